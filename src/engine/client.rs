@@ -1,0 +1,179 @@
+//! One client: the loop that takes a request, sends it when the load model says, and records the outcome.
+//!
+//! Closed and open loads run this same loop; only the intended send time differs. Latency is measured from the
+//! intended time (so a server stall is not hidden by a client waiting on it) and from the actual send.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+
+use super::ThreadCtx;
+use super::conn::{Conn, Failure, connect};
+use crate::metrics::ErrorKind;
+use crate::protocol::http::HttpDecoder;
+use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+
+/// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
+pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
+    let mut conns: Vec<Option<Conn>> = (0..ctx.shared.plan.endpoints.len()).map(|_| None).collect();
+    let mut decoder = HttpDecoder::default();
+    // Clients start at different places in the round-robin so that targets share the load from the start.
+    let mut turn = id;
+    while ctx.take_ticket() {
+        let intended = ctx.intended_send_time();
+        let now = Instant::now();
+        if intended > now {
+            tokio::time::sleep_until(intended.into()).await;
+        }
+        let (spec_index, k) = ctx.choose(&mut turn);
+        let spec = &ctx.shared.plan.requests[spec_index];
+        let endpoint = spec.endpoints[k];
+        let result = exchange(
+            &ctx,
+            &mut conns[endpoint],
+            endpoint,
+            &spec.prepared[k],
+            spec.timeout,
+            &mut decoder,
+        )
+        .await;
+        let end = Instant::now();
+        let mut m = ctx.metrics.borrow_mut();
+        match result {
+            Ok((answer, sent)) => {
+                m.record_lag(sent.saturating_duration_since(intended));
+                m.record_response(answer.status, intended, sent, end);
+            }
+            Err(f) => m.record_error(f.kind, || f.message),
+        }
+        drop(m);
+        if let Some(think) = ctx.think_time() {
+            tokio::time::sleep(think).await;
+        }
+    }
+    for slot in &mut conns {
+        close(&ctx, slot);
+    }
+}
+
+fn close(ctx: &ThreadCtx, slot: &mut Option<Conn>) {
+    if slot.take().is_some() {
+        ctx.metrics.borrow_mut().connection_closed();
+    }
+}
+
+/// Sends one request on the client's connection to `endpoint` (opening it if needed) and reads the answer.
+/// A keep-alive connection the server closed while idle is reopened once, as browsers and HTTP clients do.
+async fn exchange(
+    ctx: &ThreadCtx,
+    slot: &mut Option<Conn>,
+    endpoint: usize,
+    request: &PreparedRequest,
+    timeout: Duration,
+    decoder: &mut HttpDecoder,
+) -> Result<(Answer, Instant), Failure> {
+    let plan = &ctx.shared.plan;
+    let mut retried = false;
+    loop {
+        let fresh = slot.is_none();
+        if fresh {
+            let conn = connect(
+                &plan.endpoints[endpoint],
+                ctx.shared.tls.as_ref(),
+                plan.connect_timeout,
+            )
+            .await?;
+            ctx.metrics.borrow_mut().connection_opened();
+            *slot = Some(conn);
+        }
+        let Some(conn) = slot.as_mut() else {
+            unreachable!("the slot was just filled")
+        };
+        let sent = Instant::now();
+        decoder.start(request);
+        let attempt = async {
+            conn.write_all(&request.bytes)
+                .await
+                .map_err(|e| Failure::from_io(&e))?;
+            conn.flush().await.map_err(|e| Failure::from_io(&e))?;
+            ctx.metrics.borrow_mut().bytes_out += request.bytes.len() as u64;
+            read_answer(ctx, conn, decoder).await
+        };
+        match tokio::time::timeout_at((sent + timeout).into(), attempt).await {
+            Ok(Ok(answer)) => {
+                if !answer.keep_alive || !plan.keepalive {
+                    close(ctx, slot);
+                    if plan.keepalive {
+                        ctx.metrics.borrow_mut().reconnects += 1;
+                    }
+                }
+                return Ok((answer, sent));
+            }
+            Ok(Err(failure)) => {
+                close(ctx, slot);
+                let stale = !fresh
+                    && !retried
+                    && decoder.nothing_received()
+                    && matches!(failure.kind, ErrorKind::Closed | ErrorKind::Reset);
+                if stale {
+                    ctx.metrics.borrow_mut().reconnects += 1;
+                    retried = true;
+                    continue;
+                }
+                return Err(failure);
+            }
+            Err(_) => {
+                close(ctx, slot);
+                return Err(Failure::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no complete answer within {}",
+                        humantime::format_duration(timeout)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
+/// inside `poll`, so a thousand connections do not each hold a large buffer.
+async fn read_answer(
+    ctx: &ThreadCtx,
+    conn: &mut Conn,
+    decoder: &mut HttpDecoder,
+) -> Result<Answer, Failure> {
+    poll_fn(|cx| {
+        loop {
+            let mut scratch = ctx.scratch.borrow_mut();
+            let mut buf = ReadBuf::new(&mut scratch[..]);
+            match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Failure::from_io(&e))),
+                Poll::Ready(Ok(())) => {}
+            }
+            let data = buf.filled();
+            if data.is_empty() {
+                return Poll::Ready(decoder.eof().map_err(decode_failure));
+            }
+            ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
+            match decoder.feed(data) {
+                Ok(Some(answer)) => return Poll::Ready(Ok(answer)),
+                Ok(None) => continue,
+                Err(e) => return Poll::Ready(Err(decode_failure(e))),
+            }
+        }
+    })
+    .await
+}
+
+fn decode_failure(e: DecodeError) -> Failure {
+    match e {
+        DecodeError::Malformed(m) => Failure::new(ErrorKind::Malformed, m),
+        DecodeError::Truncated(m) => Failure::new(ErrorKind::Closed, m),
+    }
+}

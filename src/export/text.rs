@@ -1,0 +1,145 @@
+//! The human summary printed on stdout: throughput, percentiles, a small histogram, statuses, errors, warnings.
+
+use std::fmt::Write as _;
+
+use super::Exporter;
+use crate::metrics::LatencyHistogram;
+use crate::metrics::histogram::REPORTED_PERCENTILES;
+use crate::result::{ResultDocument, StepResult, percentile_key};
+use crate::units::{format_bytes, format_micros};
+
+pub struct Text;
+
+const BAR_WIDTH: usize = 40;
+const BINS: usize = 10;
+
+impl Exporter for Text {
+    fn render(&self, doc: &ResultDocument) -> String {
+        let s = &doc.settings;
+        let mut out = String::new();
+        let limit = match (s.requests, s.duration_s) {
+            (Some(n), _) => format!("{n} requests"),
+            (None, Some(d)) => format!("{d}s"),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "hakaru {}  {}\n  {} connections, {} threads, keep-alive {}, {}, timeout {}s",
+            s.command,
+            s.targets.join(" "),
+            s.connections,
+            s.threads,
+            if s.keepalive { "on" } else { "off" },
+            limit,
+            s.timeout_s
+        );
+        if doc.interrupted {
+            out.push_str("  interrupted: the figures cover the time until Ctrl-C\n");
+        }
+        for step in &doc.steps {
+            render_step(&mut out, step);
+        }
+        if !doc.warnings.is_empty() {
+            out.push_str("\nwarnings\n");
+            for w in &doc.warnings {
+                let _ = writeln!(out, "  ! {w}");
+            }
+        }
+        out
+    }
+}
+
+fn render_step(out: &mut String, step: &StepResult) {
+    let l = &step.latency;
+    let t = &step.throughput;
+    let _ = writeln!(out);
+    if step.label != "run" {
+        let _ = writeln!(out, "step {}", step.label);
+    }
+    // peers.sh and other scripts take the first number of the first line that mentions req/s: keep it the rate.
+    let _ = writeln!(
+        out,
+        "  throughput   {:.1} req/s   ({} requests in {:.2} s)",
+        t.requests_per_s, step.requests, step.duration_s
+    );
+    let _ = writeln!(
+        out,
+        "  transfer     in {}/s   out {}/s",
+        format_bytes(t.bytes_in_per_s),
+        format_bytes(t.bytes_out_per_s)
+    );
+    if l.count == 0 {
+        out.push_str("  latency      no answers\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "  latency      min {}   mean {}   stdev {}   max {}",
+            format_micros(l.min as f64),
+            format_micros(l.mean),
+            format_micros(l.stdev),
+            format_micros(l.max as f64)
+        );
+        out.push_str("\n  percentile   latency\n");
+        for p in REPORTED_PERCENTILES {
+            let key = percentile_key(p);
+            let _ = writeln!(out, "  {key:<12} {}", format_micros(l.percentile(p) as f64));
+        }
+        if let Ok(h) = LatencyHistogram::from_base64(&step.histogram.data) {
+            render_histogram(out, &h);
+        }
+    }
+    let _ = writeln!(out);
+    let status: Vec<String> = step
+        .status
+        .iter()
+        .map(|(code, n)| {
+            if code == "0" {
+                format!("0 (timeout): {n}")
+            } else {
+                format!("{code}: {n}")
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "  status       {}",
+        if status.is_empty() {
+            "none".into()
+        } else {
+            status.join("   ")
+        }
+    );
+    if step.error_kinds.is_empty() {
+        out.push_str("  errors       none\n");
+    } else {
+        for (i, e) in step.error_kinds.iter().enumerate() {
+            let label = if i == 0 { "errors" } else { "" };
+            let _ = writeln!(
+                out,
+                "  {label:<12} {}: {}   e.g. {}",
+                e.kind, e.count, e.sample
+            );
+        }
+    }
+    let c = &step.connections;
+    let _ = writeln!(
+        out,
+        "  connections  {} of {} open at once, {} opened, {} reconnects",
+        c.max_open, c.asked, c.opened, c.reconnects
+    );
+}
+
+fn render_histogram(out: &mut String, h: &LatencyHistogram) {
+    let bins = h.log_bins(BINS);
+    let most = bins.iter().map(|b| b.1).max().unwrap_or(0).max(1);
+    out.push_str("\n  histogram (up to)\n");
+    for (upper, count) in bins {
+        let width = (count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
+        let bar = "#".repeat(if count > 0 { width.max(1) } else { 0 });
+        let _ = writeln!(
+            out,
+            "  {:>10}  {bar:<BAR_WIDTH$} {count}",
+            format_micros(upper as f64)
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! The one latency histogram type: HdrHistogram in microseconds, mergeable across threads, windows and runs.
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+
+/// Highest latency recorded exactly: one hour, far above any timeout; larger values are clamped to it.
+const HIGHEST_MICROS: u64 = 3_600_000_000;
+
+/// The percentiles every summary reports, in this order.
+pub const REPORTED_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// Latencies in microseconds. Memory is fixed by the range and precision, never by the number of samples.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    inner: Histogram<u64>,
+}
+
+impl LatencyHistogram {
+    /// Full precision (3 significant digits): used for the figures of a step.
+    pub fn new() -> Self {
+        Self::with_digits(3)
+    }
+
+    /// Coarse precision (2 significant digits, about 1 % error) for per-second windows, which are many.
+    pub fn coarse() -> Self {
+        Self::with_digits(2)
+    }
+
+    fn with_digits(digits: u8) -> Self {
+        let inner =
+            Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid");
+        Self { inner }
+    }
+
+    /// Records one latency; values outside the range are clamped rather than lost.
+    pub fn record(&mut self, micros: u64) {
+        let _ = self.inner.record(micros.clamp(1, HIGHEST_MICROS));
+    }
+
+    /// Adds every sample of `other` (of any precision) into this one.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        // `add` can only fail when other's range exceeds ours; both share HIGHEST_MICROS.
+        let _ = self.inner.add(&other.inner);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    pub fn min(&self) -> u64 {
+        if self.is_empty() { 0 } else { self.inner.min() }
+    }
+
+    pub fn max(&self) -> u64 {
+        self.inner.max()
+    }
+
+    pub fn mean(&self) -> f64 {
+        self.inner.mean()
+    }
+
+    pub fn stdev(&self) -> f64 {
+        self.inner.stdev()
+    }
+
+    /// The value at percentile `p` (0..=100); 0 for an empty histogram.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            self.inner.value_at_quantile(p / 100.0)
+        }
+    }
+
+    /// Empties the histogram, keeping its allocation.
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    /// Buckets for a text or chart histogram: `n` log-spaced bins from min to max, as (upper bound us, count).
+    pub fn log_bins(&self, n: usize) -> Vec<(u64, u64)> {
+        if self.is_empty() || n == 0 {
+            return Vec::new();
+        }
+        let lo = self.min().max(1) as f64;
+        let hi = (self.max().max(1) as f64).max(lo * 1.0001);
+        let ratio = (hi / lo).powf(1.0 / n as f64);
+        let mut bins: Vec<(u64, u64)> = (1..=n)
+            .map(|i| ((lo * ratio.powi(i as i32)).ceil() as u64, 0))
+            .collect();
+        for v in self.inner.iter_recorded() {
+            let value = v.value_iterated_to();
+            let idx = bins
+                .iter()
+                .position(|(upper, _)| value <= *upper)
+                .unwrap_or(n - 1);
+            bins[idx].1 += v.count_at_value();
+        }
+        bins
+    }
+
+    /// HdrHistogram V2 encoding, base64: readable by every HdrHistogram implementation.
+    pub fn to_base64(&self) -> String {
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.inner, &mut bytes)
+            .expect("serializing into a Vec cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Decodes what [`to_base64`](Self::to_base64) wrote (or any V2 / V2+DEFLATE histogram).
+    pub fn from_base64(text: &str) -> Result<Self, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let decoded: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))?;
+        let mut h = Self::new();
+        h.inner
+            .add(&decoded)
+            .map_err(|e| format!("histogram range too large: {e:?}"))?;
+        Ok(h)
+    }
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_uniform_distribution_are_within_precision() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=10_000u64 {
+            h.record(v);
+        }
+        assert_eq!(h.count(), 10_000);
+        assert_eq!(h.min(), 1);
+        let p50 = h.percentile(50.0) as f64;
+        assert!((p50 - 5000.0).abs() / 5000.0 < 0.002, "p50 {p50}");
+        let p99 = h.percentile(99.0) as f64;
+        assert!((p99 - 9900.0).abs() / 9900.0 < 0.002, "p99 {p99}");
+        assert!((h.mean() - 5000.5).abs() < 5.0);
+    }
+
+    #[test]
+    fn merging_two_halves_equals_recording_all() {
+        let (mut a, mut b, mut all) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::coarse(),
+            LatencyHistogram::new(),
+        );
+        for v in 1..=1000u64 {
+            if v % 2 == 0 {
+                a.record(v * 7)
+            } else {
+                b.record(v * 7)
+            }
+            all.record(v * 7);
+        }
+        a.merge(&b);
+        assert_eq!(a.count(), all.count());
+        assert_eq!(a.max(), all.max());
+        let (pa, pall) = (a.percentile(90.0) as f64, all.percentile(90.0) as f64);
+        assert!((pa - pall).abs() / pall < 0.011, "{pa} vs {pall}");
+    }
+
+    #[test]
+    fn base64_round_trip_keeps_every_count() {
+        let mut h = LatencyHistogram::new();
+        for v in [1u64, 10, 100, 1000, 123_456, 59_000_000] {
+            h.record(v);
+        }
+        let back = LatencyHistogram::from_base64(&h.to_base64()).unwrap();
+        assert_eq!(back.count(), 6);
+        assert_eq!(back.max(), h.max());
+        assert_eq!(back.percentile(50.0), h.percentile(50.0));
+    }
+
+    #[test]
+    fn out_of_range_values_are_clamped_not_lost() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        h.record(u64::MAX);
+        assert_eq!(h.count(), 2);
+    }
+
+    #[test]
+    fn log_bins_hold_every_sample() {
+        let mut h = LatencyHistogram::new();
+        for v in 100..2000u64 {
+            h.record(v);
+        }
+        let bins = h.log_bins(10);
+        assert_eq!(bins.len(), 10);
+        assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), h.count());
+    }
+}

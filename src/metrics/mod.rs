@@ -1,0 +1,421 @@
+//! What a load step measures: latency histograms, exact status and error counts, bytes, connections, windows.
+//!
+//! Each engine thread owns one [`StepMetrics`] (no locks on the hot path); they are merged when the step ends.
+
+pub mod histogram;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+pub use histogram::LatencyHistogram;
+
+/// Why a request got no complete answer. Each kind is counted apart, with one sample message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// Nothing listens on the port (TCP RST to the SYN).
+    ConnectRefused,
+    /// The TCP (or TLS) connection was not established within `--connect-timeout`.
+    ConnectTimeout,
+    /// Any other failure to connect (unreachable, no ports left, ...).
+    Connect,
+    /// The server reset the connection (RST) while a request was under way.
+    Reset,
+    /// The server closed the connection before the response was complete.
+    Closed,
+    /// No complete response within `--timeout`; recorded with status 0 as drnbench does.
+    Timeout,
+    /// The bytes received are not a valid response of the protocol.
+    Malformed,
+    /// The TLS handshake or a TLS record failed (certificate, protocol).
+    Tls,
+    /// Any other I/O error.
+    Io,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Connect,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Timeout,
+        ErrorKind::Malformed,
+        ErrorKind::Tls,
+        ErrorKind::Io,
+    ];
+
+    /// The stable key used in the result document and the CSV.
+    pub fn key(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Connect => "connect_error",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Malformed => "malformed_response",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Io => "io",
+        }
+    }
+
+    /// Words for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connection refused",
+            ErrorKind::ConnectTimeout => "connect timeout",
+            ErrorKind::Connect => "connect error",
+            ErrorKind::Reset => "connection reset",
+            ErrorKind::Closed => "closed before the response was complete",
+            ErrorKind::Timeout => "request timeout (status 0)",
+            ErrorKind::Malformed => "malformed response",
+            ErrorKind::Tls => "TLS error",
+            ErrorKind::Io => "I/O error",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Counts by error kind, keeping the first message of each kind as a sample.
+#[derive(Clone, Debug, Default)]
+pub struct ErrorTally {
+    counts: [u64; ErrorKind::ALL.len()],
+    samples: [Option<String>; ErrorKind::ALL.len()],
+}
+
+impl ErrorTally {
+    pub fn add(&mut self, kind: ErrorKind, sample: impl FnOnce() -> String) {
+        let i = kind.index();
+        self.counts[i] += 1;
+        if self.samples[i].is_none() {
+            self.samples[i] = Some(sample());
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    pub fn count(&self, kind: ErrorKind) -> u64 {
+        self.counts[kind.index()]
+    }
+
+    pub fn merge(&mut self, other: &ErrorTally) {
+        for kind in ErrorKind::ALL {
+            let i = kind.index();
+            self.counts[i] += other.counts[i];
+            if self.samples[i].is_none() {
+                self.samples[i].clone_from(&other.samples[i]);
+            }
+        }
+    }
+
+    /// The kinds seen, with count and sample, in a stable order.
+    pub fn seen(&self) -> impl Iterator<Item = (ErrorKind, u64, &str)> {
+        ErrorKind::ALL.into_iter().filter_map(|k| {
+            let c = self.counts[k.index()];
+            (c > 0).then(|| (k, c, self.samples[k.index()].as_deref().unwrap_or("")))
+        })
+    }
+}
+
+/// One second (or other window) of a step, as a thread accumulates it.
+#[derive(Clone, Debug)]
+pub struct WindowAccum {
+    pub latency: LatencyHistogram,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+impl WindowAccum {
+    pub fn new() -> Self {
+        Self {
+            latency: LatencyHistogram::coarse(),
+            requests: 0,
+            errors: 0,
+        }
+    }
+
+    pub fn merge(&mut self, other: &WindowAccum) {
+        self.latency.merge(&other.latency);
+        self.requests += other.requests;
+        self.errors += other.errors;
+    }
+}
+
+impl Default for WindowAccum {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The figures of one window once every thread has reported: what a time-series chart needs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WindowSummary {
+    /// Seconds from the start of the step to the start of the window.
+    pub t: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+}
+
+impl WindowSummary {
+    pub fn from_accum(t: f64, w: &WindowAccum) -> Self {
+        Self {
+            t,
+            requests: w.requests,
+            errors: w.errors,
+            p50_us: w.latency.percentile(50.0),
+            p99_us: w.latency.percentile(99.0),
+            max_us: w.latency.max(),
+        }
+    }
+}
+
+/// Collects the windows the threads send, index by index, and keeps only their summaries (bounded memory).
+#[derive(Debug)]
+pub struct WindowMerger {
+    width: Duration,
+    threads: usize,
+    pending: BTreeMap<u64, (WindowAccum, usize)>,
+    done: Vec<WindowSummary>,
+}
+
+impl WindowMerger {
+    pub fn new(width: Duration, threads: usize) -> Self {
+        Self {
+            width,
+            threads,
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Adds one thread's window `index`; returns the summary when that window is complete.
+    pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<WindowSummary> {
+        let entry = self
+            .pending
+            .entry(index)
+            .or_insert_with(|| (WindowAccum::new(), 0));
+        entry.0.merge(w);
+        entry.1 += 1;
+        if entry.1 < self.threads {
+            return None;
+        }
+        let (acc, _) = self.pending.remove(&index).expect("entry exists");
+        let summary = WindowSummary::from_accum(index as f64 * self.width.as_secs_f64(), &acc);
+        self.done.push(summary.clone());
+        Some(summary)
+    }
+
+    /// Every window, the incomplete ones included (a thread that stopped early sends no more).
+    pub fn finish(mut self) -> Vec<WindowSummary> {
+        let width = self.width.as_secs_f64();
+        for (index, (acc, _)) in std::mem::take(&mut self.pending) {
+            self.done
+                .push(WindowSummary::from_accum(index as f64 * width, &acc));
+        }
+        self.done.sort_by(|a, b| a.t.total_cmp(&b.t));
+        self.done
+    }
+}
+
+/// Everything one thread measures during one step; merged across threads at the end.
+#[derive(Clone, Debug)]
+pub struct StepMetrics {
+    /// Latency from the intended send time to the end of the response (corrected for coordinated omission).
+    pub latency: LatencyHistogram,
+    /// Latency from the actual send (service time). Equal to `latency` in a closed loop.
+    pub service: LatencyHistogram,
+    /// Requests that ended, with a response or with an error.
+    pub requests: u64,
+    /// Responses by status code; index 0 holds timeouts, as drnbench records them.
+    pub status: Vec<u64>,
+    pub errors: ErrorTally,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// TCP connections established.
+    pub connects: u64,
+    /// Connections the server closed between requests, reopened to go on.
+    pub reconnects: u64,
+    pub open_now: u64,
+    /// Most connections open at once.
+    pub max_open: u64,
+    /// Requests sent more than 1 ms after their intended time (open loop only).
+    pub late: u64,
+    /// The largest delay between intended and actual send, in microseconds.
+    pub max_lag_us: u64,
+    /// The window under way; the engine's ticker swaps it out every window.
+    pub window: WindowAccum,
+}
+
+/// Status codes above this are counted as this (no real server sends them).
+const MAX_STATUS: usize = 999;
+
+impl StepMetrics {
+    pub fn new() -> Self {
+        Self {
+            latency: LatencyHistogram::new(),
+            service: LatencyHistogram::new(),
+            requests: 0,
+            status: vec![0; MAX_STATUS + 1],
+            errors: ErrorTally::default(),
+            bytes_in: 0,
+            bytes_out: 0,
+            connects: 0,
+            reconnects: 0,
+            open_now: 0,
+            max_open: 0,
+            late: 0,
+            max_lag_us: 0,
+            window: WindowAccum::new(),
+        }
+    }
+
+    /// Records a complete response.
+    pub fn record_response(&mut self, status: u16, intended: Instant, sent: Instant, end: Instant) {
+        let corrected = micros(end.saturating_duration_since(intended));
+        self.latency.record(corrected);
+        self.service
+            .record(micros(end.saturating_duration_since(sent)));
+        self.requests += 1;
+        self.status[(status as usize).min(MAX_STATUS)] += 1;
+        self.window.latency.record(corrected);
+        self.window.requests += 1;
+    }
+
+    /// Records a request that ended in an error; a timeout is also counted as status 0.
+    pub fn record_error(&mut self, kind: ErrorKind, sample: impl FnOnce() -> String) {
+        self.requests += 1;
+        self.errors.add(kind, sample);
+        if kind == ErrorKind::Timeout {
+            self.status[0] += 1;
+        }
+        self.window.requests += 1;
+        self.window.errors += 1;
+    }
+
+    /// Records how late a request left compared with its intended send time.
+    pub fn record_lag(&mut self, lag: Duration) {
+        let us = micros(lag);
+        if us > 1000 {
+            self.late += 1;
+        }
+        self.max_lag_us = self.max_lag_us.max(us);
+    }
+
+    pub fn connection_opened(&mut self) {
+        self.connects += 1;
+        self.open_now += 1;
+        self.max_open = self.max_open.max(self.open_now);
+    }
+
+    pub fn connection_closed(&mut self) {
+        self.open_now = self.open_now.saturating_sub(1);
+    }
+
+    /// Adds another thread's figures. Maxima of open connections add up because threads run side by side.
+    pub fn merge(&mut self, other: &StepMetrics) {
+        self.latency.merge(&other.latency);
+        self.service.merge(&other.service);
+        self.requests += other.requests;
+        for (a, b) in self.status.iter_mut().zip(&other.status) {
+            *a += b;
+        }
+        self.errors.merge(&other.errors);
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.connects += other.connects;
+        self.reconnects += other.reconnects;
+        self.open_now += other.open_now;
+        self.max_open += other.max_open;
+        self.late += other.late;
+        self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
+        self.window.merge(&other.window);
+    }
+
+    /// Status codes seen, with counts, in ascending order.
+    pub fn status_counts(&self) -> BTreeMap<u16, u64> {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(s, c)| (s as u16, *c))
+            .collect()
+    }
+}
+
+impl Default for StepMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u64::MAX as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_counts_as_an_error_and_as_status_zero() {
+        let mut m = StepMetrics::new();
+        m.record_error(ErrorKind::Timeout, || "no answer in 5s".into());
+        m.record_error(ErrorKind::Timeout, || "second sample is not kept".into());
+        assert_eq!(m.requests, 2);
+        assert_eq!(m.status_counts().get(&0), Some(&2));
+        let seen: Vec<_> = m.errors.seen().collect();
+        assert_eq!(seen, vec![(ErrorKind::Timeout, 2, "no answer in 5s")]);
+    }
+
+    #[test]
+    fn latency_is_measured_from_the_intended_time_and_service_time_from_the_send() {
+        let mut m = StepMetrics::new();
+        let intended = Instant::now();
+        let sent = intended + Duration::from_millis(100);
+        let end = sent + Duration::from_millis(10);
+        m.record_response(200, intended, sent, end);
+        assert!((m.latency.max() as i64 - 110_000).abs() < 200);
+        assert!((m.service.max() as i64 - 10_000).abs() < 50);
+    }
+
+    #[test]
+    fn merging_threads_adds_counts_and_keeps_the_first_sample() {
+        let mut a = StepMetrics::new();
+        let mut b = StepMetrics::new();
+        let t = Instant::now();
+        a.record_response(200, t, t, t + Duration::from_millis(1));
+        b.record_response(503, t, t, t + Duration::from_millis(2));
+        b.record_error(ErrorKind::Reset, || "reset by peer".into());
+        a.connection_opened();
+        b.connection_opened();
+        a.merge(&b);
+        assert_eq!(a.requests, 3);
+        assert_eq!(a.status_counts(), BTreeMap::from([(200, 1), (503, 1)]));
+        assert_eq!(a.errors.count(ErrorKind::Reset), 1);
+        assert_eq!(a.max_open, 2);
+    }
+
+    #[test]
+    fn windows_complete_when_every_thread_reported() {
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 2);
+        let mut w = WindowAccum::new();
+        w.requests = 5;
+        w.latency.record(1000);
+        assert!(merger.add(0, &w).is_none());
+        let done = merger.add(0, &w).unwrap();
+        assert_eq!(done.requests, 10);
+        assert!(merger.add(1, &w).is_none());
+        let all = merger.finish();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].t, 1.0);
+    }
+}

@@ -1,0 +1,512 @@
+//! Request pattern files in both drnbench formats: plain text (one path or URL a line) and JSON groups.
+//!
+//! JSON is read with serde visitors rather than through `serde_json::Value` so that every mistake, of syntax or of
+//! shape, is reported with its line and column.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// One request pattern with the fields its group gave it; command-line defaults fill the rest later.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pattern {
+    /// A path with query (`/d/select?q=a`) or an absolute URL.
+    pub path: String,
+    pub method: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    /// Seconds.
+    pub timeout: Option<f64>,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+}
+
+/// Patterns drawn together, with the weight of the group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatternGroup {
+    pub name: String,
+    pub frequency: f64,
+    pub patterns: Vec<Pattern>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatternSet {
+    pub groups: Vec<PatternGroup>,
+}
+
+/// Reads a pattern file; the error names the file, the line and column where known, and the fix.
+pub fn load(path: &Path) -> Result<PatternSet, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}:{e}", path.display()))
+}
+
+/// Parses pattern text: JSON when it starts with `{` or `[`, plain text otherwise (as drnbench decides).
+pub fn parse(text: &str) -> Result<PatternSet, String> {
+    let set = if text.trim_start().starts_with(['{', '[']) {
+        parse_json(text)?
+    } else {
+        parse_plain(text)?
+    };
+    if set.groups.iter().all(|g| g.patterns.is_empty()) {
+        return Err("1:1: the file holds no request patterns; add at least one path".into());
+    }
+    if let Some(g) = set
+        .groups
+        .iter()
+        .find(|g| !g.frequency.is_finite() || g.frequency < 0.0)
+    {
+        return Err(format!(
+            "1:1: group '{}' has frequency {}; use a number >= 0",
+            g.name, g.frequency
+        ));
+    }
+    if set.groups.iter().map(|g| g.frequency).sum::<f64>() <= 0.0 {
+        return Err(
+            "1:1: every group has frequency 0; give at least one a positive frequency".into(),
+        );
+    }
+    Ok(set)
+}
+
+fn parse_plain(text: &str) -> Result<PatternSet, String> {
+    let mut patterns = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let lower = trimmed.to_ascii_lowercase();
+        if !(trimmed.starts_with('/')
+            || lower.starts_with("http://")
+            || lower.starts_with("https://"))
+        {
+            let column = line.len() - line.trim_start().len() + 1;
+            return Err(format!(
+                "{}:{column}: '{trimmed}' is neither a path nor a URL; start the line with / or http://",
+                i + 1
+            ));
+        }
+        patterns.push(Pattern {
+            path: trimmed.to_string(),
+            ..Pattern::default()
+        });
+    }
+    Ok(PatternSet {
+        groups: vec![PatternGroup {
+            name: "default".into(),
+            frequency: 1.0,
+            patterns,
+        }],
+    })
+}
+
+fn parse_json(text: &str) -> Result<PatternSet, String> {
+    let top: TopLevel = serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        // serde_json appends " at line L column C"; put the position first, as compilers do.
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string();
+        format!(
+            "{}:{}: {message}; see the drnbench pattern format in the README",
+            e.line(),
+            e.column()
+        )
+    })?;
+    let n = top.0.len().max(1) as f64;
+    let groups = top
+        .0
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, g))| PatternGroup {
+            name: name.unwrap_or_else(|| format!("group{}", i + 1)),
+            frequency: g.frequency.unwrap_or(1.0 / n),
+            patterns: g.patterns,
+        })
+        .collect();
+    Ok(PatternSet { groups })
+}
+
+/// The fields a group passes down to its patterns.
+#[derive(Default)]
+struct GroupDefaults {
+    method: Option<String>,
+    path: Option<String>,
+    host: Option<String>,
+    port: Option<u16>,
+    timeout: Option<f64>,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+}
+
+/// A group as read: its frequency and its patterns with the group's fields already applied.
+struct Group {
+    frequency: Option<f64>,
+    patterns: Vec<Pattern>,
+}
+
+/// A pattern as written: a bare path, or an object (fields missing there come from the group).
+enum RawPattern {
+    Path(String),
+    Full(Pattern),
+}
+
+/// The whole file: named groups (object of groups), unnamed groups (array), or one group.
+struct TopLevel(Vec<(Option<String>, Group)>);
+
+const GROUP_KEYS: &[&str] = &[
+    "frequency",
+    "patterns",
+    "pattern",
+    "method",
+    "path",
+    "host",
+    "port",
+    "timeout",
+    "headers",
+    "body",
+];
+const PATTERN_KEYS: &[&str] = &[
+    "path", "method", "body", "headers", "host", "port", "timeout",
+];
+
+impl Group {
+    fn from_parts(
+        frequency: Option<f64>,
+        defaults: GroupDefaults,
+        raw: Vec<RawPattern>,
+    ) -> Result<Group, String> {
+        let patterns = raw
+            .into_iter()
+            .map(|r| {
+                let mut p = match r {
+                    RawPattern::Path(path) => Pattern {
+                        path,
+                        ..Pattern::default()
+                    },
+                    RawPattern::Full(p) => p,
+                };
+                if p.path.is_empty() {
+                    p.path = defaults.path.clone().unwrap_or_else(|| "/".into());
+                }
+                p.method = p.method.or_else(|| defaults.method.clone());
+                p.host = p.host.or_else(|| defaults.host.clone());
+                p.port = p.port.or(defaults.port);
+                p.timeout = p.timeout.or(defaults.timeout);
+                p.body = p.body.or_else(|| defaults.body.clone());
+                for (name, value) in &defaults.headers {
+                    if !p.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                        p.headers.push((name.clone(), value.clone()));
+                    }
+                }
+                p
+            })
+            .collect::<Vec<_>>();
+        if patterns.is_empty() {
+            return Err("a group has no patterns; give \"patterns\": [\"/path\", ...]".into());
+        }
+        Ok(Group {
+            frequency,
+            patterns,
+        })
+    }
+}
+
+/// Reads the value of one group field (everything but frequency and patterns) into `defaults`.
+fn read_group_field<'de, A: MapAccess<'de>>(
+    key: &str,
+    map: &mut A,
+    d: &mut GroupDefaults,
+) -> Result<(), A::Error> {
+    match key {
+        "method" => d.method = Some(map.next_value::<String>()?.to_ascii_uppercase()),
+        "path" => d.path = Some(map.next_value()?),
+        "host" => d.host = Some(map.next_value()?),
+        "port" => d.port = Some(map.next_value()?),
+        "timeout" => d.timeout = Some(map.next_value::<Seconds>()?.0),
+        "headers" => d.headers = map.next_value::<Headers>()?.0,
+        "body" => d.body = Some(map.next_value::<Body>()?.0),
+        other => return Err(de::Error::unknown_field(other, GROUP_KEYS)),
+    }
+    Ok(())
+}
+
+/// Reads the rest of a group object whose first key was already read.
+fn read_group_rest<'de, A: MapAccess<'de>>(
+    first_key: String,
+    mut map: A,
+) -> Result<Group, A::Error> {
+    let (mut frequency, mut defaults, mut raw) = (None, GroupDefaults::default(), Vec::new());
+    let mut key = Some(first_key);
+    while let Some(k) = key {
+        match k.as_str() {
+            "frequency" => {
+                let f: f64 = map.next_value()?;
+                if !f.is_finite() || f < 0.0 {
+                    return Err(de::Error::custom(format!(
+                        "frequency {f} must be a number >= 0"
+                    )));
+                }
+                frequency = Some(f);
+            }
+            "patterns" => raw.extend(map.next_value::<Vec<RawPattern>>()?),
+            "pattern" => raw.push(map.next_value::<RawPattern>()?),
+            other => read_group_field(other, &mut map, &mut defaults)?,
+        }
+        key = map.next_key()?;
+    }
+    Group::from_parts(frequency, defaults, raw).map_err(de::Error::custom)
+}
+
+impl<'de> Deserialize<'de> for Group {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Group;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a group: a list of patterns or an object with \"patterns\"")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Group, A::Error> {
+                let mut raw = Vec::new();
+                while let Some(p) = seq.next_element::<RawPattern>()? {
+                    raw.push(p);
+                }
+                Group::from_parts(None, GroupDefaults::default(), raw).map_err(de::Error::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Group, A::Error> {
+                match map.next_key::<String>()? {
+                    Some(first) => read_group_rest(first, map),
+                    None => Err(de::Error::custom(
+                        "an empty group; give \"patterns\": [\"/path\", ...]",
+                    )),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawPattern;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a pattern: a path string or an object with \"path\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawPattern, E> {
+                Ok(RawPattern::Path(s.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawPattern, A::Error> {
+                let mut p = Pattern::default();
+                let mut d = GroupDefaults::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !PATTERN_KEYS.contains(&key.as_str()) {
+                        return Err(de::Error::unknown_field(&key, PATTERN_KEYS));
+                    }
+                    read_group_field(&key, &mut map, &mut d)?;
+                }
+                p.path = d.path.unwrap_or_default();
+                (p.method, p.host, p.port, p.timeout, p.headers, p.body) =
+                    (d.method, d.host, d.port, d.timeout, d.headers, d.body);
+                Ok(RawPattern::Full(p))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for TopLevel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of named groups, a list of groups, or one group")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
+                let mut groups = Vec::new();
+                while let Some(g) = seq.next_element::<Group>()? {
+                    groups.push((None, g));
+                }
+                Ok(TopLevel(groups))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+                let Some(first) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom(
+                        "no groups; see the drnbench pattern format",
+                    ));
+                };
+                // A key that is a group field means the file is one group; otherwise keys name groups.
+                if GROUP_KEYS.contains(&first.as_str()) {
+                    return Ok(TopLevel(vec![(None, read_group_rest(first, map)?)]));
+                }
+                let mut groups = vec![(Some(first), map.next_value::<Group>()?)];
+                while let Some((name, g)) = map.next_entry::<String, Group>()? {
+                    groups.push((Some(name), g));
+                }
+                Ok(TopLevel(groups))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A timeout in seconds, given as a number.
+struct Seconds(f64);
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = f64::deserialize(d)?;
+        if !s.is_finite() || s <= 0.0 {
+            return Err(de::Error::custom(format!(
+                "timeout {s} must be a number of seconds > 0"
+            )));
+        }
+        Ok(Seconds(s))
+    }
+}
+
+/// Headers as an object of name to string value, in file order.
+struct Headers(Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Headers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Headers;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("headers as an object of name: value strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Headers, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, String>()? {
+                    out.push((k, v));
+                }
+                Ok(Headers(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A body: a string is sent as it is; any other JSON value is sent as its JSON text.
+struct Body(String);
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Ok(Body(match v {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_one_group_of_paths_and_urls() {
+        let set = parse("/a\n\n# comment\nhttp://127.0.0.1:81/b\n").unwrap();
+        assert_eq!(set.groups.len(), 1);
+        let paths: Vec<_> = set.groups[0]
+            .patterns
+            .iter()
+            .map(|p| p.path.as_str())
+            .collect();
+        assert_eq!(paths, ["/a", "http://127.0.0.1:81/b"]);
+    }
+
+    #[test]
+    fn plain_text_lines_that_are_not_paths_name_line_and_column() {
+        let err = parse("/a\n  select?q=1\n").unwrap_err();
+        assert!(
+            err.starts_with("2:3: 'select?q=1' is neither a path nor a URL"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_drnbench_example_reads_with_frequencies_and_methods() {
+        let set = parse(
+            r#"{
+              "with-query":    {"frequency": 0.9, "method": "get", "patterns": [{"path": "/d/select?table=Pages&query=AAA"}]},
+              "without-query": {"frequency": 0.1, "method": "get", "patterns": ["/d/select?table=Pages&limit=10"]}
+            }"#,
+        )
+        .unwrap();
+        assert_eq!(set.groups.len(), 2);
+        assert_eq!(set.groups[0].name, "with-query");
+        assert_eq!(set.groups[0].frequency, 0.9);
+        assert_eq!(set.groups[0].patterns[0].method.as_deref(), Some("GET"));
+        assert_eq!(
+            set.groups[1].patterns[0].path,
+            "/d/select?table=Pages&limit=10"
+        );
+    }
+
+    #[test]
+    fn pattern_fields_override_group_fields_and_missing_ones_are_inherited() {
+        let set = parse(
+            r#"[{"host": "a", "port": 81, "timeout": 2, "headers": {"X-A": "1", "X-B": "g"},
+                 "patterns": [{"path": "/p", "host": "b", "headers": {"X-B": "p"}, "body": {"k": 1}}, "/q"]}]"#,
+        )
+        .unwrap();
+        let g = &set.groups[0];
+        assert_eq!(g.frequency, 1.0);
+        let p = &g.patterns[0];
+        assert_eq!(
+            (p.host.as_deref(), p.port, p.timeout),
+            (Some("b"), Some(81), Some(2.0))
+        );
+        assert_eq!(
+            p.headers,
+            vec![("X-B".into(), "p".into()), ("X-A".into(), "1".into())]
+        );
+        assert_eq!(p.body.as_deref(), Some(r#"{"k":1}"#));
+        assert_eq!(g.patterns[1].host.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn a_single_group_and_default_frequencies_are_accepted() {
+        let set = parse(r#"{"pattern": "/only"}"#).unwrap();
+        assert_eq!(set.groups[0].patterns[0].path, "/only");
+        let set = parse(r#"[["/a"], ["/b"]]"#).unwrap();
+        assert_eq!(
+            set.groups.iter().map(|g| g.frequency).collect::<Vec<_>>(),
+            [0.5, 0.5]
+        );
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let err = parse("{\n  \"g\": {\"patterns\": [\"/a\",]}\n}").unwrap_err();
+        assert!(err.starts_with("2:"), "{err}");
+        let err = parse("{\"g\": {\"frequency\": \"high\", \"patterns\": [\"/a\"]}}").unwrap_err();
+        assert!(
+            err.starts_with("1:") && err.contains("invalid type"),
+            "{err}"
+        );
+        let err = parse("{\"g\": {\"patterns\": [{\"pth\": \"/a\"}]}}").unwrap_err();
+        assert!(err.contains("unknown field `pth`"), "{err}");
+    }
+
+    #[test]
+    fn empty_and_zero_weight_sets_are_rejected() {
+        assert!(parse("").is_err());
+        assert!(parse(r#"{"g": {"patterns": []}}"#).is_err());
+        assert!(
+            parse(r#"{"g": {"frequency": 0, "patterns": ["/a"]}}"#)
+                .unwrap_err()
+                .contains("frequency 0")
+        );
+        assert!(parse(r#"{"g": {"frequency": -1, "patterns": ["/a"]}}"#).is_err());
+    }
+}

@@ -1,0 +1,532 @@
+//! Raw flags turned into a validated plan before any load is sent: every mistake is one line naming the flag.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{RequestArgs, RunArgs, ServeArgs};
+use crate::patterns::{self, PatternSet};
+use crate::protocol::PreparedRequest;
+use crate::protocol::http::{RequestParts, build_request};
+use crate::result::Settings;
+use crate::target::{Endpoint, ParsedUrl, Scheme};
+use crate::units::parse_duration;
+
+/// A failure to report in one line: bad input (exit 2) or a failure at run time (exit 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError {
+    message: String,
+    runtime: bool,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            runtime: false,
+        }
+    }
+
+    /// Not the user's input: something failed while running (exit code 1).
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            runtime: true,
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        if self.runtime {
+            1
+        } else {
+            crate::cli::EXIT_USAGE
+        }
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// When clients send (the load model). One engine loop serves every model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadModel {
+    /// Each client sends, waits for the answer, waits `think`, sends again.
+    Closed { think: Duration },
+}
+
+/// When a step ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stop {
+    Requests(u64),
+    Duration(Duration),
+}
+
+/// One request as the plan knows it: bytes prepared for every endpoint it may go to.
+#[derive(Clone, Debug)]
+pub struct RequestSpec {
+    /// Indexes into [`RunPlan::endpoints`], taken round-robin.
+    pub endpoints: Vec<usize>,
+    /// One prepared request per entry of `endpoints` (the Host header differs).
+    pub prepared: Vec<PreparedRequest>,
+    pub timeout: Duration,
+}
+
+/// How the next request is chosen.
+#[derive(Clone, Debug)]
+pub enum Selection {
+    /// Every spec in turn (URLs given on the command line).
+    RoundRobin,
+    /// A group drawn by frequency, then a spec of the group uniformly (drnbench pattern files).
+    Weighted {
+        cumulative: Vec<f64>,
+        groups: Vec<Range<usize>>,
+    },
+}
+
+/// Everything a step needs, checked.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub endpoints: Vec<Endpoint>,
+    pub requests: Vec<RequestSpec>,
+    pub selection: Selection,
+    pub connections: usize,
+    pub threads: usize,
+    pub stop: Stop,
+    pub load: LoadModel,
+    pub keepalive: bool,
+    pub connect_timeout: Duration,
+    pub seed: u64,
+    pub insecure: bool,
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub quiet: bool,
+    /// The settings as the result document records them.
+    pub settings: Settings,
+}
+
+fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
+    let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+    if d.is_zero() {
+        return Err(UsageError::new(format!(
+            "{flag} '{value}': must be more than zero"
+        )));
+    }
+    Ok(d)
+}
+
+/// Requests and endpoints as built from [`RequestArgs`].
+pub struct RequestSet {
+    pub endpoints: Vec<Endpoint>,
+    pub requests: Vec<RequestSpec>,
+    pub selection: Selection,
+    pub keepalive: bool,
+    pub connect_timeout: Duration,
+    pub seed: u64,
+    pub insecure: bool,
+    /// Descriptions of the targets for the result document.
+    pub targets: Vec<String>,
+    pub body_bytes: usize,
+}
+
+impl RequestSet {
+    pub fn from_args(a: &RequestArgs) -> Result<RequestSet, UsageError> {
+        let timeout = flag_duration("--timeout", &a.timeout)?;
+        let connect_timeout = flag_duration("--connect-timeout", &a.connect_timeout)?;
+        let method = a.method.trim().to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(UsageError::new(format!(
+                "--method '{}': not an HTTP method; use GET, POST, HEAD...",
+                a.method
+            )));
+        }
+        let headers = a
+            .headers
+            .iter()
+            .map(|h| {
+                let (name, value) = h.split_once(':').ok_or_else(|| {
+                    UsageError::new(format!(
+                        "--header '{h}': missing ':'; write it as \"Name: value\""
+                    ))
+                })?;
+                let name = name.trim();
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(UsageError::new(format!(
+                        "--header '{h}': bad header name; write it as \"Name: value\""
+                    )));
+                }
+                Ok((name.to_string(), value.trim().to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let body: Vec<u8> = match (&a.body, &a.body_file) {
+            (Some(b), _) => b.clone().into_bytes(),
+            (None, Some(path)) => std::fs::read(path).map_err(|e| {
+                UsageError::new(format!(
+                    "--body-file '{}': cannot read it ({e}); give a readable file",
+                    path.display()
+                ))
+            })?,
+            (None, None) => Vec::new(),
+        };
+
+        let mut b = Builder {
+            endpoints: Vec::new(),
+            keepalive: !a.no_keepalive,
+        };
+        // The hosts that paths go to: --hosts, else the host of the first URL given.
+        let mut default_hosts: Vec<usize> = Vec::new();
+        let mut specs = Vec::new();
+        let mut targets = Vec::new();
+        let defaults = Defaults {
+            method: &method,
+            headers: &headers,
+            body: &body,
+            timeout,
+        };
+
+        if let Some(hosts) = &a.hosts {
+            let port = a.port.unwrap_or(80);
+            for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+                let ep = Endpoint::resolve(Scheme::Http, host, port)
+                    .map_err(|e| UsageError::new(format!("--hosts '{hosts}': {e}")))?;
+                default_hosts.push(b.endpoint(ep));
+            }
+            if default_hosts.is_empty() {
+                return Err(UsageError::new(format!(
+                    "--hosts '{hosts}': no host given; write --hosts 127.0.0.1,127.0.0.2"
+                )));
+            }
+            let paths: Vec<&str> = if a.urls.is_empty() && a.patterns.is_none() {
+                vec!["/"]
+            } else {
+                a.urls.iter().map(String::as_str).collect()
+            };
+            for path in paths {
+                if !path.starts_with('/') {
+                    return Err(UsageError::new(format!(
+                        "'{path}': with --hosts give paths such as /d/select?q=a, not URLs"
+                    )));
+                }
+                targets.push(format!("{{{hosts}}}:{port}{path}"));
+                specs.push(b.spec(&default_hosts, path, &defaults, None));
+            }
+        } else {
+            if a.port.is_some() {
+                return Err(UsageError::new(
+                    "--port: only used with --hosts; put the port in the URL instead",
+                ));
+            }
+            for url in &a.urls {
+                let u = ParsedUrl::parse(url)
+                    .map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
+                let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
+                    .map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
+                let idx = b.endpoint(ep);
+                if default_hosts.is_empty() {
+                    default_hosts.push(idx);
+                }
+                targets.push(url.clone());
+                if a.patterns.is_none() {
+                    specs.push(b.spec(&[idx], &u.path_and_query, &defaults, None));
+                }
+            }
+        }
+
+        let selection = if let Some(path) = &a.patterns {
+            let set =
+                patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
+            targets.push(format!("patterns:{}", path.display()));
+            let (pattern_specs, selection) =
+                b.pattern_specs(&set, &default_hosts, &defaults, path)?;
+            specs = pattern_specs;
+            selection
+        } else {
+            Selection::RoundRobin
+        };
+        if specs.is_empty() {
+            return Err(UsageError::new(
+                "no target: give a URL such as http://127.0.0.1:8080/ (or --hosts with paths, or --patterns)",
+            ));
+        }
+        Ok(RequestSet {
+            endpoints: b.endpoints,
+            requests: specs,
+            selection,
+            keepalive: !a.no_keepalive,
+            connect_timeout,
+            seed: a.seed.unwrap_or_else(random_seed),
+            insecure: a.insecure,
+            targets,
+            body_bytes: body.len(),
+        })
+    }
+}
+
+struct Defaults<'a> {
+    method: &'a str,
+    headers: &'a [(String, String)],
+    body: &'a [u8],
+    timeout: Duration,
+}
+
+struct Builder {
+    endpoints: Vec<Endpoint>,
+    keepalive: bool,
+}
+
+impl Builder {
+    fn endpoint(&mut self, ep: Endpoint) -> usize {
+        if let Some(i) = self.endpoints.iter().position(|e| *e == ep) {
+            return i;
+        }
+        self.endpoints.push(ep);
+        self.endpoints.len() - 1
+    }
+
+    fn spec(
+        &self,
+        endpoints: &[usize],
+        target: &str,
+        d: &Defaults<'_>,
+        over: Option<&patterns::Pattern>,
+    ) -> RequestSpec {
+        let method = over.and_then(|p| p.method.as_deref()).unwrap_or(d.method);
+        let mut headers = d.headers.to_vec();
+        let body = over
+            .and_then(|p| p.body.as_deref())
+            .map(str::as_bytes)
+            .unwrap_or(d.body);
+        if let Some(p) = over {
+            for (name, value) in &p.headers {
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                headers.push((name.clone(), value.clone()));
+            }
+        }
+        let prepared = endpoints
+            .iter()
+            .map(|&i| {
+                build_request(&RequestParts {
+                    method,
+                    target,
+                    host: &self.endpoints[i].host_header(),
+                    headers: &headers,
+                    body,
+                    close: !self.keepalive,
+                })
+            })
+            .collect();
+        let timeout = over
+            .and_then(|p| p.timeout)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(d.timeout);
+        RequestSpec {
+            endpoints: endpoints.to_vec(),
+            prepared,
+            timeout,
+        }
+    }
+
+    fn pattern_specs(
+        &mut self,
+        set: &PatternSet,
+        default_hosts: &[usize],
+        d: &Defaults<'_>,
+        file: &std::path::Path,
+    ) -> Result<(Vec<RequestSpec>, Selection), UsageError> {
+        let mut specs = Vec::new();
+        let (mut cumulative, mut groups, mut total) = (Vec::new(), Vec::new(), 0.0);
+        for g in &set.groups {
+            let first = specs.len();
+            for p in &g.patterns {
+                let in_file = |e: String| {
+                    UsageError::new(format!(
+                        "--patterns {}: pattern '{}': {e}",
+                        file.display(),
+                        p.path
+                    ))
+                };
+                let (endpoints, target) = if p.path.starts_with('/') {
+                    let endpoints = match (&p.host, p.port) {
+                        (None, None) => default_hosts.to_vec(),
+                        (host, port) => {
+                            let fallback =
+                                default_hosts.first().map(|&i| self.endpoints[i].clone());
+                            let host = host
+                                .clone()
+                                .or_else(|| fallback.as_ref().map(|e| e.host.clone()));
+                            let Some(host) = host else {
+                                return Err(in_file(
+                                    "no host; give a URL, --hosts, or \"host\" in the file".into(),
+                                ));
+                            };
+                            let port = port.or(fallback.as_ref().map(|e| e.port)).unwrap_or(80);
+                            let scheme = fallback.map(|e| e.scheme).unwrap_or(Scheme::Http);
+                            vec![
+                                self.endpoint(
+                                    Endpoint::resolve(scheme, &host, port).map_err(in_file)?,
+                                ),
+                            ]
+                        }
+                    };
+                    (endpoints, p.path.clone())
+                } else {
+                    let u = ParsedUrl::parse(&p.path).map_err(in_file)?;
+                    let ep = Endpoint::resolve(u.scheme, &u.host, u.port).map_err(in_file)?;
+                    (vec![self.endpoint(ep)], u.path_and_query)
+                };
+                if endpoints.is_empty() {
+                    return Err(in_file(
+                        "paths need a host: give a URL such as http://127.0.0.1:8080 or --hosts"
+                            .into(),
+                    ));
+                }
+                specs.push(self.spec(&endpoints, &target, d, Some(p)));
+            }
+            total += g.frequency;
+            cumulative.push(total);
+            groups.push(first..specs.len());
+        }
+        Ok((specs, Selection::Weighted { cumulative, groups }))
+    }
+}
+
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
+}
+
+/// The number of cores this process may run on.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+impl RunPlan {
+    pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
+        if a.connections == 0 {
+            return Err(UsageError::new(
+                "--connections 0: must be at least 1; try -c 50",
+            ));
+        }
+        let stop = match (a.requests, &a.duration) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new(
+                    "--requests and --duration both given: choose one, a count (-n 1000) or a time (-d 30s)",
+                ));
+            }
+            (Some(0), None) => return Err(UsageError::new("--requests 0: must be at least 1")),
+            (Some(n), None) => Stop::Requests(n),
+            (None, Some(d)) => Stop::Duration(flag_duration("--duration", d)?),
+            (None, None) => Stop::Duration(Duration::from_secs(10)),
+        };
+        if a.threads == Some(0) {
+            return Err(UsageError::new(
+                "--threads 0: must be at least 1; leave it out to use every core",
+            ));
+        }
+        let set = RequestSet::from_args(&a.request)?;
+        let mut connections = a.connections;
+        if let Stop::Requests(n) = stop {
+            // More clients than requests would only open idle connections.
+            connections = connections.min(n as usize);
+        }
+        let threads = a.threads.unwrap_or_else(available_cores).min(connections);
+        for path in [&a.json, &a.csv].into_iter().flatten() {
+            check_writable(path)?;
+        }
+        let settings = Settings {
+            command: "run".into(),
+            targets: set.targets.clone(),
+            method: a.request.method.to_ascii_uppercase(),
+            headers: a.request.headers.clone(),
+            body_bytes: set.body_bytes,
+            connections,
+            threads,
+            requests: a.requests,
+            duration_s: match stop {
+                Stop::Duration(d) => Some(d.as_secs_f64()),
+                Stop::Requests(_) => None,
+            },
+            load_model: "closed".into(),
+            keepalive: set.keepalive,
+            timeout_s: set
+                .requests
+                .first()
+                .map(|r| r.timeout.as_secs_f64())
+                .unwrap_or(0.0),
+            connect_timeout_s: set.connect_timeout.as_secs_f64(),
+            seed: set.seed,
+            insecure: set.insecure,
+            patterns: a.request.patterns.as_ref().map(|p| p.display().to_string()),
+        };
+        Ok(RunPlan {
+            endpoints: set.endpoints,
+            requests: set.requests,
+            selection: set.selection,
+            connections,
+            threads,
+            stop,
+            load: LoadModel::Closed {
+                think: Duration::ZERO,
+            },
+            keepalive: set.keepalive,
+            connect_timeout: set.connect_timeout,
+            seed: set.seed,
+            insecure: set.insecure,
+            json: a.json.clone(),
+            csv: a.csv.clone(),
+            quiet: a.quiet,
+            settings,
+        })
+    }
+}
+
+/// Creates (or truncates) an output file before the run, so a bad path fails now and not after the load.
+pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(|_| ())
+        .map_err(|e| {
+            UsageError::new(format!(
+                "output file '{}': cannot write it ({e}); pick a writable path",
+                path.display()
+            ))
+        })
+}
+
+pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageError> {
+    let listen: SocketAddr = a.listen.parse().map_err(|_| {
+        UsageError::new(format!(
+            "--listen '{}': not an address; write it like 127.0.0.1:8080",
+            a.listen
+        ))
+    })?;
+    if a.threads == Some(0) {
+        return Err(UsageError::new("--threads 0: must be at least 1"));
+    }
+    if a.workers == Some(0) {
+        return Err(UsageError::new(
+            "--workers 0: must be at least 1; leave it out for no limit",
+        ));
+    }
+    let miss_cost = parse_duration(&a.miss_cost)
+        .map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
+    Ok(crate::serve::ServeOptions {
+        listen,
+        threads: a.threads.unwrap_or_else(available_cores),
+        workers: a.workers,
+        miss_cost,
+        cache_size: a.cache_size.max(1),
+    })
+}

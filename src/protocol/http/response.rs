@@ -1,0 +1,507 @@
+//! An incremental HTTP/1.1 response decoder: the head through httparse, the body framed by hand.
+//!
+//! Body bytes are counted, never stored: memory per connection stays at the size of a response head, whatever
+//! the size of the bodies. Heads are parsed straight from the read buffer and copied only when they span reads.
+
+use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+
+/// A response head larger than this is an error rather than a reason to grow without bound.
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_HEADERS: usize = 100;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Chunk {
+    /// Reading the hex size; `digits` tells whether one was seen.
+    Size { value: u64, digits: bool },
+    /// Skipping a chunk extension up to the end of the line.
+    Extension { value: u64 },
+    /// Inside chunk data, with this many bytes left.
+    Data(u64),
+    /// After chunk data: expecting CRLF.
+    DataEnd { seen_cr: bool },
+    /// After the last chunk: trailer lines until an empty one; `line_len` counts the current line.
+    Trailer { line_len: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Head,
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+    Done,
+}
+
+/// Decodes one response after another on one connection.
+#[derive(Debug)]
+pub struct HttpDecoder {
+    /// Head bytes kept when the head spans reads; empty otherwise.
+    head: Vec<u8>,
+    state: State,
+    expects_no_body: bool,
+    status: u16,
+    keep_alive: bool,
+    received: bool,
+}
+
+impl Default for HttpDecoder {
+    fn default() -> Self {
+        Self {
+            head: Vec::new(),
+            state: State::Done,
+            expects_no_body: false,
+            status: 0,
+            keep_alive: true,
+            received: false,
+        }
+    }
+}
+
+impl HttpDecoder {
+    fn answer(&self) -> Answer {
+        Answer {
+            status: self.status,
+            keep_alive: self.keep_alive,
+        }
+    }
+
+    /// Parses a complete head at the start of `buf`: Ok(Some(head length)), Ok(None) when more bytes are needed.
+    fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        let len = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(e) => return Err(malformed(buf, &format!("not an HTTP response ({e})"))),
+        };
+        let status = resp.code.unwrap_or(0);
+        let http11 = resp.version == Some(1);
+        let (mut length, mut chunked, mut close, mut keep) = (None::<u64>, false, false, false);
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let v = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok());
+                match (v, length) {
+                    (None, _) => return Err(malformed(buf, "Content-Length is not a number")),
+                    (Some(a), Some(b)) if a != b => {
+                        return Err(malformed(buf, "two different Content-Length values"));
+                    }
+                    (Some(a), _) => length = Some(a),
+                }
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = h
+                    .value
+                    .rsplit(|b| *b == b',')
+                    .next()
+                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                for token in h.value.split(|b| *b == b',') {
+                    let token = token.trim_ascii();
+                    close |= token.eq_ignore_ascii_case(b"close");
+                    keep |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+        }
+        self.status = status;
+        self.keep_alive = !close && (http11 || keep);
+        self.state = if (100..200).contains(&status) && status != 101 {
+            // An interim answer (100 Continue, 103 Early Hints): the real one follows.
+            State::Head
+        } else if self.expects_no_body
+            || status == 204
+            || status == 304
+            || (100..200).contains(&status)
+        {
+            State::Done
+        } else if chunked {
+            State::Chunked(Chunk::Size {
+                value: 0,
+                digits: false,
+            })
+        } else if let Some(n) = length {
+            if n == 0 {
+                State::Done
+            } else {
+                State::Length(n)
+            }
+        } else {
+            // No length: the body ends when the server closes, so the connection cannot be reused.
+            self.keep_alive = false;
+            State::UntilClose
+        };
+        Ok(Some(len))
+    }
+
+    /// Consumes body bytes from `data`, returning how many were used.
+    fn consume_body(&mut self, data: &[u8]) -> Result<usize, DecodeError> {
+        match self.state {
+            State::Length(left) => {
+                let take = (left.min(data.len() as u64)) as usize;
+                let left = left - take as u64;
+                self.state = if left == 0 {
+                    State::Done
+                } else {
+                    State::Length(left)
+                };
+                Ok(take)
+            }
+            State::UntilClose => Ok(data.len()),
+            State::Chunked(chunk) => self.consume_chunked(chunk, data),
+            State::Head | State::Done => Ok(0),
+        }
+    }
+
+    fn consume_chunked(&mut self, mut chunk: Chunk, data: &[u8]) -> Result<usize, DecodeError> {
+        let mut i = 0;
+        while i < data.len() {
+            if let Chunk::Data(left) = chunk {
+                // Chunk data is skipped in bulk; only sizes and line ends are read byte by byte.
+                let take = left.min((data.len() - i) as u64);
+                i += take as usize;
+                chunk = if take == left {
+                    Chunk::DataEnd { seen_cr: false }
+                } else {
+                    Chunk::Data(left - take)
+                };
+                continue;
+            }
+            let b = data[i];
+            chunk = match chunk {
+                Chunk::Data(_) => chunk,
+                Chunk::Size { value, digits } => match b {
+                    b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
+                        let digit = (b as char).to_digit(16).expect("hex digit") as u64;
+                        let value = value
+                            .checked_mul(16)
+                            .and_then(|v| v.checked_add(digit))
+                            .ok_or_else(|| DecodeError::Malformed("chunk size too large".into()))?;
+                        Chunk::Size {
+                            value,
+                            digits: true,
+                        }
+                    }
+                    b';' | b' ' | b'\t' | b'\r' if digits => Chunk::Extension { value },
+                    b'\n' if digits => next_after_size(value),
+                    _ => {
+                        return Err(DecodeError::Malformed(format!(
+                            "bad chunk size byte 0x{b:02x}"
+                        )));
+                    }
+                },
+                Chunk::Extension { value } => {
+                    if b == b'\n' {
+                        next_after_size(value)
+                    } else {
+                        Chunk::Extension { value }
+                    }
+                }
+                Chunk::DataEnd { seen_cr } => match b {
+                    b'\r' if !seen_cr => Chunk::DataEnd { seen_cr: true },
+                    b'\n' => Chunk::Size {
+                        value: 0,
+                        digits: false,
+                    },
+                    _ => {
+                        return Err(DecodeError::Malformed(
+                            "chunk data not followed by CRLF".into(),
+                        ));
+                    }
+                },
+                Chunk::Trailer { line_len } => match b {
+                    b'\n' if line_len == 0 => {
+                        self.state = State::Done;
+                        return Ok(i + 1);
+                    }
+                    b'\n' => Chunk::Trailer { line_len: 0 },
+                    b'\r' => Chunk::Trailer { line_len },
+                    _ => Chunk::Trailer {
+                        line_len: line_len + 1,
+                    },
+                },
+            };
+            i += 1;
+        }
+        self.state = State::Chunked(chunk);
+        Ok(i)
+    }
+}
+
+fn next_after_size(value: u64) -> Chunk {
+    if value == 0 {
+        Chunk::Trailer { line_len: 0 }
+    } else {
+        Chunk::Data(value)
+    }
+}
+
+/// A malformed-response error quoting the start of what was received, so the sample tells what the server sent.
+fn malformed(buf: &[u8], what: &str) -> DecodeError {
+    let shown: String = String::from_utf8_lossy(&buf[..buf.len().min(40)])
+        .escape_debug()
+        .collect();
+    DecodeError::Malformed(format!("{what}: \"{shown}\""))
+}
+
+impl ResponseDecoder for HttpDecoder {
+    fn start(&mut self, request: &PreparedRequest) {
+        self.head.clear();
+        self.state = State::Head;
+        self.expects_no_body = request.expects_no_body;
+        self.status = 0;
+        self.keep_alive = true;
+        self.received = false;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        self.received |= !data.is_empty();
+        loop {
+            match self.state {
+                State::Done => {
+                    if !data.is_empty() {
+                        return Err(malformed(
+                            data,
+                            &format!("{} bytes after the end of the response", data.len()),
+                        ));
+                    }
+                    return Ok(Some(self.answer()));
+                }
+                State::Head => {
+                    let parsed = if self.head.is_empty() {
+                        match self.parse_head(data)? {
+                            Some(len) => Some(len),
+                            None => {
+                                self.head.extend_from_slice(data);
+                                None
+                            }
+                        }
+                    } else {
+                        let before = self.head.len();
+                        self.head.extend_from_slice(data);
+                        let head = std::mem::take(&mut self.head);
+                        let result = self.parse_head(&head);
+                        self.head = head;
+                        match result? {
+                            Some(len) => {
+                                self.head.clear();
+                                Some(len - before)
+                            }
+                            None => None,
+                        }
+                    };
+                    match parsed {
+                        Some(used_from_data) => data = &data[used_from_data..],
+                        None => {
+                            if self.head.len() > MAX_HEAD {
+                                return Err(DecodeError::Malformed(
+                                    "response head larger than 64 KiB".into(),
+                                ));
+                            }
+                            return Ok(None);
+                        }
+                    }
+                }
+                State::Length(_) | State::Chunked(_) | State::UntilClose => {
+                    let used = self.consume_body(data)?;
+                    data = &data[used..];
+                    if self.state != State::Done {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        match self.state {
+            State::Done => Ok(self.answer()),
+            State::UntilClose => {
+                self.state = State::Done;
+                Ok(self.answer())
+            }
+            State::Head if !self.received => Err(DecodeError::Truncated(
+                "the server closed the connection without answering".into(),
+            )),
+            State::Head => Err(DecodeError::Truncated(
+                "the server closed the connection inside the response head".into(),
+            )),
+            State::Length(left) => Err(DecodeError::Truncated(format!(
+                "the server closed the connection with {left} body bytes still to come"
+            ))),
+            State::Chunked(_) => Err(DecodeError::Truncated(
+                "the server closed the connection inside a chunked body".into(),
+            )),
+        }
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.received
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn request(head: bool) -> PreparedRequest {
+        PreparedRequest {
+            bytes: Arc::from(&b""[..]),
+            expects_no_body: head,
+        }
+    }
+
+    /// Feeds `wire` split at every possible point into two reads, and byte by byte, expecting the same answer.
+    fn decode_all_splits(wire: &[u8], head: bool) -> Answer {
+        let mut d = HttpDecoder::default();
+        d.start(&request(head));
+        let whole = d.feed(wire).unwrap().expect("complete in one read");
+        for split in 1..wire.len() {
+            let mut d = HttpDecoder::default();
+            d.start(&request(head));
+            assert_eq!(d.feed(&wire[..split]).unwrap(), None, "split at {split}");
+            assert_eq!(
+                d.feed(&wire[split..]).unwrap(),
+                Some(whole),
+                "split at {split}"
+            );
+        }
+        let mut d = HttpDecoder::default();
+        d.start(&request(head));
+        let mut last = None;
+        for b in wire {
+            last = d.feed(std::slice::from_ref(b)).unwrap();
+        }
+        assert_eq!(last, Some(whole));
+        whole
+    }
+
+    #[test]
+    fn content_length_bodies_complete_at_any_split() {
+        let a = decode_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false);
+        assert_eq!(
+            a,
+            Answer {
+                status: 200,
+                keep_alive: true
+            }
+        );
+    }
+
+    #[test]
+    fn chunked_bodies_with_extensions_and_trailers_complete_at_any_split() {
+        let wire = b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n";
+        assert_eq!(decode_all_splits(wire, false).status, 201);
+    }
+
+    #[test]
+    fn head_204_304_and_interim_answers_have_no_body() {
+        assert_eq!(
+            decode_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true).status,
+            200
+        );
+        assert_eq!(
+            decode_all_splits(b"HTTP/1.1 204 No Content\r\n\r\n", false).status,
+            204
+        );
+        assert_eq!(
+            decode_all_splits(
+                b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+                false
+            )
+            .status,
+            304
+        );
+        let a = decode_all_splits(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+            false,
+        );
+        assert_eq!(a.status, 200);
+    }
+
+    #[test]
+    fn connection_close_and_http10_are_not_kept_alive() {
+        let a = decode_all_splits(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert!(!a.keep_alive);
+        let a = decode_all_splits(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false);
+        assert!(!a.keep_alive);
+        let a = decode_all_splits(
+            b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert!(a.keep_alive);
+    }
+
+    #[test]
+    fn a_body_without_length_ends_at_close() {
+        let mut d = HttpDecoder::default();
+        d.start(&request(false));
+        assert_eq!(d.feed(b"HTTP/1.0 200 OK\r\n\r\nsome body").unwrap(), None);
+        assert_eq!(d.feed(b" more").unwrap(), None);
+        assert_eq!(
+            d.eof().unwrap(),
+            Answer {
+                status: 200,
+                keep_alive: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_close_before_or_inside_the_answer_is_truncation() {
+        let mut d = HttpDecoder::default();
+        d.start(&request(false));
+        assert!(d.nothing_received());
+        assert!(
+            matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("without answering"))
+        );
+        d.start(&request(false));
+        d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+            .unwrap();
+        assert!(!d.nothing_received());
+        assert!(matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("7 body bytes")));
+    }
+
+    #[test]
+    fn garbage_and_broken_framing_are_malformed() {
+        let mut d = HttpDecoder::default();
+        d.start(&request(false));
+        assert!(
+            matches!(d.feed(b"this is not http\r\n\r\n"), Err(DecodeError::Malformed(m)) if m.contains("this is not http"))
+        );
+        d.start(&request(false));
+        assert!(
+            d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
+                .is_err()
+        );
+        d.start(&request(false));
+        assert!(
+            d.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+                .is_err()
+        );
+        d.start(&request(false));
+        assert!(
+            d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn an_endless_head_is_refused() {
+        let mut d = HttpDecoder::default();
+        d.start(&request(false));
+        d.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
+        let line = b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+        let mut result = Ok(None);
+        for _ in 0..2000 {
+            result = d.feed(line);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(result.is_err());
+    }
+}

@@ -1,0 +1,50 @@
+//! The protocol seam: what the engine needs from a wire protocol. One module per protocol.
+//!
+//! The engine writes prepared request bytes and feeds whatever it reads to a [`ResponseDecoder`] until the
+//! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
+
+pub mod http;
+
+use std::sync::Arc;
+
+/// A request ready to be written: its bytes are built once, before the run, and shared by every thread.
+#[derive(Clone, Debug)]
+pub struct PreparedRequest {
+    /// The exact bytes sent on the wire.
+    pub bytes: Arc<[u8]>,
+    /// The answer has no body whatever its headers say (an HTTP HEAD request).
+    pub expects_no_body: bool,
+}
+
+/// A complete answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The protocol's status (the HTTP status code).
+    pub status: u16,
+    /// The connection may carry the next request.
+    pub keep_alive: bool,
+}
+
+/// Why bytes could not be decoded as an answer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The bytes are not a valid answer.
+    #[error("{0}")]
+    Malformed(String),
+    /// The peer closed the connection before the answer was complete.
+    #[error("{0}")]
+    Truncated(String),
+}
+
+/// Decodes one answer at a time from a byte stream; reused for every request on a connection.
+pub trait ResponseDecoder {
+    /// Prepares for the answer to `request`.
+    fn start(&mut self, request: &PreparedRequest);
+    /// Consumes bytes; `Ok(Some(answer))` once the answer is complete. Bytes past the answer are an error,
+    /// because the engine never pipelines.
+    fn feed(&mut self, data: &[u8]) -> Result<Option<Answer>, DecodeError>;
+    /// The peer closed the connection: completes an answer delimited by the close, or says what is missing.
+    fn eof(&mut self) -> Result<Answer, DecodeError>;
+    /// No byte of the current answer has arrived yet (a close now means a stale keep-alive connection).
+    fn nothing_received(&self) -> bool;
+}

@@ -1,0 +1,285 @@
+//! The result document (`hakaru.result/1`): settings, provenance and one entry per load step, with histograms.
+//!
+//! Every exporter reads this document and nothing else. Steps are a list from the start so that sweeps and other
+//! protocols add entries, not a new format; the schema is `schema/result.schema.json`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::histogram::REPORTED_PERCENTILES;
+use crate::metrics::{StepMetrics, WindowSummary};
+use crate::provenance::Provenance;
+
+pub const SCHEMA: &str = "hakaru.result/1";
+
+/// The settings of a run as the user gave them (after defaults), enough to run it again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The subcommand: run, demo.
+    pub command: String,
+    pub targets: Vec<String>,
+    pub method: String,
+    pub headers: Vec<String>,
+    pub body_bytes: usize,
+    pub connections: usize,
+    pub threads: usize,
+    pub requests: Option<u64>,
+    pub duration_s: Option<f64>,
+    /// `closed` (N clients, each waits for its answer) or `open` (a fixed rate).
+    pub load_model: String,
+    pub keepalive: bool,
+    pub timeout_s: f64,
+    pub connect_timeout_s: f64,
+    pub seed: u64,
+    pub insecure: bool,
+    pub patterns: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultDocument {
+    pub schema: String,
+    pub provenance: Provenance,
+    pub settings: Settings,
+    /// True when the run was stopped by Ctrl-C: the figures cover what ran until then.
+    pub interrupted: bool,
+    pub steps: Vec<StepResult>,
+    /// Everything the reader should know before trusting the numbers.
+    pub warnings: Vec<String>,
+}
+
+/// One load step: a fixed load for a while, and what it measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub label: String,
+    /// `http` (later `redis`, `memcached`).
+    pub protocol: String,
+    pub load: StepLoad,
+    pub duration_s: f64,
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub throughput: Throughput,
+    /// Latency from the intended send time (equal to the send time in a closed loop), microseconds.
+    pub latency: LatencySummary,
+    /// Status code -> count; "0" counts timeouts, as drnbench does.
+    pub status: BTreeMap<String, u64>,
+    pub error_kinds: Vec<ErrorCount>,
+    pub connections: Connections,
+    pub windows: Vec<WindowSummary>,
+    pub histogram: EncodedHistogram,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepLoad {
+    pub model: String,
+    pub connections: usize,
+    pub threads: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    pub requests_per_s: f64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub bytes_in_per_s: f64,
+    pub bytes_out_per_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub unit: String,
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub max: u64,
+    /// "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99" -> microseconds.
+    pub percentiles: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub kind: String,
+    pub count: u64,
+    pub sample: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    pub asked: usize,
+    /// Most connections open at once.
+    pub max_open: u64,
+    /// TCP connections established in all.
+    pub opened: u64,
+    /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
+    pub reconnects: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EncodedHistogram {
+    /// `hdrhistogram-v2+base64`.
+    pub encoding: String,
+    pub unit: String,
+    pub data: String,
+}
+
+/// The key of a percentile: `p50`, `p99.9`.
+pub fn percentile_key(p: f64) -> String {
+    format!("p{p}")
+}
+
+impl LatencySummary {
+    pub fn from_histogram(h: &crate::metrics::LatencyHistogram) -> Self {
+        Self {
+            unit: "us".into(),
+            count: h.count(),
+            min: h.min(),
+            mean: round3(h.mean()),
+            stdev: round3(h.stdev()),
+            max: h.max(),
+            percentiles: REPORTED_PERCENTILES
+                .iter()
+                .map(|&p| (percentile_key(p), h.percentile(p)))
+                .collect(),
+        }
+    }
+
+    pub fn percentile(&self, p: f64) -> u64 {
+        self.percentiles
+            .get(&percentile_key(p))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1000.0).round() / 1000.0
+    } else {
+        0.0
+    }
+}
+
+impl StepResult {
+    /// Builds the step entry from merged metrics.
+    pub fn from_metrics(
+        label: &str,
+        load: StepLoad,
+        m: &StepMetrics,
+        windows: Vec<WindowSummary>,
+        duration: std::time::Duration,
+    ) -> Self {
+        let secs = duration.as_secs_f64().max(1e-9);
+        let errors = m.errors.total();
+        Self {
+            label: label.to_string(),
+            protocol: "http".into(),
+            duration_s: round3(secs),
+            requests: m.requests,
+            responses: m.requests - errors,
+            errors,
+            throughput: Throughput {
+                requests_per_s: round3(m.requests as f64 / secs),
+                bytes_in: m.bytes_in,
+                bytes_out: m.bytes_out,
+                bytes_in_per_s: round3(m.bytes_in as f64 / secs),
+                bytes_out_per_s: round3(m.bytes_out as f64 / secs),
+            },
+            latency: LatencySummary::from_histogram(&m.latency),
+            status: m
+                .status_counts()
+                .into_iter()
+                .map(|(s, c)| (s.to_string(), c))
+                .collect(),
+            error_kinds: m
+                .errors
+                .seen()
+                .map(|(k, c, s)| ErrorCount {
+                    kind: k.key().into(),
+                    count: c,
+                    sample: s.into(),
+                })
+                .collect(),
+            connections: Connections {
+                asked: load.connections,
+                max_open: m.max_open,
+                opened: m.connects,
+                reconnects: m.reconnects,
+            },
+            load,
+            windows,
+            histogram: EncodedHistogram {
+                encoding: "hdrhistogram-v2+base64".into(),
+                unit: "us".into(),
+                data: m.latency.to_base64(),
+            },
+        }
+    }
+
+    /// Things a reader must know about this step before trusting it.
+    pub fn warnings(&self, keepalive: bool) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.connections.max_open < self.connections.asked as u64
+            && keepalive
+            && self.requests > 0
+        {
+            w.push(format!(
+                "{}: only {} of {} connections were open at once; the load was lower than asked",
+                self.label, self.connections.max_open, self.connections.asked
+            ));
+        }
+        if self.errors > 0 {
+            let pct = 100.0 * self.errors as f64 / self.requests.max(1) as f64;
+            w.push(format!(
+                "{}: {} of {} requests failed ({pct:.2} %); see the errors",
+                self.label, self.errors, self.requests
+            ));
+        }
+        if self.requests > 0 && self.responses == 0 {
+            w.push(format!(
+                "{}: no request got an answer; the latency figures are empty",
+                self.label
+            ));
+        }
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_step_reports_rates_percentiles_and_status_keys() {
+        let mut m = StepMetrics::new();
+        let t = Instant::now();
+        for i in 1..=100u64 {
+            m.record_response(200, t, t, t + Duration::from_micros(i * 100));
+        }
+        m.record_error(crate::metrics::ErrorKind::Timeout, || "timed out".into());
+        let load = StepLoad {
+            model: "closed".into(),
+            connections: 10,
+            threads: 1,
+        };
+        let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2));
+        assert_eq!(s.requests, 101);
+        assert_eq!(s.responses, 100);
+        assert_eq!(s.throughput.requests_per_s, 50.5);
+        assert_eq!(s.status.get("0"), Some(&1));
+        assert_eq!(s.status.get("200"), Some(&100));
+        assert!((s.latency.percentile(50.0) as i64 - 5000).abs() < 10);
+        assert_eq!(s.error_kinds[0].kind, "timeout");
+        let w = s.warnings(true);
+        assert!(
+            w.iter().any(|w| w.contains("1 of 101 requests failed")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|w| w.contains("only 0 of 10 connections")),
+            "{w:?}"
+        );
+    }
+}
