@@ -10,6 +10,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+use tokio::time::Sleep;
 
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, connect};
@@ -23,24 +24,29 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut decoder = HttpDecoder::default();
     // Clients start at different places in the round-robin so that targets share the load from the start.
     let mut turn = id;
+    // One timeout timer per client, reset for each request: tokio only moves a timer in its wheel when it
+    // fires early, so resetting it later costs an atomic store, not a new timer per request.
+    let timer = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(timer);
+    let mut ready = Instant::now();
     while ctx.take_ticket() {
-        let intended = ctx.intended_send_time();
-        let now = Instant::now();
-        if intended > now {
+        let intended = ctx.intended_send_time(ready);
+        if intended > ready {
             tokio::time::sleep_until(intended.into()).await;
+            ready = Instant::now();
         }
         let (spec_index, k) = ctx.choose(&mut turn);
         let spec = &ctx.shared.plan.requests[spec_index];
         let endpoint = spec.endpoints[k];
-        let result = exchange(
-            &ctx,
-            &mut conns[endpoint],
+        let exchange = Exchange {
+            request: &spec.prepared[k],
             endpoint,
-            &spec.prepared[k],
-            spec.timeout,
-            &mut decoder,
-        )
-        .await;
+            timeout: spec.timeout,
+            ready,
+        };
+        let result = exchange
+            .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut())
+            .await;
         let end = Instant::now();
         let mut m = ctx.metrics.borrow_mut();
         match result {
@@ -51,8 +57,10 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             Err(f) => m.record_error(f.kind, || f.message),
         }
         drop(m);
+        ready = end;
         if let Some(think) = ctx.think_time() {
             tokio::time::sleep(think).await;
+            ready = Instant::now();
         }
     }
     for slot in &mut conns {
@@ -66,75 +74,92 @@ fn close(ctx: &ThreadCtx, slot: &mut Option<Conn>) {
     }
 }
 
-/// Sends one request on the client's connection to `endpoint` (opening it if needed) and reads the answer.
-/// A keep-alive connection the server closed while idle is reopened once, as browsers and HTTP clients do.
-async fn exchange(
-    ctx: &ThreadCtx,
-    slot: &mut Option<Conn>,
+/// One request to send on the client's connection to `endpoint`.
+struct Exchange<'a> {
+    request: &'a PreparedRequest,
     endpoint: usize,
-    request: &PreparedRequest,
     timeout: Duration,
-    decoder: &mut HttpDecoder,
-) -> Result<(Answer, Instant), Failure> {
-    let plan = &ctx.shared.plan;
-    let mut retried = false;
-    loop {
-        let fresh = slot.is_none();
-        if fresh {
-            let conn = connect(
-                &plan.endpoints[endpoint],
-                ctx.shared.tls.as_ref(),
-                plan.connect_timeout,
-            )
-            .await?;
-            ctx.metrics.borrow_mut().connection_opened();
-            *slot = Some(conn);
-        }
-        let Some(conn) = slot.as_mut() else {
-            unreachable!("the slot was just filled")
-        };
-        let sent = Instant::now();
-        decoder.start(request);
-        let attempt = async {
-            conn.write_all(&request.bytes)
-                .await
-                .map_err(|e| Failure::from_io(&e))?;
-            conn.flush().await.map_err(|e| Failure::from_io(&e))?;
-            ctx.metrics.borrow_mut().bytes_out += request.bytes.len() as u64;
-            read_answer(ctx, conn, decoder).await
-        };
-        match tokio::time::timeout_at((sent + timeout).into(), attempt).await {
-            Ok(Ok(answer)) => {
-                if !answer.keep_alive || !plan.keepalive {
-                    close(ctx, slot);
-                    if plan.keepalive {
-                        ctx.metrics.borrow_mut().reconnects += 1;
+    /// When the client was ready to send (the send time, unless a connection must be opened first).
+    ready: Instant,
+}
+
+impl Exchange<'_> {
+    /// Sends the request (opening the connection if needed) and reads the answer; returns it with the send time.
+    /// A keep-alive connection the server closed while idle is reopened once, as browsers and HTTP clients do.
+    async fn run(
+        &self,
+        ctx: &ThreadCtx,
+        slot: &mut Option<Conn>,
+        decoder: &mut HttpDecoder,
+        mut timer: Pin<&mut Sleep>,
+    ) -> Result<(Answer, Instant), Failure> {
+        let plan = &ctx.shared.plan;
+        let mut retried = false;
+        loop {
+            let fresh = slot.is_none();
+            if fresh {
+                let ep = &plan.endpoints[self.endpoint];
+                let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout).await?;
+                ctx.metrics.borrow_mut().connection_opened();
+                *slot = Some(conn);
+            }
+            let Some(conn) = slot.as_mut() else {
+                unreachable!("the slot was just filled")
+            };
+            // Reading the clock costs; it is read again only when connecting took time.
+            let sent = if fresh || retried {
+                Instant::now()
+            } else {
+                self.ready
+            };
+            decoder.start(self.request);
+            timer.as_mut().reset((sent + self.timeout).into());
+            let attempt = async {
+                conn.write_all(&self.request.bytes)
+                    .await
+                    .map_err(|e| Failure::from_io(&e))?;
+                conn.flush().await.map_err(|e| Failure::from_io(&e))?;
+                ctx.metrics.borrow_mut().bytes_out += self.request.bytes.len() as u64;
+                read_answer(ctx, conn, decoder).await
+            };
+            let outcome = tokio::select! {
+                biased;
+                result = attempt => Some(result),
+                _ = timer.as_mut() => None,
+            };
+            match outcome {
+                Some(Ok(answer)) => {
+                    if !answer.keep_alive || !plan.keepalive {
+                        close(ctx, slot);
+                        if plan.keepalive {
+                            ctx.metrics.borrow_mut().reconnects += 1;
+                        }
                     }
+                    return Ok((answer, sent));
                 }
-                return Ok((answer, sent));
-            }
-            Ok(Err(failure)) => {
-                close(ctx, slot);
-                let stale = !fresh
-                    && !retried
-                    && decoder.nothing_received()
-                    && matches!(failure.kind, ErrorKind::Closed | ErrorKind::Reset);
-                if stale {
-                    ctx.metrics.borrow_mut().reconnects += 1;
-                    retried = true;
-                    continue;
+                Some(Err(failure)) => {
+                    close(ctx, slot);
+                    let stale = !fresh
+                        && !retried
+                        && decoder.nothing_received()
+                        && matches!(failure.kind, ErrorKind::Closed | ErrorKind::Reset);
+                    if stale {
+                        ctx.metrics.borrow_mut().reconnects += 1;
+                        retried = true;
+                        continue;
+                    }
+                    return Err(failure);
                 }
-                return Err(failure);
-            }
-            Err(_) => {
-                close(ctx, slot);
-                return Err(Failure::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no complete answer within {}",
-                        humantime::format_duration(timeout)
-                    ),
-                ));
+                None => {
+                    close(ctx, slot);
+                    return Err(Failure::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "no complete answer within {}",
+                            humantime::format_duration(self.timeout)
+                        ),
+                    ));
+                }
             }
         }
     }

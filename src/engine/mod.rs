@@ -66,10 +66,10 @@ impl ThreadCtx {
         }
     }
 
-    /// When the next request is meant to leave, as the load model decides.
-    fn intended_send_time(&self) -> Instant {
+    /// When the next request is meant to leave, as the load model decides; `ready` is when the client is free.
+    fn intended_send_time(&self, ready: Instant) -> Instant {
         match self.shared.plan.load {
-            LoadModel::Closed { .. } => Instant::now(),
+            LoadModel::Closed { .. } => ready,
         }
     }
 
@@ -175,10 +175,13 @@ pub fn run_step(
                         .expect("a tokio runtime starts on a live system");
                     let local = tokio::task::LocalSet::new();
                     let first_client = i;
-                    local.block_on(
-                        &rt,
-                        thread_main(
-                            Rc::new(ctx),
+                    // The LocalSet polls its main future on every wake-up, so that future is only a oneshot;
+                    // the select over deadline, stop and clients lives in a task that is polled when it is woken.
+                    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+                    let ctx = Rc::new(ctx);
+                    local.spawn_local(async move {
+                        let out = thread_main(
+                            ctx,
                             clients,
                             threads,
                             first_client,
@@ -186,8 +189,13 @@ pub fn run_step(
                             deadline,
                             stop_rx,
                             window_tx,
-                        ),
-                    )
+                        )
+                        .await;
+                        let _ = done_tx.send(out);
+                    });
+                    local
+                        .block_on(&rt, done_rx)
+                        .unwrap_or_else(|_| (StepMetrics::new(), Instant::now()))
                 })
                 .expect("spawning a thread")
         })
