@@ -1,0 +1,186 @@
+//! Test harness: the built-in target in-process, nginx on free loopback ports, and the hakaru binary run with its
+//! JSON result read back. Everything listens on 127.0.0.1 only and is stopped when the test ends.
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hakaru::serve::{ServeOptions, ServerHandle};
+
+/// The built-in target on a free port.
+pub fn target() -> ServerHandle {
+    target_with(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, ..ServeOptions::default() })
+}
+
+pub fn target_with(opts: ServeOptions) -> ServerHandle {
+    hakaru::serve::start(opts).expect("the built-in target starts")
+}
+
+/// Output of one `hakaru` invocation.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The result document, when `--json` was written.
+    pub json: Option<serde_json::Value>,
+}
+
+impl Output {
+    pub fn doc(&self) -> &serde_json::Value {
+        self.json.as_ref().unwrap_or_else(|| panic!("no JSON result; stderr: {}", self.stderr))
+    }
+
+    /// The first step of the result document.
+    pub fn step(&self) -> &serde_json::Value {
+        &self.doc()["steps"][0]
+    }
+
+    pub fn status_count(&self, code: &str) -> u64 {
+        self.step()["status"][code].as_u64().unwrap_or(0)
+    }
+
+    pub fn error_count(&self, kind: &str) -> u64 {
+        self.step()["error_kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["kind"] == kind)
+            .map_or(0, |e| e["count"].as_u64().unwrap())
+    }
+}
+
+/// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run`; bounded by a 60 s watchdog.
+pub fn hakaru(args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
+    cmd.args(args);
+    if args.first() == Some(&"run") {
+        cmd.arg("--json").arg(&json);
+    }
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hakaru starts");
+    let out = wait_with_deadline(child, Duration::from_secs(60));
+    let json = std::fs::read_to_string(&json).ok().filter(|s| !s.is_empty()).map(|s| serde_json::from_str(&s).unwrap());
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+        json,
+    }
+}
+
+fn wait_with_deadline(child: Child, limit: Duration) -> std::process::Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(limit).is_err() {
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    });
+    let out = child.wait_with_output().expect("hakaru runs");
+    let _ = tx.send(());
+    out
+}
+
+/// A free loopback port (the small race between closing and reuse is acceptable in tests).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits until something accepts connections at `addr`.
+pub fn wait_listening(addr: SocketAddr, limit: Duration) {
+    let start = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A real nginx from Debian's package, with the config in tests/nginx/, on free loopback ports.
+pub struct Nginx {
+    child: Child,
+    pub port: u16,
+    pub tls_port: u16,
+    pub dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    pub fn start() -> Nginx {
+        let nginx = which("nginx").expect(
+            "nginx is not installed: run the README's test command (scripts/test.sh), which installs it",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path();
+        let (port, tls_port) = (free_port(), free_port());
+        let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx/nginx.conf.in"))
+            .unwrap()
+            .replace("@PREFIX@", prefix.to_str().unwrap())
+            .replace("@TLS_PORT@", &tls_port.to_string())
+            .replace("@PORT@", &port.to_string());
+        std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
+        std::fs::create_dir_all(prefix.join("www/static")).unwrap();
+        std::fs::create_dir_all(prefix.join("www/gz")).unwrap();
+        std::fs::write(prefix.join("www/static/file.txt"), "static file\n").unwrap();
+        std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
+        let openssl = Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+            .arg("-keyout")
+            .arg(prefix.join("key.pem"))
+            .arg("-out")
+            .arg(prefix.join("cert.pem"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl makes a self-signed certificate");
+        assert!(openssl.success());
+        let child = Command::new(nginx)
+            .arg("-p")
+            .arg(prefix)
+            .arg("-c")
+            .arg(prefix.join("nginx.conf"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nginx starts");
+        let n = Nginx { child, port, tls_port, dir };
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        n
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn tls_url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.tls_port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The built-in target's counters from /status: `[[0, start, elapsed], {counters}]`.
+pub fn target_status(addr: SocketAddr) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let body = text.split("\r\n\r\n").nth(1).expect("a body");
+    serde_json::from_str::<serde_json::Value>(body).unwrap()[1].clone()
+}

@@ -1,0 +1,76 @@
+//! `hakaru run` against a real nginx (Debian's package) on loopback: HTTP/1.1 framing and TLS as servers do them.
+
+mod common;
+
+use common::{Nginx, hakaru};
+
+#[test]
+fn keepalive_load_on_nginx_gets_only_200s_on_the_connections_asked() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "8", "-t", "2", "-n", "5000", &n.url("/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 5000);
+    assert_eq!(out.step()["connections"]["opened"], 8);
+    assert_eq!(out.step()["errors"], 0);
+    // "HTTP/1.1 200 OK" plus nginx's headers and "hello world\n" come back for every request.
+    assert!(out.step()["throughput"]["bytes_in"].as_u64().unwrap() > 5000 * 100);
+}
+
+#[test]
+fn chunked_gzip_bodies_from_nginx_are_read_to_their_end() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "200", "-H", "Accept-Encoding: gzip", &n.url("/gz/big.txt")]);
+    assert_eq!(out.status_count("200"), 200, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 2, "chunked bodies keep the connection usable");
+}
+
+#[test]
+fn head_204_and_304_answers_have_no_body_and_keep_the_connection() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", "-m", "HEAD", &n.url("/static/file.txt")]);
+    assert_eq!(out.status_count("200"), 50);
+    assert_eq!(out.step()["connections"]["opened"], 1);
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", &n.url("/empty")]);
+    assert_eq!(out.status_count("204"), 50);
+    let later = "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT";
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", "-H", later, &n.url("/static/file.txt")]);
+    assert_eq!(out.status_count("304"), 50, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 1);
+}
+
+#[test]
+fn a_server_that_closes_every_tenth_request_is_reconnected_and_counted() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "100", &n.url("/close10")]);
+    assert_eq!(out.status_count("200"), 100);
+    assert_eq!(out.step()["errors"], 0);
+    assert_eq!(out.step()["connections"]["opened"], 10);
+    assert_eq!(out.step()["connections"]["reconnects"], 10);
+}
+
+#[test]
+fn keepalive_off_against_nginx_opens_a_connection_per_request() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "4", "-n", "400", "--no-keepalive", &n.url("/")]);
+    assert_eq!(out.status_count("200"), 400);
+    assert_eq!(out.step()["connections"]["opened"], 400);
+    assert_eq!(out.step()["connections"]["reconnects"], 0, "closing is what was asked, not a reconnect");
+}
+
+#[test]
+fn https_with_insecure_accepts_a_self_signed_certificate() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "100", "--insecure", &n.tls_url("/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 100, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 2);
+}
+
+#[test]
+fn https_without_insecure_counts_the_untrusted_certificate_as_a_tls_error() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "5", &n.tls_url("/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.error_count("tls"), 5, "{}", out.step());
+    assert!(out.stdout.contains("tls"), "{}", out.stdout);
+}
