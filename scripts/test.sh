@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
+# the real-server tests, openssl for their self-signed certificate), then runs cargo test.
+# Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "scripts/test.sh: installing ${need[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+cargo test --all-targets "$@"

@@ -1,0 +1,350 @@
+//! What users read: the text summary and the CSV of a fixed, hand-built result document, compared whole.
+//!
+//! The document does not depend on the machine or the clock: fixed provenance and settings, and latencies
+//! recorded from known values. When an exporter changes on purpose, update the expected text here and read it.
+
+use std::collections::BTreeMap;
+
+use hakaru::export::Exporter;
+use hakaru::export::csv::Csv;
+use hakaru::export::text::Text;
+use hakaru::metrics::{LatencyHistogram, WindowSummary};
+use hakaru::provenance::Provenance;
+use hakaru::result::{
+    Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings,
+    StepLoad, StepResult, Throughput,
+};
+
+const CSV_HEADER: &str = "maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,\
+p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,\
+errors,durationSeconds";
+
+fn provenance() -> Provenance {
+    Provenance {
+        hakaru_version: "0.1.0".into(),
+        hostname: "bench-01".into(),
+        cpu_model: "Example CPU @ 3.00GHz".into(),
+        cores: 8,
+        kernel: "6.8.0-45-generic".into(),
+        started_at: "2025-01-02T03:04:05Z".into(),
+        command_line: [
+            "hakaru",
+            "run",
+            "-c",
+            "10",
+            "-n",
+            "1000",
+            "http://127.0.0.1:8080/",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
+fn settings() -> Settings {
+    Settings {
+        command: "run".into(),
+        targets: vec!["http://127.0.0.1:8080/".into()],
+        method: "GET".into(),
+        headers: vec![],
+        body_bytes: 0,
+        connections: 10,
+        threads: 2,
+        requests: Some(1000),
+        duration_s: None,
+        load_model: "closed".into(),
+        keepalive: true,
+        timeout_s: 5.0,
+        connect_timeout_s: 5.0,
+        seed: 42,
+        insecure: false,
+        patterns: None,
+    }
+}
+
+/// A step whose latency figures and histogram come from `latencies_us`, as the engine would build them.
+fn step(
+    label: &str,
+    connections: usize,
+    latencies_us: &[u64],
+    status: &[(&str, u64)],
+    error_kinds: Vec<ErrorCount>,
+    duration_s: f64,
+) -> StepResult {
+    let mut histogram = LatencyHistogram::new();
+    for &us in latencies_us {
+        histogram.record(us);
+    }
+    let errors: u64 = error_kinds.iter().map(|e| e.count).sum();
+    let responses = latencies_us.len() as u64;
+    let requests = responses + errors;
+    let bytes_in = responses * 180;
+    let bytes_out = requests * 70;
+    StepResult {
+        label: label.into(),
+        protocol: "http".into(),
+        load: StepLoad {
+            model: "closed".into(),
+            connections,
+            threads: 2,
+        },
+        duration_s,
+        requests,
+        responses,
+        errors,
+        throughput: Throughput {
+            requests_per_s: requests as f64 / duration_s,
+            bytes_in,
+            bytes_out,
+            bytes_in_per_s: bytes_in as f64 / duration_s,
+            bytes_out_per_s: bytes_out as f64 / duration_s,
+        },
+        latency: LatencySummary::from_histogram(&histogram),
+        status: status
+            .iter()
+            .map(|&(code, n)| (code.to_string(), n))
+            .collect::<BTreeMap<_, _>>(),
+        error_kinds,
+        connections: Connections {
+            asked: connections,
+            max_open: connections as u64,
+            opened: connections as u64,
+            reconnects: 0,
+        },
+        windows: vec![WindowSummary {
+            t: 0.0,
+            requests,
+            errors,
+            p50_us: histogram.percentile(50.0),
+            p99_us: histogram.percentile(99.0),
+            max_us: histogram.max(),
+        }],
+        histogram: EncodedHistogram {
+            encoding: "hdrhistogram-v2+base64".into(),
+            unit: "us".into(),
+            data: histogram.to_base64(),
+        },
+    }
+}
+
+/// Two steps: 10 connections, all answered; 50 connections, slower, with timeouts and resets.
+fn document() -> ResultDocument {
+    // 1000 answers from 0.2 ms to 2.2 ms, and a tail of 10 at 15 ms.
+    let calm: Vec<u64> = (0..990u64)
+        .map(|i| 200 + i * 2)
+        .chain([15_000; 10])
+        .collect();
+    // 500 answers from 1 ms to 10.98 ms, and 5 at 120 ms.
+    let busy: Vec<u64> = (0..495u64)
+        .map(|i| 1_000 + i * 20)
+        .chain([120_000; 5])
+        .collect();
+    let first = step("c=10", 10, &calm, &[("200", 1000)], vec![], 0.5);
+    let second = step(
+        "c=50",
+        50,
+        &busy,
+        &[("0", 3), ("200", 490), ("503", 10)],
+        vec![
+            ErrorCount {
+                kind: "reset".into(),
+                count: 2,
+                sample: "connection reset by peer".into(),
+            },
+            ErrorCount {
+                kind: "timeout".into(),
+                count: 3,
+                sample: "no complete answer within 5s".into(),
+            },
+        ],
+        1.25,
+    );
+    let mut warnings = first.warnings(true);
+    warnings.extend(second.warnings(true));
+    ResultDocument {
+        schema: SCHEMA.into(),
+        provenance: provenance(),
+        settings: settings(),
+        interrupted: false,
+        steps: vec![first, second],
+        warnings,
+    }
+}
+
+/// One step in which nothing answered, stopped by Ctrl-C.
+fn document_without_answers() -> ResultDocument {
+    let refused = ErrorCount {
+        kind: "connect_refused".into(),
+        count: 4,
+        sample: "connection refused (127.0.0.1:9)".into(),
+    };
+    let mut only = step("run", 4, &[], &[], vec![refused], 2.0);
+    only.connections.max_open = 0;
+    only.connections.opened = 0;
+    let mut warnings = only.warnings(true);
+    warnings.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
+    let mut settings = settings();
+    settings.connections = 4;
+    settings.requests = None;
+    settings.duration_s = Some(10.0);
+    settings.targets = vec!["http://127.0.0.1:9/".into()];
+    ResultDocument {
+        schema: SCHEMA.into(),
+        provenance: provenance(),
+        settings,
+        interrupted: true,
+        steps: vec![only],
+        warnings,
+    }
+}
+
+/// Compares line by line so a failure shows where the output differs, then as a whole.
+fn assert_text_eq(actual: &str, expected: &str) {
+    for (i, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(a, e, "line {} differs; whole output:\n{actual}", i + 1);
+    }
+    assert_eq!(actual, expected, "whole output:\n{actual}");
+}
+
+#[test]
+fn the_text_summary_of_two_steps_reads_as_expected() {
+    let expected = "\
+hakaru run  http://127.0.0.1:8080/
+  10 connections, 2 threads, keep-alive on, 1000 requests, timeout 5s
+
+step c=10
+  throughput   2000.0 req/s   (1000 requests in 0.50 s)
+  transfer     in 360.0 kB/s   out 140.0 kB/s
+  latency      min 200us   mean 1.33ms   stdev 1.49ms   max 15.01ms
+
+  percentile   latency
+  p50          1.20ms
+  p75          1.70ms
+  p90          2.00ms
+  p95          2.10ms
+  p99          2.18ms
+  p99.9        15.01ms
+  p99.99       15.01ms
+
+  histogram (up to)
+       309us  #######                                  55
+       475us  ###########                              83
+       731us  #################                        128
+      1.12ms  ##########################               197
+      1.73ms  ######################################## 304
+      2.67ms  #############################            223
+      4.11ms                                           0
+      6.33ms                                           0
+      9.74ms                                           0
+     15.01ms  #                                        10
+
+  status       200: 1000
+  errors       none
+  connections  10 of 10 open at once, 10 opened, 0 reconnects
+
+step c=50
+  throughput   404.0 req/s   (505 requests in 1.25 s)
+  transfer     in 72.0 kB/s   out 28.3 kB/s
+  latency      min 1.00ms   mean 7.08ms   stdev 11.70ms   max 120.06ms
+
+  percentile   latency
+  p50          5.98ms
+  p75          8.49ms
+  p90          9.98ms
+  p95          10.49ms
+  p99          10.89ms
+  p99.9        120.06ms
+  p99.99       120.06ms
+
+  histogram (up to)
+      1.61ms  ######                                   31
+      2.61ms  ##########                               50
+      4.21ms  ################                         80
+      6.79ms  #########################                129
+     10.96ms  ######################################## 205
+     17.69ms                                           0
+     28.55ms                                           0
+     46.08ms                                           0
+     74.38ms                                           0
+    120.06ms  #                                        5
+
+  status       0 (timeout): 3   200: 490   503: 10
+  errors       reset: 2   e.g. connection reset by peer
+               timeout: 3   e.g. no complete answer within 5s
+  connections  50 of 50 open at once, 50 opened, 0 reconnects
+
+warnings
+  ! c=50: 5 of 505 requests failed (0.99 %); see the errors
+";
+    assert_text_eq(&Text.render(&document()), expected);
+}
+
+#[test]
+fn the_text_summary_of_a_step_without_answers_says_so() {
+    let expected = "\
+hakaru run  http://127.0.0.1:9/
+  4 connections, 2 threads, keep-alive on, 10s, timeout 5s
+  interrupted: the figures cover the time until Ctrl-C
+
+  throughput   2.0 req/s   (4 requests in 2.00 s)
+  transfer     in 0 B/s   out 140 B/s
+  latency      no answers
+
+  status       none
+  errors       connect_refused: 4   e.g. connection refused (127.0.0.1:9)
+  connections  0 of 4 open at once, 0 opened, 0 reconnects
+
+warnings
+  ! run: only 0 of 4 connections were open at once; the load was lower than asked
+  ! run: 4 of 4 requests failed (100.00 %); see the errors
+  ! run: no request got an answer; the latency figures are empty
+  ! interrupted by Ctrl-C: the figures cover only the time until then
+";
+    assert_text_eq(&Text.render(&document_without_answers()), expected);
+}
+
+#[test]
+fn the_csv_has_one_row_per_step_in_milliseconds() {
+    let expected = "\
+maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds
+1000,10,2000.0,1.327,15.007,0.200,1.198,1.698,1.998,2.099,2.179,15.007,15.007,0,0.500
+505,50,404.0,7.082,120.063,1.000,5.983,8.487,9.983,10.487,10.887,120.063,120.063,5,1.250
+";
+    assert_text_eq(&Csv.render(&document()), expected);
+}
+
+#[test]
+fn the_csv_of_a_step_without_answers_has_zero_latencies_and_counts_the_errors() {
+    let expected = "\
+maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds
+4,4,2.0,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,4,2.000
+";
+    assert_text_eq(&Csv.render(&document_without_answers()), expected);
+}
+
+#[test]
+fn the_csv_header_has_loadtest_columns_then_percentiles() {
+    for doc in [document(), document_without_answers()] {
+        let csv = Csv.render(&doc);
+        assert_eq!(csv.lines().next(), Some(CSV_HEADER));
+    }
+}
+
+#[test]
+fn the_fixed_documents_conform_to_the_schema_and_survive_the_json_exporter() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    for doc in [document(), document_without_answers()] {
+        let json = hakaru::export::json::Json.render(&doc);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("at '{}': {e}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        let back: ResultDocument = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, doc);
+    }
+}
