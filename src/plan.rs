@@ -396,11 +396,12 @@ impl Builder {
     }
 }
 
+/// A random seed below 2^53, so that JSON readers that hold numbers as doubles keep it exactly.
 fn random_seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
+    ((t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)) & ((1 << 53) - 1)
 }
 
 /// The number of cores this process may run on.
@@ -447,7 +448,12 @@ impl RunPlan {
             command: "run".into(),
             targets: set.targets.clone(),
             method: a.request.method.to_ascii_uppercase(),
-            headers: a.request.headers.clone(),
+            headers: a
+                .request
+                .headers
+                .iter()
+                .map(|h| crate::provenance::redact_secret(h))
+                .collect(),
             body_bytes: set.body_bytes,
             connections,
             threads,

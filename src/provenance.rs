@@ -11,7 +11,37 @@ pub struct Provenance {
     pub kernel: String,
     /// RFC 3339, UTC.
     pub started_at: String,
+    /// Secret header values (Authorization, Cookie...) are replaced by `<redacted>`.
     pub command_line: Vec<String>,
+    /// `release` or `debug`: a debug build measures itself more than the target.
+    pub build: String,
+}
+
+/// Headers whose values must not end up in result files that people share.
+const SECRET_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+];
+
+/// `Authorization: Bearer abc` -> `Authorization: <redacted>`; anything else is returned as it is.
+pub fn redact_secret(arg: &str) -> String {
+    match arg.split_once(':') {
+        Some((name, _))
+            if SECRET_HEADERS
+                .iter()
+                .any(|s| name.trim().eq_ignore_ascii_case(s)) =>
+        {
+            format!("{}: <redacted>", name.trim())
+        }
+        _ => arg.to_string(),
+    }
+}
+
+/// Whether this binary was built without optimizations.
+pub fn is_debug_build() -> bool {
+    cfg!(debug_assertions)
 }
 
 impl Provenance {
@@ -37,7 +67,27 @@ impl Provenance {
             cores: crate::plan::available_cores(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            command_line: std::env::args().collect(),
+            command_line: std::env::args().map(|a| redact_secret(&a)).collect(),
+            build: if is_debug_build() { "debug" } else { "release" }.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_headers_are_redacted_and_others_kept() {
+        assert_eq!(
+            redact_secret("Authorization: Bearer abc"),
+            "Authorization: <redacted>"
+        );
+        assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
+        assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
+        assert_eq!(
+            redact_secret("http://127.0.0.1:8080/"),
+            "http://127.0.0.1:8080/"
+        );
     }
 }

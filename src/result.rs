@@ -175,7 +175,7 @@ impl StepResult {
         Self {
             label: label.to_string(),
             protocol: "http".into(),
-            duration_s: round3(secs),
+            duration_s: (secs * 1e6).round() / 1e6,
             requests: m.requests,
             responses: m.requests - errors,
             errors,
@@ -217,30 +217,36 @@ impl StepResult {
         }
     }
 
-    /// Things a reader must know about this step before trusting it.
+    /// The step's warnings prefixed with its label, for documents with several steps.
+    pub fn labelled_warnings(&self, keepalive: bool) -> Vec<String> {
+        self.warnings(keepalive)
+            .into_iter()
+            .map(|w| format!("{}: {w}", self.label))
+            .collect()
+    }
+
+    /// Things a reader must know about this step before trusting it (without the step's label).
     pub fn warnings(&self, keepalive: bool) -> Vec<String> {
         let mut w = Vec::new();
+        // Only when some connection worked: when none did, the errors say why and this would be noise.
         if self.connections.max_open < self.connections.asked as u64
             && keepalive
-            && self.requests > 0
+            && self.responses > 0
         {
             w.push(format!(
-                "{}: only {} of {} connections were open at once; the load was lower than asked",
-                self.label, self.connections.max_open, self.connections.asked
+                "only {} of {} connections were open at once; the load was lower than asked",
+                self.connections.max_open, self.connections.asked
             ));
         }
-        if self.errors > 0 {
+        if self.errors > 0 && self.responses > 0 {
             let pct = 100.0 * self.errors as f64 / self.requests.max(1) as f64;
             w.push(format!(
-                "{}: {} of {} requests failed ({pct:.2} %); see the errors",
-                self.label, self.errors, self.requests
+                "{} of {} requests failed ({pct:.2} %); the latency figures cover only the {} answered",
+                self.errors, self.requests, self.responses
             ));
         }
         if self.requests > 0 && self.responses == 0 {
-            w.push(format!(
-                "{}: no request got an answer; the latency figures are empty",
-                self.label
-            ));
+            w.push("no request got an answer; there are no latency figures".into());
         }
         w
     }

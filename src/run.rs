@@ -48,6 +48,12 @@ pub fn measure(plan: &RunPlan, interrupt: &AtomicBool) -> Result<ResultDocument,
                 .into(),
         );
     }
+    if crate::provenance::is_debug_build() {
+        warnings.push(
+            "this is a debug build of hakaru: build with --release before trusting the numbers"
+                .into(),
+        );
+    }
     if outcome.interrupted {
         warnings.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
     }

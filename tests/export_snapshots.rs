@@ -38,6 +38,7 @@ fn provenance() -> Provenance {
         ]
         .map(String::from)
         .to_vec(),
+        build: "release".into(),
     }
 }
 
@@ -159,8 +160,8 @@ fn document() -> ResultDocument {
         ],
         1.25,
     );
-    let mut warnings = first.warnings(true);
-    warnings.extend(second.warnings(true));
+    let mut warnings = first.labelled_warnings(true);
+    warnings.extend(second.labelled_warnings(true));
     ResultDocument {
         schema: SCHEMA.into(),
         provenance: provenance(),
@@ -269,12 +270,12 @@ step c=50
     120.06ms  #                                        5
 
   status       0 (timeout): 3   200: 490   503: 10
-  errors       reset: 2   e.g. connection reset by peer
-               timeout: 3   e.g. no complete answer within 5s
+  errors       reset (connection reset): 2   e.g. connection reset by peer
+               timeout (no complete answer in time; status 0): 3   e.g. no complete answer within 5s
   connections  50 of 50 open at once, 50 opened, 0 reconnects
 
 warnings
-  ! c=50: 5 of 505 requests failed (0.99 %); see the errors
+  ! c=50: 5 of 505 requests failed (0.99 %); the latency figures cover only the 500 answered
 ";
     assert_text_eq(&Text.render(&document()), expected);
 }
@@ -284,20 +285,17 @@ fn the_text_summary_of_a_step_without_answers_says_so() {
     let expected = "\
 hakaru run  http://127.0.0.1:9/
   4 connections, 2 threads, keep-alive on, 10s, timeout 5s
-  interrupted: the figures cover the time until Ctrl-C
 
   throughput   2.0 req/s   (4 requests in 2.00 s)
   transfer     in 0 B/s   out 140 B/s
   latency      no answers
 
   status       none
-  errors       connect_refused: 4   e.g. connection refused (127.0.0.1:9)
+  errors       connect_refused (connection refused): 4   e.g. connection refused (127.0.0.1:9)
   connections  0 of 4 open at once, 0 opened, 0 reconnects
 
 warnings
-  ! run: only 0 of 4 connections were open at once; the load was lower than asked
-  ! run: 4 of 4 requests failed (100.00 %); see the errors
-  ! run: no request got an answer; the latency figures are empty
+  ! no request got an answer; there are no latency figures
   ! interrupted by Ctrl-C: the figures cover only the time until then
 ";
     assert_text_eq(&Text.render(&document_without_answers()), expected);
@@ -314,10 +312,10 @@ maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs
 }
 
 #[test]
-fn the_csv_of_a_step_without_answers_has_zero_latencies_and_counts_the_errors() {
+fn the_csv_of_a_step_without_answers_has_empty_latencies_and_counts_the_errors() {
     let expected = "\
 maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds
-4,4,2.0,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,4,2.000
+4,4,2.0,,,,,,,,,,,4,2.000
 ";
     assert_text_eq(&Csv.render(&document_without_answers()), expected);
 }

@@ -27,9 +27,16 @@ impl Exporter for Csv {
         header.extend(REPORTED_PERCENTILES.iter().map(|&p| percentile_column(p)));
         header.extend(["errors", "durationSeconds"].map(String::from));
         w.write_record(&header).expect("writing to memory");
-        let ms = |us: f64| format!("{:.3}", us / 1000.0);
         for step in &doc.steps {
             let l = &step.latency;
+            // No answer, no latency: an empty cell, not a 0 that reads like a measurement.
+            let ms = |us: f64| {
+                if l.count == 0 {
+                    String::new()
+                } else {
+                    format!("{:.3}", us / 1000.0)
+                }
+            };
             let mut row = vec![
                 step.requests.to_string(),
                 step.load.connections.to_string(),

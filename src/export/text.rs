@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
-use crate::metrics::LatencyHistogram;
 use crate::metrics::histogram::REPORTED_PERCENTILES;
+use crate::metrics::{ErrorKind, LatencyHistogram};
 use crate::result::{ResultDocument, StepResult, percentile_key};
 use crate::units::{format_bytes, format_micros};
 
@@ -33,9 +33,6 @@ impl Exporter for Text {
             limit,
             s.timeout_s
         );
-        if doc.interrupted {
-            out.push_str("  interrupted: the figures cover the time until Ctrl-C\n");
-        }
         for step in &doc.steps {
             render_step(&mut out, step);
         }
@@ -114,9 +111,10 @@ fn render_step(out: &mut String, step: &StepResult) {
     } else {
         for (i, e) in step.error_kinds.iter().enumerate() {
             let label = if i == 0 { "errors" } else { "" };
+            let words = ErrorKind::from_key(&e.kind).map_or("", ErrorKind::describe);
             let _ = writeln!(
                 out,
-                "  {label:<12} {}: {}   e.g. {}",
+                "  {label:<12} {} ({words}): {}   e.g. {}",
                 e.kind, e.count, e.sample
             );
         }
@@ -124,8 +122,12 @@ fn render_step(out: &mut String, step: &StepResult) {
     let c = &step.connections;
     let _ = writeln!(
         out,
-        "  connections  {} of {} open at once, {} opened, {} reconnects",
-        c.max_open, c.asked, c.opened, c.reconnects
+        "  connections  {} of {} open at once, {} opened, {} reconnect{}",
+        c.max_open,
+        c.asked,
+        c.opened,
+        c.reconnects,
+        if c.reconnects == 1 { "" } else { "s" }
     );
 }
 

@@ -60,6 +60,11 @@ impl ErrorKind {
         }
     }
 
+    /// The kind with this [`key`](Self::key).
+    pub fn from_key(key: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.key() == key)
+    }
+
     /// Words for people.
     pub fn describe(self) -> &'static str {
         match self {
@@ -68,7 +73,7 @@ impl ErrorKind {
             ErrorKind::Connect => "connect error",
             ErrorKind::Reset => "connection reset",
             ErrorKind::Closed => "closed before the response was complete",
-            ErrorKind::Timeout => "request timeout (status 0)",
+            ErrorKind::Timeout => "no complete answer in time; status 0",
             ErrorKind::Malformed => "malformed response",
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",
