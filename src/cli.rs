@@ -20,6 +20,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// The arguments are parsed once per process: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Load an HTTP/1.1 target with N clients for a duration or a number of requests.
@@ -78,9 +80,16 @@ pub struct RequestArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub request: RequestArgs,
-    /// Concurrent connections (closed-loop clients).
+    /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
     #[arg(short, long, default_value_t = 50)]
     pub connections: usize,
+    /// Open loop: send this many requests per second in total, whatever the answers take; latency is measured
+    /// from each request's intended send time (coordinated omission corrected) and from the actual send.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub rate: Option<f64>,
+    /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
+    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    pub arrival: crate::plan::Arrival,
     /// Stop after this many requests in total.
     #[arg(short = 'n', long)]
     pub requests: Option<u64>,

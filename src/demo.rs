@@ -31,6 +31,8 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
             ..RequestArgs::default()
         },
         connections: args.connections,
+        rate: None,
+        arrival: crate::plan::Arrival::Uniform,
         requests: None,
         duration: Some(args.duration.clone()),
         threads: Some((available_cores().saturating_sub(1)).max(1)),

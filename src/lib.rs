@@ -9,6 +9,8 @@ pub mod demo;
 pub mod engine;
 pub mod export;
 pub mod metrics;
+pub mod monitor;
+pub mod pattern_tools;
 pub mod patterns;
 pub mod plan;
 pub mod progress;

@@ -55,10 +55,24 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// When clients send (the load model). One engine loop serves every model.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LoadModel {
     /// Each client sends, waits for the answer, waits `think`, sends again.
     Closed { think: Duration },
+    /// Requests leave at a fixed rate in total (per second), whatever the answers take.
+    Open { rate: f64, arrival: Arrival },
+}
+
+/// How open-loop requests are spaced.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced, 1/rate apart.
+    Uniform,
+    /// Exponential gaps with mean 1/rate, as independent users arrive.
+    Poisson,
 }
 
 /// When a step ends.
@@ -434,6 +448,20 @@ impl RunPlan {
                 "--threads 0: must be at least 1; leave it out to use every core",
             ));
         }
+        let load = match a.rate {
+            None => LoadModel::Closed {
+                think: Duration::ZERO,
+            },
+            Some(r) if r.is_finite() && r > 0.0 => LoadModel::Open {
+                rate: r,
+                arrival: a.arrival,
+            },
+            Some(r) => {
+                return Err(UsageError::new(format!(
+                    "--rate {r}: must be more than 0 requests per second; try --rate 1000"
+                )));
+            }
+        };
         let set = RequestSet::from_args(&a.request)?;
         let mut connections = a.connections;
         if let Stop::Requests(n) = stop {
@@ -462,7 +490,12 @@ impl RunPlan {
                 Stop::Duration(d) => Some(d.as_secs_f64()),
                 Stop::Requests(_) => None,
             },
-            load_model: "closed".into(),
+            load_model: match load {
+                LoadModel::Closed { .. } => "closed".into(),
+                LoadModel::Open { .. } => "open".into(),
+            },
+            rate: a.rate,
+            arrival: a.rate.map(|_| a.arrival),
             keepalive: set.keepalive,
             timeout_s: set
                 .requests
@@ -481,9 +514,7 @@ impl RunPlan {
             connections,
             threads,
             stop,
-            load: LoadModel::Closed {
-                think: Duration::ZERO,
-            },
+            load,
             keepalive: set.keepalive,
             connect_timeout: set.connect_timeout,
             seed: set.seed,

@@ -28,6 +28,10 @@ pub struct Settings {
     pub duration_s: Option<f64>,
     /// `closed` (N clients, each waits for its answer) or `open` (a fixed rate).
     pub load_model: String,
+    /// Open loop: requests per second asked for in total.
+    pub rate: Option<f64>,
+    /// Open loop: `uniform` or `poisson`.
+    pub arrival: Option<crate::plan::Arrival>,
     pub keepalive: bool,
     pub timeout_s: f64,
     pub connect_timeout_s: f64,
@@ -62,6 +66,10 @@ pub struct StepResult {
     pub throughput: Throughput,
     /// Latency from the intended send time (equal to the send time in a closed loop), microseconds.
     pub latency: LatencySummary,
+    /// Open loop: latency from the actual send (service time), microseconds; what a closed-loop tool reports.
+    pub service: Option<LatencySummary>,
+    /// Open loop: the rate asked for and achieved, and the requests sent late.
+    pub schedule: Option<ScheduleReport>,
     /// Status code -> count; "0" counts timeouts, as drnbench does.
     pub status: BTreeMap<String, u64>,
     pub error_kinds: Vec<ErrorCount>,
@@ -75,6 +83,19 @@ pub struct StepLoad {
     pub model: String,
     pub connections: usize,
     pub threads: usize,
+    /// Open loop: requests per second asked for.
+    pub rate: Option<f64>,
+}
+
+/// How well an open-loop step kept its schedule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleReport {
+    pub target_rate: f64,
+    pub achieved_rate: f64,
+    /// Requests sent more than 1 ms after their intended time: they could not be sent on time.
+    pub late: u64,
+    /// The largest delay between intended and actual send, microseconds.
+    pub max_lag_us: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -187,6 +208,15 @@ impl StepResult {
                 bytes_out_per_s: round3(m.bytes_out as f64 / secs),
             },
             latency: LatencySummary::from_histogram(&m.latency),
+            service: load
+                .rate
+                .map(|_| LatencySummary::from_histogram(&m.service)),
+            schedule: load.rate.map(|target_rate| ScheduleReport {
+                target_rate,
+                achieved_rate: round3(m.requests as f64 / secs),
+                late: m.late,
+                max_lag_us: m.max_lag_us,
+            }),
             status: m
                 .status_counts()
                 .into_iter()
@@ -245,6 +275,32 @@ impl StepResult {
                 self.errors, self.requests, self.responses
             ));
         }
+        if let Some(s) = &self.schedule {
+            if s.late > 0 {
+                let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
+                let busy = if self.connections.max_open >= self.connections.asked as u64 {
+                    format!(
+                        "; all {} connections were busy: raise -c",
+                        self.connections.asked
+                    )
+                } else {
+                    String::new()
+                };
+                w.push(format!(
+                    "{} of {} requests ({pct:.2} %) left more than 1 ms after their intended time (worst {} late){busy}; \
+                     their latency counts from the intended time",
+                    s.late,
+                    self.requests,
+                    crate::units::format_micros(s.max_lag_us as f64)
+                ));
+            }
+            if s.achieved_rate < 0.99 * s.target_rate {
+                w.push(format!(
+                    "the rate asked was {:.1} req/s but {:.1} req/s was achieved",
+                    s.target_rate, s.achieved_rate
+                ));
+            }
+        }
         if self.requests > 0 && self.responses == 0 {
             w.push("no request got an answer; there are no latency figures".into());
         }
@@ -266,6 +322,7 @@ mod tests {
         }
         m.record_error(crate::metrics::ErrorKind::Timeout, || "timed out".into());
         let load = StepLoad {
+            rate: None,
             model: "closed".into(),
             connections: 10,
             threads: 1,

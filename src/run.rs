@@ -30,6 +30,7 @@ pub fn measure(plan: &RunPlan, interrupt: &AtomicBool) -> Result<ResultDocument,
     let outcome = engine::run_step(plan, interrupt, |w| progress.window(w));
     progress.finish();
     let load = StepLoad {
+        rate: plan.settings.rate,
         model: plan.settings.load_model.clone(),
         connections: plan.connections,
         threads: plan.threads,

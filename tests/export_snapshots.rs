@@ -54,6 +54,8 @@ fn settings() -> Settings {
         requests: Some(1000),
         duration_s: None,
         load_model: "closed".into(),
+        rate: None,
+        arrival: None,
         keepalive: true,
         timeout_s: 5.0,
         connect_timeout_s: 5.0,
@@ -85,6 +87,7 @@ fn step(
         label: label.into(),
         protocol: "http".into(),
         load: StepLoad {
+            rate: None,
             model: "closed".into(),
             connections,
             threads: 2,
@@ -101,6 +104,8 @@ fn step(
             bytes_out_per_s: bytes_out as f64 / duration_s,
         },
         latency: LatencySummary::from_histogram(&histogram),
+        service: None,
+        schedule: None,
         status: status
             .iter()
             .map(|&(code, n)| (code.to_string(), n))

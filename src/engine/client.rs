@@ -30,9 +30,9 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     tokio::pin!(timer);
     let mut ready = Instant::now();
     while ctx.take_ticket() {
-        let intended = ctx.intended_send_time(ready);
-        if intended > ready {
-            tokio::time::sleep_until(intended.into()).await;
+        let intended = ctx.intended_send_time(ready).await;
+        if intended != ready {
+            // Open loop: the client waited for its slot; this is when it may send.
             ready = Instant::now();
         }
         let (spec_index, k) = ctx.choose(&mut turn);
@@ -48,15 +48,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut())
             .await;
         let end = Instant::now();
-        let mut m = ctx.metrics.borrow_mut();
-        match result {
-            Ok((answer, sent)) => {
-                m.record_lag(sent.saturating_duration_since(intended));
-                m.record_response(answer.status, intended, sent, end);
-            }
-            Err(f) => m.record_error(f.kind, || f.message),
-        }
-        drop(m);
+        ctx.record(result, intended, end);
         ready = end;
         if let Some(think) = ctx.think_time() {
             tokio::time::sleep(think).await;

@@ -5,6 +5,9 @@
 
 mod client;
 pub mod conn;
+mod pacer;
+
+use pacer::Schedule;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -18,8 +21,10 @@ use rand_chacha::ChaCha8Rng;
 use tokio::sync::watch;
 use tokio_rustls::TlsConnector;
 
+use crate::engine::conn::Failure;
 use crate::metrics::{StepMetrics, WindowAccum, WindowMerger, WindowSummary};
-use crate::plan::{LoadModel, RunPlan, Selection, Stop, UsageError};
+use crate::plan::{Arrival, LoadModel, RunPlan, Selection, Stop, UsageError};
+use crate::protocol::Answer;
 use crate::target::Scheme;
 
 /// Width of the time-series windows.
@@ -52,6 +57,17 @@ struct ThreadCtx {
     tickets: Cell<Option<u64>>,
     /// Index of the window under way.
     window_index: Cell<u64>,
+    /// Open loop only.
+    schedule: Option<Schedule>,
+    /// Clients this thread may run, clients started so far, clients still running.
+    max_clients: usize,
+    started_clients: Cell<usize>,
+    running_clients: Cell<usize>,
+    /// Woken when the last client ends.
+    clients_done: tokio::sync::Notify,
+    /// Global client ids are `thread + k * threads`, so round-robin positions differ across threads.
+    thread_index: usize,
+    threads: usize,
 }
 
 impl ThreadCtx {
@@ -66,17 +82,52 @@ impl ThreadCtx {
         }
     }
 
-    /// When the next request is meant to leave, as the load model decides; `ready` is when the client is free.
-    fn intended_send_time(&self, ready: Instant) -> Instant {
-        match self.shared.plan.load {
-            LoadModel::Closed { .. } => ready,
+    /// When the next request is meant to leave: when the client is ready (closed loop), or the next slot of
+    /// the schedule (open loop), which may be in the past when every client was busy.
+    async fn intended_send_time(&self, ready: Instant) -> Instant {
+        match &self.schedule {
+            None => ready,
+            Some(s) => s.claim(&self.rng).await,
         }
     }
 
     fn think_time(&self) -> Option<Duration> {
         match self.shared.plan.load {
             LoadModel::Closed { think } if !think.is_zero() => Some(think),
-            LoadModel::Closed { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// Starts one more client if the thread may; returns whether it did.
+    fn start_client(self: &Rc<Self>) -> bool {
+        let started = self.started_clients.get();
+        if started >= self.max_clients {
+            return false;
+        }
+        self.started_clients.set(started + 1);
+        self.running_clients.set(self.running_clients.get() + 1);
+        let id = self.thread_index + started * self.threads;
+        let ctx = Rc::clone(self);
+        tokio::task::spawn_local(async move {
+            client::run_client(Rc::clone(&ctx), id).await;
+            let left = ctx.running_clients.get() - 1;
+            ctx.running_clients.set(left);
+            if left == 0 {
+                ctx.clients_done.notify_one();
+            }
+        });
+        true
+    }
+
+    /// Records how one request ended.
+    fn record(&self, result: Result<(Answer, Instant), Failure>, intended: Instant, end: Instant) {
+        let mut m = self.metrics.borrow_mut();
+        match result {
+            Ok((answer, sent)) => {
+                m.record_lag(sent.saturating_duration_since(intended));
+                m.record_response(answer.status, intended, sent, end);
+            }
+            Err(f) => m.record_error(f.kind, || f.message),
         }
     }
 
@@ -152,10 +203,18 @@ pub fn run_step(
 
     let handles: Vec<_> = (0..threads)
         .map(|i| {
-            let clients = share(plan.connections, threads, i);
             let tickets = match plan.stop {
                 Stop::Requests(n) => Some(share(n as usize, threads, i) as u64),
                 Stop::Duration(_) => None,
+            };
+            let schedule = match plan.load {
+                LoadModel::Closed { .. } => None,
+                LoadModel::Open { rate, arrival } => {
+                    let interval = threads as f64 / rate;
+                    // Threads take turns: thread i's first slot is i / rate after the start.
+                    let first = start + Duration::from_secs_f64(i as f64 / rate);
+                    Some(Schedule::new(first, interval, arrival == Arrival::Poisson))
+                }
             };
             let ctx = ThreadCtx {
                 shared: Arc::clone(&shared),
@@ -164,6 +223,13 @@ pub fn run_step(
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
                 tickets: Cell::new(tickets),
                 window_index: Cell::new(0),
+                schedule,
+                max_clients: share(plan.connections, threads, i),
+                started_clients: Cell::new(0),
+                running_clients: Cell::new(0),
+                clients_done: tokio::sync::Notify::new(),
+                thread_index: i,
+                threads,
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()
@@ -174,23 +240,12 @@ pub fn run_step(
                         .build()
                         .expect("a tokio runtime starts on a live system");
                     let local = tokio::task::LocalSet::new();
-                    let first_client = i;
                     // The LocalSet polls its main future on every wake-up, so that future is only a oneshot;
                     // the select over deadline, stop and clients lives in a task that is polled when it is woken.
                     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-                    let ctx = Rc::new(ctx);
                     local.spawn_local(async move {
-                        let out = thread_main(
-                            ctx,
-                            clients,
-                            threads,
-                            first_client,
-                            start,
-                            deadline,
-                            stop_rx,
-                            window_tx,
-                        )
-                        .await;
+                        let out =
+                            thread_main(Rc::new(ctx), start, deadline, stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
                     local
@@ -246,35 +301,48 @@ fn share(total: usize, n: usize, i: usize) -> usize {
     total / n + usize::from(i < total % n)
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn thread_main(
     ctx: Rc<ThreadCtx>,
-    clients: usize,
-    stride: usize,
-    first_client: usize,
     start: Instant,
     deadline: Option<Instant>,
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
 ) -> (StepMetrics, Instant) {
-    let handles: Vec<_> = (0..clients)
-        .map(|c| {
-            tokio::task::spawn_local(client::run_client(
-                Rc::clone(&ctx),
-                first_client + c * stride,
-            ))
-        })
-        .collect();
-    let ticker = tokio::task::spawn_local(tick_windows(Rc::clone(&ctx), start, windows.clone()));
-    let all_done = async {
-        for h in handles {
-            let _ = h.await;
-        }
+    // A closed loop starts every client now; an open loop starts one and adds clients when a request is late.
+    let initial = if ctx.schedule.is_some() {
+        1
+    } else {
+        ctx.max_clients
     };
+    for _ in 0..initial {
+        ctx.start_client();
+    }
+    let ticker = tokio::task::spawn_local(tick_windows(Rc::clone(&ctx), start, windows.clone()));
+    let pacer = ctx.schedule.is_some().then(|| {
+        let ctx = Rc::clone(&ctx);
+        tokio::task::spawn_local(async move {
+            if let Some(schedule) = &ctx.schedule {
+                let more = Rc::clone(&ctx);
+                if let Err(e) = schedule.pace(move || more.start_client()).await {
+                    ctx.metrics
+                        .borrow_mut()
+                        .errors
+                        .add(crate::metrics::ErrorKind::Io, || {
+                            format!("pacer timer: {e}")
+                        });
+                }
+            }
+        })
+    });
     let until_deadline = async {
         match deadline {
             Some(d) => tokio::time::sleep_until(d.into()).await,
             None => std::future::pending().await,
+        }
+    };
+    let all_done = async {
+        if ctx.running_clients.get() > 0 {
+            ctx.clients_done.notified().await;
         }
     };
     tokio::select! {
@@ -284,6 +352,9 @@ async fn thread_main(
     }
     let end = Instant::now();
     ticker.abort();
+    if let Some(p) = pacer {
+        p.abort();
+    }
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
     let last = std::mem::take(&mut metrics.window);
     if last.requests > 0 {

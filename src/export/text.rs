@@ -59,6 +59,16 @@ fn render_step(out: &mut String, step: &StepResult) {
         "  throughput   {:.1} req/s   ({} requests in {:.2} s)",
         t.requests_per_s, step.requests, step.duration_s
     );
+    if let Some(sched) = &step.schedule {
+        let _ = writeln!(
+            out,
+            "  rate         asked {:.1}/s   achieved {:.1}/s   late (> 1 ms) {}   worst lag {}",
+            sched.target_rate,
+            sched.achieved_rate,
+            sched.late,
+            format_micros(sched.max_lag_us as f64)
+        );
+    }
     let _ = writeln!(
         out,
         "  transfer     in {}/s   out {}/s",
@@ -76,10 +86,28 @@ fn render_step(out: &mut String, step: &StepResult) {
             format_micros(l.stdev),
             format_micros(l.max as f64)
         );
-        out.push_str("\n  percentile   latency\n");
-        for p in REPORTED_PERCENTILES {
-            let key = percentile_key(p);
-            let _ = writeln!(out, "  {key:<12} {}", format_micros(l.percentile(p) as f64));
+        match &step.service {
+            // Open loop: the corrected latency beside the service time a closed-loop tool would report.
+            Some(service) => {
+                out.push_str("\n  percentile   latency      service time\n");
+                for p in REPORTED_PERCENTILES {
+                    let key = percentile_key(p);
+                    let _ = writeln!(
+                        out,
+                        "  {key:<12} {:<12} {}",
+                        format_micros(l.percentile(p) as f64),
+                        format_micros(service.percentile(p) as f64)
+                    );
+                }
+                out.push_str("  (latency counts from each request's intended send time; service time from the send)\n");
+            }
+            None => {
+                out.push_str("\n  percentile   latency\n");
+                for p in REPORTED_PERCENTILES {
+                    let key = percentile_key(p);
+                    let _ = writeln!(out, "  {key:<12} {}", format_micros(l.percentile(p) as f64));
+                }
+            }
         }
         if let Ok(h) = LatencyHistogram::from_base64(&step.histogram.data) {
             render_histogram(out, &h);

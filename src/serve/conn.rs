@@ -147,6 +147,11 @@ impl Connection<'_> {
             }
             Some(Fault::SlowBody) | None => {}
         }
+        if let Some(d) = plan.freeze {
+            shared.freeze_for(d);
+        }
+        // A server-wide freeze holds every answer, as a stop-the-world pause in a real server would.
+        self.wait(shared.frozen_for()).await?;
         // Faults above answer nothing, so they hold no worker: a stalled request must not block the others.
         let _permit = match &shared.workers {
             Some(s) => s.acquire().await.ok(),

@@ -173,6 +173,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, handles: Vec<Handle>, sh
 /// State every connection shares. Counters are per thread so the hot path never bounces a cache line.
 struct Shared {
     workers: Option<Semaphore>,
+    /// Nanoseconds after `started` until which no request is answered (`?freeze=`).
+    frozen_until: AtomicU64,
     miss_cost: Duration,
     cache: cache::Cache,
     counters: Box<[Counters]>,
@@ -191,6 +193,18 @@ struct Counters {
 }
 
 impl Shared {
+    /// Freezes every answer until `d` from now (a longer freeze already under way is kept).
+    fn freeze_for(&self, d: Duration) {
+        let until = (self.started.elapsed() + d).as_nanos() as u64;
+        self.frozen_until.fetch_max(until, Relaxed);
+    }
+
+    /// How long answers are still frozen.
+    fn frozen_for(&self) -> Duration {
+        let until = Duration::from_nanos(self.frozen_until.load(Relaxed));
+        until.saturating_sub(self.started.elapsed())
+    }
+
     fn new(opts: &ServeOptions, threads: usize) -> Shared {
         Shared {
             workers: opts
@@ -200,6 +214,7 @@ impl Shared {
             cache: cache::Cache::new(opts.cache_size),
             counters: (0..threads).map(|_| Counters::default()).collect(),
             started: Instant::now(),
+            frozen_until: AtomicU64::new(0),
             started_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),

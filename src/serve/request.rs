@@ -35,6 +35,8 @@ pub struct Plan {
     pub expect_continue: bool,
     pub delay: Option<Duration>,
     pub jitter: Duration,
+    /// `?freeze=1s`: the whole server answers nothing (this request included) for that long.
+    pub freeze: Option<Duration>,
     pub size: Option<u64>,
     pub status: u16,
     pub fault: Option<Fault>,
@@ -107,6 +109,7 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
         http10,
         expect_continue,
         delay: None,
+        freeze: None,
         jitter: Duration::ZERO,
         size: None,
         status: 200,
@@ -143,6 +146,7 @@ fn apply_query(plan: &mut Plan, query: &str, key: &mut String) -> bool {
         let result = match name {
             "delay" => parse_duration(value).map(|d| plan.delay = Some(d)),
             "jitter" => parse_duration(value).map(|d| plan.jitter = d),
+            "freeze" => parse_duration(value).map(|d| plan.freeze = Some(d)),
             "size" => parse_size(value).map(|s| plan.size = Some(s)),
             // 1xx would be taken for an interim answer and leave the client waiting.
             "status" => match value.parse::<u16>() {

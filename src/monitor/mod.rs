@@ -1,0 +1,113 @@
+//! Watching both ends during load steps: the server's processes ([`process`]), hakaru's own CPU ([`SelfCheck`]),
+//! and server-side figures read over HTTP before and after each step ([`probe`]).
+//!
+//! A latency curve alone cannot tell a slow server from a saturated generator; these figures can.
+
+mod probe;
+mod process;
+mod procfs;
+
+use std::time::Duration;
+
+pub use probe::{Probe, ProbeReading, apply_pointer, delta, probe_all, readings, unique_names};
+pub use process::{ProcessMonitor, ProcessReport, WatchSpec, is_saturated};
+
+/// hakaru's own CPU use (getrusage RUSAGE_SELF: user + system, all threads), to compare before/after a step.
+pub fn own_cpu_time() -> Duration {
+    // SAFETY: rusage is plain data and getrusage only writes into it.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return Duration::ZERO;
+        }
+        usage
+    };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// How many cores this process may run on (sched_getaffinity; the machine's count if that fails).
+pub fn own_cores() -> usize {
+    procfs::affinity_cores(0).unwrap_or_else(crate::plan::available_cores)
+}
+
+/// hakaru's CPU during a step as a percentage of one core, and whether it was above 90 % of the cores it may
+/// use: then the generator, not the server, may be what the numbers measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelfCheck {
+    pub cpu_percent: f64,
+    pub cores: usize,
+    pub saturated: bool,
+}
+
+impl SelfCheck {
+    /// From [`own_cpu_time`] before and after a step that lasted `wall`, on the cores this process may use.
+    pub fn measure(cpu_before: Duration, cpu_after: Duration, wall: Duration) -> SelfCheck {
+        SelfCheck::with_cores(cpu_before, cpu_after, wall, own_cores())
+    }
+
+    /// As [`SelfCheck::measure`], with the core count given.
+    pub fn with_cores(
+        cpu_before: Duration,
+        cpu_after: Duration,
+        wall: Duration,
+        cores: usize,
+    ) -> SelfCheck {
+        let cpu = cpu_after.saturating_sub(cpu_before).as_secs_f64();
+        let wall = wall.as_secs_f64();
+        let cpu_percent = if wall > 0.0 { cpu / wall * 100.0 } else { 0.0 };
+        let cores = cores.max(1);
+        SelfCheck {
+            cpu_percent,
+            cores,
+            saturated: is_saturated(cpu_percent, cores),
+        }
+    }
+
+    /// The advice to print when hakaru was saturated.
+    pub fn warning(&self) -> Option<String> {
+        if !self.saturated {
+            return None;
+        }
+        let share = self.cpu_percent / self.cores as f64;
+        let s = if self.cores == 1 { "" } else { "s" };
+        Some(format!(
+            "hakaru used {:.0} % CPU of its {} core{s} ({share:.0} %): the generator itself may be the bottleneck; \
+             use more --threads, fewer connections, or run hakaru on another machine",
+            self.cpu_percent, self.cores
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_check_warns_above_ninety_percent_of_the_cores() {
+        let ms = Duration::from_millis;
+        let c = SelfCheck::with_cores(ms(1000), ms(2950), ms(1000), 2);
+        assert!((c.cpu_percent - 195.0).abs() < 1e-9);
+        assert!(c.saturated);
+        assert_eq!(
+            c.warning().unwrap(),
+            "hakaru used 195 % CPU of its 2 cores (98 %): the generator itself may be the bottleneck; \
+             use more --threads, fewer connections, or run hakaru on another machine"
+        );
+        let c = SelfCheck::with_cores(ms(0), ms(1700), ms(1000), 2);
+        assert!(!c.saturated);
+        assert_eq!(c.warning(), None);
+        let c = SelfCheck::with_cores(ms(0), ms(950), ms(1000), 1);
+        assert!(c.warning().unwrap().contains("of its 1 core ("));
+        let c = SelfCheck::with_cores(ms(5), ms(1), Duration::ZERO, 4);
+        assert_eq!((c.cpu_percent, c.saturated), (0.0, false));
+    }
+
+    #[test]
+    fn own_cores_is_at_least_one() {
+        assert!(own_cores() >= 1);
+        let _ = own_cpu_time();
+    }
+}

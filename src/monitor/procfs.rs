@@ -1,0 +1,272 @@
+//! Reading processes from Linux /proc: CPU ticks, parent, start time, resident memory, names and CPU affinity.
+//!
+//! Every reader returns `None` for a process that is gone: processes exit between listing and reading, and that
+//! is normal, not an error.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+
+/// What the monitor needs from `/proc/PID/stat`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub pid: u32,
+    pub comm: String,
+    pub ppid: u32,
+    /// utime + stime, in clock ticks: every thread of the process, not its reaped children.
+    pub ticks: u64,
+    /// Start time in clock ticks since boot: with the pid, it tells a reused pid from the process seen before.
+    pub starttime: u64,
+}
+
+/// Parses one `/proc/PID/stat` line. The command name sits in parentheses and may itself contain spaces and
+/// parentheses, so the fixed fields are read after the *last* ')'.
+pub(crate) fn parse_stat(line: &str) -> Option<Stat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    if close < open {
+        return None;
+    }
+    let pid = line[..open].trim().parse().ok()?;
+    let comm = line[open + 1..close].to_string();
+    // Fields from 3 (state) on; field N of proc(5) is at index N - 3.
+    let rest: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    let field = |n: usize| rest.get(n - 3).and_then(|s| s.parse::<u64>().ok());
+    let ppid = field(4)? as u32;
+    let ticks = field(14)?.checked_add(field(15)?)?;
+    let starttime = field(22)?;
+    Some(Stat {
+        pid,
+        comm,
+        ppid,
+        ticks,
+        starttime,
+    })
+}
+
+pub(crate) fn read_stat(pid: u32) -> Option<Stat> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Resident pages from a `/proc/PID/statm` line (its second field).
+pub(crate) fn parse_statm_resident(line: &str) -> Option<u64> {
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Resident memory of one process in bytes.
+pub(crate) fn read_rss(pid: u32) -> Option<u64> {
+    let pages = parse_statm_resident(&fs::read_to_string(format!("/proc/{pid}/statm")).ok()?)?;
+    Some(pages.saturating_mul(page_size()))
+}
+
+/// Every process id under /proc (thread groups only: threads live under /proc/PID/task).
+pub(crate) fn list_pids() -> std::io::Result<Vec<u32>> {
+    Ok(fs::read_dir("/proc")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
+
+/// Every process's stat, for one sample: parents are needed to find descendants.
+pub(crate) fn all_stats() -> Vec<Stat> {
+    list_pids()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(read_stat)
+        .collect()
+}
+
+/// The roots that are still alive and all their descendants, from one snapshot of every process.
+pub(crate) fn family<'a>(roots: &[u32], stats: &'a [Stat]) -> Vec<&'a Stat> {
+    let by_pid: HashMap<u32, &Stat> = stats.iter().map(|s| (s.pid, s)).collect();
+    let mut children: HashMap<u32, Vec<&Stat>> = HashMap::new();
+    for s in stats {
+        children.entry(s.ppid).or_default().push(s);
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut todo: Vec<&Stat> = roots
+        .iter()
+        .filter_map(|p| by_pid.get(p).copied())
+        .collect();
+    while let Some(s) = todo.pop() {
+        // A set, because two watched names may be parent and child (a master and its workers).
+        if !seen.insert(s.pid) {
+            continue;
+        }
+        out.push(s);
+        if let Some(kids) = children.get(&s.pid) {
+            todo.extend(kids.iter().copied());
+        }
+    }
+    out
+}
+
+/// The file name of the first word of a NUL-separated cmdline. Servers that rewrite their title
+/// ("nginx: master process ...") put spaces inside argv[0], so the word ends at a space too.
+pub(crate) fn cmdline_name(cmdline: &[u8]) -> Option<String> {
+    let first = cmdline.split(|b| *b == 0).next()?;
+    let first = String::from_utf8_lossy(first);
+    let word = first.split_whitespace().next()?;
+    let name = word.rsplit('/').next()?;
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Whether the process is called `name`: by its comm (at most 15 bytes, as the kernel keeps it) or by the file
+/// name of its command line's first word.
+pub(crate) fn has_name(pid: u32, name: &str) -> bool {
+    if let Ok(comm) = fs::read_to_string(format!("/proc/{pid}/comm"))
+        && comm.trim_end_matches('\n') == name
+    {
+        return true;
+    }
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|c| cmdline_name(&c))
+        .is_some_and(|n| n == name)
+}
+
+/// The processes called `name`, hakaru itself excluded: `--monitor-name hakaru` means a `hakaru serve`.
+pub(crate) fn pids_named(name: &str) -> std::io::Result<Vec<u32>> {
+    let me = std::process::id();
+    let mut pids: Vec<u32> = list_pids()?
+        .into_iter()
+        .filter(|&p| p != me && has_name(p, name))
+        .collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
+pub(crate) fn exists(pid: u32) -> bool {
+    pid != 0 && read_stat(pid).is_some()
+}
+
+pub(crate) fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 { v as u64 } else { 100 }
+}
+
+pub(crate) fn page_size() -> u64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 { v as u64 } else { 4096 }
+}
+
+/// Now, in clock ticks since boot: the clock `starttime` in /proc/PID/stat counts in.
+pub(crate) fn boot_ticks() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write to.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+        return 0;
+    }
+    let tck = clock_ticks_per_second();
+    (ts.tv_sec as u64) * tck + (ts.tv_nsec as u64) * tck / 1_000_000_000
+}
+
+/// How many CPUs `pid` (0 = this process) may run on, if the kernel says.
+pub(crate) fn affinity_cores(pid: u32) -> Option<usize> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set, and the kernel writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(
+            pid as libc::pid_t,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        ) != 0
+        {
+            return None;
+        }
+        let n = libc::CPU_COUNT(&set);
+        (n > 0).then_some(n as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_read_after_the_last_parenthesis() {
+        let line = "4242 (my (odd) srv) name) S 17 4242 4242 0 -1 4194560 900 0 3 0 \
+                    250 75 0 0 20 0 4 0 123456 10000000 600 18446744073709551615";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.pid, 4242);
+        assert_eq!(s.comm, "my (odd) srv) name");
+        assert_eq!(s.ppid, 17);
+        assert_eq!(s.ticks, 325);
+        assert_eq!(s.starttime, 123456);
+    }
+
+    #[test]
+    fn short_or_garbled_stat_lines_are_none() {
+        assert_eq!(parse_stat(""), None);
+        assert_eq!(parse_stat("12 (x) S 1 2 3"), None);
+        assert_eq!(
+            parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 0 0 1 0 5"),
+            None
+        );
+    }
+
+    #[test]
+    fn this_process_stat_parses() {
+        let s = read_stat(std::process::id()).unwrap();
+        assert_eq!(s.pid, std::process::id());
+        assert!(read_rss(std::process::id()).unwrap() > 0);
+        assert!(exists(std::process::id()));
+        assert!(!exists(0));
+    }
+
+    #[test]
+    fn statm_resident_is_the_second_field() {
+        assert_eq!(parse_statm_resident("1000 250 30 1 0 80 0\n"), Some(250));
+        assert_eq!(parse_statm_resident("1000"), None);
+    }
+
+    #[test]
+    fn cmdline_names_are_the_file_name_of_the_first_word() {
+        assert_eq!(
+            cmdline_name(b"/usr/bin/groonga\0-s\0db\0").as_deref(),
+            Some("groonga")
+        );
+        assert_eq!(
+            cmdline_name(b"nginx: master process /usr/sbin/nginx\0").as_deref(),
+            Some("nginx:")
+        );
+        assert_eq!(cmdline_name(b"").as_deref(), None);
+        assert_eq!(cmdline_name(b"/\0").as_deref(), None);
+    }
+
+    #[test]
+    fn family_follows_children_and_counts_each_process_once() {
+        let st = |pid, ppid| Stat {
+            pid,
+            comm: String::new(),
+            ppid,
+            ticks: 0,
+            starttime: 0,
+        };
+        let stats = vec![
+            st(1, 0),
+            st(10, 1),
+            st(11, 10),
+            st(12, 10),
+            st(13, 11),
+            st(20, 1),
+        ];
+        let mut pids: Vec<u32> = family(&[10, 11, 99], &stats)
+            .iter()
+            .map(|s| s.pid)
+            .collect();
+        pids.sort_unstable();
+        assert_eq!(pids, vec![10, 11, 12, 13]);
+    }
+
+    #[test]
+    fn this_process_may_use_at_least_one_core() {
+        assert!(affinity_cores(0).unwrap() >= 1);
+        assert!(clock_ticks_per_second() > 0);
+        assert!(boot_ticks() > 0);
+    }
+}
