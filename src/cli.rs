@@ -10,11 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::plan::UsageError;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "hakaru",
-    version,
-    about = "Measure latency and throughput of network services, honestly."
-)]
+#[command(name = "hakaru", version, about = "Measure latency and throughput of network services, honestly.")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -85,7 +81,7 @@ pub struct RunArgs {
     pub connections: usize,
     /// Open loop: send this many requests per second in total, whatever the answers take; latency is measured
     /// from each request's intended send time (coordinated omission corrected) and from the actual send.
-    #[arg(long, value_name = "PER_SECOND")]
+    #[arg(long, value_name = "PER_SECOND", allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
     #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
@@ -154,13 +150,13 @@ pub fn main() -> ExitCode {
     let interrupt = Arc::new(AtomicBool::new(false));
     // The first Ctrl-C stops the load and keeps what was measured; a second one ends the process at once.
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ =
-            signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
     }
     let outcome = match cli.command {
-        Command::Run(args) => crate::plan::RunPlan::from_args(&args)
-            .and_then(|plan| crate::run::run_plan(&plan, &interrupt)),
+        Command::Run(args) => {
+            crate::plan::RunPlan::from_args(&args).and_then(|plan| crate::run::run_plan(&plan, &interrupt))
+        }
         Command::Serve(args) => serve(&args),
         Command::Demo(args) => crate::demo::demo(&args, &interrupt),
     };
@@ -175,8 +171,7 @@ pub fn main() -> ExitCode {
 
 fn serve(args: &ServeArgs) -> Result<ExitCode, UsageError> {
     let opts = crate::plan::serve_options(args)?;
-    crate::serve::run_until_signal(opts)
-        .map_err(|e| UsageError::runtime(format!("serve: {e:#}")))?;
+    crate::serve::run_until_signal(opts).map_err(|e| UsageError::runtime(format!("serve: {e:#}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -194,11 +189,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
+            let first = rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
             eprintln!("hakaru: error: {first} (see 'hakaru help' for the flags)");
             ExitCode::from(EXIT_USAGE)
         }

@@ -18,10 +18,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
     })
     .map_err(|e| UsageError::runtime(format!("cannot start the built-in target: {e}")))?;
     let url = format!("http://{}/?size=1kb", server.addr());
-    println!(
-        "hakaru demo: built-in target at http://{} (1 thread); the load uses the other cores\n",
-        server.addr()
-    );
+    println!("hakaru demo: built-in target at http://{} (1 thread); the load uses the other cores\n", server.addr());
     let run = RunArgs {
         request: RequestArgs {
             urls: vec![url],

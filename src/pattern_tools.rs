@@ -35,25 +35,15 @@ pub struct ExtractOptions {
 /// first result set is read (the others are drilldowns). Strings are printed as they are, numbers and booleans as
 /// their JSON text, null as an empty line, and a vector value as one line per element; nothing is deduplicated.
 /// Without `--escape` a line break inside a term becomes a space so that every term stays on one line.
-pub fn extract(
-    opts: &ExtractOptions,
-    stdin: &mut dyn Read,
-    out: &mut dyn Write,
-) -> Result<usize, UsageError> {
+pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<usize, UsageError> {
     if let Some(p) = &opts.pointer
         && !p.is_empty()
         && !p.starts_with('/')
     {
-        return Err(UsageError::new(format!(
-            "--pointer '{p}': a JSON pointer starts with '/'; write --pointer /{p}"
-        )));
+        return Err(UsageError::new(format!("--pointer '{p}': a JSON pointer starts with '/'; write --pointer /{p}")));
     }
     let stdin_only = [PathBuf::from("-")];
-    let files: &[PathBuf] = if opts.files.is_empty() {
-        &stdin_only
-    } else {
-        &opts.files
-    };
+    let files: &[PathBuf] = if opts.files.is_empty() { &stdin_only } else { &opts.files };
     let mut out = BufWriter::new(out);
     let mut written = 0;
     for file in files {
@@ -75,35 +65,23 @@ fn write_failed(e: std::io::Error) -> UsageError {
 fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), UsageError> {
     let mut bytes = Vec::new();
     if file.as_os_str() == "-" {
-        stdin
-            .read_to_end(&mut bytes)
-            .map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
+        stdin.read_to_end(&mut bytes).map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
         return Ok(("stdin".into(), bytes));
     }
     let name = file.display().to_string();
-    bytes = std::fs::read(file).map_err(|e| {
-        UsageError::new(format!(
-            "{name}: cannot read: {e}; give an existing file, or - for stdin"
-        ))
-    })?;
+    bytes = std::fs::read(file)
+        .map_err(|e| UsageError::new(format!("{name}: cannot read: {e}; give an existing file, or - for stdin")))?;
     Ok((name, bytes))
 }
 
 /// The terms of every JSON document in one input.
-fn terms_of_input(
-    name: &str,
-    bytes: &[u8],
-    opts: &ExtractOptions,
-) -> Result<Vec<String>, UsageError> {
+fn terms_of_input(name: &str, bytes: &[u8], opts: &ExtractOptions) -> Result<Vec<String>, UsageError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     let (mut terms, mut documents) = (Vec::new(), 0);
     loop {
-        let start = stream.byte_offset()
-            + bytes[stream.byte_offset()..]
-                .iter()
-                .take_while(|b| b.is_ascii_whitespace())
-                .count();
+        let start =
+            stream.byte_offset() + bytes[stream.byte_offset()..].iter().take_while(|b| b.is_ascii_whitespace()).count();
         let doc = match stream.next() {
             None => break,
             Some(Ok(doc)) => doc,
@@ -136,32 +114,19 @@ fn syntax_error(name: &str, e: &serde_json::Error, pointer: bool) -> UsageError 
         "give the JSON output of a Groonga select (or use --pointer for other JSON)"
     };
     // At the end of the input serde_json says column 0; columns are counted from 1.
-    UsageError::new(format!(
-        "{name}:{}:{}: not valid JSON: {message}; {fix}",
-        e.line(),
-        e.column().max(1)
-    ))
+    UsageError::new(format!("{name}:{}:{}: not valid JSON: {message}; {fix}", e.line(), e.column().max(1)))
 }
 
 /// 1-based line and column (in bytes, as serde_json counts) of a byte offset.
 fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = before.len()
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1)
-        + 1;
+    let column = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
     (line, column)
 }
 
 /// Appends the chosen column of every record of the first result set of one select result.
-fn terms_of_select(
-    doc: &Value,
-    opts: &ExtractOptions,
-    terms: &mut Vec<String>,
-) -> Result<(), String> {
+fn terms_of_select(doc: &Value, opts: &ExtractOptions, terms: &mut Vec<String>) -> Result<(), String> {
     let (names, records) = select_records(doc)?;
     for (i, record) in records.iter().enumerate() {
         let Value::Array(record) = record else {
@@ -238,15 +203,10 @@ fn select_records(doc: &Value) -> Result<(Vec<String>, &[Value]), String> {
         Value::Object(top) => {
             // Groonga's command_version=3: {"header": {"return_code": 0, ...}, "body": {"columns", "records"}}.
             let header = top.get("header");
-            let code = header
-                .and_then(|h| h.get("return_code"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
+            let code = header.and_then(|h| h.get("return_code")).and_then(Value::as_i64).unwrap_or(0);
             if code != 0 {
-                let message = header
-                    .and_then(|h| h.pointer("/error/message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message");
+                let message =
+                    header.and_then(|h| h.pointer("/error/message")).and_then(Value::as_str).unwrap_or("no message");
                 return Err(format!(
                     "Groonga returned error {code} ({message}); fix the select and fetch the result again"
                 ));
@@ -256,11 +216,7 @@ fn select_records(doc: &Value) -> Result<(Vec<String>, &[Value]), String> {
             let names = body
                 .get("columns")
                 .and_then(Value::as_array)
-                .map(|cols| {
-                    cols.iter()
-                        .map(|c| c.get("name").and_then(Value::as_str).unwrap_or("?").into())
-                        .collect()
-                })
+                .map(|cols| cols.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("?").into()).collect())
                 .unwrap_or_default();
             Ok((names, records))
         }
@@ -279,23 +235,16 @@ fn result_set(set: &[Value]) -> Result<(Vec<String>, &[Value]), String> {
             })
             .collect(),
         _ => {
-            return Err(
-                "a result set without its column list ([[hits], [[name, type], ...], record, ...]); \
+            return Err("a result set without its column list ([[hits], [[name, type], ...], record, ...]); \
                  is this a Groonga select result?"
-                    .into(),
-            );
+                .into());
         }
     };
     Ok((names, &set[2..]))
 }
 
 /// Appends the terms of every element the pointer names.
-fn terms_by_pointer(
-    doc: &Value,
-    pointer: &str,
-    opts: &ExtractOptions,
-    terms: &mut Vec<String>,
-) -> Result<(), String> {
+fn terms_by_pointer(doc: &Value, pointer: &str, opts: &ExtractOptions, terms: &mut Vec<String>) -> Result<(), String> {
     for (i, item) in resolve_pointer(doc, pointer)?.into_iter().enumerate() {
         match item {
             Value::Array(items) => {
@@ -364,12 +313,7 @@ fn resolve_pointer<'a>(doc: &'a Value, pointer: &str) -> Result<Vec<&'a Value>, 
 }
 
 /// One pointer step from `value` (found at `path`) by `segment` (still escaped with ~0 and ~1).
-fn step<'a>(
-    value: &'a Value,
-    segment: &str,
-    path: &str,
-    pointer: &str,
-) -> Result<&'a Value, String> {
+fn step<'a>(value: &'a Value, segment: &str, path: &str, pointer: &str) -> Result<&'a Value, String> {
     let key = segment.replace("~1", "/").replace("~0", "~");
     let here = display_path(path);
     match value {
@@ -380,21 +324,14 @@ fn step<'a>(
                 if keys.is_empty() { "(none)".into() } else { keys.join(", ") }
             )
         }),
-        Value::Array(items) => key
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| items.get(i))
-            .ok_or_else(|| {
-                format!(
-                    "--pointer {pointer}: '{here}' is an array of {} elements; use an index below {} or *",
-                    items.len(),
-                    items.len()
-                )
-            }),
-        other => Err(format!(
-            "--pointer {pointer}: '{here}' is {}, which has no '{key}'",
-            kind(other)
-        )),
+        Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)).ok_or_else(|| {
+            format!(
+                "--pointer {pointer}: '{here}' is an array of {} elements; use an index below {} or *",
+                items.len(),
+                items.len()
+            )
+        }),
+        other => Err(format!("--pointer {pointer}: '{here}' is {}, which has no '{key}'", kind(other))),
     }
 }
 
@@ -552,11 +489,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
         )));
     }
     let (name, text) = read_terms(&opts.terms, stdin)?;
-    let all: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .collect();
+    let all: Vec<&str> = text.lines().map(str::trim).filter(|t| !t.is_empty()).collect();
     if all.is_empty() {
         return Err(UsageError::new(format!(
             "--terms {name}: no terms in it; give one search term per line \
@@ -578,11 +511,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
             }
             let needed = ((opts.cache_size as f64 / rate).round() as usize).max(1);
             let mut seen = HashSet::new();
-            let distinct: Vec<&str> = all
-                .into_iter()
-                .filter(|t| seen.insert(*t))
-                .take(needed)
-                .collect();
+            let distinct: Vec<&str> = all.into_iter().filter(|t| seen.insert(*t)).take(needed).collect();
             if distinct.len() < needed {
                 let expected = (opts.cache_size as f64 / distinct.len() as f64).min(1.0);
                 warnings.push(format!(
@@ -603,23 +532,13 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
     let patterns: Vec<PatternJson> = terms
         .iter()
         .map(|t| PatternJson {
-            path: if opts.escape {
-                substitute(&opts.template, &uri_escape(t))
-            } else {
-                substitute(&opts.template, t)
-            },
+            path: if opts.escape { substitute(&opts.template, &uri_escape(t)) } else { substitute(&opts.template, t) },
         })
         .collect();
     let groups = if hosts.is_empty() {
         vec![(
             "with-query".to_string(),
-            GroupJson {
-                frequency: 1.0,
-                method: &method,
-                host: None,
-                port: None,
-                patterns: &patterns,
-            },
+            GroupJson { frequency: 1.0, method: &method, host: None, port: None, patterns: &patterns },
         )]
     } else {
         let frequency = 1.0 / hosts.len() as f64;
@@ -628,13 +547,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
             .map(|h| {
                 (
                     format!("with-query-{}", h.name),
-                    GroupJson {
-                        frequency,
-                        method: &method,
-                        host: Some(&h.host),
-                        port: h.port,
-                        patterns: &patterns,
-                    },
+                    GroupJson { frequency, method: &method, host: Some(&h.host), port: h.port, patterns: &patterns },
                 )
             })
             .collect()
@@ -642,11 +555,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
     let mut json = serde_json::to_string_pretty(&GroupsJson(groups))
         .map_err(|e| UsageError::runtime(format!("cannot write the pattern file: {e}")))?;
     json.push('\n');
-    Ok(Generated {
-        json,
-        unique_requests,
-        warnings,
-    })
+    Ok(Generated { json, unique_requests, warnings })
 }
 
 // The JSON is written through serde with these structs rather than through serde_json::Map (which sorts keys
@@ -684,11 +593,7 @@ impl Serialize for GroupsJson<'_> {
 /// "50%", "33.3%".
 fn percent(fraction: f64) -> String {
     let p = fraction * 100.0;
-    if (p - p.round()).abs() < 0.05 {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
-    }
+    if (p - p.round()).abs() < 0.05 { format!("{p:.0}%") } else { format!("{p:.1}%") }
 }
 
 fn check_template(template: &str) -> Result<(), UsageError> {
@@ -699,8 +604,7 @@ fn check_template(template: &str) -> Result<(), UsageError> {
         )));
     }
     let lower = template.to_ascii_lowercase();
-    if !(template.starts_with('/') || lower.starts_with("http://") || lower.starts_with("https://"))
-    {
+    if !(template.starts_with('/') || lower.starts_with("http://") || lower.starts_with("https://")) {
         return Err(UsageError::new(format!(
             "--template '{template}': not a path or URL; start it with / or http://, {example}"
         )));
@@ -718,9 +622,7 @@ fn check_template(template: &str) -> Result<(), UsageError> {
 fn check_method(method: &str) -> Result<String, UsageError> {
     let m = method.trim();
     if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return Err(UsageError::new(format!(
-            "--method '{method}': not an HTTP method; use GET or POST"
-        )));
+        return Err(UsageError::new(format!("--method '{method}': not an HTTP method; use GET or POST")));
     }
     Ok(m.to_ascii_lowercase())
 }
@@ -737,10 +639,7 @@ fn parse_hosts(hosts: &[String]) -> Result<Vec<HostEntry>, UsageError> {
     for raw in hosts {
         let entry = parse_host(raw)?;
         if out.iter().any(|h| h.name == entry.name) {
-            return Err(UsageError::new(format!(
-                "--hosts: '{}' is given twice; name each host once",
-                entry.name
-            )));
+            return Err(UsageError::new(format!("--hosts: '{}' is given twice; name each host once", entry.name)));
         }
         out.push(entry);
     }
@@ -765,14 +664,7 @@ fn parse_host(raw: &str) -> Result<HostEntry, UsageError> {
         let (host, after) = rest.split_once(']').ok_or_else(|| bad("no closing ']'"))?;
         match after {
             "" => (host, None),
-            _ => (
-                host,
-                Some(
-                    after
-                        .strip_prefix(':')
-                        .ok_or_else(|| bad("junk after ']'"))?,
-                ),
-            ),
+            _ => (host, Some(after.strip_prefix(':').ok_or_else(|| bad("junk after ']'"))?)),
         }
     } else {
         match name.matches(':').count() {
@@ -794,22 +686,13 @@ fn parse_host(raw: &str) -> Result<HostEntry, UsageError> {
             _ => return Err(bad("the port is not a number from 1 to 65535")),
         },
     };
-    Ok(HostEntry {
-        name: name.into(),
-        host: host.into(),
-        port,
-    })
+    Ok(HostEntry { name: name.into(), host: host.into(), port })
 }
 
 /// Reads the terms file (`-` is stdin) as UTF-8. Returns the name to use in messages and the text.
 fn read_terms(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), UsageError> {
-    let (name, bytes) = read_input(path, stdin).map_err(|e| {
-        if path.as_os_str() == "-" {
-            e
-        } else {
-            UsageError::new(format!("--terms {e}"))
-        }
-    })?;
+    let (name, bytes) = read_input(path, stdin)
+        .map_err(|e| if path.as_os_str() == "-" { e } else { UsageError::new(format!("--terms {e}")) })?;
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
         None => bytes,
@@ -835,10 +718,8 @@ fn escaping_warning(terms: &[&str], escape: bool) -> Option<String> {
             escaped.len()
         ))
     } else {
-        let unsafe_terms: Vec<&&str> = terms
-            .iter()
-            .filter(|t| t.contains(|c: char| c.is_whitespace() || c.is_control() || c == '#'))
-            .collect();
+        let unsafe_terms: Vec<&&str> =
+            terms.iter().filter(|t| t.contains(|c: char| c.is_whitespace() || c.is_control() || c == '#')).collect();
         let first = unsafe_terms.first()?;
         Some(format!(
             "{} of the terms hold spaces, '#' or control characters (e.g. '{first}') and are not escaped, \
@@ -851,13 +732,8 @@ fn escaping_warning(terms: &[&str], escape: bool) -> Option<String> {
 /// Has a %XX sequence and nothing else that would need escaping.
 fn looks_escaped(term: &str) -> bool {
     let b = term.as_bytes();
-    let has_sequence = b
-        .windows(3)
-        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
-    has_sequence
-        && b.iter().all(|&c| {
-            c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'%' | b'+')
-        })
+    let has_sequence = b.windows(3).any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
+    has_sequence && b.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'%' | b'+'))
 }
 
 #[cfg(test)]
@@ -867,24 +743,15 @@ mod tests {
     #[test]
     fn escaping_keeps_unreserved_characters_and_encodes_the_rest_as_utf8() {
         assert_eq!(uri_escape("AZaz09-._~"), "AZaz09-._~");
-        assert_eq!(
-            uri_escape("a b&c=d/e?f#g+h%"),
-            "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25"
-        );
+        assert_eq!(uri_escape("a b&c=d/e?f#g+h%"), "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25");
         assert_eq!(uri_escape("東京"), "%E6%9D%B1%E4%BA%AC");
         assert_eq!(uri_escape(""), "");
     }
 
     #[test]
     fn substitution_replaces_every_placeholder() {
-        assert_eq!(
-            substitute("/d/select?table=Pages&query={term}", "Kyoto"),
-            "/d/select?table=Pages&query=Kyoto"
-        );
-        assert_eq!(
-            substitute("/s/{term}?q={term}", "x%20y"),
-            "/s/x%20y?q=x%20y"
-        );
+        assert_eq!(substitute("/d/select?table=Pages&query={term}", "Kyoto"), "/d/select?table=Pages&query=Kyoto");
+        assert_eq!(substitute("/s/{term}?q={term}", "x%20y"), "/s/x%20y?q=x%20y");
         assert_eq!(substitute("/static", "x"), "/static");
     }
 
@@ -893,12 +760,7 @@ mod tests {
         assert_eq!(parse_hit_rate("0.5").unwrap(), 0.5);
         assert_eq!(parse_hit_rate("50%").unwrap(), 0.5);
         assert_eq!(parse_hit_rate(" 100 % ").unwrap(), 1.0);
-        assert!(
-            parse_hit_rate("50")
-                .unwrap_err()
-                .to_string()
-                .contains("50%")
-        );
+        assert!(parse_hit_rate("50").unwrap_err().to_string().contains("50%"));
         for bad in ["0", "-0.1", "1.5%x", "abc", "NaN", "101%"] {
             assert!(parse_hit_rate(bad).is_err(), "{bad}");
         }
@@ -907,10 +769,7 @@ mod tests {
     #[test]
     fn hosts_may_carry_ports() {
         let h = parse_host("node2:10041").unwrap();
-        assert_eq!(
-            (h.name.as_str(), h.host.as_str(), h.port),
-            ("node2:10041", "node2", Some(10041))
-        );
+        assert_eq!((h.name.as_str(), h.host.as_str(), h.port), ("node2:10041", "node2", Some(10041)));
         let h = parse_host("[::1]:8080").unwrap();
         assert_eq!((h.host.as_str(), h.port), ("::1", Some(8080)));
         let h = parse_host("::1").unwrap();

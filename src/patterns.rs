@@ -38,35 +38,21 @@ pub struct PatternSet {
 
 /// Reads a pattern file; the error names the file, the line and column where known, and the fix.
 pub fn load(path: &Path) -> Result<PatternSet, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     parse(&text).map_err(|e| format!("{}:{e}", path.display()))
 }
 
 /// Parses pattern text: JSON when it starts with `{` or `[`, plain text otherwise (as drnbench decides).
 pub fn parse(text: &str) -> Result<PatternSet, String> {
-    let set = if text.trim_start().starts_with(['{', '[']) {
-        parse_json(text)?
-    } else {
-        parse_plain(text)?
-    };
+    let set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
     if set.groups.iter().all(|g| g.patterns.is_empty()) {
         return Err("1:1: the file holds no request patterns; add at least one path".into());
     }
-    if let Some(g) = set
-        .groups
-        .iter()
-        .find(|g| !g.frequency.is_finite() || g.frequency < 0.0)
-    {
-        return Err(format!(
-            "1:1: group '{}' has frequency {}; use a number >= 0",
-            g.name, g.frequency
-        ));
+    if let Some(g) = set.groups.iter().find(|g| !g.frequency.is_finite() || g.frequency < 0.0) {
+        return Err(format!("1:1: group '{}' has frequency {}; use a number >= 0", g.name, g.frequency));
     }
     if set.groups.iter().map(|g| g.frequency).sum::<f64>() <= 0.0 {
-        return Err(
-            "1:1: every group has frequency 0; give at least one a positive frequency".into(),
-        );
+        return Err("1:1: every group has frequency 0; give at least one a positive frequency".into());
     }
     Ok(set)
 }
@@ -79,44 +65,24 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
             continue;
         }
         let lower = trimmed.to_ascii_lowercase();
-        if !(trimmed.starts_with('/')
-            || lower.starts_with("http://")
-            || lower.starts_with("https://"))
-        {
+        if !(trimmed.starts_with('/') || lower.starts_with("http://") || lower.starts_with("https://")) {
             let column = line.len() - line.trim_start().len() + 1;
             return Err(format!(
                 "{}:{column}: '{trimmed}' is neither a path nor a URL; start the line with / or http://",
                 i + 1
             ));
         }
-        patterns.push(Pattern {
-            path: trimmed.to_string(),
-            ..Pattern::default()
-        });
+        patterns.push(Pattern { path: trimmed.to_string(), ..Pattern::default() });
     }
-    Ok(PatternSet {
-        groups: vec![PatternGroup {
-            name: "default".into(),
-            frequency: 1.0,
-            patterns,
-        }],
-    })
+    Ok(PatternSet { groups: vec![PatternGroup { name: "default".into(), frequency: 1.0, patterns }] })
 }
 
 fn parse_json(text: &str) -> Result<PatternSet, String> {
     let top: TopLevel = serde_json::from_str(text).map_err(|e| {
         let message = e.to_string();
         // serde_json appends " at line L column C"; put the position first, as compilers do.
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string();
-        format!(
-            "{}:{}: {message}; see the drnbench pattern format in the README",
-            e.line(),
-            e.column()
-        )
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        format!("{}:{}: {message}; see the drnbench pattern format in the README", e.line(), e.column())
     })?;
     let n = top.0.len().max(1) as f64;
     let groups = top
@@ -159,36 +125,17 @@ enum RawPattern {
 /// The whole file: named groups (object of groups), unnamed groups (array), or one group.
 struct TopLevel(Vec<(Option<String>, Group)>);
 
-const GROUP_KEYS: &[&str] = &[
-    "frequency",
-    "patterns",
-    "pattern",
-    "method",
-    "path",
-    "host",
-    "port",
-    "timeout",
-    "headers",
-    "body",
-];
-const PATTERN_KEYS: &[&str] = &[
-    "path", "method", "body", "headers", "host", "port", "timeout",
-];
+const GROUP_KEYS: &[&str] =
+    &["frequency", "patterns", "pattern", "method", "path", "host", "port", "timeout", "headers", "body"];
+const PATTERN_KEYS: &[&str] = &["path", "method", "body", "headers", "host", "port", "timeout"];
 
 impl Group {
-    fn from_parts(
-        frequency: Option<f64>,
-        defaults: GroupDefaults,
-        raw: Vec<RawPattern>,
-    ) -> Result<Group, String> {
+    fn from_parts(frequency: Option<f64>, defaults: GroupDefaults, raw: Vec<RawPattern>) -> Result<Group, String> {
         let patterns = raw
             .into_iter()
             .map(|r| {
                 let mut p = match r {
-                    RawPattern::Path(path) => Pattern {
-                        path,
-                        ..Pattern::default()
-                    },
+                    RawPattern::Path(path) => Pattern { path, ..Pattern::default() },
                     RawPattern::Full(p) => p,
                 };
                 if p.path.is_empty() {
@@ -210,19 +157,12 @@ impl Group {
         if patterns.is_empty() {
             return Err("a group has no patterns; give \"patterns\": [\"/path\", ...]".into());
         }
-        Ok(Group {
-            frequency,
-            patterns,
-        })
+        Ok(Group { frequency, patterns })
     }
 }
 
 /// Reads the value of one group field (everything but frequency and patterns) into `defaults`.
-fn read_group_field<'de, A: MapAccess<'de>>(
-    key: &str,
-    map: &mut A,
-    d: &mut GroupDefaults,
-) -> Result<(), A::Error> {
+fn read_group_field<'de, A: MapAccess<'de>>(key: &str, map: &mut A, d: &mut GroupDefaults) -> Result<(), A::Error> {
     match key {
         "method" => d.method = Some(map.next_value::<String>()?.to_ascii_uppercase()),
         "path" => d.path = Some(map.next_value()?),
@@ -237,10 +177,7 @@ fn read_group_field<'de, A: MapAccess<'de>>(
 }
 
 /// Reads the rest of a group object whose first key was already read.
-fn read_group_rest<'de, A: MapAccess<'de>>(
-    first_key: String,
-    mut map: A,
-) -> Result<Group, A::Error> {
+fn read_group_rest<'de, A: MapAccess<'de>>(first_key: String, mut map: A) -> Result<Group, A::Error> {
     let (mut frequency, mut defaults, mut raw) = (None, GroupDefaults::default(), Vec::new());
     let mut key = Some(first_key);
     while let Some(k) = key {
@@ -248,9 +185,7 @@ fn read_group_rest<'de, A: MapAccess<'de>>(
             "frequency" => {
                 let f: f64 = map.next_value()?;
                 if !f.is_finite() || f < 0.0 {
-                    return Err(de::Error::custom(format!(
-                        "frequency {f} must be a number >= 0"
-                    )));
+                    return Err(de::Error::custom(format!("frequency {f} must be a number >= 0")));
                 }
                 frequency = Some(f);
             }
@@ -281,9 +216,7 @@ impl<'de> Deserialize<'de> for Group {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Group, A::Error> {
                 match map.next_key::<String>()? {
                     Some(first) => read_group_rest(first, map),
-                    None => Err(de::Error::custom(
-                        "an empty group; give \"patterns\": [\"/path\", ...]",
-                    )),
+                    None => Err(de::Error::custom("an empty group; give \"patterns\": [\"/path\", ...]")),
                 }
             }
         }
@@ -338,9 +271,7 @@ impl<'de> Deserialize<'de> for TopLevel {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
                 let Some(first) = map.next_key::<String>()? else {
-                    return Err(de::Error::custom(
-                        "no groups; see the drnbench pattern format",
-                    ));
+                    return Err(de::Error::custom("no groups; see the drnbench pattern format"));
                 };
                 // A key that is a group field means the file is one group; otherwise keys name groups.
                 if GROUP_KEYS.contains(&first.as_str()) {
@@ -364,9 +295,7 @@ impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = f64::deserialize(d)?;
         if !s.is_finite() || s <= 0.0 {
-            return Err(de::Error::custom(format!(
-                "timeout {s} must be a number of seconds > 0"
-            )));
+            return Err(de::Error::custom(format!("timeout {s} must be a number of seconds > 0")));
         }
         Ok(Seconds(s))
     }
@@ -416,21 +345,14 @@ mod tests {
     fn plain_text_is_one_group_of_paths_and_urls() {
         let set = parse("/a\n\n# comment\nhttp://127.0.0.1:81/b\n").unwrap();
         assert_eq!(set.groups.len(), 1);
-        let paths: Vec<_> = set.groups[0]
-            .patterns
-            .iter()
-            .map(|p| p.path.as_str())
-            .collect();
+        let paths: Vec<_> = set.groups[0].patterns.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(paths, ["/a", "http://127.0.0.1:81/b"]);
     }
 
     #[test]
     fn plain_text_lines_that_are_not_paths_name_line_and_column() {
         let err = parse("/a\n  select?q=1\n").unwrap_err();
-        assert!(
-            err.starts_with("2:3: 'select?q=1' is neither a path nor a URL"),
-            "{err}"
-        );
+        assert!(err.starts_with("2:3: 'select?q=1' is neither a path nor a URL"), "{err}");
     }
 
     #[test]
@@ -446,10 +368,7 @@ mod tests {
         assert_eq!(set.groups[0].name, "with-query");
         assert_eq!(set.groups[0].frequency, 0.9);
         assert_eq!(set.groups[0].patterns[0].method.as_deref(), Some("GET"));
-        assert_eq!(
-            set.groups[1].patterns[0].path,
-            "/d/select?table=Pages&limit=10"
-        );
+        assert_eq!(set.groups[1].patterns[0].path, "/d/select?table=Pages&limit=10");
     }
 
     #[test]
@@ -462,14 +381,8 @@ mod tests {
         let g = &set.groups[0];
         assert_eq!(g.frequency, 1.0);
         let p = &g.patterns[0];
-        assert_eq!(
-            (p.host.as_deref(), p.port, p.timeout),
-            (Some("b"), Some(81), Some(2.0))
-        );
-        assert_eq!(
-            p.headers,
-            vec![("X-B".into(), "p".into()), ("X-A".into(), "1".into())]
-        );
+        assert_eq!((p.host.as_deref(), p.port, p.timeout), (Some("b"), Some(81), Some(2.0)));
+        assert_eq!(p.headers, vec![("X-B".into(), "p".into()), ("X-A".into(), "1".into())]);
         assert_eq!(p.body.as_deref(), Some(r#"{"k":1}"#));
         assert_eq!(g.patterns[1].host.as_deref(), Some("a"));
     }
@@ -479,10 +392,7 @@ mod tests {
         let set = parse(r#"{"pattern": "/only"}"#).unwrap();
         assert_eq!(set.groups[0].patterns[0].path, "/only");
         let set = parse(r#"[["/a"], ["/b"]]"#).unwrap();
-        assert_eq!(
-            set.groups.iter().map(|g| g.frequency).collect::<Vec<_>>(),
-            [0.5, 0.5]
-        );
+        assert_eq!(set.groups.iter().map(|g| g.frequency).collect::<Vec<_>>(), [0.5, 0.5]);
     }
 
     #[test]
@@ -490,10 +400,7 @@ mod tests {
         let err = parse("{\n  \"g\": {\"patterns\": [\"/a\",]}\n}").unwrap_err();
         assert!(err.starts_with("2:"), "{err}");
         let err = parse("{\"g\": {\"frequency\": \"high\", \"patterns\": [\"/a\"]}}").unwrap_err();
-        assert!(
-            err.starts_with("1:") && err.contains("invalid type"),
-            "{err}"
-        );
+        assert!(err.starts_with("1:") && err.contains("invalid type"), "{err}");
         let err = parse("{\"g\": {\"patterns\": [{\"pth\": \"/a\"}]}}").unwrap_err();
         assert!(err.contains("unknown field `pth`"), "{err}");
     }
@@ -502,11 +409,7 @@ mod tests {
     fn empty_and_zero_weight_sets_are_rejected() {
         assert!(parse("").is_err());
         assert!(parse(r#"{"g": {"patterns": []}}"#).is_err());
-        assert!(
-            parse(r#"{"g": {"frequency": 0, "patterns": ["/a"]}}"#)
-                .unwrap_err()
-                .contains("frequency 0")
-        );
+        assert!(parse(r#"{"g": {"frequency": 0, "patterns": ["/a"]}}"#).unwrap_err().contains("frequency 0"));
         assert!(parse(r#"{"g": {"frequency": -1, "patterns": ["/a"]}}"#).is_err());
     }
 }

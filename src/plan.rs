@@ -23,26 +23,16 @@ pub struct UsageError {
 
 impl UsageError {
     pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            runtime: false,
-        }
+        Self { message: message.into(), runtime: false }
     }
 
     /// Not the user's input: something failed while running (exit code 1).
     pub fn runtime(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            runtime: true,
-        }
+        Self { message: message.into(), runtime: true }
     }
 
     pub fn exit_code(&self) -> u8 {
-        if self.runtime {
-            1
-        } else {
-            crate::cli::EXIT_USAGE
-        }
+        if self.runtime { 1 } else { crate::cli::EXIT_USAGE }
     }
 }
 
@@ -64,9 +54,7 @@ pub enum LoadModel {
 }
 
 /// How open-loop requests are spaced.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced, 1/rate apart.
@@ -98,10 +86,7 @@ pub enum Selection {
     /// Every spec in turn (URLs given on the command line).
     RoundRobin,
     /// A group drawn by frequency, then a spec of the group uniformly (drnbench pattern files).
-    Weighted {
-        cumulative: Vec<f64>,
-        groups: Vec<Range<usize>>,
-    },
+    Weighted { cumulative: Vec<f64>, groups: Vec<Range<usize>> },
 }
 
 /// Everything a step needs, checked.
@@ -128,9 +113,7 @@ pub struct RunPlan {
 fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
     let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
-        return Err(UsageError::new(format!(
-            "{flag} '{value}': must be more than zero"
-        )));
+        return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
     }
     Ok(d)
 }
@@ -165,9 +148,7 @@ impl RequestSet {
             .iter()
             .map(|h| {
                 let (name, value) = h.split_once(':').ok_or_else(|| {
-                    UsageError::new(format!(
-                        "--header '{h}': missing ':'; write it as \"Name: value\""
-                    ))
+                    UsageError::new(format!("--header '{h}': missing ':'; write it as \"Name: value\""))
                 })?;
                 let name = name.trim();
                 if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic()) {
@@ -181,28 +162,17 @@ impl RequestSet {
         let body: Vec<u8> = match (&a.body, &a.body_file) {
             (Some(b), _) => b.clone().into_bytes(),
             (None, Some(path)) => std::fs::read(path).map_err(|e| {
-                UsageError::new(format!(
-                    "--body-file '{}': cannot read it ({e}); give a readable file",
-                    path.display()
-                ))
+                UsageError::new(format!("--body-file '{}': cannot read it ({e}); give a readable file", path.display()))
             })?,
             (None, None) => Vec::new(),
         };
 
-        let mut b = Builder {
-            endpoints: Vec::new(),
-            keepalive: !a.no_keepalive,
-        };
+        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
         let mut targets = Vec::new();
-        let defaults = Defaults {
-            method: &method,
-            headers: &headers,
-            body: &body,
-            timeout,
-        };
+        let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
         if let Some(hosts) = &a.hosts {
             let port = a.port.unwrap_or(80);
@@ -232,13 +202,10 @@ impl RequestSet {
             }
         } else {
             if a.port.is_some() {
-                return Err(UsageError::new(
-                    "--port: only used with --hosts; put the port in the URL instead",
-                ));
+                return Err(UsageError::new("--port: only used with --hosts; put the port in the URL instead"));
             }
             for url in &a.urls {
-                let u = ParsedUrl::parse(url)
-                    .map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
+                let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
                 let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
                     .map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
                 let idx = b.endpoint(ep);
@@ -253,11 +220,9 @@ impl RequestSet {
         }
 
         let selection = if let Some(path) = &a.patterns {
-            let set =
-                patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
+            let set = patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
             targets.push(format!("patterns:{}", path.display()));
-            let (pattern_specs, selection) =
-                b.pattern_specs(&set, &default_hosts, &defaults, path)?;
+            let (pattern_specs, selection) = b.pattern_specs(&set, &default_hosts, &defaults, path)?;
             specs = pattern_specs;
             selection
         } else {
@@ -312,10 +277,7 @@ impl Builder {
     ) -> RequestSpec {
         let method = over.and_then(|p| p.method.as_deref()).unwrap_or(d.method);
         let mut headers = d.headers.to_vec();
-        let body = over
-            .and_then(|p| p.body.as_deref())
-            .map(str::as_bytes)
-            .unwrap_or(d.body);
+        let body = over.and_then(|p| p.body.as_deref()).map(str::as_bytes).unwrap_or(d.body);
         if let Some(p) = over {
             for (name, value) in &p.headers {
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
@@ -335,15 +297,8 @@ impl Builder {
                 })
             })
             .collect();
-        let timeout = over
-            .and_then(|p| p.timeout)
-            .map(Duration::from_secs_f64)
-            .unwrap_or(d.timeout);
-        RequestSpec {
-            endpoints: endpoints.to_vec(),
-            prepared,
-            timeout,
-        }
+        let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
+        RequestSpec { endpoints: endpoints.to_vec(), prepared, timeout }
     }
 
     fn pattern_specs(
@@ -358,34 +313,20 @@ impl Builder {
         for g in &set.groups {
             let first = specs.len();
             for p in &g.patterns {
-                let in_file = |e: String| {
-                    UsageError::new(format!(
-                        "--patterns {}: pattern '{}': {e}",
-                        file.display(),
-                        p.path
-                    ))
-                };
+                let in_file =
+                    |e: String| UsageError::new(format!("--patterns {}: pattern '{}': {e}", file.display(), p.path));
                 let (endpoints, target) = if p.path.starts_with('/') {
                     let endpoints = match (&p.host, p.port) {
                         (None, None) => default_hosts.to_vec(),
                         (host, port) => {
-                            let fallback =
-                                default_hosts.first().map(|&i| self.endpoints[i].clone());
-                            let host = host
-                                .clone()
-                                .or_else(|| fallback.as_ref().map(|e| e.host.clone()));
+                            let fallback = default_hosts.first().map(|&i| self.endpoints[i].clone());
+                            let host = host.clone().or_else(|| fallback.as_ref().map(|e| e.host.clone()));
                             let Some(host) = host else {
-                                return Err(in_file(
-                                    "no host; give a URL, --hosts, or \"host\" in the file".into(),
-                                ));
+                                return Err(in_file("no host; give a URL, --hosts, or \"host\" in the file".into()));
                             };
                             let port = port.or(fallback.as_ref().map(|e| e.port)).unwrap_or(80);
                             let scheme = fallback.map(|e| e.scheme).unwrap_or(Scheme::Http);
-                            vec![
-                                self.endpoint(
-                                    Endpoint::resolve(scheme, &host, port).map_err(in_file)?,
-                                ),
-                            ]
+                            vec![self.endpoint(Endpoint::resolve(scheme, &host, port).map_err(in_file)?)]
                         }
                     };
                     (endpoints, p.path.clone())
@@ -396,8 +337,7 @@ impl Builder {
                 };
                 if endpoints.is_empty() {
                     return Err(in_file(
-                        "paths need a host: give a URL such as http://127.0.0.1:8080 or --hosts"
-                            .into(),
+                        "paths need a host: give a URL such as http://127.0.0.1:8080 or --hosts".into(),
                     ));
                 }
                 specs.push(self.spec(&endpoints, &target, d, Some(p)));
@@ -412,25 +352,19 @@ impl Builder {
 
 /// A random seed below 2^53, so that JSON readers that hold numbers as doubles keep it exactly.
 fn random_seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     ((t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)) & ((1 << 53) - 1)
 }
 
 /// The number of cores this process may run on.
 pub fn available_cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 impl RunPlan {
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
         if a.connections == 0 {
-            return Err(UsageError::new(
-                "--connections 0: must be at least 1; try -c 50",
-            ));
+            return Err(UsageError::new("--connections 0: must be at least 1; try -c 50"));
         }
         let stop = match (a.requests, &a.duration) {
             (Some(_), Some(_)) => {
@@ -444,18 +378,11 @@ impl RunPlan {
             (None, None) => Stop::Duration(Duration::from_secs(10)),
         };
         if a.threads == Some(0) {
-            return Err(UsageError::new(
-                "--threads 0: must be at least 1; leave it out to use every core",
-            ));
+            return Err(UsageError::new("--threads 0: must be at least 1; leave it out to use every core"));
         }
         let load = match a.rate {
-            None => LoadModel::Closed {
-                think: Duration::ZERO,
-            },
-            Some(r) if r.is_finite() && r > 0.0 => LoadModel::Open {
-                rate: r,
-                arrival: a.arrival,
-            },
+            None => LoadModel::Closed { think: Duration::ZERO },
+            Some(r) if r.is_finite() && r > 0.0 => LoadModel::Open { rate: r, arrival: a.arrival },
             Some(r) => {
                 return Err(UsageError::new(format!(
                     "--rate {r}: must be more than 0 requests per second; try --rate 1000"
@@ -476,12 +403,7 @@ impl RunPlan {
             command: "run".into(),
             targets: set.targets.clone(),
             method: a.request.method.to_ascii_uppercase(),
-            headers: a
-                .request
-                .headers
-                .iter()
-                .map(|h| crate::provenance::redact_secret(h))
-                .collect(),
+            headers: a.request.headers.iter().map(|h| crate::provenance::redact_secret(h)).collect(),
             body_bytes: set.body_bytes,
             connections,
             threads,
@@ -497,11 +419,7 @@ impl RunPlan {
             rate: a.rate,
             arrival: a.rate.map(|_| a.arrival),
             keepalive: set.keepalive,
-            timeout_s: set
-                .requests
-                .first()
-                .map(|r| r.timeout.as_secs_f64())
-                .unwrap_or(0.0),
+            timeout_s: set.requests.first().map(|r| r.timeout.as_secs_f64()).unwrap_or(0.0),
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
             seed: set.seed,
             insecure: set.insecure,
@@ -529,36 +447,23 @@ impl RunPlan {
 
 /// Creates (or truncates) an output file before the run, so a bad path fails now and not after the load.
 pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map(|_| ())
-        .map_err(|e| {
-            UsageError::new(format!(
-                "output file '{}': cannot write it ({e}); pick a writable path",
-                path.display()
-            ))
-        })
+    std::fs::OpenOptions::new().create(true).append(true).open(path).map(|_| ()).map_err(|e| {
+        UsageError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
+    })
 }
 
 pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageError> {
     let listen: SocketAddr = a.listen.parse().map_err(|_| {
-        UsageError::new(format!(
-            "--listen '{}': not an address; write it like 127.0.0.1:8080",
-            a.listen
-        ))
+        UsageError::new(format!("--listen '{}': not an address; write it like 127.0.0.1:8080", a.listen))
     })?;
     if a.threads == Some(0) {
         return Err(UsageError::new("--threads 0: must be at least 1"));
     }
     if a.workers == Some(0) {
-        return Err(UsageError::new(
-            "--workers 0: must be at least 1; leave it out for no limit",
-        ));
+        return Err(UsageError::new("--workers 0: must be at least 1; leave it out for no limit"));
     }
-    let miss_cost = parse_duration(&a.miss_cost)
-        .map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
+    let miss_cost =
+        parse_duration(&a.miss_cost).map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
     Ok(crate::serve::ServeOptions {
         listen,
         threads: a.threads.unwrap_or_else(available_cores),

@@ -17,18 +17,11 @@ impl Progress {
     pub fn new(quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new_spinner();
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
-                    .expect("static template"),
-            );
+            bar.set_style(ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}").expect("static template"));
             bar.enable_steady_tick(std::time::Duration::from_millis(200));
             bar
         });
-        Self {
-            bar,
-            total_requests: 0,
-            total_errors: 0,
-        }
+        Self { bar, total_requests: 0, total_errors: 0 }
     }
 
     /// Called when a window completes.

@@ -18,21 +18,12 @@ pub struct Provenance {
 }
 
 /// Headers whose values must not end up in result files that people share.
-const SECRET_HEADERS: [&str; 4] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "x-api-key",
-];
+const SECRET_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "x-api-key"];
 
 /// `Authorization: Bearer abc` -> `Authorization: <redacted>`; anything else is returned as it is.
 pub fn redact_secret(arg: &str) -> String {
     match arg.split_once(':') {
-        Some((name, _))
-            if SECRET_HEADERS
-                .iter()
-                .any(|s| name.trim().eq_ignore_ascii_case(s)) =>
-        {
+        Some((name, _)) if SECRET_HEADERS.iter().any(|s| name.trim().eq_ignore_ascii_case(s)) => {
             format!("{}: <redacted>", name.trim())
         }
         _ => arg.to_string(),
@@ -47,11 +38,7 @@ pub fn is_debug_build() -> bool {
 impl Provenance {
     /// Reads the machine's facts from /proc (Linux); what cannot be read is left as "unknown".
     pub fn collect(started: std::time::SystemTime) -> Self {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .ok()
-        };
+        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
         let cpu_model = read("/proc/cpuinfo")
             .and_then(|info| {
                 info.lines()
@@ -79,15 +66,9 @@ mod tests {
 
     #[test]
     fn secret_headers_are_redacted_and_others_kept() {
-        assert_eq!(
-            redact_secret("Authorization: Bearer abc"),
-            "Authorization: <redacted>"
-        );
+        assert_eq!(redact_secret("Authorization: Bearer abc"), "Authorization: <redacted>");
         assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
         assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
-        assert_eq!(
-            redact_secret("http://127.0.0.1:8080/"),
-            "http://127.0.0.1:8080/"
-        );
+        assert_eq!(redact_secret("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/");
     }
 }

@@ -159,27 +159,17 @@ impl LatencySummary {
             mean: round3(h.mean()),
             stdev: round3(h.stdev()),
             max: h.max(),
-            percentiles: REPORTED_PERCENTILES
-                .iter()
-                .map(|&p| (percentile_key(p), h.percentile(p)))
-                .collect(),
+            percentiles: REPORTED_PERCENTILES.iter().map(|&p| (percentile_key(p), h.percentile(p))).collect(),
         }
     }
 
     pub fn percentile(&self, p: f64) -> u64 {
-        self.percentiles
-            .get(&percentile_key(p))
-            .copied()
-            .unwrap_or(0)
+        self.percentiles.get(&percentile_key(p)).copied().unwrap_or(0)
     }
 }
 
 fn round3(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1000.0).round() / 1000.0
-    } else {
-        0.0
-    }
+    if x.is_finite() { (x * 1000.0).round() / 1000.0 } else { 0.0 }
 }
 
 impl StepResult {
@@ -208,28 +198,18 @@ impl StepResult {
                 bytes_out_per_s: round3(m.bytes_out as f64 / secs),
             },
             latency: LatencySummary::from_histogram(&m.latency),
-            service: load
-                .rate
-                .map(|_| LatencySummary::from_histogram(&m.service)),
+            service: load.rate.map(|_| LatencySummary::from_histogram(&m.service)),
             schedule: load.rate.map(|target_rate| ScheduleReport {
                 target_rate,
                 achieved_rate: round3(m.requests as f64 / secs),
                 late: m.late,
                 max_lag_us: m.max_lag_us,
             }),
-            status: m
-                .status_counts()
-                .into_iter()
-                .map(|(s, c)| (s.to_string(), c))
-                .collect(),
+            status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
             error_kinds: m
                 .errors
                 .seen()
-                .map(|(k, c, s)| ErrorCount {
-                    kind: k.key().into(),
-                    count: c,
-                    sample: s.into(),
-                })
+                .map(|(k, c, s)| ErrorCount { kind: k.key().into(), count: c, sample: s.into() })
                 .collect(),
             connections: Connections {
                 asked: load.connections,
@@ -249,20 +229,16 @@ impl StepResult {
 
     /// The step's warnings prefixed with its label, for documents with several steps.
     pub fn labelled_warnings(&self, keepalive: bool) -> Vec<String> {
-        self.warnings(keepalive)
-            .into_iter()
-            .map(|w| format!("{}: {w}", self.label))
-            .collect()
+        self.warnings(keepalive).into_iter().map(|w| format!("{}: {w}", self.label)).collect()
     }
 
     /// Things a reader must know about this step before trusting it (without the step's label).
     pub fn warnings(&self, keepalive: bool) -> Vec<String> {
         let mut w = Vec::new();
         // Only when some connection worked: when none did, the errors say why and this would be noise.
-        if self.connections.max_open < self.connections.asked as u64
-            && keepalive
-            && self.responses > 0
-        {
+        // An open loop opens only the connections it needs; a closed loop should have had them all.
+        let closed = self.schedule.is_none();
+        if closed && self.connections.max_open < self.connections.asked as u64 && keepalive && self.responses > 0 {
             w.push(format!(
                 "only {} of {} connections were open at once; the load was lower than asked",
                 self.connections.max_open, self.connections.asked
@@ -279,10 +255,7 @@ impl StepResult {
             if s.late > 0 {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
                 let busy = if self.connections.max_open >= self.connections.asked as u64 {
-                    format!(
-                        "; all {} connections were busy: raise -c",
-                        self.connections.asked
-                    )
+                    format!("; all {} connections were busy: raise -c", self.connections.asked)
                 } else {
                     String::new()
                 };
@@ -321,12 +294,7 @@ mod tests {
             m.record_response(200, t, t, t + Duration::from_micros(i * 100));
         }
         m.record_error(crate::metrics::ErrorKind::Timeout, || "timed out".into());
-        let load = StepLoad {
-            rate: None,
-            model: "closed".into(),
-            connections: 10,
-            threads: 1,
-        };
+        let load = StepLoad { rate: None, model: "closed".into(), connections: 10, threads: 1 };
         let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2));
         assert_eq!(s.requests, 101);
         assert_eq!(s.responses, 100);
@@ -336,13 +304,7 @@ mod tests {
         assert!((s.latency.percentile(50.0) as i64 - 5000).abs() < 10);
         assert_eq!(s.error_kinds[0].kind, "timeout");
         let w = s.warnings(true);
-        assert!(
-            w.iter().any(|w| w.contains("1 of 101 requests failed")),
-            "{w:?}"
-        );
-        assert!(
-            w.iter().any(|w| w.contains("only 0 of 10 connections")),
-            "{w:?}"
-        );
+        assert!(w.iter().any(|w| w.contains("1 of 101 requests failed")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("only 0 of 10 connections")), "{w:?}");
     }
 }

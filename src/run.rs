@@ -15,11 +15,7 @@ pub fn run_plan(plan: &RunPlan, interrupt: &AtomicBool) -> Result<ExitCode, Usag
     let doc = measure(plan, interrupt)?;
     print!("{}", Text.render(&doc));
     write_outputs(plan, &doc)?;
-    Ok(if doc.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if doc.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
 }
 
 /// Runs the plan's one step and builds the result document.
@@ -35,25 +31,15 @@ pub fn measure(plan: &RunPlan, interrupt: &AtomicBool) -> Result<ResultDocument,
         connections: plan.connections,
         threads: plan.threads,
     };
-    let step = StepResult::from_metrics(
-        "run",
-        load,
-        &outcome.metrics,
-        outcome.windows,
-        outcome.elapsed,
-    );
+    let step = StepResult::from_metrics("run", load, &outcome.metrics, outcome.windows, outcome.elapsed);
     let mut warnings = step.warnings(plan.keepalive);
     if !plan.keepalive {
         warnings.push(
-            "keep-alive is off: every request opens a new connection, which usually costs more than the request"
-                .into(),
+            "keep-alive is off: every request opens a new connection, which usually costs more than the request".into(),
         );
     }
     if crate::provenance::is_debug_build() {
-        warnings.push(
-            "this is a debug build of hakaru: build with --release before trusting the numbers"
-                .into(),
-        );
+        warnings.push("this is a debug build of hakaru: build with --release before trusting the numbers".into());
     }
     if outcome.interrupted {
         warnings.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
@@ -69,8 +55,7 @@ pub fn measure(plan: &RunPlan, interrupt: &AtomicBool) -> Result<ResultDocument,
 }
 
 fn write_outputs(plan: &RunPlan, doc: &ResultDocument) -> Result<(), UsageError> {
-    let outputs: [(&Option<std::path::PathBuf>, &dyn Exporter); 2] =
-        [(&plan.json, &Json), (&plan.csv, &Csv)];
+    let outputs: [(&Option<std::path::PathBuf>, &dyn Exporter); 2] = [(&plan.json, &Json), (&plan.csv, &Csv)];
     for (path, exporter) in outputs {
         if let Some(path) = path {
             write_atomically(path, &exporter.render(doc))

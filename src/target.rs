@@ -33,41 +33,21 @@ impl ParsedUrl {
     /// Parses an absolute `http://` or `https://` URL. The error is a fix for the user, without the flag name.
     pub fn parse(text: &str) -> Result<ParsedUrl, String> {
         let example = "write it like http://127.0.0.1:8080/path";
-        let uri: http::Uri = text
-            .parse()
-            .map_err(|e| format!("not a valid URL ({e}); {example}"))?;
+        let uri: http::Uri = text.parse().map_err(|e| format!("not a valid URL ({e}); {example}"))?;
         let scheme = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => Scheme::Http,
             Some(s) if s.eq_ignore_ascii_case("https") => Scheme::Https,
             Some(other) => {
-                return Err(format!(
-                    "scheme '{other}' is not supported; use http:// or https://"
-                ));
+                return Err(format!("scheme '{other}' is not supported; use http:// or https://"));
             }
             None => return Err(format!("not an absolute URL; {example}")),
         };
-        let host = uri
-            .host()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| format!("the URL has no host; {example}"))?;
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string();
+        let host = uri.host().filter(|h| !h.is_empty()).ok_or_else(|| format!("the URL has no host; {example}"))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
         let port = uri.port_u16().unwrap_or(scheme.default_port());
         let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let path_and_query = if path_and_query.is_empty() {
-            "/"
-        } else {
-            path_and_query
-        }
-        .to_string();
-        Ok(ParsedUrl {
-            scheme,
-            host,
-            port,
-            path_and_query,
-        })
+        let path_and_query = if path_and_query.is_empty() { "/" } else { path_and_query }.to_string();
+        Ok(ParsedUrl { scheme, host, port, path_and_query })
     }
 }
 
@@ -85,33 +65,16 @@ impl Endpoint {
     pub fn resolve(scheme: Scheme, host: &str, port: u16) -> Result<Endpoint, String> {
         let addr = (host, port)
             .to_socket_addrs()
-            .map_err(|e| {
-                format!("host '{host}' does not resolve ({e}); check the name or use an IP address")
-            })?
+            .map_err(|e| format!("host '{host}' does not resolve ({e}); check the name or use an IP address"))?
             .next()
-            .ok_or_else(|| {
-                format!("host '{host}' has no address; check the name or use an IP address")
-            })?;
-        Ok(Endpoint {
-            scheme,
-            host: host.to_string(),
-            port,
-            addr,
-        })
+            .ok_or_else(|| format!("host '{host}' has no address; check the name or use an IP address"))?;
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr })
     }
 
     /// The value of the Host header: the port is left out when it is the scheme's default.
     pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        if self.port == self.scheme.default_port() {
-            host
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        if self.port == self.scheme.default_port() { host } else { format!("{host}:{}", self.port) }
     }
 }
 
@@ -144,17 +107,9 @@ mod tests {
 
     #[test]
     fn bad_urls_say_what_to_write() {
-        assert!(
-            ParsedUrl::parse("ftp://x/")
-                .unwrap_err()
-                .contains("scheme 'ftp'")
-        );
+        assert!(ParsedUrl::parse("ftp://x/").unwrap_err().contains("scheme 'ftp'"));
         assert!(ParsedUrl::parse("localhost:8080").is_err());
-        assert!(
-            ParsedUrl::parse("/just/a/path")
-                .unwrap_err()
-                .contains("not an absolute URL")
-        );
+        assert!(ParsedUrl::parse("/just/a/path").unwrap_err().contains("not an absolute URL"));
         assert!(ParsedUrl::parse("http://exa mple.com/").is_err());
     }
 

@@ -8,17 +8,13 @@ use std::time::Duration;
 /// The error is the fix to show the user, without the flag name (the caller adds it).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let hint = "use a number with a unit: 500ms, 30s, 2m, 1h";
     if number.is_empty() {
         return Err(format!("not a duration; {hint}"));
     }
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("not a duration; {hint}"))?;
+    let value: f64 = number.parse().map_err(|_| format!("not a duration; {hint}"))?;
     let seconds_per_unit = match unit.trim() {
         "ns" => 1e-9,
         "us" | "µs" => 1e-6,
@@ -39,9 +35,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Parses a byte size such as `512`, `20kb`, `1.5MB`, `64k`, `2mib` (k = 1000, ki = 1024).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim().to_ascii_lowercase();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let hint = "use a byte count with an optional unit: 512, 20kb, 1.5mb, 64kib";
     let value: f64 = number.parse().map_err(|_| format!("not a size; {hint}"))?;
@@ -101,16 +95,8 @@ mod tests {
 
     #[test]
     fn durations_without_a_known_unit_are_rejected_with_the_fix() {
-        assert!(
-            parse_duration("3x")
-                .unwrap_err()
-                .contains("unknown unit 'x'")
-        );
-        assert!(
-            parse_duration("30")
-                .unwrap_err()
-                .contains("unit is missing")
-        );
+        assert!(parse_duration("3x").unwrap_err().contains("unknown unit 'x'"));
+        assert!(parse_duration("30").unwrap_err().contains("unit is missing"));
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("").is_err());
     }

@@ -11,8 +11,8 @@ use hakaru::export::text::Text;
 use hakaru::metrics::{LatencyHistogram, WindowSummary};
 use hakaru::provenance::Provenance;
 use hakaru::result::{
-    Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings,
-    StepLoad, StepResult, Throughput,
+    Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings, StepLoad, StepResult,
+    Throughput,
 };
 
 const CSV_HEADER: &str = "maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,\
@@ -27,17 +27,7 @@ fn provenance() -> Provenance {
         cores: 8,
         kernel: "6.8.0-45-generic".into(),
         started_at: "2025-01-02T03:04:05Z".into(),
-        command_line: [
-            "hakaru",
-            "run",
-            "-c",
-            "10",
-            "-n",
-            "1000",
-            "http://127.0.0.1:8080/",
-        ]
-        .map(String::from)
-        .to_vec(),
+        command_line: ["hakaru", "run", "-c", "10", "-n", "1000", "http://127.0.0.1:8080/"].map(String::from).to_vec(),
         build: "release".into(),
     }
 }
@@ -86,12 +76,7 @@ fn step(
     StepResult {
         label: label.into(),
         protocol: "http".into(),
-        load: StepLoad {
-            rate: None,
-            model: "closed".into(),
-            connections,
-            threads: 2,
-        },
+        load: StepLoad { rate: None, model: "closed".into(), connections, threads: 2 },
         duration_s,
         requests,
         responses,
@@ -106,10 +91,7 @@ fn step(
         latency: LatencySummary::from_histogram(&histogram),
         service: None,
         schedule: None,
-        status: status
-            .iter()
-            .map(|&(code, n)| (code.to_string(), n))
-            .collect::<BTreeMap<_, _>>(),
+        status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         error_kinds,
         connections: Connections {
             asked: connections,
@@ -136,15 +118,9 @@ fn step(
 /// Two steps: 10 connections, all answered; 50 connections, slower, with timeouts and resets.
 fn document() -> ResultDocument {
     // 1000 answers from 0.2 ms to 2.2 ms, and a tail of 10 at 15 ms.
-    let calm: Vec<u64> = (0..990u64)
-        .map(|i| 200 + i * 2)
-        .chain([15_000; 10])
-        .collect();
+    let calm: Vec<u64> = (0..990u64).map(|i| 200 + i * 2).chain([15_000; 10]).collect();
     // 500 answers from 1 ms to 10.98 ms, and 5 at 120 ms.
-    let busy: Vec<u64> = (0..495u64)
-        .map(|i| 1_000 + i * 20)
-        .chain([120_000; 5])
-        .collect();
+    let busy: Vec<u64> = (0..495u64).map(|i| 1_000 + i * 20).chain([120_000; 5]).collect();
     let first = step("c=10", 10, &calm, &[("200", 1000)], vec![], 0.5);
     let second = step(
         "c=50",
@@ -152,16 +128,8 @@ fn document() -> ResultDocument {
         &busy,
         &[("0", 3), ("200", 490), ("503", 10)],
         vec![
-            ErrorCount {
-                kind: "reset".into(),
-                count: 2,
-                sample: "connection reset by peer".into(),
-            },
-            ErrorCount {
-                kind: "timeout".into(),
-                count: 3,
-                sample: "no complete answer within 5s".into(),
-            },
+            ErrorCount { kind: "reset".into(), count: 2, sample: "connection reset by peer".into() },
+            ErrorCount { kind: "timeout".into(), count: 3, sample: "no complete answer within 5s".into() },
         ],
         1.25,
     );
@@ -179,11 +147,8 @@ fn document() -> ResultDocument {
 
 /// One step in which nothing answered, stopped by Ctrl-C.
 fn document_without_answers() -> ResultDocument {
-    let refused = ErrorCount {
-        kind: "connect_refused".into(),
-        count: 4,
-        sample: "connection refused (127.0.0.1:9)".into(),
-    };
+    let refused =
+        ErrorCount { kind: "connect_refused".into(), count: 4, sample: "connection refused (127.0.0.1:9)".into() };
     let mut only = step("run", 4, &[], &[], vec![refused], 2.0);
     only.connections.max_open = 0;
     only.connections.opened = 0;
@@ -336,16 +301,13 @@ fn the_csv_header_has_loadtest_columns_then_percentiles() {
 #[test]
 fn the_fixed_documents_conform_to_the_schema_and_survive_the_json_exporter() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
     for doc in [document(), document_without_answers()] {
         let json = hakaru::export::json::Json.render(&doc);
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&value)
-            .map(|e| format!("at '{}': {e}", e.instance_path()))
-            .collect();
+        let errors: Vec<String> =
+            validator.iter_errors(&value).map(|e| format!("at '{}': {e}", e.instance_path())).collect();
         assert!(errors.is_empty(), "{}", errors.join("\n"));
         let back: ResultDocument = serde_json::from_str(&json).unwrap();
         assert_eq!(back, doc);

@@ -8,9 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use hakaru::monitor::{
-    Probe, ProcessMonitor, SelfCheck, WatchSpec, own_cores, own_cpu_time, probe_all, readings,
-};
+use hakaru::monitor::{Probe, ProcessMonitor, SelfCheck, WatchSpec, own_cores, own_cpu_time, probe_all, readings};
 use hakaru::serve::{ServeOptions, ServerHandle};
 
 /// CPU figures are only meaningful when the tests that burn CPU do not compete with each other.
@@ -26,12 +24,7 @@ struct Kid(Child);
 
 impl Kid {
     fn spawn(cmd: &mut Command) -> Kid {
-        Kid(cmd
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("spawn child"))
+        Kid(cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).spawn().expect("spawn child"))
     }
     fn pid(&self) -> u32 {
         self.0.id()
@@ -48,18 +41,13 @@ impl Drop for Kid {
 }
 
 fn watch_pid(pid: u32) -> WatchSpec {
-    WatchSpec {
-        pids: vec![pid],
-        names: vec![],
-    }
+    WatchSpec { pids: vec![pid], names: vec![] }
 }
 
 /// The child's utime + stime in seconds, read here independently of the monitor.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
-        .split_whitespace()
-        .collect();
+    let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
     let ticks: u64 = rest[11].parse::<u64>().unwrap() + rest[12].parse::<u64>().unwrap();
     // SAFETY: sysconf only reads a configuration value.
     ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
@@ -77,33 +65,15 @@ fn a_busy_child_is_about_one_core_and_saturation_follows_its_cores() {
     let independent = (cpu_seconds(kid.pid()) - cpu0) / t0.elapsed().as_secs_f64() * 100.0;
     eprintln!("{report:?}; independently {independent:.1} %");
     assert_eq!(report.pids, vec![kid.pid()]);
-    assert!(
-        (60.0..=110.0).contains(&report.cpu_percent_mean),
-        "{report:?}"
-    );
-    assert!(
-        (report.cpu_percent_mean - independent).abs() < 15.0,
-        "{report:?} vs {independent}"
-    );
-    assert!(
-        report.cpu_percent_max >= report.cpu_percent_mean * 0.9,
-        "{report:?}"
-    );
-    assert!(
-        report.cpu_percent_max <= 100.0 * report.cores as f64 + 25.0,
-        "{report:?}"
-    );
+    assert!((60.0..=110.0).contains(&report.cpu_percent_mean), "{report:?}");
+    assert!((report.cpu_percent_mean - independent).abs() < 15.0, "{report:?} vs {independent}");
+    assert!(report.cpu_percent_max >= report.cpu_percent_mean * 0.9, "{report:?}");
+    assert!(report.cpu_percent_max <= 100.0 * report.cores as f64 + 25.0, "{report:?}");
     assert!(report.cores >= 1);
-    assert_eq!(
-        report.saturated,
-        report.cpu_percent_mean >= 0.9 * report.cores as f64 * 100.0
-    );
+    assert_eq!(report.saturated, report.cpu_percent_mean >= 0.9 * report.cores as f64 * 100.0);
     assert!(report.rss_max_bytes > 0);
     let json = serde_json::to_string(&report).unwrap();
-    assert_eq!(
-        serde_json::from_str::<hakaru::monitor::ProcessReport>(&json).unwrap(),
-        report
-    );
+    assert_eq!(serde_json::from_str::<hakaru::monitor::ProcessReport>(&json).unwrap(), report);
 }
 
 /// Restricts the child to the first core this process may use, before it runs its program.
@@ -116,9 +86,7 @@ fn pin_to_one_core(cmd: &mut Command) -> &mut Command {
             if libc::sched_getaffinity(0, size, &mut set) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            let first = (0..libc::CPU_SETSIZE as usize)
-                .find(|&c| libc::CPU_ISSET(c, &set))
-                .unwrap_or(0);
+            let first = (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &set)).unwrap_or(0);
             libc::CPU_ZERO(&mut set);
             libc::CPU_SET(first, &mut set);
             if libc::sched_setaffinity(0, size, &set) != 0 {
@@ -132,9 +100,7 @@ fn pin_to_one_core(cmd: &mut Command) -> &mut Command {
 #[test]
 fn a_busy_child_pinned_to_one_core_is_saturated() {
     let _cpu = cpu_lock();
-    let kid = Kid::spawn(pin_to_one_core(
-        Command::new("sh").args(["-c", "while :; do :; done"]),
-    ));
+    let kid = Kid::spawn(pin_to_one_core(Command::new("sh").args(["-c", "while :; do :; done"])));
     let monitor = ProcessMonitor::start(&watch_pid(kid.pid()), Duration::from_millis(200)).unwrap();
     monitor.begin_step();
     let (cpu0, t0) = (cpu_seconds(kid.pid()), Instant::now());
@@ -145,33 +111,23 @@ fn a_busy_child_pinned_to_one_core_is_saturated() {
     assert_eq!(report.saturated, report.cpu_percent_mean >= 90.0);
     // On a machine busy with other work the child may not get its whole core; when it did, it is saturated.
     if independent >= 97.0 {
-        assert!(
-            report.saturated,
-            "{report:?}; independently {independent:.1} %"
-        );
+        assert!(report.saturated, "{report:?}; independently {independent:.1} %");
     }
-    assert!(
-        (60.0..=110.0).contains(&report.cpu_percent_mean),
-        "{report:?}"
-    );
+    assert!((60.0..=110.0).contains(&report.cpu_percent_mean), "{report:?}");
 }
 
 #[test]
 fn busy_descendants_count_for_the_watched_parent_even_when_born_mid_step() {
     let _cpu = cpu_lock();
     // The outer shell only waits; the subshell it forks 300 ms into the step does the work.
-    let kid =
-        Kid::spawn(Command::new("sh").args(["-c", "sleep 0.3; (while :; do :; done) & wait"]));
+    let kid = Kid::spawn(Command::new("sh").args(["-c", "sleep 0.3; (while :; do :; done) & wait"]));
     let monitor = ProcessMonitor::start(&watch_pid(kid.pid()), Duration::from_millis(200)).unwrap();
     monitor.begin_step();
     std::thread::sleep(Duration::from_millis(1200));
     let report = monitor.end_step();
     drop(kid);
     // About 900 ms of 1200 busy: 75 %, less what the machine's other work takes.
-    assert!(
-        (40.0..=90.0).contains(&report.cpu_percent_mean),
-        "{report:?}"
-    );
+    assert!((40.0..=90.0).contains(&report.cpu_percent_mean), "{report:?}");
     assert!(report.cpu_percent_max >= 80.0, "{report:?}");
 }
 
@@ -187,29 +143,17 @@ fn an_idle_child_uses_almost_no_cpu_and_is_found_by_name() {
     assert!(!report.saturated);
 
     // By comm: every `sleep`, this one among them.
-    let by_comm = ProcessMonitor::start(
-        &WatchSpec {
-            pids: vec![],
-            names: vec!["sleep".into()],
-        },
-        Duration::from_millis(200),
-    )
-    .unwrap();
+    let by_comm =
+        ProcessMonitor::start(&WatchSpec { pids: vec![], names: vec!["sleep".into()] }, Duration::from_millis(200))
+            .unwrap();
     assert!(by_comm.pids().contains(&kid.pid()));
     drop(by_comm);
 
     // By the file name of the command line's first word (argv[0]), unique to this test.
-    let named = Kid::spawn(
-        Command::new("sleep")
-            .arg0("/opt/hakaru-monitor-test-idle")
-            .arg("5"),
-    );
+    let named = Kid::spawn(Command::new("sleep").arg0("/opt/hakaru-monitor-test-idle").arg("5"));
     std::thread::sleep(Duration::from_millis(50));
     let by_cmdline = ProcessMonitor::start(
-        &WatchSpec {
-            pids: vec![],
-            names: vec!["hakaru-monitor-test-idle".into()],
-        },
+        &WatchSpec { pids: vec![], names: vec!["hakaru-monitor-test-idle".into()] },
         Duration::from_millis(200),
     )
     .unwrap();
@@ -233,31 +177,20 @@ fn a_child_that_exits_mid_step_is_no_longer_counted() {
 
 #[test]
 fn a_missing_pid_or_name_is_bad_input_naming_the_flag() {
-    let e = ProcessMonitor::start(&watch_pid(999_999_999), Duration::from_millis(200))
-        .err()
-        .expect("no such pid");
+    let e = ProcessMonitor::start(&watch_pid(999_999_999), Duration::from_millis(200)).err().expect("no such pid");
     let text = e.to_string();
-    assert!(
-        text.contains("--monitor-pid") && text.contains("999999999"),
-        "{text}"
-    );
+    assert!(text.contains("--monitor-pid") && text.contains("999999999"), "{text}");
     assert_eq!(e.exit_code(), 2);
     assert!(!text.contains('\n'));
 
     let e = ProcessMonitor::start(
-        &WatchSpec {
-            pids: vec![],
-            names: vec!["no-such-process-hakaru-xyz".into()],
-        },
+        &WatchSpec { pids: vec![], names: vec!["no-such-process-hakaru-xyz".into()] },
         Duration::from_millis(200),
     )
     .err()
     .expect("no such name");
     let text = e.to_string();
-    assert!(
-        text.contains("--monitor-name") && text.contains("no-such-process-hakaru-xyz"),
-        "{text}"
-    );
+    assert!(text.contains("--monitor-name") && text.contains("no-such-process-hakaru-xyz"), "{text}");
     assert_eq!(e.exit_code(), 2);
 }
 
@@ -275,10 +208,7 @@ fn own_cpu_time_grows_while_a_thread_spins() {
     .join()
     .unwrap();
     let after = own_cpu_time();
-    assert!(
-        after.saturating_sub(before) >= Duration::from_millis(250),
-        "{before:?} -> {after:?}"
-    );
+    assert!(after.saturating_sub(before) >= Duration::from_millis(250), "{before:?} -> {after:?}");
     let check = SelfCheck::measure(before, after, t0.elapsed());
     assert_eq!(check.cores, own_cores());
     assert!(check.cpu_percent > 50.0, "{check:?}");
@@ -298,11 +228,7 @@ fn serve() -> ServerHandle {
 fn get(server: &ServerHandle, target: &str) {
     let mut s = TcpStream::connect(server.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
     let mut answer = String::new();
     s.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
@@ -327,11 +253,7 @@ fn probes_read_the_built_in_targets_status_and_count_queries() {
     assert_eq!(r[0].error, None, "{r:?}");
     assert_eq!(r[0].before, Some(serde_json::json!(0)));
     assert_eq!(r[0].delta, Some(4.0), "{r:?}");
-    let rate = r[1]
-        .after
-        .as_ref()
-        .and_then(|v| v.as_f64())
-        .expect("a number");
+    let rate = r[1].after.as_ref().and_then(|v| v.as_f64()).expect("a number");
     assert!((rate - 0.75).abs() < 1e-9, "{r:?}");
     assert_eq!(r[1].name, "cache_hit_rate");
     server.stop();
@@ -348,38 +270,21 @@ fn probe_failures_are_errors_not_panics() {
     assert!(e.contains("connect"), "{e}");
 
     let server = serve();
-    let nothing = Probe::parse(&format!(
-        "http://{}/status#/1/no_such_figure",
-        server.addr()
-    ))
-    .unwrap();
+    let nothing = Probe::parse(&format!("http://{}/status#/1/no_such_figure", server.addr())).unwrap();
     let e = nothing.fetch(Duration::from_secs(2)).unwrap_err();
     assert!(e.contains("/1/no_such_figure"), "{e}");
 
     // Not JSON: the default route answers with filler bytes.
     let text = Probe::parse(&format!("http://{}/?size=10#/x", server.addr())).unwrap();
-    assert!(
-        text.fetch(Duration::from_secs(2))
-            .unwrap_err()
-            .contains("not JSON")
-    );
+    assert!(text.fetch(Duration::from_secs(2)).unwrap_err().contains("not JSON"));
 
     // Not 2xx.
     let status = Probe::parse(&format!("http://{}/?status=503#/x", server.addr())).unwrap();
-    assert!(
-        status
-            .fetch(Duration::from_secs(2))
-            .unwrap_err()
-            .contains("503")
-    );
+    assert!(status.fetch(Duration::from_secs(2)).unwrap_err().contains("503"));
 
     // A server that accepts and never answers: the timeout bounds the wait.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slow = Probe::parse(&format!(
-        "http://{}/status#/1",
-        silent.local_addr().unwrap()
-    ))
-    .unwrap();
+    let slow = Probe::parse(&format!("http://{}/status#/1", silent.local_addr().unwrap())).unwrap();
     let t0 = Instant::now();
     let e = slow.fetch(Duration::from_millis(300)).unwrap_err();
     assert!(e.contains("within"), "{e}");

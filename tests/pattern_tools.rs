@@ -7,9 +7,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use hakaru::pattern_tools::{
-    ExtractOptions, GenerateOptions, Generated, extract, generate, parse_hit_rate,
-};
+use hakaru::pattern_tools::{ExtractOptions, GenerateOptions, Generated, extract, generate, parse_hit_rate};
 use hakaru::patterns;
 
 /// What `curl 'http://node1:10041/d/select?table=Pages&output_columns=_id,title,n_likes&drilldown=region'`
@@ -37,10 +35,7 @@ const SELECT_RESULT: &str = r#"[
 "#;
 
 fn opts(column: usize) -> ExtractOptions {
-    ExtractOptions {
-        column,
-        ..ExtractOptions::default()
-    }
+    ExtractOptions { column, ..ExtractOptions::default() }
 }
 
 /// Runs extract on `input` as stdin; returns the lines printed, checking the count returned matches.
@@ -55,23 +50,14 @@ fn extract_stdin(opts: &ExtractOptions, input: &str) -> Result<Vec<String>, Stri
 
 fn write_temp(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
+    std::fs::File::create(&path).unwrap().write_all(text.as_bytes()).unwrap();
     path
 }
 
 #[test]
 fn extract_prints_column_0_of_every_record_with_numbers_as_their_json_text() {
-    assert_eq!(
-        extract_stdin(&opts(0), SELECT_RESULT).unwrap(),
-        ["1", "2", "3", "4", "5"]
-    );
-    assert_eq!(
-        extract_stdin(&opts(2), SELECT_RESULT).unwrap(),
-        ["120", "85", "40", "7", "0"]
-    );
+    assert_eq!(extract_stdin(&opts(0), SELECT_RESULT).unwrap(), ["1", "2", "3", "4", "5"]);
+    assert_eq!(extract_stdin(&opts(2), SELECT_RESULT).unwrap(), ["120", "85", "40", "7", "0"]);
 }
 
 #[test]
@@ -84,20 +70,10 @@ fn extract_prints_strings_as_they_are_and_ignores_drilldowns() {
 
 #[test]
 fn extract_with_escape_percent_encodes_utf8_spaces_and_ampersands() {
-    let o = ExtractOptions {
-        column: 1,
-        escape: true,
-        ..ExtractOptions::default()
-    };
+    let o = ExtractOptions { column: 1, escape: true, ..ExtractOptions::default() };
     assert_eq!(
         extract_stdin(&o, SELECT_RESULT).unwrap(),
-        [
-            "Tokyo",
-            "%E4%BA%AC%E9%83%BD",
-            "Osaka%20Castle",
-            "Nara%20%26%20Deer",
-            "Hokkaido"
-        ]
+        ["Tokyo", "%E4%BA%AC%E9%83%BD", "Osaka%20Castle", "Nara%20%26%20Deer", "Hokkaido"]
     );
 }
 
@@ -112,18 +88,11 @@ fn extract_reads_concatenated_documents_bare_result_sets_and_several_files_witho
     let dir = tempfile::tempdir().unwrap();
     let a = write_temp(dir.path(), "a.json", SELECT_RESULT);
     let b = write_temp(dir.path(), "b.json", bare);
-    let o = ExtractOptions {
-        column: 0,
-        files: vec![a, b],
-        ..ExtractOptions::default()
-    };
+    let o = ExtractOptions { column: 0, files: vec![a, b], ..ExtractOptions::default() };
     let mut out = Vec::new();
     let n = extract(&o, &mut &b""[..], &mut out).unwrap();
     assert_eq!(n, 7);
-    assert_eq!(
-        String::from_utf8(out).unwrap(),
-        "1\n2\n3\n4\n5\nTokyo\nKobe\n"
-    );
+    assert_eq!(String::from_utf8(out).unwrap(), "1\n2\n3\n4\n5\nTokyo\nKobe\n");
 }
 
 #[test]
@@ -137,13 +106,7 @@ fn extract_reads_groonga_command_version_3_results() {
 #[test]
 fn a_column_beyond_the_records_names_the_columns_there_are() {
     let err = extract_stdin(&opts(5), SELECT_RESULT).unwrap_err();
-    for needle in [
-        "stdin:1:1:",
-        "--column 5",
-        "3 columns",
-        "0 _id, 1 title, 2 n_likes",
-        "use --column 0 to 2",
-    ] {
+    for needle in ["stdin:1:1:", "--column 5", "3 columns", "0 _id, 1 title, 2 n_likes", "use --column 0 to 2"] {
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -152,36 +115,20 @@ fn a_column_beyond_the_records_names_the_columns_there_are() {
 #[test]
 fn malformed_json_names_the_file_line_and_column_and_the_fix() {
     // Line 3 lacks the comma between two records.
-    let broken =
-        "[[0, 1.0, 0.1],\n [[[2], [[\"title\", \"ShortText\"]],\n   [\"Tokyo\"] [\"Kyoto\"]]]]\n";
+    let broken = "[[0, 1.0, 0.1],\n [[[2], [[\"title\", \"ShortText\"]],\n   [\"Tokyo\"] [\"Kyoto\"]]]]\n";
     let err = extract_stdin(&opts(0), broken).unwrap_err();
     assert!(err.starts_with("stdin:3:14: not valid JSON: "), "{err}");
     assert!(err.contains("Groonga select"), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
-    let path = write_temp(
-        dir.path(),
-        "select.json",
-        "[[0, 1.0, 0.1],\n  [[[1], [], [\"a\"]]]\n",
-    );
-    let o = ExtractOptions {
-        files: vec![path.clone()],
-        ..ExtractOptions::default()
-    };
-    let err = extract(&o, &mut &b""[..], &mut Vec::new())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with(&format!("{}:3:1: not valid JSON: EOF", path.display())),
-        "{err}"
-    );
+    let path = write_temp(dir.path(), "select.json", "[[0, 1.0, 0.1],\n  [[[1], [], [\"a\"]]]\n");
+    let o = ExtractOptions { files: vec![path.clone()], ..ExtractOptions::default() };
+    let err = extract(&o, &mut &b""[..], &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("{}:3:1: not valid JSON: EOF", path.display())), "{err}");
 
     let err = extract_stdin(&opts(0), "  \n").unwrap_err();
     assert!(err.starts_with("stdin: no JSON in it;"), "{err}");
-    let missing = ExtractOptions {
-        files: vec![dir.path().join("nope.json")],
-        ..ExtractOptions::default()
-    };
+    let missing = ExtractOptions { files: vec![dir.path().join("nope.json")], ..ExtractOptions::default() };
     let err = extract(&missing, &mut &b""[..], &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains("nope.json: cannot read"), "{err}");
 }
@@ -189,65 +136,33 @@ fn malformed_json_names_the_file_line_and_column_and_the_fix() {
 #[test]
 fn other_json_and_groonga_errors_are_refused_with_the_fix() {
     let err = extract_stdin(&opts(0), r#"{"hits": ["a"]}"#).unwrap_err();
-    assert!(
-        err.contains("not a Groonga select result") && err.contains("--pointer"),
-        "{err}"
-    );
-    let err = extract_stdin(
-        &opts(0),
-        r#"[[-22, 1.0, 0.1, "invalid table name: <Pagez>"]]"#,
-    )
-    .unwrap_err();
-    assert!(
-        err.contains("error -22 (invalid table name: <Pagez>)"),
-        "{err}"
-    );
+    assert!(err.contains("not a Groonga select result") && err.contains("--pointer"), "{err}");
+    let err = extract_stdin(&opts(0), r#"[[-22, 1.0, 0.1, "invalid table name: <Pagez>"]]"#).unwrap_err();
+    assert!(err.contains("error -22 (invalid table name: <Pagez>)"), "{err}");
 }
 
 fn pointer(p: &str, column: usize) -> ExtractOptions {
-    ExtractOptions {
-        column,
-        pointer: Some(p.into()),
-        ..ExtractOptions::default()
-    }
+    ExtractOptions { column, pointer: Some(p.into()), ..ExtractOptions::default() }
 }
 
 #[test]
 fn extract_with_a_pointer_takes_the_elements_of_any_json_array() {
     let doc = r#"{"count": 3, "hits": ["Tokyo", "京都", 42]}"#;
-    assert_eq!(
-        extract_stdin(&pointer("/hits", 0), doc).unwrap(),
-        ["Tokyo", "京都", "42"]
-    );
+    assert_eq!(extract_stdin(&pointer("/hits", 0), doc).unwrap(), ["Tokyo", "京都", "42"]);
     let rows = r#"{"result": {"rows": [["Tokyo", 120], ["Kyoto", 85]]}}"#;
-    assert_eq!(
-        extract_stdin(&pointer("/result/rows", 1), rows).unwrap(),
-        ["120", "85"]
-    );
+    assert_eq!(extract_stdin(&pointer("/result/rows", 1), rows).unwrap(), ["120", "85"]);
     let droonga = r#"{"hits": [{"title": "Tokyo"}, {"title": "Nara & Deer"}]}"#;
-    let o = ExtractOptions {
-        escape: true,
-        ..pointer("/hits/*/title", 0)
-    };
-    assert_eq!(
-        extract_stdin(&o, droonga).unwrap(),
-        ["Tokyo", "Nara%20%26%20Deer"]
-    );
+    let o = ExtractOptions { escape: true, ..pointer("/hits/*/title", 0) };
+    assert_eq!(extract_stdin(&o, droonga).unwrap(), ["Tokyo", "Nara%20%26%20Deer"]);
 }
 
 #[test]
 fn a_pointer_that_misses_says_what_is_there() {
     let droonga = r#"{"hits": [{"title": "Tokyo"}]}"#;
     let err = extract_stdin(&pointer("/hitz", 0), droonga).unwrap_err();
-    assert!(
-        err.contains("no key 'hitz'") && err.contains("keys there are: hits"),
-        "{err}"
-    );
+    assert!(err.contains("no key 'hitz'") && err.contains("keys there are: hits"), "{err}");
     let err = extract_stdin(&pointer("/hits", 0), droonga).unwrap_err();
-    assert!(
-        err.contains("is an object") && err.contains("/hits/*/title"),
-        "{err}"
-    );
+    assert!(err.contains("is an object") && err.contains("/hits/*/title"), "{err}");
     let err = extract_stdin(&pointer("/hits/0/title", 0), droonga).unwrap_err();
     assert!(err.contains("is a string, not an array"), "{err}");
     let err = extract_stdin(&pointer("hits", 0), droonga).unwrap_err();
@@ -264,18 +179,12 @@ fn generate_from(opts: GenerateOptions, terms: &str) -> Result<Generated, String
 }
 
 fn base() -> GenerateOptions {
-    GenerateOptions {
-        template: TEMPLATE.into(),
-        terms: PathBuf::from("-"),
-        ..GenerateOptions::default()
-    }
+    GenerateOptions { template: TEMPLATE.into(), terms: PathBuf::from("-"), ..GenerateOptions::default() }
 }
 
 /// Compares with tests/golden/NAME, or rewrites it when HAKARU_UPDATE_GOLDEN is set.
 fn assert_golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
     if std::env::var_os("HAKARU_UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, actual).unwrap();
@@ -314,55 +223,31 @@ fn generate_writes_one_drnbench_group_of_every_term_in_order() {
             "/d/select?table=Pages&limit=10&query=Tokyo",
         ]
     );
-    assert!(
-        group
-            .patterns
-            .iter()
-            .all(|p| p.method.as_deref() == Some("GET") && p.host.is_none())
-    );
+    assert!(group.patterns.iter().all(|p| p.method.as_deref() == Some("GET") && p.host.is_none()));
 }
 
 #[test]
 fn generate_with_hosts_writes_one_group_per_host_sharing_the_load() {
-    let o = GenerateOptions {
-        hosts: vec!["node1".into(), "node2:10041".into()],
-        ..base()
-    };
+    let o = GenerateOptions { hosts: vec!["node1".into(), "node2:10041".into()], ..base() };
     let g = generate_from(o, TERMS).unwrap();
     assert_golden("patterns_hosts.json", &g.json);
 
     let set = load(&g);
     let names: Vec<&str> = set.groups.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(names, ["with-query-node1", "with-query-node2:10041"]);
-    for (group, (host, port)) in set
-        .groups
-        .iter()
-        .zip([("node1", None), ("node2", Some(10041))])
-    {
+    for (group, (host, port)) in set.groups.iter().zip([("node1", None), ("node2", Some(10041))]) {
         assert_eq!(group.frequency, 0.5);
         assert_eq!(group.patterns.len(), 5);
-        assert!(
-            group
-                .patterns
-                .iter()
-                .all(|p| p.host.as_deref() == Some(host) && p.port == port)
-        );
+        assert!(group.patterns.iter().all(|p| p.host.as_deref() == Some(host) && p.port == port));
     }
 }
 
 #[test]
 fn generate_without_escaping_substitutes_terms_verbatim_and_warns_about_spaces() {
-    let o = GenerateOptions {
-        escape: false,
-        method: "post".into(),
-        ..base()
-    };
+    let o = GenerateOptions { escape: false, method: "post".into(), ..base() };
     let g = generate_from(o, "Tokyo\n京都\nOsaka Castle\n").unwrap();
     let set = load(&g);
-    assert_eq!(
-        set.groups[0].patterns[1].path,
-        "/d/select?table=Pages&limit=10&query=京都"
-    );
+    assert_eq!(set.groups[0].patterns[1].path, "/d/select?table=Pages&limit=10&query=京都");
     assert_eq!(set.groups[0].patterns[0].method.as_deref(), Some("POST"));
     assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
     assert!(g.warnings[0].contains("1 of the terms") && g.warnings[0].contains("Osaka Castle"));
@@ -371,13 +256,7 @@ fn generate_without_escaping_substitutes_terms_verbatim_and_warns_about_spaces()
 #[test]
 fn generate_warns_when_terms_were_escaped_already() {
     let g = generate_from(base(), "%E4%BA%AC%E9%83%BD\nTokyo\n").unwrap();
-    assert!(
-        g.warnings
-            .iter()
-            .any(|w| w.contains("percent-encoded already")),
-        "{:?}",
-        g.warnings
-    );
+    assert!(g.warnings.iter().any(|w| w.contains("percent-encoded already")), "{:?}", g.warnings);
     assert_eq!(
         load(&g).groups[0].patterns[0].path,
         "/d/select?table=Pages&limit=10&query=%25E4%25BA%25AC%25E9%2583%25BD"
@@ -389,11 +268,7 @@ fn numbered_terms(n: usize) -> String {
 }
 
 fn hit_rate(rate: &str) -> GenerateOptions {
-    GenerateOptions {
-        hit_rate: Some(parse_hit_rate(rate).unwrap()),
-        cache_size: 100,
-        ..base()
-    }
+    GenerateOptions { hit_rate: Some(parse_hit_rate(rate).unwrap()), cache_size: 100, ..base() }
 }
 
 #[test]
@@ -410,31 +285,18 @@ fn a_50_percent_hit_rate_with_a_cache_of_100_takes_200_distinct_terms() {
     assert_eq!(patterns[199].path, TEMPLATE.replace("{term}", "term200"));
 
     let g = generate_from(hit_rate("25%"), &terms).unwrap();
-    assert_eq!(
-        (g.unique_requests, load(&g).groups[0].patterns.len()),
-        (300, 300)
-    );
-    assert!(
-        g.warnings[0].contains("300 distinct terms") && g.warnings[0].contains("400 are needed")
-    );
+    assert_eq!((g.unique_requests, load(&g).groups[0].patterns.len()), (300, 300));
+    assert!(g.warnings[0].contains("300 distinct terms") && g.warnings[0].contains("400 are needed"));
 }
 
 #[test]
 fn too_few_terms_for_the_hit_rate_keeps_them_all_and_says_what_rate_they_give() {
-    let o = GenerateOptions {
-        hosts: vec!["a".into(), "b".into(), "c".into()],
-        ..hit_rate("50%")
-    };
+    let o = GenerateOptions { hosts: vec!["a".into(), "b".into(), "c".into()], ..hit_rate("50%") };
     let g = generate_from(o, &numbered_terms(150)).unwrap();
     assert_eq!(g.unique_requests, 150);
     assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
     let w = &g.warnings[0];
-    for needle in [
-        "--hit-rate 50%",
-        "150 distinct terms",
-        "200 are needed",
-        "about 67%",
-    ] {
+    for needle in ["--hit-rate 50%", "150 distinct terms", "200 are needed", "about 67%"] {
         assert!(w.contains(needle), "{needle:?} not in {w}");
     }
     let set = load(&g);
@@ -450,24 +312,13 @@ fn too_few_terms_for_the_hit_rate_keeps_them_all_and_says_what_rate_they_give() 
 fn generate_reads_terms_from_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_temp(dir.path(), "terms.txt", TERMS);
-    let o = GenerateOptions {
-        terms: path,
-        ..base()
-    };
+    let o = GenerateOptions { terms: path, ..base() };
     let g = generate(&o, &mut &b""[..]).unwrap();
     assert_eq!(load(&g).groups[0].patterns.len(), 5);
 
     let bad = write_temp(dir.path(), "latin1.txt", "");
     std::fs::write(&bad, b"Tokyo\nKy\xF4to\n").unwrap();
-    let err = generate(
-        &GenerateOptions {
-            terms: bad,
-            ..base()
-        },
-        &mut &b""[..],
-    )
-    .unwrap_err()
-    .to_string();
+    let err = generate(&GenerateOptions { terms: bad, ..base() }, &mut &b""[..]).unwrap_err().to_string();
     assert!(err.contains("latin1.txt:2:3: not UTF-8"), "{err}");
 }
 
@@ -475,54 +326,20 @@ fn generate_reads_terms_from_a_file() {
 fn bad_generate_input_is_refused_with_the_flag_and_the_fix() {
     let cases: &[(GenerateOptions, &str, &[&str])] = &[
         (
-            GenerateOptions {
-                template: "/d/select?table=Pages&query=".into(),
-                ..base()
-            },
+            GenerateOptions { template: "/d/select?table=Pages&query=".into(), ..base() },
             "Tokyo\n",
             &["--template", "no {term}", "query={term}"],
         ),
         (
-            GenerateOptions {
-                template: "d/select?query={term}".into(),
-                ..base()
-            },
+            GenerateOptions { template: "d/select?query={term}".into(), ..base() },
             "Tokyo\n",
             &["--template", "start it with /"],
         ),
         (base(), "\n  \n", &["--terms stdin", "no terms"]),
-        (
-            GenerateOptions {
-                hosts: vec!["a".into(), "a".into()],
-                ..base()
-            },
-            "Tokyo\n",
-            &["--hosts", "twice"],
-        ),
-        (
-            GenerateOptions {
-                hit_rate: Some(1.5),
-                ..base()
-            },
-            "Tokyo\n",
-            &["--hit-rate", "at most 1"],
-        ),
-        (
-            GenerateOptions {
-                cache_size: 0,
-                ..hit_rate("0.5")
-            },
-            "Tokyo\n",
-            &["--cache-size 0"],
-        ),
-        (
-            GenerateOptions {
-                method: "GE T".into(),
-                ..base()
-            },
-            "Tokyo\n",
-            &["--method"],
-        ),
+        (GenerateOptions { hosts: vec!["a".into(), "a".into()], ..base() }, "Tokyo\n", &["--hosts", "twice"]),
+        (GenerateOptions { hit_rate: Some(1.5), ..base() }, "Tokyo\n", &["--hit-rate", "at most 1"]),
+        (GenerateOptions { cache_size: 0, ..hit_rate("0.5") }, "Tokyo\n", &["--cache-size 0"]),
+        (GenerateOptions { method: "GE T".into(), ..base() }, "Tokyo\n", &["--method"]),
     ];
     for (o, terms, needles) in cases {
         let err = generate_from(o.clone(), terms).unwrap_err();

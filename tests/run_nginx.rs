@@ -19,55 +19,21 @@ fn keepalive_load_on_nginx_gets_only_200s_on_the_connections_asked() {
 #[test]
 fn chunked_gzip_bodies_from_nginx_are_read_to_their_end() {
     let n = Nginx::start();
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "2",
-        "-n",
-        "200",
-        "-H",
-        "Accept-Encoding: gzip",
-        &n.url("/gz/big.txt"),
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "200", "-H", "Accept-Encoding: gzip", &n.url("/gz/big.txt")]);
     assert_eq!(out.status_count("200"), 200, "{}", out.step());
-    assert_eq!(
-        out.step()["connections"]["opened"],
-        2,
-        "chunked bodies keep the connection usable"
-    );
+    assert_eq!(out.step()["connections"]["opened"], 2, "chunked bodies keep the connection usable");
 }
 
 #[test]
 fn head_204_and_304_answers_have_no_body_and_keep_the_connection() {
     let n = Nginx::start();
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "1",
-        "-n",
-        "50",
-        "-m",
-        "HEAD",
-        &n.url("/static/file.txt"),
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", "-m", "HEAD", &n.url("/static/file.txt")]);
     assert_eq!(out.status_count("200"), 50);
     assert_eq!(out.step()["connections"]["opened"], 1);
     let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", &n.url("/empty")]);
     assert_eq!(out.status_count("204"), 50);
     let later = "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT";
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "1",
-        "-n",
-        "50",
-        "-H",
-        later,
-        &n.url("/static/file.txt"),
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "50", "-H", later, &n.url("/static/file.txt")]);
     assert_eq!(out.status_count("304"), 50, "{}", out.step());
     assert_eq!(out.step()["connections"]["opened"], 1);
 }
@@ -85,38 +51,16 @@ fn a_server_that_closes_every_tenth_request_is_reconnected_and_counted() {
 #[test]
 fn keepalive_off_against_nginx_opens_a_connection_per_request() {
     let n = Nginx::start();
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "4",
-        "-n",
-        "400",
-        "--no-keepalive",
-        &n.url("/"),
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "4", "-n", "400", "--no-keepalive", &n.url("/")]);
     assert_eq!(out.status_count("200"), 400);
     assert_eq!(out.step()["connections"]["opened"], 400);
-    assert_eq!(
-        out.step()["connections"]["reconnects"],
-        0,
-        "closing is what was asked, not a reconnect"
-    );
+    assert_eq!(out.step()["connections"]["reconnects"], 0, "closing is what was asked, not a reconnect");
 }
 
 #[test]
 fn https_with_insecure_accepts_a_self_signed_certificate() {
     let n = Nginx::start();
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "2",
-        "-n",
-        "100",
-        "--insecure",
-        &n.tls_url("/"),
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "100", "--insecure", &n.tls_url("/")]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.status_count("200"), 100, "{}", out.step());
     assert_eq!(out.step()["connections"]["opened"], 2);

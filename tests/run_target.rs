@@ -11,9 +11,7 @@ fn a_delay_of_20ms_gives_a_median_between_20_and_25ms() {
     let url = format!("http://{}/?delay=20ms", t.addr());
     let out = hakaru(&["run", "-q", "-c", "4", "-n", "100", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let p50 = out.step()["latency"]["percentiles"]["p50"]
-        .as_u64()
-        .unwrap();
+    let p50 = out.step()["latency"]["percentiles"]["p50"].as_u64().unwrap();
     assert!((20_000..=25_000).contains(&p50), "p50 {p50} us");
     assert!(out.step()["latency"]["min"].as_u64().unwrap() >= 20_000);
 }
@@ -28,10 +26,7 @@ fn a_request_count_records_exactly_that_many_requests() {
     assert_eq!(out.status_count("200"), 1000);
     assert_eq!(out.step()["latency"]["count"], 1000);
     let served = target_status(t.addr())["n_requests"].as_u64().unwrap();
-    assert_eq!(
-        served, 1000,
-        "the target saw exactly the requests hakaru recorded"
-    );
+    assert_eq!(served, 1000, "the target saw exactly the requests hakaru recorded");
 }
 
 #[test]
@@ -42,11 +37,7 @@ fn a_status_503_target_gives_only_503s() {
     let status = out.step()["status"].as_object().unwrap();
     assert_eq!(status.len(), 1, "{status:?}");
     assert_eq!(out.status_count("503"), 50);
-    assert_eq!(
-        out.step()["errors"],
-        0,
-        "an HTTP status is an answer, not an error"
-    );
+    assert_eq!(out.step()["errors"], 0, "an HTTP status is an answer, not an error");
 }
 
 #[test]
@@ -59,11 +50,7 @@ fn keepalive_off_opens_one_connection_per_request() {
     // The target counts the connections it accepted: hakaru's preflight check and this /status request add two.
     let accepted = target_status(t.addr())["n_connections"].as_u64().unwrap();
     assert_eq!(accepted, 60 + 2);
-    assert!(
-        out.doc()["warnings"]
-            .to_string()
-            .contains("keep-alive is off")
-    );
+    assert!(out.doc()["warnings"].to_string().contains("keep-alive is off"));
 }
 
 #[test]
@@ -74,27 +61,14 @@ fn keepalive_on_reuses_each_connection() {
     assert_eq!(out.step()["connections"]["opened"], 3);
     assert_eq!(out.step()["connections"]["max_open"], 3);
     // Plus the preflight check and this /status request.
-    assert_eq!(
-        target_status(t.addr())["n_connections"].as_u64().unwrap(),
-        3 + 2
-    );
+    assert_eq!(target_status(t.addr())["n_connections"].as_u64().unwrap(), 3 + 2);
 }
 
 #[test]
 fn a_timeout_is_recorded_as_status_zero_and_counted() {
     let t = target();
     let url = format!("http://{}/?fault=stall", t.addr());
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "2",
-        "-n",
-        "4",
-        "--timeout",
-        "300ms",
-        &url,
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "4", "--timeout", "300ms", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.status_count("0"), 4);
     assert_eq!(out.error_count("timeout"), 4);
@@ -104,22 +78,13 @@ fn a_timeout_is_recorded_as_status_zero_and_counted() {
 #[test]
 fn each_fault_is_counted_as_its_exact_error_kind() {
     let t = target();
-    for (fault, kind) in [
-        ("reset", "reset"),
-        ("close", "closed"),
-        ("garbage", "malformed_response"),
-    ] {
+    for (fault, kind) in [("reset", "reset"), ("close", "closed"), ("garbage", "malformed_response")] {
         let url = format!("http://{}/?fault={fault}", t.addr());
         let out = hakaru(&["run", "-q", "-c", "2", "-n", "20", "--timeout", "2s", &url]);
         assert_eq!(out.code, 0, "{fault}: {}", out.stderr);
         assert!(!out.stderr.contains("panicked"), "{fault}: {}", out.stderr);
         assert_eq!(out.step()["requests"], 20, "{fault}");
-        assert_eq!(
-            out.error_count(kind),
-            20,
-            "{fault}: {}",
-            out.step()["error_kinds"]
-        );
+        assert_eq!(out.error_count(kind), 20, "{fault}: {}", out.step()["error_kinds"]);
         assert!(out.stdout.contains(kind), "the summary names {kind}");
     }
 }
@@ -143,10 +108,7 @@ fn a_duration_bounds_the_run_and_windows_cover_each_second() {
     assert!((2.4..2.7).contains(&d), "duration {d}");
     let windows = out.step()["windows"].as_array().unwrap();
     assert!((2..=3).contains(&windows.len()), "{windows:?}");
-    let in_windows: u64 = windows
-        .iter()
-        .map(|w| w["requests"].as_u64().unwrap())
-        .sum();
+    let in_windows: u64 = windows.iter().map(|w| w["requests"].as_u64().unwrap()).sum();
     assert_eq!(in_windows, out.step()["requests"].as_u64().unwrap());
     assert!(windows[0]["p50_us"].as_u64().unwrap() >= 1000);
 }
@@ -214,16 +176,9 @@ fn a_json_pattern_file_is_drawn_by_frequency_with_a_repeatable_seed() {
     };
     let (a, b) = (run(), run());
     let rare = a.status_count("201");
-    assert!(
-        (150..=250).contains(&rare),
-        "201 count {rare} for a 20 % group"
-    );
+    assert!((150..=250).contains(&rare), "201 count {rare} for a 20 % group");
     assert_eq!(a.status_count("200") + rare, 1000);
-    assert_eq!(
-        rare,
-        b.status_count("201"),
-        "the same seed draws the same requests"
-    );
+    assert_eq!(rare, b.status_count("201"), "the same seed draws the same requests");
 }
 
 #[test]
@@ -240,46 +195,18 @@ fn a_plain_text_pattern_file_with_cache_keys_shows_the_cache_effect() {
     let keys: String = (0..200).map(|k| format!("/cache?key=k{k}\n")).collect();
     std::fs::write(&file, keys).unwrap();
     let url = format!("http://{}", t.addr());
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "4",
-        "-n",
-        "4000",
-        "--seed",
-        "1",
-        "--patterns",
-        file.to_str().unwrap(),
-        &url,
-    ]);
+    let out =
+        hakaru(&["run", "-q", "-c", "4", "-n", "4000", "--seed", "1", "--patterns", file.to_str().unwrap(), &url]);
     assert_eq!(out.status_count("200"), 4000);
     let rate = target_status(t.addr())["cache_hit_rate"].as_f64().unwrap();
-    assert!(
-        (0.40..0.60).contains(&rate),
-        "200 keys drawn uniformly into an LRU of 100: hit rate {rate}"
-    );
+    assert!((0.40..0.60).contains(&rate), "200 keys drawn uniformly into an LRU of 100: hit rate {rate}");
 }
 
 #[test]
 fn post_bodies_and_headers_are_sent() {
     let t = target();
     let url = format!("http://{}/", t.addr());
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "1",
-        "-n",
-        "10",
-        "-m",
-        "post",
-        "-H",
-        "X-Test: 1",
-        "-b",
-        "hello",
-        &url,
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "10", "-m", "post", "-H", "X-Test: 1", "-b", "hello", &url]);
     assert_eq!(out.status_count("200"), 10);
     let out_bytes = out.step()["throughput"]["bytes_out"].as_u64().unwrap();
     assert!(out_bytes > 10 * (5 + "Content-Length: 5".len() as u64 + "X-Test: 1".len() as u64));
@@ -290,27 +217,11 @@ fn the_text_summary_has_rate_percentiles_histogram_and_statuses() {
     let t = target();
     let url = format!("http://{}/", t.addr());
     let out = hakaru(&["run", "-q", "-c", "2", "-n", "200", &url]);
-    for needle in [
-        "throughput",
-        "req/s",
-        "p50",
-        "p99.99",
-        "histogram",
-        "200: 200",
-        "errors       none",
-        "2 of 2 open",
-    ] {
-        assert!(
-            out.stdout.contains(needle),
-            "missing {needle:?} in\n{}",
-            out.stdout
-        );
+    for needle in ["throughput", "req/s", "p50", "p99.99", "histogram", "200: 200", "errors       none", "2 of 2 open"]
+    {
+        assert!(out.stdout.contains(needle), "missing {needle:?} in\n{}", out.stdout);
     }
-    assert!(
-        out.stderr.is_empty(),
-        "stderr is quiet when not a terminal: {}",
-        out.stderr
-    );
+    assert!(out.stderr.is_empty(), "stderr is quiet when not a terminal: {}", out.stderr);
 }
 
 #[test]
@@ -319,23 +230,16 @@ fn the_csv_has_loadtests_columns_and_one_row() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("r.csv");
     let url = format!("http://{}/?delay=2ms", t.addr());
-    let out = hakaru(&[
-        "run",
-        "-q",
-        "-c",
-        "2",
-        "-n",
-        "50",
-        "--csv",
-        csv.to_str().unwrap(),
-        &url,
-    ]);
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "50", "--csv", csv.to_str().unwrap(), &url]);
     assert_eq!(out.code, 0);
     let text = std::fs::read_to_string(csv).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().starts_with(
-        "maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs"
-    ));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs")
+    );
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(&row[..2], ["50", "2"]);
     let mean_ms: f64 = row[3].parse().unwrap();
@@ -359,17 +263,7 @@ fn ctrl_c_stops_the_load_and_keeps_what_was_measured() {
     let json = dir.path().join("r.json");
     let url = format!("http://{}/?delay=5ms", t.addr());
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
-        .args([
-            "run",
-            "-q",
-            "-c",
-            "2",
-            "-d",
-            "30s",
-            "--json",
-            json.to_str().unwrap(),
-            &url,
-        ])
+        .args(["run", "-q", "-c", "2", "-d", "30s", "--json", json.to_str().unwrap(), &url])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -377,8 +271,7 @@ fn ctrl_c_stops_the_load_and_keeps_what_was_measured() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     let requests = doc["steps"][0]["requests"].as_u64().unwrap();
     assert!(requests > 50, "requests measured before Ctrl-C: {requests}");

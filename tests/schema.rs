@@ -14,8 +14,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 fn schema() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
@@ -25,10 +24,7 @@ fn validator() -> jsonschema::Validator {
 
 /// Every way `doc` breaks the schema, one line each (empty when it conforms).
 fn violations(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("at '{}': {e}", e.instance_path()))
-        .collect()
+    validator.iter_errors(doc).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
 }
 
 fn assert_conforms(validator: &jsonschema::Validator, doc: &Value) {
@@ -110,10 +106,7 @@ fn the_schema_is_a_valid_draft_2020_12_schema() {
     let schema = schema();
     assert_eq!(schema["$schema"], DRAFT_2020_12);
     if let Err(e) = jsonschema::draft202012::meta::validate(&schema) {
-        panic!(
-            "the schema breaks the draft 2020-12 meta-schema at '{}': {e}",
-            e.instance_path()
-        );
+        panic!("the schema breaks the draft 2020-12 meta-schema at '{}': {e}", e.instance_path());
     }
     let validator = validator();
     assert_eq!(validator.draft(), jsonschema::Draft::Draft202012);
@@ -122,22 +115,10 @@ fn the_schema_is_a_valid_draft_2020_12_schema() {
 #[test]
 fn the_schema_pins_the_document_name_and_explains_how_versions_grow() {
     let schema = schema();
-    assert_eq!(
-        schema["properties"]["schema"]["const"],
-        hakaru::result::SCHEMA
-    );
+    assert_eq!(schema["properties"]["schema"]["const"], hakaru::result::SCHEMA);
     let top = schema["description"].as_str().unwrap();
-    for word in [
-        "steps",
-        "sweeps",
-        "redis",
-        "memcached",
-        "without breaking readers",
-    ] {
-        assert!(
-            top.contains(word),
-            "the top description should mention {word:?}: {top}"
-        );
+    for word in ["steps", "sweeps", "redis", "memcached", "without breaking readers"] {
+        assert!(top.contains(word), "the top description should mention {word:?}: {top}");
     }
 }
 
@@ -162,10 +143,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         for (name, property) in properties {
-            let described = property
-                .get("description")
-                .and_then(Value::as_str)
-                .is_some_and(|d| !d.trim().is_empty());
+            let described = property.get("description").and_then(Value::as_str).is_some_and(|d| !d.trim().is_empty());
             if !described {
                 problems.push(format!("{pointer}/properties/{name}: no description"));
             }
@@ -198,8 +176,7 @@ fn a_clean_run_writes_a_document_that_conforms_to_the_schema() {
     assert_eq!(doc["settings"]["connections"], 4);
 
     // And it reads back into the Rust type that wrote it.
-    let typed: ResultDocument =
-        serde_json::from_value(doc.clone()).expect("the document reads back");
+    let typed: ResultDocument = serde_json::from_value(doc.clone()).expect("the document reads back");
     assert_eq!(typed.steps.len(), 1);
 }
 
@@ -207,14 +184,9 @@ fn a_clean_run_writes_a_document_that_conforms_to_the_schema() {
 fn the_histogram_of_a_step_decodes_to_as_many_latencies_as_the_summary_counts() {
     let doc = clean_run();
     let step = &doc["steps"][0];
-    let data = step["histogram"]["data"]
-        .as_str()
-        .expect("histogram data is a string");
+    let data = step["histogram"]["data"].as_str().expect("histogram data is a string");
     let histogram = LatencyHistogram::from_base64(data).expect("the histogram decodes");
-    assert_eq!(
-        histogram.count(),
-        step["latency"]["count"].as_u64().unwrap()
-    );
+    assert_eq!(histogram.count(), step["latency"]["count"].as_u64().unwrap());
     assert_eq!(histogram.count(), 200);
     assert_eq!(histogram.max(), step["latency"]["max"].as_u64().unwrap());
     assert_eq!(histogram.min(), step["latency"]["min"].as_u64().unwrap());
@@ -231,30 +203,15 @@ fn a_run_with_errors_and_timeouts_conforms_to_the_schema_and_lists_its_error_kin
     assert_conforms(&validator(), &doc);
 
     let step = &doc["steps"][0];
-    let kinds: Vec<&str> = step["error_kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> =
+        step["error_kinds"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert!(!kinds.is_empty(), "no error kinds in {step:#}");
     assert!(kinds.contains(&"closed"), "{kinds:?}");
     assert!(kinds.contains(&"timeout"), "{kinds:?}");
     assert!(step["errors"].as_u64().unwrap() > 0);
-    assert!(
-        step["status"]["0"].as_u64().unwrap() > 0,
-        "timeouts count as status 0"
-    );
-    assert!(
-        !doc["warnings"].as_array().unwrap().is_empty(),
-        "failed requests deserve a warning"
-    );
-    let counted: u64 = step["error_kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["count"].as_u64().unwrap())
-        .sum();
+    assert!(step["status"]["0"].as_u64().unwrap() > 0, "timeouts count as status 0");
+    assert!(!doc["warnings"].as_array().unwrap().is_empty(), "failed requests deserve a warning");
+    let counted: u64 = step["error_kinds"].as_array().unwrap().iter().map(|e| e["count"].as_u64().unwrap()).sum();
     assert_eq!(counted, step["errors"].as_u64().unwrap());
 }
 
@@ -279,43 +236,21 @@ fn documents_that_break_the_format_are_rejected() {
 
     type Mutation = fn(&mut Value);
     let mutations: [(&str, Mutation); 14] = [
-        ("a newer schema name", |d| {
-            d["schema"] = json!("hakaru.result/2")
-        }),
+        ("a newer schema name", |d| d["schema"] = json!("hakaru.result/2")),
         ("an unknown top-level field", |d| d["extra"] = json!(1)),
-        ("an unknown field in a step", |d| {
-            d["steps"][0]["service_latency"] = json!({})
-        }),
-        ("an unknown field in the settings", |d| {
-            d["settings"]["rate"] = json!(100)
-        }),
-        ("a status key that is not a code", |d| {
-            d["steps"][0]["status"]["abc"] = json!(1)
-        }),
-        ("a status code of four digits", |d| {
-            d["steps"][0]["status"]["1000"] = json!(1)
-        }),
-        ("a percentile key that is not pNN", |d| {
-            d["steps"][0]["latency"]["percentiles"]["median"] = json!(1)
-        }),
+        ("an unknown field in a step", |d| d["steps"][0]["service_latency"] = json!({})),
+        ("an unknown field in the settings", |d| d["settings"]["rate_limit"] = json!(100)),
+        ("a status key that is not a code", |d| d["steps"][0]["status"]["abc"] = json!(1)),
+        ("a status code of four digits", |d| d["steps"][0]["status"]["1000"] = json!(1)),
+        ("a percentile key that is not pNN", |d| d["steps"][0]["latency"]["percentiles"]["median"] = json!(1)),
         ("a missing percentile", |d| {
-            d["steps"][0]["latency"]["percentiles"]
-                .as_object_mut()
-                .unwrap()
-                .remove("p99.9");
+            d["steps"][0]["latency"]["percentiles"].as_object_mut().unwrap().remove("p99.9");
         }),
         ("a missing required field", |d| {
-            d["steps"][0]["latency"]
-                .as_object_mut()
-                .unwrap()
-                .remove("count");
+            d["steps"][0]["latency"].as_object_mut().unwrap().remove("count");
         }),
-        ("null where the field is not optional", |d| {
-            d["settings"]["timeout_s"] = Value::Null
-        }),
-        ("a count as a string", |d| {
-            d["steps"][0]["requests"] = json!("200")
-        }),
+        ("null where the field is not optional", |d| d["settings"]["timeout_s"] = Value::Null),
+        ("a count as a string", |d| d["steps"][0]["requests"] = json!("200")),
         ("a negative count", |d| d["steps"][0]["errors"] = json!(-1)),
         ("an unknown histogram encoding", |d| {
             d["steps"][0]["histogram"]["encoding"] = json!("hdrhistogram-v2+deflate+base64")
@@ -325,9 +260,6 @@ fn documents_that_break_the_format_are_rejected() {
     for (what, mutate) in mutations {
         let mut doc = valid.clone();
         mutate(&mut doc);
-        assert!(
-            !validator.is_valid(&doc),
-            "a document with {what} should be rejected, but it validates"
-        );
+        assert!(!validator.is_valid(&doc), "a document with {what} should be rejected, but it validates");
     }
 }

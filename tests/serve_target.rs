@@ -10,14 +10,8 @@ use hakaru::serve::{ServeOptions, ServerHandle, start};
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 fn server_with(workers: Option<usize>, miss_cost: Duration) -> ServerHandle {
-    start(ServeOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        threads: 2,
-        workers,
-        miss_cost,
-        cache_size: 100,
-    })
-    .expect("server starts")
+    start(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 2, workers, miss_cost, cache_size: 100 })
+        .expect("server starts")
 }
 
 fn server() -> ServerHandle {
@@ -41,10 +35,7 @@ struct Response {
 
 impl Response {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     fn text(&self) -> String {
@@ -59,9 +50,7 @@ struct Client {
 
 impl Client {
     fn new(server: &ServerHandle) -> Client {
-        Client {
-            reader: BufReader::new(connect(server)),
-        }
+        Client { reader: BufReader::new(connect(server)) }
     }
 
     fn send(&mut self, raw: &str) {
@@ -89,18 +78,9 @@ impl Client {
             };
             headers.push((name.to_string(), value.trim().to_string()));
         }
-        let mut response = Response {
-            status,
-            reason,
-            headers,
-            body: Vec::new(),
-        };
+        let mut response = Response { status, reason, headers, body: Vec::new() };
         if !head_only {
-            let len: usize = response
-                .header("content-length")
-                .expect("content-length")
-                .parse()
-                .unwrap();
+            let len: usize = response.header("content-length").expect("content-length").parse().unwrap();
             response.body = vec![0; len];
             self.reader.read_exact(&mut response.body).unwrap();
         }
@@ -206,10 +186,7 @@ fn status_sets_the_code_with_its_reason_phrase() {
     assert_eq!((r.status, r.reason.as_str()), (503, "Service Unavailable"));
     assert_eq!(r.text(), "hello from hakaru\n");
     let r = c.get("/?status=404&size=4");
-    assert_eq!(
-        (r.status, r.reason.as_str(), r.text().as_str()),
-        (404, "Not Found", "hell")
-    );
+    assert_eq!((r.status, r.reason.as_str(), r.text().as_str()), (404, "Not Found", "hell"));
     s.stop();
 }
 
@@ -217,19 +194,13 @@ fn status_sets_the_code_with_its_reason_phrase() {
 fn bad_query_values_get_a_400_naming_the_parameter() {
     let s = server();
     let mut c = Client::new(&s);
-    for (query, name) in [
-        ("delay=soon", "delay"),
-        ("size=lots", "size"),
-        ("status=42", "status"),
-        ("fault=fire", "fault"),
-    ] {
+    for (query, name) in
+        [("delay=soon", "delay"), ("size=lots", "size"), ("status=42", "status"), ("fault=fire", "fault")]
+    {
         let r = c.get(&format!("/?{query}"));
         assert_eq!(r.status, 400, "{query}");
         let text = r.text();
-        assert!(
-            text.contains(name) && text.ends_with('\n') && text.lines().count() == 1,
-            "{text:?}"
-        );
+        assert!(text.contains(name) && text.ends_with('\n') && text.lines().count() == 1, "{text:?}");
     }
     assert_eq!(c.get("/cache").status, 400);
     s.stop();
@@ -301,9 +272,7 @@ fn a_client_without_keep_alive_opens_one_connection_per_request() {
 fn the_reset_fault_aborts_the_connection_with_a_rst() {
     let s = server();
     let mut stream = connect(&s);
-    stream
-        .write_all(b"GET /?fault=reset HTTP/1.1\r\n\r\n")
-        .unwrap();
+    stream.write_all(b"GET /?fault=reset HTTP/1.1\r\n\r\n").unwrap();
     let mut buf = [0u8; 64];
     match stream.read(&mut buf) {
         Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionReset),
@@ -311,9 +280,7 @@ fn the_reset_fault_aborts_the_connection_with_a_rst() {
             assert_eq!(n, 0, "no answer expected");
             // EOF first: the RST then fails the next write.
             std::thread::sleep(Duration::from_millis(50));
-            let again = stream
-                .write_all(b"GET / HTTP/1.1\r\n\r\n")
-                .and_then(|_| stream.read(&mut buf));
+            let again = stream.write_all(b"GET / HTTP/1.1\r\n\r\n").and_then(|_| stream.read(&mut buf));
             assert!(again.is_err(), "{again:?}");
         }
     }
@@ -343,19 +310,10 @@ fn the_garbage_fault_sends_bytes_that_are_not_http() {
 fn the_stall_fault_never_answers() {
     let s = server();
     let mut stream = connect(&s);
-    stream
-        .set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    stream
-        .write_all(b"GET /?fault=stall HTTP/1.1\r\n\r\n")
-        .unwrap();
-    let err = stream
-        .read(&mut [0u8; 16])
-        .expect_err("no bytes within 300 ms");
-    assert!(
-        matches!(err.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
-        "{err:?}"
-    );
+    stream.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    stream.write_all(b"GET /?fault=stall HTTP/1.1\r\n\r\n").unwrap();
+    let err = stream.read(&mut [0u8; 16]).expect_err("no bytes within 300 ms");
+    assert!(matches!(err.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut), "{err:?}");
     s.stop();
 }
 
@@ -365,11 +323,7 @@ fn the_slow_body_fault_delivers_the_whole_body_over_the_delay() {
     let mut c = Client::new(&s);
     let t = Instant::now();
     let r = c.get("/?fault=slow-body&delay=300ms&size=100");
-    assert!(
-        t.elapsed() >= Duration::from_millis(250),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() >= Duration::from_millis(250), "{:?}", t.elapsed());
     assert_eq!(r.body.len(), 100);
     // The connection stays usable afterwards.
     assert_eq!(c.get("/").status, 200);
@@ -380,19 +334,12 @@ fn the_slow_body_fault_delivers_the_whole_body_over_the_delay() {
 fn the_slow_body_fault_sends_the_head_before_the_body() {
     let s = server();
     let mut stream = connect(&s);
-    stream
-        .write_all(b"GET /?fault=slow-body&delay=2s HTTP/1.1\r\n\r\n")
-        .unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_millis(500)))
-        .unwrap();
+    stream.write_all(b"GET /?fault=slow-body&delay=2s HTTP/1.1\r\n\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
     let mut buf = [0u8; 256];
     let n = stream.read(&mut buf).unwrap();
     let text = String::from_utf8_lossy(&buf[..n]);
-    assert!(
-        text.starts_with("HTTP/1.1 200 OK") && text.ends_with("\r\n\r\n"),
-        "{text:?}"
-    );
+    assert!(text.starts_with("HTTP/1.1 200 OK") && text.ends_with("\r\n\r\n"), "{text:?}");
     s.stop();
 }
 
@@ -406,9 +353,7 @@ fn a_workers_limit_queues_requests_beyond_it() {
             std::thread::spawn(move || {
                 let mut stream = TcpStream::connect(addr).unwrap();
                 stream.set_read_timeout(Some(TIMEOUT)).unwrap();
-                stream
-                    .write_all(b"GET /?delay=200ms HTTP/1.1\r\nConnection: close\r\n\r\n")
-                    .unwrap();
+                stream.write_all(b"GET /?delay=200ms HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
                 let mut answer = Vec::new();
                 stream.read_to_end(&mut answer).unwrap();
                 answer
@@ -418,11 +363,7 @@ fn a_workers_limit_queues_requests_beyond_it() {
     for c in clients {
         assert!(c.join().unwrap().starts_with(b"HTTP/1.1 200 OK"));
     }
-    assert!(
-        t.elapsed() >= Duration::from_millis(400),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() >= Duration::from_millis(400), "{:?}", t.elapsed());
     s.stop();
 }
 
@@ -436,19 +377,13 @@ fn without_a_workers_limit_delayed_requests_overlap() {
             std::thread::spawn(move || {
                 let mut stream = TcpStream::connect(addr).unwrap();
                 stream.set_read_timeout(Some(TIMEOUT)).unwrap();
-                stream
-                    .write_all(b"GET /?delay=200ms HTTP/1.1\r\nConnection: close\r\n\r\n")
-                    .unwrap();
+                stream.write_all(b"GET /?delay=200ms HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
                 stream.read_to_end(&mut Vec::new()).unwrap();
             })
         })
         .collect();
     clients.into_iter().for_each(|c| c.join().unwrap());
-    assert!(
-        t.elapsed() < Duration::from_millis(700),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() < Duration::from_millis(700), "{:?}", t.elapsed());
     s.stop();
 }
 
@@ -477,15 +412,7 @@ fn a_request_split_over_many_writes_is_still_answered() {
     let mut c = Client::new(&s);
     let stream = c.reader.get_mut();
     stream.set_nodelay(true).unwrap();
-    for piece in [
-        "GE",
-        "T /?sta",
-        "tus=418 HT",
-        "TP/1.1\r",
-        "\nHost: x\r\n",
-        "\r",
-        "\n",
-    ] {
+    for piece in ["GE", "T /?sta", "tus=418 HT", "TP/1.1\r", "\nHost: x\r\n", "\r", "\n"] {
         stream.write_all(piece.as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -523,9 +450,7 @@ fn a_malformed_request_gets_a_400_and_the_connection_closes() {
 fn stop_returns_and_ends_stalled_connections() {
     let s = server();
     let mut stream = connect(&s);
-    stream
-        .write_all(b"GET /?fault=stall HTTP/1.1\r\n\r\n")
-        .unwrap();
+    stream.write_all(b"GET /?fault=stall HTTP/1.1\r\n\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let addr = s.addr();
     within(Duration::from_secs(5), move || s.stop());

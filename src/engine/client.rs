@@ -38,15 +38,8 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let (spec_index, k) = ctx.choose(&mut turn);
         let spec = &ctx.shared.plan.requests[spec_index];
         let endpoint = spec.endpoints[k];
-        let exchange = Exchange {
-            request: &spec.prepared[k],
-            endpoint,
-            timeout: spec.timeout,
-            ready,
-        };
-        let result = exchange
-            .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut())
-            .await;
+        let exchange = Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready };
+        let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
         ctx.record(result, intended, end);
         ready = end;
@@ -95,21 +88,13 @@ impl Exchange<'_> {
                 ctx.metrics.borrow_mut().connection_opened();
                 *slot = Some(conn);
             }
-            let Some(conn) = slot.as_mut() else {
-                unreachable!("the slot was just filled")
-            };
+            let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
-            let sent = if fresh || retried {
-                Instant::now()
-            } else {
-                self.ready
-            };
+            let sent = if fresh || retried { Instant::now() } else { self.ready };
             decoder.start(self.request);
             timer.as_mut().reset((sent + self.timeout).into());
             let attempt = async {
-                conn.write_all(&self.request.bytes)
-                    .await
-                    .map_err(|e| Failure::from_io(&e))?;
+                conn.write_all(&self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 ctx.metrics.borrow_mut().bytes_out += self.request.bytes.len() as u64;
                 read_answer(ctx, conn, decoder).await
@@ -146,10 +131,7 @@ impl Exchange<'_> {
                     close(ctx, slot);
                     return Err(Failure::new(
                         ErrorKind::Timeout,
-                        format!(
-                            "no complete answer within {}",
-                            humantime::format_duration(self.timeout)
-                        ),
+                        format!("no complete answer within {}", humantime::format_duration(self.timeout)),
                     ));
                 }
             }
@@ -159,11 +141,7 @@ impl Exchange<'_> {
 
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
 /// inside `poll`, so a thousand connections do not each hold a large buffer.
-async fn read_answer(
-    ctx: &ThreadCtx,
-    conn: &mut Conn,
-    decoder: &mut HttpDecoder,
-) -> Result<Answer, Failure> {
+async fn read_answer(ctx: &ThreadCtx, conn: &mut Conn, decoder: &mut HttpDecoder) -> Result<Answer, Failure> {
     poll_fn(|cx| {
         loop {
             let mut scratch = ctx.scratch.borrow_mut();

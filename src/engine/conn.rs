@@ -30,18 +30,15 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-        }
+        Self { kind, message: message.into() }
     }
 
     /// Classifies an I/O error that happened after the connection was established.
     pub fn from_io(e: &io::Error) -> Self {
         let kind = match e.kind() {
-            io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::BrokenPipe => ErrorKind::Reset,
+            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
+                ErrorKind::Reset
+            }
             io::ErrorKind::UnexpectedEof => ErrorKind::Closed,
             // tokio-rustls reports TLS alerts and bad records as InvalidData wrapping a rustls error.
             io::ErrorKind::InvalidData if is_tls_error(e) => ErrorKind::Tls,
@@ -57,18 +54,10 @@ fn is_tls_error(e: &io::Error) -> bool {
 }
 
 /// Opens a connection (and completes the TLS handshake) within `timeout`.
-pub async fn connect(
-    ep: &Endpoint,
-    tls: Option<&TlsConnector>,
-    timeout: Duration,
-) -> Result<Conn, Failure> {
+pub async fn connect(ep: &Endpoint, tls: Option<&TlsConnector>, timeout: Duration) -> Result<Conn, Failure> {
     let attempt = async {
-        let socket = if ep.addr.is_ipv4() {
-            TcpSocket::new_v4()
-        } else {
-            TcpSocket::new_v6()
-        }
-        .map_err(|e| Failure::new(ErrorKind::Connect, format!("socket: {e}")))?;
+        let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
+            .map_err(|e| Failure::new(ErrorKind::Connect, format!("socket: {e}")))?;
         let stream = socket.connect(ep.addr).await.map_err(|e| {
             let kind = if e.kind() == io::ErrorKind::ConnectionRefused {
                 ErrorKind::ConnectRefused
@@ -81,15 +70,12 @@ pub async fn connect(
         let _ = stream.set_nodelay(true);
         match (ep.scheme, tls) {
             (Scheme::Https, Some(connector)) => {
-                let name = ServerName::try_from(ep.host.clone()).map_err(|e| {
-                    Failure::new(ErrorKind::Tls, format!("server name '{}': {e}", ep.host))
-                })?;
-                let tls = connector.connect(name, stream).await.map_err(|e| {
-                    Failure::new(
-                        ErrorKind::Tls,
-                        format!("TLS handshake with {}: {e}", ep.addr),
-                    )
-                })?;
+                let name = ServerName::try_from(ep.host.clone())
+                    .map_err(|e| Failure::new(ErrorKind::Tls, format!("server name '{}': {e}", ep.host)))?;
+                let tls = connector
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| Failure::new(ErrorKind::Tls, format!("TLS handshake with {}: {e}", ep.addr)))?;
                 Ok(Conn::Tls(Box::new(tls)))
             }
             _ => Ok(Conn::Plain(stream)),
@@ -99,11 +85,7 @@ pub async fn connect(
         Ok(result) => result,
         Err(_) => Err(Failure::new(
             ErrorKind::ConnectTimeout,
-            format!(
-                "no connection to {} within {}",
-                ep.addr,
-                humantime::format_duration(timeout)
-            ),
+            format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
         )),
     }
 }
@@ -120,9 +102,7 @@ pub fn tls_connector(insecure: bool) -> TlsConnector {
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
             .with_no_client_auth()
     } else {
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
+        let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         builder.with_root_certificates(roots).with_no_client_auth()
     };
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -151,12 +131,7 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -165,12 +140,7 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
@@ -179,11 +149,7 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
 }
 
 impl AsyncRead for Conn {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -192,11 +158,7 @@ impl AsyncRead for Conn {
 }
 
 impl AsyncWrite for Conn {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),

@@ -142,9 +142,7 @@ impl ThreadCtx {
                 let mut rng = self.rng.borrow_mut();
                 let total = cumulative.last().copied().unwrap_or(1.0);
                 let r = rng.random::<f64>() * total;
-                let g = cumulative
-                    .partition_point(|c| *c <= r)
-                    .min(groups.len() - 1);
+                let g = cumulative.partition_point(|c| *c <= r).min(groups.len() - 1);
                 let range = &groups[g];
                 (range.start + rng.random_range(0..range.len()), *turn)
             }
@@ -161,10 +159,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             let why = match e.kind() {
                 std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
                 std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                    format!(
-                        "no answer within {}",
-                        humantime::format_duration(plan.connect_timeout)
-                    )
+                    format!("no answer within {}", humantime::format_duration(plan.connect_timeout))
                 }
                 _ => e.to_string(),
             };
@@ -178,20 +173,9 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 }
 
 /// Runs one step to its end (requests done, deadline, or `interrupt`), calling `on_window` as windows complete.
-pub fn run_step(
-    plan: &RunPlan,
-    interrupt: &AtomicBool,
-    mut on_window: impl FnMut(&WindowSummary),
-) -> StepOutcome {
-    let tls = plan
-        .endpoints
-        .iter()
-        .any(|e| e.scheme == Scheme::Https)
-        .then(|| conn::tls_connector(plan.insecure));
-    let shared = Arc::new(Shared {
-        plan: plan.clone(),
-        tls,
-    });
+pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&WindowSummary)) -> StepOutcome {
+    let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
+    let shared = Arc::new(Shared { plan: plan.clone(), tls });
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
@@ -244,13 +228,10 @@ pub fn run_step(
                     // the select over deadline, stop and clients lives in a task that is polled when it is woken.
                     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
                     local.spawn_local(async move {
-                        let out =
-                            thread_main(Rc::new(ctx), start, deadline, stop_rx, window_tx).await;
+                        let out = thread_main(Rc::new(ctx), start, deadline, stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
-                    local
-                        .block_on(&rt, done_rx)
-                        .unwrap_or_else(|_| (StepMetrics::new(), Instant::now()))
+                    local.block_on(&rt, done_rx).unwrap_or_else(|_| (StepMetrics::new(), Instant::now()))
                 })
                 .expect("spawning a thread")
         })
@@ -288,12 +269,7 @@ pub fn run_step(
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    StepOutcome {
-        metrics,
-        windows: merger.finish(),
-        elapsed,
-        interrupted,
-    }
+    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted }
 }
 
 /// The part of `total` that worker `i` of `n` takes (the first ones take the remainder).
@@ -309,11 +285,7 @@ async fn thread_main(
     windows: mpsc::Sender<(u64, WindowAccum)>,
 ) -> (StepMetrics, Instant) {
     // A closed loop starts every client now; an open loop starts one and adds clients when a request is late.
-    let initial = if ctx.schedule.is_some() {
-        1
-    } else {
-        ctx.max_clients
-    };
+    let initial = if ctx.schedule.is_some() { 1 } else { ctx.max_clients };
     for _ in 0..initial {
         ctx.start_client();
     }
@@ -324,12 +296,7 @@ async fn thread_main(
             if let Some(schedule) = &ctx.schedule {
                 let more = Rc::clone(&ctx);
                 if let Err(e) = schedule.pace(move || more.start_client()).await {
-                    ctx.metrics
-                        .borrow_mut()
-                        .errors
-                        .add(crate::metrics::ErrorKind::Io, || {
-                            format!("pacer timer: {e}")
-                        });
+                    ctx.metrics.borrow_mut().errors.add(crate::metrics::ErrorKind::Io, || format!("pacer timer: {e}"));
                 }
             }
         })
@@ -364,11 +331,7 @@ async fn thread_main(
 }
 
 /// Sends the thread's window to the coordinator at every window boundary.
-async fn tick_windows(
-    ctx: Rc<ThreadCtx>,
-    start: Instant,
-    windows: mpsc::Sender<(u64, WindowAccum)>,
-) {
+async fn tick_windows(ctx: Rc<ThreadCtx>, start: Instant, windows: mpsc::Sender<(u64, WindowAccum)>) {
     loop {
         let index = ctx.window_index.get();
         tokio::time::sleep_until((start + WINDOW * (index as u32 + 1)).into()).await;

@@ -91,12 +91,7 @@ struct PreciseTimer {
 impl PreciseTimer {
     fn new() -> io::Result<Self> {
         // SAFETY: plain syscalls; the returned descriptor is checked and owned by OwnedFd.
-        let raw = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
+        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -111,18 +106,11 @@ impl PreciseTimer {
     async fn sleep(&self, d: Duration) -> io::Result<()> {
         let d = d.max(Duration::from_nanos(1)); // a zero it_value would disarm the timer
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: d.as_secs() as libc::time_t,
-                tv_nsec: d.subsec_nanos() as libc::c_long,
-            },
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long },
         };
         // SAFETY: fd is a valid timerfd; spec lives for the call.
-        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0
-        {
+        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
             return Err(io::Error::last_os_error());
         }
         loop {
@@ -131,11 +119,7 @@ impl PreciseTimer {
             // SAFETY: reading 8 bytes into an 8-byte buffer from a valid fd.
             let read = guard.try_io(|fd| {
                 let n = unsafe { libc::read(fd.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(())
-                }
+                if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
             });
             match read {
                 Ok(result) => return result,
@@ -152,10 +136,7 @@ mod tests {
 
     #[test]
     fn the_precise_timer_wakes_within_a_fraction_of_a_millisecond() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let timer = PreciseTimer::new().unwrap();
             let mut late = Vec::new();
@@ -166,20 +147,13 @@ mod tests {
             }
             late.sort();
             // tokio's own timer is 1 ms late on average; a correctness bound on the median, not a benchmark.
-            assert!(
-                late[10] < Duration::from_micros(500),
-                "median lateness {:?}",
-                late[10]
-            );
+            assert!(late[10] < Duration::from_micros(500), "median lateness {:?}", late[10]);
         });
     }
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let start = Instant::now() - Duration::from_secs(100);
             let s = Schedule::new(start, 0.001, true);

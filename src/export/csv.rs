@@ -14,16 +14,10 @@ fn percentile_column(p: f64) -> String {
 impl Exporter for Csv {
     fn render(&self, doc: &ResultDocument) -> String {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = [
-            "maxRequests",
-            "concurrency",
-            "rps",
-            "meanLatencyMs",
-            "maxLatencyMs",
-            "minLatencyMs",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut header: Vec<String> =
+            ["maxRequests", "concurrency", "rps", "meanLatencyMs", "maxLatencyMs", "minLatencyMs"]
+                .map(String::from)
+                .to_vec();
         header.extend(REPORTED_PERCENTILES.iter().map(|&p| percentile_column(p)));
         header.extend(["errors", "durationSeconds"].map(String::from));
         w.write_record(&header).expect("writing to memory");
@@ -31,11 +25,7 @@ impl Exporter for Csv {
             let l = &step.latency;
             // No answer, no latency: an empty cell, not a 0 that reads like a measurement.
             let ms = |us: f64| {
-                if l.count == 0 {
-                    String::new()
-                } else {
-                    format!("{:.3}", us / 1000.0)
-                }
+                if l.count == 0 { String::new() } else { format!("{:.3}", us / 1000.0) }
             };
             let mut row = vec![
                 step.requests.to_string(),
@@ -45,11 +35,7 @@ impl Exporter for Csv {
                 ms(l.max as f64),
                 ms(l.min as f64),
             ];
-            row.extend(
-                REPORTED_PERCENTILES
-                    .iter()
-                    .map(|&p| ms(l.percentile(p) as f64)),
-            );
+            row.extend(REPORTED_PERCENTILES.iter().map(|&p| ms(l.percentile(p) as f64)));
             row.extend([step.errors.to_string(), format!("{:.3}", step.duration_s)]);
             w.write_record(&row).expect("writing to memory");
         }

@@ -17,10 +17,7 @@ pub trait Exporter {
 /// Writes `content` to `path` through a temporary file and a rename, so a reader (or a full disk) never sees
 /// half a file: either the previous complete version or the new one.
 pub fn write_atomically(path: &Path, content: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
+    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(content.as_bytes())?;
     f.sync_all()?;

@@ -117,34 +117,16 @@ fn render_step(out: &mut String, step: &StepResult) {
     let status: Vec<String> = step
         .status
         .iter()
-        .map(|(code, n)| {
-            if code == "0" {
-                format!("0 (timeout): {n}")
-            } else {
-                format!("{code}: {n}")
-            }
-        })
+        .map(|(code, n)| if code == "0" { format!("0 (timeout): {n}") } else { format!("{code}: {n}") })
         .collect();
-    let _ = writeln!(
-        out,
-        "  status       {}",
-        if status.is_empty() {
-            "none".into()
-        } else {
-            status.join("   ")
-        }
-    );
+    let _ = writeln!(out, "  status       {}", if status.is_empty() { "none".into() } else { status.join("   ") });
     if step.error_kinds.is_empty() {
         out.push_str("  errors       none\n");
     } else {
         for (i, e) in step.error_kinds.iter().enumerate() {
             let label = if i == 0 { "errors" } else { "" };
             let words = ErrorKind::from_key(&e.kind).map_or("", ErrorKind::describe);
-            let _ = writeln!(
-                out,
-                "  {label:<12} {} ({words}): {}   e.g. {}",
-                e.kind, e.count, e.sample
-            );
+            let _ = writeln!(out, "  {label:<12} {} ({words}): {}   e.g. {}", e.kind, e.count, e.sample);
         }
     }
     let c = &step.connections;
@@ -166,10 +148,6 @@ fn render_histogram(out: &mut String, h: &LatencyHistogram) {
     for (upper, count) in bins {
         let width = (count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
         let bar = "#".repeat(if count > 0 { width.max(1) } else { 0 });
-        let _ = writeln!(
-            out,
-            "  {:>10}  {bar:<BAR_WIDTH$} {count}",
-            format_micros(upper as f64)
-        );
+        let _ = writeln!(out, "  {:>10}  {bar:<BAR_WIDTH$} {count}", format_micros(upper as f64));
     }
 }

@@ -28,8 +28,7 @@ impl LatencyHistogram {
     }
 
     fn with_digits(digits: u8) -> Self {
-        let inner =
-            Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid");
+        let inner = Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid");
         Self { inner }
     }
 
@@ -70,11 +69,7 @@ impl LatencyHistogram {
 
     /// The value at percentile `p` (0..=100); 0 for an empty histogram.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.is_empty() {
-            0
-        } else {
-            self.inner.value_at_quantile(p / 100.0)
-        }
+        if self.is_empty() { 0 } else { self.inner.value_at_quantile(p / 100.0) }
     }
 
     /// Empties the histogram, keeping its allocation.
@@ -90,15 +85,10 @@ impl LatencyHistogram {
         let lo = self.min().max(1) as f64;
         let hi = (self.max().max(1) as f64).max(lo * 1.0001);
         let ratio = (hi / lo).powf(1.0 / n as f64);
-        let mut bins: Vec<(u64, u64)> = (1..=n)
-            .map(|i| ((lo * ratio.powi(i as i32)).ceil() as u64, 0))
-            .collect();
+        let mut bins: Vec<(u64, u64)> = (1..=n).map(|i| ((lo * ratio.powi(i as i32)).ceil() as u64, 0)).collect();
         for v in self.inner.iter_recorded() {
             let value = v.value_iterated_to();
-            let idx = bins
-                .iter()
-                .position(|(upper, _)| value <= *upper)
-                .unwrap_or(n - 1);
+            let idx = bins.iter().position(|(upper, _)| value <= *upper).unwrap_or(n - 1);
             bins[idx].1 += v.count_at_value();
         }
         bins
@@ -107,9 +97,7 @@ impl LatencyHistogram {
     /// HdrHistogram V2 encoding, base64: readable by every HdrHistogram implementation.
     pub fn to_base64(&self) -> String {
         let mut bytes = Vec::new();
-        V2Serializer::new()
-            .serialize(&self.inner, &mut bytes)
-            .expect("serializing into a Vec cannot fail");
+        V2Serializer::new().serialize(&self.inner, &mut bytes).expect("serializing into a Vec cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
@@ -122,9 +110,7 @@ impl LatencyHistogram {
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))?;
         let mut h = Self::new();
-        h.inner
-            .add(&decoded)
-            .map_err(|e| format!("histogram range too large: {e:?}"))?;
+        h.inner.add(&decoded).map_err(|e| format!("histogram range too large: {e:?}"))?;
         Ok(h)
     }
 }
@@ -156,11 +142,7 @@ mod tests {
 
     #[test]
     fn merging_two_halves_equals_recording_all() {
-        let (mut a, mut b, mut all) = (
-            LatencyHistogram::new(),
-            LatencyHistogram::coarse(),
-            LatencyHistogram::new(),
-        );
+        let (mut a, mut b, mut all) = (LatencyHistogram::new(), LatencyHistogram::coarse(), LatencyHistogram::new());
         for v in 1..=1000u64 {
             if v % 2 == 0 {
                 a.record(v * 7)

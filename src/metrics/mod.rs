@@ -138,11 +138,7 @@ pub struct WindowAccum {
 
 impl WindowAccum {
     pub fn new() -> Self {
-        Self {
-            latency: LatencyHistogram::coarse(),
-            requests: 0,
-            errors: 0,
-        }
+        Self { latency: LatencyHistogram::coarse(), requests: 0, errors: 0 }
     }
 
     pub fn merge(&mut self, other: &WindowAccum) {
@@ -194,20 +190,12 @@ pub struct WindowMerger {
 
 impl WindowMerger {
     pub fn new(width: Duration, threads: usize) -> Self {
-        Self {
-            width,
-            threads,
-            pending: BTreeMap::new(),
-            done: Vec::new(),
-        }
+        Self { width, threads, pending: BTreeMap::new(), done: Vec::new() }
     }
 
     /// Adds one thread's window `index`; returns the summary when that window is complete.
     pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<WindowSummary> {
-        let entry = self
-            .pending
-            .entry(index)
-            .or_insert_with(|| (WindowAccum::new(), 0));
+        let entry = self.pending.entry(index).or_insert_with(|| (WindowAccum::new(), 0));
         entry.0.merge(w);
         entry.1 += 1;
         if entry.1 < self.threads {
@@ -223,8 +211,7 @@ impl WindowMerger {
     pub fn finish(mut self) -> Vec<WindowSummary> {
         let width = self.width.as_secs_f64();
         for (index, (acc, _)) in std::mem::take(&mut self.pending) {
-            self.done
-                .push(WindowSummary::from_accum(index as f64 * width, &acc));
+            self.done.push(WindowSummary::from_accum(index as f64 * width, &acc));
         }
         self.done.sort_by(|a, b| a.t.total_cmp(&b.t));
         self.done
@@ -287,8 +274,7 @@ impl StepMetrics {
     pub fn record_response(&mut self, status: u16, intended: Instant, sent: Instant, end: Instant) {
         let corrected = micros(end.saturating_duration_since(intended));
         self.latency.record(corrected);
-        self.service
-            .record(micros(end.saturating_duration_since(sent)));
+        self.service.record(micros(end.saturating_duration_since(sent)));
         self.requests += 1;
         self.status[(status as usize).min(MAX_STATUS)] += 1;
         self.window.latency.record(corrected);
@@ -347,12 +333,7 @@ impl StepMetrics {
 
     /// Status codes seen, with counts, in ascending order.
     pub fn status_counts(&self) -> BTreeMap<u16, u64> {
-        self.status
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| **c > 0)
-            .map(|(s, c)| (s as u16, *c))
-            .collect()
+        self.status.iter().enumerate().filter(|(_, c)| **c > 0).map(|(s, c)| (s as u16, *c)).collect()
     }
 }
 

@@ -22,9 +22,8 @@ pub fn own_cpu_time() -> Duration {
         }
         usage
     };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
-    };
+    let tv =
+        |t: libc::timeval| Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64);
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
@@ -49,21 +48,12 @@ impl SelfCheck {
     }
 
     /// As [`SelfCheck::measure`], with the core count given.
-    pub fn with_cores(
-        cpu_before: Duration,
-        cpu_after: Duration,
-        wall: Duration,
-        cores: usize,
-    ) -> SelfCheck {
+    pub fn with_cores(cpu_before: Duration, cpu_after: Duration, wall: Duration, cores: usize) -> SelfCheck {
         let cpu = cpu_after.saturating_sub(cpu_before).as_secs_f64();
         let wall = wall.as_secs_f64();
         let cpu_percent = if wall > 0.0 { cpu / wall * 100.0 } else { 0.0 };
         let cores = cores.max(1);
-        SelfCheck {
-            cpu_percent,
-            cores,
-            saturated: is_saturated(cpu_percent, cores),
-        }
+        SelfCheck { cpu_percent, cores, saturated: is_saturated(cpu_percent, cores) }
     }
 
     /// The advice to print when hakaru was saturated.

@@ -35,22 +35,13 @@ impl Probe {
         let bad = |why: String| UsageError::new(format!("--probe '{spec}': {why}"));
         // A URL cannot hold a raw '#' before its fragment, so the first one starts the pointer.
         let Some((url, pointer)) = spec.split_once('#') else {
-            return Err(bad(format!(
-                "the '#/json/pointer' to the figure is missing; {EXAMPLE}"
-            )));
+            return Err(bad(format!("the '#/json/pointer' to the figure is missing; {EXAMPLE}")));
         };
         if !pointer.starts_with('/') {
-            return Err(bad(format!(
-                "the JSON pointer after '#' must start with '/'; {EXAMPLE}"
-            )));
+            return Err(bad(format!("the JSON pointer after '#' must start with '/'; {EXAMPLE}")));
         }
         let url = ParsedUrl::parse(url).map_err(bad)?;
-        Ok(Probe {
-            spec: spec.to_string(),
-            url,
-            pointer: pointer.to_string(),
-            name: pointer_name(pointer),
-        })
+        Ok(Probe { spec: spec.to_string(), url, pointer: pointer.to_string(), name: pointer_name(pointer) })
     }
 
     /// The URL part of the spec, for messages.
@@ -63,15 +54,11 @@ impl Probe {
     pub fn fetch(&self, timeout: Duration) -> Result<serde_json::Value, String> {
         let url = self.url_text();
         if self.url.scheme == Scheme::Https {
-            return Err(format!(
-                "{url}: https probes are not supported yet; probe the server over http://"
-            ));
+            return Err(format!("{url}: https probes are not supported yet; probe the server over http://"));
         }
         let body = http_get(&self.url, timeout).map_err(|e| format!("{url}: {e}"))?;
         let doc: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            let start: String = String::from_utf8_lossy(&body[..body.len().min(40)])
-                .escape_debug()
-                .collect();
+            let start: String = String::from_utf8_lossy(&body[..body.len().min(40)]).escape_debug().collect();
             format!("{url}: the answer is not JSON ({e}): \"{start}\"")
         })?;
         apply_pointer(&doc, &self.pointer).map_err(|e| format!("{url}: {e}"))
@@ -82,11 +69,7 @@ impl Probe {
 fn pointer_name(pointer: &str) -> String {
     let last = pointer.rsplit('/').next().unwrap_or("");
     let name = last.replace("~1", "/").replace("~0", "~");
-    if name.is_empty() {
-        "value".to_string()
-    } else {
-        name
-    }
+    if name.is_empty() { "value".to_string() } else { name }
 }
 
 /// Makes the probes' names unique for CSV columns: later duplicates get `_2`, `_3`...
@@ -145,25 +128,15 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
         .and_then(|()| stream.write_all(request.as_bytes()))
         .map_err(|e| format!("cannot send the request ({e})"))?;
     let mut decoder = HttpDecoder::default();
-    decoder.start(&PreparedRequest {
-        bytes: Arc::from(request.as_bytes()),
-        expects_no_body: false,
-    });
+    decoder.start(&PreparedRequest { bytes: Arc::from(request.as_bytes()), expects_no_body: false });
     let mut wire = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
-        stream
-            .set_read_timeout(Some(left()?))
-            .map_err(|e| format!("cannot read the answer ({e})"))?;
+        stream.set_read_timeout(Some(left()?)).map_err(|e| format!("cannot read the answer ({e})"))?;
         let n = match stream.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                 return Err(format!("no complete answer within {timeout:?}"));
             }
             Err(e) => return Err(format!("cannot read the answer ({e})")),
@@ -176,11 +149,7 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
         if wire.len() > MAX_ANSWER {
             return Err("the answer is larger than 8 MiB".into());
         }
-        if decoder
-            .feed(&buf[..n])
-            .map_err(|e| e.to_string())?
-            .is_some()
-        {
+        if decoder.feed(&buf[..n]).map_err(|e| e.to_string())?.is_some() {
             break;
         }
     }
@@ -216,9 +185,7 @@ fn split_answer(mut wire: &[u8]) -> Result<(u16, Vec<u8>), String> {
         let body = if header("transfer-encoding").is_some_and(|v| v.ends_with("chunked")) {
             dechunk(rest)?
         } else if let Some(n) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-            rest.get(..n)
-                .ok_or("the body is shorter than its Content-Length")?
-                .to_vec()
+            rest.get(..n).ok_or("the body is shorter than its Content-Length")?.to_vec()
         } else {
             rest.to_vec()
         };
@@ -230,10 +197,7 @@ fn split_answer(mut wire: &[u8]) -> Result<(u16, Vec<u8>), String> {
 fn dechunk(mut data: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     loop {
-        let eol = data
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("a chunk size line has no end")?;
+        let eol = data.windows(2).position(|w| w == b"\r\n").ok_or("a chunk size line has no end")?;
         let line = String::from_utf8_lossy(&data[..eol]);
         let hex = line.split(';').next().unwrap_or("").trim();
         let size = usize::from_str_radix(hex, 16).map_err(|_| format!("bad chunk size '{hex}'"))?;
@@ -263,17 +227,8 @@ pub struct ProbeReading {
 /// Fetches every probe at once (used before a step, and after it): the slowest probe bounds the wait, not the sum.
 pub fn probe_all(probes: &[Probe], timeout: Duration) -> Vec<Result<serde_json::Value, String>> {
     std::thread::scope(|scope| {
-        let handles: Vec<_> = probes
-            .iter()
-            .map(|p| scope.spawn(move || p.fetch(timeout)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("the probe failed unexpectedly".into()))
-            })
-            .collect()
+        let handles: Vec<_> = probes.iter().map(|p| scope.spawn(move || p.fetch(timeout))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("the probe failed unexpectedly".into()))).collect()
     })
 }
 
@@ -363,15 +318,10 @@ mod tests {
 
     #[test]
     fn names_are_made_unique_in_order() {
-        let mut ps: Vec<Probe> = [
-            "http://a/#/x",
-            "http://b/#/x",
-            "http://c/#/y",
-            "http://d/#/x",
-        ]
-        .iter()
-        .map(|s| Probe::parse(s).unwrap())
-        .collect();
+        let mut ps: Vec<Probe> = ["http://a/#/x", "http://b/#/x", "http://c/#/y", "http://d/#/x"]
+            .iter()
+            .map(|s| Probe::parse(s).unwrap())
+            .collect();
         unique_names(&mut ps);
         let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["x", "x_2", "y", "x_3"]);
@@ -380,23 +330,13 @@ mod tests {
     #[test]
     fn pointers_apply_to_groonga_and_droonga_shapes() {
         let groonga = json!([[0, 1.5, 0.1], {"n_queries": 7, "cache_hit_rate": 0.49}]);
-        assert_eq!(
-            apply_pointer(&groonga, "/1/cache_hit_rate").unwrap(),
-            json!(0.49)
-        );
+        assert_eq!(apply_pointer(&groonga, "/1/cache_hit_rate").unwrap(), json!(0.49));
         assert_eq!(apply_pointer(&groonga, "/0/0").unwrap(), json!(0));
         let droonga = json!({"hitRatio": 49.8, "nGets": 10});
         assert_eq!(apply_pointer(&droonga, "/hitRatio").unwrap(), json!(49.8));
         let e = apply_pointer(&droonga, "/1/cache_hit_rate").unwrap_err();
-        assert!(
-            e.contains("'/1/cache_hit_rate'") && e.contains("hitRatio"),
-            "{e}"
-        );
-        assert!(
-            apply_pointer(&groonga, "/5")
-                .unwrap_err()
-                .contains("array of 2")
-        );
+        assert!(e.contains("'/1/cache_hit_rate'") && e.contains("hitRatio"), "{e}");
+        assert!(apply_pointer(&groonga, "/5").unwrap_err().contains("array of 2"));
     }
 
     #[test]
@@ -405,18 +345,10 @@ mod tests {
         assert_eq!(delta(&json!(0.25), &json!(0.5)), Some(0.25));
         assert_eq!(delta(&json!("a"), &json!(1)), None);
         let p = Probe::parse("http://h/#/n").unwrap();
-        let r = readings(
-            std::slice::from_ref(&p),
-            vec![Ok(json!(4))],
-            vec![Ok(json!(9))],
-        );
+        let r = readings(std::slice::from_ref(&p), vec![Ok(json!(4))], vec![Ok(json!(9))]);
         assert_eq!(r[0].delta, Some(5.0));
         assert_eq!(r[0].error, None);
-        let r = readings(
-            std::slice::from_ref(&p),
-            vec![Err("refused".into())],
-            vec![Ok(json!(9))],
-        );
+        let r = readings(std::slice::from_ref(&p), vec![Err("refused".into())], vec![Ok(json!(9))]);
         assert_eq!(r[0].before, None);
         assert_eq!(r[0].after, Some(json!(9)));
         assert_eq!(r[0].delta, None);

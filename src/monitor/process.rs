@@ -61,10 +61,7 @@ impl ProcessMonitor {
     /// Err(UsageError) naming the flag, the value, and the fix.
     pub fn start(spec: &WatchSpec, interval: Duration) -> Result<ProcessMonitor, UsageError> {
         let pids = resolve(spec)?;
-        let cores = pids
-            .first()
-            .and_then(|&p| procfs::affinity_cores(p))
-            .unwrap_or_else(crate::plan::available_cores);
+        let cores = pids.first().and_then(|&p| procfs::affinity_cores(p)).unwrap_or_else(crate::plan::available_cores);
         let interval = interval.max(Duration::from_millis(10));
         let mut sampler = Sampler::new(pids.clone(), interval);
         sampler.sample(false);
@@ -81,13 +78,7 @@ impl ProcessMonitor {
                 }
             })
             .map_err(|e| UsageError::runtime(format!("cannot start the process monitor: {e}")))?;
-        Ok(ProcessMonitor {
-            state,
-            stop: Some(stop),
-            thread: Some(thread),
-            pids,
-            cores,
-        })
+        Ok(ProcessMonitor { state, stop: Some(stop), thread: Some(thread), pids, cores })
     }
 
     /// The watched pids, sorted.
@@ -107,11 +98,7 @@ impl ProcessMonitor {
         let mut s = lock(&self.state);
         s.sample(true);
         let wall = s.prev_at.duration_since(s.step_start).as_secs_f64();
-        let mean = if wall > 0.0 {
-            s.step_ticks as f64 / s.ticks_per_second / wall * 100.0
-        } else {
-            0.0
-        };
+        let mean = if wall > 0.0 { s.step_ticks as f64 / s.ticks_per_second / wall * 100.0 } else { 0.0 };
         let max = s.step_max.unwrap_or(mean);
         ProcessReport {
             pids: self.pids.clone(),
@@ -141,16 +128,10 @@ fn lock(m: &Mutex<Sampler>) -> MutexGuard<'_, Sampler> {
 /// Checks pids and turns names into pids: sorted, without duplicates.
 fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
     if spec.is_empty() {
-        return Err(UsageError::new(
-            "nothing to watch: use --monitor-pid PID or --monitor-name NAME",
-        ));
+        return Err(UsageError::new("nothing to watch: use --monitor-pid PID or --monitor-name NAME"));
     }
     if procfs::list_pids().is_err() {
-        let flag = if spec.pids.is_empty() {
-            "--monitor-name"
-        } else {
-            "--monitor-pid"
-        };
+        let flag = if spec.pids.is_empty() { "--monitor-name" } else { "--monitor-pid" };
         return Err(UsageError::new(format!(
             "{flag}: /proc cannot be read; watching processes needs Linux with /proc mounted"
         )));
@@ -274,13 +255,7 @@ mod tests {
     use super::*;
 
     fn st(pid: u32, ticks: u64, starttime: u64) -> Stat {
-        Stat {
-            pid,
-            comm: "x".into(),
-            ppid: 1,
-            ticks,
-            starttime,
-        }
+        Stat { pid, comm: "x".into(), ppid: 1, ticks, starttime }
     }
 
     #[test]
@@ -311,19 +286,14 @@ mod tests {
 
     #[test]
     fn watching_nothing_is_bad_input() {
-        let e = ProcessMonitor::start(&WatchSpec::default(), Duration::from_millis(50))
-            .err()
-            .unwrap();
+        let e = ProcessMonitor::start(&WatchSpec::default(), Duration::from_millis(50)).err().unwrap();
         assert!(e.to_string().contains("--monitor-pid"));
         assert_eq!(e.exit_code(), crate::cli::EXIT_USAGE);
     }
 
     #[test]
     fn watching_this_process_reports_its_memory_and_pid() {
-        let spec = WatchSpec {
-            pids: vec![std::process::id(), std::process::id()],
-            names: vec![],
-        };
+        let spec = WatchSpec { pids: vec![std::process::id(), std::process::id()], names: vec![] };
         let m = ProcessMonitor::start(&spec, Duration::from_millis(20)).unwrap();
         m.begin_step();
         std::thread::sleep(Duration::from_millis(60));

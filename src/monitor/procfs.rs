@@ -34,13 +34,7 @@ pub(crate) fn parse_stat(line: &str) -> Option<Stat> {
     let ppid = field(4)? as u32;
     let ticks = field(14)?.checked_add(field(15)?)?;
     let starttime = field(22)?;
-    Some(Stat {
-        pid,
-        comm,
-        ppid,
-        ticks,
-        starttime,
-    })
+    Some(Stat { pid, comm, ppid, ticks, starttime })
 }
 
 pub(crate) fn read_stat(pid: u32) -> Option<Stat> {
@@ -60,18 +54,12 @@ pub(crate) fn read_rss(pid: u32) -> Option<u64> {
 
 /// Every process id under /proc (thread groups only: threads live under /proc/PID/task).
 pub(crate) fn list_pids() -> std::io::Result<Vec<u32>> {
-    Ok(fs::read_dir("/proc")?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect())
+    Ok(fs::read_dir("/proc")?.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
 }
 
 /// Every process's stat, for one sample: parents are needed to find descendants.
 pub(crate) fn all_stats() -> Vec<Stat> {
-    list_pids()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(read_stat)
-        .collect()
+    list_pids().unwrap_or_default().into_iter().filter_map(read_stat).collect()
 }
 
 /// The roots that are still alive and all their descendants, from one snapshot of every process.
@@ -83,10 +71,7 @@ pub(crate) fn family<'a>(roots: &[u32], stats: &'a [Stat]) -> Vec<&'a Stat> {
     }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    let mut todo: Vec<&Stat> = roots
-        .iter()
-        .filter_map(|p| by_pid.get(p).copied())
-        .collect();
+    let mut todo: Vec<&Stat> = roots.iter().filter_map(|p| by_pid.get(p).copied()).collect();
     while let Some(s) = todo.pop() {
         // A set, because two watched names may be parent and child (a master and its workers).
         if !seen.insert(s.pid) {
@@ -118,19 +103,13 @@ pub(crate) fn has_name(pid: u32, name: &str) -> bool {
     {
         return true;
     }
-    fs::read(format!("/proc/{pid}/cmdline"))
-        .ok()
-        .and_then(|c| cmdline_name(&c))
-        .is_some_and(|n| n == name)
+    fs::read(format!("/proc/{pid}/cmdline")).ok().and_then(|c| cmdline_name(&c)).is_some_and(|n| n == name)
 }
 
 /// The processes called `name`, hakaru itself excluded: `--monitor-name hakaru` means a `hakaru serve`.
 pub(crate) fn pids_named(name: &str) -> std::io::Result<Vec<u32>> {
     let me = std::process::id();
-    let mut pids: Vec<u32> = list_pids()?
-        .into_iter()
-        .filter(|&p| p != me && has_name(p, name))
-        .collect();
+    let mut pids: Vec<u32> = list_pids()?.into_iter().filter(|&p| p != me && has_name(p, name)).collect();
     pids.sort_unstable();
     Ok(pids)
 }
@@ -153,10 +132,7 @@ pub(crate) fn page_size() -> u64 {
 
 /// Now, in clock ticks since boot: the clock `starttime` in /proc/PID/stat counts in.
 pub(crate) fn boot_ticks() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid timespec to write to.
     if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
         return 0;
@@ -170,12 +146,7 @@ pub(crate) fn affinity_cores(pid: u32) -> Option<usize> {
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set, and the kernel writes at most its size.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(
-            pid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &mut set,
-        ) != 0
-        {
+        if libc::sched_getaffinity(pid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return None;
         }
         let n = libc::CPU_COUNT(&set);
@@ -203,10 +174,7 @@ mod tests {
     fn short_or_garbled_stat_lines_are_none() {
         assert_eq!(parse_stat(""), None);
         assert_eq!(parse_stat("12 (x) S 1 2 3"), None);
-        assert_eq!(
-            parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 0 0 1 0 5"),
-            None
-        );
+        assert_eq!(parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 0 0 1 0 5"), None);
     }
 
     #[test]
@@ -226,39 +194,17 @@ mod tests {
 
     #[test]
     fn cmdline_names_are_the_file_name_of_the_first_word() {
-        assert_eq!(
-            cmdline_name(b"/usr/bin/groonga\0-s\0db\0").as_deref(),
-            Some("groonga")
-        );
-        assert_eq!(
-            cmdline_name(b"nginx: master process /usr/sbin/nginx\0").as_deref(),
-            Some("nginx:")
-        );
+        assert_eq!(cmdline_name(b"/usr/bin/groonga\0-s\0db\0").as_deref(), Some("groonga"));
+        assert_eq!(cmdline_name(b"nginx: master process /usr/sbin/nginx\0").as_deref(), Some("nginx:"));
         assert_eq!(cmdline_name(b"").as_deref(), None);
         assert_eq!(cmdline_name(b"/\0").as_deref(), None);
     }
 
     #[test]
     fn family_follows_children_and_counts_each_process_once() {
-        let st = |pid, ppid| Stat {
-            pid,
-            comm: String::new(),
-            ppid,
-            ticks: 0,
-            starttime: 0,
-        };
-        let stats = vec![
-            st(1, 0),
-            st(10, 1),
-            st(11, 10),
-            st(12, 10),
-            st(13, 11),
-            st(20, 1),
-        ];
-        let mut pids: Vec<u32> = family(&[10, 11, 99], &stats)
-            .iter()
-            .map(|s| s.pid)
-            .collect();
+        let st = |pid, ppid| Stat { pid, comm: String::new(), ppid, ticks: 0, starttime: 0 };
+        let stats = vec![st(1, 0), st(10, 1), st(11, 10), st(12, 10), st(13, 11), st(20, 1)];
+        let mut pids: Vec<u32> = family(&[10, 11, 99], &stats).iter().map(|s| s.pid).collect();
         pids.sort_unstable();
         assert_eq!(pids, vec![10, 11, 12, 13]);
     }

@@ -13,16 +13,12 @@ pub struct Cache {
 
 impl Cache {
     pub fn new(entries: usize) -> Cache {
-        Cache {
-            lru: NonZeroUsize::new(entries).map(|n| Mutex::new(LruCache::new(n))),
-        }
+        Cache { lru: NonZeroUsize::new(entries).map(|n| Mutex::new(LruCache::new(n))) }
     }
 
     /// Whether `key` is cached; a hit makes it the most recently used.
     pub fn lookup(&self, key: &str) -> bool {
-        self.lru
-            .as_ref()
-            .is_some_and(|m| lock(m).get(key).is_some())
+        self.lru.as_ref().is_some_and(|m| lock(m).get(key).is_some())
     }
 
     /// Caches `key` once its miss has been paid for, evicting the least recently used entry if full.

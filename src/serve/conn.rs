@@ -107,34 +107,16 @@ impl Connection<'_> {
         let shared = self.shared;
         let counters = &shared.counters[self.slot];
         let conn = Conn::new(plan.keep_alive, plan.http10);
-        let after = if plan.keep_alive {
-            After::KeepAlive
-        } else {
-            After::Close
-        };
+        let after = if plan.keep_alive { After::KeepAlive } else { After::Close };
         if plan.route == Route::Status {
             let json = shared.status_json();
-            response::write_text(
-                &mut self.out,
-                200,
-                "application/json",
-                &json,
-                plan.head_only,
-                conn,
-            );
+            response::write_text(&mut self.out, 200, "application/json", &json, plan.head_only, conn);
             return Ok(after);
         }
         counters.requests.fetch_add(1, Relaxed);
         if let Some(error) = &plan.error {
             let body = format!("{error}\n");
-            response::write_text(
-                &mut self.out,
-                400,
-                "text/plain",
-                &body,
-                plan.head_only,
-                conn,
-            );
+            response::write_text(&mut self.out, 400, "text/plain", &body, plan.head_only, conn);
             return Ok(after);
         }
         match plan.fault {
@@ -158,11 +140,7 @@ impl Connection<'_> {
             None => None,
         };
         let slow = plan.fault == Some(Fault::SlowBody);
-        let delay = if slow {
-            Duration::ZERO
-        } else {
-            plan.delay.unwrap_or_default()
-        };
+        let delay = if slow { Duration::ZERO } else { plan.delay.unwrap_or_default() };
         self.wait(delay + random_below(plan.jitter)).await?;
         let mut x_cache = None;
         if plan.route == Route::Cache {
@@ -177,12 +155,7 @@ impl Connection<'_> {
             }
             x_cache = Some(hit);
         }
-        if x_cache.is_none()
-            && plan.size.is_none()
-            && plan.status == 200
-            && !plan.head_only
-            && !slow
-        {
+        if x_cache.is_none() && plan.size.is_none() && plan.status == 200 && !plan.head_only && !slow {
             self.out.extend_from_slice(response::default_response(conn));
             return Ok(after);
         }
@@ -253,14 +226,7 @@ impl Connection<'_> {
     /// Answers a request that cannot be framed, then closes: nothing after it can be trusted.
     async fn refuse(&mut self, status: u16) -> io::Result<()> {
         let body = format!("{}\n", response::reason(status));
-        response::write_text(
-            &mut self.out,
-            status,
-            "text/plain",
-            &body,
-            false,
-            Conn::Close,
-        );
+        response::write_text(&mut self.out, status, "text/plain", &body, false, Conn::Close);
         self.close().await
     }
 
@@ -287,9 +253,7 @@ thread_local! {
 }
 
 fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     // Threads seeded in the same nanosecond must still differ: mix in an address unique to this thread.
     let local = 0u8;
     (nanos ^ (&local as *const u8 as u64).rotate_left(32)) | 1

@@ -100,11 +100,7 @@ pub fn start(opts: ServeOptions) -> io::Result<ServerHandle> {
                 .spawn(move || rt.block_on(async move { drop(stopped.wait_for(|s| *s).await) }))
         })
         .collect::<io::Result<Vec<_>>>()?;
-    Ok(ServerHandle {
-        addr,
-        stop,
-        threads,
-    })
+    Ok(ServerHandle { addr, stop, threads })
 }
 
 /// For the CLI: start, print the listening line, block until SIGINT/SIGTERM, then stop.
@@ -115,18 +111,11 @@ pub fn run_until_signal(opts: ServeOptions) -> anyhow::Result<()> {
     let (mut interrupt, mut terminate) = {
         let _entered = signals.enter();
         use tokio::signal::unix::{SignalKind, signal};
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-        )
+        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)
     };
     let server = start(opts).with_context(|| format!("cannot listen on {listen}"))?;
     let mut stdout = io::stdout().lock();
-    writeln!(
-        stdout,
-        "hakaru serve: listening on http://{}",
-        server.addr()
-    )?;
+    writeln!(stdout, "hakaru serve: listening on http://{}", server.addr())?;
     stdout.flush()?;
     drop(stdout);
     signals.block_on(async {
@@ -207,53 +196,30 @@ impl Shared {
 
     fn new(opts: &ServeOptions, threads: usize) -> Shared {
         Shared {
-            workers: opts
-                .workers
-                .map(|n| Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS))),
+            workers: opts.workers.map(|n| Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS))),
             miss_cost: opts.miss_cost,
             cache: cache::Cache::new(opts.cache_size),
             counters: (0..threads).map(|_| Counters::default()).collect(),
             started: Instant::now(),
             frozen_until: AtomicU64::new(0),
-            started_unix: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
+            started_unix: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()),
         }
     }
 
     /// Groonga's `status` shape, so tools that watch Groonga can watch this too.
     fn status_json(&self) -> String {
-        let sum = |f: fn(&Counters) -> &AtomicU64| {
-            self.counters
-                .iter()
-                .map(|c| f(c).load(Relaxed))
-                .sum::<u64>()
-        };
+        let sum = |f: fn(&Counters) -> &AtomicU64| self.counters.iter().map(|c| f(c).load(Relaxed)).sum::<u64>();
         let (hits, misses) = (sum(|c| &c.hits), sum(|c| &c.misses));
         status_json(
             self.started_unix,
             self.started.elapsed().as_secs_f64(),
-            [
-                sum(|c| &c.queries),
-                hits,
-                misses,
-                sum(|c| &c.connections),
-                sum(|c| &c.requests),
-            ],
+            [sum(|c| &c.queries), hits, misses, sum(|c| &c.connections), sum(|c| &c.requests)],
         )
     }
 }
 
-fn status_json(
-    start: f64,
-    elapsed: f64,
-    [queries, hits, misses, connections, requests]: [u64; 5],
-) -> String {
-    let rate = if hits + misses == 0 {
-        0.0
-    } else {
-        hits as f64 / (hits + misses) as f64
-    };
+fn status_json(start: f64, elapsed: f64, [queries, hits, misses, connections, requests]: [u64; 5]) -> String {
+    let rate = if hits + misses == 0 { 0.0 } else { hits as f64 / (hits + misses) as f64 };
     // Written by hand to keep Groonga's key order; serde_json's map would sort the keys.
     format!(
         "[[0,{start:?},{elapsed:?}],{{\"n_queries\":{queries},\"cache_hit_rate\":{rate:?},\"cache_hits\":{hits},\

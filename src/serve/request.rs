@@ -186,10 +186,7 @@ fn parse_fault(value: &str) -> Result<Fault, String> {
 }
 
 fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|t| !t.is_empty())
+    value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|t| !t.is_empty())
 }
 
 fn parse_decimal(value: &[u8]) -> Option<u64> {
@@ -238,26 +235,16 @@ pub struct Chunked {
 
 #[derive(Debug, PartialEq, Eq)]
 enum ChunkState {
-    Size {
-        value: u64,
-        digits: u8,
-        in_ext: bool,
-    },
+    Size { value: u64, digits: u8, in_ext: bool },
     Data(u64),
     DataEnd,
-    Trailer {
-        line_empty: bool,
-    },
+    Trailer { line_empty: bool },
     Done,
 }
 
 impl Default for ChunkState {
     fn default() -> Self {
-        ChunkState::Size {
-            value: 0,
-            digits: 0,
-            in_ext: false,
-        }
+        ChunkState::Size { value: 0, digits: 0, in_ext: false }
     }
 }
 
@@ -277,11 +264,7 @@ impl Chunked {
             let b = buf[i];
             i += 1;
             match &mut self.state {
-                ChunkState::Size {
-                    value,
-                    digits,
-                    in_ext,
-                } => match b {
+                ChunkState::Size { value, digits, in_ext } => match b {
                     b'\n' if *digits == 0 => return Err(()),
                     b'\n' if *value == 0 => self.state = ChunkState::Trailer { line_empty: true },
                     b'\n' => self.state = ChunkState::Data(*value),
@@ -344,17 +327,12 @@ mod tests {
         let p = plan("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(p.route, Route::Default);
         assert!(p.keep_alive && !p.head_only && !p.http10);
-        assert_eq!(
-            (p.status, p.size, p.delay, p.fault),
-            (200, None, None, None)
-        );
+        assert_eq!((p.status, p.size, p.delay, p.fault), (200, None, None, None));
     }
 
     #[test]
     fn query_parameters_combine() {
-        let p = plan(
-            "GET /x?delay=10ms&jitter=2ms&size=20kb&status=503&fault=slow-body&r=1 HTTP/1.1\r\n\r\n",
-        );
+        let p = plan("GET /x?delay=10ms&jitter=2ms&size=20kb&status=503&fault=slow-body&r=1 HTTP/1.1\r\n\r\n");
         assert_eq!(p.delay, Some(Duration::from_millis(10)));
         assert_eq!(p.jitter, Duration::from_millis(2));
         assert_eq!(p.size, Some(20_000));
@@ -365,12 +343,9 @@ mod tests {
 
     #[test]
     fn a_bad_query_value_names_the_parameter() {
-        for (q, name) in [
-            ("delay=10", "delay"),
-            ("size=3parsecs", "size"),
-            ("status=99", "status"),
-            ("fault=boom", "fault"),
-        ] {
+        for (q, name) in
+            [("delay=10", "delay"), ("size=3parsecs", "size"), ("status=99", "status"), ("fault=boom", "fault")]
+        {
             let p = plan(&format!("GET /?{q} HTTP/1.1\r\n\r\n"));
             let e = p.error.unwrap();
             assert!(e.starts_with(&format!("bad {name} ")), "{e}");
@@ -381,22 +356,12 @@ mod tests {
     #[test]
     fn the_cache_route_needs_a_key_and_stores_it() {
         let mut key = String::new();
-        let Head::Complete { plan: p, .. } =
-            parse_head(b"GET /cache?key=abc HTTP/1.1\r\n\r\n", &mut key)
-        else {
+        let Head::Complete { plan: p, .. } = parse_head(b"GET /cache?key=abc HTTP/1.1\r\n\r\n", &mut key) else {
             panic!()
         };
         assert_eq!((p.route, key.as_str()), (Route::Cache, "abc"));
-        assert!(
-            plan("GET /cache HTTP/1.1\r\n\r\n")
-                .error
-                .unwrap()
-                .contains("key")
-        );
-        assert_eq!(
-            plan("GET http://h:1/status HTTP/1.1\r\n\r\n").route,
-            Route::Status
-        );
+        assert!(plan("GET /cache HTTP/1.1\r\n\r\n").error.unwrap().contains("key"));
+        assert_eq!(plan("GET http://h:1/status HTTP/1.1\r\n\r\n").route, Route::Status);
     }
 
     #[test]
@@ -410,39 +375,23 @@ mod tests {
 
     #[test]
     fn incomplete_heads_wait_and_broken_ones_are_refused() {
-        assert!(matches!(
-            parse_head(b"GET / HTTP/1.1\r\nHost:", &mut String::new()),
-            Head::Partial
-        ));
+        assert!(matches!(parse_head(b"GET / HTTP/1.1\r\nHost:", &mut String::new()), Head::Partial));
         assert_eq!(invalid("\x01\x02 nonsense\r\n\r\n"), Some(400));
-        assert_eq!(
-            invalid("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
-            Some(400)
-        );
-        assert_eq!(
-            invalid("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
-            Some(400)
-        );
-        assert_eq!(
-            invalid("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"),
-            Some(400)
-        );
+        assert_eq!(invalid("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"), Some(400));
+        assert_eq!(invalid("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"), Some(400));
+        assert_eq!(invalid("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), Some(400));
         let huge = format!("GET / HTTP/1.1\r\nX: {}", "a".repeat(MAX_HEAD));
         assert_eq!(invalid(&huge), Some(431));
     }
 
     #[test]
     fn a_content_length_body_is_skipped_across_reads() {
-        let Head::Complete { mut body, len, .. } = parse_head(
-            b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab",
-            &mut String::new(),
-        ) else {
+        let Head::Complete { mut body, len, .. } =
+            parse_head(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", &mut String::new())
+        else {
             panic!()
         };
-        assert_eq!(
-            body.skip(&b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"[len..]),
-            Ok(2)
-        );
+        assert_eq!(body.skip(&b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"[len..]), Ok(2));
         assert!(!body.done());
         assert_eq!(body.skip(b"cdeGET"), Ok(3));
         assert!(body.done());

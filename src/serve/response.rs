@@ -108,20 +108,9 @@ pub fn allows_body(status: u16) -> bool {
 }
 
 /// Appends a response head. `x_cache` is `Some(hit)` on `/cache` answers.
-pub fn write_head(
-    out: &mut Vec<u8>,
-    status: u16,
-    content_type: &str,
-    len: u64,
-    x_cache: Option<bool>,
-    conn: Conn,
-) {
+pub fn write_head(out: &mut Vec<u8>, status: u16, content_type: &str, len: u64, x_cache: Option<bool>, conn: Conn) {
     // Writing to a Vec cannot fail.
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\n",
-        reason(status)
-    );
+    let _ = write!(out, "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\n", reason(status));
     // RFC 9110 forbids Content-Length on a 204; everything else always carries one.
     if status != 204 {
         let _ = write!(out, "Content-Length: {len}\r\n");
@@ -140,14 +129,7 @@ pub fn write_head(
 }
 
 /// Appends a complete text answer, for errors and `/status`.
-pub fn write_text(
-    out: &mut Vec<u8>,
-    status: u16,
-    content_type: &str,
-    body: &str,
-    head_only: bool,
-    conn: Conn,
-) {
+pub fn write_text(out: &mut Vec<u8>, status: u16, content_type: &str, body: &str, head_only: bool, conn: Conn) {
     write_head(out, status, content_type, body.len() as u64, None, conn);
     if !head_only {
         out.extend_from_slice(body.as_bytes());

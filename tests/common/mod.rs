@@ -11,11 +11,7 @@ use hakaru::serve::{ServeOptions, ServerHandle};
 
 /// The built-in target on a free port.
 pub fn target() -> ServerHandle {
-    target_with(ServeOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        threads: 1,
-        ..ServeOptions::default()
-    })
+    target_with(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, ..ServeOptions::default() })
 }
 
 pub fn target_with(opts: ServeOptions) -> ServerHandle {
@@ -33,9 +29,7 @@ pub struct Output {
 
 impl Output {
     pub fn doc(&self) -> &serde_json::Value {
-        self.json
-            .as_ref()
-            .unwrap_or_else(|| panic!("no JSON result; stderr: {}", self.stderr))
+        self.json.as_ref().unwrap_or_else(|| panic!("no JSON result; stderr: {}", self.stderr))
     }
 
     /// The first step of the result document.
@@ -66,16 +60,9 @@ pub fn hakaru(args: &[&str]) -> Output {
     if args.first() == Some(&"run") {
         cmd.arg("--json").arg(&json);
     }
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hakaru starts");
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hakaru starts");
     let out = wait_with_deadline(child, Duration::from_secs(60));
-    let json = std::fs::read_to_string(&json)
-        .ok()
-        .filter(|s| !s.is_empty())
-        .map(|s| serde_json::from_str(&s).unwrap());
+    let json = std::fs::read_to_string(&json).ok().filter(|s| !s.is_empty()).map(|s| serde_json::from_str(&s).unwrap());
     Output {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into(),
@@ -99,21 +86,14 @@ fn wait_with_deadline(child: Child, limit: Duration) -> std::process::Output {
 
 /// A free loopback port (the small race between closing and reuse is acceptable in tests).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Waits until something accepts connections at `addr`.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     let start = Instant::now();
     while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(
-            start.elapsed() < limit,
-            "nothing listens at {addr} after {limit:?}"
-        );
+        assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -128,40 +108,23 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start() -> Nginx {
-        let nginx = which("nginx").expect(
-            "nginx is not installed: run the README's test command (scripts/test.sh), which installs it",
-        );
+        let nginx = which("nginx")
+            .expect("nginx is not installed: run the README's test command (scripts/test.sh), which installs it");
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
         let (port, tls_port) = (free_port(), free_port());
-        let conf = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx/nginx.conf.in"),
-        )
-        .unwrap()
-        .replace("@PREFIX@", prefix.to_str().unwrap())
-        .replace("@TLS_PORT@", &tls_port.to_string())
-        .replace("@PORT@", &port.to_string());
+        let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx/nginx.conf.in"))
+            .unwrap()
+            .replace("@PREFIX@", prefix.to_str().unwrap())
+            .replace("@TLS_PORT@", &tls_port.to_string())
+            .replace("@PORT@", &port.to_string());
         std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
         std::fs::create_dir_all(prefix.join("www/static")).unwrap();
         std::fs::create_dir_all(prefix.join("www/gz")).unwrap();
         std::fs::write(prefix.join("www/static/file.txt"), "static file\n").unwrap();
-        std::fs::write(
-            prefix.join("www/gz/big.txt"),
-            "compressible text\n".repeat(5000),
-        )
-        .unwrap();
+        std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
         let openssl = Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=localhost",
-            ])
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
             .arg("-keyout")
             .arg(prefix.join("key.pem"))
             .arg("-out")
@@ -180,16 +143,8 @@ impl Nginx {
             .stderr(Stdio::piped())
             .spawn()
             .expect("nginx starts");
-        let n = Nginx {
-            child,
-            port,
-            tls_port,
-            dir,
-        };
-        wait_listening(
-            SocketAddr::from(([127, 0, 0, 1], port)),
-            Duration::from_secs(10),
-        );
+        let n = Nginx { child, port, tls_port, dir };
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
         n
     }
 
@@ -211,10 +166,7 @@ impl Drop for Nginx {
 
 fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin".into(), "/sbin".into()])
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).chain(["/usr/sbin".into(), "/sbin".into()]).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// The built-in target's counters from /status: `[[0, start, elapsed], {counters}]`.
@@ -222,8 +174,7 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
     use std::io::{Read, Write};
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     let body = text.split("\r\n\r\n").nth(1).expect("a body");

@@ -21,12 +21,7 @@ pub struct RequestParts<'a> {
 /// Builds the bytes of one request. A Content-Length is sent whenever there is a body or the method usually
 /// carries one, so servers never wait for a body that is not coming.
 pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
-    let has = |name: &str| {
-        parts
-            .headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-    };
+    let has = |name: &str| parts.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let mut out = Vec::with_capacity(128 + parts.target.len() + parts.body.len());
     out.extend_from_slice(parts.method.as_bytes());
     out.push(b' ');
@@ -36,11 +31,7 @@ pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
         push_header(&mut out, "Host", parts.host);
     }
     if !has("user-agent") {
-        push_header(
-            &mut out,
-            "User-Agent",
-            concat!("hakaru/", env!("CARGO_PKG_VERSION")),
-        );
+        push_header(&mut out, "User-Agent", concat!("hakaru/", env!("CARGO_PKG_VERSION")));
     }
     for (name, value) in parts.headers {
         push_header(&mut out, name, value);
@@ -49,18 +40,12 @@ pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
         push_header(&mut out, "Connection", "close");
     }
     let method_has_body = matches!(parts.method, "POST" | "PUT" | "PATCH");
-    if (!parts.body.is_empty() || method_has_body)
-        && !has("content-length")
-        && !has("transfer-encoding")
-    {
+    if (!parts.body.is_empty() || method_has_body) && !has("content-length") && !has("transfer-encoding") {
         push_header(&mut out, "Content-Length", &parts.body.len().to_string());
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(parts.body);
-    PreparedRequest {
-        bytes: Arc::from(out),
-        expects_no_body: parts.method == "HEAD",
-    }
+    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD" }
 }
 
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
@@ -80,18 +65,10 @@ mod tests {
 
     #[test]
     fn a_get_has_host_and_user_agent_and_no_length() {
-        let p = build_request(&RequestParts {
-            method: "GET",
-            target: "/a?b=1",
-            host: "h:81",
-            ..Default::default()
-        });
+        let p = build_request(&RequestParts { method: "GET", target: "/a?b=1", host: "h:81", ..Default::default() });
         assert_eq!(
             text(&p),
-            format!(
-                "GET /a?b=1 HTTP/1.1\r\nHost: h:81\r\nUser-Agent: hakaru/{}\r\n\r\n",
-                env!("CARGO_PKG_VERSION")
-            )
+            format!("GET /a?b=1 HTTP/1.1\r\nHost: h:81\r\nUser-Agent: hakaru/{}\r\n\r\n", env!("CARGO_PKG_VERSION"))
         );
         assert!(!p.expects_no_body);
     }
@@ -109,19 +86,14 @@ mod tests {
         });
         let t = text(&p);
         assert!(
-            t.contains(
-                "Content-Type: application/json\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
-            ),
+            t.contains("Content-Type: application/json\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"),
             "{t}"
         );
     }
 
     #[test]
     fn user_headers_replace_host_and_user_agent() {
-        let headers = vec![
-            ("host".to_string(), "virtual".to_string()),
-            ("User-Agent".to_string(), "x".to_string()),
-        ];
+        let headers = vec![("host".to_string(), "virtual".to_string()), ("User-Agent".to_string(), "x".to_string())];
         let p = build_request(&RequestParts {
             method: "HEAD",
             target: "/",
@@ -130,10 +102,7 @@ mod tests {
             ..Default::default()
         });
         let t = text(&p);
-        assert!(
-            t.starts_with("HEAD / HTTP/1.1\r\nhost: virtual\r\nUser-Agent: x\r\n\r\n"),
-            "{t}"
-        );
+        assert!(t.starts_with("HEAD / HTTP/1.1\r\nhost: virtual\r\nUser-Agent: x\r\n\r\n"), "{t}");
         assert!(p.expects_no_body);
     }
 }

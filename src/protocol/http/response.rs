@@ -59,10 +59,7 @@ impl Default for HttpDecoder {
 
 impl HttpDecoder {
     fn answer(&self) -> Answer {
-        Answer {
-            status: self.status,
-            keep_alive: self.keep_alive,
-        }
+        Answer { status: self.status, keep_alive: self.keep_alive }
     }
 
     /// Parses a complete head at the start of `buf`: Ok(Some(head length)), Ok(None) when more bytes are needed.
@@ -79,9 +76,7 @@ impl HttpDecoder {
         let (mut length, mut chunked, mut close, mut keep) = (None::<u64>, false, false, false);
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
-                let v = std::str::from_utf8(h.value)
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u64>().ok());
+                let v = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse::<u64>().ok());
                 match (v, length) {
                     (None, _) => return Err(malformed(buf, "Content-Length is not a number")),
                     (Some(a), Some(b)) if a != b => {
@@ -108,23 +103,12 @@ impl HttpDecoder {
         self.state = if (100..200).contains(&status) && status != 101 {
             // An interim answer (100 Continue, 103 Early Hints): the real one follows.
             State::Head
-        } else if self.expects_no_body
-            || status == 204
-            || status == 304
-            || (100..200).contains(&status)
-        {
+        } else if self.expects_no_body || status == 204 || status == 304 || (100..200).contains(&status) {
             State::Done
         } else if chunked {
-            State::Chunked(Chunk::Size {
-                value: 0,
-                digits: false,
-            })
+            State::Chunked(Chunk::Size { value: 0, digits: false })
         } else if let Some(n) = length {
-            if n == 0 {
-                State::Done
-            } else {
-                State::Length(n)
-            }
+            if n == 0 { State::Done } else { State::Length(n) }
         } else {
             // No length: the body ends when the server closes, so the connection cannot be reused.
             self.keep_alive = false;
@@ -139,11 +123,7 @@ impl HttpDecoder {
             State::Length(left) => {
                 let take = (left.min(data.len() as u64)) as usize;
                 let left = left - take as u64;
-                self.state = if left == 0 {
-                    State::Done
-                } else {
-                    State::Length(left)
-                };
+                self.state = if left == 0 { State::Done } else { State::Length(left) };
                 Ok(take)
             }
             State::UntilClose => Ok(data.len()),
@@ -159,11 +139,7 @@ impl HttpDecoder {
                 // Chunk data is skipped in bulk; only sizes and line ends are read byte by byte.
                 let take = left.min((data.len() - i) as u64);
                 i += take as usize;
-                chunk = if take == left {
-                    Chunk::DataEnd { seen_cr: false }
-                } else {
-                    Chunk::Data(left - take)
-                };
+                chunk = if take == left { Chunk::DataEnd { seen_cr: false } } else { Chunk::Data(left - take) };
                 continue;
             }
             let b = data[i];
@@ -176,17 +152,12 @@ impl HttpDecoder {
                             .checked_mul(16)
                             .and_then(|v| v.checked_add(digit))
                             .ok_or_else(|| DecodeError::Malformed("chunk size too large".into()))?;
-                        Chunk::Size {
-                            value,
-                            digits: true,
-                        }
+                        Chunk::Size { value, digits: true }
                     }
                     b';' | b' ' | b'\t' | b'\r' if digits => Chunk::Extension { value },
                     b'\n' if digits => next_after_size(value),
                     _ => {
-                        return Err(DecodeError::Malformed(format!(
-                            "bad chunk size byte 0x{b:02x}"
-                        )));
+                        return Err(DecodeError::Malformed(format!("bad chunk size byte 0x{b:02x}")));
                     }
                 },
                 Chunk::Extension { value } => {
@@ -198,14 +169,9 @@ impl HttpDecoder {
                 }
                 Chunk::DataEnd { seen_cr } => match b {
                     b'\r' if !seen_cr => Chunk::DataEnd { seen_cr: true },
-                    b'\n' => Chunk::Size {
-                        value: 0,
-                        digits: false,
-                    },
+                    b'\n' => Chunk::Size { value: 0, digits: false },
                     _ => {
-                        return Err(DecodeError::Malformed(
-                            "chunk data not followed by CRLF".into(),
-                        ));
+                        return Err(DecodeError::Malformed("chunk data not followed by CRLF".into()));
                     }
                 },
                 Chunk::Trailer { line_len } => match b {
@@ -215,9 +181,7 @@ impl HttpDecoder {
                     }
                     b'\n' => Chunk::Trailer { line_len: 0 },
                     b'\r' => Chunk::Trailer { line_len },
-                    _ => Chunk::Trailer {
-                        line_len: line_len + 1,
-                    },
+                    _ => Chunk::Trailer { line_len: line_len + 1 },
                 },
             };
             i += 1;
@@ -228,18 +192,12 @@ impl HttpDecoder {
 }
 
 fn next_after_size(value: u64) -> Chunk {
-    if value == 0 {
-        Chunk::Trailer { line_len: 0 }
-    } else {
-        Chunk::Data(value)
-    }
+    if value == 0 { Chunk::Trailer { line_len: 0 } } else { Chunk::Data(value) }
 }
 
 /// A malformed-response error quoting the start of what was received, so the sample tells what the server sent.
 fn malformed(buf: &[u8], what: &str) -> DecodeError {
-    let shown: String = String::from_utf8_lossy(&buf[..buf.len().min(40)])
-        .escape_debug()
-        .collect();
+    let shown: String = String::from_utf8_lossy(&buf[..buf.len().min(40)]).escape_debug().collect();
     DecodeError::Malformed(format!("{what}: \"{shown}\""))
 }
 
@@ -259,10 +217,7 @@ impl ResponseDecoder for HttpDecoder {
             match self.state {
                 State::Done => {
                     if !data.is_empty() {
-                        return Err(malformed(
-                            data,
-                            &format!("{} bytes after the end of the response", data.len()),
-                        ));
+                        return Err(malformed(data, &format!("{} bytes after the end of the response", data.len())));
                     }
                     return Ok(Some(self.answer()));
                 }
@@ -293,9 +248,7 @@ impl ResponseDecoder for HttpDecoder {
                         Some(used_from_data) => data = &data[used_from_data..],
                         None => {
                             if self.head.len() > MAX_HEAD {
-                                return Err(DecodeError::Malformed(
-                                    "response head larger than 64 KiB".into(),
-                                ));
+                                return Err(DecodeError::Malformed("response head larger than 64 KiB".into()));
                             }
                             return Ok(None);
                         }
@@ -319,18 +272,18 @@ impl ResponseDecoder for HttpDecoder {
                 self.state = State::Done;
                 Ok(self.answer())
             }
-            State::Head if !self.received => Err(DecodeError::Truncated(
-                "the server closed the connection without answering".into(),
-            )),
-            State::Head => Err(DecodeError::Truncated(
-                "the server closed the connection inside the response head".into(),
-            )),
+            State::Head if !self.received => {
+                Err(DecodeError::Truncated("the server closed the connection without answering".into()))
+            }
+            State::Head => {
+                Err(DecodeError::Truncated("the server closed the connection inside the response head".into()))
+            }
             State::Length(left) => Err(DecodeError::Truncated(format!(
                 "the server closed the connection with {left} body bytes still to come"
             ))),
-            State::Chunked(_) => Err(DecodeError::Truncated(
-                "the server closed the connection inside a chunked body".into(),
-            )),
+            State::Chunked(_) => {
+                Err(DecodeError::Truncated("the server closed the connection inside a chunked body".into()))
+            }
         }
     }
 
@@ -345,10 +298,7 @@ mod tests {
     use std::sync::Arc;
 
     fn request(head: bool) -> PreparedRequest {
-        PreparedRequest {
-            bytes: Arc::from(&b""[..]),
-            expects_no_body: head,
-        }
+        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: head }
     }
 
     /// Feeds `wire` split at every possible point into two reads, and byte by byte, expecting the same answer.
@@ -360,11 +310,7 @@ mod tests {
             let mut d = HttpDecoder::default();
             d.start(&request(head));
             assert_eq!(d.feed(&wire[..split]).unwrap(), None, "split at {split}");
-            assert_eq!(
-                d.feed(&wire[split..]).unwrap(),
-                Some(whole),
-                "split at {split}"
-            );
+            assert_eq!(d.feed(&wire[split..]).unwrap(), Some(whole), "split at {split}");
         }
         let mut d = HttpDecoder::default();
         d.start(&request(head));
@@ -379,13 +325,7 @@ mod tests {
     #[test]
     fn content_length_bodies_complete_at_any_split() {
         let a = decode_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false);
-        assert_eq!(
-            a,
-            Answer {
-                status: 200,
-                keep_alive: true
-            }
-        );
+        assert_eq!(a, Answer { status: 200, keep_alive: true });
     }
 
     #[test]
@@ -396,42 +336,21 @@ mod tests {
 
     #[test]
     fn head_204_304_and_interim_answers_have_no_body() {
-        assert_eq!(
-            decode_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true).status,
-            200
-        );
-        assert_eq!(
-            decode_all_splits(b"HTTP/1.1 204 No Content\r\n\r\n", false).status,
-            204
-        );
-        assert_eq!(
-            decode_all_splits(
-                b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
-                false
-            )
-            .status,
-            304
-        );
-        let a = decode_all_splits(
-            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
-            false,
-        );
+        assert_eq!(decode_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true).status, 200);
+        assert_eq!(decode_all_splits(b"HTTP/1.1 204 No Content\r\n\r\n", false).status, 204);
+        assert_eq!(decode_all_splits(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false).status, 304);
+        let a =
+            decode_all_splits(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false);
         assert_eq!(a.status, 200);
     }
 
     #[test]
     fn connection_close_and_http10_are_not_kept_alive() {
-        let a = decode_all_splits(
-            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-            false,
-        );
+        let a = decode_all_splits(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", false);
         assert!(!a.keep_alive);
         let a = decode_all_splits(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false);
         assert!(!a.keep_alive);
-        let a = decode_all_splits(
-            b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n",
-            false,
-        );
+        let a = decode_all_splits(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n", false);
         assert!(a.keep_alive);
     }
 
@@ -441,13 +360,7 @@ mod tests {
         d.start(&request(false));
         assert_eq!(d.feed(b"HTTP/1.0 200 OK\r\n\r\nsome body").unwrap(), None);
         assert_eq!(d.feed(b" more").unwrap(), None);
-        assert_eq!(
-            d.eof().unwrap(),
-            Answer {
-                status: 200,
-                keep_alive: false
-            }
-        );
+        assert_eq!(d.eof().unwrap(), Answer { status: 200, keep_alive: false });
     }
 
     #[test]
@@ -455,12 +368,9 @@ mod tests {
         let mut d = HttpDecoder::default();
         d.start(&request(false));
         assert!(d.nothing_received());
-        assert!(
-            matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("without answering"))
-        );
+        assert!(matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("without answering")));
         d.start(&request(false));
-        d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
-            .unwrap();
+        d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc").unwrap();
         assert!(!d.nothing_received());
         assert!(matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("7 body bytes")));
     }
@@ -473,20 +383,11 @@ mod tests {
             matches!(d.feed(b"this is not http\r\n\r\n"), Err(DecodeError::Malformed(m)) if m.contains("this is not http"))
         );
         d.start(&request(false));
-        assert!(
-            d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
-                .is_err()
-        );
+        assert!(d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
         d.start(&request(false));
-        assert!(
-            d.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
-                .is_err()
-        );
+        assert!(d.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err());
         d.start(&request(false));
-        assert!(
-            d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab")
-                .is_err()
-        );
+        assert!(d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab").is_err());
     }
 
     #[test]
