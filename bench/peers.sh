@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Benchmark (run by hand, not a test): hakaru beside wrk, ab -k, h2load, hey (and oha when installed) against one
-# nginx worker pinned to CPU 0, every generator pinned to CPU 1, in one run, via ../shared/bench/peers.sh.
-# Then keep-alive off (hakaru vs wrk with "Connection: close" vs ab without -k) and RSS at 1000 connections.
-# Usage: bench/peers.sh [seconds=8] [connections=64]
+# nginx worker pinned to CPU 0, every generator pinned to CPU 1, via ../shared/bench/peers.sh; then keep-alive
+# off (hakaru vs wrk with "Connection: close" vs ab without -k) and RSS at 1000 connections.
+# This machine is noisy (single runs vary by +-15 %), so every block runs ROUNDS times, tools alternating, and the
+# summary gives each tool's median.
+# Usage: bench/peers.sh [seconds=8] [connections=64] [rounds=3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-D=${1:-8}; C=${2:-64}
+D=${1:-8}; C=${2:-64}; ROUNDS=${3:-3}
 peers=../shared/bench/peers.sh
 [ -f "$peers" ] || { echo "bench/peers.sh: $peers not found (the shared/ folder beside the repo)" >&2; exit 2; }
+mkdir -p /tmp/bench-nginx /tmp/bench-peers
 cargo build --release -q
 bin=$PWD/target/release/hakaru
 URL=http://127.0.0.1:18080/
+log=/tmp/bench-peers/rounds.txt; : > "$log"
 
-echo "== keep-alive, $C connections, ${D}s"
-bash "$peers" "$D" "$C" "hakaru|$bin run -q -t1 -c {C} -d {D}s {URL}"
-
-echo "== keep-alive off, $C connections, ${D}s"
 row() { # name, command...
   local name=$1; shift
   sleep 2
@@ -25,9 +25,23 @@ row() { # name, command...
   rps=$(grep -m1 -oE '(Requests/sec:|Requests per second:|throughput) +[0-9.]+' /tmp/bench-peers/$name.out | grep -oE '[0-9.]+$' || echo 0)
   awk -v n="$name" -v r="$rps" -v c="$cpu" -v d="$D" 'BEGIN{printf "%-14s %10.0f req/s  cpu %6.2fs  %10.0f req/cpu-s\n", n, r, c, (c>0? r*d/c : 0)}'
 }
-row wrk-close wrk -t1 -c"$C" -d"${D}s" -H "Connection: close" $URL
-row ab-close ab -c "$C" -t "$D" -n 100000000 $URL
-row hakaru-close "$bin" run -q -t1 -c "$C" -d "${D}s" --no-keepalive $URL
+
+for r in $(seq 1 "$ROUNDS"); do
+  echo "== round $r: keep-alive, $C connections, ${D}s"
+  bash "$peers" "$D" "$C" "hakaru|$bin run -q -t1 -c {C} -d {D}s {URL}" | tee -a "$log"
+  echo "== round $r: keep-alive off, $C connections, ${D}s"
+  { row wrk-close wrk -t1 -c"$C" -d"${D}s" -H "Connection: close" $URL
+    row ab-close ab -c "$C" -t "$D" -n 100000000 $URL
+    row hakaru-close "$bin" run -q -t1 -c "$C" -d "${D}s" --no-keepalive $URL; } | tee -a "$log"
+done
+
+echo "== medians over $ROUNDS rounds (req/s), and the ratio to wrk's median"
+median() { grep -E "^$1 " "$log" | awk '{print $2}' | sort -n | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : 0)}'; }
+for t in $(awk '/req\/s/ {print $1}' "$log" | sort -u); do
+  base=$(median wrk); case $t in *-close) base=$(median wrk-close);; esac
+  m=$(median "$t")
+  awk -v t="$t" -v m="$m" -v b="$base" 'BEGIN{printf "%-14s %10.0f req/s  %5.2f x wrk\n", t, m, (b>0 ? m/b : 0)}'
+done
 
 echo "== RSS at 1000 connections (keep-alive, 5s)"
 for tool in wrk hakaru; do

@@ -22,6 +22,13 @@ pub struct Cli {
 pub enum Command {
     /// Load an HTTP/1.1 target with N clients for a duration or a number of requests.
     Run(RunArgs),
+    /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis.
+    Sweep(SweepArgs),
+    /// Find the highest rate that meets a latency objective (e.g. --slo 'p99<50ms'), stepping up then bisecting.
+    Capacity(CapacityArgs),
+    /// Make request pattern files: extract search terms, generate drnbench pattern files.
+    #[command(subcommand)]
+    Patterns(PatternsCommand),
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
     Serve(ServeArgs),
     /// Start the built-in target in-process and run a short benchmark against it.
@@ -72,10 +79,26 @@ pub struct RequestArgs {
     pub seed: Option<u64>,
 }
 
+/// Watching the server while the load runs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WatchArgs {
+    /// Report CPU % (all threads and children) and RSS of this server process, every step (repeatable).
+    #[arg(long = "monitor-pid", value_name = "PID")]
+    pub monitor_pid: Vec<u32>,
+    /// Watch every process with this name (repeatable).
+    #[arg(long = "monitor-name", value_name = "NAME")]
+    pub monitor_name: Vec<String>,
+    /// Fetch a JSON value before and after every step: 'http://host/d/status#/1/cache_hit_rate' (repeatable).
+    #[arg(long = "probe", value_name = "URL#/POINTER")]
+    pub probe: Vec<String>,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub request: RequestArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
     /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
     #[arg(short, long, default_value_t = 50)]
     pub connections: usize,
@@ -104,6 +127,163 @@ pub struct RunArgs {
     /// No live progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub request: RequestArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// First client count (0 is taken as 1, as drnbench does).
+    #[arg(long, value_name = "N")]
+    pub start_clients: Option<usize>,
+    /// Last client count.
+    #[arg(long, value_name = "N")]
+    pub end_clients: Option<usize>,
+    /// Client count added at each step.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub step: usize,
+    /// Explicit client counts instead: 1,2,4,8,16.
+    #[arg(long, value_name = "N,N,...", conflicts_with_all = ["start_clients", "end_clients", "rates", "rate_start"])]
+    pub clients: Option<String>,
+    /// Open-loop rate sweep: requests per second of each step, 1000,2000,4000.
+    #[arg(long, value_name = "R,R,...", conflicts_with_all = ["start_clients", "end_clients", "rate_start"])]
+    pub rates: Option<String>,
+    /// Rate sweep from this rate ...
+    #[arg(long, value_name = "R", requires = "rate_end")]
+    pub rate_start: Option<f64>,
+    /// ... to this rate ...
+    #[arg(long, value_name = "R", requires = "rate_start")]
+    pub rate_end: Option<f64>,
+    /// ... in steps of this many requests per second (default: 4 steps).
+    #[arg(long, value_name = "R", requires = "rate_start")]
+    pub rate_step: Option<f64>,
+    /// Rate sweeps: evenly spaced requests, or Poisson arrivals.
+    #[arg(long, value_enum, default_value = "uniform")]
+    pub arrival: crate::plan::Arrival,
+    /// Rate sweeps: the most connections a step may open.
+    #[arg(short, long, default_value_t = 50)]
+    pub connections: usize,
+    /// Length of each step.
+    #[arg(short, long, default_value = "30s")]
+    pub duration: String,
+    /// Pause between steps.
+    #[arg(long, default_value = "10s")]
+    pub interval: String,
+    /// Load before each step, measured apart and left out of the step's figures.
+    #[arg(long, default_value = "0s")]
+    pub warmup: String,
+    /// Each client waits this long after each answer (drnbench's --wait).
+    #[arg(long, default_value = "0s")]
+    pub wait: String,
+    /// Threads generating load (default: the number of cores).
+    #[arg(short, long)]
+    pub threads: Option<usize>,
+    /// The CSV in drnbench's format (its six columns first), written after every step.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The result document (JSON), written after every step.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No live progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub request: RequestArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
+    #[arg(long)]
+    pub slo: String,
+    /// The most failed requests a passing step may have: 0.1%, 1%, 0.
+    #[arg(long, default_value = "0.1%")]
+    pub max_errors: String,
+    /// First rate tried (requests per second); it doubles until the objective fails, then bisects.
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
+    pub rate_start: f64,
+    /// Highest rate tried.
+    #[arg(long, default_value_t = 1_000_000.0)]
+    pub rate_max: f64,
+    /// Stop bisecting when the interval between passing and failing rates is this share of the passing rate.
+    #[arg(long, default_value = "5%")]
+    pub precision: String,
+    /// Evenly spaced requests, or Poisson arrivals.
+    #[arg(long, value_enum, default_value = "uniform")]
+    pub arrival: crate::plan::Arrival,
+    /// The most connections a step may open.
+    #[arg(short, long, default_value_t = 200)]
+    pub connections: usize,
+    /// Length of each step.
+    #[arg(short, long, default_value = "10s")]
+    pub duration: String,
+    /// Pause between steps.
+    #[arg(long, default_value = "2s")]
+    pub interval: String,
+    /// Load before each step, measured apart.
+    #[arg(long, default_value = "0s")]
+    pub warmup: String,
+    /// Threads generating load (default: the number of cores).
+    #[arg(short, long)]
+    pub threads: Option<usize>,
+    /// The CSV of the steps (drnbench's format with target_rate), written after every step.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The result document (JSON), written after every step.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No live progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum PatternsCommand {
+    /// Print one search term per line from Groonga select results (drnbench-extract-searchterms) or any JSON.
+    Extract {
+        /// Column of the records to print.
+        #[arg(long, default_value_t = 0)]
+        column: usize,
+        /// For any JSON: a pointer to an array of terms (a `*` segment means every element), e.g. /hits/*/title.
+        #[arg(long)]
+        pointer: Option<String>,
+        /// URI-escape each term.
+        #[arg(long)]
+        escape: bool,
+        /// Input files (stdin when none).
+        files: Vec<PathBuf>,
+    },
+    /// Write a drnbench JSON pattern file from a template and search terms (drnbench-generate-select-patterns).
+    Generate {
+        /// Path of each request; {term} is replaced by each term: '/d/select?table=Pages&query={term}'.
+        #[arg(long)]
+        template: String,
+        /// One term per line; - for stdin.
+        #[arg(long, default_value = "-")]
+        terms: PathBuf,
+        /// One group per host, requests spread over them: a,b,c (host or host:port).
+        #[arg(long, value_delimiter = ',')]
+        hosts: Vec<String>,
+        /// Expected cache hit rate (0.5 or 50%): uses cache-size / hit-rate unique requests.
+        #[arg(long)]
+        hit_rate: Option<String>,
+        /// Entries the server caches (Groonga and droonga-http-server: 100).
+        #[arg(long, default_value_t = 100)]
+        cache_size: usize,
+        /// Do not URI-escape the terms.
+        #[arg(long)]
+        no_escape: bool,
+        /// HTTP method of the requests.
+        #[arg(short, long, default_value = "GET")]
+        method: String,
+        /// Write the pattern file here instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -154,9 +334,10 @@ pub fn main() -> ExitCode {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
     }
     let outcome = match cli.command {
-        Command::Run(args) => {
-            crate::plan::RunPlan::from_args(&args).and_then(|plan| crate::run::run_plan(&plan, &interrupt))
-        }
+        Command::Run(args) => crate::run::run(&args, &interrupt),
+        Command::Sweep(args) => crate::sweep::sweep(&args, &interrupt),
+        Command::Capacity(args) => crate::capacity::capacity(&args, &interrupt),
+        Command::Patterns(cmd) => crate::pattern_tools::run_command(&cmd),
         Command::Serve(args) => serve(&args),
         Command::Demo(args) => crate::demo::demo(&args, &interrupt),
     };

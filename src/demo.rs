@@ -27,6 +27,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
             method: "GET".into(),
             ..RequestArgs::default()
         },
+        watch: Default::default(),
         connections: args.connections,
         rate: None,
         arrival: crate::plan::Arrival::Uniform,
@@ -39,7 +40,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
     };
     let result = RunPlan::from_args(&run).and_then(|mut plan| {
         plan.settings.command = "demo".into();
-        crate::run::run_plan(&plan, interrupt)
+        crate::run::run_plan(&plan, &crate::runner::Watchers::none(), interrupt)
     });
     server.stop();
     result

@@ -4,6 +4,8 @@
 //! the load model) -> [`metrics`] (mergeable histograms and counters) -> [`result`] (one result document) ->
 //! [`export`] (text, JSON, CSV). [`protocol`] holds one module per wire protocol; [`serve`] is the built-in target.
 
+pub mod analysis;
+pub mod capacity;
 pub mod cli;
 pub mod demo;
 pub mod engine;
@@ -18,6 +20,9 @@ pub mod protocol;
 pub mod provenance;
 pub mod result;
 pub mod run;
+pub mod runner;
 pub mod serve;
+pub mod sweep;
 pub mod target;
+pub mod timer;
 pub mod units;

@@ -110,7 +110,7 @@ pub struct RunPlan {
     pub settings: Settings,
 }
 
-fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
+pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
     let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
         return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
@@ -119,7 +119,12 @@ fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
 }
 
 /// Requests and endpoints as built from [`RequestArgs`].
+#[derive(Clone, Debug)]
 pub struct RequestSet {
+    /// The method, and the extra headers with secret values redacted, as the result document records them.
+    pub method: String,
+    pub headers: Vec<String>,
+    pub patterns: Option<String>,
     pub endpoints: Vec<Endpoint>,
     pub requests: Vec<RequestSpec>,
     pub selection: Selection,
@@ -234,6 +239,9 @@ impl RequestSet {
             ));
         }
         Ok(RequestSet {
+            method: method.clone(),
+            headers: a.headers.iter().map(|h| crate::provenance::redact_secret(h)).collect(),
+            patterns: a.patterns.as_ref().map(|p| p.display().to_string()),
             endpoints: b.endpoints,
             requests: specs,
             selection,
@@ -361,6 +369,15 @@ pub fn available_cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
+/// Reads `--rate`: requests per second, more than 0.
+pub fn parse_rate(flag: &str, r: f64) -> Result<f64, UsageError> {
+    if r.is_finite() && r > 0.0 {
+        Ok(r)
+    } else {
+        Err(UsageError::new(format!("{flag} {r}: must be more than 0 requests per second; try {flag} 1000")))
+    }
+}
+
 impl RunPlan {
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
         if a.connections == 0 {
@@ -377,37 +394,49 @@ impl RunPlan {
             (None, Some(d)) => Stop::Duration(flag_duration("--duration", d)?),
             (None, None) => Stop::Duration(Duration::from_secs(10)),
         };
-        if a.threads == Some(0) {
-            return Err(UsageError::new("--threads 0: must be at least 1; leave it out to use every core"));
-        }
+        check_threads(a.threads)?;
         let load = match a.rate {
             None => LoadModel::Closed { think: Duration::ZERO },
-            Some(r) if r.is_finite() && r > 0.0 => LoadModel::Open { rate: r, arrival: a.arrival },
-            Some(r) => {
-                return Err(UsageError::new(format!(
-                    "--rate {r}: must be more than 0 requests per second; try --rate 1000"
-                )));
-            }
+            Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: a.arrival },
         };
         let set = RequestSet::from_args(&a.request)?;
-        let mut connections = a.connections;
+        for path in [&a.json, &a.csv].into_iter().flatten() {
+            check_writable(path)?;
+        }
+        let mut plan = RunPlan::new(&set, "run", a.connections, a.threads, stop, load);
+        plan.json = a.json.clone();
+        plan.csv = a.csv.clone();
+        plan.quiet = a.quiet;
+        Ok(plan)
+    }
+
+    /// A plan for one step of `set`: sweeps and capacity searches build one per step.
+    pub fn new(
+        set: &RequestSet,
+        command: &str,
+        connections: usize,
+        threads: Option<usize>,
+        stop: Stop,
+        load: LoadModel,
+    ) -> RunPlan {
+        let mut connections = connections.max(1);
         if let Stop::Requests(n) = stop {
             // More clients than requests would only open idle connections.
             connections = connections.min(n as usize);
         }
-        let threads = a.threads.unwrap_or_else(available_cores).min(connections);
-        for path in [&a.json, &a.csv].into_iter().flatten() {
-            check_writable(path)?;
-        }
+        let threads = threads.unwrap_or_else(available_cores).min(connections).max(1);
         let settings = Settings {
-            command: "run".into(),
+            command: command.into(),
             targets: set.targets.clone(),
-            method: a.request.method.to_ascii_uppercase(),
-            headers: a.request.headers.iter().map(|h| crate::provenance::redact_secret(h)).collect(),
+            method: set.method.clone(),
+            headers: set.headers.clone(),
             body_bytes: set.body_bytes,
             connections,
             threads,
-            requests: a.requests,
+            requests: match stop {
+                Stop::Requests(n) => Some(n),
+                Stop::Duration(_) => None,
+            },
             duration_s: match stop {
                 Stop::Duration(d) => Some(d.as_secs_f64()),
                 Stop::Requests(_) => None,
@@ -416,19 +445,26 @@ impl RunPlan {
                 LoadModel::Closed { .. } => "closed".into(),
                 LoadModel::Open { .. } => "open".into(),
             },
-            rate: a.rate,
-            arrival: a.rate.map(|_| a.arrival),
+            rate: match load {
+                LoadModel::Open { rate, .. } => Some(rate),
+                LoadModel::Closed { .. } => None,
+            },
+            arrival: match load {
+                LoadModel::Open { arrival, .. } => Some(arrival),
+                LoadModel::Closed { .. } => None,
+            },
             keepalive: set.keepalive,
             timeout_s: set.requests.first().map(|r| r.timeout.as_secs_f64()).unwrap_or(0.0),
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
             seed: set.seed,
             insecure: set.insecure,
-            patterns: a.request.patterns.as_ref().map(|p| p.display().to_string()),
+            patterns: set.patterns.clone(),
+            sweep: None,
         };
-        Ok(RunPlan {
-            endpoints: set.endpoints,
-            requests: set.requests,
-            selection: set.selection,
+        RunPlan {
+            endpoints: set.endpoints.clone(),
+            requests: set.requests.clone(),
+            selection: set.selection.clone(),
             connections,
             threads,
             stop,
@@ -437,12 +473,20 @@ impl RunPlan {
             connect_timeout: set.connect_timeout,
             seed: set.seed,
             insecure: set.insecure,
-            json: a.json.clone(),
-            csv: a.csv.clone(),
-            quiet: a.quiet,
+            json: None,
+            csv: None,
+            quiet: false,
             settings,
-        })
+        }
     }
+}
+
+/// `--threads 0` is refused; absent means every core.
+pub fn check_threads(threads: Option<usize>) -> Result<(), UsageError> {
+    if threads == Some(0) {
+        return Err(UsageError::new("--threads 0: must be at least 1; leave it out to use every core"));
+    }
+    Ok(())
 }
 
 /// Creates (or truncates) an output file before the run, so a bad path fails now and not after the load.

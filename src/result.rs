@@ -38,6 +38,28 @@ pub struct Settings {
     pub seed: u64,
     pub insecure: bool,
     pub patterns: Option<String>,
+    /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
+    pub sweep: Option<SweepSettings>,
+}
+
+/// How a sweep (or capacity search) runs its steps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepSettings {
+    /// `clients`, `rates` or `capacity`.
+    pub kind: String,
+    /// The client counts or rates of the steps, in order (capacity: the first rate tried).
+    pub values: Vec<f64>,
+    pub step_duration_s: f64,
+    /// Pause between steps.
+    pub interval_s: f64,
+    /// Load before each step, measured apart and left out of the step's figures.
+    pub warmup_s: f64,
+    /// Think time of each client after each answer (closed loop), as drnbench's --wait.
+    pub wait_s: f64,
+    /// Capacity search: the objective, e.g. `p99<50ms`.
+    pub slo: Option<String>,
+    /// Capacity search: the most errors a passing step may have, percent of its requests.
+    pub max_errors_percent: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +72,8 @@ pub struct ResultDocument {
     pub steps: Vec<StepResult>,
     /// Everything the reader should know before trusting the numbers.
     pub warnings: Vec<String>,
+    /// Sweeps and capacity searches: what the steps show, in figures and in words; null for a single run.
+    pub analysis: Option<crate::analysis::Analysis>,
 }
 
 /// One load step: a fixed load for a while, and what it measured.
@@ -76,6 +100,34 @@ pub struct StepResult {
     pub connections: Connections,
     pub windows: Vec<WindowSummary>,
     pub histogram: EncodedHistogram,
+    /// hakaru's own CPU during the step.
+    pub generator: GeneratorReport,
+    /// The watched server processes (`--monitor-pid`, `--monitor-name`); null when none were watched.
+    pub server: Option<crate::monitor::ProcessReport>,
+    /// `--probe` readings before and after the step.
+    pub probes: Vec<crate::monitor::ProbeReading>,
+    /// The warm-up before the step, measured apart; null without `--warmup`.
+    pub warmup: Option<WarmupSummary>,
+}
+
+/// hakaru's own CPU use during a step: above 90 % of its cores it may be the bottleneck itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorReport {
+    /// 100 = one core fully busy.
+    pub cpu_percent: f64,
+    pub cores: usize,
+    pub saturated: bool,
+}
+
+/// The figures of a warm-up, kept apart from its step's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WarmupSummary {
+    pub duration_s: f64,
+    pub requests: u64,
+    pub requests_per_s: f64,
+    pub errors: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -224,6 +276,10 @@ impl StepResult {
                 unit: "us".into(),
                 data: m.latency.to_base64(),
             },
+            generator: GeneratorReport::default(),
+            server: None,
+            probes: Vec::new(),
+            warmup: None,
         }
     }
 
@@ -251,6 +307,9 @@ impl StepResult {
                 self.errors, self.requests, self.responses
             ));
         }
+        let g = self.generator;
+        let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
+        w.extend(check.warning());
         if let Some(s) = &self.schedule {
             if s.late > 0 {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;

@@ -1,18 +1,18 @@
 //! Open-loop pacing: the schedule of intended send times and a precise timer that hands due slots to clients.
 //!
 //! tokio's timers have 1 ms resolution, which at 2000 requests/s would make most requests "late" by the timer
-//! alone. The pacer waits on a timerfd (nanosecond resolution, timer slack lowered to 1 µs) instead. Only the next
+//! alone. The pacer waits on a [`PreciseTimer`] instead. Only the next
 //! unclaimed slot is kept, never a queue of slots, so a stalled server cannot make memory grow.
 
 use std::cell::{Cell, RefCell};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
+
+use crate::timer::PreciseTimer;
 
 /// Intended send times of one thread's share of an open-loop load.
 pub struct Schedule {
@@ -83,73 +83,10 @@ impl Schedule {
     }
 }
 
-/// A one-shot timerfd on the thread's event loop.
-struct PreciseTimer {
-    fd: AsyncFd<OwnedFd>,
-}
-
-impl PreciseTimer {
-    fn new() -> io::Result<Self> {
-        // SAFETY: plain syscalls; the returned descriptor is checked and owned by OwnedFd.
-        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // Linux lets a sleeping thread wake up to 50 µs late by default; pacing wants 1 µs.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: the OwnedFd stays open, owned by the AsyncFd, for the AsyncFd's whole life.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? };
-        Ok(Self { fd })
-    }
-
-    async fn sleep(&self, d: Duration) -> io::Result<()> {
-        let d = d.max(Duration::from_nanos(1)); // a zero it_value would disarm the timer
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long },
-        };
-        // SAFETY: fd is a valid timerfd; spec lives for the call.
-        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        loop {
-            let mut guard = self.fd.readable().await?;
-            let mut expirations = [0u8; 8];
-            // SAFETY: reading 8 bytes into an 8-byte buffer from a valid fd.
-            let read = guard.try_io(|fd| {
-                let n = unsafe { libc::read(fd.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
-                if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
-            });
-            match read {
-                Ok(result) => return result,
-                Err(_would_block) => continue,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::SeedableRng;
-
-    #[test]
-    fn the_precise_timer_wakes_within_a_fraction_of_a_millisecond() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async {
-            let timer = PreciseTimer::new().unwrap();
-            let mut late = Vec::new();
-            for _ in 0..21 {
-                let start = Instant::now();
-                timer.sleep(Duration::from_micros(300)).await.unwrap();
-                late.push(start.elapsed().saturating_sub(Duration::from_micros(300)));
-            }
-            late.sort();
-            // tokio's own timer is 1 ms late on average; a correctness bound on the median, not a benchmark.
-            assert!(late[10] < Duration::from_micros(500), "median lateness {:?}", late[10]);
-        });
-    }
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {

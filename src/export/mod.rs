@@ -1,6 +1,7 @@
 //! Exporters: each turns the result document into one format. They read the document and nothing else.
 
 pub mod csv;
+pub mod drnbench;
 pub mod json;
 pub mod text;
 

@@ -189,7 +189,8 @@ impl Connection<'_> {
     async fn wait(&mut self, d: Duration) -> io::Result<()> {
         if !d.is_zero() {
             self.flush().await?;
-            sleep(d).await;
+            // A calibration target must wait what it was asked: tokio's sleep would add up to ~1.5 ms.
+            crate::timer::precise_sleep(d).await;
         }
         Ok(())
     }

@@ -1,0 +1,213 @@
+//! What a sweep shows, in figures and in words: peak throughput and where it plateaus, the knee where latency
+//! starts to climb, and whether the server or hakaru was the bottleneck.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::StepResult;
+
+/// Throughput within this share of the peak counts as the plateau.
+const PLATEAU_SHARE: f64 = 0.9;
+/// Latency more than this factor above the lowest step's counts as climbing.
+const CLIMB_FACTOR: f64 = 1.25;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// What the steps vary: `clients` or `rate`.
+    pub axis: String,
+    /// The highest throughput of any step, requests per second.
+    pub peak_rps: f64,
+    /// The client count (or rate) of that step.
+    pub peak_at: f64,
+    /// The first client count (or rate) whose throughput is within 10 % of the peak.
+    pub plateau_from: Option<f64>,
+    /// The last client count (or rate) before mean latency climbs 25 % above the lowest; null when it never does.
+    pub knee_mean: Option<f64>,
+    /// The same for p99 latency.
+    pub knee_p99: Option<f64>,
+    /// `server` (its CPU was saturated), `generator` (hakaru's was), `elsewhere` (neither was), or `unknown`
+    /// (the server was not watched).
+    pub bottleneck: String,
+    /// Capacity search: the highest rate that met the objective.
+    pub capacity: Option<CapacityAnswer>,
+    /// The findings as sentences.
+    pub summary: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityAnswer {
+    pub slo: String,
+    pub max_errors_percent: f64,
+    /// The highest rate tried that met the objective; null when none did.
+    pub rate: Option<f64>,
+    /// The lowest rate tried that did not; null when every rate met it.
+    pub first_failing_rate: Option<f64>,
+}
+
+/// The x value of a step: its client count, or its rate in an open loop.
+pub fn step_axis(step: &StepResult) -> f64 {
+    step.load.rate.unwrap_or(step.load.connections as f64)
+}
+
+fn fmt_x(axis: &str, x: f64) -> String {
+    if axis == "rate" { format!("{x:.0}/s") } else { format!("{x:.0} clients") }
+}
+
+/// Last x before the metric climbs above `CLIMB_FACTOR` x its lowest value; None when it never climbs.
+fn knee(steps: &[&StepResult], metric: impl Fn(&StepResult) -> f64) -> Option<f64> {
+    let answered: Vec<&&StepResult> = steps.iter().filter(|s| s.latency.count > 0).collect();
+    let lowest = answered.iter().map(|s| metric(s)).fold(f64::INFINITY, f64::min);
+    let first_climb = answered.iter().position(|s| metric(s) > CLIMB_FACTOR * lowest)?;
+    Some(step_axis(answered[first_climb.saturating_sub(1)]))
+}
+
+/// Analyses the steps of a sweep (in the order they ran, by increasing load).
+pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
+    let mut sorted: Vec<&StepResult> = steps.iter().collect();
+    sorted.sort_by(|a, b| step_axis(a).total_cmp(&step_axis(b)));
+    let axis = if sorted.first()?.load.rate.is_some() { "rate" } else { "clients" }.to_string();
+    let peak = sorted.iter().max_by(|a, b| a.throughput.requests_per_s.total_cmp(&b.throughput.requests_per_s))?;
+    let peak_rps = peak.throughput.requests_per_s;
+    let plateau_from = sorted
+        .iter()
+        .find(|s| s.throughput.requests_per_s >= PLATEAU_SHARE * peak_rps && peak_rps > 0.0)
+        .map(|s| step_axis(s));
+    let knee_mean = knee(&sorted, |s| s.latency.mean);
+    let knee_p99 = knee(&sorted, |s| s.latency.percentile(99.0) as f64);
+
+    let mut summary = Vec::new();
+    match plateau_from {
+        Some(p) if p < step_axis(sorted[sorted.len() - 1]) => {
+            summary.push(format!("throughput levels off at ~{peak_rps:.0} req/s from {}", fmt_x(&axis, p)))
+        }
+        _ => summary.push(format!(
+            "throughput peaks at {peak_rps:.0} req/s at {} and still grows: load further to find the plateau",
+            fmt_x(&axis, step_axis(peak))
+        )),
+    }
+    match (knee_mean, knee_p99) {
+        (None, None) => summary.push("latency stays flat over the steps".into()),
+        (m, p) => {
+            let x = m.or(p).unwrap_or_default();
+            let which = match (m, p) {
+                (Some(_), Some(_)) => "average and p99 latency rise",
+                (Some(_), None) => "average latency rises",
+                _ => "p99 latency rises",
+            };
+            summary.push(format!("{which} above {}", fmt_x(&axis, x)));
+        }
+    }
+
+    // Look at the loaded steps: those from the plateau on (all steps when there is none).
+    let from = plateau_from.unwrap_or(f64::NEG_INFINITY);
+    let loaded: Vec<&&StepResult> = sorted.iter().filter(|s| step_axis(s) >= from).collect();
+    let server_saturated = loaded.iter().find(|s| s.server.as_ref().is_some_and(|r| r.saturated));
+    let generator_saturated = loaded.iter().find(|s| s.generator.saturated);
+    let watched = sorted.iter().any(|s| s.server.is_some());
+    let bottleneck = if let Some(s) = server_saturated {
+        let r = s.server.as_ref().expect("checked above");
+        summary.push(format!(
+            "the server was at {:.0} % CPU on {} cores from {}: that is its limit",
+            r.cpu_percent_mean,
+            r.cores,
+            fmt_x(&axis, step_axis(s))
+        ));
+        "server"
+    } else if let Some(s) = generator_saturated {
+        summary.push(format!(
+            "hakaru itself was at {:.0} % CPU of its {} cores from {}: the generator may be the limit, not the server",
+            s.generator.cpu_percent,
+            s.generator.cores,
+            fmt_x(&axis, step_axis(s))
+        ));
+        "generator"
+    } else if watched {
+        let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
+        summary.push(format!(
+            "neither the server (at most {most:.0} % CPU) nor hakaru was CPU-bound: the limit is elsewhere \
+             (a worker pool, a lock, I/O, the network)"
+        ));
+        "elsewhere"
+    } else {
+        summary.push(
+            "the server was not watched: add --monitor-pid or --monitor-name to tell whether it was the bottleneck"
+                .into(),
+        );
+        "unknown"
+    };
+    Some(Analysis {
+        axis,
+        peak_rps,
+        peak_at: step_axis(peak),
+        plateau_from,
+        knee_mean,
+        knee_p99,
+        bottleneck: bottleneck.into(),
+        capacity: None,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::StepMetrics;
+    use crate::result::StepLoad;
+    use std::time::{Duration, Instant};
+
+    /// A step of `clients` clients at `rps` requests/s with every latency `ms`.
+    fn step(clients: usize, rps: f64, ms: u64) -> StepResult {
+        let mut m = StepMetrics::new();
+        let t = Instant::now();
+        let n = (rps * 10.0) as u64;
+        for _ in 0..n {
+            m.record_response(200, t, t, t + Duration::from_millis(ms));
+        }
+        let load = StepLoad { model: "closed".into(), connections: clients, threads: 1, rate: None };
+        StepResult::from_metrics(&format!("c={clients}"), load, &m, vec![], Duration::from_secs(10))
+    }
+
+    #[test]
+    fn a_two_worker_server_plateaus_at_two_clients_and_latency_climbs_after() {
+        // workers=2, delay=10ms: 100, 200, 200, 200 req/s; latency 10, 10, 15, 20 ms.
+        let steps = vec![step(1, 100.0, 10), step(2, 200.0, 10), step(3, 200.0, 15), step(4, 200.0, 20)];
+        let a = analyse(&steps).unwrap();
+        assert_eq!(a.plateau_from, Some(2.0));
+        assert_eq!(a.knee_mean, Some(2.0));
+        assert_eq!(a.knee_p99, Some(2.0));
+        assert_eq!(a.peak_rps, 200.0);
+        assert_eq!(a.bottleneck, "unknown");
+        assert_eq!(a.summary[0], "throughput levels off at ~200 req/s from 2 clients");
+        assert_eq!(a.summary[1], "average and p99 latency rise above 2 clients");
+    }
+
+    #[test]
+    fn a_server_at_full_cpu_is_named_as_the_bottleneck() {
+        let mut steps = vec![step(1, 100.0, 1), step(2, 190.0, 1), step(4, 200.0, 2)];
+        for (i, s) in steps.iter_mut().enumerate() {
+            s.server = Some(crate::monitor::ProcessReport {
+                pids: vec![1],
+                cpu_percent_mean: [50.0, 95.0, 99.0][i],
+                cpu_percent_max: 100.0,
+                rss_max_bytes: 0,
+                cores: 1,
+                saturated: i > 0,
+            });
+        }
+        let a = analyse(&steps).unwrap();
+        assert_eq!(a.bottleneck, "server");
+        assert!(
+            a.summary.iter().any(|s| s.contains("the server was at 95 % CPU on 1 cores from 2 clients")),
+            "{:?}",
+            a.summary
+        );
+    }
+
+    #[test]
+    fn growing_throughput_and_flat_latency_say_so() {
+        let steps = vec![step(1, 100.0, 5), step(2, 200.0, 5), step(4, 400.0, 5)];
+        let a = analyse(&steps).unwrap();
+        assert!(a.summary[0].contains("still grows"), "{:?}", a.summary);
+        assert_eq!(a.summary[1], "latency stays flat over the steps");
+        assert_eq!(a.knee_mean, None);
+    }
+}

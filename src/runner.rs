@@ -1,0 +1,163 @@
+//! Runs load steps with everything around them: warm-up, probes, server and self monitoring, and the result
+//! document written after every step, so a failure or Ctrl-C at step 7 leaves steps 1 to 6 on disk.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::cli::WatchArgs;
+use crate::engine;
+use crate::export::{Exporter, write_atomically};
+use crate::monitor::{self, Probe, ProcessMonitor, SelfCheck, WatchSpec};
+use crate::plan::{RunPlan, Stop, UsageError};
+use crate::progress::Progress;
+use crate::provenance::Provenance;
+use crate::result::{GeneratorReport, ResultDocument, SCHEMA, Settings, StepLoad, StepResult, WarmupSummary};
+
+/// How long a probe may take before it counts as failed.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What watches the server during steps.
+pub struct Watchers {
+    pub monitor: Option<ProcessMonitor>,
+    pub probes: Vec<Probe>,
+}
+
+impl Watchers {
+    /// Checks the flags now (a pid that does not exist, a probe without a pointer: bad input before any load).
+    pub fn from_args(a: &WatchArgs) -> Result<Watchers, UsageError> {
+        let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone() };
+        let monitor = if spec.is_empty() { None } else { Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?) };
+        let mut probes = a.probe.iter().map(|p| Probe::parse(p)).collect::<Result<Vec<_>, _>>()?;
+        monitor::unique_names(&mut probes);
+        Ok(Watchers { monitor, probes })
+    }
+
+    pub fn none() -> Watchers {
+        Watchers { monitor: None, probes: Vec::new() }
+    }
+}
+
+/// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
+/// probes after. Returns the step and whether Ctrl-C stopped it.
+pub fn measure_step(
+    plan: &RunPlan,
+    label: &str,
+    warmup: Option<Duration>,
+    watchers: &Watchers,
+    interrupt: &AtomicBool,
+) -> (StepResult, bool) {
+    let warmup = warmup.filter(|d| !d.is_zero()).map(|d| {
+        let mut warm = plan.clone();
+        warm.stop = Stop::Duration(d);
+        let mut progress = Progress::new(plan.quiet);
+        let out = engine::run_step(&warm, interrupt, |w| progress.window(w));
+        progress.finish();
+        WarmupSummary {
+            duration_s: out.elapsed.as_secs_f64(),
+            requests: out.metrics.requests,
+            requests_per_s: out.metrics.requests as f64 / out.elapsed.as_secs_f64().max(1e-9),
+            errors: out.metrics.errors.total(),
+            p50_us: out.metrics.latency.percentile(50.0),
+            p99_us: out.metrics.latency.percentile(99.0),
+        }
+    });
+    let before = monitor::probe_all(&watchers.probes, PROBE_TIMEOUT);
+    if let Some(m) = &watchers.monitor {
+        m.begin_step();
+    }
+    let cpu_before = monitor::own_cpu_time();
+    let mut progress = Progress::new(plan.quiet);
+    let outcome = if interrupt.load(Ordering::Relaxed) {
+        None
+    } else {
+        Some(engine::run_step(plan, interrupt, |w| progress.window(w)))
+    };
+    progress.finish();
+    let cpu_after = monitor::own_cpu_time();
+    let server = watchers.monitor.as_ref().map(|m| m.end_step());
+    let after = monitor::probe_all(&watchers.probes, PROBE_TIMEOUT);
+
+    let load = StepLoad {
+        model: plan.settings.load_model.clone(),
+        connections: plan.connections,
+        threads: plan.threads,
+        rate: plan.settings.rate,
+    };
+    let (metrics, windows, elapsed, interrupted) = match outcome {
+        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted),
+        None => (Default::default(), Vec::new(), Duration::ZERO, true),
+    };
+    let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
+    let check = SelfCheck::measure(cpu_before, cpu_after, elapsed);
+    step.generator = GeneratorReport { cpu_percent: check.cpu_percent, cores: check.cores, saturated: check.saturated };
+    step.server = server;
+    step.probes = monitor::readings(&watchers.probes, before, after);
+    step.warmup = warmup;
+    (step, interrupted)
+}
+
+/// A result document under construction, rewritten to its files after every step.
+pub struct Study {
+    pub doc: ResultDocument,
+    /// Whether the steps keep connections alive (for the warnings).
+    keepalive: bool,
+    outputs: Vec<(PathBuf, Box<dyn Exporter>)>,
+}
+
+impl Study {
+    pub fn new(settings: Settings, keepalive: bool, outputs: Vec<(PathBuf, Box<dyn Exporter>)>) -> Study {
+        let doc = ResultDocument {
+            schema: SCHEMA.into(),
+            provenance: Provenance::collect(std::time::SystemTime::now()),
+            settings,
+            interrupted: false,
+            steps: Vec::new(),
+            warnings: Vec::new(),
+            analysis: None,
+        };
+        Study { doc, keepalive, outputs }
+    }
+
+    /// Adds a finished step, refreshes the warnings and writes every output file.
+    pub fn push(&mut self, step: StepResult, interrupted: bool) -> Result<(), UsageError> {
+        self.doc.steps.push(step);
+        self.doc.interrupted |= interrupted;
+        self.refresh_warnings();
+        self.write()
+    }
+
+    pub fn refresh_warnings(&mut self) {
+        let single = self.doc.steps.len() == 1 && self.doc.settings.sweep.is_none();
+        let mut w: Vec<String> = Vec::new();
+        for step in &self.doc.steps {
+            if single {
+                w.extend(step.warnings(self.keepalive))
+            } else {
+                w.extend(step.labelled_warnings(self.keepalive))
+            }
+        }
+        if !self.keepalive {
+            w.push(
+                "keep-alive is off: every request opens a new connection, which usually costs more than the request"
+                    .into(),
+            );
+        }
+        if crate::provenance::is_debug_build() {
+            w.push("this is a debug build of hakaru: build with --release before trusting the numbers".into());
+        }
+        if self.doc.interrupted {
+            w.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
+        }
+        self.doc.warnings = w;
+    }
+
+    /// Writes every output file from the document as it is now (through a temporary file and a rename).
+    pub fn write(&self) -> Result<(), UsageError> {
+        for (path, exporter) in &self.outputs {
+            write_atomically(path, &exporter.render(&self.doc))
+                .map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))?;
+        }
+        Ok(())
+    }
+}
