@@ -87,6 +87,8 @@ pub struct StepResult {
     pub requests: u64,
     pub responses: u64,
     pub errors: u64,
+    /// Requests still waiting for their answer when the step ended; they are in no other figure.
+    pub unfinished: u64,
     pub throughput: Throughput,
     /// Latency from the intended send time (equal to the send time in a closed loop), microseconds.
     pub latency: LatencySummary,
@@ -242,6 +244,7 @@ impl StepResult {
             requests: m.requests,
             responses: m.requests - errors,
             errors,
+            unfinished: m.sent.saturating_sub(m.requests),
             throughput: Throughput {
                 requests_per_s: round3(m.requests as f64 / secs),
                 bytes_in: m.bytes_in,
@@ -311,6 +314,14 @@ impl StepResult {
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());
         if let Some(s) = &self.schedule {
+            // In an open loop, answers still due at the end are the overload showing: say how many.
+            if self.unfinished as f64 > 0.01 * self.requests as f64 {
+                w.push(format!(
+                    "{} requests were still waiting for an answer when the step ended; they are in no figure \
+                     (the server is overloaded at this rate, or the step is too short)",
+                    self.unfinished
+                ));
+            }
             if s.late > 0 {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
                 let busy = if self.connections.max_open >= self.connections.asked as u64 {

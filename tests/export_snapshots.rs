@@ -46,6 +46,7 @@ fn settings() -> Settings {
         load_model: "closed".into(),
         rate: None,
         arrival: None,
+        sweep: None,
         keepalive: true,
         timeout_s: 5.0,
         connect_timeout_s: 5.0,
@@ -81,6 +82,7 @@ fn step(
         requests,
         responses,
         errors,
+        unfinished: 0,
         throughput: Throughput {
             requests_per_s: requests as f64 / duration_s,
             bytes_in,
@@ -91,6 +93,10 @@ fn step(
         latency: LatencySummary::from_histogram(&histogram),
         service: None,
         schedule: None,
+        generator: Default::default(),
+        server: None,
+        probes: Vec::new(),
+        warmup: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         error_kinds,
         connections: Connections {
@@ -142,6 +148,7 @@ fn document() -> ResultDocument {
         interrupted: false,
         steps: vec![first, second],
         warnings,
+        analysis: None,
     }
 }
 
@@ -166,6 +173,7 @@ fn document_without_answers() -> ResultDocument {
         interrupted: true,
         steps: vec![only],
         warnings,
+        analysis: None,
     }
 }
 

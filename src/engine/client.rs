@@ -28,13 +28,27 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // fires early, so resetting it later costs an atomic store, not a new timer per request.
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(timer);
+    if ctx.schedule.is_some() && conns.len() == 1 {
+        // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
+        if let Ok(conn) =
+            connect(&ctx.shared.plan.endpoints[0], ctx.shared.tls.as_ref(), ctx.shared.plan.connect_timeout).await
+        {
+            ctx.metrics.borrow_mut().connection_opened();
+            conns[0] = Some(conn);
+        }
+    }
     let mut ready = Instant::now();
     while ctx.take_ticket() {
         let intended = ctx.intended_send_time(ready).await;
-        if intended != ready {
-            // Open loop: the client waited for its slot; this is when it may send.
+        if let Some(schedule) = &ctx.schedule {
+            // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
+            // slots does not wait for a connection to open.
             ready = Instant::now();
+            if schedule.idle() == 0 {
+                ctx.start_client();
+            }
         }
+        ctx.metrics.borrow_mut().sent += 1;
         let (spec_index, k) = ctx.choose(&mut turn);
         let spec = &ctx.shared.plan.requests[spec_index];
         let endpoint = spec.endpoints[k];

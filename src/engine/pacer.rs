@@ -27,6 +27,9 @@ pub struct Schedule {
     due: Notify,
     /// Tells the pacer that a slot was claimed.
     claimed: Notify,
+    /// The schedule starts when the first client is connected and asks for a slot, so that the first requests
+    /// are not late by a connection's setup.
+    started: Cell<bool>,
 }
 
 impl Schedule {
@@ -38,23 +41,20 @@ impl Schedule {
             idle: Cell::new(0),
             due: Notify::new(),
             claimed: Notify::new(),
+            started: Cell::new(false),
         }
     }
 
     /// Waits for a due slot and claims it: the request's intended send time. A slot that fell due while every
     /// client was busy is claimed late, and its latency still counts from the slot.
     pub async fn claim(&self, rng: &RefCell<ChaCha8Rng>) -> Instant {
+        if !self.started.replace(true) {
+            self.next.set(self.next.get().max(Instant::now()));
+        }
         loop {
             let slot = self.next.get();
             if slot <= Instant::now() {
-                let gap = if self.poisson {
-                    // Exponential gaps, -ln(U) * mean with U in (0, 1], give Poisson arrivals.
-                    let u: f64 = 1.0 - rng.borrow_mut().random::<f64>();
-                    -u.ln() * self.interval
-                } else {
-                    self.interval
-                };
-                self.next.set(slot + Duration::from_secs_f64(gap));
+                self.advance(rng);
                 self.claimed.notify_one();
                 return slot;
             }
@@ -62,6 +62,22 @@ impl Schedule {
             self.due.notified().await;
             self.idle.set(self.idle.get() - 1);
         }
+    }
+
+    /// Moves the next slot one gap on: fixed, or exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals.
+    fn advance(&self, rng: &RefCell<ChaCha8Rng>) {
+        let gap = if self.poisson {
+            let u: f64 = 1.0 - rng.borrow_mut().random::<f64>();
+            -u.ln() * self.interval
+        } else {
+            self.interval
+        };
+        self.next.set(self.next.get() + Duration::from_secs_f64(gap));
+    }
+
+    /// Clients waiting for a slot right now.
+    pub fn idle(&self) -> usize {
+        self.idle.get()
     }
 
     /// Runs until cancelled: at each slot, wakes an idle client, or asks `more_clients` for one when none is
@@ -90,18 +106,22 @@ mod tests {
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async {
-            let start = Instant::now() - Duration::from_secs(100);
-            let s = Schedule::new(start, 0.001, true);
-            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
-            let first = s.claim(&rng).await;
-            let mut last = first;
-            for _ in 0..10_000 {
-                last = s.claim(&rng).await;
-            }
-            let mean = (last - first).as_secs_f64() / 10_000.0;
-            assert!((mean - 0.001).abs() < 0.00005, "mean gap {mean}");
-        });
+        let s = Schedule::new(Instant::now(), 0.001, true);
+        let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+        let first = s.next.get();
+        for _ in 0..10_000 {
+            s.advance(&rng);
+        }
+        let mean = (s.next.get() - first).as_secs_f64() / 10_000.0;
+        assert!((mean - 0.001).abs() < 0.00005, "mean gap {mean}");
+    }
+
+    #[test]
+    fn uniform_gaps_are_exactly_the_interval() {
+        let s = Schedule::new(Instant::now(), 0.0005, false);
+        let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+        let first = s.next.get();
+        s.advance(&rng);
+        assert_eq!(s.next.get() - first, Duration::from_micros(500));
     }
 }

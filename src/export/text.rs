@@ -59,6 +59,13 @@ fn render_step(out: &mut String, step: &StepResult) {
         "  throughput   {:.1} req/s   ({} requests in {:.2} s)",
         t.requests_per_s, step.requests, step.duration_s
     );
+    if step.unfinished > 0 {
+        let _ = writeln!(
+            out,
+            "  unfinished   {} requests still awaited an answer when the step ended (in no figure)",
+            step.unfinished
+        );
+    }
     if let Some(sched) = &step.schedule {
         let _ = writeln!(
             out,

@@ -227,6 +227,8 @@ pub struct StepMetrics {
     pub service: LatencyHistogram,
     /// Requests that ended, with a response or with an error.
     pub requests: u64,
+    /// Requests sent (or about to be); those not ended when the step stopped are `sent - requests`.
+    pub sent: u64,
     /// Responses by status code; index 0 holds timeouts, as drnbench records them.
     pub status: Vec<u64>,
     pub errors: ErrorTally,
@@ -256,6 +258,7 @@ impl StepMetrics {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
             requests: 0,
+            sent: 0,
             status: vec![0; MAX_STATUS + 1],
             errors: ErrorTally::default(),
             bytes_in: 0,
@@ -316,6 +319,7 @@ impl StepMetrics {
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
         self.requests += other.requests;
+        self.sent += other.sent;
         for (a, b) in self.status.iter_mut().zip(&other.status) {
             *a += b;
         }

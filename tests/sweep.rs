@@ -1,0 +1,243 @@
+//! `hakaru sweep`, `hakaru capacity` and `hakaru patterns` against the built-in target.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{hakaru, target_with};
+use hakaru::serve::ServeOptions;
+
+fn target_opts(workers: Option<usize>) -> ServeOptions {
+    ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, workers, ..ServeOptions::default() }
+}
+
+/// Runs a hakaru subcommand writing `--json` and `-o` into a temporary directory; returns (output, json, csv).
+fn run_study(args: &[&str]) -> (common::Output, serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap()]);
+    let out = hakaru(&all);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (out, doc, std::fs::read_to_string(&csv).unwrap())
+}
+
+fn validate(doc: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/result.schema.json")).expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the document breaks the schema:\n{}", errors.join("\n"));
+}
+
+#[test]
+fn a_two_worker_target_plateaus_near_200_qps_from_2_clients_and_the_knee_is_2_clients() {
+    let t = target_with(target_opts(Some(2)));
+    let url = format!("http://{}/?delay=10ms", t.addr());
+    let (out, doc, csv) = run_study(&["sweep", "-q", "--clients", "1,2,3,4", "-d", "2s", "--interval", "0s", &url]);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    let qps: Vec<f64> = steps.iter().map(|s| s["throughput"]["requests_per_s"].as_f64().unwrap()).collect();
+    assert!((80.0..=105.0).contains(&qps[0]), "1 client: {qps:?}");
+    for q in &qps[1..] {
+        assert!((170.0..=205.0).contains(q), "2+ clients plateau near 200: {qps:?}");
+    }
+    let a = &doc["analysis"];
+    assert_eq!(a["plateau_from"], 2.0, "{a}");
+    assert_eq!(a["knee_mean"], 2.0, "{a}");
+    assert_eq!(a["bottleneck"], "unknown");
+    assert!(out.stdout.contains("levels off at"), "{}", out.stdout);
+    assert!(out.stdout.contains("rise above 2 clients"), "{}", out.stdout);
+    assert_eq!(csv.lines().count(), 5, "a header and one row per step:\n{csv}");
+    validate(&doc);
+}
+
+#[test]
+fn the_sweep_csv_starts_with_drnbenchs_columns_and_ends_with_status_percentages() {
+    let t = target_with(target_opts(None));
+    let url = format!("http://{}/?status=503", t.addr());
+    let (_, _, csv) =
+        run_study(&["sweep", "-q", "--start-clients", "1", "--end-clients", "2", "-d", "1s", "--interval", "0s", &url]);
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with(
+            "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,"
+        ),
+        "{header}"
+    );
+    assert!(header.ends_with(",503"), "{header}");
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[0], "1");
+    assert_eq!(*row.last().unwrap(), "100.0", "the 503 column holds the percentage of requests");
+    let avg: f64 = row[5].parse().unwrap();
+    assert!(avg > 0.0 && avg < 0.1, "average_elapsed_time in seconds: {avg}");
+}
+
+#[test]
+fn ctrl_c_during_a_sweep_leaves_the_finished_steps_on_disk() {
+    let t = target_with(target_opts(None));
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let url = format!("http://{}/?delay=1ms", t.addr());
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["sweep", "-q", "--clients", "1,2,3,4,5,6", "-d", "1s", "--interval", "0s"])
+        .args(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap(), &url])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2600));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap().len();
+    assert!((2..=3).contains(&steps), "steps kept: {steps}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), steps + 1);
+    validate(&doc);
+}
+
+#[test]
+fn probes_read_the_targets_status_and_a_generated_50_percent_pattern_set_hits_about_half() {
+    let t = target_with(ServeOptions { miss_cost: Duration::from_millis(1), ..target_opts(None) });
+    let dir = tempfile::tempdir().unwrap();
+    let terms = dir.path().join("terms.txt");
+    std::fs::write(&terms, (0..300).map(|i| format!("term{i}\n")).collect::<String>()).unwrap();
+    let patterns = dir.path().join("patterns.json");
+    let generated = hakaru(&[
+        "patterns",
+        "generate",
+        "--template",
+        "/cache?key={term}",
+        "--terms",
+        terms.to_str().unwrap(),
+        "--hit-rate",
+        "50%",
+        "--cache-size",
+        "100",
+        "-o",
+        patterns.to_str().unwrap(),
+    ]);
+    assert_eq!(generated.code, 0, "{}", generated.stderr);
+    assert!(generated.stderr.contains("200 unique requests"), "{}", generated.stderr);
+    let base = format!("http://{}", t.addr());
+    let hits = format!("{base}/status#/1/cache_hits");
+    let misses = format!("{base}/status#/1/cache_misses");
+    let rate = format!("{base}/status#/1/cache_hit_rate");
+    let (out, doc, csv) = run_study(&[
+        "sweep",
+        "-q",
+        "--clients",
+        "2",
+        "-d",
+        "2s",
+        "--warmup",
+        "1s",
+        "--seed",
+        "5",
+        "--patterns",
+        patterns.to_str().unwrap(),
+        "--probe",
+        &hits,
+        "--probe",
+        &misses,
+        "--probe",
+        &rate,
+        &base,
+    ]);
+    let probes = doc["steps"][0]["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 3);
+    let (dh, dm) = (probes[0]["delta"].as_f64().unwrap(), probes[1]["delta"].as_f64().unwrap());
+    let measured = dh / (dh + dm);
+    assert!((0.40..=0.60).contains(&measured), "hit rate over the step {measured} ({dh} hits, {dm} misses)");
+    assert!(probes[2]["after"].as_f64().unwrap() > 0.0);
+    assert!(csv.lines().next().unwrap().contains("probe_cache_hit_rate"), "{csv}");
+    assert!(out.stdout.contains("cache_hits"), "{}", out.stdout);
+    let warm = &doc["steps"][0]["warmup"];
+    assert!(warm["requests"].as_u64().unwrap() > 0, "the warm-up is measured apart: {warm}");
+    validate(&doc);
+}
+
+#[test]
+fn a_rate_sweep_keeps_each_rate_and_adds_a_target_rate_column() {
+    let t = target_with(target_opts(None));
+    let url = format!("http://{}/", t.addr());
+    let (out, doc, csv) = run_study(&["sweep", "-q", "--rates", "200,400", "-d", "2s", "--interval", "0s", &url]);
+    for (step, rate) in doc["steps"].as_array().unwrap().iter().zip([200.0, 400.0]) {
+        let achieved = step["schedule"]["achieved_rate"].as_f64().unwrap();
+        assert!((achieved - rate).abs() / rate < 0.03, "{achieved} for {rate}");
+    }
+    assert!(csv.lines().next().unwrap().contains("target_rate"), "{csv}");
+    assert!(out.stdout.contains("achieved"), "{}", out.stdout);
+    assert_eq!(doc["analysis"]["axis"], "rate");
+    validate(&doc);
+}
+
+#[test]
+fn capacity_finds_the_rate_a_one_worker_5ms_target_can_serve_under_50ms_p99() {
+    let t = target_with(target_opts(Some(1)));
+    let url = format!("http://{}/?delay=5ms", t.addr());
+    let (out, doc, _) = run_study(&[
+        "capacity",
+        "-q",
+        "--slo",
+        "p99<50ms",
+        "--rate-start",
+        "50",
+        "-d",
+        "1s",
+        "--interval",
+        "1s",
+        "--precision",
+        "20%",
+        &url,
+    ]);
+    let cap = &doc["analysis"]["capacity"];
+    let rate = cap["rate"].as_f64().unwrap();
+    // One worker answering in 5 ms serves at most 200 requests per second.
+    assert!((90.0..=210.0).contains(&rate), "capacity {rate}: {}", out.stdout);
+    assert!(cap["first_failing_rate"].as_f64().unwrap() > rate);
+    assert!(out.stdout.contains("capacity:") && out.stdout.contains("meets p99<50ms"), "{}", out.stdout);
+    assert!(out.stdout.contains("fails:"), "the table shows the evidence: {}", out.stdout);
+    validate(&doc);
+}
+
+#[test]
+fn patterns_extract_prints_a_column_of_groonga_select_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("select.json");
+    std::fs::write(
+        &file,
+        r#"[[0,1.0,0.1],[[[2],[["_id","UInt32"],["title","ShortText"]],[1,"Tokyo"],[2,"京都 駅"]]]]"#,
+    )
+    .unwrap();
+    let out = hakaru(&["patterns", "extract", "--column", "1", file.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "Tokyo\n京都 駅\n");
+    let out = hakaru(&["patterns", "extract", "--column", "1", "--escape", file.to_str().unwrap()]);
+    assert_eq!(out.stdout, "Tokyo\n%E4%BA%AC%E9%83%BD%20%E9%A7%85\n");
+}
+
+#[test]
+fn bad_sweep_and_capacity_input_is_one_line_naming_the_flag() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["sweep", "--start-clients", "4", "--end-clients", "2", "http://127.0.0.1:9/"],
+            "--end-clients 2 is below --start-clients 4",
+        ),
+        (&["sweep", "--rates", "0", "http://127.0.0.1:9/"], "--rates 0"),
+        (&["capacity", "--slo", "p99=50ms", "http://127.0.0.1:9/"], "--slo 'p99=50ms'"),
+        (&["sweep", "--probe", "http://127.0.0.1:9/status", "http://127.0.0.1:9/"], "--probe"),
+        (&["sweep", "-d", "1s", "--interval", "soon", "http://127.0.0.1:9/"], "--interval 'soon'"),
+    ];
+    for (args, needle) in cases {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{args:?}: {needle:?} not in {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+}
