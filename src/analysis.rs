@@ -24,8 +24,8 @@ pub struct Analysis {
     pub knee_mean: Option<f64>,
     /// The same for p99 latency.
     pub knee_p99: Option<f64>,
-    /// `server` (its CPU was saturated), `generator` (hakaru's was), `elsewhere` (neither was), or `unknown`
-    /// (the server was not watched).
+    /// `server` (its CPU was saturated), `generator` (hakaru's was), `elsewhere` (neither was), `not_reached`
+    /// (throughput still grew at the last step: no limit was reached), or `unknown` (the server was not watched).
     pub bottleneck: String,
     /// Capacity search: the highest rate that met the objective.
     pub capacity: Option<CapacityAnswer>,
@@ -75,8 +75,9 @@ pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
     let knee_p99 = knee(&sorted, |s| s.latency.percentile(99.0) as f64);
 
     let mut summary = Vec::new();
+    let reached = matches!(plateau_from, Some(p) if p < step_axis(sorted[sorted.len() - 1]));
     match plateau_from {
-        Some(p) if p < step_axis(sorted[sorted.len() - 1]) => {
+        Some(p) if reached => {
             summary.push(format!("throughput levels off at ~{peak_rps:.0} req/s from {}", fmt_x(&axis, p)))
         }
         _ => summary.push(format!(
@@ -120,6 +121,11 @@ pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
             fmt_x(&axis, step_axis(s))
         ));
         "generator"
+    } else if !reached {
+        let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
+        let server = if watched { format!("the server was at most at {most:.0} % CPU; ") } else { String::new() };
+        summary.push(format!("{server}no limit was reached yet: add clients (or rate) to find it"));
+        "not_reached"
     } else if watched {
         let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
         summary.push(format!(
@@ -209,5 +215,7 @@ mod tests {
         assert!(a.summary[0].contains("still grows"), "{:?}", a.summary);
         assert_eq!(a.summary[1], "latency stays flat over the steps");
         assert_eq!(a.knee_mean, None);
+        assert_eq!(a.bottleneck, "not_reached");
+        assert_eq!(a.summary[2], "no limit was reached yet: add clients (or rate) to find it");
     }
 }

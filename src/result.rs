@@ -325,7 +325,14 @@ impl StepResult {
             if s.late > 0 {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
                 let busy = if self.connections.max_open >= self.connections.asked as u64 {
-                    format!("; all {} connections were busy: raise -c", self.connections.asked)
+                    format!(
+                        "; {} busy: raise -c",
+                        if self.connections.asked == 1 {
+                            "the 1 connection was".to_string()
+                        } else {
+                            format!("all {} connections were", self.connections.asked)
+                        }
+                    )
                 } else {
                     String::new()
                 };

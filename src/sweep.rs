@@ -229,13 +229,25 @@ pub fn table_row(step: &StepResult, rates: bool) -> String {
     );
     for p in &step.probes {
         let value = match (&p.after, p.delta) {
-            (Some(v), Some(d)) => format!("{v} ({d:+})"),
-            (Some(v), None) => v.to_string(),
+            (Some(v), Some(d)) => format!("{} ({})", short(v), short_delta(d)),
+            (Some(v), None) => short(v),
             _ => "failed".into(),
         };
         row.push_str(&format!("  {value}"));
     }
     row
+}
+
+/// A probe value for a table cell: numbers to 4 significant decimals, other values as JSON.
+fn short(v: &serde_json::Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() != 0.0 => format!("{x:.4}").trim_end_matches('0').to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn short_delta(d: f64) -> String {
+    if d.fract() == 0.0 { format!("{d:+}") } else { format!("{d:+.4}") }
 }
 
 #[cfg(test)]

@@ -56,6 +56,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// `1 connection`, `2 connections`.
+pub fn count_of(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// Formats a duration given in microseconds for people: `850us`, `12.35ms`, `1.20s`.
 pub fn format_micros(us: f64) -> String {
     if us < 1000.0 {

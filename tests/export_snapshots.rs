@@ -321,3 +321,16 @@ fn the_fixed_documents_conform_to_the_schema_and_survive_the_json_exporter() {
         assert_eq!(back, doc);
     }
 }
+
+#[test]
+fn the_drnbench_csv_of_two_steps_matches_its_golden_file() {
+    let actual = hakaru::export::drnbench::DrnbenchCsv.render(&document());
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/sweep_drnbench.csv");
+    if std::env::var_os("HAKARU_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &actual).unwrap();
+    }
+    assert_text_eq(&actual, &std::fs::read_to_string(golden).unwrap());
+    assert!(actual.starts_with(
+        "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,"
+    ));
+}

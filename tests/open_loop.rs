@@ -43,7 +43,7 @@ fn a_server_freeze_shows_in_the_corrected_p99_and_not_in_the_service_time_p99() 
     let late = out.step()["schedule"]["late"].as_u64().unwrap();
     assert!(late >= 300, "about 500 requests fell due during the freeze: {late} late");
     let warnings = out.doc()["warnings"].to_string();
-    assert!(warnings.contains("all 1 connections were busy"), "{warnings}");
+    assert!(warnings.contains("the 1 connection was busy"), "{warnings}");
 }
 
 #[test]

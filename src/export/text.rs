@@ -24,11 +24,11 @@ impl Exporter for Text {
         };
         let _ = writeln!(
             out,
-            "hakaru {}  {}\n  {} connections, {} threads, keep-alive {}, {}, timeout {}s",
+            "hakaru {}  {}\n  {}, {}, keep-alive {}, {}, timeout {}s",
             s.command,
             s.targets.join(" "),
-            s.connections,
-            s.threads,
+            crate::units::count_of(s.connections as u64, "connection"),
+            crate::units::count_of(s.threads as u64, "thread"),
             if s.keepalive { "on" } else { "off" },
             limit,
             s.timeout_s
