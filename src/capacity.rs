@@ -196,6 +196,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         max_errors_percent: Some(max_errors),
     });
     let mut study = Study::new(settings, set.keepalive, outputs);
+    study.expected_hit_rate = watchers.expected_hit_rate;
     println!("hakaru capacity  {}  objective {slo}, errors at most {max_errors} %", set.targets.join(" "));
     println!("{}  verdict", table_header(true, &watchers));
 

@@ -91,6 +91,10 @@ pub struct WatchArgs {
     /// Fetch a JSON value before and after every step: 'http://host/d/status#/1/cache_hit_rate' (repeatable).
     #[arg(long = "probe", value_name = "URL#/POINTER")]
     pub probe: Vec<String>,
+    /// The cache hit rate planned (0.5 or 50%, e.g. from `patterns generate --hit-rate`): warn when a probe whose
+    /// name mentions "hit" measures more than 0.1 away from it.
+    #[arg(long, value_name = "RATE")]
+    pub expect_hit_rate: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

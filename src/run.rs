@@ -28,6 +28,7 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
         outputs.push((p.clone(), Box::new(Csv)));
     }
     let mut study = Study::new(plan.settings.clone(), plan.keepalive, outputs);
+    study.expected_hit_rate = watchers.expected_hit_rate;
     let (step, interrupted) = measure_step(plan, "run", None, watchers, interrupt);
     study.doc.steps.push(step);
     study.doc.interrupted = interrupted;

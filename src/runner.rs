@@ -21,6 +21,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Watchers {
     pub monitor: Option<ProcessMonitor>,
     pub probes: Vec<Probe>,
+    /// `--expect-hit-rate`, as a fraction.
+    pub expected_hit_rate: Option<f64>,
 }
 
 impl Watchers {
@@ -30,12 +32,45 @@ impl Watchers {
         let monitor = if spec.is_empty() { None } else { Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?) };
         let mut probes = a.probe.iter().map(|p| Probe::parse(p)).collect::<Result<Vec<_>, _>>()?;
         monitor::unique_names(&mut probes);
-        Ok(Watchers { monitor, probes })
+        let expected_hit_rate = a
+            .expect_hit_rate
+            .as_deref()
+            .map(|r| {
+                crate::pattern_tools::parse_hit_rate(r).map_err(|_| {
+                    UsageError::new(format!("--expect-hit-rate '{r}': not a rate; write it like 0.5 or 50%"))
+                })
+            })
+            .transpose()?;
+        if expected_hit_rate.is_some() && !probes.iter().any(|p| is_hit_rate_probe(&p.name)) {
+            return Err(UsageError::new(
+                "--expect-hit-rate needs a probe of the hit rate, e.g. --probe 'http://HOST:10041/d/status#/1/cache_hit_rate'",
+            ));
+        }
+        Ok(Watchers { monitor, probes, expected_hit_rate })
     }
 
     pub fn none() -> Watchers {
-        Watchers { monitor: None, probes: Vec::new() }
+        Watchers { monitor: None, probes: Vec::new(), expected_hit_rate: None }
     }
+}
+
+/// A probe that reads a cache hit rate: its name mentions "hit" (cache_hit_rate, hitRatio).
+fn is_hit_rate_probe(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("hit")
+}
+
+/// How far a step's measured hit rate is from the plan, as a warning; a value above 1 is a percentage.
+pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
+    let p = step.probes.iter().find(|p| is_hit_rate_probe(&p.name))?;
+    let v = p.after.as_ref()?.as_f64()?;
+    let measured = if v > 1.0 { v / 100.0 } else { v };
+    ((measured - expected).abs() > 0.1).then(|| {
+        format!(
+            "the cache hit rate measured by {} is {measured:.2}, far from the {expected:.2} planned: the pattern set, \
+             the cache size or the warm-up differ from the plan",
+            p.name
+        )
+    })
 }
 
 /// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
@@ -102,6 +137,8 @@ pub struct Study {
     pub doc: ResultDocument,
     /// Whether the steps keep connections alive (for the warnings).
     keepalive: bool,
+    /// `--expect-hit-rate`, checked against every step's hit-rate probe.
+    pub expected_hit_rate: Option<f64>,
     outputs: Vec<(PathBuf, Box<dyn Exporter>)>,
 }
 
@@ -116,7 +153,7 @@ impl Study {
             warnings: Vec::new(),
             analysis: None,
         };
-        Study { doc, keepalive, outputs }
+        Study { doc, keepalive, expected_hit_rate: None, outputs }
     }
 
     /// Adds a finished step, refreshes the warnings and writes every output file.
@@ -131,11 +168,9 @@ impl Study {
         let single = self.doc.steps.len() == 1 && self.doc.settings.sweep.is_none();
         let mut w: Vec<String> = Vec::new();
         for step in &self.doc.steps {
-            if single {
-                w.extend(step.warnings(self.keepalive))
-            } else {
-                w.extend(step.labelled_warnings(self.keepalive))
-            }
+            let mut own = step.warnings(self.keepalive);
+            own.extend(self.expected_hit_rate.and_then(|r| hit_rate_warning(step, r)));
+            w.extend(own.into_iter().map(|x| if single { x } else { format!("{}: {x}", step.label) }));
         }
         if !self.keepalive {
             w.push(

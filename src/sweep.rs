@@ -150,6 +150,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     });
     engine::preflight(&plans[0].1)?;
     let mut study = Study::new(settings, set.keepalive, outputs);
+    study.expected_hit_rate = watchers.expected_hit_rate;
     let rates = matches!(steps, Steps::Rates(_));
     println!("hakaru sweep  {}", set.targets.join(" "));
     println!("{}", table_header(rates, &watchers));

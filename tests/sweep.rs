@@ -241,3 +241,39 @@ fn bad_sweep_and_capacity_input_is_one_line_naming_the_flag() {
         assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
     }
 }
+
+#[test]
+fn a_hit_rate_far_from_the_plan_is_a_warning_and_one_near_it_is_not() {
+    let t = target_with(ServeOptions { miss_cost: Duration::from_micros(100), ..target_opts(None) });
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.txt");
+    std::fs::write(&keys, (0..200).map(|k| format!("/cache?key=k{k}\n")).collect::<String>()).unwrap();
+    let base = format!("http://{}", t.addr());
+    let probe = format!("{base}/status#/1/cache_hit_rate");
+    let run = |planned: &str| {
+        hakaru(&[
+            "run",
+            "-q",
+            "-c",
+            "2",
+            "-n",
+            "4000",
+            "--seed",
+            "2",
+            "--patterns",
+            keys.to_str().unwrap(),
+            "--probe",
+            &probe,
+            "--expect-hit-rate",
+            planned,
+            &base,
+        ])
+    };
+    let far = run("0.9");
+    assert!(far.doc()["warnings"].to_string().contains("far from the 0.90 planned"), "{}", far.doc()["warnings"]);
+    let near = run("50%");
+    assert!(!near.doc()["warnings"].to_string().contains("planned"), "{}", near.doc()["warnings"]);
+    let without_probe = hakaru(&["run", "-n", "1", "--expect-hit-rate", "0.5", &base]);
+    assert_eq!(without_probe.code, 2);
+    assert!(without_probe.stderr.contains("--expect-hit-rate needs a probe"), "{}", without_probe.stderr);
+}
