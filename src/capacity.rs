@@ -2,18 +2,16 @@
 //! doubling the rate until a step fails, then bisecting between the last pass and the first failure.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::analysis::CapacityAnswer;
 use crate::cli::CapacityArgs;
 use crate::engine;
-use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json};
-use crate::plan::{LoadModel, RequestSet, RunPlan, Stop, UsageError, check_threads, check_writable, parse_rate};
+use crate::plan::{LoadModel, RunPlan, Stop, UsageError, parse_rate};
 use crate::result::{StepResult, SweepSettings};
-use crate::runner::{Study, Watchers, measure_step};
-use crate::sweep::{finish, flag_duration_or_zero, pause, table_header, table_row};
+use crate::runner::{Study, measure_step};
+use crate::sweep::{StudyArgs, StudyParts, finish, pause, table_header, table_row};
 use crate::units::{format_micros, parse_duration};
 
 /// At most this many steps, whatever the precision asked.
@@ -160,22 +158,17 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     if max < start {
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
-    let duration = crate::plan::flag_duration("--duration", &a.duration)?;
-    let interval = flag_duration_or_zero("--interval", &a.interval)?;
-    let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;
-    check_threads(a.threads)?;
-    if a.connections == 0 {
-        return Err(UsageError::new("--connections 0: must be at least 1"));
-    }
-    let set = RequestSet::from_args(&a.request)?;
-    let watchers = Watchers::from_args(&a.watch)?;
-    let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
-    for (path, exporter) in [(&a.output, Box::new(DrnbenchCsv) as Box<dyn Exporter>), (&a.json, Box::new(Json))] {
-        if let Some(p) = path {
-            check_writable(p)?;
-            outputs.push((p.clone(), exporter));
-        }
-    }
+    let StudyParts { duration, interval, warmup, set, watchers, outputs } = StudyParts::from_args(&StudyArgs {
+        request: &a.request,
+        watch: &a.watch,
+        duration: &a.duration,
+        interval: &a.interval,
+        warmup: &a.warmup,
+        threads: a.threads,
+        connections: a.connections,
+        csv: &a.output,
+        json: &a.json,
+    })?;
     let plan_at = |rate: f64| {
         let load = LoadModel::Open { rate, arrival: a.arrival };
         let mut plan = RunPlan::new(&set, "capacity", a.connections, a.threads, Stop::Duration(duration), load);
