@@ -101,7 +101,6 @@ pub fn measure_step(
     if let Some(m) = &watchers.monitor {
         m.begin_step();
     }
-    let cpu_before = monitor::own_cpu_time();
     let mut progress = Progress::new(plan.quiet);
     let outcome = if interrupt.load(Ordering::Relaxed) {
         None
@@ -109,7 +108,6 @@ pub fn measure_step(
         Some(engine::run_step(plan, interrupt, |w| progress.window(w)))
     };
     progress.finish();
-    let cpu_after = monitor::own_cpu_time();
     let server = watchers.monitor.as_ref().map(|m| m.end_step());
     let after = monitor::probe_all(&watchers.probes, PROBE_TIMEOUT);
 
@@ -119,12 +117,14 @@ pub fn measure_step(
         threads: plan.threads,
         rate: plan.settings.rate,
     };
-    let (metrics, windows, elapsed, interrupted) = match outcome {
-        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted),
-        None => (Default::default(), Vec::new(), Duration::ZERO, true),
+    let (metrics, windows, elapsed, interrupted, load_cpu) = match outcome {
+        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu),
+        None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO),
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
-    let check = SelfCheck::measure(cpu_before, cpu_after, elapsed);
+    // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
+    let cores = plan.threads.min(monitor::own_cores());
+    let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);
     step.generator = GeneratorReport { cpu_percent: check.cpu_percent, cores: check.cores, saturated: check.saturated };
     step.server = server;
     step.probes = monitor::readings(&watchers.probes, before, after);

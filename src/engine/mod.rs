@@ -39,6 +39,8 @@ pub struct StepOutcome {
     pub windows: Vec<WindowSummary>,
     pub elapsed: Duration,
     pub interrupted: bool,
+    /// CPU time of the load threads alone (not of a target running in the same process, as in `demo`).
+    pub load_cpu: Duration,
 }
 
 /// Read-only state every thread shares.
@@ -231,7 +233,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                         let out = thread_main(Rc::new(ctx), start, deadline, stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
-                    local.block_on(&rt, done_rx).unwrap_or_else(|_| (StepMetrics::new(), Instant::now()))
+                    let cpu_start = crate::monitor::thread_cpu_time();
+                    let (m, end) =
+                        local.block_on(&rt, done_rx).unwrap_or_else(|_| (StepMetrics::new(), Instant::now()));
+                    (m, end, crate::monitor::thread_cpu_time().saturating_sub(cpu_start))
                 })
                 .expect("spawning a thread")
         })
@@ -258,18 +263,20 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
 
     let mut metrics = StepMetrics::new();
     let mut finished = start;
+    let mut load_cpu = Duration::ZERO;
     for h in handles {
         // A thread that panicked loses its own figures only; the others are kept.
-        if let Ok((m, end)) = h.join() {
+        if let Ok((m, end, cpu)) = h.join() {
             metrics.merge(&m);
             finished = finished.max(end);
+            load_cpu += cpu;
         }
     }
     let mut elapsed = finished.saturating_duration_since(start);
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted }
+    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted, load_cpu }
 }
 
 /// The part of `total` that worker `i` of `n` takes (the first ones take the remainder).

@@ -27,6 +27,16 @@ pub fn own_cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// CPU time (user + system) of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// How many cores this process may run on (sched_getaffinity; the machine's count if that fails).
 pub fn own_cores() -> usize {
     procfs::affinity_cores(0).unwrap_or_else(crate::plan::available_cores)
