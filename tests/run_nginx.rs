@@ -74,3 +74,22 @@ fn https_without_insecure_counts_the_untrusted_certificate_as_a_tls_error() {
     assert_eq!(out.error_count("tls"), 5, "{}", out.step());
     assert!(out.stdout.contains("tls"), "{}", out.stdout);
 }
+
+#[test]
+fn a_keepalive_connection_nginx_closed_while_idle_is_reopened_not_counted_as_an_error() {
+    let n = Nginx::start();
+    // Two requests a second on one connection: nginx closes it after 300 ms idle, before each next request.
+    let out = hakaru(&["run", "-q", "--rate", "2", "-c", "1", "-n", "4", &n.url("/idle")]);
+    assert_eq!(out.status_count("200"), 4, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0);
+    assert!(out.step()["connections"]["reconnects"].as_u64().unwrap() >= 2, "{}", out.step()["connections"]);
+}
+
+#[test]
+fn a_200_kb_body_arrives_over_many_reads_and_is_counted_whole() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "-c", "4", "-n", "200", &n.url("/static/200kb.bin")]);
+    assert_eq!(out.status_count("200"), 200, "{}", out.step());
+    assert!(out.step()["throughput"]["bytes_in"].as_u64().unwrap() >= 200 * 200_000);
+    assert_eq!(out.step()["connections"]["opened"], 4);
+}

@@ -278,3 +278,23 @@ fn ctrl_c_stops_the_load_and_keeps_what_was_measured() {
     assert!(doc["steps"][0]["duration_s"].as_f64().unwrap() < 5.0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
 }
+
+#[test]
+fn run_reports_the_watched_servers_cpu_and_probes_in_the_summary() {
+    let t = target();
+    let url = format!("http://{}/cache?key=a", t.addr());
+    let probe = format!("http://{}/status#/1/n_queries", t.addr());
+    // The built-in target runs inside this test process: watch it.
+    let pid = std::process::id().to_string();
+    let out = hakaru(&["run", "-q", "-c", "2", "-d", "1500ms", "--monitor-pid", &pid, "--probe", &probe, &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let server = &out.step()["server"];
+    assert_eq!(server["pids"][0].as_u64().unwrap().to_string(), pid);
+    assert!(server["cpu_percent_mean"].as_f64().unwrap() > 1.0, "{server}");
+    assert!(out.stdout.contains("  server       "), "{}", out.stdout);
+    assert!(out.stdout.contains("  hakaru       "), "{}", out.stdout);
+    let requests = out.step()["requests"].as_f64().unwrap();
+    let delta = out.step()["probes"][0]["delta"].as_f64().unwrap();
+    assert!(delta >= requests, "n_queries grew by {delta} for {requests} requests");
+    assert!(out.stdout.contains("probe        n_queries: "), "{}", out.stdout);
+}

@@ -6,7 +6,7 @@ use super::Exporter;
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{ErrorKind, LatencyHistogram};
 use crate::result::{ResultDocument, StepResult, percentile_key};
-use crate::units::{format_bytes, format_micros};
+use crate::units::{count_of, format_bytes, format_micros};
 
 pub struct Text;
 
@@ -146,6 +146,35 @@ fn render_step(out: &mut String, step: &StepResult) {
         c.reconnects,
         if c.reconnects == 1 { "" } else { "s" }
     );
+    let g = &step.generator;
+    if g.cores > 0 {
+        let _ = writeln!(
+            out,
+            "  hakaru       {:.0} % CPU of {}{}",
+            g.cpu_percent,
+            count_of(g.cores as u64, "core"),
+            if g.saturated { " (saturated: the generator may be the bottleneck)" } else { "" }
+        );
+    }
+    if let Some(s) = &step.server {
+        let pids: Vec<String> = s.pids.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  server       {:.0} % CPU of {} (max {:.0} %), RSS {}, pid {}{}",
+            s.cpu_percent_mean,
+            count_of(s.cores as u64, "core"),
+            s.cpu_percent_max,
+            format_bytes(s.rss_max_bytes as f64),
+            pids.join(","),
+            if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }
+        );
+    }
+    for p in &step.probes {
+        let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("-".to_string(), |v| v.to_string());
+        let delta = p.delta.map(|d| format!(" ({d:+})")).unwrap_or_default();
+        let error = p.error.as_ref().map(|e| format!("   failed: {e}")).unwrap_or_default();
+        let _ = writeln!(out, "  probe        {}: {} -> {}{delta}{error}", p.name, show(&p.before), show(&p.after));
+    }
 }
 
 fn render_histogram(out: &mut String, h: &LatencyHistogram) {

@@ -122,6 +122,7 @@ impl Nginx {
         std::fs::create_dir_all(prefix.join("www/static")).unwrap();
         std::fs::create_dir_all(prefix.join("www/gz")).unwrap();
         std::fs::write(prefix.join("www/static/file.txt"), "static file\n").unwrap();
+        std::fs::write(prefix.join("www/static/200kb.bin"), vec![b'x'; 200_000]).unwrap();
         std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
         let openssl = Command::new("openssl")
             .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
