@@ -89,7 +89,7 @@ mod tests {
             }
             late.sort();
             // tokio's own timer is 1 ms late on average; a correctness bound on the median, not a benchmark.
-            assert!(late[10] < Duration::from_micros(500), "median lateness {:?}", late[10]);
+            assert!(late[10] < Duration::from_micros(700), "median lateness {:?}", late[10]);
         });
     }
 
@@ -105,7 +105,7 @@ mod tests {
             }
             took.sort();
             assert!(took[0] >= Duration::from_millis(10));
-            assert!(took[5] < Duration::from_micros(10_500), "median {:?}", took[5]);
+            assert!(took[5] < Duration::from_micros(10_800), "median {:?}", took[5]);
         });
     }
 }
