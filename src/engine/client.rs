@@ -30,8 +30,13 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     tokio::pin!(timer);
     if ctx.schedule.is_some() && conns.len() == 1 {
         // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
-        if let Ok(conn) =
-            connect(&ctx.shared.plan.endpoints[0], ctx.shared.tls.as_ref(), ctx.shared.plan.connect_timeout).await
+        if let Ok(conn) = connect(
+            &ctx.shared.plan.endpoints[0],
+            ctx.shared.tls.as_ref(),
+            ctx.shared.plan.connect_timeout,
+            ctx.shared.plan.keepalive,
+        )
+        .await
         {
             ctx.metrics.borrow_mut().connection_opened();
             conns[0] = Some(conn);
@@ -98,7 +103,7 @@ impl Exchange<'_> {
             let fresh = slot.is_none();
             if fresh {
                 let ep = &plan.endpoints[self.endpoint];
-                let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout).await?;
+                let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
                 ctx.metrics.borrow_mut().connection_opened();
                 *slot = Some(conn);
             }

@@ -54,7 +54,14 @@ fn is_tls_error(e: &io::Error) -> bool {
 }
 
 /// Opens a connection (and completes the TLS handshake) within `timeout`.
-pub async fn connect(ep: &Endpoint, tls: Option<&TlsConnector>, timeout: Duration) -> Result<Conn, Failure> {
+/// `reused`: the connection will carry several requests. Only then is TCP_NODELAY worth its system call: a
+/// connection that carries one request written at once never meets Nagle's delay.
+pub async fn connect(
+    ep: &Endpoint,
+    tls: Option<&TlsConnector>,
+    timeout: Duration,
+    reused: bool,
+) -> Result<Conn, Failure> {
     let attempt = async {
         let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
             .map_err(|e| Failure::new(ErrorKind::Connect, format!("socket: {e}")))?;
@@ -67,7 +74,9 @@ pub async fn connect(ep: &Endpoint, tls: Option<&TlsConnector>, timeout: Duratio
             Failure::new(kind, format!("connect to {}: {e}", ep.addr))
         })?;
         // Requests are small and answered one at a time: Nagle's delay would only add latency.
-        let _ = stream.set_nodelay(true);
+        if reused {
+            let _ = stream.set_nodelay(true);
+        }
         match (ep.scheme, tls) {
             (Scheme::Https, Some(connector)) => {
                 let name = ServerName::try_from(ep.host.clone())
