@@ -15,6 +15,8 @@ pub struct Provenance {
     pub command_line: Vec<String>,
     /// `release` or `debug`: a debug build measures itself more than the target.
     pub build: String,
+    /// The seed of the random choices, so the run can be repeated (also in the settings).
+    pub seed: u64,
 }
 
 /// Headers whose values must not end up in result files that people share.
@@ -37,7 +39,7 @@ pub fn is_debug_build() -> bool {
 
 impl Provenance {
     /// Reads the machine's facts from /proc (Linux); what cannot be read is left as "unknown".
-    pub fn collect(started: std::time::SystemTime) -> Self {
+    pub fn collect(started: std::time::SystemTime, seed: u64) -> Self {
         let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
         let cpu_model = read("/proc/cpuinfo")
             .and_then(|info| {
@@ -56,6 +58,7 @@ impl Provenance {
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
             command_line: std::env::args().map(|a| redact_secret(&a)).collect(),
             build: if is_debug_build() { "debug" } else { "release" }.into(),
+            seed,
         }
     }
 }

@@ -146,7 +146,7 @@ impl Study {
     pub fn new(settings: Settings, keepalive: bool, outputs: Vec<(PathBuf, Box<dyn Exporter>)>) -> Study {
         let doc = ResultDocument {
             schema: SCHEMA.into(),
-            provenance: Provenance::collect(std::time::SystemTime::now()),
+            provenance: Provenance::collect(std::time::SystemTime::now(), settings.seed),
             settings,
             interrupted: false,
             steps: Vec::new(),

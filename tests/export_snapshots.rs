@@ -29,6 +29,7 @@ fn provenance() -> Provenance {
         started_at: "2025-01-02T03:04:05Z".into(),
         command_line: ["hakaru", "run", "-c", "10", "-n", "1000", "http://127.0.0.1:8080/"].map(String::from).to_vec(),
         build: "release".into(),
+        seed: 42,
     }
 }
 
