@@ -205,6 +205,11 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         }
         let plan = plan_at(rate);
         let (step, interrupted) = measure_step(&plan, &format!("rate={rate:.0}"), Some(warmup), &watchers, interrupt);
+        if interrupted && step.requests == 0 {
+            // Stopped before the step measured anything (during its warm-up): nothing to keep.
+            study.doc.interrupted = true;
+            break;
+        }
         let outcome = verdict(&slo, max_errors, &step);
         println!(
             "{}  {}",

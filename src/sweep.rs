@@ -204,6 +204,11 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         }
         plan.quiet = a.quiet;
         let (step, interrupted) = measure_step(&plan, &label, Some(warmup), &watchers, interrupt);
+        if interrupted && step.requests == 0 {
+            // Stopped before the step measured anything (during its warm-up): nothing to keep.
+            study.doc.interrupted = true;
+            break;
+        }
         println!("{}", table_row(&step, rates));
         study.push(step, interrupted)?;
         if interrupted {
