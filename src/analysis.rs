@@ -24,7 +24,8 @@ pub struct Analysis {
     pub knee_mean: Option<f64>,
     /// The same for p99 latency.
     pub knee_p99: Option<f64>,
-    /// `server` (its CPU was saturated), `generator` (hakaru's was), `elsewhere` (neither was), `not_reached`
+    /// `server` (its CPU was saturated), `one_core` (it used one core of several: its limit if single-threaded),
+    /// `generator` (hakaru's CPU was saturated), `elsewhere` (neither was), `not_reached`
     /// (throughput still grew at the last step: no limit was reached), or `unknown` (the server was not watched).
     pub bottleneck: String,
     /// Capacity search: the highest rate that met the objective.
@@ -53,11 +54,13 @@ fn fmt_x(axis: &str, x: f64) -> String {
 }
 
 /// Last x before the metric climbs above `CLIMB_FACTOR` x its lowest value; None when it never climbs.
+/// Only a climb after the lowest step counts: a slow first step (a cold cache) is not a knee.
 fn knee(steps: &[&StepResult], metric: impl Fn(&StepResult) -> f64) -> Option<f64> {
     let answered: Vec<&&StepResult> = steps.iter().filter(|s| s.latency.count > 0).collect();
-    let lowest = answered.iter().map(|s| metric(s)).fold(f64::INFINITY, f64::min);
-    let first_climb = answered.iter().position(|s| metric(s) > CLIMB_FACTOR * lowest)?;
-    Some(step_axis(answered[first_climb.saturating_sub(1)]))
+    let (low_at, lowest) =
+        answered.iter().enumerate().map(|(i, s)| (i, metric(s))).min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let climb = answered[low_at..].iter().position(|s| metric(s) > CLIMB_FACTOR * lowest)?;
+    Some(step_axis(answered[low_at + climb - 1]))
 }
 
 /// Analyses the steps of a sweep (in the order they ran, by increasing load).
@@ -126,6 +129,18 @@ pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
         let server = if watched { format!("the server was at most at {most:.0} % CPU; ") } else { String::new() };
         summary.push(format!("{server}no limit was reached yet: add clients (or rate) to find it"));
         "not_reached"
+    } else if let Some((s, r)) = loaded
+        .iter()
+        .filter_map(|s| s.server.as_ref().map(|r| (s, r)))
+        .find(|(_, r)| r.cores > 1 && (85.0..=115.0).contains(&r.cpu_percent_mean))
+    {
+        summary.push(format!(
+            "the server used about one core ({:.0} % CPU) from {}: if it runs one thread (Redis, a single event \
+             loop), that is its limit",
+            r.cpu_percent_mean,
+            fmt_x(&axis, step_axis(s))
+        ));
+        "one_core"
     } else if watched {
         let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
         summary.push(format!(
@@ -206,6 +221,15 @@ mod tests {
             "{:?}",
             a.summary
         );
+    }
+
+    #[test]
+    fn a_slow_first_step_is_not_a_knee() {
+        // A cold cache: 15 ms at 1 client, then 10 ms flat.
+        let steps = vec![step(1, 66.0, 15), step(2, 200.0, 10), step(3, 300.0, 10), step(4, 400.0, 10)];
+        let a = analyse(&steps).unwrap();
+        assert_eq!(a.knee_mean, None, "{:?}", a.summary);
+        assert_eq!(a.summary[1], "latency stays flat over the steps");
     }
 
     #[test]

@@ -150,6 +150,8 @@ pub struct ScheduleReport {
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.
     pub max_lag_us: u64,
+    /// Times a request fell due while every connection was busy and `-c` allowed no more.
+    pub starved: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -259,6 +261,7 @@ impl StepResult {
                 achieved_rate: round3(m.requests as f64 / secs),
                 late: m.late,
                 max_lag_us: m.max_lag_us,
+                starved: m.starved,
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
             error_kinds: m
@@ -324,9 +327,12 @@ impl StepResult {
             }
             if s.late > 0 {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
-                let busy = if self.connections.max_open >= self.connections.asked as u64 {
+                // Only when hakaru counted a request due with every connection busy and -c reached: late
+                // requests from timer jitter or a slow server with spare connections are not fixed by -c.
+                let busy = if s.starved > 0 {
                     format!(
-                        "; {} busy: raise -c",
+                        "; {} times a request was due while {} busy: raise -c",
+                        s.starved,
                         if self.connections.asked == 1 {
                             "the 1 connection was".to_string()
                         } else {

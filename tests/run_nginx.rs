@@ -93,3 +93,12 @@ fn a_200_kb_body_arrives_over_many_reads_and_is_counted_whole() {
     assert!(out.step()["throughput"]["bytes_in"].as_u64().unwrap() >= 200 * 200_000);
     assert_eq!(out.step()["connections"]["opened"], 4);
 }
+
+#[test]
+fn a_post_on_a_connection_nginx_closed_while_idle_goes_on_a_new_connection_and_is_sent_once() {
+    let n = Nginx::start();
+    let out = hakaru(&["run", "-q", "--rate", "2", "-c", "1", "-n", "4", "-m", "POST", "-b", "x", &n.url("/idle")]);
+    assert_eq!(out.status_count("200"), 4, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0);
+    assert!(out.step()["connections"]["reconnects"].as_u64().unwrap() >= 2, "{}", out.step()["connections"]);
+}

@@ -298,3 +298,14 @@ fn run_reports_the_watched_servers_cpu_and_probes_in_the_summary() {
     assert!(delta >= requests, "n_queries grew by {delta} for {requests} requests");
     assert!(out.stdout.contains("probe        n_queries: "), "{}", out.stdout);
 }
+
+#[test]
+fn a_request_count_keeps_every_client_busy_when_clients_do_not_divide_among_threads() {
+    let t = target();
+    let url = format!("http://{}/?delay=10ms", t.addr());
+    // 3 clients on 2 threads: a share of requests per thread would leave one client working alone at the end.
+    let out = hakaru(&["run", "-q", "-c", "3", "-t", "2", "-n", "300", &url]);
+    assert_eq!(out.step()["requests"], 300);
+    let rps = out.step()["throughput"]["requests_per_s"].as_f64().unwrap();
+    assert!(rps > 240.0, "3 clients at 10 ms each give about 290 req/s, got {rps}");
+}

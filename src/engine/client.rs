@@ -100,6 +100,11 @@ impl Exchange<'_> {
         let plan = &ctx.shared.plan;
         let mut retried = false;
         loop {
+            if slot.as_ref().is_some_and(Conn::closed_by_peer) {
+                // The server closed this idle keep-alive connection: reopen before sending, not after.
+                close(ctx, slot);
+                ctx.metrics.borrow_mut().reconnects += 1;
+            }
             let fresh = slot.is_none();
             if fresh {
                 let ep = &plan.endpoints[self.endpoint];
@@ -137,6 +142,7 @@ impl Exchange<'_> {
                     close(ctx, slot);
                     let stale = !fresh
                         && !retried
+                        && self.request.idempotent
                         && decoder.nothing_received()
                         && matches!(failure.kind, ErrorKind::Closed | ErrorKind::Reset);
                     if stale {

@@ -157,6 +157,19 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
     }
 }
 
+impl Conn {
+    /// Whether the server already closed (or wrote unasked bytes on) this idle connection. Costs no system call
+    /// unless the socket signalled readiness, which an idle keep-alive connection only does when it is closing.
+    pub fn closed_by_peer(&self) -> bool {
+        match self {
+            Conn::Plain(s) => matches!(s.try_read(&mut [0u8; 1]), Ok(_)),
+            // A TLS close_notify or FIN cannot be peeked without the TLS state; the retry of idempotent
+            // requests covers it.
+            Conn::Tls(_) => false,
+        }
+    }
+}
+
 impl AsyncRead for Conn {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {

@@ -12,7 +12,7 @@ use pacer::Schedule;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -56,7 +56,7 @@ struct ThreadCtx {
     scratch: RefCell<Box<[u8]>>,
     rng: RefCell<ChaCha8Rng>,
     /// Requests this thread may still start; None when the step is bounded by time.
-    tickets: Cell<Option<u64>>,
+    tickets: Option<Arc<AtomicI64>>,
     /// Index of the window under way.
     window_index: Cell<u64>,
     /// Open loop only.
@@ -73,14 +73,13 @@ struct ThreadCtx {
 }
 
 impl ThreadCtx {
+    /// Takes one request of the step's budget (`-n`). One budget for all threads, so that a thread with fewer
+    /// clients does not keep working alone after the others finished their equal shares; it may go below zero
+    /// by the number of clients, never more.
     fn take_ticket(&self) -> bool {
-        match self.tickets.get() {
+        match &self.tickets {
             None => true,
-            Some(0) => false,
-            Some(n) => {
-                self.tickets.set(Some(n - 1));
-                true
-            }
+            Some(left) => left.fetch_sub(1, Ordering::Relaxed) > 0,
         }
     }
 
@@ -187,12 +186,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         Stop::Requests(_) => None,
     };
 
+    let budget = match plan.stop {
+        Stop::Requests(n) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+        Stop::Duration(_) => None,
+    };
     let handles: Vec<_> = (0..threads)
         .map(|i| {
-            let tickets = match plan.stop {
-                Stop::Requests(n) => Some(share(n as usize, threads, i) as u64),
-                Stop::Duration(_) => None,
-            };
+            let tickets = budget.clone();
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { rate, arrival } => {
@@ -207,7 +207,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 metrics: RefCell::new(StepMetrics::new()),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
-                tickets: Cell::new(tickets),
+                tickets,
                 window_index: Cell::new(0),
                 schedule,
                 max_clients: share(plan.connections, threads, i),
@@ -302,7 +302,14 @@ async fn thread_main(
         tokio::task::spawn_local(async move {
             if let Some(schedule) = &ctx.schedule {
                 let more = Rc::clone(&ctx);
-                if let Err(e) = schedule.pace(move || more.start_client()).await {
+                let more_clients = move || {
+                    let started = more.start_client();
+                    if !started {
+                        more.metrics.borrow_mut().starved += 1;
+                    }
+                    started
+                };
+                if let Err(e) = schedule.pace(more_clients).await {
                     ctx.metrics.borrow_mut().errors.add(crate::metrics::ErrorKind::Io, || format!("pacer timer: {e}"));
                 }
             }

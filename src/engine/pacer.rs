@@ -30,6 +30,8 @@ pub struct Schedule {
     /// The schedule starts when the first client is connected and asks for a slot, so that the first requests
     /// are not late by a connection's setup.
     started: Cell<bool>,
+    /// Tells the pacer that the schedule has started (its first slot may still be ahead).
+    begun: Notify,
 }
 
 impl Schedule {
@@ -42,6 +44,7 @@ impl Schedule {
             due: Notify::new(),
             claimed: Notify::new(),
             started: Cell::new(false),
+            begun: Notify::new(),
         }
     }
 
@@ -50,6 +53,7 @@ impl Schedule {
     pub async fn claim(&self, rng: &RefCell<ChaCha8Rng>) -> Instant {
         if !self.started.replace(true) {
             self.next.set(self.next.get().max(Instant::now()));
+            self.begun.notify_one();
         }
         loop {
             let slot = self.next.get();
@@ -84,6 +88,10 @@ impl Schedule {
     /// idle (it returns false once the connection limit is reached; the slot then waits for a busy client).
     pub async fn pace(&self, mut more_clients: impl FnMut() -> bool) -> io::Result<()> {
         let timer = PreciseTimer::new()?;
+        // Until the first client is connected and claims a slot, a due slot needs no new client.
+        while !self.started.get() {
+            self.begun.notified().await;
+        }
         loop {
             let slot = self.next.get();
             let now = Instant::now();
@@ -114,6 +122,28 @@ mod tests {
         }
         let mean = (s.next.get() - first).as_secs_f64() / 10_000.0;
         assert!((mean - 0.001).abs() < 0.00005, "mean gap {mean}");
+    }
+
+    #[test]
+    fn a_schedule_whose_first_slot_lies_ahead_still_gets_paced() {
+        // The first client claims before its first slot: the pacer must start anyway and wake it at the slot.
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let s = std::rc::Rc::new(Schedule::new(Instant::now() + Duration::from_millis(20), 0.001, false));
+            let pacer = {
+                let s = std::rc::Rc::clone(&s);
+                tokio::task::spawn_local(async move { s.pace(|| false).await })
+            };
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+            let claims = async {
+                for _ in 0..5 {
+                    s.claim(&rng).await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(2), claims).await.expect("five slots within 2 s");
+            pacer.abort();
+        });
     }
 
     #[test]

@@ -245,6 +245,8 @@ pub struct StepMetrics {
     pub late: u64,
     /// The largest delay between intended and actual send, in microseconds.
     pub max_lag_us: u64,
+    /// Open loop: times a request fell due with every connection busy and no more allowed by `-c`.
+    pub starved: u64,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
 }
@@ -269,6 +271,7 @@ impl StepMetrics {
             max_open: 0,
             late: 0,
             max_lag_us: 0,
+            starved: 0,
             window: WindowAccum::new(),
         }
     }
@@ -332,6 +335,7 @@ impl StepMetrics {
         self.max_open += other.max_open;
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
+        self.starved += other.starved;
         self.window.merge(&other.window);
     }
 

@@ -128,7 +128,7 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
         .and_then(|()| stream.write_all(request.as_bytes()))
         .map_err(|e| format!("cannot send the request ({e})"))?;
     let mut decoder = HttpDecoder::default();
-    decoder.start(&PreparedRequest { bytes: Arc::from(request.as_bytes()), expects_no_body: false });
+    decoder.start(&PreparedRequest { bytes: Arc::from(request.as_bytes()), expects_no_body: false, idempotent: true });
     let mut wire = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {

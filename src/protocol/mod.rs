@@ -14,6 +14,9 @@ pub struct PreparedRequest {
     pub bytes: Arc<[u8]>,
     /// The answer has no body whatever its headers say (an HTTP HEAD request).
     pub expects_no_body: bool,
+    /// Sending it twice does no harm (GET, HEAD, PUT, DELETE, OPTIONS, TRACE), so it may be retried on a new
+    /// connection when a reused one turns out closed; a POST is never sent twice.
+    pub idempotent: bool,
 }
 
 /// A complete answer.

@@ -45,7 +45,8 @@ pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(parts.body);
-    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD" }
+    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
+    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
 }
 
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {

@@ -298,7 +298,7 @@ mod tests {
     use std::sync::Arc;
 
     fn request(head: bool) -> PreparedRequest {
-        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: head }
+        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: head, idempotent: true }
     }
 
     /// Feeds `wire` split at every possible point into two reads, and byte by byte, expecting the same answer.
