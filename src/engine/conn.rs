@@ -162,7 +162,7 @@ impl Conn {
     /// unless the socket signalled readiness, which an idle keep-alive connection only does when it is closing.
     pub fn closed_by_peer(&self) -> bool {
         match self {
-            Conn::Plain(s) => matches!(s.try_read(&mut [0u8; 1]), Ok(_)),
+            Conn::Plain(s) => s.try_read(&mut [0u8; 1]).is_ok(),
             // A TLS close_notify or FIN cannot be peeked without the TLS state; the retry of idempotent
             // requests covers it.
             Conn::Tls(_) => false,
