@@ -11,7 +11,7 @@ use crate::engine;
 use crate::plan::{LoadModel, RunPlan, Stop, UsageError, parse_rate};
 use crate::result::{StepResult, SweepSettings};
 use crate::runner::{Study, measure_step};
-use crate::sweep::{StudyArgs, StudyParts, finish, pause, table_header, table_row};
+use crate::sweep::{StudyParts, finish, pause, table_header, table_row};
 use crate::units::{format_micros, parse_duration};
 
 /// At most this many steps, whatever the precision asked.
@@ -158,21 +158,13 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     if max < start {
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
-    let StudyParts { duration, interval, warmup, set, watchers, outputs } = StudyParts::from_args(&StudyArgs {
-        request: &a.request,
-        watch: &a.watch,
-        duration: &a.duration,
-        interval: &a.interval,
-        warmup: &a.warmup,
-        threads: a.threads,
-        connections: a.connections,
-        csv: &a.output,
-        json: &a.json,
-    })?;
+    let StudyParts { duration, interval, warmup, set, watchers, outputs } =
+        StudyParts::from_args(&a.request, &a.watch, &a.study)?;
     let plan_at = |rate: f64| {
-        let load = LoadModel::Open { rate, arrival: a.arrival };
-        let mut plan = RunPlan::new(&set, "capacity", a.connections, a.threads, Stop::Duration(duration), load);
-        plan.quiet = a.quiet;
+        let load = LoadModel::Open { rate, arrival: a.study.arrival };
+        let mut plan =
+            RunPlan::new(&set, "capacity", a.study.connections, a.study.threads, Stop::Duration(duration), load);
+        plan.quiet = a.study.quiet;
         plan
     };
     let first = plan_at(start);

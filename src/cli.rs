@@ -133,12 +133,46 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// How the steps of a sweep or a capacity search run, and where they are written.
+#[derive(Args, Debug, Clone)]
+pub struct StudyFlags {
+    /// Open-loop steps: evenly spaced requests, or Poisson arrivals.
+    #[arg(long, value_enum, default_value = "uniform")]
+    pub arrival: crate::plan::Arrival,
+    /// Open-loop steps: the most connections a step may open.
+    #[arg(short, long, default_value_t = 50)]
+    pub connections: usize,
+    /// Length of each step.
+    #[arg(short, long, default_value = "30s")]
+    pub duration: String,
+    /// Pause between steps (lets the server drain).
+    #[arg(long, default_value = "10s")]
+    pub interval: String,
+    /// Load before each step, measured apart and left out of the step's figures.
+    #[arg(long, default_value = "0s")]
+    pub warmup: String,
+    /// Threads generating load (default: the number of cores).
+    #[arg(short, long)]
+    pub threads: Option<usize>,
+    /// The CSV in drnbench's format (its six columns first, target_rate for rates), written after every step.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The result document (JSON), written after every step.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No live progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
     #[command(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
     pub watch: WatchArgs,
+    #[command(flatten)]
+    pub study: StudyFlags,
     /// First client count (0 is taken as 1, as drnbench does).
     #[arg(long, value_name = "N")]
     pub start_clients: Option<usize>,
@@ -163,44 +197,25 @@ pub struct SweepArgs {
     /// ... in steps of this many requests per second (default: 4 steps).
     #[arg(long, value_name = "R", requires = "rate_start")]
     pub rate_step: Option<f64>,
-    /// Rate sweeps: evenly spaced requests, or Poisson arrivals.
-    #[arg(long, value_enum, default_value = "uniform")]
-    pub arrival: crate::plan::Arrival,
-    /// Rate sweeps: the most connections a step may open.
-    #[arg(short, long, default_value_t = 50)]
-    pub connections: usize,
-    /// Length of each step.
-    #[arg(short, long, default_value = "30s")]
-    pub duration: String,
-    /// Pause between steps.
-    #[arg(long, default_value = "10s")]
-    pub interval: String,
-    /// Load before each step, measured apart and left out of the step's figures.
-    #[arg(long, default_value = "0s")]
-    pub warmup: String,
     /// Each client waits this long after each answer (drnbench's --wait).
     #[arg(long, default_value = "0s")]
     pub wait: String,
-    /// Threads generating load (default: the number of cores).
-    #[arg(short, long)]
-    pub threads: Option<usize>,
-    /// The CSV in drnbench's format (its six columns first), written after every step.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// The result document (JSON), written after every step.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// No live progress on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
+/// A capacity search runs shorter steps closer together, with more connections, than a sweep.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("duration", |a| a.default_value("10s")),
+    mut_arg("interval", |a| a.default_value("2s")),
+    mut_arg("connections", |a| a.default_value("200"))
+)]
 pub struct CapacityArgs {
     #[command(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
     pub watch: WatchArgs,
+    #[command(flatten)]
+    pub study: StudyFlags,
     /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
     #[arg(long)]
     pub slo: String,
@@ -216,33 +231,6 @@ pub struct CapacityArgs {
     /// Stop bisecting when the interval between passing and failing rates is this share of the passing rate.
     #[arg(long, default_value = "5%")]
     pub precision: String,
-    /// Evenly spaced requests, or Poisson arrivals.
-    #[arg(long, value_enum, default_value = "uniform")]
-    pub arrival: crate::plan::Arrival,
-    /// The most connections a step may open.
-    #[arg(short, long, default_value_t = 200)]
-    pub connections: usize,
-    /// Length of each step.
-    #[arg(short, long, default_value = "10s")]
-    pub duration: String,
-    /// Pause between steps.
-    #[arg(long, default_value = "2s")]
-    pub interval: String,
-    /// Load before each step, measured apart.
-    #[arg(long, default_value = "0s")]
-    pub warmup: String,
-    /// Threads generating load (default: the number of cores).
-    #[arg(short, long)]
-    pub threads: Option<usize>,
-    /// The CSV of the steps (drnbench's format with target_rate), written after every step.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// The result document (JSON), written after every step.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// No live progress on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug, Clone)]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::analysis::analyse;
-use crate::cli::{RequestArgs, SweepArgs, WatchArgs};
+use crate::cli::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
 use crate::engine;
 use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json};
 use crate::plan::{LoadModel, RequestSet, RunPlan, Stop, UsageError, check_threads, check_writable, parse_rate};
@@ -87,19 +87,6 @@ pub fn steps_from_args(a: &SweepArgs) -> Result<Steps, UsageError> {
     Ok(Steps::Clients((start..=end).step_by(a.step).collect()))
 }
 
-/// The flags sweeps and capacity searches share, borrowed from their arguments.
-pub struct StudyArgs<'a> {
-    pub request: &'a RequestArgs,
-    pub watch: &'a WatchArgs,
-    pub duration: &'a str,
-    pub interval: &'a str,
-    pub warmup: &'a str,
-    pub threads: Option<usize>,
-    pub connections: usize,
-    pub csv: &'a Option<PathBuf>,
-    pub json: &'a Option<PathBuf>,
-}
-
 /// Those flags checked: step timing, the requests, the watchers, and the output files (created now).
 pub struct StudyParts {
     pub duration: Duration,
@@ -111,18 +98,18 @@ pub struct StudyParts {
 }
 
 impl StudyParts {
-    pub fn from_args(a: &StudyArgs<'_>) -> Result<StudyParts, UsageError> {
-        let duration = crate::plan::flag_duration("--duration", a.duration)?;
-        let interval = flag_duration_or_zero("--interval", a.interval)?;
-        let warmup = flag_duration_or_zero("--warmup", a.warmup)?;
+    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StudyFlags) -> Result<StudyParts, UsageError> {
+        let duration = crate::plan::flag_duration("--duration", &a.duration)?;
+        let interval = flag_duration_or_zero("--interval", &a.interval)?;
+        let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;
         check_threads(a.threads)?;
         if a.connections == 0 {
             return Err(UsageError::new("--connections 0: must be at least 1"));
         }
-        let set = RequestSet::from_args(a.request)?;
-        let watchers = Watchers::from_args(a.watch)?;
+        let set = RequestSet::from_args(request)?;
+        let watchers = Watchers::from_args(watch)?;
         let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
-        for (path, exporter) in [(a.csv, Box::new(DrnbenchCsv) as Box<dyn Exporter>), (a.json, Box::new(Json))] {
+        for (path, exporter) in [(&a.output, Box::new(DrnbenchCsv) as Box<dyn Exporter>), (&a.json, Box::new(Json))] {
             if let Some(p) = path {
                 check_writable(p)?;
                 outputs.push((p.clone(), exporter));
@@ -143,30 +130,22 @@ pub fn pause(d: Duration, interrupt: &AtomicBool) {
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let steps = steps_from_args(a)?;
     let wait = flag_duration_or_zero("--wait", &a.wait)?;
-    let StudyParts { duration, interval, warmup, set, watchers, outputs } = StudyParts::from_args(&StudyArgs {
-        request: &a.request,
-        watch: &a.watch,
-        duration: &a.duration,
-        interval: &a.interval,
-        warmup: &a.warmup,
-        threads: a.threads,
-        connections: a.connections,
-        csv: &a.output,
-        json: &a.json,
-    })?;
+    let StudyParts { duration, interval, warmup, set, watchers, outputs } =
+        StudyParts::from_args(&a.request, &a.watch, &a.study)?;
     let plans: Vec<(String, RunPlan)> = match &steps {
         Steps::Clients(list) => list
             .iter()
             .map(|&c| {
                 let load = LoadModel::Closed { think: wait };
-                (format!("c={c}"), RunPlan::new(&set, "sweep", c, a.threads, Stop::Duration(duration), load))
+                (format!("c={c}"), RunPlan::new(&set, "sweep", c, a.study.threads, Stop::Duration(duration), load))
             })
             .collect(),
         Steps::Rates(list) => list
             .iter()
             .map(|&rate| {
-                let load = LoadModel::Open { rate, arrival: a.arrival };
-                let plan = RunPlan::new(&set, "sweep", a.connections, a.threads, Stop::Duration(duration), load);
+                let load = LoadModel::Open { rate, arrival: a.study.arrival };
+                let plan =
+                    RunPlan::new(&set, "sweep", a.study.connections, a.study.threads, Stop::Duration(duration), load);
                 (format!("rate={rate}"), plan)
             })
             .collect(),
@@ -202,7 +181,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             study.doc.interrupted = true;
             break;
         }
-        plan.quiet = a.quiet;
+        plan.quiet = a.study.quiet;
         let (step, interrupted) = measure_step(&plan, &label, Some(warmup), &watchers, interrupt);
         if interrupted && step.requests == 0 {
             // Stopped before the step measured anything (during its warm-up): nothing to keep.
