@@ -204,7 +204,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
             };
             let ctx = ThreadCtx {
                 shared: Arc::clone(&shared),
-                metrics: RefCell::new(StepMetrics::new()),
+                metrics: RefCell::new(StepMetrics {
+                    track_service: matches!(plan.load, LoadModel::Open { .. }),
+                    ..StepMetrics::new()
+                }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
                 tickets,

@@ -223,8 +223,10 @@ impl WindowMerger {
 pub struct StepMetrics {
     /// Latency from the intended send time to the end of the response (corrected for coordinated omission).
     pub latency: LatencyHistogram,
-    /// Latency from the actual send (service time). Equal to `latency` in a closed loop.
+    /// Latency from the actual send (service time); recorded only when `track_service` (open loops report it).
     pub service: LatencyHistogram,
+    /// Whether to record `service`: a closed loop never reports it, so its hot path skips the second histogram.
+    pub track_service: bool,
     /// Requests that ended, with a response or with an error.
     pub requests: u64,
     /// Requests sent (or about to be); those not ended when the step stopped are `sent - requests`.
@@ -259,6 +261,7 @@ impl StepMetrics {
         Self {
             latency: LatencyHistogram::new(),
             service: LatencyHistogram::new(),
+            track_service: true,
             requests: 0,
             sent: 0,
             status: vec![0; MAX_STATUS + 1],
@@ -280,7 +283,9 @@ impl StepMetrics {
     pub fn record_response(&mut self, status: u16, intended: Instant, sent: Instant, end: Instant) {
         let corrected = micros(end.saturating_duration_since(intended));
         self.latency.record(corrected);
-        self.service.record(micros(end.saturating_duration_since(sent)));
+        if self.track_service {
+            self.service.record(micros(end.saturating_duration_since(sent)));
+        }
         self.requests += 1;
         self.status[(status as usize).min(MAX_STATUS)] += 1;
         self.window.latency.record(corrected);
