@@ -1,48 +1,12 @@
 //! What a sweep shows, in figures and in words: peak throughput and where it plateaus, the knee where latency
 //! starts to climb, and whether the server or hakaru was the bottleneck.
 
-use serde::{Deserialize, Serialize};
-
-use crate::result::StepResult;
+use crate::result::{Analysis, StepResult};
 
 /// Throughput within this share of the peak counts as the plateau.
 const PLATEAU_SHARE: f64 = 0.9;
 /// Latency more than this factor above the lowest step's counts as climbing.
 const CLIMB_FACTOR: f64 = 1.25;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Analysis {
-    /// What the steps vary: `clients` or `rate`.
-    pub axis: String,
-    /// The highest throughput of any step, requests per second.
-    pub peak_rps: f64,
-    /// The client count (or rate) of that step.
-    pub peak_at: f64,
-    /// The first client count (or rate) whose throughput is within 10 % of the peak.
-    pub plateau_from: Option<f64>,
-    /// The last client count (or rate) before mean latency climbs 25 % above the lowest; null when it never does.
-    pub knee_mean: Option<f64>,
-    /// The same for p99 latency.
-    pub knee_p99: Option<f64>,
-    /// `server` (its CPU was saturated), `one_core` (it used one core of several: its limit if single-threaded),
-    /// `generator` (hakaru's CPU was saturated), `elsewhere` (neither was), `not_reached`
-    /// (throughput still grew at the last step: no limit was reached), or `unknown` (the server was not watched).
-    pub bottleneck: String,
-    /// Capacity search: the highest rate that met the objective.
-    pub capacity: Option<CapacityAnswer>,
-    /// The findings as sentences.
-    pub summary: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CapacityAnswer {
-    pub slo: String,
-    pub max_errors_percent: f64,
-    /// The highest rate tried that met the objective; null when none did.
-    pub rate: Option<f64>,
-    /// The lowest rate tried that did not; null when every rate met it.
-    pub first_failing_rate: Option<f64>,
-}
 
 /// The x value of a step: its client count, or its rate in an open loop.
 pub fn step_axis(step: &StepResult) -> f64 {

@@ -53,7 +53,7 @@ impl Provenance {
             hakaru_version: env!("CARGO_PKG_VERSION").into(),
             hostname: read("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
             cpu_model,
-            cores: crate::plan::available_cores(),
+            cores: crate::monitor::available_cores(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
             command_line: std::env::args().map(|a| redact_secret(&a)).collect(),

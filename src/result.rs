@@ -31,7 +31,7 @@ pub struct Settings {
     /// Open loop: requests per second asked for in total.
     pub rate: Option<f64>,
     /// Open loop: `uniform` or `poisson`.
-    pub arrival: Option<crate::plan::Arrival>,
+    pub arrival: Option<crate::load::Arrival>,
     pub keepalive: bool,
     pub timeout_s: f64,
     pub connect_timeout_s: f64,
@@ -73,7 +73,7 @@ pub struct ResultDocument {
     /// Everything the reader should know before trusting the numbers.
     pub warnings: Vec<String>,
     /// Sweeps and capacity searches: what the steps show, in figures and in words; null for a single run.
-    pub analysis: Option<crate::analysis::Analysis>,
+    pub analysis: Option<Analysis>,
 }
 
 /// One load step: a fixed load for a while, and what it measured.
@@ -199,6 +199,42 @@ pub struct EncodedHistogram {
     pub encoding: String,
     pub unit: String,
     pub data: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What a sweep shows (computed by `crate::analysis`), as the document records it.
+pub struct Analysis {
+    /// What the steps vary: `clients` or `rate`.
+    pub axis: String,
+    /// The highest throughput of any step, requests per second.
+    pub peak_rps: f64,
+    /// The client count (or rate) of that step.
+    pub peak_at: f64,
+    /// The first client count (or rate) whose throughput is within 10 % of the peak.
+    pub plateau_from: Option<f64>,
+    /// The last client count (or rate) before mean latency climbs 25 % above the lowest; null when it never does.
+    pub knee_mean: Option<f64>,
+    /// The same for p99 latency.
+    pub knee_p99: Option<f64>,
+    /// `server` (its CPU was saturated), `one_core` (it used one core of several: its limit if single-threaded),
+    /// `generator` (hakaru's CPU was saturated), `elsewhere` (neither was), `not_reached`
+    /// (throughput still grew at the last step: no limit was reached), or `unknown` (the server was not watched).
+    pub bottleneck: String,
+    /// Capacity search: the highest rate that met the objective.
+    pub capacity: Option<CapacityAnswer>,
+    /// The findings as sentences.
+    pub summary: Vec<String>,
+}
+
+/// The answer of a capacity search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityAnswer {
+    pub slo: String,
+    pub max_errors_percent: f64,
+    /// The highest rate tried that met the objective; null when none did.
+    pub rate: Option<f64>,
+    /// The lowest rate tried that did not; null when every rate met it.
+    pub first_failing_rate: Option<f64>,
 }
 
 /// The key of a percentile: `p50`, `p99.9`.

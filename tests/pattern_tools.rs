@@ -7,8 +7,8 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use hakaru::pattern_tools::{ExtractOptions, GenerateOptions, Generated, extract, generate, parse_hit_rate};
 use hakaru::patterns;
+use hakaru::patterns::tools::{ExtractOptions, GenerateOptions, Generated, extract, generate, parse_hit_rate};
 
 /// What `curl 'http://node1:10041/d/select?table=Pages&output_columns=_id,title,n_likes&drilldown=region'`
 /// answers: the header, the result set (hits, columns, five records), then a drilldown that must be ignored.

@@ -22,8 +22,10 @@ use tokio::sync::watch;
 use tokio_rustls::TlsConnector;
 
 use crate::engine::conn::Failure;
+use crate::error::UsageError;
+use crate::load::{Arrival, LoadModel, Stop};
 use crate::metrics::{StepMetrics, WindowAccum, WindowMerger, WindowSummary};
-use crate::plan::{Arrival, LoadModel, RunPlan, Selection, Stop, UsageError};
+use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
 use crate::target::Scheme;
 

@@ -1,8 +1,10 @@
-//! Exporters: each turns the result document into one format. They read the document and nothing else.
+//! Exporters: each turns the result document into one format. They read the document and nothing else
+//! ([`table`] prints a sweep's lines as its steps end).
 
 pub mod csv;
 pub mod drnbench;
 pub mod json;
+pub mod table;
 pub mod text;
 
 use std::io::Write;

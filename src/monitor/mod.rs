@@ -12,6 +12,25 @@ use std::time::Duration;
 pub use probe::{Probe, ProbeReading, apply_pointer, delta, probe_all, readings, unique_names};
 pub use process::{ProcessMonitor, ProcessReport, WatchSpec, is_saturated};
 
+/// What watches the server during steps.
+pub struct Watchers {
+    pub monitor: Option<ProcessMonitor>,
+    pub probes: Vec<Probe>,
+    /// `--expect-hit-rate`, as a fraction.
+    pub expected_hit_rate: Option<f64>,
+}
+
+impl Watchers {
+    pub fn none() -> Watchers {
+        Watchers { monitor: None, probes: Vec::new(), expected_hit_rate: None }
+    }
+}
+
+/// A probe that reads a cache hit rate: its name mentions "hit" (cache_hit_rate, hitRatio).
+pub fn is_hit_rate_probe(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("hit")
+}
+
 /// hakaru's own CPU use (getrusage RUSAGE_SELF: user + system, all threads), to compare before/after a step.
 pub fn own_cpu_time() -> Duration {
     // SAFETY: rusage is plain data and getrusage only writes into it.
@@ -39,7 +58,12 @@ pub fn thread_cpu_time() -> Duration {
 
 /// How many cores this process may run on (sched_getaffinity; the machine's count if that fails).
 pub fn own_cores() -> usize {
-    procfs::affinity_cores(0).unwrap_or_else(crate::plan::available_cores)
+    procfs::affinity_cores(0).unwrap_or_else(available_cores)
+}
+
+/// The number of cores this process may run on, as the standard library sees it.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// hakaru's CPU during a step as a percentage of one core, and whether it was above 90 % of the cores it may

@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::plan::UsageError;
+use crate::error::UsageError;
 use crate::protocol::http::HttpDecoder;
 use crate::protocol::{PreparedRequest, ResponseDecoder};
 use crate::target::{Endpoint, ParsedUrl, Scheme};
@@ -312,7 +312,7 @@ mod tests {
             assert!(text.starts_with(&format!("--probe '{spec}'")), "{text}");
             assert!(text.contains(says), "{text}");
             assert!(!text.contains('\n'));
-            assert_eq!(e.exit_code(), crate::cli::EXIT_USAGE);
+            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
         }
     }
 

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::procfs::{self, Stat};
-use crate::plan::UsageError;
+use crate::error::UsageError;
 
 /// Which server processes to watch: `--monitor-pid PID` (repeatable) and `--monitor-name NAME` (repeatable: every
 /// process whose /proc/PID/comm equals NAME, or whose cmdline's first word's file name equals NAME).
@@ -61,7 +61,8 @@ impl ProcessMonitor {
     /// Err(UsageError) naming the flag, the value, and the fix.
     pub fn start(spec: &WatchSpec, interval: Duration) -> Result<ProcessMonitor, UsageError> {
         let pids = resolve(spec)?;
-        let cores = pids.first().and_then(|&p| procfs::affinity_cores(p)).unwrap_or_else(crate::plan::available_cores);
+        let cores =
+            pids.first().and_then(|&p| procfs::affinity_cores(p)).unwrap_or_else(crate::monitor::available_cores);
         let interval = interval.max(Duration::from_millis(10));
         let mut sampler = Sampler::new(pids.clone(), interval);
         sampler.sample(false);
@@ -288,7 +289,7 @@ mod tests {
     fn watching_nothing_is_bad_input() {
         let e = ProcessMonitor::start(&WatchSpec::default(), Duration::from_millis(50)).err().unwrap();
         assert!(e.to_string().contains("--monitor-pid"));
-        assert_eq!(e.exit_code(), crate::cli::EXIT_USAGE);
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! Request pattern files in both drnbench formats: plain text (one path or URL a line) and JSON groups.
+//! Request pattern files in both drnbench formats: plain text (one path or URL a line) and JSON groups; [`tools`]
+//! makes them (drnbench's extract-searchterms and generate-select-patterns).
 //!
 //! JSON is read with serde visitors rather than through `serde_json::Value` so that every mistake, of syntax or of
 //! shape, is reported with its line and column.
+
+pub mod tools;
 
 use std::fmt;
 use std::path::Path;

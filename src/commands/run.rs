@@ -4,17 +4,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::RunArgs;
+use crate::cli::args::RunArgs;
 use crate::engine;
+use crate::error::UsageError;
 use crate::export::{Exporter, csv::Csv, json::Json, text::Text};
-use crate::plan::{RunPlan, UsageError};
-use crate::runner::{Study, Watchers, measure_step};
+use crate::monitor::Watchers;
+use crate::plan::{self, RunPlan};
+use crate::step::{LiveDocument, measure_step};
 
 /// Checks the arguments, runs the step, prints the summary and writes the files; Ctrl-C keeps what was
 /// measured (exit code 130).
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = RunPlan::from_args(args)?;
-    let watchers = Watchers::from_args(&args.watch)?;
+    let watchers = plan::watchers(&args.watch)?;
     run_plan(&plan, &watchers, interrupt)
 }
 
@@ -27,13 +29,13 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     if let Some(p) = &plan.csv {
         outputs.push((p.clone(), Box::new(Csv)));
     }
-    let mut study = Study::new(plan.settings.clone(), plan.keepalive, outputs);
-    study.expected_hit_rate = watchers.expected_hit_rate;
+    let mut live = LiveDocument::new(plan.settings.clone(), plan.keepalive, outputs);
+    live.expected_hit_rate = watchers.expected_hit_rate;
     let (step, interrupted) = measure_step(plan, "run", None, watchers, interrupt);
-    study.doc.steps.push(step);
-    study.doc.interrupted = interrupted;
-    study.refresh_warnings();
-    print!("{}", Text.render(&study.doc));
-    study.write()?;
+    live.doc.steps.push(step);
+    live.doc.interrupted = interrupted;
+    live.refresh_warnings();
+    print!("{}", Text.render(&live.doc));
+    live.write()?;
     Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
 }

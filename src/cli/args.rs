@@ -1,13 +1,9 @@
-//! The command line: raw flags as clap reads them, and `main`, which turns them into plans and runs them.
+//! The raw command line: clap's derive structs and nothing else. This module imports nothing from the crate; the
+//! plan (`crate::plan`) checks these values and turns them into what the library runs.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-use clap::{Args, Parser, Subcommand};
-
-use crate::plan::UsageError;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(name = "hakaru", version, about = "Measure latency and throughput of network services, honestly.")]
@@ -112,7 +108,7 @@ pub struct RunArgs {
     pub rate: Option<f64>,
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
     #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
-    pub arrival: crate::plan::Arrival,
+    pub arrival: ArrivalArg,
     /// Stop after this many requests in total.
     #[arg(short = 'n', long)]
     pub requests: Option<u64>,
@@ -138,7 +134,7 @@ pub struct RunArgs {
 pub struct StudyFlags {
     /// Open-loop steps: evenly spaced requests, or Poisson arrivals.
     #[arg(long, value_enum, default_value = "uniform")]
-    pub arrival: crate::plan::Arrival,
+    pub arrival: ArrivalArg,
     /// Open-loop steps: the most connections a step may open.
     #[arg(short, long, default_value_t = 50)]
     pub connections: usize,
@@ -310,61 +306,11 @@ pub struct DemoArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Exit code for bad input, as the developers' guide asks.
-pub const EXIT_USAGE: u8 = 2;
-
-/// Parses `std::env::args`, runs the command, and maps every failure to one line and an exit code.
-pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return clap_error(e),
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    // The first Ctrl-C stops the load and keeps what was measured; a second one ends the process at once.
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
-    }
-    let outcome = match cli.command {
-        Command::Run(args) => crate::run::run(&args, &interrupt),
-        Command::Sweep(args) => crate::sweep::sweep(&args, &interrupt),
-        Command::Capacity(args) => crate::capacity::capacity(&args, &interrupt),
-        Command::Patterns(cmd) => crate::pattern_tools::run_command(&cmd),
-        Command::Serve(args) => serve(&args),
-        Command::Demo(args) => crate::demo::demo(&args, &interrupt),
-    };
-    match outcome {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("hakaru: error: {e}");
-            ExitCode::from(e.exit_code())
-        }
-    }
-}
-
-fn serve(args: &ServeArgs) -> Result<ExitCode, UsageError> {
-    let opts = crate::plan::serve_options(args)?;
-    crate::serve::run_until_signal(opts).map_err(|e| UsageError::runtime(format!("serve: {e:#}")))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Prints clap's own help and version as they are, and its errors as one line with the fix.
-fn clap_error(e: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = e.print();
-            ExitCode::SUCCESS
-        }
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            let _ = e.print();
-            ExitCode::from(EXIT_USAGE)
-        }
-        _ => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("hakaru: error: {first} (see 'hakaru help' for the flags)");
-            ExitCode::from(EXIT_USAGE)
-        }
-    }
+/// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    /// Evenly spaced, 1/rate apart.
+    Uniform,
+    /// Exponential gaps with mean 1/rate, as independent users arrive.
+    Poisson,
 }

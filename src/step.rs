@@ -1,63 +1,23 @@
-//! Runs load steps with everything around them: warm-up, probes, server and self monitoring, and the result
-//! document written after every step, so a failure or Ctrl-C at step 7 leaves steps 1 to 6 on disk.
+//! The step runner: one step (one load level) measured with everything around it (warm-up, probes, server and self
+//! monitoring), and the result document rewritten after every step, so a failure or Ctrl-C at step 7 leaves steps
+//! 1 to 6 on disk. Every command that generates load runs its steps through here.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::cli::WatchArgs;
 use crate::engine;
+use crate::error::UsageError;
 use crate::export::{Exporter, write_atomically};
-use crate::monitor::{self, Probe, ProcessMonitor, SelfCheck, WatchSpec};
-use crate::plan::{RunPlan, Stop, UsageError};
+use crate::load::Stop;
+use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
+use crate::plan::RunPlan;
 use crate::progress::Progress;
 use crate::provenance::Provenance;
 use crate::result::{GeneratorReport, ResultDocument, SCHEMA, Settings, StepLoad, StepResult, WarmupSummary};
 
 /// How long a probe may take before it counts as failed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What watches the server during steps.
-pub struct Watchers {
-    pub monitor: Option<ProcessMonitor>,
-    pub probes: Vec<Probe>,
-    /// `--expect-hit-rate`, as a fraction.
-    pub expected_hit_rate: Option<f64>,
-}
-
-impl Watchers {
-    /// Checks the flags now (a pid that does not exist, a probe without a pointer: bad input before any load).
-    pub fn from_args(a: &WatchArgs) -> Result<Watchers, UsageError> {
-        let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone() };
-        let monitor = if spec.is_empty() { None } else { Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?) };
-        let mut probes = a.probe.iter().map(|p| Probe::parse(p)).collect::<Result<Vec<_>, _>>()?;
-        monitor::unique_names(&mut probes);
-        let expected_hit_rate = a
-            .expect_hit_rate
-            .as_deref()
-            .map(|r| {
-                crate::pattern_tools::parse_hit_rate(r).map_err(|_| {
-                    UsageError::new(format!("--expect-hit-rate '{r}': not a rate; write it like 0.5 or 50%"))
-                })
-            })
-            .transpose()?;
-        if expected_hit_rate.is_some() && !probes.iter().any(|p| is_hit_rate_probe(&p.name)) {
-            return Err(UsageError::new(
-                "--expect-hit-rate needs a probe of the hit rate, e.g. --probe 'http://HOST:10041/d/status#/1/cache_hit_rate'",
-            ));
-        }
-        Ok(Watchers { monitor, probes, expected_hit_rate })
-    }
-
-    pub fn none() -> Watchers {
-        Watchers { monitor: None, probes: Vec::new(), expected_hit_rate: None }
-    }
-}
-
-/// A probe that reads a cache hit rate: its name mentions "hit" (cache_hit_rate, hitRatio).
-fn is_hit_rate_probe(name: &str) -> bool {
-    name.to_ascii_lowercase().contains("hit")
-}
 
 /// How far a step's measured hit rate is from the plan, as a warning; a value above 1 is a percentage.
 pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
@@ -133,7 +93,7 @@ pub fn measure_step(
 }
 
 /// A result document under construction, rewritten to its files after every step.
-pub struct Study {
+pub struct LiveDocument {
     pub doc: ResultDocument,
     /// Whether the steps keep connections alive (for the warnings).
     keepalive: bool,
@@ -142,8 +102,8 @@ pub struct Study {
     outputs: Vec<(PathBuf, Box<dyn Exporter>)>,
 }
 
-impl Study {
-    pub fn new(settings: Settings, keepalive: bool, outputs: Vec<(PathBuf, Box<dyn Exporter>)>) -> Study {
+impl LiveDocument {
+    pub fn new(settings: Settings, keepalive: bool, outputs: Vec<(PathBuf, Box<dyn Exporter>)>) -> LiveDocument {
         let doc = ResultDocument {
             schema: SCHEMA.into(),
             provenance: Provenance::collect(std::time::SystemTime::now(), settings.seed),
@@ -153,7 +113,7 @@ impl Study {
             warnings: Vec::new(),
             analysis: None,
         };
-        Study { doc, keepalive, expected_hit_rate: None, outputs }
+        LiveDocument { doc, keepalive, expected_hit_rate: None, outputs }
     }
 
     /// Adds a finished step, refreshes the warnings and writes every output file.
@@ -194,5 +154,13 @@ impl Study {
                 .map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))?;
         }
         Ok(())
+    }
+}
+
+/// Waits `d`, or less if Ctrl-C comes (the pause between steps).
+pub fn pause(d: Duration, interrupt: &AtomicBool) {
+    let until = Instant::now() + d;
+    while Instant::now() < until && !interrupt.load(Ordering::Relaxed) {
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
     }
 }

@@ -1,74 +1,25 @@
 //! Raw flags turned into a validated plan before any load is sent: every mistake is one line naming the flag.
+//! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
+//! of a capacity search.
 
-use std::fmt;
+pub mod slo;
+pub mod steps;
+
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{RequestArgs, RunArgs, ServeArgs};
+use crate::cli::args::{ArrivalArg, RequestArgs, RunArgs, ServeArgs, WatchArgs};
+use crate::error::UsageError;
+use crate::load::{Arrival, LoadModel, Stop};
+use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
 use crate::protocol::PreparedRequest;
 use crate::protocol::http::{RequestParts, build_request};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme};
 use crate::units::parse_duration;
-
-/// A failure to report in one line: bad input (exit 2) or a failure at run time (exit 1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
-    message: String,
-    runtime: bool,
-}
-
-impl UsageError {
-    pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), runtime: false }
-    }
-
-    /// Not the user's input: something failed while running (exit code 1).
-    pub fn runtime(message: impl Into<String>) -> Self {
-        Self { message: message.into(), runtime: true }
-    }
-
-    pub fn exit_code(&self) -> u8 {
-        if self.runtime { 1 } else { crate::cli::EXIT_USAGE }
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// When clients send (the load model). One engine loop serves every model.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LoadModel {
-    /// Each client sends, waits for the answer, waits `think`, sends again.
-    Closed { think: Duration },
-    /// Requests leave at a fixed rate in total (per second), whatever the answers take.
-    Open { rate: f64, arrival: Arrival },
-}
-
-/// How open-loop requests are spaced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced, 1/rate apart.
-    Uniform,
-    /// Exponential gaps with mean 1/rate, as independent users arrive.
-    Poisson,
-}
-
-/// When a step ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Stop {
-    Requests(u64),
-    Duration(Duration),
-}
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
 #[derive(Clone, Debug)]
@@ -364,9 +315,12 @@ fn random_seed() -> u64 {
     ((t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)) & ((1 << 53) - 1)
 }
 
-/// The number of cores this process may run on.
-pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+/// The engine's arrival model for `--arrival`.
+pub fn arrival(a: ArrivalArg) -> Arrival {
+    match a {
+        ArrivalArg::Uniform => Arrival::Uniform,
+        ArrivalArg::Poisson => Arrival::Poisson,
+    }
 }
 
 /// Reads `--rate`: requests per second, more than 0.
@@ -397,7 +351,7 @@ impl RunPlan {
         check_threads(a.threads)?;
         let load = match a.rate {
             None => LoadModel::Closed { think: Duration::ZERO },
-            Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: a.arrival },
+            Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
         };
         let set = RequestSet::from_args(&a.request)?;
         for path in [&a.json, &a.csv].into_iter().flatten() {
@@ -494,6 +448,29 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
     std::fs::OpenOptions::new().create(true).append(true).open(path).map(|_| ()).map_err(|e| {
         UsageError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
     })
+}
+
+/// What watches the server, checked now (a pid that does not exist, a probe without a pointer: bad input before
+/// any load); the process monitor starts sampling here.
+pub fn watchers(a: &WatchArgs) -> Result<Watchers, UsageError> {
+    let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone() };
+    let monitor = if spec.is_empty() { None } else { Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?) };
+    let mut probes = a.probe.iter().map(|p| Probe::parse(p)).collect::<Result<Vec<_>, _>>()?;
+    monitor::unique_names(&mut probes);
+    let expected_hit_rate = a
+        .expect_hit_rate
+        .as_deref()
+        .map(|r| {
+            crate::patterns::tools::parse_hit_rate(r)
+                .map_err(|_| UsageError::new(format!("--expect-hit-rate '{r}': not a rate; write it like 0.5 or 50%")))
+        })
+        .transpose()?;
+    if expected_hit_rate.is_some() && !probes.iter().any(|p| is_hit_rate_probe(&p.name)) {
+        return Err(UsageError::new(
+            "--expect-hit-rate needs a probe of the hit rate, e.g. --probe 'http://HOST:10041/d/status#/1/cache_hit_rate'",
+        ));
+    }
+    Ok(Watchers { monitor, probes, expected_hit_rate })
 }
 
 pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageError> {

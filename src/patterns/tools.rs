@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::plan::UsageError;
+use crate::error::UsageError;
 
 /// What `hakaru patterns extract` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -734,48 +734,6 @@ fn looks_escaped(term: &str) -> bool {
     let b = term.as_bytes();
     let has_sequence = b.windows(3).any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
     has_sequence && b.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'%' | b'+'))
-}
-
-/// `hakaru patterns extract|generate`: runs the command, terms or the pattern file on stdout (or `--output`),
-/// warnings on stderr.
-pub fn run_command(cmd: &crate::cli::PatternsCommand) -> Result<std::process::ExitCode, UsageError> {
-    use crate::cli::PatternsCommand;
-    let stdin = &mut std::io::stdin().lock();
-    match cmd {
-        PatternsCommand::Extract { column, pointer, escape, files } => {
-            let opts =
-                ExtractOptions { column: *column, pointer: pointer.clone(), escape: *escape, files: files.clone() };
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            extract(&opts, stdin, &mut out)?;
-            std::io::Write::flush(&mut out).map_err(|e| UsageError::runtime(format!("writing the terms: {e}")))?;
-        }
-        PatternsCommand::Generate { template, terms, hosts, hit_rate, cache_size, no_escape, method, output } => {
-            let opts = GenerateOptions {
-                template: template.clone(),
-                terms: terms.clone(),
-                hosts: hosts.clone(),
-                hit_rate: hit_rate.as_deref().map(parse_hit_rate).transpose()?,
-                cache_size: *cache_size,
-                escape: !no_escape,
-                method: method.clone(),
-            };
-            let generated = generate(&opts, stdin)?;
-            for w in &generated.warnings {
-                eprintln!("hakaru: warning: {w}");
-            }
-            match output {
-                Some(path) => crate::export::write_atomically(path, &generated.json).map_err(|e| {
-                    UsageError::new(format!(
-                        "--output '{}': cannot write it ({e}); pick a writable path",
-                        path.display()
-                    ))
-                })?,
-                None => print!("{}", generated.json),
-            }
-            eprintln!("hakaru: {} unique requests per group", generated.unique_requests);
-        }
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

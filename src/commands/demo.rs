@@ -4,8 +4,10 @@
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::{DemoArgs, RequestArgs, RunArgs};
-use crate::plan::{RunPlan, UsageError, available_cores};
+use crate::cli::args::{ArrivalArg, DemoArgs, RequestArgs, RunArgs};
+use crate::error::UsageError;
+use crate::monitor::{Watchers, available_cores};
+use crate::plan::RunPlan;
 use crate::serve::{self, ServeOptions};
 
 pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
@@ -30,7 +32,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
         watch: Default::default(),
         connections: args.connections,
         rate: None,
-        arrival: crate::plan::Arrival::Uniform,
+        arrival: ArrivalArg::Uniform,
         requests: None,
         duration: Some(args.duration.clone()),
         threads: Some((available_cores().saturating_sub(1)).max(1)),
@@ -40,7 +42,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
     };
     let result = RunPlan::from_args(&run).and_then(|mut plan| {
         plan.settings.command = "demo".into();
-        crate::run::run_plan(&plan, &crate::runner::Watchers::none(), interrupt)
+        super::run::run_plan(&plan, &Watchers::none(), interrupt)
     });
     server.stop();
     result

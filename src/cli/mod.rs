@@ -1,0 +1,3 @@
+//! The bottom layer: what the user typed, as clap parses it ([`args`]), before any check.
+
+pub mod args;

@@ -1,0 +1,142 @@
+//! `hakaru capacity --slo 'p99<50ms'`: the highest open-loop rate that meets a latency objective, found by
+//! doubling the rate until a step fails, then bisecting between the last pass and the first failure.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{finish, probe_names, step_outputs};
+use crate::cli::args::CapacityArgs;
+use crate::engine;
+use crate::error::UsageError;
+use crate::export::table::{table_header, table_row};
+use crate::load::{LoadModel, Stop};
+use crate::plan::slo::{Slo, parse_percent};
+use crate::plan::steps::StepsPlan;
+use crate::plan::{RunPlan, arrival, parse_rate};
+use crate::result::{CapacityAnswer, StepResult, SweepSettings};
+use crate::step::{LiveDocument, measure_step, pause};
+
+/// At most this many steps, whatever the precision asked.
+const MAX_STEPS: usize = 30;
+
+/// Whether a step passes: the objective, the error budget, and the rate actually reached.
+fn verdict(slo: &Slo, max_errors_percent: f64, step: &StepResult) -> Result<(), String> {
+    if let Some(v) = slo.violation(step) {
+        return Err(v);
+    }
+    let errors = 100.0 * step.errors as f64 / step.requests.max(1) as f64;
+    if errors > max_errors_percent {
+        return Err(format!("errors {errors:.2} % > {max_errors_percent} %"));
+    }
+    if let Some(s) = &step.schedule {
+        // A rate hakaru could not send is not a rate the server was shown to meet.
+        if s.achieved_rate < 0.95 * s.target_rate {
+            return Err(format!("achieved {:.0}/s of {:.0}/s", s.achieved_rate, s.target_rate));
+        }
+    }
+    Ok(())
+}
+
+pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    let slo = Slo::parse(&a.slo)?;
+    let max_errors = parse_percent("--max-errors", &a.max_errors)?;
+    let precision = parse_percent("--precision", &a.precision)? / 100.0;
+    if precision <= 0.0 {
+        return Err(UsageError::new(format!("--precision '{}': must be more than 0; try 5%", a.precision)));
+    }
+    let start = parse_rate("--rate-start", a.rate_start)?;
+    let max = parse_rate("--rate-max", a.rate_max)?;
+    if max < start {
+        return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
+    }
+    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
+    let set = &parts.set;
+    let plan_at = |rate: f64| {
+        let load = LoadModel::Open { rate, arrival: arrival(a.study.arrival) };
+        let mut plan =
+            RunPlan::new(set, "capacity", a.study.connections, a.study.threads, Stop::Duration(duration), load);
+        plan.quiet = a.study.quiet;
+        plan
+    };
+    let first = plan_at(start);
+    engine::preflight(&first)?;
+    let mut settings = first.settings.clone();
+    settings.sweep = Some(SweepSettings {
+        kind: "capacity".into(),
+        values: vec![start],
+        step_duration_s: duration.as_secs_f64(),
+        interval_s: interval.as_secs_f64(),
+        warmup_s: warmup.as_secs_f64(),
+        wait_s: 0.0,
+        slo: Some(slo.text.clone()),
+        max_errors_percent: Some(max_errors),
+    });
+    let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    live.expected_hit_rate = parts.watchers.expected_hit_rate;
+    println!("hakaru capacity  {}  objective {slo}, errors at most {max_errors} %", set.targets.join(" "));
+    println!("{}  verdict", table_header(true, &probe_names(&parts)));
+
+    let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
+    let mut rate = start;
+    for i in 0..MAX_STEPS {
+        if i > 0 {
+            pause(interval, interrupt);
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            live.doc.interrupted = true;
+            break;
+        }
+        let plan = plan_at(rate);
+        let (step, interrupted) =
+            measure_step(&plan, &format!("rate={rate:.0}"), Some(warmup), &parts.watchers, interrupt);
+        if interrupted && step.requests == 0 {
+            // Stopped before the step measured anything (during its warm-up): nothing to keep.
+            live.doc.interrupted = true;
+            break;
+        }
+        let outcome = verdict(&slo, max_errors, &step);
+        println!(
+            "{}  {}",
+            table_row(&step, true),
+            match &outcome {
+                Ok(()) => "meets".to_string(),
+                Err(why) => format!("fails: {why}"),
+            }
+        );
+        live.push(step, interrupted)?;
+        if interrupted {
+            break;
+        }
+        match outcome {
+            Ok(()) => pass = Some(pass.map_or(rate, |p: f64| p.max(rate))),
+            Err(_) => fail = Some(fail.map_or(rate, |f: f64| f.min(rate))),
+        }
+        rate = match (pass, fail) {
+            (Some(p), None) if p >= max => break,
+            (Some(p), None) => (p * 2.0).min(max),
+            // Even the first rate failed: halve it until one passes (down to 1 request/s).
+            (None, Some(f)) if f / 2.0 < 1.0 => break,
+            (None, Some(f)) => f / 2.0,
+            (Some(p), Some(f)) if (f - p) / p <= precision => break,
+            (Some(p), Some(f)) => (p + f) / 2.0,
+            (None, None) => break,
+        };
+    }
+    let answer =
+        CapacityAnswer { slo: slo.text.clone(), max_errors_percent: max_errors, rate: pass, first_failing_rate: fail };
+    live.doc.analysis = crate::analysis::analyse(&live.doc.steps).map(|mut an| {
+        an.capacity = Some(answer.clone());
+        an
+    });
+    println!();
+    match (pass, fail) {
+        (Some(p), Some(f)) => println!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
+        (Some(p), None) => {
+            println!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
+        }
+        (None, _) => println!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
+    }
+    finish(&mut live)?;
+    Ok(if live.doc.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}

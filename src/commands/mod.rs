@@ -1,0 +1,108 @@
+//! The commands, one file each: each turns its raw flags into a plan, calls the library, and hands the result to
+//! the exporters. [`dispatch`] runs one; [`clap_error`] reports flags clap refused.
+
+pub mod capacity;
+pub mod demo;
+pub mod patterns;
+pub mod run;
+pub mod serve;
+pub mod sweep;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::analysis::analyse;
+use crate::cli::args::Command;
+use crate::error::{EXIT_USAGE, UsageError};
+use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json};
+use crate::plan::steps::StepsPlan;
+use crate::step::LiveDocument;
+
+/// Runs the command, and maps every failure to one line and an exit code.
+pub fn dispatch(command: Command) -> ExitCode {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    // The first Ctrl-C stops the load and keeps what was measured; a second one ends the process at once.
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
+    }
+    let outcome = match command {
+        Command::Run(args) => run::run(&args, &interrupt),
+        Command::Sweep(args) => sweep::sweep(&args, &interrupt),
+        Command::Capacity(args) => capacity::capacity(&args, &interrupt),
+        Command::Patterns(cmd) => patterns::patterns(&cmd),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Demo(args) => demo::demo(&args, &interrupt),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hakaru: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Prints clap's own help and version as they are, and its errors as one line with the fix.
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            let _ = e.print();
+            ExitCode::from(EXIT_USAGE)
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            eprintln!("hakaru: error: {first} (see 'hakaru help' for the flags)");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// The files a sweep or a capacity search rewrites after every step: drnbench's CSV and the result document.
+fn step_outputs(plan: &StepsPlan) -> Vec<(PathBuf, Box<dyn Exporter>)> {
+    let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
+    if let Some(p) = &plan.drnbench_csv {
+        outputs.push((p.clone(), Box::new(DrnbenchCsv)));
+    }
+    if let Some(p) = &plan.json {
+        outputs.push((p.clone(), Box::new(Json)));
+    }
+    outputs
+}
+
+/// The probe names for the table header of a sweep or capacity search.
+fn probe_names(plan: &StepsPlan) -> Vec<&str> {
+    plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()
+}
+
+/// Adds the analysis, writes the files a last time and prints the findings and warnings.
+fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
+    let capacity = live.doc.analysis.as_ref().and_then(|a| a.capacity.clone());
+    live.doc.analysis = analyse(&live.doc.steps).map(|mut a| {
+        a.capacity = capacity;
+        a
+    });
+    live.refresh_warnings();
+    live.write()?;
+    if let Some(a) = &live.doc.analysis {
+        println!();
+        for s in &a.summary {
+            println!("  {s}");
+        }
+    }
+    if !live.doc.warnings.is_empty() {
+        println!("\nwarnings");
+        for w in &live.doc.warnings {
+            println!("  ! {w}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `hakaru sweep`: the load swept over client counts (drnbench-request-response) or rates, one step each, a table
+//! line as each step ends, the files rewritten after every step, and an analysis at the end.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{finish, probe_names, step_outputs};
+use crate::cli::args::SweepArgs;
+use crate::engine;
+use crate::error::UsageError;
+use crate::export::table::{table_header, table_row};
+use crate::load::{LoadModel, Stop};
+use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
+use crate::plan::{RunPlan, arrival};
+use crate::result::SweepSettings;
+use crate::step::{LiveDocument, measure_step, pause};
+
+pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    let steps = sweep_steps(a)?;
+    let wait = flag_duration_or_zero("--wait", &a.wait)?;
+    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
+    let set = &parts.set;
+    // One plan per step, built as the step begins: a large pattern file is held once, not once per step.
+    let plan_of = |i: usize| -> (String, RunPlan) {
+        let stop = Stop::Duration(duration);
+        let mut plan = match &steps {
+            Steps::Clients(list) => {
+                let c = list[i];
+                let load = LoadModel::Closed { think: wait };
+                (format!("c={c}"), RunPlan::new(set, "sweep", c, a.study.threads, stop, load))
+            }
+            Steps::Rates(list) => {
+                let rate = list[i];
+                let load = LoadModel::Open { rate, arrival: arrival(a.study.arrival) };
+                (format!("rate={rate}"), RunPlan::new(set, "sweep", a.study.connections, a.study.threads, stop, load))
+            }
+        };
+        plan.1.quiet = a.study.quiet;
+        plan
+    };
+    let first = plan_of(0).1;
+    let mut settings = first.settings.clone();
+    settings.sweep = Some(SweepSettings {
+        kind: match steps {
+            Steps::Clients(_) => "clients".into(),
+            Steps::Rates(_) => "rates".into(),
+        },
+        values: match &steps {
+            Steps::Clients(c) => c.iter().map(|&x| x as f64).collect(),
+            Steps::Rates(r) => r.clone(),
+        },
+        step_duration_s: duration.as_secs_f64(),
+        interval_s: interval.as_secs_f64(),
+        warmup_s: warmup.as_secs_f64(),
+        wait_s: wait.as_secs_f64(),
+        slo: None,
+        max_errors_percent: None,
+    });
+    engine::preflight(&first)?;
+    drop(first);
+    let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    live.expected_hit_rate = parts.watchers.expected_hit_rate;
+    let rates = matches!(steps, Steps::Rates(_));
+    println!("hakaru sweep  {}", set.targets.join(" "));
+    println!("{}", table_header(rates, &probe_names(&parts)));
+    for i in 0..steps.len() {
+        if i > 0 {
+            pause(interval, interrupt);
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            live.doc.interrupted = true;
+            break;
+        }
+        let (label, plan) = plan_of(i);
+        let (step, interrupted) = measure_step(&plan, &label, Some(warmup), &parts.watchers, interrupt);
+        if interrupted && step.requests == 0 {
+            // Stopped before the step measured anything (during its warm-up): nothing to keep.
+            live.doc.interrupted = true;
+            break;
+        }
+        println!("{}", table_row(&step, rates));
+        live.push(step, interrupted)?;
+        if interrupted {
+            break;
+        }
+    }
+    finish(&mut live)?;
+    Ok(if live.doc.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}

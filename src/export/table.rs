@@ -1,0 +1,59 @@
+//! The table a sweep or a capacity search prints as its steps end: one line per step, then the findings.
+
+use crate::result::StepResult;
+use crate::units::format_micros;
+
+/// The header line; `rates` for open-loop steps (target and achieved rate instead of clients).
+pub fn table_header(rates: bool, probe_names: &[&str]) -> String {
+    let first = if rates { format!("{:>10} {:>9}", "rate", "achieved") } else { format!("{:>8}", "clients") };
+    let mut h = format!(
+        "{first} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "req/s", "mean", "p50", "p99", "max", "errors", "hakaru", "server"
+    );
+    for name in probe_names {
+        h.push_str(&format!("  {name}"));
+    }
+    h
+}
+
+/// One step's line under [`table_header`].
+pub fn table_row(step: &StepResult, rates: bool) -> String {
+    let l = &step.latency;
+    let first = match (&step.schedule, rates) {
+        (Some(s), true) => format!("{:>10.0} {:>9.1}", s.target_rate, s.achieved_rate),
+        _ => format!("{:>8}", step.load.connections),
+    };
+    let t = |us: f64| if l.count == 0 { "-".to_string() } else { format_micros(us) };
+    let mut row = format!(
+        "{first} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>7}",
+        step.throughput.requests_per_s,
+        t(l.mean),
+        t(l.percentile(50.0) as f64),
+        t(l.percentile(99.0) as f64),
+        t(l.max as f64),
+        step.errors,
+        step.generator.cpu_percent,
+        step.server.as_ref().map(|s| format!("{:.0}%", s.cpu_percent_mean)).unwrap_or_else(|| "-".into()),
+    );
+    for p in &step.probes {
+        let value = match (&p.after, p.delta) {
+            (Some(v), Some(d)) => format!("{} ({})", short(v), short_delta(d)),
+            (Some(v), None) => short(v),
+            _ => "failed".into(),
+        };
+        row.push_str(&format!("  {value}"));
+    }
+    row
+}
+
+/// A probe value for a table cell: numbers to 4 significant decimals, other values as JSON.
+fn short(v: &serde_json::Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() != 0.0 => format!("{x:.4}").trim_end_matches('0').to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn short_delta(d: f64) -> String {
+    if d.fract() == 0.0 { format!("{d:+}") } else { format!("{d:+.4}") }
+}

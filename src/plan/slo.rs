@@ -1,0 +1,154 @@
+//! A capacity search's objective (`--slo 'p99<50ms'`) and error budget, read from the flags and checked against a
+//! measured step.
+
+use std::fmt;
+
+use crate::error::UsageError;
+use crate::result::StepResult;
+use crate::units::{format_micros, parse_duration};
+
+/// One bound of the objective: a latency statistic below a limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    /// `p99`, `p99.9`, `mean`, `max`.
+    pub stat: String,
+    /// The percentile, or None for mean and max.
+    pub percentile: Option<f64>,
+    pub limit_us: u64,
+    /// `<=` rather than `<`.
+    pub inclusive: bool,
+}
+
+/// A service-level objective: every bound must hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slo {
+    pub text: String,
+    pub bounds: Vec<Bound>,
+}
+
+impl fmt::Display for Slo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Slo {
+    pub fn parse(text: &str) -> Result<Slo, UsageError> {
+        let bad = |why: &str| {
+            UsageError::new(format!(
+                "--slo '{text}': {why}; write it like 'p99<50ms' or 'p99.9<=200ms,mean<20ms' (p50..p99.99, mean, max)"
+            ))
+        };
+        let mut bounds = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (stat, rest, inclusive) = if let Some((s, r)) = part.split_once("<=") {
+                (s, r, true)
+            } else if let Some((s, r)) = part.split_once('<') {
+                (s, r, false)
+            } else {
+                return Err(bad(&format!("'{part}' has no < or <=")));
+            };
+            let stat = stat.trim().to_ascii_lowercase();
+            let percentile = match stat.as_str() {
+                "mean" | "max" => None,
+                p => {
+                    let value = p
+                        .strip_prefix('p')
+                        .and_then(|n| n.parse::<f64>().ok())
+                        .filter(|v| *v > 0.0 && *v < 100.0)
+                        .ok_or_else(|| bad(&format!("'{stat}' is not a statistic")))?;
+                    Some(value)
+                }
+            };
+            let limit = parse_duration(rest.trim()).map_err(|e| bad(&format!("limit '{}': {e}", rest.trim())))?;
+            bounds.push(Bound { stat, percentile, limit_us: limit.as_micros() as u64, inclusive });
+        }
+        if bounds.is_empty() {
+            return Err(bad("no objective given"));
+        }
+        Ok(Slo { text: text.trim().to_string(), bounds })
+    }
+
+    /// Why the step fails the objective, or None when it meets it. Latency is the corrected one (from the
+    /// intended send time), so a server that stalls cannot pass by making hakaru wait.
+    pub fn violation(&self, step: &StepResult) -> Option<String> {
+        let l = &step.latency;
+        if l.count == 0 {
+            return Some("no answers".into());
+        }
+        for b in &self.bounds {
+            let value = match (b.percentile, b.stat.as_str()) {
+                (Some(p), _) => percentile_of(step, p),
+                (None, "mean") => l.mean as u64,
+                _ => l.max,
+            };
+            let ok = if b.inclusive { value <= b.limit_us } else { value < b.limit_us };
+            if !ok {
+                return Some(format!(
+                    "{} {} > {}",
+                    b.stat,
+                    format_micros(value as f64),
+                    format_micros(b.limit_us as f64)
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// A percentile of the step's latency: from the summary when it holds it, else from the stored histogram.
+fn percentile_of(step: &StepResult, p: f64) -> u64 {
+    match step.latency.percentiles.get(&crate::result::percentile_key(p)) {
+        Some(v) => *v,
+        None => {
+            crate::metrics::LatencyHistogram::from_base64(&step.histogram.data).map_or(u64::MAX, |h| h.percentile(p))
+        }
+    }
+}
+
+/// Reads `--max-errors 0.1%` (or a fraction `0.001`) as a percentage.
+pub fn parse_percent(flag: &str, text: &str) -> Result<f64, UsageError> {
+    let t = text.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().ok(),
+        None => t.parse::<f64>().ok().map(|f| f * 100.0),
+    };
+    value
+        .filter(|v| (0.0..=100.0).contains(v))
+        .ok_or_else(|| UsageError::new(format!("{flag} '{text}': not a share; write it like 0.1% or 0.001")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objectives_parse_with_percentiles_mean_max_and_inclusive_bounds() {
+        let s = Slo::parse("p99<50ms, p99.9<=200ms,mean<10ms,max<1s").unwrap();
+        assert_eq!(s.bounds.len(), 4);
+        assert_eq!(
+            s.bounds[0],
+            Bound { stat: "p99".into(), percentile: Some(99.0), limit_us: 50_000, inclusive: false }
+        );
+        assert_eq!(s.bounds[1].percentile, Some(99.9));
+        assert!(s.bounds[1].inclusive);
+        assert_eq!(s.bounds[3].limit_us, 1_000_000);
+    }
+
+    #[test]
+    fn objectives_that_do_not_parse_say_how_to_write_them() {
+        for bad in ["p99=50ms", "p99<50", "q99<5ms", "p100<5ms", "", "p99<fast"] {
+            let e = Slo::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--slo '{bad}'")) && e.contains("p99<50ms"), "{e}");
+        }
+    }
+
+    #[test]
+    fn error_budgets_read_as_percent_or_fraction() {
+        assert_eq!(parse_percent("--max-errors", "0.1%").unwrap(), 0.1);
+        assert_eq!(parse_percent("--max-errors", "0.001").unwrap(), 0.1);
+        assert_eq!(parse_percent("--max-errors", "0").unwrap(), 0.0);
+        assert!(parse_percent("--max-errors", "lots").is_err());
+        assert!(parse_percent("--max-errors", "150%").is_err());
+    }
+}

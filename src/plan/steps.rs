@@ -1,0 +1,178 @@
+//! The plan of a run of several steps (a sweep or a capacity search): which steps, and the flags they share.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{RequestSet, check_threads, check_writable, flag_duration, parse_rate};
+use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
+use crate::error::UsageError;
+use crate::monitor::Watchers;
+use crate::units::parse_duration;
+
+/// What a sweep varies.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Steps {
+    Clients(Vec<usize>),
+    Rates(Vec<f64>),
+}
+
+impl Steps {
+    pub fn len(&self) -> usize {
+        match self {
+            Steps::Clients(c) => c.len(),
+            Steps::Rates(r) => r.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A duration flag that may be zero (`--warmup 0s`, `--wait 0s`, `--interval 0s`).
+pub fn flag_duration_or_zero(flag: &str, value: &str) -> Result<Duration, UsageError> {
+    parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))
+}
+
+fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, UsageError> {
+    text.split(',')
+        .map(|v| {
+            v.trim().parse::<T>().map_err(|_| {
+                UsageError::new(format!("{flag} '{text}': '{}' is not a number; write it like {example}", v.trim()))
+            })
+        })
+        .collect()
+}
+
+/// The steps the flags ask for.
+pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
+    if let Some(list) = &a.clients {
+        let clients: Vec<usize> = parse_list("--clients", list, "--clients 1,2,4,8")?;
+        if clients.contains(&0) {
+            return Err(UsageError::new(format!("--clients '{list}': a step needs at least 1 client")));
+        }
+        return Ok(Steps::Clients(clients));
+    }
+    if let Some(list) = &a.rates {
+        let rates: Vec<f64> = parse_list("--rates", list, "--rates 1000,2000,4000")?;
+        return rates.into_iter().map(|r| parse_rate("--rates", r)).collect::<Result<_, _>>().map(Steps::Rates);
+    }
+    if let (Some(start), Some(end)) = (a.rate_start, a.rate_end) {
+        let start = parse_rate("--rate-start", start)?;
+        let end = parse_rate("--rate-end", end)?;
+        if end < start {
+            return Err(UsageError::new(format!(
+                "--rate-end {end} is below --rate-start {start}: give an end at least as high as the start"
+            )));
+        }
+        let step = match a.rate_step {
+            Some(s) => parse_rate("--rate-step", s)?,
+            None => ((end - start) / 3.0).max(f64::MIN_POSITIVE),
+        };
+        let mut rates = Vec::new();
+        let mut r = start;
+        while r <= end * (1.0 + 1e-9) && rates.len() < 1000 {
+            rates.push(r);
+            r += step;
+            if end == start {
+                break;
+            }
+        }
+        return Ok(Steps::Rates(rates));
+    }
+    // drnbench treats a start of 0 clients as 1.
+    let start = a.start_clients.unwrap_or(1).max(1);
+    let end = a.end_clients.unwrap_or(start);
+    if end < start {
+        return Err(UsageError::new(format!(
+            "--end-clients {end} is below --start-clients {start}: give an end at least as high as the start"
+        )));
+    }
+    if a.step == 0 {
+        return Err(UsageError::new("--step 0: must be at least 1"));
+    }
+    Ok(Steps::Clients((start..=end).step_by(a.step).collect()))
+}
+
+/// The flags shared by sweeps and capacity searches, checked: step timing, the requests, the watchers, and the
+/// output files (created now, so a bad path fails before the load).
+pub struct StepsPlan {
+    pub duration: Duration,
+    pub interval: Duration,
+    pub warmup: Duration,
+    pub set: RequestSet,
+    pub watchers: Watchers,
+    /// `-o`: the CSV in drnbench's format.
+    pub drnbench_csv: Option<PathBuf>,
+    /// `--json`: the result document.
+    pub json: Option<PathBuf>,
+}
+
+impl StepsPlan {
+    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StudyFlags) -> Result<StepsPlan, UsageError> {
+        let duration = flag_duration("--duration", &a.duration)?;
+        let interval = flag_duration_or_zero("--interval", &a.interval)?;
+        let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;
+        check_threads(a.threads)?;
+        if a.connections == 0 {
+            return Err(UsageError::new("--connections 0: must be at least 1"));
+        }
+        let set = RequestSet::from_args(request)?;
+        let watchers = super::watchers(watch)?;
+        for path in [&a.output, &a.json].into_iter().flatten() {
+            check_writable(path)?;
+        }
+        Ok(StepsPlan {
+            duration,
+            interval,
+            warmup,
+            set,
+            watchers,
+            drnbench_csv: a.output.clone(),
+            json: a.json.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> SweepArgs {
+        let mut argv = vec!["hakaru", "sweep"];
+        argv.extend_from_slice(extra);
+        argv.push("http://127.0.0.1:1/");
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Sweep(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn client_steps_follow_start_end_and_step_with_zero_taken_as_one() {
+        let a = args(&["--start-clients", "0", "--end-clients", "6", "--step", "2"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 3, 5]));
+        let a = args(&["--clients", "1,2,4,8"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 2, 4, 8]));
+    }
+
+    #[test]
+    fn rate_steps_come_from_a_list_or_a_range() {
+        let a = args(&["--rates", "1000,2000"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Rates(vec![1000.0, 2000.0]));
+        let a = args(&["--rate-start", "100", "--rate-end", "400", "--rate-step", "100"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Rates(vec![100.0, 200.0, 300.0, 400.0]));
+    }
+
+    #[test]
+    fn bad_ranges_name_the_flags() {
+        let e = sweep_steps(&args(&["--start-clients", "4", "--end-clients", "2"])).unwrap_err();
+        assert!(e.to_string().contains("--end-clients 2 is below --start-clients 4"), "{e}");
+        let e = sweep_steps(&args(&["--rates", "0,100"])).unwrap_err();
+        assert!(e.to_string().starts_with("--rates 0"), "{e}");
+        let e = sweep_steps(&args(&["--clients", "1,x"])).unwrap_err();
+        assert!(e.to_string().contains("'x' is not a number"), "{e}");
+    }
+}
