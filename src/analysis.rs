@@ -27,26 +27,54 @@ fn knee(steps: &[&StepResult], metric: impl Fn(&StepResult) -> f64) -> Option<f6
     Some(step_axis(answered[low_at + climb - 1]))
 }
 
-/// Analyses the steps of a sweep (in the order they ran, by increasing load).
-pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
-    let mut sorted: Vec<&StepResult> = steps.iter().collect();
-    sorted.sort_by(|a, b| step_axis(a).total_cmp(&step_axis(b)));
-    let axis = if sorted.first()?.load.rate.is_some() { "rate" } else { "clients" }.to_string();
-    let peak = sorted.iter().max_by(|a, b| a.throughput.requests_per_s.total_cmp(&b.throughput.requests_per_s))?;
-    let peak_rps = peak.throughput.requests_per_s;
+/// Analyses the steps of a sweep (in the order they ran, by increasing load). A step where more than
+/// `max_failed_percent` of the requests failed does not count: its throughput is not a plateau, its latency
+/// (of the few successes) not a knee.
+pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis> {
+    let mut all: Vec<&StepResult> = steps.iter().collect();
+    all.sort_by(|a, b| step_axis(a).total_cmp(&step_axis(b)));
+    let axis = if all.first()?.load.rate.is_some() { "rate" } else { "clients" }.to_string();
+    let first_failing = all.iter().find(|s| s.failed_percent() > max_failed_percent).copied();
+    let failing_from = first_failing.map(step_axis);
+    let sorted: Vec<&StepResult> = all.iter().filter(|s| s.failed_percent() <= max_failed_percent).copied().collect();
+    let Some(&last) = sorted.last() else {
+        let s = first_failing.expect("some step exists and none is healthy");
+        return Some(Analysis {
+            axis: axis.clone(),
+            peak_rps: 0.0,
+            peak_at: step_axis(s),
+            plateau_from: None,
+            knee_mean: None,
+            knee_p99: None,
+            failing_from,
+            bottleneck: "failing".into(),
+            capacity: None,
+            summary: vec![format!(
+                "every step failed more than {max_failed_percent} % of its requests (at {}: {:.1} % failed, {}):                  there is no throughput to analyse; check the target, or --ok-status",
+                fmt_x(&axis, step_axis(s)),
+                s.failed_percent(),
+                s.failure_mix()
+            )],
+        });
+    };
+    let peak = sorted.iter().max_by(|a, b| a.throughput.ok_per_s.total_cmp(&b.throughput.ok_per_s))?;
+    let peak_rps = peak.throughput.ok_per_s;
     let plateau_from = sorted
         .iter()
-        .find(|s| s.throughput.requests_per_s >= PLATEAU_SHARE * peak_rps && peak_rps > 0.0)
+        .find(|s| s.throughput.ok_per_s >= PLATEAU_SHARE * peak_rps && peak_rps > 0.0)
         .map(|s| step_axis(s));
     let knee_mean = knee(&sorted, |s| s.latency.mean);
     let knee_p99 = knee(&sorted, |s| s.latency.percentile(99.0) as f64);
 
     let mut summary = Vec::new();
-    let reached = matches!(plateau_from, Some(p) if p < step_axis(sorted[sorted.len() - 1]));
-    match plateau_from {
-        Some(p) if reached => {
+    // Failures beyond the healthy steps are a limit reached too: the server stopped answering well.
+    let reached = matches!(plateau_from, Some(p) if p < step_axis(last)) || first_failing.is_some();
+    match (plateau_from, first_failing) {
+        (Some(p), _) if p < step_axis(last) => {
             summary.push(format!("throughput levels off at ~{peak_rps:.0} req/s from {}", fmt_x(&axis, p)))
         }
+        (_, Some(_)) => summary
+            .push(format!("throughput peaks at {peak_rps:.0} successful req/s at {}", fmt_x(&axis, step_axis(peak)))),
         _ => summary.push(format!(
             "throughput peaks at {peak_rps:.0} req/s at {} and still grows: load further to find the plateau",
             fmt_x(&axis, step_axis(peak))
@@ -63,6 +91,16 @@ pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
             };
             summary.push(format!("{which} above {}", fmt_x(&axis, x)));
         }
+    }
+
+    if let Some(s) = first_failing {
+        summary.push(format!(
+            "from {} more than {max_failed_percent} % of requests failed ({:.1} %: {}): those steps count in no \
+             peak, plateau or knee",
+            fmt_x(&axis, step_axis(s)),
+            s.failed_percent(),
+            s.failure_mix()
+        ));
     }
 
     // Look at the loaded steps: those from the plateau on (all steps when there is none).
@@ -126,6 +164,7 @@ pub fn analyse(steps: &[StepResult]) -> Option<Analysis> {
         plateau_from,
         knee_mean,
         knee_p99,
+        failing_from,
         bottleneck: bottleneck.into(),
         capacity: None,
         summary,
@@ -145,17 +184,24 @@ mod tests {
         let t = Instant::now();
         let n = (rps * 10.0) as u64;
         for _ in 0..n {
-            m.record_response(200, t, t, t + Duration::from_millis(ms));
+            m.record_response(200, true, t, t, t + Duration::from_millis(ms));
         }
         let load = StepLoad { model: "closed".into(), connections: clients, threads: 1, rate: None };
-        StepResult::from_metrics(&format!("c={clients}"), load, &m, vec![], Duration::from_secs(10))
+        StepResult::from_metrics(
+            &format!("c={clients}"),
+            load,
+            &m,
+            vec![],
+            Duration::from_secs(10),
+            &Default::default(),
+        )
     }
 
     #[test]
     fn a_two_worker_server_plateaus_at_two_clients_and_latency_climbs_after() {
         // workers=2, delay=10ms: 100, 200, 200, 200 req/s; latency 10, 10, 15, 20 ms.
         let steps = vec![step(1, 100.0, 10), step(2, 200.0, 10), step(3, 200.0, 15), step(4, 200.0, 20)];
-        let a = analyse(&steps).unwrap();
+        let a = analyse(&steps, 1.0).unwrap();
         assert_eq!(a.plateau_from, Some(2.0));
         assert_eq!(a.knee_mean, Some(2.0));
         assert_eq!(a.knee_p99, Some(2.0));
@@ -178,7 +224,7 @@ mod tests {
                 saturated: i > 0,
             });
         }
-        let a = analyse(&steps).unwrap();
+        let a = analyse(&steps, 1.0).unwrap();
         assert_eq!(a.bottleneck, "server");
         assert!(
             a.summary.iter().any(|s| s.contains("the server was at 95 % CPU on 1 cores from 2 clients")),
@@ -191,7 +237,7 @@ mod tests {
     fn a_slow_first_step_is_not_a_knee() {
         // A cold cache: 15 ms at 1 client, then 10 ms flat.
         let steps = vec![step(1, 66.0, 15), step(2, 200.0, 10), step(3, 300.0, 10), step(4, 400.0, 10)];
-        let a = analyse(&steps).unwrap();
+        let a = analyse(&steps, 1.0).unwrap();
         assert_eq!(a.knee_mean, None, "{:?}", a.summary);
         assert_eq!(a.summary[1], "latency stays flat over the steps");
     }
@@ -199,7 +245,7 @@ mod tests {
     #[test]
     fn growing_throughput_and_flat_latency_say_so() {
         let steps = vec![step(1, 100.0, 5), step(2, 200.0, 5), step(4, 400.0, 5)];
-        let a = analyse(&steps).unwrap();
+        let a = analyse(&steps, 1.0).unwrap();
         assert!(a.summary[0].contains("still grows"), "{:?}", a.summary);
         assert_eq!(a.summary[1], "latency stays flat over the steps");
         assert_eq!(a.knee_mean, None);

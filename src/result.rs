@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::histogram::REPORTED_PERCENTILES;
-use crate::metrics::{StepMetrics, WindowSummary};
+use crate::metrics::{StatusSet, StepMetrics, WindowSummary};
 use crate::provenance::Provenance;
 
 pub const SCHEMA: &str = "hakaru.result/1";
@@ -38,6 +38,8 @@ pub struct Settings {
     pub seed: u64,
     pub insecure: bool,
     pub patterns: Option<String>,
+    /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
+    pub ok_status: String,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
 }
@@ -58,7 +60,8 @@ pub struct SweepSettings {
     pub wait_s: f64,
     /// Capacity search: the objective, e.g. `p99<50ms`.
     pub slo: Option<String>,
-    /// Capacity search: the most errors a passing step may have, percent of its requests.
+    /// The most failed requests (errors and statuses outside `ok_status`) a step may have and still count,
+    /// percent of its requests (`--max-error-rate`).
     pub max_errors_percent: Option<f64>,
 }
 
@@ -84,20 +87,32 @@ pub struct StepResult {
     pub protocol: String,
     pub load: StepLoad,
     pub duration_s: f64,
+    /// Requests that ended: `ok + failed`.
     pub requests: u64,
+    /// Requests answered (any status).
     pub responses: u64,
+    /// Requests that ended without an answer (by error kind in `error_kinds`; timeouts are also status 0).
     pub errors: u64,
+    /// Answers whose status is in `settings.ok_status`: the successes.
+    pub ok: u64,
+    /// Requests that failed: answers with another status, and errors.
+    pub failed: u64,
     /// Requests still waiting for their answer when the step ended; they are in no other figure.
     pub unfinished: u64,
     pub throughput: Throughput,
-    /// Latency from the intended send time (equal to the send time in a closed loop), microseconds.
+    /// Latency of the successes from the intended send time (equal to the send time in a closed loop),
+    /// microseconds. Failed requests are in `failed_latency`, not here.
     pub latency: LatencySummary,
+    /// Latency of the failed requests (from the intended send time to the failure); null when none failed.
+    pub failed_latency: Option<LatencySummary>,
     /// Open loop: latency from the actual send (service time), microseconds; what a closed-loop tool reports.
     pub service: Option<LatencySummary>,
     /// Open loop: the rate asked for and achieved, and the requests sent late.
     pub schedule: Option<ScheduleReport>,
     /// Status code -> count; "0" counts timeouts, as drnbench does.
     pub status: BTreeMap<String, u64>,
+    /// The answers counted as failures by their status (codes outside `ok_status`) -> count.
+    pub failed_statuses: BTreeMap<String, u64>,
     pub error_kinds: Vec<ErrorCount>,
     pub connections: Connections,
     pub windows: Vec<WindowSummary>,
@@ -145,7 +160,11 @@ pub struct StepLoad {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleReport {
     pub target_rate: f64,
+    /// Requests whose send began, per second of the step: the rate the server was offered.
     pub achieved_rate: f64,
+    /// Requests that ended (answered or failed) per second of the step; below the achieved rate when answers
+    /// were still due at the end.
+    pub completed_rate: f64,
     /// Requests sent more than 1 ms after their intended time: they could not be sent on time.
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.
@@ -156,7 +175,10 @@ pub struct ScheduleReport {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
+    /// Requests that ended (successes and failures) per second.
     pub requests_per_s: f64,
+    /// Successes per second: the throughput that counts.
+    pub ok_per_s: f64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub bytes_in_per_s: f64,
@@ -206,7 +228,7 @@ pub struct EncodedHistogram {
 pub struct Analysis {
     /// What the steps vary: `clients` or `rate`.
     pub axis: String,
-    /// The highest throughput of any step, requests per second.
+    /// The highest throughput of successes of any step that did not fail too often, requests per second.
     pub peak_rps: f64,
     /// The client count (or rate) of that step.
     pub peak_at: f64,
@@ -216,9 +238,13 @@ pub struct Analysis {
     pub knee_mean: Option<f64>,
     /// The same for p99 latency.
     pub knee_p99: Option<f64>,
+    /// The first client count (or rate) where more than `max_errors_percent` of the requests failed; null when
+    /// none did. Such steps count in no peak, plateau or knee.
+    pub failing_from: Option<f64>,
     /// `server` (its CPU was saturated), `one_core` (it used one core of several: its limit if single-threaded),
     /// `generator` (hakaru's CPU was saturated), `elsewhere` (neither was), `not_reached`
-    /// (throughput still grew at the last step: no limit was reached), or `unknown` (the server was not watched).
+    /// (throughput still grew at the last step: no limit was reached), `unknown` (the server was not watched), or
+    /// `failing` (every step failed too often to analyse).
     pub bottleneck: String,
     /// Capacity search: the highest rate that met the objective.
     pub capacity: Option<CapacityAnswer>,
@@ -272,9 +298,11 @@ impl StepResult {
         m: &StepMetrics,
         windows: Vec<WindowSummary>,
         duration: std::time::Duration,
+        ok_status: &StatusSet,
     ) -> Self {
         let secs = duration.as_secs_f64().max(1e-9);
         let errors = m.errors.total();
+        let failed = m.failed();
         Self {
             label: label.to_string(),
             protocol: "http".into(),
@@ -282,24 +310,35 @@ impl StepResult {
             requests: m.requests,
             responses: m.requests - errors,
             errors,
+            ok: m.requests - failed,
+            failed,
             unfinished: m.sent.saturating_sub(m.requests),
             throughput: Throughput {
                 requests_per_s: round3(m.requests as f64 / secs),
+                ok_per_s: round3((m.requests - failed) as f64 / secs),
                 bytes_in: m.bytes_in,
                 bytes_out: m.bytes_out,
                 bytes_in_per_s: round3(m.bytes_in as f64 / secs),
                 bytes_out_per_s: round3(m.bytes_out as f64 / secs),
             },
             latency: LatencySummary::from_histogram(&m.latency),
+            failed_latency: (failed > 0).then(|| LatencySummary::from_histogram(&m.failed_latency)),
             service: load.rate.map(|_| LatencySummary::from_histogram(&m.service)),
             schedule: load.rate.map(|target_rate| ScheduleReport {
                 target_rate,
-                achieved_rate: round3(m.requests as f64 / secs),
+                achieved_rate: round3(m.sent as f64 / secs),
+                completed_rate: round3(m.requests as f64 / secs),
                 late: m.late,
                 max_lag_us: m.max_lag_us,
                 starved: m.starved,
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
+            failed_statuses: m
+                .status_counts()
+                .into_iter()
+                .filter(|&(s, _)| s != 0 && !ok_status.contains(s))
+                .map(|(s, c)| (s.to_string(), c))
+                .collect(),
             error_kinds: m
                 .errors
                 .seen()
@@ -325,6 +364,19 @@ impl StepResult {
         }
     }
 
+    /// Failed requests, percent of those that ended.
+    pub fn failed_percent(&self) -> f64 {
+        100.0 * self.failed as f64 / self.requests.max(1) as f64
+    }
+
+    /// What the failures were, e.g. `status 503: 10, reset: 2` (statuses outside `ok_status`, then error kinds).
+    pub fn failure_mix(&self) -> String {
+        let mut parts: Vec<String> =
+            self.failed_statuses.iter().map(|(code, n)| format!("status {code}: {n}")).collect();
+        parts.extend(self.error_kinds.iter().map(|e| format!("{}: {}", e.kind, e.count)));
+        parts.join(", ")
+    }
+
     /// The step's warnings prefixed with its label, for documents with several steps.
     pub fn labelled_warnings(&self, keepalive: bool) -> Vec<String> {
         self.warnings(keepalive).into_iter().map(|w| format!("{}: {w}", self.label)).collect()
@@ -342,11 +394,14 @@ impl StepResult {
                 self.connections.max_open, self.connections.asked
             ));
         }
-        if self.errors > 0 && self.responses > 0 {
-            let pct = 100.0 * self.errors as f64 / self.requests.max(1) as f64;
+        if self.failed > 0 && self.ok > 0 {
             w.push(format!(
-                "{} of {} requests failed ({pct:.2} %); the latency figures cover only the {} answered",
-                self.errors, self.requests, self.responses
+                "{} of {} requests failed ({:.2} %: {}); the latency figures are those of the {} successes",
+                self.failed,
+                self.requests,
+                self.failed_percent(),
+                self.failure_mix(),
+                self.ok
             ));
         }
         let g = self.generator;
@@ -395,6 +450,8 @@ impl StepResult {
         }
         if self.requests > 0 && self.responses == 0 {
             w.push("no request got an answer; there are no latency figures".into());
+        } else if self.requests > 0 && self.ok == 0 {
+            w.push(format!("no request succeeded ({}); there are no latency figures of successes", self.failure_mix()));
         }
         w
     }
@@ -410,11 +467,11 @@ mod tests {
         let mut m = StepMetrics::new();
         let t = Instant::now();
         for i in 1..=100u64 {
-            m.record_response(200, t, t, t + Duration::from_micros(i * 100));
+            m.record_response(200, true, t, t, t + Duration::from_micros(i * 100));
         }
         m.record_error(crate::metrics::ErrorKind::Timeout, || "timed out".into());
         let load = StepLoad { rate: None, model: "closed".into(), connections: 10, threads: 1 };
-        let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2));
+        let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2), &StatusSet::default());
         assert_eq!(s.requests, 101);
         assert_eq!(s.responses, 100);
         assert_eq!(s.throughput.requests_per_s, 50.5);
@@ -423,7 +480,7 @@ mod tests {
         assert!((s.latency.percentile(50.0) as i64 - 5000).abs() < 10);
         assert_eq!(s.error_kinds[0].kind, "timeout");
         let w = s.warnings(true);
-        assert!(w.iter().any(|w| w.contains("1 of 101 requests failed")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("1 of 101 requests failed (0.99 %: timeout: 1)")), "{w:?}");
         assert!(w.iter().any(|w| w.contains("only 0 of 10 connections")), "{w:?}");
     }
 }

@@ -81,7 +81,7 @@ pub fn measure_step(
         Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu),
         None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO),
     };
-    let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
+    let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed, &plan.ok_status);
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

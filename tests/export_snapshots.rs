@@ -17,7 +17,7 @@ use hakaru::result::{
 
 const CSV_HEADER: &str = "maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,\
 p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,\
-errors,durationSeconds";
+errors,durationSeconds,ok,failed";
 
 fn provenance() -> Provenance {
     Provenance {
@@ -54,6 +54,7 @@ fn settings() -> Settings {
         seed: 42,
         insecure: false,
         patterns: None,
+        ok_status: "200-399".into(),
     }
 }
 
@@ -73,6 +74,14 @@ fn step(
     let errors: u64 = error_kinds.iter().map(|e| e.count).sum();
     let responses = latencies_us.len() as u64;
     let requests = responses + errors;
+    // Statuses outside 200-399 are failures, as with the default --ok-status.
+    let failed_statuses: BTreeMap<String, u64> = status
+        .iter()
+        .filter(|(code, _)| *code != "0" && !(200..400).contains(&code.parse::<u16>().unwrap()))
+        .map(|&(code, n)| (code.to_string(), n))
+        .collect();
+    let failed = errors + failed_statuses.values().sum::<u64>();
+    let ok = requests - failed;
     let bytes_in = responses * 180;
     let bytes_out = requests * 70;
     StepResult {
@@ -83,15 +92,19 @@ fn step(
         requests,
         responses,
         errors,
+        ok,
+        failed,
         unfinished: 0,
         throughput: Throughput {
             requests_per_s: requests as f64 / duration_s,
+            ok_per_s: ok as f64 / duration_s,
             bytes_in,
             bytes_out,
             bytes_in_per_s: bytes_in as f64 / duration_s,
             bytes_out_per_s: bytes_out as f64 / duration_s,
         },
         latency: LatencySummary::from_histogram(&histogram),
+        failed_latency: None,
         service: None,
         schedule: None,
         generator: Default::default(),
@@ -99,6 +112,7 @@ fn step(
         probes: Vec::new(),
         warmup: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
+        failed_statuses,
         error_kinds,
         connections: Connections {
             asked: connections,
@@ -194,6 +208,7 @@ hakaru run  http://127.0.0.1:8080/
 
 step c=10
   throughput   2000.0 req/s   (1000 requests in 0.50 s)
+  requests     ok 1000, failed 0 (0.00 %)
   transfer     in 360.0 kB/s   out 140.0 kB/s
   latency      min 200us   mean 1.33ms   stdev 1.49ms   max 15.01ms
 
@@ -223,7 +238,8 @@ step c=10
   connections  10 of 10 open at once, 10 opened, 0 reconnects
 
 step c=50
-  throughput   404.0 req/s   (505 requests in 1.25 s)
+  throughput   392.0 req/s   (505 requests in 1.25 s; 404.0 req/s with the failures)
+  requests     ok 490, failed 15 (2.97 %): status 503: 10, reset: 2, timeout: 3
   transfer     in 72.0 kB/s   out 28.3 kB/s
   latency      min 1.00ms   mean 7.08ms   stdev 11.70ms   max 120.06ms
 
@@ -254,7 +270,7 @@ step c=50
   connections  50 of 50 open at once, 50 opened, 0 reconnects
 
 warnings
-  ! c=50: 5 of 505 requests failed (0.99 %); the latency figures cover only the 500 answered
+  ! c=50: 15 of 505 requests failed (2.97 %: status 503: 10, reset: 2, timeout: 3); the latency figures are those of the 490 successes
 ";
     assert_text_eq(&Text.render(&document()), expected);
 }
@@ -265,7 +281,8 @@ fn the_text_summary_of_a_step_without_answers_says_so() {
 hakaru run  http://127.0.0.1:9/
   4 connections, 2 threads, keep-alive on, 10s, timeout 5s
 
-  throughput   2.0 req/s   (4 requests in 2.00 s)
+  throughput   0.0 req/s   (4 requests in 2.00 s; 2.0 req/s with the failures)
+  requests     ok 0, failed 4 (100.00 %): connect_refused: 4
   transfer     in 0 B/s   out 140 B/s
   latency      no answers
 
@@ -283,9 +300,9 @@ warnings
 #[test]
 fn the_csv_has_one_row_per_step_in_milliseconds() {
     let expected = "\
-maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds
-1000,10,2000.0,1.327,15.007,0.200,1.198,1.698,1.998,2.099,2.179,15.007,15.007,0,0.500
-505,50,404.0,7.082,120.063,1.000,5.983,8.487,9.983,10.487,10.887,120.063,120.063,5,1.250
+maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds,ok,failed
+1000,10,2000.0,1.327,15.007,0.200,1.198,1.698,1.998,2.099,2.179,15.007,15.007,0,0.500,1000,0
+505,50,404.0,7.082,120.063,1.000,5.983,8.487,9.983,10.487,10.887,120.063,120.063,5,1.250,490,15
 ";
     assert_text_eq(&Csv.render(&document()), expected);
 }
@@ -293,8 +310,8 @@ maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs
 #[test]
 fn the_csv_of_a_step_without_answers_has_empty_latencies_and_counts_the_errors() {
     let expected = "\
-maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds
-4,4,2.0,,,,,,,,,,,4,2.000
+maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,p50LatencyMs,p75LatencyMs,p90LatencyMs,p95LatencyMs,p99LatencyMs,p999LatencyMs,p9999LatencyMs,errors,durationSeconds,ok,failed
+4,4,2.0,,,,,,,,,,,4,2.000,0,4
 ";
     assert_text_eq(&Csv.render(&document_without_answers()), expected);
 }

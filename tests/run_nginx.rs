@@ -70,7 +70,7 @@ fn https_with_insecure_accepts_a_self_signed_certificate() {
 fn https_without_insecure_counts_the_untrusted_certificate_as_a_tls_error() {
     let n = Nginx::start();
     let out = hakaru(&["run", "-q", "-c", "1", "-n", "5", &n.tls_url("/")]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 1, "not one request succeeded: {}", out.stderr);
     assert_eq!(out.error_count("tls"), 5, "{}", out.step());
     assert!(out.stdout.contains("tls"), "{}", out.stdout);
 }

@@ -70,6 +70,10 @@ pub struct RequestArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long, short = 'k')]
     pub insecure: bool,
+    /// Statuses that count as success: codes and ranges, e.g. 200-299,304. Other answers are failures: counted
+    /// apart, out of the headline latency figures.
+    #[arg(long, value_name = "CODES", default_value = "200-399")]
+    pub ok_status: String,
     /// Seed of the random choices (patterns), so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -141,6 +145,10 @@ pub struct StudyFlags {
     /// Length of each step.
     #[arg(short, long, default_value = "30s")]
     pub duration: String,
+    /// A step with more failed requests than this share (errors and statuses outside --ok-status) does not
+    /// count: not as a plateau in a sweep, not as meeting the objective in a capacity search. 1%, 0.001, 0.
+    #[arg(long, visible_alias = "max-errors", value_name = "SHARE", default_value = "1%")]
+    pub max_error_rate: String,
     /// Pause between steps (lets the server drain).
     #[arg(long, default_value = "10s")]
     pub interval: String,
@@ -215,9 +223,6 @@ pub struct CapacityArgs {
     /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
     #[arg(long)]
     pub slo: String,
-    /// The most failed requests a passing step may have: 0.1%, 1%, 0.
-    #[arg(long, default_value = "0.1%")]
-    pub max_errors: String,
     /// First rate tried (requests per second); it doubles until the objective fails, then bisects.
     #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     pub rate_start: f64,

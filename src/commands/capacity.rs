@@ -19,14 +19,14 @@ use crate::step::{LiveDocument, measure_step, pause};
 /// At most this many steps, whatever the precision asked.
 const MAX_STEPS: usize = 30;
 
-/// Whether a step passes: the objective, the error budget, and the rate actually reached.
-fn verdict(slo: &Slo, max_errors_percent: f64, step: &StepResult) -> Result<(), String> {
+/// Whether a step passes: the objective, the failure budget, and the rate actually reached.
+fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), String> {
+    // Failures first: a step that answered 503s fast must not pass on its (few) successes' latency.
+    if step.failed_percent() > max_failed_percent {
+        return Err(format!("failed {:.2} % > {max_failed_percent} % ({})", step.failed_percent(), step.failure_mix()));
+    }
     if let Some(v) = slo.violation(step) {
         return Err(v);
-    }
-    let errors = 100.0 * step.errors as f64 / step.requests.max(1) as f64;
-    if errors > max_errors_percent {
-        return Err(format!("errors {errors:.2} % > {max_errors_percent} %"));
     }
     if let Some(s) = &step.schedule {
         // A rate hakaru could not send is not a rate the server was shown to meet.
@@ -39,7 +39,6 @@ fn verdict(slo: &Slo, max_errors_percent: f64, step: &StepResult) -> Result<(), 
 
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
-    let max_errors = parse_percent("--max-errors", &a.max_errors)?;
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
     if precision <= 0.0 {
         return Err(UsageError::new(format!("--precision '{}': must be more than 0; try 5%", a.precision)));
@@ -51,6 +50,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     }
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
+    let max_errors = parts.max_error_percent;
     let set = &parts.set;
     let plan_at = |rate: f64| {
         let load = LoadModel::Open { rate, arrival: arrival(a.study.arrival) };
@@ -74,7 +74,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     });
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
-    println!("hakaru capacity  {}  objective {slo}, errors at most {max_errors} %", set.targets.join(" "));
+    println!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" "));
     println!("{}  verdict", table_header(true, &probe_names(&parts)));
 
     let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
@@ -125,7 +125,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     }
     let answer =
         CapacityAnswer { slo: slo.text.clone(), max_errors_percent: max_errors, rate: pass, first_failing_rate: fail };
-    live.doc.analysis = crate::analysis::analyse(&live.doc.steps).map(|mut an| {
+    live.doc.analysis = crate::analysis::analyse(&live.doc.steps, max_errors).map(|mut an| {
         an.capacity = Some(answer.clone());
         an
     });

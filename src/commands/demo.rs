@@ -27,6 +27,7 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
             timeout: "5s".into(),
             connect_timeout: "5s".into(),
             method: "GET".into(),
+            ok_status: "200-399".into(),
             ..RequestArgs::default()
         },
         watch: Default::default(),

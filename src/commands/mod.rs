@@ -86,7 +86,8 @@ fn probe_names(plan: &StepsPlan) -> Vec<&str> {
 /// Adds the analysis, writes the files a last time and prints the findings and warnings.
 fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
     let capacity = live.doc.analysis.as_ref().and_then(|a| a.capacity.clone());
-    live.doc.analysis = analyse(&live.doc.steps).map(|mut a| {
+    let max_failed = live.doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
+    live.doc.analysis = analyse(&live.doc.steps, max_failed).map(|mut a| {
         a.capacity = capacity;
         a
     });

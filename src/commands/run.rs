@@ -1,4 +1,5 @@
-//! `hakaru run`: one load step, watched, into the result document and out through the exporters.
+//! `hakaru run`: one load step, watched, into the result document and out through the exporters. Exit code 1
+//! when not one request succeeded.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,5 +38,13 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     live.refresh_warnings();
     print!("{}", Text.render(&live.doc));
     live.write()?;
-    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    let nothing_succeeded = live.doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else if nothing_succeeded {
+        // Every request failed: there is no measurement of the service, and scripts must not take it for one.
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -55,7 +55,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         warmup_s: warmup.as_secs_f64(),
         wait_s: wait.as_secs_f64(),
         slo: None,
-        max_errors_percent: None,
+        max_errors_percent: Some(parts.max_error_percent),
     });
     engine::preflight(&first)?;
     drop(first);

@@ -60,7 +60,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let exchange = Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
-        ctx.record(result, intended, end);
+        ctx.record(result, intended, ready, end);
         ready = end;
         if let Some(think) = ctx.think_time() {
             tokio::time::sleep(think).await;

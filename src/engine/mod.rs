@@ -122,15 +122,20 @@ impl ThreadCtx {
         true
     }
 
-    /// Records how one request ended.
-    fn record(&self, result: Result<(Answer, Instant), Failure>, intended: Instant, end: Instant) {
+    /// Records how one request ended. `ready`: when its client was ready to send; a failed request's lag counts
+    /// from there (it may have failed before sending), so failures are in the late counts too.
+    fn record(&self, result: Result<(Answer, Instant), Failure>, intended: Instant, ready: Instant, end: Instant) {
         let mut m = self.metrics.borrow_mut();
         match result {
             Ok((answer, sent)) => {
                 m.record_lag(sent.saturating_duration_since(intended));
-                m.record_response(answer.status, intended, sent, end);
+                let ok = self.shared.plan.ok_status.contains(answer.status);
+                m.record_response(answer.status, ok, intended, sent, end);
             }
-            Err(f) => m.record_error(f.kind, || f.message),
+            Err(f) => {
+                m.record_lag(ready.saturating_duration_since(intended));
+                m.record_failure(f.kind, || f.message, intended, end);
+            }
         }
     }
 

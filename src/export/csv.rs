@@ -1,4 +1,5 @@
-//! One CSV row per step with the columns of loadtest's table (seed 002), then percentiles (`--csv FILE`).
+//! One CSV row per step with the columns of loadtest's table (seed 002), then percentiles, then the successes and
+//! failures (`--csv FILE`).
 
 use super::Exporter;
 use crate::metrics::histogram::REPORTED_PERCENTILES;
@@ -19,7 +20,7 @@ impl Exporter for Csv {
                 .map(String::from)
                 .to_vec();
         header.extend(REPORTED_PERCENTILES.iter().map(|&p| percentile_column(p)));
-        header.extend(["errors", "durationSeconds"].map(String::from));
+        header.extend(["errors", "durationSeconds", "ok", "failed"].map(String::from));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
             let l = &step.latency;
@@ -36,7 +37,12 @@ impl Exporter for Csv {
                 ms(l.min as f64),
             ];
             row.extend(REPORTED_PERCENTILES.iter().map(|&p| ms(l.percentile(p) as f64)));
-            row.extend([step.errors.to_string(), format!("{:.3}", step.duration_s)]);
+            row.extend([
+                step.errors.to_string(),
+                format!("{:.3}", step.duration_s),
+                step.ok.to_string(),
+                step.failed.to_string(),
+            ]);
             w.write_record(&row).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")

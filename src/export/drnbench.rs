@@ -20,12 +20,13 @@ pub const DRNBENCH_COLUMNS: [&str; 6] = [
 ];
 
 /// hakaru's columns after drnbench's (times in seconds, like drnbench's).
-const HAKARU_COLUMNS: [&str; 8] = [
+const HAKARU_COLUMNS: [&str; 9] = [
     "p50_elapsed_time",
     "p90_elapsed_time",
     "p99_elapsed_time",
     "p999_elapsed_time",
     "n_errors",
+    "n_failed",
     "client_cpu_percent",
     "server_cpu_percent",
     "achieved_rate",
@@ -65,22 +66,25 @@ impl Exporter for DrnbenchCsv {
 
 fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeSet<u16>) -> Vec<String> {
     let l = &step.latency;
-    let answered = l.count > 0;
     // No answer, no latency: empty cells rather than zeros that read like measurements.
-    let time = |us: f64| if answered { seconds(us) } else { String::new() };
+    let time = |us: f64| if l.count > 0 { seconds(us) } else { String::new() };
+    // drnbench times every request, failed ones included: its three columns cover successes and failures.
+    let (min, max, mean) = every_request_times(step);
+    let every = |us: Option<f64>| us.map(seconds).unwrap_or_default();
     let mut r = vec![
         step.load.connections.to_string(),
         step.requests.to_string(),
         // `{:?}` prints 100.0 rather than 100, as drnbench's Ruby floats do.
         format!("{:?}", (step.throughput.requests_per_s * 1000.0).round() / 1000.0),
-        time(l.min as f64),
-        time(l.max as f64),
-        time(l.mean),
+        every(min),
+        every(max),
+        every(mean),
         time(l.percentile(50.0) as f64),
         time(l.percentile(90.0) as f64),
         time(l.percentile(99.0) as f64),
         time(l.percentile(99.9) as f64),
         step.errors.to_string(),
+        step.failed.to_string(),
         format!("{:.1}", step.generator.cpu_percent),
         step.server.as_ref().map(|s| format!("{:.1}", s.cpu_percent_mean)).unwrap_or_default(),
         step.schedule.as_ref().map(|s| format!("{:.1}", s.achieved_rate)).unwrap_or_default(),
@@ -99,6 +103,20 @@ fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeS
         r.push(format!("{:?}", (n as f64 * 100.0 / total * 1000.0).round() / 1000.0));
     }
     r
+}
+
+/// Min, max and mean time of every request of the step, successes and failures together; None without any.
+fn every_request_times(step: &StepResult) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let parts: Vec<_> =
+        [Some(&step.latency), step.failed_latency.as_ref()].into_iter().flatten().filter(|l| l.count > 0).collect();
+    let count: u64 = parts.iter().map(|l| l.count).sum();
+    if count == 0 {
+        return (None, None, None);
+    }
+    let min = parts.iter().map(|l| l.min).min().map(|v| v as f64);
+    let max = parts.iter().map(|l| l.max).max().map(|v| v as f64);
+    let mean = parts.iter().map(|l| l.mean * l.count as f64).sum::<f64>() / count as f64;
+    (min, max, Some(mean))
 }
 
 fn value_cell(v: &serde_json::Value) -> String {

@@ -8,7 +8,7 @@ pub fn table_header(rates: bool, probe_names: &[&str]) -> String {
     let first = if rates { format!("{:>10} {:>9}", "rate", "achieved") } else { format!("{:>8}", "clients") };
     let mut h = format!(
         "{first} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
-        "req/s", "mean", "p50", "p99", "max", "errors", "hakaru", "server"
+        "ok/s", "mean", "p50", "p99", "max", "failed", "hakaru", "server"
     );
     for name in probe_names {
         h.push_str(&format!("  {name}"));
@@ -26,12 +26,12 @@ pub fn table_row(step: &StepResult, rates: bool) -> String {
     let t = |us: f64| if l.count == 0 { "-".to_string() } else { format_micros(us) };
     let mut row = format!(
         "{first} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>7}",
-        step.throughput.requests_per_s,
+        step.throughput.ok_per_s,
         t(l.mean),
         t(l.percentile(50.0) as f64),
         t(l.percentile(99.0) as f64),
         t(l.max as f64),
-        step.errors,
+        step.failed,
         step.generator.cpu_percent,
         step.server.as_ref().map(|s| format!("{:.0}%", s.cpu_percent_mean)).unwrap_or_else(|| "-".into()),
     );

@@ -54,11 +54,16 @@ fn render_step(out: &mut String, step: &StepResult) {
         let _ = writeln!(out, "step {}", step.label);
     }
     // peers.sh and other scripts take the first number of the first line that mentions req/s: keep it the rate.
+    let all =
+        if step.failed > 0 { format!("; {:.1} req/s with the failures", t.requests_per_s) } else { String::new() };
     let _ = writeln!(
         out,
-        "  throughput   {:.1} req/s   ({} requests in {:.2} s)",
-        t.requests_per_s, step.requests, step.duration_s
+        "  throughput   {:.1} req/s   ({} requests in {:.2} s{all})",
+        t.ok_per_s, step.requests, step.duration_s
     );
+    let mix = if step.failed > 0 { format!(": {}", step.failure_mix()) } else { String::new() };
+    let _ =
+        writeln!(out, "  requests     ok {}, failed {} ({:.2} %){mix}", step.ok, step.failed, step.failed_percent());
     if step.unfinished > 0 {
         let _ = writeln!(
             out,
@@ -69,9 +74,10 @@ fn render_step(out: &mut String, step: &StepResult) {
     if let Some(sched) = &step.schedule {
         let _ = writeln!(
             out,
-            "  rate         asked {:.1}/s   achieved {:.1}/s   late (> 1 ms) {}   worst lag {}",
+            "  rate         asked {:.1}/s   sent {:.1}/s   completed {:.1}/s   late (> 1 ms) {}   worst lag {}",
             sched.target_rate,
             sched.achieved_rate,
+            sched.completed_rate,
             sched.late,
             format_micros(sched.max_lag_us as f64)
         );
@@ -83,7 +89,7 @@ fn render_step(out: &mut String, step: &StepResult) {
         format_bytes(t.bytes_out_per_s)
     );
     if l.count == 0 {
-        out.push_str("  latency      no answers\n");
+        out.push_str(if step.responses == 0 { "  latency      no answers\n" } else { "  latency      no successes\n" });
     } else {
         let _ = writeln!(
             out,
@@ -119,6 +125,18 @@ fn render_step(out: &mut String, step: &StepResult) {
         if let Ok(h) = LatencyHistogram::from_base64(&step.histogram.data) {
             render_histogram(out, &h);
         }
+    }
+    if let Some(f) = step.failed_latency.as_ref().filter(|_| step.ok > 0) {
+        let _ = writeln!(
+            out,
+            "  (the latency above is of the {} successes; the {} failures took mean {}, p50 {}, p99 {}, max {})",
+            step.ok,
+            step.failed,
+            format_micros(f.mean),
+            format_micros(f.percentile(50.0) as f64),
+            format_micros(f.percentile(99.0) as f64),
+            format_micros(f.max as f64)
+        );
     }
     let _ = writeln!(out);
     let status: Vec<String> = step

@@ -3,11 +3,13 @@
 //! Each engine thread owns one [`StepMetrics`] (no locks on the hot path); they are merged when the step ends.
 
 pub mod histogram;
+pub mod status;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use histogram::LatencyHistogram;
+pub use status::StatusSet;
 
 /// Why a request got no complete answer. Each kind is counted apart, with one sample message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -221,8 +223,13 @@ impl WindowMerger {
 /// Everything one thread measures during one step; merged across threads at the end.
 #[derive(Clone, Debug)]
 pub struct StepMetrics {
-    /// Latency from the intended send time to the end of the response (corrected for coordinated omission).
+    /// Latency of successes (answers whose status is in `--ok-status`) from the intended send time to the end of
+    /// the response (corrected for coordinated omission).
     pub latency: LatencyHistogram,
+    /// Latency of failed requests (other statuses, and errors), from the intended send time to the failure.
+    pub failed_latency: LatencyHistogram,
+    /// Answers whose status is not in `--ok-status`.
+    pub failed_status: u64,
     /// Latency from the actual send (service time); recorded only when `track_service` (open loops report it).
     pub service: LatencyHistogram,
     /// Whether to record `service`: a closed loop never reports it, so its hot path skips the second histogram.
@@ -260,6 +267,8 @@ impl StepMetrics {
     pub fn new() -> Self {
         Self {
             latency: LatencyHistogram::new(),
+            failed_latency: LatencyHistogram::new(),
+            failed_status: 0,
             service: LatencyHistogram::new(),
             track_service: true,
             requests: 0,
@@ -279,17 +288,24 @@ impl StepMetrics {
         }
     }
 
-    /// Records a complete response.
-    pub fn record_response(&mut self, status: u16, intended: Instant, sent: Instant, end: Instant) {
+    /// Records a complete response; `ok` when its status is a success. A failed answer goes to the failures'
+    /// histogram, so the headline percentiles are those of successes.
+    pub fn record_response(&mut self, status: u16, ok: bool, intended: Instant, sent: Instant, end: Instant) {
         let corrected = micros(end.saturating_duration_since(intended));
-        self.latency.record(corrected);
-        if self.track_service {
-            self.service.record(micros(end.saturating_duration_since(sent)));
-        }
         self.requests += 1;
         self.status[(status as usize).min(MAX_STATUS)] += 1;
-        self.window.latency.record(corrected);
         self.window.requests += 1;
+        if ok {
+            self.latency.record(corrected);
+            if self.track_service {
+                self.service.record(micros(end.saturating_duration_since(sent)));
+            }
+            self.window.latency.record(corrected);
+        } else {
+            self.failed_latency.record(corrected);
+            self.failed_status += 1;
+            self.window.errors += 1;
+        }
     }
 
     /// Records a request that ended in an error; a timeout is also counted as status 0.
@@ -301,6 +317,23 @@ impl StepMetrics {
         }
         self.window.requests += 1;
         self.window.errors += 1;
+    }
+
+    /// Records an error with the time it took from the intended send time, among the failures' latencies.
+    pub fn record_failure(
+        &mut self,
+        kind: ErrorKind,
+        sample: impl FnOnce() -> String,
+        intended: Instant,
+        end: Instant,
+    ) {
+        self.failed_latency.record(micros(end.saturating_duration_since(intended)));
+        self.record_error(kind, sample);
+    }
+
+    /// Requests that failed: answers with a status outside `--ok-status`, and errors.
+    pub fn failed(&self) -> u64 {
+        self.failed_status + self.errors.total()
     }
 
     /// Records how late a request left compared with its intended send time.
@@ -325,6 +358,8 @@ impl StepMetrics {
     /// Adds another thread's figures. Maxima of open connections add up because threads run side by side.
     pub fn merge(&mut self, other: &StepMetrics) {
         self.latency.merge(&other.latency);
+        self.failed_latency.merge(&other.failed_latency);
+        self.failed_status += other.failed_status;
         self.service.merge(&other.service);
         self.requests += other.requests;
         self.sent += other.sent;
@@ -381,7 +416,7 @@ mod tests {
         let intended = Instant::now();
         let sent = intended + Duration::from_millis(100);
         let end = sent + Duration::from_millis(10);
-        m.record_response(200, intended, sent, end);
+        m.record_response(200, true, intended, sent, end);
         assert!((m.latency.max() as i64 - 110_000).abs() < 200);
         assert!((m.service.max() as i64 - 10_000).abs() < 50);
     }
@@ -391,8 +426,8 @@ mod tests {
         let mut a = StepMetrics::new();
         let mut b = StepMetrics::new();
         let t = Instant::now();
-        a.record_response(200, t, t, t + Duration::from_millis(1));
-        b.record_response(503, t, t, t + Duration::from_millis(2));
+        a.record_response(200, true, t, t, t + Duration::from_millis(1));
+        b.record_response(503, false, t, t, t + Duration::from_millis(2));
         b.record_error(ErrorKind::Reset, || "reset by peer".into());
         a.connection_opened();
         b.connection_opened();
@@ -401,6 +436,8 @@ mod tests {
         assert_eq!(a.status_counts(), BTreeMap::from([(200, 1), (503, 1)]));
         assert_eq!(a.errors.count(ErrorKind::Reset), 1);
         assert_eq!(a.max_open, 2);
+        // The 503 is a failure: out of the successes' histogram, in the failures'.
+        assert_eq!((a.latency.count(), a.failed_latency.count(), a.failed_status, a.failed()), (1, 1, 1, 2));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::cli::args::{ArrivalArg, RequestArgs, RunArgs, ServeArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Stop};
+use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
 use crate::protocol::PreparedRequest;
@@ -57,6 +58,8 @@ pub struct RunPlan {
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub quiet: bool,
+    /// `--ok-status`: which answers are successes.
+    pub ok_status: StatusSet,
     /// The settings as the result document records them.
     pub settings: Settings,
 }
@@ -86,6 +89,8 @@ pub struct RequestSet {
     /// Descriptions of the targets for the result document.
     pub targets: Vec<String>,
     pub body_bytes: usize,
+    /// `--ok-status`: which answers are successes.
+    pub ok_status: StatusSet,
 }
 
 impl RequestSet {
@@ -115,6 +120,9 @@ impl RequestSet {
                 Ok((name.to_string(), value.trim().to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let ok_status = StatusSet::parse(&a.ok_status).map_err(|why| {
+            UsageError::new(format!("--ok-status '{}': {why}; write codes and ranges like 200-299,304", a.ok_status))
+        })?;
         let body: Vec<u8> = match (&a.body, &a.body_file) {
             (Some(b), _) => b.clone().into_bytes(),
             (None, Some(path)) => std::fs::read(path).map_err(|e| {
@@ -202,6 +210,7 @@ impl RequestSet {
             insecure: a.insecure,
             targets,
             body_bytes: body.len(),
+            ok_status,
         })
     }
 }
@@ -413,6 +422,7 @@ impl RunPlan {
             seed: set.seed,
             insecure: set.insecure,
             patterns: set.patterns.clone(),
+            ok_status: set.ok_status.text().to_string(),
             sweep: None,
         };
         RunPlan {
@@ -430,6 +440,7 @@ impl RunPlan {
             json: None,
             csv: None,
             quiet: false,
+            ok_status: set.ok_status.clone(),
             settings,
         }
     }

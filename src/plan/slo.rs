@@ -74,7 +74,7 @@ impl Slo {
     pub fn violation(&self, step: &StepResult) -> Option<String> {
         let l = &step.latency;
         if l.count == 0 {
-            return Some("no answers".into());
+            return Some("no successful answers".into());
         }
         for b in &self.bounds {
             let value = match (b.percentile, b.stat.as_str()) {

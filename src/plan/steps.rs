@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::slo::parse_percent;
 use super::{RequestSet, check_threads, check_writable, flag_duration, parse_rate};
 use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
@@ -102,6 +103,8 @@ pub struct StepsPlan {
     pub warmup: Duration,
     pub set: RequestSet,
     pub watchers: Watchers,
+    /// `--max-error-rate`: the most failed requests a step may have and still count, percent.
+    pub max_error_percent: f64,
     /// `-o`: the CSV in drnbench's format.
     pub drnbench_csv: Option<PathBuf>,
     /// `--json`: the result document.
@@ -113,6 +116,7 @@ impl StepsPlan {
         let duration = flag_duration("--duration", &a.duration)?;
         let interval = flag_duration_or_zero("--interval", &a.interval)?;
         let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;
+        let max_error_percent = parse_percent("--max-error-rate", &a.max_error_rate)?;
         check_threads(a.threads)?;
         if a.connections == 0 {
             return Err(UsageError::new("--connections 0: must be at least 1"));
@@ -128,6 +132,7 @@ impl StepsPlan {
             warmup,
             set,
             watchers,
+            max_error_percent,
             drnbench_csv: a.output.clone(),
             json: a.json.clone(),
         })
