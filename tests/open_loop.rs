@@ -86,3 +86,82 @@ fn a_zero_or_negative_rate_is_bad_input() {
         assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     }
 }
+
+#[test]
+fn a_slow_healthy_server_is_offered_the_full_rate_and_its_answers_still_due_are_counted_as_such() {
+    // 400 ms per answer at 50/s: about 20 requests are always in flight. The rate offered is what was sent.
+    let t = target();
+    let url = format!("http://{}/?delay=400ms", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "50", "-c", "100", "-d", "2s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    let s = &step["schedule"];
+    let (sent, completed) = (s["achieved_rate"].as_f64().unwrap(), s["completed_rate"].as_f64().unwrap());
+    assert!((sent - 50.0).abs() <= 2.5, "sent {sent}/s of 50/s");
+    assert!(completed < sent - 5.0, "answers still due at the end: completed {completed}/s of {sent}/s");
+    let unfinished = step["unfinished"].as_u64().unwrap();
+    assert!((12..=25).contains(&unfinished), "about 20 in flight at the end: {unfinished}");
+    assert_eq!(step["failed"], 0, "in flight is not lost: {step}");
+    assert!(out.stdout.contains("sent 50.0/s"), "{}", out.stdout);
+}
+
+#[test]
+fn the_rate_follows_each_threads_connections_so_a_thread_with_fewer_is_not_starved() {
+    // -t 2 -c 3: one thread has two connections, the other one. At 90/s with 25 ms answers, an even split would
+    // ask 45/s of the one-connection thread, which can carry only 40/s; a split by connections asks 30/s.
+    let t = target();
+    let url = format!("http://{}/?delay=25ms", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "90", "-t", "2", "-c", "3", "-d", "3s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let p99 = out.step()["latency"]["percentiles"]["p99"].as_u64().unwrap();
+    assert!(p99 < 120_000, "no thread fell behind its schedule: p99 {p99} us");
+    let sent = out.step()["schedule"]["achieved_rate"].as_f64().unwrap();
+    assert!((sent - 90.0).abs() <= 4.5, "sent {sent}/s of 90/s");
+}
+
+#[test]
+fn two_threads_at_a_uniform_rate_send_evenly_spaced_requests() {
+    // A server of this test's own notes when each request arrives; at 100/s over two threads the gaps must be
+    // 10 ms, not alternating short and long ones (each thread used to start at its own first connection).
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let seen = Arc::clone(&arrivals);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut buf = [0u8; 4096];
+                let mut pending = Vec::new();
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.lock().unwrap().push(Instant::now());
+                        pending.drain(..end + 4);
+                        if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let url = format!("http://{addr}/");
+    let out = hakaru(&["run", "-q", "--rate", "100", "-t", "2", "-c", "2", "-n", "200", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut times = arrivals.lock().unwrap().clone();
+    times.sort();
+    // The first arrival is the preflight check's connection, not a request: only requests carry a head here.
+    let gaps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64() * 1000.0).collect();
+    let mut off: Vec<f64> = gaps.iter().map(|g| (g - 10.0).abs()).collect();
+    off.sort_by(f64::total_cmp);
+    let median_off = off[off.len() / 2];
+    assert!(median_off < 2.0, "gaps should be 10 ms; median distance {median_off:.2} ms; gaps {gaps:?}");
+}

@@ -42,6 +42,11 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             conns[0] = Some(conn);
         }
     }
+    if let Some(schedule) = &ctx.schedule {
+        // Tell the other threads this one is ready, even if it never claims a slot (no ticket left), so that
+        // the common start never waits for it.
+        schedule.ready();
+    }
     let mut ready = Instant::now();
     while ctx.take_ticket() {
         let intended = ctx.intended_send_time(ready).await;

@@ -7,7 +7,7 @@ mod client;
 pub mod conn;
 mod pacer;
 
-use pacer::Schedule;
+use pacer::{Schedule, StartGate};
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -197,16 +197,20 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         Stop::Requests(n) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
         Stop::Duration(_) => None,
     };
+    let gate = Arc::new(StartGate::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
+            let clients = share(plan.connections, threads, i);
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { rate, arrival } => {
-                    let interval = threads as f64 / rate;
-                    // Threads take turns: thread i's first slot is i / rate after the start.
-                    let first = start + Duration::from_secs_f64(i as f64 / rate);
-                    Some(Schedule::new(first, interval, arrival == Arrival::Poisson))
+                    // Each thread sends its connections' share of the rate (a thread with one connection of three
+                    // takes a third), so no thread is asked more than its connections can carry.
+                    let thread_rate = rate * clients as f64 / plan.connections.max(1) as f64;
+                    // One common start; thread i's first slot i / rate after it, so the threads take turns.
+                    let offset = Duration::from_secs_f64(i as f64 / rate);
+                    Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
                 }
             };
             let ctx = ThreadCtx {
@@ -220,7 +224,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 tickets,
                 window_index: Cell::new(0),
                 schedule,
-                max_clients: share(plan.connections, threads, i),
+                max_clients: clients,
                 started_clients: Cell::new(0),
                 running_clients: Cell::new(0),
                 clients_done: tokio::sync::Notify::new(),

@@ -6,6 +6,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::RngExt as _;
@@ -13,6 +15,47 @@ use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
 use crate::timer::PreciseTimer;
+
+/// The instant every thread's schedule starts from: when each thread has its first client connected (or failed
+/// to connect), so that no thread's first slots are late by a connection's setup and the threads' slots
+/// interleave as planned.
+pub struct StartGate {
+    threads: usize,
+    arrived: AtomicUsize,
+    start: OnceLock<Instant>,
+    open: Notify,
+}
+
+impl StartGate {
+    pub fn new(threads: usize) -> Self {
+        Self { threads: threads.max(1), arrived: AtomicUsize::new(0), start: OnceLock::new(), open: Notify::new() }
+    }
+
+    /// One thread is ready; the last one to arrive opens the gate.
+    fn arrive(&self) {
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            let _ = self.start.set(Instant::now());
+            self.open.notify_waiters();
+        }
+    }
+
+    /// Waits until every thread arrived; returns the common start.
+    async fn opened(&self) -> Instant {
+        loop {
+            if let Some(t) = self.start.get() {
+                return *t;
+            }
+            let notified = self.open.notified();
+            tokio::pin!(notified);
+            // Registered before the second look, so an opening between the two cannot be missed.
+            notified.as_mut().enable();
+            if let Some(t) = self.start.get() {
+                return *t;
+            }
+            notified.await;
+        }
+    }
+}
 
 /// Intended send times of one thread's share of an open-loop load.
 pub struct Schedule {
@@ -27,33 +70,52 @@ pub struct Schedule {
     due: Notify,
     /// Tells the pacer that a slot was claimed.
     claimed: Notify,
-    /// The schedule starts when the first client is connected and asks for a slot, so that the first requests
-    /// are not late by a connection's setup.
+    /// The common start of all threads' schedules.
+    gate: Arc<StartGate>,
+    /// This thread's first slot, after the common start: threads take turns.
+    offset: Duration,
+    /// Whether this thread told the gate it is ready.
+    arrived: Cell<bool>,
+    /// Whether the first slot has been set from the gate's start.
     started: Cell<bool>,
     /// Tells the pacer that the schedule has started (its first slot may still be ahead).
     begun: Notify,
 }
 
 impl Schedule {
-    pub fn new(first: Instant, interval: f64, poisson: bool) -> Self {
+    pub fn new(gate: Arc<StartGate>, offset: Duration, interval: f64, poisson: bool) -> Self {
         Self {
-            next: Cell::new(first),
+            next: Cell::new(Instant::now()),
             interval,
             poisson,
             idle: Cell::new(0),
             due: Notify::new(),
             claimed: Notify::new(),
+            gate,
+            offset,
+            arrived: Cell::new(false),
             started: Cell::new(false),
             begun: Notify::new(),
+        }
+    }
+
+    /// This thread is ready to send (its first client connected, or failed to): counted once per thread.
+    pub fn ready(&self) {
+        if !self.arrived.replace(true) {
+            self.gate.arrive();
         }
     }
 
     /// Waits for a due slot and claims it: the request's intended send time. A slot that fell due while every
     /// client was busy is claimed late, and its latency still counts from the slot.
     pub async fn claim(&self, rng: &RefCell<ChaCha8Rng>) -> Instant {
-        if !self.started.replace(true) {
-            self.next.set(self.next.get().max(Instant::now()));
-            self.begun.notify_one();
+        if !self.started.get() {
+            self.ready();
+            let start = self.gate.opened().await;
+            if !self.started.replace(true) {
+                self.next.set(start + self.offset);
+                self.begun.notify_one();
+            }
         }
         loop {
             let slot = self.next.get();
@@ -114,7 +176,7 @@ mod tests {
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {
-        let s = Schedule::new(Instant::now(), 0.001, true);
+        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.001, true);
         let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
         let first = s.next.get();
         for _ in 0..10_000 {
@@ -130,7 +192,8 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let local = tokio::task::LocalSet::new();
         local.block_on(&rt, async {
-            let s = std::rc::Rc::new(Schedule::new(Instant::now() + Duration::from_millis(20), 0.001, false));
+            let gate = Arc::new(StartGate::new(1));
+            let s = std::rc::Rc::new(Schedule::new(gate, Duration::from_millis(20), 0.001, false));
             let pacer = {
                 let s = std::rc::Rc::clone(&s);
                 tokio::task::spawn_local(async move { s.pace(|| false).await })
@@ -147,8 +210,40 @@ mod tests {
     }
 
     #[test]
+    fn threads_start_together_and_take_turns() {
+        // Two threads (here two schedules on one loop, each with its pacer): the second is ready 30 ms after the
+        // first, and still their slots interleave from one common start, 5 ms apart.
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let gate = Arc::new(StartGate::new(2));
+            let a = std::rc::Rc::new(Schedule::new(Arc::clone(&gate), Duration::ZERO, 0.010, false));
+            let b = std::rc::Rc::new(Schedule::new(Arc::clone(&gate), Duration::from_millis(5), 0.010, false));
+            let pacers: Vec<_> = [&a, &b]
+                .map(|s| {
+                    let s = std::rc::Rc::clone(s);
+                    tokio::task::spawn_local(async move { s.pace(|| false).await })
+                })
+                .into();
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+            a.ready();
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            b.ready();
+            let claims = async {
+                let (sa, sb) = (a.claim(&rng).await, b.claim(&rng).await);
+                assert_eq!(sb - sa, Duration::from_millis(5));
+                assert_eq!(a.claim(&rng).await - sa, Duration::from_millis(10));
+            };
+            tokio::time::timeout(Duration::from_secs(2), claims).await.expect("three slots within 2 s");
+            for p in pacers {
+                p.abort();
+            }
+        });
+    }
+
+    #[test]
     fn uniform_gaps_are_exactly_the_interval() {
-        let s = Schedule::new(Instant::now(), 0.0005, false);
+        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.0005, false);
         let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
         let first = s.next.get();
         s.advance(&rng);
