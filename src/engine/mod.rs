@@ -170,6 +170,20 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             )));
         }
     }
+    // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
+    // give nothing but handshake failures, or "0 requests" when the step is shorter than --connect-timeout.
+    let https: Vec<_> = plan.endpoints.iter().filter(|e| e.scheme == Scheme::Https).collect();
+    if !https.is_empty() {
+        let connector = conn::tls_connector(plan.insecure);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}")))?;
+        for ep in https {
+            rt.block_on(conn::check_tls(ep, &connector, plan.connect_timeout))
+                .map_err(|why| UsageError::new(format!("target {ep}: {why}")))?;
+        }
+    }
     Ok(())
 }
 

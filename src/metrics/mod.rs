@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Timeout,
     /// The bytes received are not a valid response of the protocol.
     Malformed,
+    /// The server sent bytes no request asked for (before a request was written, or after its answer), so
+    /// the connection could not carry the request: answers would be credited to the wrong requests.
+    Unsolicited,
     /// The TLS handshake or a TLS record failed (certificate, protocol).
     Tls,
     /// Any other I/O error.
@@ -33,7 +36,8 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 9] = [
+    /// Every kind, in the order of the enum (the order of the counters and of every listing).
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -41,6 +45,7 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Timeout,
         ErrorKind::Malformed,
+        ErrorKind::Unsolicited,
         ErrorKind::Tls,
         ErrorKind::Io,
     ];
@@ -55,6 +60,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Malformed => "malformed_response",
+            ErrorKind::Unsolicited => "unsolicited_response",
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
         }
@@ -75,6 +81,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed before the response was complete",
             ErrorKind::Timeout => "no complete answer in time; status 0",
             ErrorKind::Malformed => "malformed response",
+            ErrorKind::Unsolicited => "bytes no request asked for",
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",
         }
@@ -363,6 +370,14 @@ fn micros(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_kind_in_enum_order_with_distinct_keys() {
+        for (i, k) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(k.index(), i, "{k:?}");
+            assert_eq!(ErrorKind::from_key(k.key()), Some(k));
+        }
+    }
 
     #[test]
     fn a_timeout_counts_as_an_error_and_as_status_zero() {
