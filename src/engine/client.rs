@@ -21,6 +21,7 @@ use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
 pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
+    let mut backoff = Backoff::default();
     let mut decoder = HttpDecoder::default();
     // Clients start at different places in the round-robin so that targets share the load from the start.
     let mut turn = id;
@@ -60,8 +61,18 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let exchange = Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
+        let pause = backoff.after(&result);
+        let failed = result.is_err();
         ctx.record(result, intended, end);
         ready = end;
+        if let Some(pause) = pause {
+            tokio::time::sleep(pause).await;
+            ready = Instant::now();
+        } else if failed {
+            // Some failures (a refused or impossible connect) come back without the loop ever waiting: yield,
+            // so the thread's deadline, stop signal and other clients still run.
+            tokio::task::yield_now().await;
+        }
         if let Some(think) = ctx.think_time() {
             tokio::time::sleep(think).await;
             ready = Instant::now();
@@ -86,6 +97,32 @@ struct Slot {
     /// request to this endpoint fails with this message instead of being sent, so the protocol error is
     /// counted, and counted against a request, as every error is.
     stray: Option<String>,
+}
+
+/// Waiting after a failure that more attempts cannot cure at once: no file descriptor left. The wait doubles
+/// from 5 ms to 500 ms while the failures go on, so a client without a descriptor neither spins nor eats the
+/// request budget, and it is back within half a second once descriptors are free.
+#[derive(Default)]
+struct Backoff {
+    wait: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(5);
+    const MOST: Duration = Duration::from_millis(500);
+
+    fn after(&mut self, result: &Result<(Answer, Instant), Failure>) -> Option<Duration> {
+        match result {
+            Err(f) if f.kind == ErrorKind::FileLimit => {
+                self.wait = if self.wait.is_zero() { Self::FIRST } else { (self.wait * 2).min(Self::MOST) };
+                Some(self.wait)
+            }
+            _ => {
+                self.wait = Duration::ZERO;
+                None
+            }
+        }
+    }
 }
 
 /// One request to send on the client's connection to `endpoint`.

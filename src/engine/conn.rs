@@ -78,13 +78,22 @@ pub async fn connect(
 }
 
 async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Duration) -> Result<TcpStream, Failure> {
-    let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
-        .map_err(|e| Failure::new(ErrorKind::Connect, format!("socket: {e}")))?;
+    let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
+        if is_fd_limit(&e) {
+            Failure::new(
+                ErrorKind::FileLimit,
+                format!("socket: {e}; raise the open-file limit (ulimit -n) or lower -c"),
+            )
+        } else {
+            Failure::new(ErrorKind::Connect, format!("socket: {e}"))
+        }
+    })?;
     match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
         Ok(Ok(stream)) => Ok(stream),
         Ok(Err(e)) => {
             let kind = match e.kind() {
                 io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+                _ if is_fd_limit(&e) => ErrorKind::FileLimit,
                 _ => ErrorKind::Connect,
             };
             Err(Failure::new(kind, format!("connect to {}: {e}", ep.addr)))
@@ -94,6 +103,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
             format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
         )),
     }
+}
+
+/// EMFILE (the process's open-file limit) or ENFILE (the system's).
+pub fn is_fd_limit(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }
 
 /// Why a TLS handshake did not complete.

@@ -18,6 +18,8 @@ pub enum ErrorKind {
     ConnectTimeout,
     /// Any other failure to connect (unreachable, no ports left, ...).
     Connect,
+    /// No file descriptor left for a connection (EMFILE/ENFILE: `ulimit -n` or the system's limit).
+    FileLimit,
     /// The server reset the connection (RST) while a request was under way.
     Reset,
     /// The server closed the connection before the response was complete.
@@ -37,10 +39,11 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
+        ErrorKind::FileLimit,
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Timeout,
@@ -56,6 +59,7 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::Connect => "connect_error",
+            ErrorKind::FileLimit => "fd_limit",
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Timeout => "timeout",
@@ -77,6 +81,7 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connection refused",
             ErrorKind::ConnectTimeout => "connect timeout",
             ErrorKind::Connect => "connect error",
+            ErrorKind::FileLimit => "no file descriptor left, see ulimit -n",
             ErrorKind::Reset => "connection reset",
             ErrorKind::Closed => "closed before the response was complete",
             ErrorKind::Timeout => "no complete answer in time; status 0",
