@@ -69,7 +69,7 @@ fn a_timeout_is_recorded_as_status_zero_and_counted() {
     let t = target();
     let url = format!("http://{}/?fault=stall", t.addr());
     let out = hakaru(&["run", "-q", "-c", "2", "-n", "4", "--timeout", "300ms", &url]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 1, "not one request succeeded: {}", out.stderr);
     assert_eq!(out.status_count("0"), 4);
     assert_eq!(out.error_count("timeout"), 4);
     assert_eq!(out.step()["responses"], 0);
@@ -81,7 +81,7 @@ fn each_fault_is_counted_as_its_exact_error_kind() {
     for (fault, kind) in [("reset", "reset"), ("close", "closed"), ("garbage", "malformed_response")] {
         let url = format!("http://{}/?fault={fault}", t.addr());
         let out = hakaru(&["run", "-q", "-c", "2", "-n", "20", "--timeout", "2s", &url]);
-        assert_eq!(out.code, 0, "{fault}: {}", out.stderr);
+        assert_eq!(out.code, 1, "{fault}: not one request succeeded: {}", out.stderr);
         assert!(!out.stderr.contains("panicked"), "{fault}: {}", out.stderr);
         assert_eq!(out.step()["requests"], 20, "{fault}");
         assert_eq!(out.error_count(kind), 20, "{fault}: {}", out.step()["error_kinds"]);

@@ -13,14 +13,15 @@ use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 use tokio::time::Sleep;
 
 use super::ThreadCtx;
-use super::conn::{Conn, Failure, connect};
+use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
 use crate::protocol::http::HttpDecoder;
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
 pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
-    let mut conns: Vec<Option<Conn>> = (0..ctx.shared.plan.endpoints.len()).map(|_| None).collect();
+    let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
+    let mut backoff = Backoff::default();
     let mut decoder = HttpDecoder::default();
     // Clients start at different places in the round-robin so that targets share the load from the start.
     let mut turn = id;
@@ -39,7 +40,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         .await
         {
             ctx.metrics.borrow_mut().connection_opened();
-            conns[0] = Some(conn);
+            conns[0].conn = Some(conn);
         }
     }
     if let Some(schedule) = &ctx.schedule {
@@ -65,21 +66,67 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let exchange = Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
+        let pause = backoff.after(&result);
+        let failed = result.is_err();
         ctx.record(result, intended, ready, end);
         ready = end;
+        if let Some(pause) = pause {
+            tokio::time::sleep(pause).await;
+            ready = Instant::now();
+        } else if failed {
+            // Some failures (a refused or impossible connect) come back without the loop ever waiting: yield,
+            // so the thread's deadline, stop signal and other clients still run.
+            tokio::task::yield_now().await;
+        }
         if let Some(think) = ctx.think_time() {
             tokio::time::sleep(think).await;
             ready = Instant::now();
         }
     }
     for slot in &mut conns {
-        close(&ctx, slot);
+        close(&ctx, &mut slot.conn);
     }
 }
 
-fn close(ctx: &ThreadCtx, slot: &mut Option<Conn>) {
-    if slot.take().is_some() {
+fn close(ctx: &ThreadCtx, conn: &mut Option<Conn>) {
+    if conn.take().is_some() {
         ctx.metrics.borrow_mut().connection_closed();
+    }
+}
+
+/// A client's connection to one endpoint.
+#[derive(Default)]
+struct Slot {
+    conn: Option<Conn>,
+    /// The last answer on the (now closed) connection was followed by bytes no request asked for: the next
+    /// request to this endpoint fails with this message instead of being sent, so the protocol error is
+    /// counted, and counted against a request, as every error is.
+    stray: Option<String>,
+}
+
+/// Waiting after a failure that more attempts cannot cure at once: no file descriptor left. The wait doubles
+/// from 5 ms to 500 ms while the failures go on, so a client without a descriptor neither spins nor eats the
+/// request budget, and it is back within half a second once descriptors are free.
+#[derive(Default)]
+struct Backoff {
+    wait: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(5);
+    const MOST: Duration = Duration::from_millis(500);
+
+    fn after(&mut self, result: &Result<(Answer, Instant), Failure>) -> Option<Duration> {
+        match result {
+            Err(f) if f.kind == ErrorKind::FileLimit => {
+                self.wait = if self.wait.is_zero() { Self::FIRST } else { (self.wait * 2).min(Self::MOST) };
+                Some(self.wait)
+            }
+            _ => {
+                self.wait = Duration::ZERO;
+                None
+            }
+        }
     }
 }
 
@@ -98,17 +145,30 @@ impl Exchange<'_> {
     async fn run(
         &self,
         ctx: &ThreadCtx,
-        slot: &mut Option<Conn>,
+        slot: &mut Slot,
         decoder: &mut HttpDecoder,
         mut timer: Pin<&mut Sleep>,
     ) -> Result<(Answer, Instant), Failure> {
         let plan = &ctx.shared.plan;
+        let Slot { conn: slot, stray } = slot;
+        if let Some(what) = stray.take() {
+            return Err(Failure::new(ErrorKind::Unsolicited, what));
+        }
         let mut retried = false;
         loop {
-            if slot.as_ref().is_some_and(Conn::closed_by_peer) {
-                // The server closed this idle keep-alive connection: reopen before sending, not after.
-                close(ctx, slot);
-                ctx.metrics.borrow_mut().reconnects += 1;
+            // Every connection, a new one included, is looked at before the request is written: bytes already
+            // there were not sent in answer to it, and must not be taken for its answer.
+            match slot.as_mut().map(Conn::idle_state) {
+                None | Some(Idle::Open) => {}
+                Some(Idle::Closed) => {
+                    // The server closed this idle keep-alive connection: reopen before sending, not after.
+                    close(ctx, slot);
+                    ctx.metrics.borrow_mut().reconnects += 1;
+                }
+                Some(Idle::Unsolicited(what)) => {
+                    close(ctx, slot);
+                    return Err(Failure::new(ErrorKind::Unsolicited, what));
+                }
             }
             let fresh = slot.is_none();
             if fresh {
@@ -140,6 +200,11 @@ impl Exchange<'_> {
                         if plan.keepalive {
                             ctx.metrics.borrow_mut().reconnects += 1;
                         }
+                    } else if let Some(what) = decoder.stray() {
+                        // The answer is the request's own; what followed it answers nothing and would be read as
+                        // the next request's answer. (On a connection that closes anyway it harms no one.)
+                        *stray = Some(what.to_string());
+                        close(ctx, slot);
                     }
                     return Ok((answer, sent));
                 }

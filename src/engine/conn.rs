@@ -62,40 +62,113 @@ pub async fn connect(
     timeout: Duration,
     reused: bool,
 ) -> Result<Conn, Failure> {
-    let attempt = async {
-        let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
-            .map_err(|e| Failure::new(ErrorKind::Connect, format!("socket: {e}")))?;
-        let stream = socket.connect(ep.addr).await.map_err(|e| {
-            let kind = if e.kind() == io::ErrorKind::ConnectionRefused {
-                ErrorKind::ConnectRefused
-            } else {
-                ErrorKind::Connect
+    let deadline = tokio::time::Instant::now() + timeout;
+    let stream = tcp_connect(ep, deadline, timeout).await?;
+    // Requests are small and answered one at a time: Nagle's delay would only add latency.
+    if reused {
+        let _ = stream.set_nodelay(true);
+    }
+    match (ep.scheme, tls) {
+        (Scheme::Https, Some(connector)) => match handshake(ep, connector, stream, deadline).await {
+            Ok(tls) => Ok(Conn::Tls(Box::new(tls))),
+            Err(e) => Err(Failure::new(ErrorKind::Tls, e.describe(ep, timeout))),
+        },
+        _ => Ok(Conn::Plain(stream)),
+    }
+}
+
+async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Duration) -> Result<TcpStream, Failure> {
+    let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
+        if is_fd_limit(&e) {
+            Failure::new(
+                ErrorKind::FileLimit,
+                format!("socket: {e}; raise the open-file limit (ulimit -n) or lower -c"),
+            )
+        } else {
+            Failure::new(ErrorKind::Connect, format!("socket: {e}"))
+        }
+    })?;
+    match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(e)) => {
+            let kind = match e.kind() {
+                io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+                _ if is_fd_limit(&e) => ErrorKind::FileLimit,
+                _ => ErrorKind::Connect,
             };
-            Failure::new(kind, format!("connect to {}: {e}", ep.addr))
-        })?;
-        // Requests are small and answered one at a time: Nagle's delay would only add latency.
-        if reused {
-            let _ = stream.set_nodelay(true);
+            Err(Failure::new(kind, format!("connect to {}: {e}", ep.addr)))
         }
-        match (ep.scheme, tls) {
-            (Scheme::Https, Some(connector)) => {
-                let name = ServerName::try_from(ep.host.clone())
-                    .map_err(|e| Failure::new(ErrorKind::Tls, format!("server name '{}': {e}", ep.host)))?;
-                let tls = connector
-                    .connect(name, stream)
-                    .await
-                    .map_err(|e| Failure::new(ErrorKind::Tls, format!("TLS handshake with {}: {e}", ep.addr)))?;
-                Ok(Conn::Tls(Box::new(tls)))
-            }
-            _ => Ok(Conn::Plain(stream)),
-        }
-    };
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(result) => result,
         Err(_) => Err(Failure::new(
             ErrorKind::ConnectTimeout,
             format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
         )),
+    }
+}
+
+/// EMFILE (the process's open-file limit) or ENFILE (the system's).
+pub fn is_fd_limit(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Why a TLS handshake did not complete.
+enum HandshakeError {
+    /// A server name rustls cannot use.
+    Name(String),
+    /// No answer before the connect deadline: typically a plain-HTTP server waiting for a request.
+    TimedOut,
+    Failed(io::Error),
+}
+
+impl HandshakeError {
+    fn describe(&self, ep: &Endpoint, timeout: Duration) -> String {
+        match self {
+            HandshakeError::Name(m) => m.clone(),
+            HandshakeError::TimedOut => format!(
+                "TLS handshake with {}: no answer within {} (is the server speaking TLS on this port?)",
+                ep.addr,
+                humantime::format_duration(timeout)
+            ),
+            HandshakeError::Failed(e) => format!("TLS handshake with {}: {e}", ep.addr),
+        }
+    }
+
+    /// The server speaks TLS but its certificate is not trusted: a fact to count, not a wrong port.
+    fn is_certificate(&self) -> bool {
+        match self {
+            HandshakeError::Failed(e) => e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                .is_some_and(|r| matches!(r, rustls::Error::InvalidCertificate(_))),
+            _ => false,
+        }
+    }
+}
+
+async fn handshake(
+    ep: &Endpoint,
+    connector: &TlsConnector,
+    stream: TcpStream,
+    deadline: tokio::time::Instant,
+) -> Result<TlsStream<TcpStream>, HandshakeError> {
+    let name = ServerName::try_from(ep.host.clone())
+        .map_err(|e| HandshakeError::Name(format!("server name '{}': {e}", ep.host)))?;
+    match tokio::time::timeout_at(deadline, connector.connect(name, stream)).await {
+        Ok(Ok(tls)) => Ok(tls),
+        Ok(Err(e)) => Err(HandshakeError::Failed(e)),
+        Err(_) => Err(HandshakeError::TimedOut),
+    }
+}
+
+/// Checks before the load that a TLS endpoint speaks TLS: Err(why) when the handshake gets no answer within
+/// `timeout` or fails for a reason other than the certificate. An untrusted certificate is left to the run,
+/// which counts it (kind `tls`) as the server's answer to every connection.
+pub async fn check_tls(ep: &Endpoint, connector: &TlsConnector, timeout: Duration) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let stream = tcp_connect(ep, deadline, timeout).await.map_err(|f| f.message)?;
+    match handshake(ep, connector, stream, deadline).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_certificate() => Ok(()),
+        Err(e) => Err(e.describe(ep, timeout)),
     }
 }
 
@@ -157,15 +230,47 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
     }
 }
 
+/// What an idle connection holds when the client is about to write a request on it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// Nothing arrived: ready for the request.
+    Open,
+    /// The server closed (or reset) it while idle: reopen before sending.
+    Closed,
+    /// The server sent bytes no request asked for; they are quoted. Written now, the request would be
+    /// credited with them, so the connection is unusable.
+    Unsolicited(String),
+}
+
 impl Conn {
-    /// Whether the server already closed (or wrote unasked bytes on) this idle connection. Costs no system call
-    /// unless the socket signalled readiness, which an idle keep-alive connection only does when it is closing.
-    pub fn closed_by_peer(&self) -> bool {
-        match self {
-            Conn::Plain(s) => s.try_read(&mut [0u8; 1]).is_ok(),
-            // A TLS close_notify or FIN cannot be peeked without the TLS state; the retry of idempotent
-            // requests covers it.
-            Conn::Tls(_) => false,
+    /// Looks at an idle connection before a request is written on it. Costs no system call unless the socket
+    /// signalled readiness, which an idle keep-alive connection only does when it is closing or the server
+    /// misbehaves. Bytes read here are dropped with the connection.
+    pub fn idle_state(&mut self) -> Idle {
+        let mut buf = [0u8; 64];
+        let read = match self {
+            Conn::Plain(s) => match s.try_read(&mut buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Idle::Open,
+                other => other,
+            },
+            Conn::Tls(s) => {
+                // rustls decrypts only inside poll_read. Polled with a waker that does nothing, it returns
+                // Pending without a system call when the socket has not signalled readiness; post-handshake
+                // messages (TLS 1.3 session tickets) are consumed without yielding bytes, as they should be.
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                let mut rb = ReadBuf::new(&mut buf);
+                match Pin::new(s.as_mut()).poll_read(&mut cx, &mut rb) {
+                    Poll::Pending => return Idle::Open,
+                    Poll::Ready(result) => result.map(|()| rb.filled().len()),
+                }
+            }
+        };
+        match read {
+            Ok(0) | Err(_) => Idle::Closed,
+            Ok(n) => Idle::Unsolicited(format!(
+                "the server sent bytes before the request was written: \"{}\"",
+                crate::protocol::http::response::quote(&buf[..n])
+            )),
         }
     }
 }

@@ -177,11 +177,101 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             )));
         }
     }
+    // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
+    // give nothing but handshake failures, or "0 requests" when the step is shorter than --connect-timeout.
+    let https: Vec<_> = plan.endpoints.iter().filter(|e| e.scheme == Scheme::Https).collect();
+    if !https.is_empty() {
+        let connector = conn::tls_connector(plan.insecure);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}")))?;
+        for ep in https {
+            rt.block_on(conn::check_tls(ep, &connector, plan.connect_timeout))
+                .map_err(|why| UsageError::new(format!("target {ep}: {why}")))?;
+        }
+    }
     Ok(())
+}
+
+/// File descriptors for a step's connections: the open-file limit (after [`fd_budget`] raised it) and how many
+/// connections fit under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdBudget {
+    /// Connections asked for.
+    pub wanted: usize,
+    /// Connections that can be open at once: the soft limit minus `reserve` (0 when the reserve takes it all).
+    pub available: usize,
+    /// The soft open-file limit (`ulimit -n`) before the call and after it.
+    pub soft_before: u64,
+    pub soft: u64,
+    /// The hard limit, the most an unprivileged process may raise the soft one to (`u64::MAX`: unlimited).
+    pub hard: u64,
+    /// Descriptors kept back for what is not a connection: those open now, each load thread's event loop and
+    /// timer, output files, probes, the monitor's /proc reads.
+    pub reserve: u64,
+}
+
+impl FdBudget {
+    /// Every connection asked for can be open at once.
+    pub fn enough(&self) -> bool {
+        self.available >= self.wanted
+    }
+
+    /// The soft limit was raised by the call.
+    pub fn raised(&self) -> bool {
+        self.soft > self.soft_before
+    }
+}
+
+/// Descriptors each load thread uses besides its connections: epoll, the runtime's waker, the pacer's timerfd,
+/// and one to spare.
+const FDS_PER_THREAD: u64 = 4;
+/// Descriptors for output files, probes and /proc reads during a step.
+const FDS_SPARE: u64 = 16;
+
+/// How many of `connections` (on `threads` load threads) can be open at once. When the soft `RLIMIT_NOFILE` is
+/// too low for them, it is first raised to the hard limit (an unprivileged process may), so `-c 10000` works
+/// where the hard limit allows it without the user's `ulimit -n`. Never fails: when the limit cannot be read,
+/// the budget says every connection fits, and a shortage shows up as `fd_limit` errors.
+pub fn fd_budget(connections: usize, threads: usize) -> FdBudget {
+    let open_now = std::fs::read_dir("/proc/self/fd").map_or(16, |d| d.count() as u64);
+    let reserve = open_now + FDS_PER_THREAD * threads.max(1) as u64 + FDS_SPARE;
+    let needed = (connections as u64).saturating_add(reserve);
+    let Some((soft_before, hard)) = nofile_limit() else {
+        return FdBudget { wanted: connections, available: connections, soft_before: 0, soft: 0, hard: 0, reserve };
+    };
+    let mut soft = soft_before;
+    if needed > soft && soft < hard {
+        // Linux refuses an unlimited soft limit (above fs.nr_open); ask for what is needed then.
+        let target = if hard == libc::RLIM_INFINITY { needed } else { hard };
+        if set_nofile_soft(target, hard) || set_nofile_soft(needed.min(hard), hard) {
+            soft = nofile_limit().map_or(soft, |(s, _)| s);
+        }
+    }
+    // RLIM_INFINITY is u64::MAX on Linux, so an unlimited limit reads as the largest number without a case.
+    let available = soft.saturating_sub(reserve).min(usize::MAX as u64) as usize;
+    FdBudget { wanted: connections, available, soft_before, soft, hard, reserve }
+}
+
+/// The soft and hard RLIMIT_NOFILE.
+fn nofile_limit() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given and nothing else.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    (rc == 0).then_some((lim.rlim_cur, lim.rlim_max))
+}
+
+fn set_nofile_soft(soft: u64, hard: u64) -> bool {
+    let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+    // SAFETY: setrlimit only reads the struct it is given.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 }
 }
 
 /// Runs one step to its end (requests done, deadline, or `interrupt`), calling `on_window` as windows complete.
 pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&WindowSummary)) -> StepOutcome {
+    // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
+    fd_budget(plan.connections, plan.threads);
     let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
     let shared = Arc::new(Shared { plan: plan.clone(), tls });
     let threads = plan.threads.max(1);
@@ -373,7 +463,16 @@ async fn tick_windows(ctx: Rc<ThreadCtx>, start: Instant, windows: mpsc::Sender<
 
 #[cfg(test)]
 mod tests {
-    use super::share;
+    use super::{fd_budget, share};
+
+    #[test]
+    fn a_few_connections_fit_the_open_file_limit_without_raising_it() {
+        let b = fd_budget(10, 2);
+        assert!(b.enough(), "{b:?}");
+        assert!(!b.raised(), "{b:?}");
+        assert!(b.reserve >= 2 * 4 + 16, "{b:?}");
+        assert_eq!(b.available as u64, b.soft - b.reserve);
+    }
 
     #[test]
     fn shares_add_up_to_the_total() {

@@ -20,6 +20,8 @@ pub enum ErrorKind {
     ConnectTimeout,
     /// Any other failure to connect (unreachable, no ports left, ...).
     Connect,
+    /// No file descriptor left for a connection (EMFILE/ENFILE: `ulimit -n` or the system's limit).
+    FileLimit,
     /// The server reset the connection (RST) while a request was under way.
     Reset,
     /// The server closed the connection before the response was complete.
@@ -28,6 +30,9 @@ pub enum ErrorKind {
     Timeout,
     /// The bytes received are not a valid response of the protocol.
     Malformed,
+    /// The server sent bytes no request asked for (before a request was written, or after its answer), so
+    /// the connection could not carry the request: answers would be credited to the wrong requests.
+    Unsolicited,
     /// The TLS handshake or a TLS record failed (certificate, protocol).
     Tls,
     /// Any other I/O error.
@@ -35,14 +40,17 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 9] = [
+    /// Every kind, in the order of the enum (the order of the counters and of every listing).
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
+        ErrorKind::FileLimit,
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Timeout,
         ErrorKind::Malformed,
+        ErrorKind::Unsolicited,
         ErrorKind::Tls,
         ErrorKind::Io,
     ];
@@ -53,10 +61,12 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::Connect => "connect_error",
+            ErrorKind::FileLimit => "fd_limit",
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Malformed => "malformed_response",
+            ErrorKind::Unsolicited => "unsolicited_response",
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
         }
@@ -73,10 +83,12 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connection refused",
             ErrorKind::ConnectTimeout => "connect timeout",
             ErrorKind::Connect => "connect error",
+            ErrorKind::FileLimit => "no file descriptor left, see ulimit -n",
             ErrorKind::Reset => "connection reset",
             ErrorKind::Closed => "closed before the response was complete",
             ErrorKind::Timeout => "no complete answer in time; status 0",
             ErrorKind::Malformed => "malformed response",
+            ErrorKind::Unsolicited => "bytes no request asked for",
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",
         }
@@ -398,6 +410,14 @@ fn micros(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_kind_in_enum_order_with_distinct_keys() {
+        for (i, k) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(k.index(), i, "{k:?}");
+            assert_eq!(ErrorKind::from_key(k.key()), Some(k));
+        }
+    }
 
     #[test]
     fn a_timeout_counts_as_an_error_and_as_status_zero() {

@@ -43,9 +43,12 @@ pub enum DecodeError {
 pub trait ResponseDecoder {
     /// Prepares for the answer to `request`.
     fn start(&mut self, request: &PreparedRequest);
-    /// Consumes bytes; `Ok(Some(answer))` once the answer is complete. Bytes past the answer are an error,
-    /// because the engine never pipelines.
+    /// Consumes bytes; `Ok(Some(answer))` once the answer is complete. Bytes past the answer belong to no
+    /// request (the engine never pipelines): they do not spoil the answer, [`stray`](Self::stray) reports them.
     fn feed(&mut self, data: &[u8]) -> Result<Option<Answer>, DecodeError>;
+    /// What followed the complete answer in the same read, described for an error sample; None when nothing did.
+    /// The connection must not carry another request: those bytes would be taken for its answer.
+    fn stray(&self) -> Option<&str>;
     /// The peer closed the connection: completes an answer delimited by the close, or says what is missing.
     fn eof(&mut self) -> Result<Answer, DecodeError>;
     /// No byte of the current answer has arrived yet (a close now means a stale keep-alive connection).

@@ -53,6 +53,12 @@ impl Output {
 
 /// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run`; bounded by a 60 s watchdog.
 pub fn hakaru(args: &[&str]) -> Output {
+    hakaru_with(args, Duration::from_secs(60), |_| {})
+}
+
+/// [`hakaru`] with the command adjusted by `configure` (environment, resource limits) and killed after `limit`
+/// (its exit code is then -1).
+pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut Command)) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
@@ -60,8 +66,9 @@ pub fn hakaru(args: &[&str]) -> Output {
     if args.first() == Some(&"run") {
         cmd.arg("--json").arg(&json);
     }
+    configure(&mut cmd);
     let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hakaru starts");
-    let out = wait_with_deadline(child, Duration::from_secs(60));
+    let out = wait_with_deadline(child, limit);
     let json = std::fs::read_to_string(&json).ok().filter(|s| !s.is_empty()).map(|s| serde_json::from_str(&s).unwrap());
     Output {
         code: out.status.code().unwrap_or(-1),

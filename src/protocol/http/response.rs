@@ -42,6 +42,8 @@ pub struct HttpDecoder {
     status: u16,
     keep_alive: bool,
     received: bool,
+    /// Bytes that followed the complete answer, quoted.
+    stray: Option<String>,
 }
 
 impl Default for HttpDecoder {
@@ -53,6 +55,7 @@ impl Default for HttpDecoder {
             status: 0,
             keep_alive: true,
             received: false,
+            stray: None,
         }
     }
 }
@@ -98,12 +101,17 @@ impl HttpDecoder {
                 }
             }
         }
+        if status == 101 {
+            // The server left HTTP for another protocol on this connection; hakaru cannot measure what follows,
+            // and the next request must not be written into that protocol.
+            return Err(malformed(buf, "101 Switching Protocols: protocol upgrades are not supported"));
+        }
         self.status = status;
         self.keep_alive = !close && (http11 || keep);
-        self.state = if (100..200).contains(&status) && status != 101 {
+        self.state = if (100..200).contains(&status) {
             // An interim answer (100 Continue, 103 Early Hints): the real one follows.
             State::Head
-        } else if self.expects_no_body || status == 204 || status == 304 || (100..200).contains(&status) {
+        } else if self.expects_no_body || status == 204 || status == 304 {
             State::Done
         } else if chunked {
             State::Chunked(Chunk::Size { value: 0, digits: false })
@@ -197,8 +205,12 @@ fn next_after_size(value: u64) -> Chunk {
 
 /// A malformed-response error quoting the start of what was received, so the sample tells what the server sent.
 fn malformed(buf: &[u8], what: &str) -> DecodeError {
-    let shown: String = String::from_utf8_lossy(&buf[..buf.len().min(40)]).escape_debug().collect();
-    DecodeError::Malformed(format!("{what}: \"{shown}\""))
+    DecodeError::Malformed(format!("{what}: \"{}\"", quote(buf)))
+}
+
+/// The start of `bytes`, printable, for error samples.
+pub fn quote(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).escape_debug().collect()
 }
 
 impl ResponseDecoder for HttpDecoder {
@@ -209,6 +221,7 @@ impl ResponseDecoder for HttpDecoder {
         self.status = 0;
         self.keep_alive = true;
         self.received = false;
+        self.stray = None;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -217,7 +230,11 @@ impl ResponseDecoder for HttpDecoder {
             match self.state {
                 State::Done => {
                     if !data.is_empty() {
-                        return Err(malformed(data, &format!("{} bytes after the end of the response", data.len())));
+                        let quoted = quote(data);
+                        self.stray = Some(format!(
+                            "{} bytes followed the answer to the previous request: \"{quoted}\"",
+                            data.len()
+                        ));
                     }
                     return Ok(Some(self.answer()));
                 }
@@ -289,6 +306,10 @@ impl ResponseDecoder for HttpDecoder {
 
     fn nothing_received(&self) -> bool {
         !self.received
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.stray.as_deref()
     }
 }
 
@@ -386,8 +407,30 @@ mod tests {
         assert!(d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
         d.start(&request(false));
         assert!(d.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err());
+    }
+
+    #[test]
+    fn bytes_after_the_answer_leave_it_complete_and_are_reported_as_stray() {
+        let mut d = HttpDecoder::default();
         d.start(&request(false));
-        assert!(d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab").is_err());
+        let answer = d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 200 OK\r\n").unwrap();
+        assert_eq!(answer, Some(Answer { status: 200, keep_alive: true }));
+        assert!(d.stray().is_some_and(|s| s.contains("17 bytes") && s.contains("HTTP/1.1 200")), "{:?}", d.stray());
+        d.start(&request(false));
+        assert_eq!(d.stray(), None, "the next answer starts clean");
+        d.feed(b"HTTP/1.1 204 No Content\r\n\r\n").unwrap();
+        assert_eq!(d.stray(), None);
+    }
+
+    #[test]
+    fn switching_protocols_is_refused_and_other_interim_answers_are_skipped() {
+        let mut d = HttpDecoder::default();
+        d.start(&request(false));
+        let upgrade = d.feed(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n");
+        assert!(matches!(upgrade, Err(DecodeError::Malformed(m)) if m.contains("not supported")));
+        d.start(&request(false));
+        let answer = d.feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 204 No\r\n\r\n");
+        assert_eq!(answer.unwrap(), Some(Answer { status: 204, keep_alive: true }));
     }
 
     #[test]

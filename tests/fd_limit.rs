@@ -1,0 +1,65 @@
+//! Open-file limits: `-c` above `ulimit -n` must neither hang nor spin. The soft limit is raised when the hard
+//! one allows; connections that still find no descriptor are counted as `fd_limit`, and the run ends on time.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{hakaru_with, target};
+
+/// Runs the command with RLIMIT_NOFILE set to `soft`:`hard`, as `prlimit --nofile=soft:hard` would.
+fn nofile(cmd: &mut Command, soft: u64, hard: u64) {
+    // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+}
+
+#[test]
+fn connections_beyond_the_hard_limit_are_counted_as_fd_limit_and_the_run_ends_on_time() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let started = Instant::now();
+    // One thread: before the fix, a client whose socket() failed looped without ever yielding, so the deadline
+    // never fired and the run hung at 100 % CPU.
+    let out = hakaru_with(&["run", "-q", "-t", "1", "-c", "200", "-d", "2s", &url], Duration::from_secs(30), |cmd| {
+        nofile(cmd, 64, 64)
+    });
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "killed after {took:?} or failed; stderr: {}", out.stderr);
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let step = out.step();
+    assert!(out.status_count("200") > 0, "the connections that fit carry the load: {step}");
+    let max_open = step["connections"]["max_open"].as_u64().unwrap();
+    assert!((1..64).contains(&max_open), "max_open {max_open}");
+    let fd_errors = out.error_count("fd_limit");
+    assert!(fd_errors > 0, "{}", step["error_kinds"]);
+    // Clients without a descriptor back off (5 ms doubling to 500 ms): about ten attempts each in 2 s, not
+    // the millions of a busy loop.
+    assert!(fd_errors < 200 * 20, "{fd_errors} fd_limit errors: the clients spin");
+    let kinds: Vec<&str> =
+        step["error_kinds"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["fd_limit"], "{}", step["error_kinds"]);
+    let sample = step["error_kinds"][0]["sample"].as_str().unwrap();
+    assert!(sample.contains("ulimit -n"), "{sample}");
+    assert!(out.stdout.contains("fd_limit"), "{}", out.stdout);
+}
+
+#[test]
+fn a_soft_limit_below_the_hard_one_is_raised_so_every_connection_opens() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let out = hakaru_with(&["run", "-q", "-t", "2", "-c", "200", "-n", "2000", &url], Duration::from_secs(30), |cmd| {
+        nofile(cmd, 64, 4096)
+    });
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["errors"], 0, "{}", step["error_kinds"]);
+    assert_eq!(out.status_count("200"), 2000);
+    assert_eq!(step["connections"]["max_open"], 200, "{}", step["connections"]);
+}
