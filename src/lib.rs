@@ -24,6 +24,7 @@ pub mod provenance;
 pub mod result;
 pub mod serve;
 pub mod step;
+pub mod stop;
 pub mod target;
 pub mod timer;
 pub mod units;

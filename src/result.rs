@@ -70,7 +70,7 @@ pub struct ResultDocument {
     pub schema: String,
     pub provenance: Provenance,
     pub settings: Settings,
-    /// True when the run was stopped by Ctrl-C: the figures cover what ran until then.
+    /// True when a signal (Ctrl-C, SIGTERM, SIGHUP) stopped the run: the figures cover what ran until then.
     pub interrupted: bool,
     pub steps: Vec<StepResult>,
     /// Everything the reader should know before trusting the numbers.
@@ -169,7 +169,7 @@ pub struct ScheduleReport {
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.
     pub max_lag_us: u64,
-    /// Times a request fell due while every connection was busy and `-c` allowed no more.
+    /// Requests sent late because every connection was busy and `-c` allowed no more.
     pub starved: u64,
 }
 
@@ -422,7 +422,7 @@ impl StepResult {
                 // requests from timer jitter or a slow server with spare connections are not fixed by -c.
                 let busy = if s.starved > 0 {
                     format!(
-                        "; {} times a request was due while {} busy: raise -c",
+                        "; {} of them because {} busy: raise -c",
                         s.starved,
                         if self.connections.asked == 1 {
                             "the 1 connection was".to_string()

@@ -34,7 +34,7 @@ pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
 }
 
 /// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
-/// probes after. Returns the step and whether Ctrl-C stopped it.
+/// probes after. Returns the step and whether a stop signal ended it.
 pub fn measure_step(
     plan: &RunPlan,
     label: &str,
@@ -99,6 +99,8 @@ pub struct LiveDocument {
     keepalive: bool,
     /// `--expect-hit-rate`, checked against every step's hit-rate probe.
     pub expected_hit_rate: Option<f64>,
+    /// Warnings about the whole run found before its steps (e.g. too few open files), kept in every rewrite.
+    pub notes: Vec<String>,
     outputs: Vec<(PathBuf, Box<dyn Exporter>)>,
 }
 
@@ -113,7 +115,7 @@ impl LiveDocument {
             warnings: Vec::new(),
             analysis: None,
         };
-        LiveDocument { doc, keepalive, expected_hit_rate: None, outputs }
+        LiveDocument { doc, keepalive, expected_hit_rate: None, notes: Vec::new(), outputs }
     }
 
     /// Adds a finished step, refreshes the warnings and writes every output file.
@@ -126,7 +128,7 @@ impl LiveDocument {
 
     pub fn refresh_warnings(&mut self) {
         let single = self.doc.steps.len() == 1 && self.doc.settings.sweep.is_none();
-        let mut w: Vec<String> = Vec::new();
+        let mut w: Vec<String> = self.notes.clone();
         for step in &self.doc.steps {
             let mut own = step.warnings(self.keepalive);
             own.extend(self.expected_hit_rate.and_then(|r| hit_rate_warning(step, r)));
@@ -142,7 +144,7 @@ impl LiveDocument {
             w.push("this is a debug build of hakaru: build with --release before trusting the numbers".into());
         }
         if self.doc.interrupted {
-            w.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
+            w.push(format!("{}: the figures cover only the time until then", crate::stop::reason()));
         }
         self.doc.warnings = w;
     }
@@ -157,7 +159,7 @@ impl LiveDocument {
     }
 }
 
-/// Waits `d`, or less if Ctrl-C comes (the pause between steps).
+/// Waits `d`, or less if a stop signal comes (the pause between steps).
 pub fn pause(d: Duration, interrupt: &AtomicBool) {
     let until = Instant::now() + d;
     while Instant::now() < until && !interrupt.load(Ordering::Relaxed) {

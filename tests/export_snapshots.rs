@@ -175,7 +175,7 @@ fn document_without_answers() -> ResultDocument {
     only.connections.max_open = 0;
     only.connections.opened = 0;
     let mut warnings = only.warnings(true);
-    warnings.push("interrupted by Ctrl-C: the figures cover only the time until then".into());
+    warnings.push("stopped by Ctrl-C (SIGINT): the figures cover only the time until then".into());
     let mut settings = settings();
     settings.connections = 4;
     settings.requests = None;
@@ -292,7 +292,7 @@ hakaru run  http://127.0.0.1:9/
 
 warnings
   ! no request got an answer; there are no latency figures
-  ! interrupted by Ctrl-C: the figures cover only the time until then
+  ! stopped by Ctrl-C (SIGINT): the figures cover only the time until then
 ";
     assert_text_eq(&Text.render(&document_without_answers()), expected);
 }

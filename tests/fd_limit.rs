@@ -48,6 +48,14 @@ fn connections_beyond_the_hard_limit_are_counted_as_fd_limit_and_the_run_ends_on
     let sample = step["error_kinds"][0]["sample"].as_str().unwrap();
     assert!(sample.contains("ulimit -n"), "{sample}");
     assert!(out.stdout.contains("fd_limit"), "{}", out.stdout);
+    // Said before the load, on stderr and in the document: how many can be open, and why.
+    assert!(
+        out.stderr.contains("hakaru: warning: 200 connections need about") && out.stderr.contains("ulimit -n"),
+        "{}",
+        out.stderr
+    );
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(warnings.contains("the limit is 64 (ulimit -n; hard limit 64)"), "{warnings}");
 }
 
 #[test]

@@ -165,3 +165,29 @@ fn two_threads_at_a_uniform_rate_send_evenly_spaced_requests() {
     let median_off = off[off.len() / 2];
     assert!(median_off < 2.0, "gaps should be 10 ms; median distance {median_off:.2} ms; gaps {gaps:?}");
 }
+
+#[test]
+fn requests_cut_off_by_the_end_of_a_step_are_unfinished_and_in_no_byte_count() {
+    // Every answer takes 3 s and the step 1 s: nothing ends, so nothing is counted but the unfinished.
+    let t = target();
+    let url = format!("http://{}/?delay=3s", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "50", "-d", "1s", &url]);
+    let step = out.step();
+    assert_eq!(step["requests"], 0, "{step}");
+    assert_eq!(step["throughput"]["bytes_out"], 0, "bytes of requests that never ended: {step}");
+    let unfinished = step["unfinished"].as_u64().unwrap();
+    assert!((15..=22).contains(&unfinished), "about 20 sent, none ended: {unfinished}");
+}
+
+#[test]
+fn starved_counts_each_request_made_late_by_the_connection_limit() {
+    // One connection, 20 ms answers, 100/s asked: each request waits for the one before; about four in five
+    // slots find the connection busy.
+    let t = target();
+    let url = format!("http://{}/?delay=20ms", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "100", "-c", "1", "-n", "50", &url]);
+    let s = &out.step()["schedule"];
+    let (late, starved) = (s["late"].as_u64().unwrap(), s["starved"].as_u64().unwrap());
+    assert!(starved >= 40, "each late request counted, not each pacer pass: starved {starved}, late {late}");
+    assert!(starved <= late, "starved {starved} late {late}");
+}

@@ -276,7 +276,7 @@ fn ctrl_c_stops_the_load_and_keeps_what_was_measured() {
     let requests = doc["steps"][0]["requests"].as_u64().unwrap();
     assert!(requests > 50, "requests measured before Ctrl-C: {requests}");
     assert!(doc["steps"][0]["duration_s"].as_f64().unwrap() < 5.0);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped by Ctrl-C (SIGINT)"));
 }
 
 #[test]

@@ -224,7 +224,7 @@ fn nullable_settings_accept_a_value_as_well_as_null() {
     settings["duration_s"] = json!(2.5);
     settings["patterns"] = json!("patterns.txt");
     doc["interrupted"] = json!(true);
-    doc["warnings"] = json!(["interrupted by Ctrl-C: the figures cover only the time until then"]);
+    doc["warnings"] = json!(["stopped by Ctrl-C (SIGINT): the figures cover only the time until then"]);
     assert_conforms(&validator, &doc);
 }
 

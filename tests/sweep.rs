@@ -277,3 +277,49 @@ fn a_hit_rate_far_from_the_plan_is_a_warning_and_one_near_it_is_not() {
     assert_eq!(without_probe.code, 2);
     assert!(without_probe.stderr.contains("--expect-hit-rate needs a probe"), "{}", without_probe.stderr);
 }
+
+#[test]
+fn sigterm_during_a_sweep_stops_it_keeps_the_finished_steps_and_says_so() {
+    let t = target_with(target_opts(None));
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let url = format!("http://{}/?delay=1ms", t.addr());
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["sweep", "-q", "--clients", "1,2,3,4,5,6", "-d", "1s", "--interval", "0s"])
+        .args(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap(), &url])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2600));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("stopped by SIGTERM: the figures cover only the time until then"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap().len();
+    assert!((2..=3).contains(&steps), "steps kept: {steps}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), steps + 1);
+}
+
+#[test]
+fn sighup_during_a_run_writes_the_result_and_exits_129() {
+    let t = target_with(target_opts(None));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let url = format!("http://{}/", t.addr());
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["run", "-q", "-c", "2", "-d", "20s", "--json", json.to_str().unwrap(), &url])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(129), "128 + SIGHUP");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped by SIGHUP"));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    assert!(doc["steps"][0]["requests"].as_u64().unwrap() > 0);
+}

@@ -73,6 +73,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         max_errors_percent: Some(max_errors),
     });
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    super::check_open_files(&mut live, first.connections, first.threads);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
     println!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" "));
     println!("{}  verdict", table_header(true, &probe_names(&parts)));
@@ -138,5 +139,5 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         (None, _) => println!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
     }
     finish(&mut live)?;
-    Ok(if live.doc.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

@@ -23,10 +23,10 @@ use crate::step::LiveDocument;
 /// Runs the command, and maps every failure to one line and an exit code.
 pub fn dispatch(command: Command) -> ExitCode {
     let interrupt = Arc::new(AtomicBool::new(false));
-    // The first Ctrl-C stops the load and keeps what was measured; a second one ends the process at once.
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
+    // The first SIGINT, SIGTERM or SIGHUP stops the load and keeps what was measured; a second ends at once.
+    // `serve` waits for its own signals.
+    if !matches!(command, Command::Serve(_)) {
+        crate::stop::install(&interrupt);
     }
     let outcome = match command {
         Command::Run(args) => run::run(&args, &interrupt),
@@ -76,6 +76,15 @@ fn step_outputs(plan: &StepsPlan) -> Vec<(PathBuf, Box<dyn Exporter>)> {
         outputs.push((p.clone(), Box::new(Json)));
     }
     outputs
+}
+
+/// Checks that `connections` fit under the open-file limit (raising it when it may); when they do not, says so
+/// on stderr now and in the document's warnings.
+fn check_open_files(live: &mut LiveDocument, connections: usize, threads: usize) {
+    if let Some(w) = crate::engine::fd_budget(connections, threads).warning() {
+        eprintln!("hakaru: warning: {w}");
+        live.notes.push(w);
+    }
 }
 
 /// The probe names for the table header of a sweep or capacity search.

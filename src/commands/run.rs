@@ -13,8 +13,8 @@ use crate::monitor::Watchers;
 use crate::plan::{self, RunPlan};
 use crate::step::{LiveDocument, measure_step};
 
-/// Checks the arguments, runs the step, prints the summary and writes the files; Ctrl-C keeps what was
-/// measured (exit code 130).
+/// Checks the arguments, runs the step, prints the summary and writes the files; a stop signal keeps what was
+/// measured (exit code 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM).
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = RunPlan::from_args(args)?;
     let watchers = plan::watchers(&args.watch)?;
@@ -31,6 +31,7 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
         outputs.push((p.clone(), Box::new(Csv)));
     }
     let mut live = LiveDocument::new(plan.settings.clone(), plan.keepalive, outputs);
+    super::check_open_files(&mut live, plan.connections, plan.threads);
     live.expected_hit_rate = watchers.expected_hit_rate;
     let (step, interrupted) = measure_step(plan, "run", None, watchers, interrupt);
     live.doc.steps.push(step);
@@ -40,7 +41,7 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     live.write()?;
     let nothing_succeeded = live.doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
     Ok(if interrupted {
-        ExitCode::from(130)
+        ExitCode::from(crate::stop::exit_code())
     } else if nothing_succeeded {
         // Every request failed: there is no measurement of the service, and scripts must not take it for one.
         ExitCode::from(1)

@@ -58,8 +58,14 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         max_errors_percent: Some(parts.max_error_percent),
     });
     engine::preflight(&first)?;
+    let first_threads = first.threads;
     drop(first);
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    let most = match &steps {
+        Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
+        Steps::Rates(_) => a.study.connections,
+    };
+    super::check_open_files(&mut live, most, first_threads);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
     let rates = matches!(steps, Steps::Rates(_));
     println!("hakaru sweep  {}", set.targets.join(" "));
@@ -86,5 +92,5 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         }
     }
     finish(&mut live)?;
-    Ok(if live.doc.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

@@ -3,6 +3,7 @@
 //! Closed and open loads run this same loop; only the intended send time differs. Latency is measured from the
 //! intended time (so a server stall is not hidden by a client waiting on it) and from the actual send.
 
+use std::cell::Cell;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -55,17 +56,23 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
             // slots does not wait for a connection to open.
             ready = Instant::now();
-            if schedule.idle() == 0 {
-                ctx.start_client();
+            let late = ready.saturating_duration_since(intended) > Duration::from_millis(1);
+            if schedule.idle() == 0 && !ctx.start_client() && late {
+                // A slot missed because every connection -c allows was busy: counted per slot, so the figure
+                // says how many requests -c made late.
+                ctx.metrics.borrow_mut().starved += 1;
             }
         }
         ctx.metrics.borrow_mut().sent += 1;
         let (spec_index, k) = ctx.choose(&mut turn);
         let spec = &ctx.shared.plan.requests[spec_index];
         let endpoint = spec.endpoints[k];
-        let exchange = Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready };
+        let exchange =
+            Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
+        // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
+        ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
         let pause = backoff.after(&result);
         let failed = result.is_err();
         ctx.record(result, intended, ready, end);
@@ -137,6 +144,8 @@ struct Exchange<'a> {
     timeout: Duration,
     /// When the client was ready to send (the send time, unless a connection must be opened first).
     ready: Instant,
+    /// Bytes written for this request (twice the request when it was retried on a new connection).
+    written: Cell<u64>,
 }
 
 impl Exchange<'_> {
@@ -185,7 +194,7 @@ impl Exchange<'_> {
             let attempt = async {
                 conn.write_all(&self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
-                ctx.metrics.borrow_mut().bytes_out += self.request.bytes.len() as u64;
+                self.written.set(self.written.get() + self.request.bytes.len() as u64);
                 read_answer(ctx, conn, decoder).await
             };
             let outcome = tokio::select! {

@@ -222,6 +222,21 @@ impl FdBudget {
     pub fn raised(&self) -> bool {
         self.soft > self.soft_before
     }
+
+    /// What to tell the user before the load when not every connection fits.
+    pub fn warning(&self) -> Option<String> {
+        if self.enough() {
+            return None;
+        }
+        let needed = (self.wanted as u64).saturating_add(self.reserve);
+        let hard = if self.hard == u64::MAX { "unlimited".to_string() } else { self.hard.to_string() };
+        Some(format!(
+            "{} connections need about {needed} open files but the limit is {} (ulimit -n; hard limit {hard}): at \
+             most {} can be open at once, the others fail as fd_limit; raise the limit (ulimit -n {needed}) or \
+             lower -c",
+            self.wanted, self.soft, self.available
+        ))
+    }
 }
 
 /// Descriptors each load thread uses besides its connections: epoll, the runtime's waker, the pacer's timerfd,
@@ -406,13 +421,7 @@ async fn thread_main(
         tokio::task::spawn_local(async move {
             if let Some(schedule) = &ctx.schedule {
                 let more = Rc::clone(&ctx);
-                let more_clients = move || {
-                    let started = more.start_client();
-                    if !started {
-                        more.metrics.borrow_mut().starved += 1;
-                    }
-                    started
-                };
+                let more_clients = move || more.start_client();
                 if let Err(e) = schedule.pace(more_clients).await {
                     ctx.metrics.borrow_mut().errors.add(crate::metrics::ErrorKind::Io, || format!("pacer timer: {e}"));
                 }

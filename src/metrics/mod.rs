@@ -266,7 +266,7 @@ pub struct StepMetrics {
     pub late: u64,
     /// The largest delay between intended and actual send, in microseconds.
     pub max_lag_us: u64,
-    /// Open loop: times a request fell due with every connection busy and no more allowed by `-c`.
+    /// Open loop: requests sent more than 1 ms late because every connection `-c` allows was busy.
     pub starved: u64,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
