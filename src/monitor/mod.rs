@@ -66,6 +66,9 @@ pub fn available_cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
+/// Steps shorter than this are too short for CPU figures to mean anything, in seconds.
+const MIN_MEASURED_WALL: f64 = 0.1;
+
 /// hakaru's CPU during a step as a percentage of one core, and whether it was above 90 % of the cores it may
 /// use: then the generator, not the server, may be what the numbers measure.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,9 +88,12 @@ impl SelfCheck {
     pub fn with_cores(cpu_before: Duration, cpu_after: Duration, wall: Duration, cores: usize) -> SelfCheck {
         let cpu = cpu_after.saturating_sub(cpu_before).as_secs_f64();
         let wall = wall.as_secs_f64();
-        let cpu_percent = if wall > 0.0 { cpu / wall * 100.0 } else { 0.0 };
         let cores = cores.max(1);
-        SelfCheck { cpu_percent, cores, saturated: is_saturated(cpu_percent, cores) }
+        // CPU time is counted in clock ticks: over a very short step (-d 1ns) the ratio is noise. No process uses
+        // more than its cores, and a step too short to measure is not called saturated.
+        let cpu_percent = if wall > 0.0 { (cpu / wall * 100.0).min(cores as f64 * 100.0) } else { 0.0 };
+        let saturated = wall >= MIN_MEASURED_WALL && is_saturated(cpu_percent, cores);
+        SelfCheck { cpu_percent, cores, saturated }
     }
 
     /// The advice to print when hakaru was saturated.
@@ -127,6 +133,9 @@ mod tests {
         assert!(c.warning().unwrap().contains("of its 1 core ("));
         let c = SelfCheck::with_cores(ms(5), ms(1), Duration::ZERO, 4);
         assert_eq!((c.cpu_percent, c.saturated), (0.0, false));
+        // A 1 µs step with 4 ms of CPU (one clock tick): at most the cores, never called saturated.
+        let c = SelfCheck::with_cores(ms(0), ms(4), Duration::from_micros(1), 2);
+        assert_eq!((c.cpu_percent, c.saturated), (200.0, false));
     }
 
     #[test]
