@@ -5,7 +5,7 @@ mod common;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use common::{hakaru, target};
+use common::{hakaru, target, target_status};
 
 #[test]
 fn the_achieved_rate_at_2000_per_second_is_within_one_percent() {
@@ -190,4 +190,25 @@ fn starved_counts_each_request_made_late_by_the_connection_limit() {
     let (late, starved) = (s["late"].as_u64().unwrap(), s["starved"].as_u64().unwrap());
     assert!(starved >= 40, "each late request counted, not each pacer pass: starved {starved}, late {late}");
     assert!(starved <= late, "starved {starved} late {late}");
+}
+
+#[test]
+fn the_server_sees_exactly_the_requests_hakaru_counts_when_an_open_loop_step_ends() {
+    // Nothing may be sent after the step's end: every request the target received is in `requests` or
+    // `unfinished`. (The preflight check connects without sending a request.)
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "400", "-t", "2", "-c", "4", "-d", "2s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    let counted = step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let served = target_status(t.addr())["n_requests"].as_u64().unwrap();
+    assert_eq!(served, counted, "{step}");
+    // Per-second windows hold the requests of their second: 400 each, give or take the timer's jitter.
+    let windows = step["windows"].as_array().unwrap();
+    for w in &windows[..windows.len().min(2)] {
+        let n = w["requests"].as_u64().unwrap();
+        assert!((392..=408).contains(&n), "window {w}");
+    }
 }

@@ -52,6 +52,9 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut ready = Instant::now();
     while ctx.take_ticket() {
         let intended = ctx.intended_send_time(ready).await;
+        if ctx.stopped.get() {
+            break;
+        }
         if let Some(schedule) = &ctx.schedule {
             // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
             // slots does not wait for a connection to open.

@@ -59,8 +59,14 @@ struct ThreadCtx {
     rng: RefCell<ChaCha8Rng>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
-    /// Index of the window under way.
+    /// Index of the window under way, and when it ends.
     window_index: Cell<u64>,
+    window_end: Cell<Instant>,
+    /// Where finished windows go.
+    windows: mpsc::Sender<(u64, WindowAccum)>,
+    /// The step has ended: clients must not send again (a due slot in the last tick would reach the server and
+    /// be counted nowhere).
+    stopped: Cell<bool>,
     /// Open loop only.
     schedule: Option<Schedule>,
     /// Clients this thread may run, clients started so far, clients still running.
@@ -122,9 +128,26 @@ impl ThreadCtx {
         true
     }
 
+    /// Sends every window that ended by `now`. Called before a request is recorded, so a request that ends just
+    /// after a boundary falls in the next window even when the ticker (tokio's millisecond timer) wakes late.
+    /// Returns false when the coordinator no longer listens.
+    fn rotate_windows(&self, now: Instant) -> bool {
+        while now >= self.window_end.get() {
+            let w = std::mem::take(&mut self.metrics.borrow_mut().window);
+            let index = self.window_index.get();
+            self.window_index.set(index + 1);
+            self.window_end.set(self.window_end.get() + WINDOW);
+            if self.windows.send((index, w)).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Records how one request ended. `ready`: when its client was ready to send; a failed request's lag counts
     /// from there (it may have failed before sending), so failures are in the late counts too.
     fn record(&self, result: Result<(Answer, Instant), Failure>, intended: Instant, ready: Instant, end: Instant) {
+        self.rotate_windows(end);
         let mut m = self.metrics.borrow_mut();
         match result {
             Ok((answer, sent)) => {
@@ -328,6 +351,9 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
                 tickets,
                 window_index: Cell::new(0),
+                window_end: Cell::new(start + WINDOW),
+                windows: window_tx.clone(),
+                stopped: Cell::new(false),
                 schedule,
                 max_clients: clients,
                 started_clients: Cell::new(0),
@@ -349,7 +375,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     // the select over deadline, stop and clients lives in a task that is polled when it is woken.
                     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
                     local.spawn_local(async move {
-                        let out = thread_main(Rc::new(ctx), start, deadline, stop_rx, window_tx).await;
+                        let out = thread_main(Rc::new(ctx), deadline, stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
                     let cpu_start = crate::monitor::thread_cpu_time();
@@ -405,7 +431,6 @@ fn share(total: usize, n: usize, i: usize) -> usize {
 
 async fn thread_main(
     ctx: Rc<ThreadCtx>,
-    start: Instant,
     deadline: Option<Instant>,
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
@@ -415,7 +440,7 @@ async fn thread_main(
     for _ in 0..initial {
         ctx.start_client();
     }
-    let ticker = tokio::task::spawn_local(tick_windows(Rc::clone(&ctx), start, windows.clone()));
+    let ticker = tokio::task::spawn_local(tick_windows(Rc::clone(&ctx)));
     let pacer = ctx.schedule.is_some().then(|| {
         let ctx = Rc::clone(&ctx);
         tokio::task::spawn_local(async move {
@@ -445,6 +470,7 @@ async fn thread_main(
         _ = stop.wait_for(|stopped| *stopped) => {}
     }
     let end = Instant::now();
+    ctx.stopped.set(true);
     ticker.abort();
     if let Some(p) = pacer {
         p.abort();
@@ -457,14 +483,11 @@ async fn thread_main(
     (metrics, end)
 }
 
-/// Sends the thread's window to the coordinator at every window boundary.
-async fn tick_windows(ctx: Rc<ThreadCtx>, start: Instant, windows: mpsc::Sender<(u64, WindowAccum)>) {
+/// Sends the thread's window to the coordinator at every window boundary, also when no request ends.
+async fn tick_windows(ctx: Rc<ThreadCtx>) {
     loop {
-        let index = ctx.window_index.get();
-        tokio::time::sleep_until((start + WINDOW * (index as u32 + 1)).into()).await;
-        let w = std::mem::take(&mut ctx.metrics.borrow_mut().window);
-        ctx.window_index.set(index + 1);
-        if windows.send((index, w)).is_err() {
+        tokio::time::sleep_until(ctx.window_end.get().into()).await;
+        if !ctx.rotate_windows(Instant::now()) {
             return;
         }
     }
