@@ -438,9 +438,7 @@ impl RunPlan {
             Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
         };
         let set = RequestSet::from_args(&a.request)?;
-        for path in [&a.json, &a.csv].into_iter().flatten() {
-            check_writable(path)?;
-        }
+        check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
         let mut plan = RunPlan::new(&set, "run", a.connections, a.threads, stop, load);
         plan.json = a.json.clone();
         plan.csv = a.csv.clone();
@@ -529,11 +527,34 @@ pub fn check_threads(threads: Option<usize>) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Creates (or truncates) an output file before the run, so a bad path fails now and not after the load.
+/// Checks an output file before the run, so a bad path fails now and not after the load; nothing is created,
+/// so a run that ends early leaves no empty file behind.
 pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
-    std::fs::OpenOptions::new().create(true).append(true).open(path).map(|_| ()).map_err(|e| {
+    crate::export::check_output(path).map_err(|e| {
         UsageError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
     })
+}
+
+/// Checks every output (flag and path) and that no two lead to the same file: each would overwrite the other
+/// after every step, and one format would be lost.
+pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(), UsageError> {
+    let mut seen: Vec<(&str, &std::path::Path, crate::export::OutputId)> = Vec::new();
+    for &(flag, path) in outputs {
+        let Some(path) = path else { continue };
+        check_writable(path)?;
+        let id = crate::export::output_id(path).map_err(|e| {
+            UsageError::new(format!("{flag} '{}': cannot write it ({e}); pick a writable path", path.display()))
+        })?;
+        if let Some((other, other_path, _)) = seen.iter().find(|(_, _, i)| *i == id) {
+            return Err(UsageError::new(format!(
+                "{other} '{}' and {flag} '{}' are the same file: each output needs its own path",
+                other_path.display(),
+                path.display()
+            )));
+        }
+        seen.push((flag, path, id));
+    }
+    Ok(())
 }
 
 /// What watches the server, checked now (a pid that does not exist, a probe without a pointer: bad input before

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::slo::parse_percent;
-use super::{RequestSet, check_threads, check_writable, flag_duration, parse_rate};
+use super::{RequestSet, check_threads, flag_duration, parse_rate};
 use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
@@ -123,7 +123,7 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
 }
 
 /// The flags shared by sweeps and capacity searches, checked: step timing, the requests, the watchers, and the
-/// output files (created now, so a bad path fails before the load).
+/// output files (checked now, so a bad path fails before the load).
 pub struct StepsPlan {
     pub duration: Duration,
     pub interval: Duration,
@@ -150,9 +150,7 @@ impl StepsPlan {
         }
         let set = RequestSet::from_args(request)?;
         let watchers = super::watchers(watch)?;
-        for path in [&a.output, &a.json].into_iter().flatten() {
-            check_writable(path)?;
-        }
+        super::check_outputs(&[("--output", a.output.as_deref()), ("--json", a.json.as_deref())])?;
         Ok(StepsPlan {
             duration,
             interval,
