@@ -44,6 +44,10 @@ impl ParsedUrl {
         };
         let host = uri.host().filter(|h| !h.is_empty()).ok_or_else(|| format!("the URL has no host; {example}"))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        // `http://[]/` gets past the http crate with an empty host (found by tests/fuzz.rs).
+        if host.is_empty() {
+            return Err(format!("the URL has no host; {example}"));
+        }
         // The http crate gives no port at all for one that does not fit in 16 bits (70000), which would silently
         // become the default: the port is read from the authority text instead.
         let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
@@ -153,6 +157,7 @@ mod tests {
         assert!(ParsedUrl::parse("http://exa mple.com/").is_err());
         assert!(ParsedUrl::parse("http://127.0.0.1:70000/").unwrap_err().contains("port '70000'"));
         assert!(ParsedUrl::parse("http://127.0.0.1:0/").unwrap_err().contains("port '0'"));
+        assert!(ParsedUrl::parse("http://[]:81/").unwrap_err().contains("no host"));
     }
 
     #[test]
