@@ -44,10 +44,54 @@ impl ParsedUrl {
         };
         let host = uri.host().filter(|h| !h.is_empty()).ok_or_else(|| format!("the URL has no host; {example}"))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-        let port = uri.port_u16().unwrap_or(scheme.default_port());
+        // `http://[]/` gets past the http crate with an empty host (found by tests/fuzz.rs).
+        if host.is_empty() {
+            return Err(format!("the URL has no host; {example}"));
+        }
+        // The http crate gives no port at all for one that does not fit in 16 bits (70000), which would silently
+        // become the default: the port is read from the authority text instead.
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+        let after_host = host_port.rsplit_once(']').map_or(host_port, |(_, rest)| rest);
+        let port = match after_host.rsplit_once(':') {
+            None | Some((_, "")) => scheme.default_port(),
+            Some((_, p)) => parse_port(p)?,
+        };
         let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let path_and_query = if path_and_query.is_empty() { "/" } else { path_and_query }.to_string();
         Ok(ParsedUrl { scheme, host, port, path_and_query })
+    }
+}
+
+/// A port number from 1 to 65535; the error is the fix, without the flag name.
+pub fn parse_port(text: &str) -> Result<u16, String> {
+    match text.parse::<u64>() {
+        Ok(p) if (1..=65535).contains(&p) => Ok(p as u16),
+        _ => Err(format!("port '{text}' is not a number from 1 to 65535")),
+    }
+}
+
+/// Splits `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address into the host and the port, if any.
+pub fn split_host_port(text: &str) -> Result<(String, Option<u16>), String> {
+    let t = text.trim();
+    if let Some(rest) = t.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(|| format!("'{t}' has no closing ']'"))?;
+        return match after {
+            "" => Ok((host.to_string(), None)),
+            _ => match after.strip_prefix(':') {
+                Some(p) => Ok((host.to_string(), Some(parse_port(p)?))),
+                None => Err(format!("'{t}' has junk after ']'")),
+            },
+        };
+    }
+    match t.matches(':').count() {
+        0 => Ok((t.to_string(), None)),
+        1 => {
+            let (h, p) = t.split_once(':').unwrap_or((t, ""));
+            Ok((h.to_string(), Some(parse_port(p)?)))
+        }
+        // More than one colon and no brackets: a bare IPv6 address.
+        _ => Ok((t.to_string(), None)),
     }
 }
 
@@ -111,6 +155,19 @@ mod tests {
         assert!(ParsedUrl::parse("localhost:8080").is_err());
         assert!(ParsedUrl::parse("/just/a/path").unwrap_err().contains("not an absolute URL"));
         assert!(ParsedUrl::parse("http://exa mple.com/").is_err());
+        assert!(ParsedUrl::parse("http://127.0.0.1:70000/").unwrap_err().contains("port '70000'"));
+        assert!(ParsedUrl::parse("http://127.0.0.1:0/").unwrap_err().contains("port '0'"));
+        assert!(ParsedUrl::parse("http://[]:81/").unwrap_err().contains("no host"));
+    }
+
+    #[test]
+    fn hosts_split_from_their_ports() {
+        assert_eq!(split_host_port("a:81").unwrap(), ("a".into(), Some(81)));
+        assert_eq!(split_host_port("[::1]:81").unwrap(), ("::1".into(), Some(81)));
+        assert_eq!(split_host_port("::1").unwrap(), ("::1".into(), None));
+        assert_eq!(split_host_port("a").unwrap(), ("a".into(), None));
+        assert!(split_host_port("a:99999").is_err());
+        assert!(split_host_port("[::1").is_err());
     }
 
     #[test]

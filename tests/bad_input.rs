@@ -105,3 +105,179 @@ fn an_output_file_in_a_missing_directory_fails_before_the_load() {
     let url = format!("http://{}/", t.addr());
     rejects(&["run", "-n", "5", "--csv", "/no/such/dir/r.csv", &url], &["/no/such/dir/r.csv", "writable path"]);
 }
+
+/// Writes `text` to a pattern file in `dir` and returns its path as a string.
+fn pattern_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_rate_whose_interval_overflows_a_duration_is_refused() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["run", "-n", "5", "--rate", "1e-300", &url], &["--rate 1e-300", "0.001", "try --rate 1000"]);
+    rejects(&["run", "-n", "5", "--rate", "1e300", &url], &["--rate 1e300", "1e9"]);
+    rejects(&["sweep", "--rates", "1e-300", "-d", "1s", &url], &["--rates 1e-300"]);
+    rejects(&["capacity", "--slo", "p99<50ms", "--rate-start", "1e-300", &url], &["--rate-start 1e-300"]);
+}
+
+#[test]
+fn pattern_timeouts_out_of_range_name_the_file_line_and_column() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    // 1e300 panicked converting to a Duration; 1e19 overflowed the deadline and hung the run with -n.
+    for value in ["1e300", "1e19", "-1", "0"] {
+        let name = pattern_file(&dir, "p.json", &format!("{{\"timeout\": {value},\n \"patterns\": [\"/a\"]}}\n"));
+        rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&format!("{name}:1:"), "timeout", "0.001"]);
+    }
+}
+
+#[test]
+fn a_port_above_65535_is_refused_not_taken_for_80() {
+    let t = target();
+    rejects(
+        &["run", "-n", "5", "http://127.0.0.1:70000/"],
+        &["URL 'http://127.0.0.1:70000/'", "port '70000'", "65535"],
+    );
+    rejects(&["run", "-n", "5", "--hosts", "127.0.0.1", "--port", "70000", "/"], &["--port", "70000"]);
+    rejects(&["run", "-n", "5", "--hosts", "127.0.0.1", "--port", "0", "/"], &["--port 0", "65535"]);
+    rejects(&["run", "-n", "5", "--hosts", "127.0.0.1:70000", "/"], &["--hosts '127.0.0.1:70000'", "port '70000'"]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", t.addr());
+    let name = pattern_file(&dir, "p.json", "{\"port\": 70000, \"patterns\": [\"/a\"]}");
+    rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&format!("{name}:1:"), "port 70000", "65535"]);
+    let name = pattern_file(&dir, "p.txt", "http://127.0.0.1:70000/a\n");
+    rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&name, "port '70000'"]);
+}
+
+#[test]
+fn negative_counts_name_the_flag() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["run", "-n", "-5", &url], &["'-5'", "--requests", "whole number"]);
+    rejects(&["run", "-c", "-5", &url], &["'-5'", "--connections"]);
+    rejects(&["run", "-n", "5", "-t", "-1", &url], &["'-1'", "--threads"]);
+    rejects(&["sweep", "--end-clients", "-3", &url], &["'-3'", "--end-clients"]);
+    rejects(&["run", "-n", "5", "--hosts", "127.0.0.1", "--port", "-1", "/"], &["'-1'", "--port"]);
+}
+
+#[test]
+fn a_byte_order_mark_at_the_start_of_a_pattern_file_is_skipped() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    for (file, text) in [("p.txt", "\u{feff}/a\n/b\n"), ("p.json", "\u{feff}{\"g\": {\"patterns\": [\"/a\"]}}\n")] {
+        let name = pattern_file(&dir, file, text);
+        let out = hakaru(&["run", "-q", "-n", "5", "--patterns", &name, &url]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        assert_eq!(out.status_count("200"), 5, "{file}");
+    }
+}
+
+#[test]
+fn hosts_entries_with_a_port_use_that_port() {
+    let t = target();
+    let host = format!("127.0.0.1:{}", t.addr().port());
+    let out = hakaru(&["run", "-q", "-n", "5", "--hosts", &host, "/"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 5);
+    // --port is the default for entries without their own.
+    let out = hakaru(&["run", "-q", "-n", "5", "--hosts", "127.0.0.1", "--port", &t.addr().port().to_string(), "/"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn start_clients_with_a_rate_sweep_is_refused() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(
+        &["sweep", "--start-clients", "2", "--rate-start", "10", "--rate-end", "20", "-d", "1s", &url],
+        &["--start-clients", "rate sweep", "not both"],
+    );
+    rejects(&["sweep", "--end-clients", "4", "--rates", "10,20", "-d", "1s", &url], &["--end-clients"]);
+}
+
+#[test]
+fn a_missing_argument_names_the_flag() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["capacity", &url], &["--slo", "p99<50ms"]);
+    rejects(&["sweep", "--rate-end", "5", "-d", "1s", &url], &["--rate-end 5", "--rate-start"]);
+    rejects(&["sweep", "--rate-start", "5", "-d", "1s", &url], &["--rate-start 5", "--rate-end"]);
+    let out = hakaru(&["patterns", "generate", "--terms", "/dev/null"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.starts_with("hakaru: error: --template"), "{}", out.stderr);
+}
+
+#[test]
+fn frequencies_that_add_up_to_infinity_are_refused() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let name = pattern_file(
+        &dir,
+        "p.json",
+        r#"{"a": {"frequency": 1e308, "patterns": ["/a"]}, "b": {"frequency": 1e308, "patterns": ["/b"]}}"#,
+    );
+    rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&name, "frequencies"]);
+    let name = pattern_file(&dir, "q.json", r#"{"a": {"frequency": 1e999, "patterns": ["/a"]}}"#);
+    rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&format!("{name}:1:")]);
+}
+
+#[test]
+fn methods_paths_and_headers_that_would_break_the_request_are_refused_before_any_is_sent() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    // Each of these would put a second request (or a broken request line) on the wire.
+    rejects(&["run", "-n", "5", "-H", "X-A: 1\r\n\r\nGET /smuggled HTTP/1.1", &url], &["--header", "CR, LF"]);
+    rejects(&["run", "-n", "5", "-H", "X A: 1", &url], &["--header 'X A: 1'", "token"]);
+    rejects(&["run", "-n", "5", "-m", "GET /x", &url], &["--method 'GET /x'", "token"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("h.json", "{\"headers\": {\"X-A\": \"1\\r\\nX-B: 2\"}, \"patterns\": [\"/a\"]}", "CR, LF"),
+        ("n.json", "{\"headers\": {\"X A\": \"1\"}, \"patterns\": [\"/a\"]}", "token"),
+        ("m.json", "{\"method\": \"GET /\", \"patterns\": [\"/a\"]}", "token"),
+        ("p.json", "{\"patterns\": [\"/a b\"]}", "space"),
+        ("p.txt", "/a\n/b HTTP/1.1\n", "2:3: '/b HTTP/1.1' holds a space"),
+    ];
+    for (file, text, needle) in cases {
+        let name = pattern_file(&dir, file, text);
+        rejects(&["run", "-n", "5", "--patterns", &name, &url], &[&name, needle]);
+    }
+    assert_eq!(common::target_status(t.addr())["n_requests"], 0, "no request was sent");
+    // M-SEARCH (SSDP) is a token with a dash: accepted.
+    let out = hakaru(&["run", "-q", "-n", "5", "-m", "M-SEARCH", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.doc()["settings"]["method"], "M-SEARCH");
+}
+
+#[test]
+fn sub_millisecond_timeouts_are_refused() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["run", "-n", "5", "--timeout", "100us", &url], &["--timeout '100us'", "at least 1ms"]);
+    rejects(&["run", "-n", "5", "--connect-timeout", "500ns", &url], &["--connect-timeout '500ns'", "at least 1ms"]);
+}
+
+#[test]
+fn a_body_file_that_is_not_a_regular_file_or_too_large_is_refused() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    // /dev/zero would be read without end; a FIFO would block before the load forever.
+    rejects(
+        &["run", "-n", "5", "-m", "POST", "--body-file", "/dev/zero", &url],
+        &["--body-file '/dev/zero'", "regular file"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rejects(&["run", "-n", "5", "--body-file", fifo.to_str().unwrap(), &url], &["--body-file", "regular file"]);
+    let big = dir.path().join("big");
+    std::fs::File::create(&big).unwrap().set_len(64 * 1024 * 1024 + 1).unwrap();
+    rejects(&["run", "-n", "5", "--body-file", big.to_str().unwrap(), &url], &["--body-file", "64 MiB"]);
+    rejects(&["run", "-n", "5", "--body-file", dir.path().to_str().unwrap(), &url], &["--body-file", "regular file"]);
+}

@@ -40,8 +40,8 @@ pub struct RequestArgs {
     /// Hosts to spread requests over round-robin, as a load balancer would (with --port and paths).
     #[arg(long, value_name = "H1,H2,...")]
     pub hosts: Option<String>,
-    /// Port for --hosts (default 80).
-    #[arg(long)]
+    /// Port for --hosts (default 80; a host:port entry of --hosts keeps its own port).
+    #[arg(long, allow_negative_numbers = true)]
     pub port: Option<u16>,
     /// Request pattern file in drnbench's plain-text or JSON format.
     #[arg(long, value_name = "FILE")]
@@ -75,7 +75,7 @@ pub struct RequestArgs {
     #[arg(long, value_name = "CODES", default_value = "200-399")]
     pub ok_status: String,
     /// Seed of the random choices (patterns), so a run can be repeated; random when absent.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<u64>)]
     pub seed: Option<u64>,
 }
 
@@ -104,7 +104,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub watch: WatchArgs,
     /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
-    #[arg(short, long, default_value_t = 50)]
+    #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub connections: usize,
     /// Open loop: send this many requests per second in total, whatever the answers take; latency is measured
     /// from each request's intended send time (coordinated omission corrected) and from the actual send.
@@ -114,13 +114,13 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
     pub arrival: ArrivalArg,
     /// Stop after this many requests in total.
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, allow_negative_numbers = true, value_parser = count::<u64>)]
     pub requests: Option<u64>,
     /// Stop after this long: 500ms, 30s, 2m (default 10s when neither -n nor -d is given).
     #[arg(short, long)]
     pub duration: Option<String>,
     /// Threads generating load (default: the number of cores).
-    #[arg(short, long)]
+    #[arg(short, long, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub threads: Option<usize>,
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
@@ -140,7 +140,7 @@ pub struct StudyFlags {
     #[arg(long, value_enum, default_value = "uniform")]
     pub arrival: ArrivalArg,
     /// Open-loop steps: the most connections a step may open.
-    #[arg(short, long, default_value_t = 50)]
+    #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub connections: usize,
     /// Length of each step.
     #[arg(short, long, default_value = "30s")]
@@ -156,7 +156,7 @@ pub struct StudyFlags {
     #[arg(long, default_value = "0s")]
     pub warmup: String,
     /// Threads generating load (default: the number of cores).
-    #[arg(short, long)]
+    #[arg(short, long, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub threads: Option<usize>,
     /// The CSV in drnbench's format (its six columns first, target_rate for rates), written after every step.
     #[arg(short, long, value_name = "FILE")]
@@ -178,13 +178,13 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub study: StudyFlags,
     /// First client count (0 is taken as 1, as drnbench does).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>)]
     pub start_clients: Option<usize>,
     /// Last client count.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>)]
     pub end_clients: Option<usize>,
     /// Client count added at each step.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub step: usize,
     /// Explicit client counts instead: 1,2,4,8,16.
     #[arg(long, value_name = "N,N,...", conflicts_with_all = ["start_clients", "end_clients", "rates", "rate_start"])]
@@ -193,13 +193,15 @@ pub struct SweepArgs {
     #[arg(long, value_name = "R,R,...", conflicts_with_all = ["start_clients", "end_clients", "rate_start"])]
     pub rates: Option<String>,
     /// Rate sweep from this rate ...
-    #[arg(long, value_name = "R", requires = "rate_end")]
+    // The pairs are checked by the plan rather than with `requires`: clap's message for a missing one does not
+    // fit on the one line hakaru prints, and would lose the flag's name.
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rate_start: Option<f64>,
     /// ... to this rate ...
-    #[arg(long, value_name = "R", requires = "rate_start")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rate_end: Option<f64>,
     /// ... in steps of this many requests per second (default: 4 steps).
-    #[arg(long, value_name = "R", requires = "rate_start")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rate_step: Option<f64>,
     /// Each client waits this long after each answer (drnbench's --wait).
     #[arg(long, default_value = "0s")]
@@ -221,13 +223,14 @@ pub struct CapacityArgs {
     #[command(flatten)]
     pub study: StudyFlags,
     /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
-    #[arg(long)]
+    // Required, but left to the plan to refuse when empty: its one line names --slo and shows how to write it.
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub slo: String,
     /// First rate tried (requests per second); it doubles until the objective fails, then bisects.
     #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     pub rate_start: f64,
     /// Highest rate tried.
-    #[arg(long, default_value_t = 1_000_000.0)]
+    #[arg(long, default_value_t = 1_000_000.0, allow_negative_numbers = true)]
     pub rate_max: f64,
     /// Stop bisecting when the interval between passing and failing rates is this share of the passing rate.
     #[arg(long, default_value = "5%")]
@@ -239,7 +242,7 @@ pub enum PatternsCommand {
     /// Print one search term per line from Groonga select results (drnbench-extract-searchterms) or any JSON.
     Extract {
         /// Column of the records to print.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count::<usize>)]
         column: usize,
         /// For any JSON: a pointer to an array of terms (a `*` segment means every element), e.g. /hits/*/title.
         #[arg(long)]
@@ -253,7 +256,8 @@ pub enum PatternsCommand {
     /// Write a drnbench JSON pattern file from a template and search terms (drnbench-generate-select-patterns).
     Generate {
         /// Path of each request; {term} is replaced by each term: '/d/select?table=Pages&query={term}'.
-        #[arg(long)]
+        // Required, but left to the command to refuse when empty, so that its one line names --template.
+        #[arg(long, default_value = "", hide_default_value = true)]
         template: String,
         /// One term per line; - for stdin.
         #[arg(long, default_value = "-")]
@@ -265,7 +269,7 @@ pub enum PatternsCommand {
         #[arg(long)]
         hit_rate: Option<String>,
         /// Entries the server caches (Groonga and droonga-http-server: 100).
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = count::<usize>)]
         cache_size: usize,
         /// Do not URI-escape the terms.
         #[arg(long)]
@@ -285,16 +289,16 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// Server threads (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub threads: Option<usize>,
     /// Serve at most N requests at once; the others wait (a sweep then shows a knee at N).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub workers: Option<usize>,
     /// Cost of a cache miss at /cache.
     #[arg(long, default_value = "5ms")]
     pub miss_cost: String,
     /// Entries of the LRU cache at /cache.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub cache_size: usize,
 }
 
@@ -304,7 +308,7 @@ pub struct DemoArgs {
     #[arg(short, long, default_value = "3s")]
     pub duration: String,
     /// Concurrent connections.
-    #[arg(short, long, default_value_t = 20)]
+    #[arg(short, long, default_value_t = 20, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub connections: usize,
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
@@ -318,4 +322,10 @@ pub enum ArrivalArg {
     Uniform,
     /// Exponential gaps with mean 1/rate, as independent users arrive.
     Poisson,
+}
+
+/// Reads a count (a whole number, 0 or more). Count flags also take negative numbers as values, so that `-n -5`
+/// is refused with the flag's name rather than as an unknown flag `-5`.
+fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.trim().parse::<T>().map_err(|_| "not a count; give a whole number, 0 or more".to_string())
 }

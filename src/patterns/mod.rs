@@ -47,6 +47,9 @@ pub fn load(path: &Path) -> Result<PatternSet, String> {
 
 /// Parses pattern text: JSON when it starts with `{` or `[`, plain text otherwise (as drnbench decides).
 pub fn parse(text: &str) -> Result<PatternSet, String> {
+    // Editors on Windows start UTF-8 files with a byte order mark; it is not part of the first path or brace.
+    // Columns on the first line are then counted after it, as the editor shows them.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
     if set.groups.iter().all(|g| g.patterns.is_empty()) {
         return Err("1:1: the file holds no request patterns; add at least one path".into());
@@ -54,7 +57,12 @@ pub fn parse(text: &str) -> Result<PatternSet, String> {
     if let Some(g) = set.groups.iter().find(|g| !g.frequency.is_finite() || g.frequency < 0.0) {
         return Err(format!("1:1: group '{}' has frequency {}; use a number >= 0", g.name, g.frequency));
     }
-    if set.groups.iter().map(|g| g.frequency).sum::<f64>() <= 0.0 {
+    let total = set.groups.iter().map(|g| g.frequency).sum::<f64>();
+    if !total.is_finite() {
+        // Each frequency is finite but their sum is not: the draw would pick no group, or always the last.
+        return Err("1:1: the frequencies add up to more than a number can hold; use shares such as 0.9 and 0.1".into());
+    }
+    if total <= 0.0 {
         return Err("1:1: every group has frequency 0; give at least one a positive frequency".into());
     }
     Ok(set)
@@ -73,6 +81,16 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
             return Err(format!(
                 "{}:{column}: '{trimmed}' is neither a path nor a URL; start the line with / or http://",
                 i + 1
+            ));
+        }
+        // A space or control character would end the request line early (or start a second request); say
+        // where it is rather than send something other than what the file means.
+        if let Some(at) = trimmed.find(|c: char| c.is_whitespace() || c.is_control()) {
+            let column = line.len() - line.trim_start().len() + at + 1;
+            return Err(format!(
+                "{}:{column}: '{}' holds a space or control character; percent-encode it (%20)",
+                i + 1,
+                trimmed.escape_debug()
             ));
         }
         patterns.push(Pattern { path: trimmed.to_string(), ..Pattern::default() });
@@ -170,7 +188,7 @@ fn read_group_field<'de, A: MapAccess<'de>>(key: &str, map: &mut A, d: &mut Grou
         "method" => d.method = Some(map.next_value::<String>()?.to_ascii_uppercase()),
         "path" => d.path = Some(map.next_value()?),
         "host" => d.host = Some(map.next_value()?),
-        "port" => d.port = Some(map.next_value()?),
+        "port" => d.port = Some(map.next_value::<Port>()?.0),
         "timeout" => d.timeout = Some(map.next_value::<Seconds>()?.0),
         "headers" => d.headers = map.next_value::<Headers>()?.0,
         "body" => d.body = Some(map.next_value::<Body>()?.0),
@@ -291,16 +309,36 @@ impl<'de> Deserialize<'de> for TopLevel {
     }
 }
 
-/// A timeout in seconds, given as a number.
+/// The shortest pattern timeout in seconds: the engine's timers count whole milliseconds.
+pub const MIN_TIMEOUT_S: f64 = 0.001;
+/// The longest, a day: a deadline much further away overflows the clock arithmetic (1e19 s hung the run).
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+
+/// A timeout in seconds, given as a number from [`MIN_TIMEOUT_S`] to [`MAX_TIMEOUT_S`].
 struct Seconds(f64);
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = f64::deserialize(d)?;
-        if !s.is_finite() || s <= 0.0 {
-            return Err(de::Error::custom(format!("timeout {s} must be a number of seconds > 0")));
+        if !(MIN_TIMEOUT_S..=MAX_TIMEOUT_S).contains(&s) {
+            return Err(de::Error::custom(format!(
+                "timeout {s} must be a number of seconds from 0.001 to 86400 (a day)"
+            )));
         }
         Ok(Seconds(s))
+    }
+}
+
+/// A port, 1 to 65535; read as any integer first so that 70000 or -1 is named as a port, not as "a u16".
+struct Port(u16);
+
+impl<'de> Deserialize<'de> for Port {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match v.as_u64() {
+            Some(p @ 1..=65535) => Ok(Port(p as u16)),
+            _ => Err(de::Error::custom(format!("port {v} must be a number from 1 to 65535"))),
+        }
     }
 }
 
@@ -356,6 +394,8 @@ mod tests {
     fn plain_text_lines_that_are_not_paths_name_line_and_column() {
         let err = parse("/a\n  select?q=1\n").unwrap_err();
         assert!(err.starts_with("2:3: 'select?q=1' is neither a path nor a URL"), "{err}");
+        let err = parse("/a\n /b c\n").unwrap_err();
+        assert!(err.starts_with("2:4: '/b c' holds a space"), "{err}");
     }
 
     #[test]
@@ -406,6 +446,28 @@ mod tests {
         assert!(err.starts_with("1:") && err.contains("invalid type"), "{err}");
         let err = parse("{\"g\": {\"patterns\": [{\"pth\": \"/a\"}]}}").unwrap_err();
         assert!(err.contains("unknown field `pth`"), "{err}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let set = parse("\u{feff}/a\n").unwrap();
+        assert_eq!(set.groups[0].patterns[0].path, "/a");
+        let set = parse("\u{feff}{\"g\": {\"patterns\": [\"/a\"]}}").unwrap();
+        assert_eq!(set.groups[0].name, "g");
+    }
+
+    #[test]
+    fn out_of_range_ports_timeouts_and_frequencies_are_refused() {
+        let err = parse(r#"{"port": 70000, "patterns": ["/a"]}"#).unwrap_err();
+        assert!(err.starts_with("1:") && err.contains("port 70000 must be a number from 1 to 65535"), "{err}");
+        for t in ["1e300", "1e19", "-1", "0", "0.0001"] {
+            let err = parse(&format!(r#"{{"timeout": {t}, "patterns": ["/a"]}}"#)).unwrap_err();
+            assert!(err.contains("must be a number of seconds from 0.001"), "{t}: {err}");
+        }
+        let err =
+            parse(r#"{"a": {"frequency": 1e308, "patterns": ["/a"]}, "b": {"frequency": 1e308, "patterns": ["/b"]}}"#)
+                .unwrap_err();
+        assert!(err.contains("add up to more than a number can hold"), "{err}");
     }
 
     #[test]

@@ -17,9 +17,10 @@ use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
 use crate::protocol::PreparedRequest;
+use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::http::{RequestParts, build_request};
 use crate::result::Settings;
-use crate::target::{Endpoint, ParsedUrl, Scheme};
+use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::units::parse_duration;
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
@@ -72,6 +73,57 @@ pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
     Ok(d)
 }
 
+/// The shortest request or connect timeout: the engine's timers count whole milliseconds (tokio's wheel), so a
+/// shorter one would not be enforced as given.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+/// The longest: a deadline far beyond any run would only overflow the clock arithmetic.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// `--timeout` and `--connect-timeout`: from 1ms to 24h.
+pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
+    let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+    if d < MIN_TIMEOUT {
+        return Err(UsageError::new(format!(
+            "{flag} '{value}': must be at least 1ms (timers count whole milliseconds); try {flag} 1ms"
+        )));
+    }
+    if d > MAX_TIMEOUT {
+        return Err(UsageError::new(format!("{flag} '{value}': must be at most 24h; try {flag} 30s")));
+    }
+    Ok(d)
+}
+
+/// The largest `--body-file` read: the body is held in memory once per request and endpoint.
+pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
+
+/// Reads `--body-file`: a regular file of at most [`MAX_BODY_FILE`] bytes. A device such as /dev/zero would be read
+/// without end and a FIFO could block before the load forever, so both are refused before they are opened.
+fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
+    let name = path.display();
+    let bad = |why: String| UsageError::new(format!("--body-file '{name}': {why}"));
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file (a device, FIFO or directory); give a regular file".into()));
+    }
+    if meta.len() > MAX_BODY_FILE {
+        return Err(bad(format!("{} bytes, more than the 64 MiB a body may have; give a smaller file", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // Read at most one byte more than the limit, in case the file grew since it was looked at.
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open(path).map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?,
+            MAX_BODY_FILE + 1,
+        ),
+        &mut bytes,
+    )
+    .map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?;
+    if bytes.len() as u64 > MAX_BODY_FILE {
+        return Err(bad("more than the 64 MiB a body may have; give a smaller file".into()));
+    }
+    Ok(bytes)
+}
+
 /// Requests and endpoints as built from [`RequestArgs`].
 #[derive(Clone, Debug)]
 pub struct RequestSet {
@@ -95,15 +147,10 @@ pub struct RequestSet {
 
 impl RequestSet {
     pub fn from_args(a: &RequestArgs) -> Result<RequestSet, UsageError> {
-        let timeout = flag_duration("--timeout", &a.timeout)?;
-        let connect_timeout = flag_duration("--connect-timeout", &a.connect_timeout)?;
+        let timeout = flag_timeout("--timeout", &a.timeout)?;
+        let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let method = a.method.trim().to_ascii_uppercase();
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(UsageError::new(format!(
-                "--method '{}': not an HTTP method; use GET, POST, HEAD...",
-                a.method
-            )));
-        }
+        check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
         let headers = a
             .headers
             .iter()
@@ -111,13 +158,10 @@ impl RequestSet {
                 let (name, value) = h.split_once(':').ok_or_else(|| {
                     UsageError::new(format!("--header '{h}': missing ':'; write it as \"Name: value\""))
                 })?;
-                let name = name.trim();
-                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(UsageError::new(format!(
-                        "--header '{h}': bad header name; write it as \"Name: value\""
-                    )));
-                }
-                Ok((name.to_string(), value.trim().to_string()))
+                let (name, value) = (name.trim(), value.trim());
+                check_header(name, value)
+                    .map_err(|e| UsageError::new(format!("--header '{}': {e}", h.escape_debug())))?;
+                Ok((name.to_string(), value.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let ok_status = StatusSet::parse(&a.ok_status).map_err(|why| {
@@ -125,9 +169,7 @@ impl RequestSet {
         })?;
         let body: Vec<u8> = match (&a.body, &a.body_file) {
             (Some(b), _) => b.clone().into_bytes(),
-            (None, Some(path)) => std::fs::read(path).map_err(|e| {
-                UsageError::new(format!("--body-file '{}': cannot read it ({e}); give a readable file", path.display()))
-            })?,
+            (None, Some(path)) => read_body_file(path)?,
             (None, None) => Vec::new(),
         };
 
@@ -139,10 +181,15 @@ impl RequestSet {
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
         if let Some(hosts) = &a.hosts {
+            if a.port == Some(0) {
+                return Err(UsageError::new("--port 0: not a port; give a number from 1 to 65535"));
+            }
             let port = a.port.unwrap_or(80);
-            for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
-                let ep = Endpoint::resolve(Scheme::Http, host, port)
-                    .map_err(|e| UsageError::new(format!("--hosts '{hosts}': {e}")))?;
+            for entry in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+                let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
+                // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
+                let (host, own_port) = split_host_port(entry).map_err(bad)?;
+                let ep = Endpoint::resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
                 default_hosts.push(b.endpoint(ep));
             }
             if default_hosts.is_empty() {
@@ -161,6 +208,7 @@ impl RequestSet {
                         "'{path}': with --hosts give paths such as /d/select?q=a, not URLs"
                     )));
                 }
+                check_target(path).map_err(|e| UsageError::new(format!("'{}': {e}", path.escape_debug())))?;
                 targets.push(format!("{{{hosts}}}:{port}{path}"));
                 specs.push(b.spec(&default_hosts, path, &defaults, None));
             }
@@ -265,6 +313,7 @@ impl Builder {
                 })
             })
             .collect();
+        // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
         let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
         RequestSpec { endpoints: endpoints.to_vec(), prepared, timeout }
     }
@@ -281,8 +330,10 @@ impl Builder {
         for g in &set.groups {
             let first = specs.len();
             for p in &g.patterns {
-                let in_file =
-                    |e: String| UsageError::new(format!("--patterns {}: pattern '{}': {e}", file.display(), p.path));
+                let in_file = |e: String| {
+                    UsageError::new(format!("--patterns {}: pattern '{}': {e}", file.display(), p.path.escape_debug()))
+                };
+                check_pattern(p).map_err(in_file)?;
                 let (endpoints, target) = if p.path.starts_with('/') {
                     let endpoints = match (&p.host, p.port) {
                         (None, None) => default_hosts.to_vec(),
@@ -297,6 +348,7 @@ impl Builder {
                             vec![self.endpoint(Endpoint::resolve(scheme, &host, port).map_err(in_file)?)]
                         }
                     };
+                    check_target(&p.path).map_err(in_file)?;
                     (endpoints, p.path.clone())
                 } else {
                     let u = ParsedUrl::parse(&p.path).map_err(in_file)?;
@@ -318,6 +370,18 @@ impl Builder {
     }
 }
 
+/// The method and headers a pattern file gives, checked as the flags are: they go into the request bytes as they
+/// are.
+fn check_pattern(p: &patterns::Pattern) -> Result<(), String> {
+    if let Some(m) = &p.method {
+        check_method(m)?;
+    }
+    for (name, value) in &p.headers {
+        check_header(name, value)?;
+    }
+    Ok(())
+}
+
 /// A random seed below 2^53, so that JSON readers that hold numbers as doubles keep it exactly.
 fn random_seed() -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -332,8 +396,19 @@ pub fn arrival(a: ArrivalArg) -> Arrival {
     }
 }
 
-/// Reads `--rate`: requests per second, more than 0.
+/// The lowest rate: one request every 1000 s. Below it the gap between sends (and a thread's share of it)
+/// overflows the clock arithmetic of the schedule.
+pub const MIN_RATE: f64 = 0.001;
+/// The highest rate: one request a nanosecond, the schedule's resolution.
+pub const MAX_RATE: f64 = 1e9;
+
+/// Reads `--rate`: requests per second, from [`MIN_RATE`] to [`MAX_RATE`].
 pub fn parse_rate(flag: &str, r: f64) -> Result<f64, UsageError> {
+    if r.is_finite() && r > 0.0 && !(MIN_RATE..=MAX_RATE).contains(&r) {
+        return Err(UsageError::new(format!(
+            "{flag} {r:e}: must be from 0.001 (one request every 1000 s) to 1e9 requests per second; try {flag} 1000"
+        )));
+    }
     if r.is_finite() && r > 0.0 {
         Ok(r)
     } else {
@@ -363,9 +438,7 @@ impl RunPlan {
             Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
         };
         let set = RequestSet::from_args(&a.request)?;
-        for path in [&a.json, &a.csv].into_iter().flatten() {
-            check_writable(path)?;
-        }
+        check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
         let mut plan = RunPlan::new(&set, "run", a.connections, a.threads, stop, load);
         plan.json = a.json.clone();
         plan.csv = a.csv.clone();
@@ -454,11 +527,34 @@ pub fn check_threads(threads: Option<usize>) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Creates (or truncates) an output file before the run, so a bad path fails now and not after the load.
+/// Checks an output file before the run, so a bad path fails now and not after the load; nothing is created,
+/// so a run that ends early leaves no empty file behind.
 pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
-    std::fs::OpenOptions::new().create(true).append(true).open(path).map(|_| ()).map_err(|e| {
+    crate::export::check_output(path).map_err(|e| {
         UsageError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
     })
+}
+
+/// Checks every output (flag and path) and that no two lead to the same file: each would overwrite the other
+/// after every step, and one format would be lost.
+pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(), UsageError> {
+    let mut seen: Vec<(&str, &std::path::Path, crate::export::OutputId)> = Vec::new();
+    for &(flag, path) in outputs {
+        let Some(path) = path else { continue };
+        check_writable(path)?;
+        let id = crate::export::output_id(path).map_err(|e| {
+            UsageError::new(format!("{flag} '{}': cannot write it ({e}); pick a writable path", path.display()))
+        })?;
+        if let Some((other, other_path, _)) = seen.iter().find(|(_, _, i)| *i == id) {
+            return Err(UsageError::new(format!(
+                "{other} '{}' and {flag} '{}' are the same file: each output needs its own path",
+                other_path.display(),
+                path.display()
+            )));
+        }
+        seen.push((flag, path, id));
+    }
+    Ok(())
 }
 
 /// What watches the server, checked now (a pid that does not exist, a probe without a pointer: bad input before

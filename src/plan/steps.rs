@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::slo::parse_percent;
-use super::{RequestSet, check_threads, check_writable, flag_duration, parse_rate};
+use super::{RequestSet, check_threads, flag_duration, parse_rate};
 use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
@@ -47,6 +47,33 @@ fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Re
 
 /// The steps the flags ask for.
 pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
+    let rate_sweep = a.rates.is_some() || a.rate_start.is_some() || a.rate_end.is_some();
+    if rate_sweep && (a.start_clients.is_some() || a.end_clients.is_some()) {
+        // Two kinds of sweep: one of them would be silently ignored.
+        let clients = if a.start_clients.is_some() { "--start-clients" } else { "--end-clients" };
+        return Err(UsageError::new(format!(
+            "{clients} with a rate sweep: a sweep steps client counts or rates, not both; \
+             drop {clients}, or drop --rates/--rate-start/--rate-end (-c sets the connections of a rate sweep)"
+        )));
+    }
+    match (a.rate_start, a.rate_end) {
+        (Some(s), None) => {
+            return Err(UsageError::new(format!(
+                "--rate-start {s} needs --rate-end: give both, e.g. --rate-start {s} --rate-end {}",
+                s * 4.0
+            )));
+        }
+        (None, Some(e)) => {
+            return Err(UsageError::new(format!(
+                "--rate-end {e} needs --rate-start: give both, e.g. --rate-start {} --rate-end {e}",
+                e / 4.0
+            )));
+        }
+        _ => {}
+    }
+    if a.rate_step.is_some() && a.rate_start.is_none() {
+        return Err(UsageError::new("--rate-step needs --rate-start and --rate-end"));
+    }
     if let Some(list) = &a.clients {
         let clients: Vec<usize> = parse_list("--clients", list, "--clients 1,2,4,8")?;
         if clients.contains(&0) {
@@ -96,7 +123,7 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
 }
 
 /// The flags shared by sweeps and capacity searches, checked: step timing, the requests, the watchers, and the
-/// output files (created now, so a bad path fails before the load).
+/// output files (checked now, so a bad path fails before the load).
 pub struct StepsPlan {
     pub duration: Duration,
     pub interval: Duration,
@@ -123,9 +150,7 @@ impl StepsPlan {
         }
         let set = RequestSet::from_args(request)?;
         let watchers = super::watchers(watch)?;
-        for path in [&a.output, &a.json].into_iter().flatten() {
-            check_writable(path)?;
-        }
+        super::check_outputs(&[("--output", a.output.as_deref()), ("--json", a.json.as_deref())])?;
         Ok(StepsPlan {
             duration,
             interval,
@@ -179,5 +204,7 @@ mod tests {
         assert!(e.to_string().starts_with("--rates 0"), "{e}");
         let e = sweep_steps(&args(&["--clients", "1,x"])).unwrap_err();
         assert!(e.to_string().contains("'x' is not a number"), "{e}");
+        let e = sweep_steps(&args(&["--start-clients", "2", "--rate-start", "10", "--rate-end", "20"])).unwrap_err();
+        assert!(e.to_string().starts_with("--start-clients with a rate sweep"), "{e}");
     }
 }

@@ -18,6 +18,50 @@ pub struct RequestParts<'a> {
     pub close: bool,
 }
 
+/// True for an HTTP token (RFC 9110 `tchar`s): what a method and a header name must be.
+pub fn is_token(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Checks a method: an HTTP token (`GET`, `M-SEARCH`). The error is the fix, without the flag or file name.
+pub fn check_method(method: &str) -> Result<(), String> {
+    if is_token(method) {
+        Ok(())
+    } else {
+        Err(format!(
+            "method '{}' is not an HTTP token; use GET, POST, HEAD... (letters, digits, -)",
+            method.escape_debug()
+        ))
+    }
+}
+
+/// Checks a request target: a space, CR, LF or NUL in it would end the request line early or start another
+/// request, so the server would read something other than what is measured.
+pub fn check_target(target: &str) -> Result<(), String> {
+    if target.contains([' ', '\r', '\n', '\0']) {
+        return Err(format!("path '{}' holds a space, CR, LF or NUL; percent-encode it (%20)", target.escape_debug()));
+    }
+    Ok(())
+}
+
+/// Checks a header: the name a token, the value free of CR, LF and NUL (which would smuggle a header or a whole
+/// second request into the bytes sent).
+pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+    if !is_token(name) {
+        return Err(format!(
+            "header name '{}' is not an HTTP token (letters, digits, -); write it as \"Name: value\"",
+            name.escape_debug()
+        ));
+    }
+    if value.contains(['\r', '\n', '\0']) {
+        return Err(format!(
+            "header '{name}' has a CR, LF or NUL in its value '{}'; give one header per -H",
+            value.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the bytes of one request. A Content-Length is sent whenever there is a body or the method usually
 /// carries one, so servers never wait for a body that is not coming.
 pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
@@ -62,6 +106,19 @@ mod tests {
 
     fn text(p: &PreparedRequest) -> String {
         String::from_utf8(p.bytes.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn tokens_targets_and_headers_are_checked() {
+        assert!(check_method("M-SEARCH").is_ok() && check_method("GET").is_ok());
+        assert!(check_method("GET /x HTTP/1.1\r\n").is_err() && check_method("").is_err());
+        assert!(check_target("/a?b=1").is_ok());
+        for bad in ["/a b", "/a\r\nX: 1", "/a\0"] {
+            assert!(check_target(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_header("X-A", "1, 2").is_ok());
+        assert!(check_header("X A", "1").is_err() && check_header("X:", "1").is_err());
+        assert!(check_header("X-A", "1\r\n\r\nGET /evil HTTP/1.1").is_err());
     }
 
     #[test]
