@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine;
 use crate::error::UsageError;
-use crate::export::{Exporter, write_atomically};
+use crate::export::{Exporter, is_stdout, write_atomically};
 use crate::load::Stop;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
@@ -150,12 +150,36 @@ impl LiveDocument {
     }
 
     /// Writes every output file from the document as it is now (through a temporary file and a rename).
+    /// Outputs that are standard output are left for [`LiveDocument::write_final`]: a document per step there
+    /// would be several documents in one stream.
     pub fn write(&self) -> Result<(), UsageError> {
+        self.write_outputs(false)
+    }
+
+    /// Writes every output file, standard output included: once, when the run ends.
+    pub fn write_final(&self) -> Result<(), UsageError> {
+        self.write_outputs(true)
+    }
+
+    fn write_outputs(&self, last: bool) -> Result<(), UsageError> {
         for (path, exporter) in &self.outputs {
+            if !last && is_stdout(path) {
+                continue;
+            }
             write_atomically(path, &exporter.render(&self.doc))
                 .map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))?;
         }
         Ok(())
+    }
+
+    /// Prints a line of the human text: on stdout, or on stderr when an output goes to standard output, so that
+    /// the file there stays one clean document.
+    pub fn say(&self, text: &str) {
+        if self.outputs.iter().any(|(p, _)| is_stdout(p)) {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
     }
 }
 

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 /// Parses a duration such as `30s`, `2m`, `500ms`, `1.5s`, `250us` or `1h`.
 ///
-/// A bare number is rejected on purpose: `-d 30` could mean seconds or requests, so the unit is required.
+/// A bare number is rejected: in a URL (`?delay=10`) or an objective (`p99<50`) it could mean anything; command
+/// line flags read bare seconds through [`parse_flag_duration`].
 /// The error is the fix to show the user, without the flag name (the caller adds it).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
@@ -30,6 +31,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("too long; {hint}"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// A duration flag: as [`parse_duration`], and a bare number is seconds, as drnbench's `--duration 30` and
+/// `--wait 0.01` are (wrk's `-d 30` too).
+pub fn parse_flag_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return parse_duration(&format!("{t}s"));
+    }
+    parse_duration(text)
 }
 
 /// Parses a byte size such as `512`, `20kb`, `1.5MB`, `64k`, `2mib` (k = 1000, ki = 1024).
@@ -103,6 +114,10 @@ mod tests {
     fn durations_without_a_known_unit_are_rejected_with_the_fix() {
         assert!(parse_duration("3x").unwrap_err().contains("unknown unit 'x'"));
         assert!(parse_duration("30").unwrap_err().contains("unit is missing"));
+        assert_eq!(parse_flag_duration("30").unwrap(), Duration::from_secs(30), "a bare flag value is seconds");
+        assert_eq!(parse_flag_duration("0.01").unwrap(), Duration::from_millis(10));
+        assert_eq!(parse_flag_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_flag_duration("30x").is_err());
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("").is_err());
     }

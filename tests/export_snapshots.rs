@@ -342,12 +342,39 @@ fn the_fixed_documents_conform_to_the_schema_and_survive_the_json_exporter() {
 
 #[test]
 fn the_drnbench_csv_of_two_steps_matches_its_golden_file() {
-    let actual = hakaru::export::drnbench::DrnbenchCsv.render(&document());
-    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/sweep_drnbench.csv");
+    check_golden(&hakaru::export::drnbench::DrnbenchCsv.render(&document()), "sweep_drnbench.csv");
+}
+
+#[test]
+fn the_drnbench_csv_has_drnbenchs_columns_and_number_formats_and_nothing_else() {
+    // As drnbench 1.0.5 writes it (Ruby's CSV of Float#to_s): six columns, then one per status string, with the
+    // percentage of the step's requests, an Integer 0 where the step had none.
+    let csv = hakaru::export::drnbench::DrnbenchCsv.render(&document());
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,0,200,503"
+        )
+    );
+    assert_eq!(lines.next(), Some("10,1000,2000.0,0.0002,0.015007,0.001327216,0,100.0,0"));
+    let second: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&second[..3], ["50", "505", "404.0"]);
+    assert_eq!(&second[6..], ["0.594059405940594", "97.02970297029702", "1.9801980198019802"]);
+}
+
+#[test]
+fn the_wide_sweep_csv_of_two_steps_matches_its_golden_file() {
+    check_golden(&hakaru::export::sweep_csv::SweepCsv.render(&document()), "sweep_wide.csv");
+}
+
+/// Compares with `tests/golden/NAME`; `HAKARU_UPDATE_GOLDEN=1` rewrites the file (then read the diff).
+fn check_golden(actual: &str, name: &str) {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
     if std::env::var_os("HAKARU_UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden, &actual).unwrap();
+        std::fs::write(&golden, actual).unwrap();
     }
-    assert_text_eq(&actual, &std::fs::read_to_string(golden).unwrap());
+    assert_text_eq(actual, &std::fs::read_to_string(golden).unwrap());
     assert!(actual.starts_with(
         "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,"
     ));

@@ -126,10 +126,26 @@ fn dash_and_dev_fd_1_write_to_standard_output() {
     for spelling in ["-", "/dev/fd/1"] {
         let r = hakaru_in(dir.path(), &["run", "-q", "-n", "5", "--json", spelling, &url]);
         assert_eq!(r.code, 0, "{spelling}: {}", r.stderr);
-        let start = r.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| panic!("no JSON on stdout: {}", r.stdout));
-        assert!(is_result_document(r.stdout[start..].trim_end()), "{spelling}: {}", r.stdout);
+        // Standard output holds the document alone; the summary goes to stderr.
+        assert!(is_result_document(r.stdout.trim_end()), "{spelling}: {}", r.stdout);
+        assert!(r.stderr.contains("throughput"), "{spelling}: {}", r.stderr);
         assert!(listing(dir.path()).is_empty(), "{spelling}: {:?}", listing(dir.path()));
     }
+}
+
+#[test]
+fn a_sweep_writes_one_document_to_standard_output_at_the_end_and_its_table_to_stderr() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let r = hakaru_in(
+        dir.path(),
+        &["sweep", "-q", "--clients", "1,2", "-d", "1s", "--interval", "0s", "--json", "-", &url],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(r.stdout.trim_end()).expect("one document, not one per step");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
+    assert!(r.stderr.contains("ok/s"), "{}", r.stderr);
 }
 
 // Apart from the test above: before the fix this would have replaced the system's /dev/stdout link.

@@ -12,13 +12,14 @@ fn target_opts(workers: Option<usize>) -> ServeOptions {
     ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, workers, ..ServeOptions::default() }
 }
 
-/// Runs a hakaru subcommand writing `--json` and `-o` into a temporary directory; returns (output, json, csv).
+/// Runs a hakaru subcommand writing `--json` and the wide `--csv` into a temporary directory; returns (output,
+/// json, csv).
 fn run_study(args: &[&str]) -> (common::Output, serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let csv = dir.path().join("r.csv");
     let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap()]);
+    all.extend(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()]);
     let out = hakaru(&all);
     assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
     let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -322,4 +323,47 @@ fn sighup_during_a_run_writes_the_result_and_exits_129() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     assert!(doc["steps"][0]["requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_drnbench_command_line_runs_as_hakaru_sweep_and_writes_drnbenchs_csv() {
+    // drnbench-request-response's own flags and value forms (bare seconds), with only the command replaced.
+    let t = target_with(target_opts(None));
+    let dir = tempfile::tempdir().unwrap();
+    let patterns = dir.path().join("patterns.json");
+    std::fs::write(&patterns, r#"{"g": {"frequency": 1.0, "method": "get", "patterns": ["/?delay=1ms", "/"]}}"#)
+        .unwrap();
+    let out_csv = dir.path().join("result.csv");
+    let port = t.addr().port().to_string();
+    let out = hakaru(&[
+        "sweep",
+        "-q",
+        "--start-n-clients=0",
+        "--end-n-clients=2",
+        "--step=1",
+        "--duration=1",
+        "--interval=0",
+        "--wait=0.01",
+        &format!("--request-patterns-file={}", patterns.display()),
+        "--default-hosts=127.0.0.1",
+        &format!("--default-port={port}"),
+        "--default-path=/",
+        "--default-method=GET",
+        "--default-timeout=5.0",
+        &format!("--output-path={}", out_csv.display()),
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let csv = std::fs::read_to_string(&out_csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,200"
+    );
+    // 0 and 1 client are one step (drnbench keeps one result per count): steps 1 and 2.
+    assert_eq!(lines.len(), 3, "{csv}");
+    let row: Vec<&str> = lines[2].split(',').collect();
+    assert_eq!((row[0], row[6]), ("2", "100.0"), "{csv}");
+    // 2 clients with a 10 ms wait each: under 200 requests a second.
+    let qps: f64 = row[2].parse().unwrap();
+    assert!((60.0..200.0).contains(&qps), "{qps}");
 }

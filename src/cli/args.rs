@@ -38,16 +38,19 @@ pub struct RequestArgs {
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
     /// Hosts to spread requests over round-robin, as a load balancer would (with --port and paths).
-    #[arg(long, value_name = "H1,H2,...")]
+    #[arg(long, value_name = "H1,H2,...", visible_alias = "default-hosts", alias = "default-host")]
     pub hosts: Option<String>,
     /// Port for --hosts (default 80; a host:port entry of --hosts keeps its own port).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, visible_alias = "default-port")]
     pub port: Option<u16>,
+    /// Path for --hosts when neither paths nor --patterns are given (drnbench's --default-path).
+    #[arg(long, value_name = "PATH", visible_alias = "default-path")]
+    pub path: Option<String>,
     /// Request pattern file in drnbench's plain-text or JSON format.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file")]
     pub patterns: Option<PathBuf>,
     /// HTTP method.
-    #[arg(short, long, default_value = "GET")]
+    #[arg(short, long, default_value = "GET", visible_alias = "default-method")]
     pub method: String,
     /// Extra header, "Name: value" (repeatable).
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
@@ -58,8 +61,8 @@ pub struct RequestArgs {
     /// Request body read from a file.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
-    /// A request with no complete answer in this time is recorded with status 0.
-    #[arg(long, default_value = "5s")]
+    /// A request with no complete answer in this time is recorded with status 0 (a bare number is seconds).
+    #[arg(long, default_value = "5s", visible_alias = "default-timeout")]
     pub timeout: String,
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
@@ -158,9 +161,12 @@ pub struct StudyFlags {
     /// Threads generating load (default: the number of cores).
     #[arg(short, long, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub threads: Option<usize>,
-    /// The CSV in drnbench's format (its six columns first, target_rate for rates), written after every step.
-    #[arg(short, long, value_name = "FILE")]
+    /// drnbench's CSV, exactly (its six columns, then a percentage per status), written after every step.
+    #[arg(short, long, value_name = "FILE", visible_alias = "output-path")]
     pub output: Option<PathBuf>,
+    /// hakaru's wide CSV: drnbench's columns, then percentiles, failures, CPU, rates, probes and statuses.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// The result document (JSON), written after every step.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -177,11 +183,11 @@ pub struct SweepArgs {
     pub watch: WatchArgs,
     #[command(flatten)]
     pub study: StudyFlags,
-    /// First client count (0 is taken as 1, as drnbench does).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>)]
+    /// First client count; the steps are start, start+step, ... up to the end, a 0 run as 1 (drnbench's rule).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "start-n-clients")]
     pub start_clients: Option<usize>,
     /// Last client count.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "end-n-clients")]
     pub end_clients: Option<usize>,
     /// Client count added at each step.
     #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]

@@ -75,8 +75,8 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
     super::check_open_files(&mut live, first.connections, first.threads);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
-    println!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" "));
-    println!("{}  verdict", table_header(true, &probe_names(&parts)));
+    live.say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));
+    live.say(&format!("{}  verdict", table_header(true, &probe_names(&parts))));
 
     let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
     let mut rate = start;
@@ -97,14 +97,14 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
             break;
         }
         let outcome = verdict(&slo, max_errors, &step);
-        println!(
+        live.say(&format!(
             "{}  {}",
             table_row(&step, true),
             match &outcome {
                 Ok(()) => "meets".to_string(),
                 Err(why) => format!("fails: {why}"),
             }
-        );
+        ));
         live.push(step, interrupted)?;
         if interrupted {
             break;
@@ -130,13 +130,12 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         an.capacity = Some(answer.clone());
         an
     });
-    println!();
+    live.say("");
     match (pass, fail) {
-        (Some(p), Some(f)) => println!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
-        (Some(p), None) => {
-            println!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
-        }
-        (None, _) => println!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
+        (Some(p), Some(f)) => live.say(&format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not")),
+        (Some(p), None) => live
+            .say(&format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")),
+        (None, _) => live.say(&format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start")),
     }
     finish(&mut live)?;
     Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })

@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis::analyse;
 use crate::cli::args::Command;
 use crate::error::{EXIT_USAGE, UsageError};
-use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json};
+use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
 use crate::plan::steps::StepsPlan;
 use crate::step::LiveDocument;
 
@@ -57,6 +57,16 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::from(EXIT_USAGE)
         }
+        ErrorKind::MissingRequiredArgument => {
+            // clap lists the missing flags on the lines below its first: keep them on the one line.
+            let rendered = e.render().to_string();
+            let missing: Vec<&str> = rendered.lines().skip(1).map(str::trim).take_while(|l| !l.is_empty()).collect();
+            eprintln!(
+                "hakaru: error: a required flag is missing: {} (see 'hakaru help' for the flags)",
+                missing.join(" ")
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
         _ => {
             let rendered = e.render().to_string();
             let first = rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
@@ -66,11 +76,15 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// The files a sweep or a capacity search rewrites after every step: drnbench's CSV and the result document.
+/// The files a sweep or a capacity search rewrites after every step: drnbench's CSV, hakaru's wide CSV and the
+/// result document.
 fn step_outputs(plan: &StepsPlan) -> Vec<(PathBuf, Box<dyn Exporter>)> {
     let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
     if let Some(p) = &plan.drnbench_csv {
         outputs.push((p.clone(), Box::new(DrnbenchCsv)));
+    }
+    if let Some(p) = &plan.csv {
+        outputs.push((p.clone(), Box::new(SweepCsv)));
     }
     if let Some(p) = &plan.json {
         outputs.push((p.clone(), Box::new(Json)));
@@ -101,17 +115,17 @@ fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
         a
     });
     live.refresh_warnings();
-    live.write()?;
+    live.write_final()?;
     if let Some(a) = &live.doc.analysis {
-        println!();
+        live.say("");
         for s in &a.summary {
-            println!("  {s}");
+            live.say(&format!("  {s}"));
         }
     }
     if !live.doc.warnings.is_empty() {
-        println!("\nwarnings");
+        live.say("\nwarnings");
         for w in &live.doc.warnings {
-            println!("  ! {w}");
+            live.say(&format!("  ! {w}"));
         }
     }
     Ok(())

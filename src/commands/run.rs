@@ -37,8 +37,8 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     live.doc.steps.push(step);
     live.doc.interrupted = interrupted;
     live.refresh_warnings();
-    print!("{}", Text.render(&live.doc));
-    live.write()?;
+    live.say(Text.render(&live.doc).trim_end());
+    live.write_final()?;
     let nothing_succeeded = live.doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
     Ok(if interrupted {
         ExitCode::from(crate::stop::exit_code())

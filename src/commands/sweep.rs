@@ -68,8 +68,8 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     super::check_open_files(&mut live, most, first_threads);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
     let rates = matches!(steps, Steps::Rates(_));
-    println!("hakaru sweep  {}", set.targets.join(" "));
-    println!("{}", table_header(rates, &probe_names(&parts)));
+    live.say(&format!("hakaru sweep  {}", set.targets.join(" ")));
+    live.say(&table_header(rates, &probe_names(&parts)));
     for i in 0..steps.len() {
         if i > 0 {
             pause(interval, interrupt);
@@ -85,7 +85,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             live.doc.interrupted = true;
             break;
         }
-        println!("{}", table_row(&step, rates));
+        live.say(&table_row(&step, rates));
         live.push(step, interrupted)?;
         if interrupted {
             break;

@@ -1,6 +1,6 @@
-//! The sweep CSV (`hakaru sweep -o FILE`): drnbench's six columns first, with its meaning and units, so existing
-//! drnbench plotting scripts read it; then hakaru's own columns; then one column per status code holding the
-//! percentage of the step's requests, as drnbench does (`0` = timeout).
+//! drnbench-request-response's CSV, exactly (`hakaru sweep -o FILE`): its six columns, then one column per
+//! status seen in any step (sorted as drnbench sorts its status strings) holding the percentage of the step's
+//! requests, with Ruby's number formats, so scripts and spreadsheets made for drnbench read hakaru's file unchanged.
 
 use std::collections::BTreeSet;
 
@@ -19,94 +19,41 @@ pub const DRNBENCH_COLUMNS: [&str; 6] = [
     "average_elapsed_time",
 ];
 
-/// hakaru's columns after drnbench's (times in seconds, like drnbench's).
-const HAKARU_COLUMNS: [&str; 9] = [
-    "p50_elapsed_time",
-    "p90_elapsed_time",
-    "p99_elapsed_time",
-    "p999_elapsed_time",
-    "n_errors",
-    "n_failed",
-    "client_cpu_percent",
-    "server_cpu_percent",
-    "achieved_rate",
-];
-
-fn seconds(us: f64) -> String {
-    // drnbench prints full float precision; microseconds need six decimals.
-    format!("{:.6}", us / 1e6)
-}
-
 impl Exporter for DrnbenchCsv {
     fn render(&self, doc: &ResultDocument) -> String {
-        let rates = doc.steps.iter().any(|s| s.load.rate.is_some());
-        let statuses: BTreeSet<u16> =
-            doc.steps.iter().flat_map(|s| s.status.keys().filter_map(|k| k.parse::<u16>().ok())).collect();
-        let probe_names: Vec<String> =
-            doc.steps.first().map(|s| s.probes.iter().map(|p| p.name.clone()).collect()).unwrap_or_default();
-
+        // drnbench keys its statuses by the response code as a string ("0" for a timeout) and sorts them so.
+        let statuses: BTreeSet<&str> = doc.steps.iter().flat_map(|s| s.status.keys().map(String::as_str)).collect();
+        let nominal = doc.settings.sweep.as_ref().map(|s| s.step_duration_s);
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = DRNBENCH_COLUMNS.map(String::from).to_vec();
-        header.extend(HAKARU_COLUMNS.map(String::from));
-        if rates {
-            header.push("target_rate".into());
-        }
-        for name in &probe_names {
-            header.push(format!("probe_{name}"));
-            header.push(format!("probe_{name}_delta"));
-        }
-        header.extend(statuses.iter().map(u16::to_string));
+        let header: Vec<&str> = DRNBENCH_COLUMNS.iter().copied().chain(statuses.iter().copied()).collect();
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
-            w.write_record(row(step, rates, &probe_names, &statuses)).expect("writing to memory");
+            // drnbench divides by the duration asked for, not the one measured.
+            let duration = nominal.unwrap_or(step.duration_s).max(1e-9);
+            let (min, max, mean) = every_request_times(step);
+            let seconds = |us: Option<f64>| us.map(|us| ruby_float(us / 1e6)).unwrap_or_default();
+            let mut row = vec![
+                step.load.connections.to_string(),
+                step.requests.to_string(),
+                ruby_float(step.requests as f64 / duration),
+                seconds(min),
+                seconds(max),
+                seconds(mean),
+            ];
+            let total = step.requests.max(1) as f64;
+            for code in &statuses {
+                // A status not seen in this step is Ruby's Integer 0, not 0.0.
+                row.push(step.status.get(*code).map_or("0".into(), |&n| ruby_float(n as f64 / total * 100.0)));
+            }
+            w.write_record(&row).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")
     }
 }
 
-fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeSet<u16>) -> Vec<String> {
-    let l = &step.latency;
-    // No answer, no latency: empty cells rather than zeros that read like measurements.
-    let time = |us: f64| if l.count > 0 { seconds(us) } else { String::new() };
-    // drnbench times every request, failed ones included: its three columns cover successes and failures.
-    let (min, max, mean) = every_request_times(step);
-    let every = |us: Option<f64>| us.map(seconds).unwrap_or_default();
-    let mut r = vec![
-        step.load.connections.to_string(),
-        step.requests.to_string(),
-        // `{:?}` prints 100.0 rather than 100, as drnbench's Ruby floats do.
-        format!("{:?}", (step.throughput.requests_per_s * 1000.0).round() / 1000.0),
-        every(min),
-        every(max),
-        every(mean),
-        time(l.percentile(50.0) as f64),
-        time(l.percentile(90.0) as f64),
-        time(l.percentile(99.0) as f64),
-        time(l.percentile(99.9) as f64),
-        step.errors.to_string(),
-        step.failed.to_string(),
-        format!("{:.1}", step.generator.cpu_percent),
-        step.server.as_ref().map(|s| format!("{:.1}", s.cpu_percent_mean)).unwrap_or_default(),
-        step.schedule.as_ref().map(|s| format!("{:.1}", s.achieved_rate)).unwrap_or_default(),
-    ];
-    if rates {
-        r.push(step.load.rate.map(|x| format!("{x}")).unwrap_or_default());
-    }
-    for name in probe_names {
-        let reading = step.probes.iter().find(|p| &p.name == name);
-        r.push(reading.and_then(|p| p.after.as_ref()).map(value_cell).unwrap_or_default());
-        r.push(reading.and_then(|p| p.delta).map(|d| format!("{d}")).unwrap_or_default());
-    }
-    let total = step.requests.max(1) as f64;
-    for code in statuses {
-        let n = step.status.get(&code.to_string()).copied().unwrap_or(0);
-        r.push(format!("{:?}", (n as f64 * 100.0 / total * 1000.0).round() / 1000.0));
-    }
-    r
-}
-
-/// Min, max and mean time of every request of the step, successes and failures together; None without any.
-fn every_request_times(step: &StepResult) -> (Option<f64>, Option<f64>, Option<f64>) {
+/// Min, max and mean time of every request of the step in microseconds, successes and failures together, as
+/// drnbench times every request (a timeout included); None without any.
+pub fn every_request_times(step: &StepResult) -> (Option<f64>, Option<f64>, Option<f64>) {
     let parts: Vec<_> =
         [Some(&step.latency), step.failed_latency.as_ref()].into_iter().flatten().filter(|l| l.count > 0).collect();
     let count: u64 = parts.iter().map(|l| l.count).sum();
@@ -119,9 +66,45 @@ fn every_request_times(step: &StepResult) -> (Option<f64>, Option<f64>, Option<f
     (min, max, Some(mean))
 }
 
-fn value_cell(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// A number as Ruby's `Float#to_s` writes it: the shortest digits that read back the same, always with a decimal
+/// point (`100.0`), in exponent form below 0.0001 and from 1e16 on (`1.0e-05`, `1.5e+16`).
+pub fn ruby_float(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let a = x.abs();
+    if x == 0.0 || (1e-4..1e16).contains(&a) {
+        // Rust's Debug form is the shortest round-trip form, with ".0" on whole numbers, as Ruby's.
+        return format!("{x:?}");
+    }
+    let e = format!("{x:e}");
+    let (mantissa, exponent) = e.split_once('e').expect("exponent form");
+    let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+    let (sign, digits) = match exponent.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exponent),
+    };
+    format!("{mantissa}e{sign}{digits:0>2}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ruby_float;
+
+    #[test]
+    fn floats_read_as_ruby_writes_them() {
+        // Values from Ruby 3: p 33.2, 100.0, 0.019765581680722916, 1.0e-05, 1.5e+16, 0.0001, 97.02970297029702.
+        assert_eq!(ruby_float(33.2), "33.2");
+        assert_eq!(ruby_float(100.0), "100.0");
+        assert_eq!(ruby_float(0.019765581680722916), "0.019765581680722916");
+        assert_eq!(ruby_float(0.00001), "1.0e-05");
+        assert_eq!(ruby_float(0.0000123), "1.23e-05");
+        assert_eq!(ruby_float(1.5e16), "1.5e+16");
+        assert_eq!(ruby_float(0.0001), "0.0001");
+        assert_eq!(ruby_float(490.0 / 505.0 * 100.0), "97.02970297029702");
+        assert_eq!(ruby_float(0.0), "0.0");
     }
 }

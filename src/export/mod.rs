@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod drnbench;
 pub mod json;
+pub mod sweep_csv;
 pub mod table;
 pub mod text;
 

@@ -21,7 +21,7 @@ use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::http::{RequestParts, build_request};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
-use crate::units::parse_duration;
+use crate::units::parse_flag_duration;
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ pub struct RunPlan {
 }
 
 pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
         return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
     }
@@ -81,7 +81,7 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 /// `--timeout` and `--connect-timeout`: from 1ms to 24h.
 pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    let d = parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d < MIN_TIMEOUT {
         return Err(UsageError::new(format!(
             "{flag} '{value}': must be at least 1ms (timers count whole milliseconds); try {flag} 1ms"
@@ -198,7 +198,7 @@ impl RequestSet {
                 )));
             }
             let paths: Vec<&str> = if a.urls.is_empty() && a.patterns.is_none() {
-                vec!["/"]
+                vec![a.path.as_deref().unwrap_or("/")]
             } else {
                 a.urls.iter().map(String::as_str).collect()
             };
@@ -591,7 +591,7 @@ pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageE
         return Err(UsageError::new("--workers 0: must be at least 1; leave it out for no limit"));
     }
     let miss_cost =
-        parse_duration(&a.miss_cost).map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
+        parse_flag_duration(&a.miss_cost).map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
     Ok(crate::serve::ServeOptions {
         listen,
         threads: a.threads.unwrap_or_else(available_cores),

@@ -8,7 +8,7 @@ use super::{RequestSet, check_threads, flag_duration, parse_rate};
 use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
-use crate::units::parse_duration;
+use crate::units::parse_flag_duration;
 
 /// What a sweep varies.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,7 +32,7 @@ impl Steps {
 
 /// A duration flag that may be zero (`--warmup 0s`, `--wait 0s`, `--interval 0s`).
 pub fn flag_duration_or_zero(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    parse_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))
+    parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))
 }
 
 fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, UsageError> {
@@ -108,9 +108,10 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
         }
         return Ok(Steps::Rates(rates));
     }
-    // drnbench treats a start of 0 clients as 1.
-    let start = a.start_clients.unwrap_or(1).max(1);
-    let end = a.end_clients.unwrap_or(start);
+    // drnbench's rule: start, start + step, ... up to the end (Ruby's Integer#step), each 0 run as 1; a count
+    // met twice (0 and 1) runs once, as drnbench keeps one result per count.
+    let start = a.start_clients.unwrap_or(0);
+    let end = a.end_clients.unwrap_or(start.max(1));
     if end < start {
         return Err(UsageError::new(format!(
             "--end-clients {end} is below --start-clients {start}: give an end at least as high as the start"
@@ -119,8 +120,21 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
     if a.step == 0 {
         return Err(UsageError::new("--step 0: must be at least 1"));
     }
-    Ok(Steps::Clients((start..=end).step_by(a.step).collect()))
+    let n = (end - start) / a.step + 1;
+    if n > MAX_STEPS {
+        return Err(UsageError::new(format!(
+            "--start-clients {start} --end-clients {end} --step {}: {n} steps, more than {MAX_STEPS}; use a larger \
+             --step or --clients with the counts you want",
+            a.step
+        )));
+    }
+    let mut clients: Vec<usize> = (start..=end).step_by(a.step).map(|c| c.max(1)).collect();
+    clients.dedup();
+    Ok(Steps::Clients(clients))
 }
+
+/// The most steps one sweep may have: a plan of 10^8 steps is a typo, not a benchmark.
+const MAX_STEPS: usize = 10_000;
 
 /// The flags shared by sweeps and capacity searches, checked: step timing, the requests, the watchers, and the
 /// output files (checked now, so a bad path fails before the load).
@@ -134,6 +148,8 @@ pub struct StepsPlan {
     pub max_error_percent: f64,
     /// `-o`: the CSV in drnbench's format.
     pub drnbench_csv: Option<PathBuf>,
+    /// `--csv`: hakaru's wide sweep CSV.
+    pub csv: Option<PathBuf>,
     /// `--json`: the result document.
     pub json: Option<PathBuf>,
 }
@@ -150,7 +166,11 @@ impl StepsPlan {
         }
         let set = RequestSet::from_args(request)?;
         let watchers = super::watchers(watch)?;
-        super::check_outputs(&[("--output", a.output.as_deref()), ("--json", a.json.as_deref())])?;
+        super::check_outputs(&[
+            ("--output", a.output.as_deref()),
+            ("--csv", a.csv.as_deref()),
+            ("--json", a.json.as_deref()),
+        ])?;
         Ok(StepsPlan {
             duration,
             interval,
@@ -159,6 +179,7 @@ impl StepsPlan {
             watchers,
             max_error_percent,
             drnbench_csv: a.output.clone(),
+            csv: a.csv.clone(),
             json: a.json.clone(),
         })
     }
@@ -182,8 +203,20 @@ mod tests {
 
     #[test]
     fn client_steps_follow_start_end_and_step_with_zero_taken_as_one() {
-        let a = args(&["--start-clients", "0", "--end-clients", "6", "--step", "2"]);
+        // drnbench: 0.step(20, 2) runs 0 (as 1), 2, 4, ..., 20.
+        let a = args(&["--start-clients", "0", "--end-clients", "20", "--step", "2"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20]));
+        let a = args(&["--start-n-clients", "1", "--end-n-clients", "6", "--step", "2"]);
         assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 3, 5]));
+        // 0 and 1 are both one client: run once.
+        let a = args(&["--start-clients", "0", "--end-clients", "3"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 2, 3]));
+        // drnbench's defaults: start 0, end 1, step 1.
+        assert_eq!(sweep_steps(&args(&[])).unwrap(), Steps::Clients(vec![1]));
+        let a = args(&["--start-clients", "5", "--end-clients", "20", "--step", "5"]);
+        assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![5, 10, 15, 20]));
+        let e = sweep_steps(&args(&["--end-clients", "100000000"])).unwrap_err().to_string();
+        assert!(e.contains("100000001 steps, more than 10000"), "{e}");
         let a = args(&["--clients", "1,2,4,8"]);
         assert_eq!(sweep_steps(&a).unwrap(), Steps::Clients(vec![1, 2, 4, 8]));
     }

@@ -1,0 +1,104 @@
+//! hakaru's wide sweep CSV (`hakaru sweep --csv FILE`): drnbench's six columns first, with their meaning and
+//! units, then hakaru's own (percentiles, failures, CPU, rates, probes), then one column per status code holding
+//! the percentage of the step's requests (`0` = timeout). drnbench's exact file is [`super::drnbench`].
+
+use std::collections::BTreeSet;
+
+use super::Exporter;
+use super::drnbench::{DRNBENCH_COLUMNS, every_request_times};
+use crate::result::{ResultDocument, StepResult};
+
+pub struct SweepCsv;
+
+/// hakaru's columns after drnbench's (times in seconds, like drnbench's).
+const HAKARU_COLUMNS: [&str; 9] = [
+    "p50_elapsed_time",
+    "p90_elapsed_time",
+    "p99_elapsed_time",
+    "p999_elapsed_time",
+    "n_errors",
+    "n_failed",
+    "client_cpu_percent",
+    "server_cpu_percent",
+    "achieved_rate",
+];
+
+fn seconds(us: f64) -> String {
+    // drnbench prints full float precision; microseconds need six decimals.
+    format!("{:.6}", us / 1e6)
+}
+
+impl Exporter for SweepCsv {
+    fn render(&self, doc: &ResultDocument) -> String {
+        let rates = doc.steps.iter().any(|s| s.load.rate.is_some());
+        let statuses: BTreeSet<u16> =
+            doc.steps.iter().flat_map(|s| s.status.keys().filter_map(|k| k.parse::<u16>().ok())).collect();
+        let probe_names: Vec<String> =
+            doc.steps.first().map(|s| s.probes.iter().map(|p| p.name.clone()).collect()).unwrap_or_default();
+
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        let mut header: Vec<String> = DRNBENCH_COLUMNS.map(String::from).to_vec();
+        header.extend(HAKARU_COLUMNS.map(String::from));
+        if rates {
+            header.push("target_rate".into());
+        }
+        for name in &probe_names {
+            header.push(format!("probe_{name}"));
+            header.push(format!("probe_{name}_delta"));
+        }
+        header.extend(statuses.iter().map(u16::to_string));
+        w.write_record(&header).expect("writing to memory");
+        for step in &doc.steps {
+            w.write_record(row(step, rates, &probe_names, &statuses)).expect("writing to memory");
+        }
+        String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")
+    }
+}
+
+fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeSet<u16>) -> Vec<String> {
+    let l = &step.latency;
+    // No answer, no latency: empty cells rather than zeros that read like measurements.
+    let time = |us: f64| if l.count > 0 { seconds(us) } else { String::new() };
+    // drnbench times every request, failed ones included: its three columns cover successes and failures.
+    let (min, max, mean) = every_request_times(step);
+    let every = |us: Option<f64>| us.map(seconds).unwrap_or_default();
+    let mut r = vec![
+        step.load.connections.to_string(),
+        step.requests.to_string(),
+        // `{:?}` prints 100.0 rather than 100, as drnbench's Ruby floats do.
+        format!("{:?}", (step.throughput.requests_per_s * 1000.0).round() / 1000.0),
+        every(min),
+        every(max),
+        every(mean),
+        time(l.percentile(50.0) as f64),
+        time(l.percentile(90.0) as f64),
+        time(l.percentile(99.0) as f64),
+        time(l.percentile(99.9) as f64),
+        step.errors.to_string(),
+        step.failed.to_string(),
+        format!("{:.1}", step.generator.cpu_percent),
+        step.server.as_ref().map(|s| format!("{:.1}", s.cpu_percent_mean)).unwrap_or_default(),
+        step.schedule.as_ref().map(|s| format!("{:.1}", s.achieved_rate)).unwrap_or_default(),
+    ];
+    if rates {
+        r.push(step.load.rate.map(|x| format!("{x}")).unwrap_or_default());
+    }
+    for name in probe_names {
+        let reading = step.probes.iter().find(|p| &p.name == name);
+        r.push(reading.and_then(|p| p.after.as_ref()).map(value_cell).unwrap_or_default());
+        r.push(reading.and_then(|p| p.delta).map(|d| format!("{d}")).unwrap_or_default());
+    }
+    let total = step.requests.max(1) as f64;
+    for code in statuses {
+        let n = step.status.get(&code.to_string()).copied().unwrap_or(0);
+        r.push(format!("{:?}", (n as f64 * 100.0 / total * 1000.0).round() / 1000.0));
+    }
+    r
+}
+
+fn value_cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
