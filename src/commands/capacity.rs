@@ -74,6 +74,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     });
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
     super::check_open_files(&mut live, first.connections, first.threads);
+    super::notes(&mut live, &parts.set.warnings);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
     live.say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));
     live.say(&format!("{}  verdict", table_header(true, &probe_names(&parts))));

@@ -101,6 +101,14 @@ fn check_open_files(live: &mut LiveDocument, connections: usize, threads: usize)
     }
 }
 
+/// Warnings found while planning: on stderr now, and in the document.
+fn notes(live: &mut LiveDocument, found: &[String]) {
+    for w in found {
+        eprintln!("hakaru: warning: {w}");
+        live.notes.push(w.clone());
+    }
+}
+
 /// The probe names for the table header of a sweep or capacity search.
 fn probe_names(plan: &StepsPlan) -> Vec<&str> {
     plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()

@@ -32,6 +32,7 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     }
     let mut live = LiveDocument::new(plan.settings.clone(), plan.keepalive, outputs);
     super::check_open_files(&mut live, plan.connections, plan.threads);
+    super::notes(&mut live, &plan.notes);
     live.expected_hit_rate = watchers.expected_hit_rate;
     let (step, interrupted) = measure_step(plan, "run", None, watchers, interrupt);
     live.doc.steps.push(step);

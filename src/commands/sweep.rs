@@ -66,6 +66,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         Steps::Rates(_) => a.study.connections,
     };
     super::check_open_files(&mut live, most, first_threads);
+    super::notes(&mut live, &parts.set.warnings);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
     let rates = matches!(steps, Steps::Rates(_));
     live.say(&format!("hakaru sweep  {}", set.targets.join(" ")));

@@ -32,6 +32,9 @@ use crate::target::Scheme;
 /// Width of the time-series windows.
 pub const WINDOW: Duration = Duration::from_secs(1);
 
+/// Requests in a pattern group's urn, as drnbench's default of 1000 requests per client.
+const URN_REQUESTS: usize = 1000;
+
 /// The read buffer each thread shares among its connections.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
@@ -57,6 +60,10 @@ struct ThreadCtx {
     metrics: RefCell<StepMetrics>,
     scratch: RefCell<Box<[u8]>>,
     rng: RefCell<ChaCha8Rng>,
+    /// Per pattern group: an urn of its patterns, shuffled, and the next to take. drnbench fills one urn with
+    /// 1000 requests per client, the group's patterns in turn, shuffles it and takes from it: the order is random
+    /// and every pattern is sent as often as the others. hakaru's urn holds each pattern ceil(1000 / n) times.
+    decks: RefCell<Vec<(Vec<u32>, usize)>>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
     /// Index of the window under way, and when it ends.
@@ -175,7 +182,21 @@ impl ThreadCtx {
                 let r = rng.random::<f64>() * total;
                 let g = cumulative.partition_point(|c| *c <= r).min(groups.len() - 1);
                 let range = &groups[g];
-                (range.start + rng.random_range(0..range.len()), *turn)
+                let mut decks = self.decks.borrow_mut();
+                if decks.len() < groups.len() {
+                    decks.resize_with(groups.len(), || (Vec::new(), 0));
+                }
+                let (deck, next) = &mut decks[g];
+                if *next >= deck.len() {
+                    // A new urn: each pattern of the group the same number of times, in a random order.
+                    use rand::seq::SliceRandom as _;
+                    let copies = URN_REQUESTS.div_ceil(range.len());
+                    *deck = (0..copies).flat_map(|_| range.clone().map(|i| i as u32)).collect();
+                    deck.shuffle(&mut *rng);
+                    *next = 0;
+                }
+                *next += 1;
+                (deck[*next - 1] as usize, *turn)
             }
         };
         *turn = turn.wrapping_add(1);
@@ -349,6 +370,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
+                decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
                 window_end: Cell::new(start + WINDOW),

@@ -24,6 +24,9 @@ pub struct Pattern {
     pub timeout: Option<f64>,
     pub headers: Vec<(String, String)>,
     pub body: Option<String>,
+    /// The body when the file gave it as an object: a GET sends it as a form-encoded query string, as drnbench
+    /// does; other methods send `body` (its JSON text).
+    pub body_form: Option<Vec<(String, String)>>,
 }
 
 /// Patterns drawn together, with the weight of the group.
@@ -37,6 +40,13 @@ pub struct PatternGroup {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PatternSet {
     pub groups: Vec<PatternGroup>,
+    /// Things the reader should know: keys drnbench would ignore, ignored here too.
+    pub warnings: Vec<String>,
+}
+
+std::thread_local! {
+    /// Keys of the file that no reader uses (`command`, `name`, a comment), gathered while one file is read.
+    static IGNORED_KEYS: std::cell::RefCell<std::collections::BTreeSet<String>> = Default::default();
 }
 
 /// Reads a pattern file; the error names the file, the line and column where known, and the fix.
@@ -50,7 +60,17 @@ pub fn parse(text: &str) -> Result<PatternSet, String> {
     // Editors on Windows start UTF-8 files with a byte order mark; it is not part of the first path or brace.
     // Columns on the first line are then counted after it, as the editor shows them.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
+    IGNORED_KEYS.with(|k| k.borrow_mut().clear());
+    let mut set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
+    let ignored = IGNORED_KEYS.with(|k| std::mem::take(&mut *k.borrow_mut()));
+    if !ignored.is_empty() {
+        let keys: Vec<String> = ignored.into_iter().map(|k| format!("\"{k}\"")).collect();
+        set.warnings.push(format!(
+            "keys ignored, as drnbench ignores them: {} (a pattern reads path, method, host, port, timeout, \
+             headers, body; a group also frequency and patterns)",
+            keys.join(", ")
+        ));
+    }
     if set.groups.iter().all(|g| g.patterns.is_empty()) {
         return Err("1:1: the file holds no request patterns; add at least one path".into());
     }
@@ -95,16 +115,26 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
         }
         patterns.push(Pattern { path: trimmed.to_string(), ..Pattern::default() });
     }
-    Ok(PatternSet { groups: vec![PatternGroup { name: "default".into(), frequency: 1.0, patterns }] })
+    Ok(PatternSet {
+        groups: vec![PatternGroup { name: "default".into(), frequency: 1.0, patterns }],
+        warnings: Vec::new(),
+    })
 }
 
 fn parse_json(text: &str) -> Result<PatternSet, String> {
-    let top: TopLevel = serde_json::from_str(text).map_err(|e| {
+    let position = |e: serde_json::Error| {
         let message = e.to_string();
         // serde_json appends " at line L column C"; put the position first, as compilers do.
         let message = message.split(" at line ").next().unwrap_or(&message).to_string();
         format!("{}:{}: {message}; see the drnbench pattern format in the README", e.line(), e.column())
-    })?;
+    };
+    // drnbench looks at the first element of a top-level list: a pattern (a path, or an object without
+    // "patterns") makes the list one group of patterns; otherwise it is a list of groups.
+    let top = if list_of_patterns(text) || one_group(text) {
+        TopLevel(vec![(None, serde_json::from_str::<Group>(text).map_err(position)?)])
+    } else {
+        serde_json::from_str::<TopLevel>(text).map_err(position)?
+    };
     let n = top.0.len().max(1) as f64;
     let groups = top
         .0
@@ -116,7 +146,31 @@ fn parse_json(text: &str) -> Result<PatternSet, String> {
             patterns: g.patterns,
         })
         .collect();
-    Ok(PatternSet { groups })
+    Ok(PatternSet { groups, warnings: Vec::new() })
+}
+
+/// Whether the file is a top-level list whose first element is a pattern rather than a group.
+fn list_of_patterns(text: &str) -> bool {
+    let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(text) else { return false };
+    let Some(first) = items.first() else { return false };
+    match serde_json::from_str::<serde_json::Value>(first.get()) {
+        Ok(serde_json::Value::String(_)) => true,
+        Ok(serde_json::Value::Object(o)) => !o.contains_key("patterns") && !o.contains_key("pattern"),
+        _ => false,
+    }
+}
+
+/// Whether the file is one group: an object with "patterns" (drnbench's test), whatever its other keys.
+fn one_group(text: &str) -> bool {
+    serde_json::from_str::<std::collections::BTreeMap<String, &serde_json::value::RawValue>>(text)
+        .is_ok_and(|m| m.contains_key("patterns") || m.contains_key("pattern"))
+}
+
+/// Remembers a key no reader uses, for the one warning line.
+fn ignore_key<'de, A: MapAccess<'de>>(key: &str, map: &mut A) -> Result<(), A::Error> {
+    IGNORED_KEYS.with(|k| k.borrow_mut().insert(key.to_string()));
+    map.next_value::<de::IgnoredAny>()?;
+    Ok(())
 }
 
 /// The fields a group passes down to its patterns.
@@ -129,6 +183,7 @@ struct GroupDefaults {
     timeout: Option<f64>,
     headers: Vec<(String, String)>,
     body: Option<String>,
+    body_form: Option<Vec<(String, String)>>,
 }
 
 /// A group as read: its frequency and its patterns with the group's fields already applied.
@@ -166,7 +221,10 @@ impl Group {
                 p.host = p.host.or_else(|| defaults.host.clone());
                 p.port = p.port.or(defaults.port);
                 p.timeout = p.timeout.or(defaults.timeout);
-                p.body = p.body.or_else(|| defaults.body.clone());
+                if p.body.is_none() {
+                    p.body = defaults.body.clone();
+                    p.body_form = defaults.body_form.clone();
+                }
                 for (name, value) in &defaults.headers {
                     if !p.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
                         p.headers.push((name.clone(), value.clone()));
@@ -191,8 +249,11 @@ fn read_group_field<'de, A: MapAccess<'de>>(key: &str, map: &mut A, d: &mut Grou
         "port" => d.port = Some(map.next_value::<Port>()?.0),
         "timeout" => d.timeout = Some(map.next_value::<Seconds>()?.0),
         "headers" => d.headers = map.next_value::<Headers>()?.0,
-        "body" => d.body = Some(map.next_value::<Body>()?.0),
-        other => return Err(de::Error::unknown_field(other, GROUP_KEYS)),
+        "body" => {
+            let b = map.next_value::<Body>()?;
+            (d.body, d.body_form) = (Some(b.text), b.form);
+        }
+        other => ignore_key(other, map)?,
     }
     Ok(())
 }
@@ -204,13 +265,13 @@ fn read_group_rest<'de, A: MapAccess<'de>>(first_key: String, mut map: A) -> Res
     while let Some(k) = key {
         match k.as_str() {
             "frequency" => {
-                let f: f64 = map.next_value()?;
+                let f = map.next_value::<Number>()?.0;
                 if !f.is_finite() || f < 0.0 {
                     return Err(de::Error::custom(format!("frequency {f} must be a number >= 0")));
                 }
                 frequency = Some(f);
             }
-            "patterns" => raw.extend(map.next_value::<Vec<RawPattern>>()?),
+            "patterns" => raw.extend(map.next_value::<OneOrMany>()?.0),
             "pattern" => raw.push(map.next_value::<RawPattern>()?),
             other => read_group_field(other, &mut map, &mut defaults)?,
         }
@@ -260,14 +321,15 @@ impl<'de> Deserialize<'de> for RawPattern {
                 let mut p = Pattern::default();
                 let mut d = GroupDefaults::default();
                 while let Some(key) = map.next_key::<String>()? {
-                    if !PATTERN_KEYS.contains(&key.as_str()) {
-                        return Err(de::Error::unknown_field(&key, PATTERN_KEYS));
+                    if PATTERN_KEYS.contains(&key.as_str()) {
+                        read_group_field(&key, &mut map, &mut d)?;
+                    } else {
+                        ignore_key(&key, &mut map)?;
                     }
-                    read_group_field(&key, &mut map, &mut d)?;
                 }
                 p.path = d.path.unwrap_or_default();
-                (p.method, p.host, p.port, p.timeout, p.headers, p.body) =
-                    (d.method, d.host, d.port, d.timeout, d.headers, d.body);
+                (p.method, p.host, p.port, p.timeout, p.headers, p.body, p.body_form) =
+                    (d.method, d.host, d.port, d.timeout, d.headers, d.body, d.body_form);
                 Ok(RawPattern::Full(p))
             }
         }
@@ -319,7 +381,7 @@ struct Seconds(f64);
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = f64::deserialize(d)?;
+        let s = Number::deserialize(d)?.0;
         if !(MIN_TIMEOUT_S..=MAX_TIMEOUT_S).contains(&s) {
             return Err(de::Error::custom(format!(
                 "timeout {s} must be a number of seconds from 0.001 to 86400 (a day)"
@@ -335,7 +397,9 @@ struct Port(u16);
 impl<'de> Deserialize<'de> for Port {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        match v.as_u64() {
+        // Ruby's loader takes "18181" for 18181; so does this one.
+        let n = v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse::<u64>().ok()));
+        match n {
             Some(p @ 1..=65535) => Ok(Port(p as u16)),
             _ => Err(de::Error::custom(format!("port {v} must be a number from 1 to 65535"))),
         }
@@ -365,16 +429,90 @@ impl<'de> Deserialize<'de> for Headers {
     }
 }
 
-/// A body: a string is sent as it is; any other JSON value is sent as its JSON text.
-struct Body(String);
+/// A body: a string is sent as it is; any other JSON value is sent as its JSON text, and an object is also kept
+/// as form fields for a GET.
+struct Body {
+    text: String,
+    form: Option<Vec<(String, String)>>,
+}
 
 impl<'de> Deserialize<'de> for Body {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        Ok(Body(match v {
+        let form = v.as_object().map(|o| {
+            o.iter()
+                .map(|(k, v)| {
+                    let value = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), value)
+                })
+                .collect()
+        });
+        let text = match v {
             serde_json::Value::String(s) => s,
             other => other.to_string(),
-        }))
+        };
+        Ok(Body { text, form })
+    }
+}
+
+/// A number, or a string holding one (`"0.5"`), as Ruby's `to_f` reads drnbench files.
+struct Number(f64);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Number;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Number, E> {
+                Ok(Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Number, E> {
+                v.trim().parse::<f64>().map(Number).map_err(|_| E::custom(format!("'{v}' is not a number")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `"patterns"`: a list of patterns, or one pattern object.
+struct OneOrMany(Vec<RawPattern>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of patterns, or one pattern")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMany, A::Error> {
+                let mut out = Vec::new();
+                while let Some(p) = seq.next_element::<RawPattern>()? {
+                    out.push(p);
+                }
+                Ok(OneOrMany(out))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany(vec![RawPattern::Path(s.to_string())]))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<OneOrMany, A::Error> {
+                let p = RawPattern::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(OneOrMany(vec![p]))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -443,9 +581,40 @@ mod tests {
         let err = parse("{\n  \"g\": {\"patterns\": [\"/a\",]}\n}").unwrap_err();
         assert!(err.starts_with("2:"), "{err}");
         let err = parse("{\"g\": {\"frequency\": \"high\", \"patterns\": [\"/a\"]}}").unwrap_err();
-        assert!(err.starts_with("1:") && err.contains("invalid type"), "{err}");
-        let err = parse("{\"g\": {\"patterns\": [{\"pth\": \"/a\"}]}}").unwrap_err();
-        assert!(err.contains("unknown field `pth`"), "{err}");
+        assert!(err.starts_with("1:26:") && err.contains("'high' is not a number"), "{err}");
+    }
+
+    #[test]
+    fn every_shape_drnbench_reads_is_read() {
+        let paths = |set: &PatternSet| -> Vec<Vec<String>> {
+            set.groups.iter().map(|g| g.patterns.iter().map(|p| p.path.clone()).collect()).collect()
+        };
+        // A top-level list of paths, or of pattern objects: one group.
+        assert_eq!(paths(&parse(r#"["/a", "/b"]"#).unwrap()), [["/a", "/b"]]);
+        assert_eq!(paths(&parse(r#"[{"path": "/a"}, {"path": "/b", "method": "post"}]"#).unwrap()), [["/a", "/b"]]);
+        // A group whose "patterns" is one object; numbers written as strings, as Ruby's loader takes them.
+        let set = parse(r#"{"g": {"frequency": "0.5", "port": "18181", "timeout": "2", "patterns": {"path": "/x"}}}"#)
+            .unwrap();
+        assert_eq!((set.groups[0].frequency, set.groups[0].patterns[0].port), (0.5, Some(18181)));
+        assert_eq!(set.groups[0].patterns[0].timeout, Some(2.0));
+        // Unknown keys (a comment, drnbench's "command" or a group name) are ignored, with one warning.
+        let set = parse(
+            r#"{"with-query": {"name": "q", "command": "select", "patterns": [{"path": "/q", "comment": "x"}]},
+                "other": {"frequency": 0.1, "patterns": ["/o"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(paths(&set), [vec!["/q"], vec!["/o"]]);
+        assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
+        assert!(set.warnings[0].contains(r#""command", "comment", "name""#), "{:?}", set.warnings);
+        // One group with extra keys at the top; a pattern without a path gets drnbench's "/".
+        let set = parse(r#"{"name": "only", "patterns": [{"pth": "/a"}]}"#).unwrap();
+        assert_eq!(paths(&set), [["/"]]);
+        assert!(set.warnings[0].contains(r#""name", "pth""#), "{:?}", set.warnings);
+        // A body object is kept as form fields too (a GET sends them as the query string).
+        let set = parse(r#"[{"path": "/s", "body": {"q": "a b", "n": 10}}]"#).unwrap();
+        let p = &set.groups[0].patterns[0];
+        assert_eq!(p.body.as_deref(), Some(r#"{"n":10,"q":"a b"}"#));
+        assert_eq!(p.body_form.as_deref(), Some(&[("n".into(), "10".into()), ("q".into(), "a b".into())][..]));
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct RunPlan {
     pub quiet: bool,
     /// `--ok-status`: which answers are successes.
     pub ok_status: StatusSet,
+    /// Warnings found while planning (keys of a pattern file ignored), for the output.
+    pub notes: Vec<String>,
     /// The settings as the result document records them.
     pub settings: Settings,
 }
@@ -143,6 +145,8 @@ pub struct RequestSet {
     pub body_bytes: usize,
     /// `--ok-status`: which answers are successes.
     pub ok_status: StatusSet,
+    /// What the reader of the pattern file should know (keys ignored).
+    pub warnings: Vec<String>,
 }
 
 impl RequestSet {
@@ -178,6 +182,7 @@ impl RequestSet {
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
         let mut targets = Vec::new();
+        let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
         if let Some(hosts) = &a.hosts {
@@ -233,6 +238,7 @@ impl RequestSet {
 
         let selection = if let Some(path) = &a.patterns {
             let set = patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
+            warnings.extend(set.warnings.iter().map(|w| format!("--patterns {}: {w}", path.display())));
             targets.push(format!("patterns:{}", path.display()));
             let (pattern_specs, selection) = b.pattern_specs(&set, &default_hosts, &defaults, path)?;
             specs = pattern_specs;
@@ -259,6 +265,7 @@ impl RequestSet {
             targets,
             body_bytes: body.len(),
             ok_status,
+            warnings,
         })
     }
 }
@@ -293,7 +300,14 @@ impl Builder {
     ) -> RequestSpec {
         let method = over.and_then(|p| p.method.as_deref()).unwrap_or(d.method);
         let mut headers = d.headers.to_vec();
-        let body = over.and_then(|p| p.body.as_deref()).map(str::as_bytes).unwrap_or(d.body);
+        let mut body = over.and_then(|p| p.body.as_deref()).map(str::as_bytes).unwrap_or(d.body);
+        // drnbench sends a GET pattern's body object as the query string, form-encoded.
+        let with_query;
+        let mut target = target;
+        if let Some(form) = over.and_then(|p| p.body_form.as_ref()).filter(|_| method.eq_ignore_ascii_case("GET")) {
+            with_query = append_form(target, form);
+            (target, body) = (with_query.as_str(), &[]);
+        }
         if let Some(p) = over {
             for (name, value) in &p.headers {
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
@@ -380,6 +394,14 @@ fn check_pattern(p: &patterns::Pattern) -> Result<(), String> {
         check_header(name, value)?;
     }
     Ok(())
+}
+
+/// `target` with `form` added to its query string, form-encoded (`a=1&q=x+y`), as Ruby's encode_www_form does.
+fn append_form(target: &str, form: &[(String, String)]) -> String {
+    let encode = |t: &str| crate::patterns::tools::uri_escape(t).replace("%20", "+");
+    let query: Vec<String> = form.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+    let joiner = if target.contains('?') { '&' } else { '?' };
+    format!("{target}{joiner}{}", query.join("&"))
 }
 
 /// A random seed below 2^53, so that JSON readers that hold numbers as doubles keep it exactly.
@@ -514,6 +536,7 @@ impl RunPlan {
             csv: None,
             quiet: false,
             ok_status: set.ok_status.clone(),
+            notes: set.warnings.clone(),
             settings,
         }
     }
@@ -590,8 +613,8 @@ pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageE
     if a.workers == Some(0) {
         return Err(UsageError::new("--workers 0: must be at least 1; leave it out for no limit"));
     }
-    let miss_cost =
-        parse_flag_duration(&a.miss_cost).map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
+    let miss_cost = parse_flag_duration(&a.miss_cost)
+        .map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
     Ok(crate::serve::ServeOptions {
         listen,
         threads: a.threads.unwrap_or_else(available_cores),

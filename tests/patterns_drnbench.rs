@@ -1,0 +1,116 @@
+//! Every pattern-file shape drnbench reads runs in hakaru: one fixture per shape (tests/fixtures/patterns/), each
+//! run for 10 requests against the built-in target (issue 10, part 1).
+
+mod common;
+
+use common::{hakaru, target};
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/patterns/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs 10 requests of the fixture against a fresh target; returns the output.
+fn run_fixture(name: &str) -> common::Output {
+    let t = target();
+    let url = format!("http://{}", t.addr());
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "10", "--seed", "1", "--patterns", &fixture(name), &url]);
+    assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+    out
+}
+
+#[test]
+fn every_accepted_shape_runs_ten_requests() {
+    for name in [
+        "plain.txt",
+        "list_of_paths.json",
+        "list_of_objects.json",
+        "list_of_groups.json",
+        "one_group.json",
+        "one_group_extra_keys.json",
+        "named_groups.json",
+        "named_groups_extra_keys.json",
+        "single_pattern_key.json",
+        "patterns_one_object.json",
+    ] {
+        let out = run_fixture(name);
+        assert_eq!(out.step()["requests"], 10, "{name}");
+        assert_eq!(out.status_count("200"), 10, "{name}: {}", out.step()["status"]);
+    }
+}
+
+#[test]
+fn unknown_keys_are_ignored_with_one_warning_naming_them() {
+    let out = run_fixture("named_groups_extra_keys.json");
+    let warning = "keys ignored, as drnbench ignores them: \"command\", \"comment\", \"name\"";
+    assert!(out.stderr.contains(warning), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("keys ignored").count(), 1, "{}", out.stderr);
+    assert!(out.doc()["warnings"].to_string().contains("keys ignored"), "{}", out.doc()["warnings"]);
+}
+
+#[test]
+fn a_get_patterns_body_object_is_sent_as_its_query_string() {
+    // {"status": 503} as a GET body becomes /?status=503, so the target answers 503.
+    let t = target();
+    let url = format!("http://{}", t.addr());
+    let out = hakaru(&[
+        "run",
+        "-q",
+        "-c",
+        "1",
+        "-n",
+        "10",
+        "--ok-status",
+        "503",
+        "--patterns",
+        &fixture("get_body_object.json"),
+        &url,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("503"), 10, "{}", out.step()["status"]);
+    assert_eq!(out.step()["throughput"]["bytes_out"].as_u64().unwrap() % 10, 0);
+}
+
+#[test]
+fn a_groups_patterns_are_drawn_from_an_urn_as_drnbench_draws_them() {
+    // drnbench fills an urn with the group's patterns in equal numbers and shuffles it: three patterns, an urn of
+    // 334 each; 1002 requests on one thread empty it, so each path is sent exactly 334 times (a draw with
+    // replacement would almost never give three equal counts).
+    use std::collections::HashMap;
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen: Arc<Mutex<HashMap<String, u64>>> = Arc::default();
+    let counts = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let counts = Arc::clone(&counts);
+            std::thread::spawn(move || {
+                let (mut stream, mut buf, mut pending) = (stream, [0u8; 4096], Vec::new());
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&pending[..end]).to_string();
+                        let path = head.split(' ').nth(1).unwrap_or("").to_string();
+                        *counts.lock().unwrap().entry(path).or_default() += 1;
+                        pending.drain(..end + 4);
+                        if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three.json");
+    std::fs::write(&file, r#"{"g": {"patterns": ["/a", "/b", "/c"]}}"#).unwrap();
+    let url = format!("http://{addr}");
+    let out = hakaru(&["run", "-q", "-c", "1", "-t", "1", "-n", "1002", "--patterns", file.to_str().unwrap(), &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let counts = seen.lock().unwrap().clone();
+    assert_eq!(counts, HashMap::from([("/a".into(), 334), ("/b".into(), 334), ("/c".into(), 334)]));
+}
