@@ -251,11 +251,15 @@ fn the_csv_has_loadtests_columns_and_one_row() {
 
 #[test]
 fn the_demo_runs_a_benchmark_with_nothing_else_installed() {
-    let out = hakaru(&["demo", "-d", "1s", "-c", "4"]);
+    // A sweep over a target of known capacity (4 workers x 5 ms): the analysis finds the plateau from 4 clients,
+    // and the bottleneck elsewhere than CPU (the worker pool), not hakaru.
+    let out = hakaru(&["demo", "-d", "1s"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("built-in target"));
-    assert!(out.stdout.contains("req/s"));
-    assert!(out.stdout.contains("200: "));
+    assert!(out.stdout.contains("built-in target"), "{}", out.stdout);
+    assert!(out.stdout.contains("levels off at"), "{}", out.stdout);
+    assert!(out.stdout.contains("from 4 clients"), "{}", out.stdout);
+    assert!(out.stdout.contains("the limit is elsewhere"), "{}", out.stdout);
+    assert!(!out.stdout.contains("hakaru itself was at"), "{}", out.stdout);
 }
 
 #[test]

@@ -27,7 +27,7 @@ pub enum Command {
     Patterns(PatternsCommand),
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
     Serve(ServeArgs),
-    /// Start the built-in target in-process and run a short benchmark against it.
+    /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
     Demo(DemoArgs),
 }
 
@@ -67,9 +67,13 @@ pub struct RequestArgs {
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: String,
-    /// Open a new connection for every request and send `Connection: close` (like ab without -k).
-    #[arg(long)]
+    /// Open a new connection for every request and send `Connection: close` (like ab without -k). Keep-alive is
+    /// on by default: ab needs -k for it, hakaru does not.
+    #[arg(long, conflicts_with = "keepalive")]
     pub no_keepalive: bool,
+    /// Keep connections alive: the default, accepted for those used to ab's -k (hakaru's -k is curl's --insecure).
+    #[arg(long)]
+    pub keepalive: bool,
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long, short = 'k')]
     pub insecure: bool,
@@ -310,12 +314,9 @@ pub struct ServeArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DemoArgs {
-    /// How long the demo load runs.
+    /// How long each of the sweep's five steps runs.
     #[arg(short, long, default_value = "3s")]
     pub duration: String,
-    /// Concurrent connections.
-    #[arg(short, long, default_value_t = 20, allow_negative_numbers = true, value_parser = count::<usize>)]
-    pub connections: usize,
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

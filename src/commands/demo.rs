@@ -1,50 +1,91 @@
-//! `hakaru demo`: the built-in target started in-process and a short run against it, for a first result with
-//! nothing else installed.
+//! `hakaru demo`: what hakaru is for, in half a minute with nothing else installed. It starts the built-in target
+//! as a child process with a known capacity (4 workers, 5 ms a request: 800 requests a second), sweeps the
+//! client count over it while watching the target's CPU, and prints the table and the analysis, which names the
+//! plateau, the knee and the bottleneck.
 
-use std::process::ExitCode;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::args::{ArrivalArg, DemoArgs, RequestArgs, RunArgs};
+use clap::Parser;
+
+use crate::cli::args::{Cli, Command as Sub, DemoArgs};
 use crate::error::UsageError;
-use crate::monitor::{Watchers, available_cores};
-use crate::plan::RunPlan;
-use crate::serve::{self, ServeOptions};
+
+/// The target's capacity: 4 requests served at once, 5 ms each.
+const WORKERS: usize = 4;
+const DELAY: &str = "5ms";
 
 pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
-    let server = serve::start(ServeOptions {
-        listen: "127.0.0.1:0".parse().expect("static address"),
-        threads: 1,
-        workers: None,
-        miss_cost: std::time::Duration::from_millis(5),
-        cache_size: 100,
-    })
-    .map_err(|e| UsageError::runtime(format!("cannot start the built-in target: {e}")))?;
-    let url = format!("http://{}/?size=1kb", server.addr());
-    println!("hakaru demo: built-in target at http://{} (1 thread); the load uses the other cores\n", server.addr());
-    let run = RunArgs {
-        request: RequestArgs {
-            urls: vec![url],
-            timeout: "5s".into(),
-            connect_timeout: "5s".into(),
-            method: "GET".into(),
-            ok_status: "200-399".into(),
-            ..RequestArgs::default()
-        },
-        watch: Default::default(),
-        connections: args.connections,
-        rate: None,
-        arrival: ArrivalArg::Uniform,
-        requests: None,
-        duration: Some(args.duration.clone()),
-        threads: Some((available_cores().saturating_sub(1)).max(1)),
-        json: args.json.clone(),
-        csv: None,
-        quiet: false,
+    let mut target = Target::start()?;
+    println!(
+        "hakaru demo: the built-in target (pid {}) at http://{} serves {WORKERS} requests at once, {DELAY} each: \
+         at most {} requests a second. A sweep over 1 to 16 clients finds that limit.\n",
+        target.child.id(),
+        target.addr,
+        WORKERS * 200
+    );
+    let url = format!("http://{}/?delay={DELAY}", target.addr);
+    let pid = target.child.id().to_string();
+    let mut argv: Vec<&str> = vec!["hakaru", "sweep", "-q", "--clients", "1,2,4,8,16", "-d", &args.duration];
+    argv.extend(["--interval", "0.5s", "--monitor-pid", &pid]);
+    let json = args.json.as_ref().map(|p| p.display().to_string());
+    if let Some(j) = &json {
+        argv.extend(["--json", j]);
+    }
+    argv.push(&url);
+    let outcome = match Cli::try_parse_from(&argv) {
+        Ok(Cli { command: Sub::Sweep(sweep), .. }) => super::sweep::sweep(&sweep, interrupt),
+        Ok(_) => Err(UsageError::runtime("demo: the sweep's arguments did not parse as a sweep")),
+        Err(e) => Err(UsageError::new(format!("demo: {}", e.render().to_string().lines().next().unwrap_or("")))),
     };
-    let result = RunPlan::from_args(&run).and_then(|mut plan| {
-        plan.settings.command = "demo".into();
-        super::run::run_plan(&plan, &Watchers::none(), interrupt)
-    });
-    server.stop();
-    result
+    target.stop();
+    outcome
+}
+
+/// `hakaru serve` as a child process, stopped when the demo ends (or when hakaru dies: PR_SET_PDEATHSIG).
+struct Target {
+    child: Child,
+    addr: String,
+}
+
+impl Target {
+    fn start() -> Result<Target, UsageError> {
+        let exe = std::env::current_exe().map_err(|e| {
+            UsageError::runtime(format!("demo: cannot find the hakaru binary to start the target: {e}"))
+        })?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--threads", "1", "--workers", &WORKERS.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        // SAFETY: between fork and exec only prctl runs, which is async-signal-safe and allocates nothing.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let mut child =
+            cmd.spawn().map_err(|e| UsageError::runtime(format!("demo: cannot start the built-in target: {e}")))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let read = BufReader::new(stdout).read_line(&mut line);
+        let addr = line.trim().strip_prefix("hakaru serve: listening on http://").map(str::to_string);
+        match (read, addr) {
+            (Ok(_), Some(addr)) => Ok(Target { child, addr }),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(UsageError::runtime(format!("demo: the built-in target did not start (it said '{}')", line.trim())))
+            }
+        }
+    }
+
+    fn stop(&mut self) {
+        // SIGTERM lets it close its sockets; it exits at once.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
 }

@@ -168,7 +168,7 @@ fn render_step(out: &mut String, step: &StepResult) {
     if g.cores > 0 {
         let _ = writeln!(
             out,
-            "  hakaru       {:.0} % CPU of {}{}",
+            "  hakaru       {:.0} % of one core ({} it may use){}",
             g.cpu_percent,
             count_of(g.cores as u64, "core"),
             if g.saturated { " (saturated: the generator may be the bottleneck)" } else { "" }
@@ -178,10 +178,10 @@ fn render_step(out: &mut String, step: &StepResult) {
         let pids: Vec<String> = s.pids.iter().map(u32::to_string).collect();
         let _ = writeln!(
             out,
-            "  server       {:.0} % CPU of {} (max {:.0} %), RSS {}, pid {}{}",
+            "  server       {:.0} % of one core, at most {:.0} % ({} on this machine), RSS {}, pid {}{}",
             s.cpu_percent_mean,
-            count_of(s.cores as u64, "core"),
             s.cpu_percent_max,
+            count_of(s.cores as u64, "core"),
             format_bytes(s.rss_max_bytes as f64),
             pids.join(","),
             if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }
