@@ -125,6 +125,43 @@ pub struct StepResult {
     pub probes: Vec<crate::monitor::ProbeReading>,
     /// The warm-up before the step, measured apart; null without `--warmup`.
     pub warmup: Option<WarmupSummary>,
+    /// Figures per pattern group and per request of the plan (when it has 2 to 20); empty otherwise.
+    #[serde(default)]
+    pub breakdown: Vec<BreakdownRow>,
+    /// The slowest requests of the step, slowest first (at most 10).
+    #[serde(default)]
+    pub slowest: Vec<SlowRequest>,
+}
+
+/// One pattern group's or one request's figures within a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BreakdownRow {
+    /// `group` (a pattern group) or `request` (one request of the plan).
+    pub kind: String,
+    /// The group's name, or the request (`GET /path`).
+    pub name: String,
+    pub requests: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Successes per second of the step.
+    pub ok_per_s: f64,
+    /// Latency of the successes, microseconds (from a coarse histogram: about 1 % precision).
+    pub mean_us: f64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+/// One of the slowest requests.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowRequest {
+    /// `GET /path`.
+    pub request: String,
+    /// The answer's status; 0 when the request ended with an error.
+    pub status: u16,
+    /// The error's kind, when it ended with one; null otherwise.
+    pub error: Option<String>,
+    /// Microseconds from its intended send time.
+    pub latency_us: u64,
 }
 
 /// hakaru's own CPU use during a step: above 90 % of its cores it may be the bottleneck itself.
@@ -361,7 +398,42 @@ impl StepResult {
             server: None,
             probes: Vec::new(),
             warmup: None,
+            breakdown: Vec::new(),
+            slowest: Vec::new(),
         }
+    }
+
+    /// Adds the figures per group and per request, and the slowest requests: `labels` names the plan's requests,
+    /// `groups` its pattern groups.
+    pub fn add_details(&mut self, m: &StepMetrics, labels: &[String], groups: &[String]) {
+        let secs = self.duration_s.max(1e-9);
+        let row = |kind: &str, name: &str, b: &crate::metrics::Breakdown| BreakdownRow {
+            kind: kind.into(),
+            name: name.into(),
+            requests: b.ok + b.failed,
+            ok: b.ok,
+            failed: b.failed,
+            ok_per_s: round3(b.ok as f64 / secs),
+            mean_us: round3(b.latency.mean()),
+            p50_us: b.latency.percentile(50.0),
+            p99_us: b.latency.percentile(99.0),
+        };
+        self.breakdown = groups
+            .iter()
+            .zip(&m.by_group)
+            .map(|(name, b)| row("group", name, b))
+            .chain(labels.iter().zip(&m.by_request).map(|(name, b)| row("request", name, b)))
+            .collect();
+        self.slowest = m
+            .slowest
+            .iter()
+            .map(|s| SlowRequest {
+                request: labels.get(s.spec).cloned().unwrap_or_default(),
+                status: s.status,
+                error: s.error.map(|k| k.key().to_string()),
+                latency_us: s.latency_us,
+            })
+            .collect();
     }
 
     /// Failed requests, percent of those that ended.

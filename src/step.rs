@@ -82,6 +82,8 @@ pub fn measure_step(
         None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO),
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed, &plan.ok_status);
+    let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
+    step.add_details(&metrics, &labels, &plan.group_names);
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

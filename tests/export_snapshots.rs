@@ -11,8 +11,8 @@ use hakaru::export::text::Text;
 use hakaru::metrics::{LatencyHistogram, WindowSummary};
 use hakaru::provenance::Provenance;
 use hakaru::result::{
-    Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings, StepLoad, StepResult,
-    Throughput,
+    BreakdownRow, Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings,
+    SlowRequest, StepLoad, StepResult, Throughput,
 };
 
 const CSV_HEADER: &str = "maxRequests,concurrency,rps,meanLatencyMs,maxLatencyMs,minLatencyMs,\
@@ -111,6 +111,8 @@ fn step(
         server: None,
         probes: Vec::new(),
         warmup: None,
+        breakdown: Vec::new(),
+        slowest: Vec::new(),
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,
@@ -154,6 +156,37 @@ fn document() -> ResultDocument {
         ],
         1.25,
     );
+    // Two requests of the plan, and the slowest three.
+    let mut second = second;
+    second.breakdown = vec![
+        BreakdownRow {
+            kind: "request".into(),
+            name: "GET /fast".into(),
+            requests: 250,
+            ok: 250,
+            failed: 0,
+            ok_per_s: 200.0,
+            mean_us: 1500.0,
+            p50_us: 1400,
+            p99_us: 2900,
+        },
+        BreakdownRow {
+            kind: "request".into(),
+            name: "GET /slow".into(),
+            requests: 255,
+            ok: 240,
+            failed: 15,
+            ok_per_s: 192.0,
+            mean_us: 12_700.0,
+            p50_us: 9_900,
+            p99_us: 120_000,
+        },
+    ];
+    second.slowest = vec![
+        SlowRequest { request: "GET /slow".into(), status: 0, error: Some("timeout".into()), latency_us: 5_000_000 },
+        SlowRequest { request: "GET /slow".into(), status: 200, error: None, latency_us: 120_063 },
+        SlowRequest { request: "GET /fast".into(), status: 503, error: None, latency_us: 3_100 },
+    ];
     let mut warnings = first.labelled_warnings(true);
     warnings.extend(second.labelled_warnings(true));
     ResultDocument {
@@ -268,6 +301,15 @@ step c=50
   errors       reset (connection reset): 2   e.g. connection reset by peer
                timeout (no complete answer in time; status 0): 3   e.g. no complete answer within 5s
   connections  50 of 50 open at once, 50 opened, 0 reconnects
+
+  group / request   requests       ok   failed       ok/s      mean       p50       p99
+  GET /fast              250      250        0      200.0    1.50ms    1.40ms    2.90ms
+  GET /slow              255      240       15      192.0   12.70ms    9.90ms  120.00ms
+
+  slowest
+         5.00s  timeout              GET /slow
+      120.06ms  200                  GET /slow
+        3.10ms  503                  GET /fast
 
 warnings
   ! c=50: 15 of 505 requests failed (2.97 %: status 503: 10, reset: 2, timeout: 3); the latency figures are those of the 490 successes

@@ -114,3 +114,30 @@ fn a_groups_patterns_are_drawn_from_an_urn_as_drnbench_draws_them() {
     let counts = seen.lock().unwrap().clone();
     assert_eq!(counts, HashMap::from([("/a".into(), 334), ("/b".into(), 334), ("/c".into(), 334)]));
 }
+
+#[test]
+fn figures_are_given_per_group_and_per_request_with_the_slowest_requests() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.json");
+    std::fs::write(
+        &file,
+        r#"{"fast": {"frequency": 0.5, "patterns": ["/"]}, "slow": {"frequency": 0.5, "patterns": ["/?delay=20ms"]}}"#,
+    )
+    .unwrap();
+    let url = format!("http://{}", t.addr());
+    let out = hakaru(&["run", "-q", "-c", "2", "-n", "100", "--seed", "4", "--patterns", file.to_str().unwrap(), &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = out.step()["breakdown"].as_array().unwrap();
+    let names: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();
+    assert_eq!(names, [("group", "fast"), ("group", "slow"), ("request", "GET /"), ("request", "GET /?delay=20ms")]);
+    let total: u64 = rows[..2].iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    assert_eq!(total, 100, "every request is in one group");
+    let (fast, slow) = (rows[0]["p50_us"].as_u64().unwrap(), rows[1]["p50_us"].as_u64().unwrap());
+    assert!(fast < 10_000 && slow >= 20_000, "fast p50 {fast} us, slow p50 {slow} us");
+    let slowest = out.step()["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 10);
+    assert!(slowest.iter().all(|s| s["request"] == "GET /?delay=20ms"), "{slowest:?}");
+    assert!(out.stdout.contains("group / request") && out.stdout.contains("slowest"), "{}", out.stdout);
+}

@@ -78,7 +78,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
         let pause = backoff.after(&result);
         let failed = result.is_err();
-        ctx.record(result, intended, ready, end);
+        ctx.record(spec_index, result, intended, ready, end);
         ready = end;
         if let Some(pause) = pause {
             tokio::time::sleep(pause).await;

@@ -24,13 +24,16 @@ use tokio_rustls::TlsConnector;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Stop};
-use crate::metrics::{StepMetrics, WindowAccum, WindowMerger, WindowSummary};
+use crate::metrics::{Breakdown, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
 use crate::target::Scheme;
 
 /// Width of the time-series windows.
 pub const WINDOW: Duration = Duration::from_secs(1);
+
+/// Figures per request of the plan are kept when it has at most this many (beyond, per pattern group only).
+pub const MAX_BREAKDOWN_REQUESTS: usize = 20;
 
 /// Requests in a pattern group's urn, as drnbench's default of 1000 requests per client.
 const URN_REQUESTS: usize = 1000;
@@ -153,18 +156,30 @@ impl ThreadCtx {
 
     /// Records how one request ended. `ready`: when its client was ready to send; a failed request's lag counts
     /// from there (it may have failed before sending), so failures are in the late counts too.
-    fn record(&self, result: Result<(Answer, Instant), Failure>, intended: Instant, ready: Instant, end: Instant) {
+    fn record(
+        &self,
+        spec: usize,
+        result: Result<(Answer, Instant), Failure>,
+        intended: Instant,
+        ready: Instant,
+        end: Instant,
+    ) {
         self.rotate_windows(end);
         let mut m = self.metrics.borrow_mut();
+        let latency_us = end.saturating_duration_since(intended).as_micros().min(u64::MAX as u128) as u64;
+        let group = self.shared.plan.requests[spec].group;
         match result {
             Ok((answer, sent)) => {
                 m.record_lag(sent.saturating_duration_since(intended));
                 let ok = self.shared.plan.ok_status.contains(answer.status);
                 m.record_response(answer.status, ok, intended, sent, end);
+                m.record_detail(spec, group, ok, latency_us, answer.status, None);
             }
             Err(f) => {
                 m.record_lag(ready.saturating_duration_since(intended));
-                m.record_failure(f.kind, || f.message, intended, end);
+                let kind = f.kind;
+                m.record_failure(kind, || f.message, intended, end);
+                m.record_detail(spec, group, false, latency_us, 0, Some(kind));
             }
         }
     }
@@ -366,6 +381,12 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 shared: Arc::clone(&shared),
                 metrics: RefCell::new(StepMetrics {
                     track_service: matches!(plan.load, LoadModel::Open { .. }),
+                    by_request: if (2..=MAX_BREAKDOWN_REQUESTS).contains(&plan.requests.len()) {
+                        vec![Breakdown::new(); plan.requests.len()]
+                    } else {
+                        Vec::new()
+                    },
+                    by_group: vec![Breakdown::new(); plan.group_names.len()],
                     ..StepMetrics::new()
                 }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),

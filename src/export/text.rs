@@ -187,11 +187,53 @@ fn render_step(out: &mut String, step: &StepResult) {
             if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }
         );
     }
+    render_breakdown(out, step);
     for p in &step.probes {
         let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("-".to_string(), |v| v.to_string());
         let delta = p.delta.map(|d| format!(" ({d:+})")).unwrap_or_default();
         let error = p.error.as_ref().map(|e| format!("   failed: {e}")).unwrap_or_default();
         let _ = writeln!(out, "  probe        {}: {} -> {}{delta}{error}", p.name, show(&p.before), show(&p.after));
+    }
+}
+
+/// The figures per group and per request, and the slowest requests.
+fn render_breakdown(out: &mut String, step: &StepResult) {
+    if !step.breakdown.is_empty() {
+        let width = step.breakdown.iter().map(|r| r.name.len()).max().unwrap_or(0).clamp("group / request".len(), 48);
+        let _ = writeln!(
+            out,
+            "\n  {:<width$}  {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
+            "group / request", "requests", "ok", "failed", "ok/s", "mean", "p50", "p99"
+        );
+        for r in &step.breakdown {
+            let t = |us: f64| if r.ok == 0 { "-".to_string() } else { format_micros(us) };
+            let name: String = if r.name.len() > width {
+                format!("{}...", &r.name[..r.name.floor_char_boundary(width - 3)])
+            } else {
+                r.name.clone()
+            };
+            let _ = writeln!(
+                out,
+                "  {name:<width$}  {:>9} {:>8} {:>8} {:>10.1} {:>9} {:>9} {:>9}",
+                r.requests,
+                r.ok,
+                r.failed,
+                r.ok_per_s,
+                t(r.mean_us),
+                t(r.p50_us as f64),
+                t(r.p99_us as f64)
+            );
+        }
+    }
+    if !step.slowest.is_empty() {
+        out.push_str("\n  slowest\n");
+        for s in &step.slowest {
+            let how = match &s.error {
+                Some(kind) => kind.clone(),
+                None => s.status.to_string(),
+            };
+            let _ = writeln!(out, "  {:>12}  {how:<20} {}", format_micros(s.latency_us as f64), s.request);
+        }
     }
 }
 

@@ -232,6 +232,58 @@ impl WindowMerger {
     }
 }
 
+/// The figures of one request of the plan, or of one pattern group: a coarse histogram of its successes and
+/// its counts (bounded memory: a histogram per row, never samples).
+#[derive(Clone, Debug)]
+pub struct Breakdown {
+    pub latency: LatencyHistogram,
+    pub ok: u64,
+    pub failed: u64,
+}
+
+impl Breakdown {
+    pub fn new() -> Self {
+        Self { latency: LatencyHistogram::coarse(), ok: 0, failed: 0 }
+    }
+
+    fn record(&mut self, ok: bool, us: u64) {
+        if ok {
+            self.ok += 1;
+            self.latency.record(us);
+        } else {
+            self.failed += 1;
+        }
+    }
+
+    fn merge(&mut self, other: &Breakdown) {
+        self.latency.merge(&other.latency);
+        self.ok += other.ok;
+        self.failed += other.failed;
+    }
+}
+
+impl Default for Breakdown {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One of the slowest requests of a step: which request of the plan, how it ended, how long it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slow {
+    /// Microseconds from the intended send time.
+    pub latency_us: u64,
+    /// Index into the plan's requests.
+    pub spec: usize,
+    /// The answer's status; 0 when it ended with an error.
+    pub status: u16,
+    /// The error's kind, when it ended with one.
+    pub error: Option<ErrorKind>,
+}
+
+/// How many of the slowest requests a step keeps.
+pub const SLOWEST: usize = 10;
+
 /// Everything one thread measures during one step; merged across threads at the end.
 #[derive(Clone, Debug)]
 pub struct StepMetrics {
@@ -270,6 +322,12 @@ pub struct StepMetrics {
     pub starved: u64,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
+    /// Per request of the plan (when it has 2 to 20) and per pattern group (with a pattern file); empty when
+    /// there is nothing to break down, so a one-URL run pays nothing.
+    pub by_request: Vec<Breakdown>,
+    pub by_group: Vec<Breakdown>,
+    /// The slowest requests, slowest first, at most [`SLOWEST`].
+    pub slowest: Vec<Slow>,
 }
 
 /// Status codes above this are counted as this (no real server sends them).
@@ -297,6 +355,9 @@ impl StepMetrics {
             max_lag_us: 0,
             starved: 0,
             window: WindowAccum::new(),
+            by_request: Vec::new(),
+            by_group: Vec::new(),
+            slowest: Vec::new(),
         }
     }
 
@@ -341,6 +402,32 @@ impl StepMetrics {
     ) {
         self.failed_latency.record(micros(end.saturating_duration_since(intended)));
         self.record_error(kind, sample);
+    }
+
+    /// Adds one ended request to the breakdowns and the slowest list: `spec` is its index in the plan, `group`
+    /// its pattern group; `status` 0 with `error` for a request without an answer.
+    pub fn record_detail(
+        &mut self,
+        spec: usize,
+        group: usize,
+        ok: bool,
+        latency_us: u64,
+        status: u16,
+        error: Option<ErrorKind>,
+    ) {
+        if let Some(b) = self.by_request.get_mut(spec) {
+            b.record(ok, latency_us);
+        }
+        if let Some(b) = self.by_group.get_mut(group) {
+            b.record(ok, latency_us);
+        }
+        // Most requests are not among the slowest: one comparison with the tenth decides.
+        if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|s| latency_us > s.latency_us) {
+            let slow = Slow { latency_us, spec, status, error };
+            let at = self.slowest.partition_point(|s| s.latency_us >= latency_us);
+            self.slowest.insert(at, slow);
+            self.slowest.truncate(SLOWEST);
+        }
     }
 
     /// Requests that failed: answers with a status outside `--ok-status`, and errors.
@@ -389,6 +476,23 @@ impl StepMetrics {
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
         self.window.merge(&other.window);
+        if self.by_request.len() < other.by_request.len() {
+            self.by_request.resize_with(other.by_request.len(), Breakdown::new);
+        }
+        for (a, b) in self.by_request.iter_mut().zip(&other.by_request) {
+            a.merge(b);
+        }
+        if self.by_group.len() < other.by_group.len() {
+            self.by_group.resize_with(other.by_group.len(), Breakdown::new);
+        }
+        for (a, b) in self.by_group.iter_mut().zip(&other.by_group) {
+            a.merge(b);
+        }
+        for s in &other.slowest {
+            let at = self.slowest.partition_point(|x| x.latency_us >= s.latency_us);
+            self.slowest.insert(at, s.clone());
+        }
+        self.slowest.truncate(SLOWEST);
     }
 
     /// Status codes seen, with counts, in ascending order.

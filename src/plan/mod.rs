@@ -31,6 +31,10 @@ pub struct RequestSpec {
     /// One prepared request per entry of `endpoints` (the Host header differs).
     pub prepared: Vec<PreparedRequest>,
     pub timeout: Duration,
+    /// The pattern group it belongs to (0 without a pattern file).
+    pub group: usize,
+    /// What it is, for people: `GET /d/select?q=a`.
+    pub label: String,
 }
 
 /// How the next request is chosen.
@@ -48,6 +52,8 @@ pub struct RunPlan {
     pub endpoints: Vec<Endpoint>,
     pub requests: Vec<RequestSpec>,
     pub selection: Selection,
+    /// The pattern groups' names, in order; empty without a pattern file.
+    pub group_names: Vec<String>,
     pub connections: usize,
     pub threads: usize,
     pub stop: Stop,
@@ -136,6 +142,8 @@ pub struct RequestSet {
     pub endpoints: Vec<Endpoint>,
     pub requests: Vec<RequestSpec>,
     pub selection: Selection,
+    /// The pattern groups' names, in order; empty without a pattern file.
+    pub group_names: Vec<String>,
     pub keepalive: bool,
     pub connect_timeout: Duration,
     pub seed: u64,
@@ -236,8 +244,10 @@ impl RequestSet {
             }
         }
 
+        let mut group_names = Vec::new();
         let selection = if let Some(path) = &a.patterns {
             let set = patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
+            group_names = set.groups.iter().map(|g| g.name.clone()).collect();
             warnings.extend(set.warnings.iter().map(|w| format!("--patterns {}: {w}", path.display())));
             targets.push(format!("patterns:{}", path.display()));
             let (pattern_specs, selection) = b.pattern_specs(&set, &default_hosts, &defaults, path)?;
@@ -258,6 +268,7 @@ impl RequestSet {
             endpoints: b.endpoints,
             requests: specs,
             selection,
+            group_names,
             keepalive: !a.no_keepalive,
             connect_timeout,
             seed: a.seed.unwrap_or_else(random_seed),
@@ -329,7 +340,7 @@ impl Builder {
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
         let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
-        RequestSpec { endpoints: endpoints.to_vec(), prepared, timeout }
+        RequestSpec { endpoints: endpoints.to_vec(), prepared, timeout, group: 0, label: format!("{method} {target}") }
     }
 
     fn pattern_specs(
@@ -374,7 +385,9 @@ impl Builder {
                         "paths need a host: give a URL such as http://127.0.0.1:8080 or --hosts".into(),
                     ));
                 }
-                specs.push(self.spec(&endpoints, &target, d, Some(p)));
+                let mut spec = self.spec(&endpoints, &target, d, Some(p));
+                spec.group = groups.len();
+                specs.push(spec);
             }
             total += g.frequency;
             cumulative.push(total);
@@ -523,6 +536,7 @@ impl RunPlan {
         RunPlan {
             endpoints: set.endpoints.clone(),
             requests: set.requests.clone(),
+            group_names: set.group_names.clone(),
             selection: set.selection.clone(),
             connections,
             threads,
