@@ -349,3 +349,80 @@ fn bad_generate_input_is_refused_with_the_flag_and_the_fix() {
         }
     }
 }
+
+/// Writes a Groonga select result of `records` records (about 100 bytes each) with a drilldown after them, as
+/// `curl .../d/select?output_columns=_id,title,n_likes,summary&drilldown=region` would save it.
+fn write_large_select_result(path: &Path, records: usize) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    write!(
+        w,
+        "[[0,1412326645.19,0.52],\n[[[{records}],\
+         [[\"_id\",\"UInt32\"],[\"title\",\"ShortText\"],[\"n_likes\",\"Int32\"],[\"summary\",\"Text\"]]"
+    )
+    .unwrap();
+    for i in 1..=records {
+        write!(
+            w,
+            ",\n[{i},\"Page {i}: a title about Kyoto\",{},\"a summary of the page, long enough to matter {i}\"]",
+            i % 997
+        )
+        .unwrap();
+    }
+    w.write_all(b"],\n[[2],[[\"_key\",\"ShortText\"],[\"_nsubrecs\",\"Int32\"]],[\"Kanto\",1],[\"Kansai\",2]]]]\n")
+        .unwrap();
+    w.flush().unwrap();
+}
+
+/// Runs the hakaru binary with `args`, stdout and stderr to files; returns whether it exited 0 and its peak RSS
+/// in KiB. The peak comes from wait4's rusage, which the kernel keeps for the whole life of the child: polling
+/// VmHWM in /proc can miss a peak reached just before the process exits.
+fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (bool, u64) {
+    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(stdout).unwrap())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 then fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our own child, not yet reaped (Child::wait is never called on it); both pointers are valid.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
+    }
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    // On Linux ru_maxrss is in KiB.
+    (ok, usage.ru_maxrss as u64)
+}
+
+#[test]
+fn extract_streams_a_70_mb_select_result_in_bounded_memory() {
+    const RECORDS: usize = 700_000;
+    const LIMIT_KIB: u64 = 64 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("select.json");
+    write_large_select_result(&input, RECORDS);
+    let size = std::fs::metadata(&input).unwrap().len();
+    assert!(size > 60_000_000, "the input is only {size} bytes");
+
+    let (stdout, stderr) = (dir.path().join("terms.txt"), dir.path().join("stderr.txt"));
+    let args = ["patterns".as_ref(), "extract".as_ref(), "--column".as_ref(), "1".as_ref(), input.as_os_str()];
+    let (ok, peak_kib) = run_hakaru_measuring_rss(&args, &stdout, &stderr);
+    assert!(ok, "hakaru failed: {}", std::fs::read_to_string(&stderr).unwrap());
+
+    let terms = std::fs::read_to_string(&stdout).unwrap();
+    assert_eq!(terms.lines().count(), RECORDS);
+    assert_eq!(terms.lines().next(), Some("Page 1: a title about Kyoto"));
+    assert_eq!(terms.lines().last(), Some("Page 700000: a title about Kyoto"));
+    assert!(
+        peak_kib < LIMIT_KIB,
+        "peak RSS {peak_kib} KiB on a {size}-byte input; extract must hold one record at a time, not the file"
+    );
+}
