@@ -1269,6 +1269,33 @@ mod tests {
         assert!(!looks_escaped("東京 %20"));
     }
 
+    /// Hands out its bytes one at a time, as a slow pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((&first, rest)) = self.0.split_first() else { return Ok(0) };
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_even_when_it_arrives_a_byte_at_a_time() {
+        let mut text = Vec::new();
+        without_bom(Box::new(Trickle(b"\xEF\xBB\xBF[1]"))).unwrap().read_to_end(&mut text).unwrap();
+        assert_eq!(text, b"[1]");
+        for input in [&b"[1]"[..], b"1", b"", b"\xEF\xBB[1]"] {
+            let mut text = Vec::new();
+            without_bom(Box::new(Trickle(input))).unwrap().read_to_end(&mut text).unwrap();
+            assert_eq!(text, input);
+        }
+    }
+
     #[test]
     fn positions_are_one_based_lines_and_columns() {
         assert_eq!(line_column(b"ab\ncd", 0), (1, 1));
