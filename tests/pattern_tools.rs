@@ -349,3 +349,146 @@ fn bad_generate_input_is_refused_with_the_flag_and_the_fix() {
         }
     }
 }
+
+/// Writes a Groonga select result of `records` records (about 100 bytes each) with a drilldown after them, as
+/// `curl .../d/select?output_columns=_id,title,n_likes,summary&drilldown=region` would save it.
+fn write_large_select_result(path: &Path, records: usize) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    write!(
+        w,
+        "[[0,1412326645.19,0.52],\n[[[{records}],\
+         [[\"_id\",\"UInt32\"],[\"title\",\"ShortText\"],[\"n_likes\",\"Int32\"],[\"summary\",\"Text\"]]"
+    )
+    .unwrap();
+    for i in 1..=records {
+        write!(
+            w,
+            ",\n[{i},\"Page {i}: a title about Kyoto\",{},\"a summary of the page, long enough to matter {i}\"]",
+            i % 997
+        )
+        .unwrap();
+    }
+    w.write_all(b"],\n[[2],[[\"_key\",\"ShortText\"],[\"_nsubrecs\",\"Int32\"]],[\"Kanto\",1],[\"Kansai\",2]]]]\n")
+        .unwrap();
+    w.flush().unwrap();
+}
+
+/// Runs the hakaru binary with `args`, stdout and stderr to files; returns whether it exited 0 and its peak RSS
+/// in KiB. The peak comes from wait4's rusage, which the kernel keeps for the whole life of the child: polling
+/// VmHWM in /proc can miss a peak reached just before the process exits.
+fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (bool, u64) {
+    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(stdout).unwrap())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 then fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our own child, not yet reaped (Child::wait is never called on it); both pointers are valid.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
+    }
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    // On Linux ru_maxrss is in KiB.
+    (ok, usage.ru_maxrss as u64)
+}
+
+#[test]
+fn extract_streams_a_70_mb_select_result_in_bounded_memory() {
+    const RECORDS: usize = 700_000;
+    const LIMIT_KIB: u64 = 64 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("select.json");
+    write_large_select_result(&input, RECORDS);
+    let size = std::fs::metadata(&input).unwrap().len();
+    assert!(size > 60_000_000, "the input is only {size} bytes");
+
+    let (stdout, stderr) = (dir.path().join("terms.txt"), dir.path().join("stderr.txt"));
+    let args = ["patterns".as_ref(), "extract".as_ref(), "--column".as_ref(), "1".as_ref(), input.as_os_str()];
+    let (ok, peak_kib) = run_hakaru_measuring_rss(&args, &stdout, &stderr);
+    assert!(ok, "hakaru failed: {}", std::fs::read_to_string(&stderr).unwrap());
+
+    let terms = std::fs::read_to_string(&stdout).unwrap();
+    assert_eq!(terms.lines().count(), RECORDS);
+    assert_eq!(terms.lines().next(), Some("Page 1: a title about Kyoto"));
+    assert_eq!(terms.lines().last(), Some("Page 700000: a title about Kyoto"));
+    assert!(
+        peak_kib < LIMIT_KIB,
+        "peak RSS {peak_kib} KiB on a {size}-byte input; extract must hold one record at a time, not the file"
+    );
+}
+
+#[test]
+fn extract_with_a_pointer_streams_the_array_its_star_walks() {
+    const HITS: usize = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("hits.json");
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&input).unwrap());
+    write!(w, "{{\"count\": {HITS}, \"hits\": [").unwrap();
+    for i in 0..HITS {
+        let sep = if i == 0 { "" } else { ",\n" };
+        write!(w, "{sep}{{\"title\": \"Title {i}\", \"n\": {i}, \"tags\": [\"a\", \"b{i}\"]}}").unwrap();
+    }
+    w.write_all(b"], \"took\": 3}\n").unwrap();
+    w.flush().unwrap();
+    drop(w);
+
+    let (stdout, stderr) = (dir.path().join("terms.txt"), dir.path().join("stderr.txt"));
+    let args =
+        ["patterns".as_ref(), "extract".as_ref(), "--pointer".as_ref(), "/hits/*/title".as_ref(), input.as_os_str()];
+    let (ok, peak_kib) = run_hakaru_measuring_rss(&args, &stdout, &stderr);
+    assert!(ok, "hakaru failed: {}", std::fs::read_to_string(&stderr).unwrap());
+    let terms = std::fs::read_to_string(&stdout).unwrap();
+    assert_eq!(terms.lines().count(), HITS);
+    assert_eq!(terms.lines().last(), Some("Title 199999"));
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB; a pointer walk must hold one element at a time");
+}
+
+#[test]
+fn version_3_results_are_read_whatever_the_order_of_their_keys() {
+    // Header after the body: the body waits for the header's verdict.
+    let late_header = r#"{"body": {"records": [[1, "Tokyo"]]}, "header": {"return_code": 0}}"#;
+    assert_eq!(extract_stdin(&opts(1), late_header).unwrap(), ["Tokyo"]);
+    let failed =
+        r#"{"body": {"records": [[1, "Tokyo"]]}, "header": {"return_code": -63, "error": {"message": "boom"}}}"#;
+    let err = extract_stdin(&opts(1), failed).unwrap_err();
+    assert!(err.starts_with("stdin:1:1: Groonga returned error -63 (boom)"), "{err}");
+    // Columns after the records still name the columns when --column is beyond them.
+    let late_columns = r#"{"body": {"records": [[1, "Tokyo"]], "columns": [{"name": "_id"}, {"name": "title"}]}}"#;
+    let err = extract_stdin(&opts(2), late_columns).unwrap_err();
+    assert!(err.contains("2 columns: 0 _id, 1 title; use --column 0 to 1"), "{err}");
+    let err = extract_stdin(&opts(0), r#"{"header": {"return_code": 0}, "body": {"records": 5}}"#).unwrap_err();
+    assert!(err.contains("not a Groonga select result"), "{err}");
+}
+
+#[test]
+fn shape_errors_are_reported_where_their_document_starts() {
+    let bare = r#"[[1], [["title", "ShortText"]], ["Tokyo"]]"#;
+    let stream = format!("{bare}\n  {bare}\n\n   [[1], [[\"title\", \"ShortText\"]], 5]");
+    let err = extract_stdin(&opts(0), &stream).unwrap_err();
+    assert!(err.starts_with("stdin:4:4: record 1 is a number, not an array"), "{err}");
+    let err = extract_stdin(&opts(0), "\u{feff}[[0, 1.0, 0.1], [[[1]]]]").unwrap_err();
+    assert!(err.starts_with("stdin:1:1: a result set without its column list"), "{err}");
+}
+
+#[test]
+fn a_pointer_walks_indexes_and_escaped_keys() {
+    let doc = r#"{"a/b": {"~x": [["p", "q"], ["r", "s"]]}, "rows": [[1, 2], [3, 4], [5, 6]]}"#;
+    assert_eq!(extract_stdin(&pointer("/a~1b/~0x", 1), doc).unwrap(), ["q", "s"]);
+    assert_eq!(extract_stdin(&pointer("/rows/1", 0), doc).unwrap(), ["3", "4"]);
+    let err = extract_stdin(&pointer("/rows/7", 0), doc).unwrap_err();
+    assert!(err.contains("'/rows' is an array of 3 elements; use an index below 3 or *"), "{err}");
+    let many: String = (0..30).map(|i| format!("\"k{i:02}\": {i}, ")).collect();
+    let err = extract_stdin(&pointer("/nope", 0), &format!("{{{many}\"z\": 1}}")).unwrap_err();
+    assert!(err.contains("the keys there are: k00, k01, k02, k03, k04, k05, k06, k07, k08, k09"), "{err}");
+    assert!(!err.contains("k10"), "{err}");
+}

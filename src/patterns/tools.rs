@@ -2,12 +2,13 @@
 //! drnbench-extract-searchterms does) and `generate` turns terms into a JSON pattern file (as
 //! drnbench-generate-select-patterns does), optionally sized for an expected cache hit rate.
 
-use std::collections::HashSet;
-use std::fmt::Write as _;
-use std::io::{BufWriter, Read, Write};
+use std::collections::{BTreeSet, HashSet};
+use std::fmt::{self, Write as _};
+use std::io::{BufReader, BufWriter, Chain, Cursor, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Serialize, Serializer};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::error::UsageError;
@@ -35,6 +36,10 @@ pub struct ExtractOptions {
 /// first result set is read (the others are drilldowns). Strings are printed as they are, numbers and booleans as
 /// their JSON text, null as an empty line, and a vector value as one line per element; nothing is deduplicated.
 /// Without `--escape` a line break inside a term becomes a space so that every term stays on one line.
+///
+/// Inputs are streamed: a select result of millions of records is read one record at a time and each term is
+/// written as soon as its record is read, so memory does not grow with the input. The terms written before a
+/// mistake in the input are therefore already out when the error is returned.
 pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<usize, UsageError> {
     if let Some(p) = &opts.pointer
         && !p.is_empty()
@@ -42,17 +47,24 @@ pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write)
     {
         return Err(UsageError::new(format!("--pointer '{p}': a JSON pointer starts with '/'; write --pointer /{p}")));
     }
+    let segments = opts.pointer.as_deref().map(pointer_segments);
     let stdin_only = [PathBuf::from("-")];
     let files: &[PathBuf] = if opts.files.is_empty() { &stdin_only } else { &opts.files };
     let mut out = BufWriter::new(out);
-    let mut written = 0;
+    let mut sink = Sink { column: opts.column, escape: opts.escape, out: &mut out, written: 0, items: 0, stop: None };
     for file in files {
-        let (name, bytes) = read_input(file, stdin)?;
-        for term in terms_of_input(&name, &bytes, opts)? {
-            writeln!(out, "{term}").map_err(write_failed)?;
-            written += 1;
-        }
+        let (source, raw): (Source, Box<dyn Read + '_>) = if file.as_os_str() == "-" {
+            (Source { name: "stdin".into(), stdin: true }, Box::new(&mut *stdin))
+        } else {
+            let source = Source { name: file.display().to_string(), stdin: false };
+            let raw = std::fs::File::open(file).map_err(|e| source.read_failed(e))?;
+            (source, Box::new(raw))
+        };
+        let input = without_bom(raw).map_err(|e| source.read_failed(e))?;
+        let pointer = opts.pointer.as_deref().zip(segments.as_deref());
+        extract_input(&source, input, pointer, &mut sink)?;
     }
+    let written = sink.written;
     out.flush().map_err(write_failed)?;
     Ok(written)
 }
@@ -61,47 +73,84 @@ fn write_failed(e: std::io::Error) -> UsageError {
     UsageError::runtime(format!("cannot write the terms: {e}"))
 }
 
-/// Reads a whole input; `-` is stdin. Returns the name to use in messages and the bytes.
-fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), UsageError> {
-    let mut bytes = Vec::new();
-    if file.as_os_str() == "-" {
-        stdin.read_to_end(&mut bytes).map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
-        return Ok(("stdin".into(), bytes));
-    }
-    let name = file.display().to_string();
-    bytes = std::fs::read(file)
-        .map_err(|e| UsageError::new(format!("{name}: cannot read: {e}; give an existing file, or - for stdin")))?;
-    Ok((name, bytes))
+/// One input of `extract`: its name in messages, and whether it is stdin (whose read errors are not the user's).
+struct Source {
+    name: String,
+    stdin: bool,
 }
 
-/// The terms of every JSON document in one input.
-fn terms_of_input(name: &str, bytes: &[u8], opts: &ExtractOptions) -> Result<Vec<String>, UsageError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
-    let (mut terms, mut documents) = (Vec::new(), 0);
+impl Source {
+    fn read_failed(&self, e: std::io::Error) -> UsageError {
+        if self.stdin {
+            UsageError::runtime(format!("stdin: cannot read: {e}"))
+        } else {
+            UsageError::new(format!("{}: cannot read: {e}; give an existing file, or - for stdin", self.name))
+        }
+    }
+}
+
+/// An input as serde_json reads it: what came before the byte order mark check, then the rest, buffered.
+type Input<'a> = BufReader<Chain<Cursor<Vec<u8>>, Box<dyn Read + 'a>>>;
+
+/// The input without a leading UTF-8 byte order mark (editors on Windows write one; it is no part of the JSON,
+/// and columns on the first line are counted after it). The first three bytes are read until there are three
+/// (a pipe may deliver fewer at first) and handed back in front when they are not the mark.
+/// The buffer sits on top so that serde_json, which reads a byte at a time, takes them from memory.
+fn without_bom<'a>(mut raw: Box<dyn Read + 'a>) -> std::io::Result<Input<'a>> {
+    let mut head = [0u8; 3];
+    let mut n = 0;
+    while n < head.len() {
+        match raw.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let head = if head[..n] == *b"\xEF\xBB\xBF" { Vec::new() } else { head[..n].to_vec() };
+    Ok(BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(raw)))
+}
+
+/// The terms of every JSON document in one input, written as they are read.
+fn extract_input(
+    source: &Source,
+    input: impl Read,
+    pointer: Option<(&str, &[String])>,
+    sink: &mut Sink,
+) -> Result<(), UsageError> {
+    let mut de = serde_json::Deserializer::from_reader(input);
+    let mut documents = 0;
     loop {
-        let start =
-            stream.byte_offset() + bytes[stream.byte_offset()..].iter().take_while(|b| b.is_ascii_whitespace()).count();
-        let doc = match stream.next() {
-            None => break,
-            Some(Ok(doc)) => doc,
-            Some(Err(e)) => return Err(syntax_error(name, &e, opts.pointer.is_some())),
+        // `end` succeeds when only whitespace is left; otherwise it stops at the first byte of the next document
+        // and its error carries that byte's line and column, where a mistake in the document's shape is reported.
+        let (line, column) = match de.end() {
+            Ok(()) => break,
+            Err(e) if e.is_io() => return Err(source.read_failed(e.into())),
+            Err(e) => (e.line(), e.column()),
         };
         documents += 1;
-        let (line, column) = line_column(bytes, start);
-        let at = |message: String| UsageError::new(format!("{name}:{line}:{column}: {message}"));
-        match &opts.pointer {
-            Some(pointer) => terms_by_pointer(&doc, pointer, opts, &mut terms).map_err(at)?,
-            None => terms_of_select(&doc, opts, &mut terms).map_err(at)?,
+        sink.items = 0;
+        let done = match pointer {
+            Some((text, segments)) => Walk { sink: &mut *sink, pointer: text, segments, depth: 0 }.deserialize(&mut de),
+            None => SelectResult { sink: &mut *sink }.deserialize(&mut de),
+        };
+        if let Err(e) = done {
+            return Err(match sink.stop.take() {
+                Some(Stop::Shape(message)) => UsageError::new(format!("{}:{line}:{column}: {message}", source.name)),
+                Some(Stop::Write(e)) => write_failed(e),
+                None if e.is_io() => source.read_failed(e.into()),
+                None => syntax_error(&source.name, &e, pointer.is_some()),
+            });
         }
     }
     if documents == 0 {
         return Err(UsageError::new(format!(
-            "{name}: no JSON in it; give the output of a Groonga select, e.g. \
-             curl 'http://HOST:10041/d/select?table=Pages&output_columns=title&limit=1000'"
+            "{}: no JSON in it; give the output of a Groonga select, e.g. \
+             curl 'http://HOST:10041/d/select?table=Pages&output_columns=title&limit=1000'",
+            source.name
         )));
     }
-    Ok(terms)
+    Ok(())
 }
 
 fn syntax_error(name: &str, e: &serde_json::Error, pointer: bool) -> UsageError {
@@ -125,28 +174,98 @@ fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Appends the chosen column of every record of the first result set of one select result.
-fn terms_of_select(doc: &Value, opts: &ExtractOptions, terms: &mut Vec<String>) -> Result<(), String> {
-    let (names, records) = select_records(doc)?;
-    for (i, record) in records.iter().enumerate() {
-        let Value::Array(record) = record else {
-            return Err(format!(
-                "record {} is {}, not an array of column values; is this a Groonga select result?",
-                i + 1,
-                kind(record)
-            ));
-        };
-        let Some(value) = record.get(opts.column) else {
-            return Err(format!(
-                "--column {} is beyond the records, which have {}; {}",
-                opts.column,
-                describe_columns(&names, record.len()),
-                column_fix(record.len())
-            ));
-        };
-        push_terms(value, opts.escape, terms);
+/// Where the terms go while the visitors below walk a document, and why a document was given up when that is
+/// not serde_json's to say.
+struct Sink<'o> {
+    /// `--column`.
+    column: usize,
+    /// `--escape`.
+    escape: bool,
+    out: &'o mut dyn Write,
+    /// Lines written so far, over all inputs.
+    written: usize,
+    /// Elements a pointer has named so far in this document (messages count them from 0).
+    items: usize,
+    /// Set when a visitor gives up for a reason of its own; the error serde_json then returns only unwinds.
+    stop: Option<Stop>,
+}
+
+enum Stop {
+    /// The document is not of the expected shape: reported at the document's start, with this message.
+    Shape(String),
+    /// The terms could not be written.
+    Write(std::io::Error),
+}
+
+impl Sink<'_> {
+    /// Gives up on the document: `message` is reported at its start (line and column of its first byte).
+    fn refuse<E: de::Error>(&mut self, message: impl Into<String>) -> E {
+        self.stop = Some(Stop::Shape(message.into()));
+        E::custom("the document was refused")
     }
-    Ok(())
+
+    /// Writes the term(s) of one value at once: a vector value gives one term per element (as drnbench's `puts`
+    /// does).
+    fn emit<E: de::Error>(&mut self, value: &Value) -> Result<(), E> {
+        let written = write_terms(value, self.escape, &mut *self.out);
+        match written {
+            Ok(n) => {
+                self.written += n;
+                Ok(())
+            }
+            Err(e) => {
+                self.stop = Some(Stop::Write(e));
+                Err(E::custom("the terms could not be written"))
+            }
+        }
+    }
+
+    /// The message for a record that has no `--column`: it has `n` columns, named by `names` where known.
+    fn beyond(&self, names: &[String], n: usize) -> String {
+        format!(
+            "--column {} is beyond the records, which have {}; {}",
+            self.column,
+            describe_columns(names, n),
+            column_fix(n)
+        )
+    }
+
+    /// Handles one element a pointer names: an array gives its `--column` item, an object is refused (the
+    /// pointer should name its field), anything else is a term.
+    fn pointer_item<E: de::Error>(&mut self, pointer: &str, item: Value) -> Result<(), E> {
+        let i = self.items;
+        self.items += 1;
+        match item {
+            Value::Array(items) => {
+                let Some(value) = items.get(self.column) else {
+                    let message = format!(
+                        "--column {}: element {i} of --pointer {pointer} has {} item{}; {}",
+                        self.column,
+                        items.len(),
+                        if items.len() == 1 { "" } else { "s" },
+                        match items.len() {
+                            0 => "point at arrays that are not empty".into(),
+                            1 => "use --column 0".into(),
+                            n => format!("use --column 0 to {}", n - 1),
+                        }
+                    );
+                    return Err(self.refuse(message));
+                };
+                self.emit(value)
+            }
+            Value::Object(fields) => {
+                let base = pointer.trim_end_matches("/*");
+                let example = fields.keys().next().map_or("name", String::as_str);
+                let message = format!(
+                    "element {i} of --pointer {pointer} is an object, not a term; \
+                     name its field, e.g. --pointer '{base}/*/{}'",
+                    example.replace('~', "~0").replace('/', "~1")
+                );
+                Err(self.refuse(message))
+            }
+            other => self.emit(&other),
+        }
+    }
 }
 
 /// "2 columns: 0 _id, 1 title" (names from the result set's column list, where it has them).
@@ -169,169 +288,513 @@ fn column_fix(n: usize) -> String {
     }
 }
 
-/// The column names and the records of the first result set of a select result in any of its forms.
-fn select_records(doc: &Value) -> Result<(Vec<String>, &[Value]), String> {
-    const SHAPE: &str = "not a Groonga select result (expected [[status, start, elapsed], \
-                         [[[hits], [[name, type], ...], record, ...]]]); use --pointer for other JSON";
-    match doc {
-        Value::Array(top) => {
-            let Some(Value::Array(first)) = top.first() else {
-                return Err(SHAPE.into());
-            };
-            // A bare result set starts with [hit_count]; a whole response with [status, start, elapsed, ...].
-            if first.len() == 1 && first[0].is_number() {
-                return result_set(top);
-            }
-            if !first.first().is_some_and(Value::is_number) {
-                return Err(SHAPE.into());
-            }
-            let status = first[0].as_i64().unwrap_or(0);
-            if status != 0 {
-                let message = first.get(3).and_then(Value::as_str).unwrap_or("no message");
-                return Err(format!(
-                    "Groonga returned error {status} ({message}); fix the select and fetch the result again"
-                ));
-            }
-            match top.get(1) {
-                Some(Value::Array(body)) => match body.first() {
-                    Some(Value::Array(set)) => result_set(set),
-                    _ => Err(SHAPE.into()),
-                },
-                _ => Err(SHAPE.into()),
-            }
-        }
-        Value::Object(top) => {
-            // Groonga's command_version=3: {"header": {"return_code": 0, ...}, "body": {"columns", "records"}}.
-            let header = top.get("header");
-            let code = header.and_then(|h| h.get("return_code")).and_then(Value::as_i64).unwrap_or(0);
-            if code != 0 {
-                let message =
-                    header.and_then(|h| h.pointer("/error/message")).and_then(Value::as_str).unwrap_or("no message");
-                return Err(format!(
-                    "Groonga returned error {code} ({message}); fix the select and fetch the result again"
-                ));
-            }
-            let body = top.get("body").ok_or(SHAPE)?;
-            let records = body.get("records").and_then(Value::as_array).ok_or(SHAPE)?;
-            let names = body
-                .get("columns")
-                .and_then(Value::as_array)
-                .map(|cols| cols.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("?").into()).collect())
-                .unwrap_or_default();
-            Ok((names, records))
-        }
-        _ => Err(SHAPE.into()),
-    }
-}
+const SHAPE: &str = "not a Groonga select result (expected [[status, start, elapsed], \
+                     [[[hits], [[name, type], ...], record, ...]]]); use --pointer for other JSON";
 
-/// `[[hits], [[name, type], ...], record, ...]`.
-fn result_set(set: &[Value]) -> Result<(Vec<String>, &[Value]), String> {
-    let names = match set.get(1) {
-        Some(Value::Array(columns)) => columns
-            .iter()
-            .map(|c| match c {
-                Value::Array(c) => c.first().and_then(Value::as_str).unwrap_or("?").into(),
-                _ => "?".into(),
-            })
-            .collect(),
-        _ => {
-            return Err("a result set without its column list ([[hits], [[name, type], ...], record, ...]); \
-                 is this a Groonga select result?"
-                .into());
+const NO_COLUMN_LIST: &str = "a result set without its column list ([[hits], [[name, type], ...], record, ...]); \
+                              is this a Groonga select result?";
+
+/// The visitor methods of values that are neither arrays nor objects: each hands the kind of value found (as
+/// [`kind`] names it) to the visitor's `other`. serde's defaults would fail with a type error that reads as a
+/// syntax error; these let every visitor say what it wanted instead.
+macro_rules! scalars_to_other {
+    () => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            self.other("a boolean")
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            self.other("a number")
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            self.other("a number")
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            self.other("a number")
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            self.other("a string")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            self.other("null")
         }
     };
-    Ok((names, &set[2..]))
 }
 
-/// Appends the terms of every element the pointer names.
-fn terms_by_pointer(doc: &Value, pointer: &str, opts: &ExtractOptions, terms: &mut Vec<String>) -> Result<(), String> {
-    for (i, item) in resolve_pointer(doc, pointer)?.into_iter().enumerate() {
-        match item {
-            Value::Array(items) => {
-                let Some(value) = items.get(opts.column) else {
-                    return Err(format!(
-                        "--column {}: element {i} of --pointer {pointer} has {} item{}; {}",
-                        opts.column,
-                        items.len(),
-                        if items.len() == 1 { "" } else { "s" },
-                        match items.len() {
-                            0 => "point at arrays that are not empty".into(),
-                            1 => "use --column 0".into(),
-                            n => format!("use --column 0 to {}", n - 1),
-                        }
-                    ));
-                };
-                push_terms(value, opts.escape, terms);
-            }
-            Value::Object(fields) => {
-                let base = pointer.trim_end_matches("/*");
-                let example = fields.keys().next().map_or("name", String::as_str);
-                return Err(format!(
-                    "element {i} of --pointer {pointer} is an object, not a term; \
-                     name its field, e.g. --pointer '{base}/*/{}'",
-                    example.replace('~', "~0").replace('/', "~1")
-                ));
-            }
-            other => push_terms(other, opts.escape, terms),
-        }
-    }
+/// Skips what is left of an array.
+fn drain<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
     Ok(())
 }
 
-/// The values a pointer names: with no `*` segment it must name an array, whose elements are the values;
-/// each `*` segment stands for every element of the array reached so far.
-fn resolve_pointer<'a>(doc: &'a Value, pointer: &str) -> Result<Vec<&'a Value>, String> {
-    let mut segments: Vec<&str> = pointer.split('/').skip(1).collect();
-    if !segments.contains(&"*") {
-        segments.push("*");
-    }
-    let mut current = vec![doc];
-    let mut path = String::new();
-    for segment in segments {
-        let mut next = Vec::new();
-        for value in current {
-            if segment == "*" {
-                match value {
-                    Value::Array(items) => next.extend(items),
-                    other => {
-                        return Err(format!(
-                            "--pointer {pointer}: '{}' is {}, not an array; point at an array",
-                            display_path(&path),
-                            kind(other)
-                        ));
-                    }
-                }
-            } else {
-                next.push(step(value, segment, &path, pointer)?);
+/// Streams the records of a result set from `seq`, writing each one's term as it is read. A record too short for
+/// `--column` stops the stream: with `names` (the column list was read) it is refused here; without (a version 3
+/// body whose "columns" come after its "records") the rest is skipped and its width returned, so that the
+/// message can name the columns once they have been read.
+fn stream_records<'de, A: SeqAccess<'de>>(
+    sink: &mut Sink,
+    seq: &mut A,
+    names: Option<&[String]>,
+) -> Result<Option<usize>, A::Error> {
+    let mut i = 0;
+    while let Some(record) = seq.next_element::<Value>()? {
+        i += 1;
+        let Value::Array(record) = record else {
+            let message = format!(
+                "record {i} is {}, not an array of column values; is this a Groonga select result?",
+                kind(&record)
+            );
+            return Err(sink.refuse(message));
+        };
+        match (record.get(sink.column), names) {
+            (Some(value), _) => sink.emit(value)?,
+            (None, Some(names)) => {
+                let message = sink.beyond(names, record.len());
+                return Err(sink.refuse(message));
+            }
+            (None, None) => {
+                drain(seq)?;
+                return Ok(Some(record.len()));
             }
         }
-        path.push('/');
-        path.push_str(segment);
-        current = next;
     }
-    Ok(current)
+    Ok(None)
 }
 
-/// One pointer step from `value` (found at `path`) by `segment` (still escaped with ~0 and ~1).
-fn step<'a>(value: &'a Value, segment: &str, path: &str, pointer: &str) -> Result<&'a Value, String> {
-    let key = segment.replace("~1", "/").replace("~0", "~");
-    let here = display_path(path);
-    match value {
-        Value::Object(map) => map.get(&key).ok_or_else(|| {
-            let keys: Vec<&str> = map.keys().map(String::as_str).take(10).collect();
-            format!(
-                "--pointer {pointer}: no key '{key}' at '{here}'; the keys there are: {}",
+/// One select result in any of its forms. The header (`[status, ...]` or `[hits]`) and the column list are read
+/// whole, being small; records one at a time; drilldowns and everything else are skipped unread.
+struct SelectResult<'s, 'o> {
+    sink: &'s mut Sink<'o>,
+}
+
+impl<'de> DeserializeSeed<'de> for SelectResult<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl SelectResult<'_, '_> {
+    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
+        Err(self.sink.refuse(SHAPE))
+    }
+}
+
+impl<'de> Visitor<'de> for SelectResult<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Groonga select result")
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut top: A) -> Result<(), A::Error> {
+        let Some(Value::Array(first)) = top.next_element::<Value>()? else {
+            return Err(self.sink.refuse(SHAPE));
+        };
+        // A bare result set starts with [hit_count]; a whole response with [status, start, elapsed, ...].
+        if first.len() == 1 && first[0].is_number() {
+            result_set_rest(self.sink, &mut top)?;
+            return drain(&mut top);
+        }
+        if !first.first().is_some_and(Value::is_number) {
+            return Err(self.sink.refuse(SHAPE));
+        }
+        let status = first[0].as_i64().unwrap_or(0);
+        if status != 0 {
+            let message = first.get(3).and_then(Value::as_str).unwrap_or("no message");
+            return Err(self.sink.refuse(format!(
+                "Groonga returned error {status} ({message}); fix the select and fetch the result again"
+            )));
+        }
+        if top.next_element_seed(Body { sink: &mut *self.sink })?.is_none() {
+            return Err(self.sink.refuse(SHAPE));
+        }
+        drain(&mut top)
+    }
+
+    /// Groonga's command_version=3: `{"header": {"return_code": 0, ...}, "body": {"columns", "records"}}`.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut header_checked, mut body_read, mut early_body) = (false, false, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "header" => {
+                    let header: Value = map.next_value()?;
+                    v3_header(&header).map_err(|message| self.sink.refuse(message))?;
+                    header_checked = true;
+                }
+                "body" if header_checked => {
+                    map.next_value_seed(V3Body { sink: &mut *self.sink })?;
+                    body_read = true;
+                }
+                // Groonga writes the header first. A body before it is kept whole (bounded by this one document)
+                // until the header, if any, has been checked: a failed select's error comes first and none of
+                // its body is printed.
+                "body" => early_body = Some(map.next_value::<Value>()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if let Some(body) = early_body {
+            // Only a refusal (already in the sink) or a write error can fail here: the value is valid JSON.
+            V3Body { sink: &mut *self.sink }.deserialize(body).map_err(de::Error::custom)?;
+            body_read = true;
+        }
+        if !body_read {
+            return Err(self.sink.refuse(SHAPE));
+        }
+        Ok(())
+    }
+}
+
+/// A version 3 header's verdict: an error unless `return_code` is 0 (or absent).
+fn v3_header(header: &Value) -> Result<(), String> {
+    let code = header.get("return_code").and_then(Value::as_i64).unwrap_or(0);
+    if code == 0 {
+        return Ok(());
+    }
+    let message = header.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
+    Err(format!("Groonga returned error {code} ({message}); fix the select and fetch the result again"))
+}
+
+/// The rest of a result set once its first element (the hit count) has been read: the column list, then the
+/// records.
+fn result_set_rest<'de, A: SeqAccess<'de>>(sink: &mut Sink, set: &mut A) -> Result<(), A::Error> {
+    let Some(Value::Array(columns)) = set.next_element::<Value>()? else {
+        return Err(sink.refuse(NO_COLUMN_LIST));
+    };
+    let names: Vec<String> = columns
+        .iter()
+        .map(|c| match c {
+            Value::Array(c) => c.first().and_then(Value::as_str).unwrap_or("?").into(),
+            _ => "?".into(),
+        })
+        .collect();
+    stream_records(sink, set, Some(&names))?;
+    Ok(())
+}
+
+/// The body of a whole select response, `[result_set, drilldown, ...]`: the first result set is read, the
+/// drilldowns skipped.
+struct Body<'s, 'o> {
+    sink: &'s mut Sink<'o>,
+}
+
+impl<'de> DeserializeSeed<'de> for Body<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Body<'_, '_> {
+    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
+        Err(self.sink.refuse(SHAPE))
+    }
+}
+
+impl<'de> Visitor<'de> for Body<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the body of a Groonga select result")
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut body: A) -> Result<(), A::Error> {
+        if body.next_element_seed(ResultSet { sink: &mut *self.sink })?.is_none() {
+            return Err(self.sink.refuse(SHAPE));
+        }
+        drain(&mut body)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        self.other("an object")
+    }
+}
+
+/// `[[hits], [[name, type], ...], record, ...]` inside a whole response.
+struct ResultSet<'s, 'o> {
+    sink: &'s mut Sink<'o>,
+}
+
+impl<'de> DeserializeSeed<'de> for ResultSet<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl ResultSet<'_, '_> {
+    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
+        Err(self.sink.refuse(SHAPE))
+    }
+}
+
+impl<'de> Visitor<'de> for ResultSet<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Groonga result set")
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut set: A) -> Result<(), A::Error> {
+        // The hit count is not needed.
+        if set.next_element::<IgnoredAny>()?.is_none() {
+            return Err(self.sink.refuse(NO_COLUMN_LIST));
+        }
+        result_set_rest(self.sink, &mut set)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        self.other("an object")
+    }
+}
+
+/// A version 3 body, `{"n_hits": .., "columns": [{"name": .., "type": ..}, ...], "records": [record, ...]}`.
+struct V3Body<'s, 'o> {
+    sink: &'s mut Sink<'o>,
+}
+
+impl<'de> DeserializeSeed<'de> for V3Body<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl V3Body<'_, '_> {
+    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
+        Err(self.sink.refuse(SHAPE))
+    }
+}
+
+impl<'de> Visitor<'de> for V3Body<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the body of a Groonga select result")
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        self.other("an array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut names, mut records_read, mut short): (Option<Vec<String>>, _, _) = (None, false, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "columns" => {
+                    let columns: Value = map.next_value()?;
+                    let list = columns.as_array().map(|cols| {
+                        cols.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("?").into()).collect()
+                    });
+                    names = Some(list.unwrap_or_default());
+                }
+                "records" => {
+                    short = map.next_value_seed(V3Records { sink: &mut *self.sink, names: names.as_deref() })?;
+                    records_read = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !records_read {
+            return Err(self.sink.refuse(SHAPE));
+        }
+        if let Some(n) = short {
+            let message = self.sink.beyond(&names.unwrap_or_default(), n);
+            return Err(self.sink.refuse(message));
+        }
+        Ok(())
+    }
+}
+
+/// A version 3 body's "records"; see [`stream_records`] for what it returns.
+struct V3Records<'s, 'o, 'n> {
+    sink: &'s mut Sink<'o>,
+    names: Option<&'n [String]>,
+}
+
+impl<'de> DeserializeSeed<'de> for V3Records<'_, '_, '_> {
+    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl V3Records<'_, '_, '_> {
+    fn other<E: de::Error>(self, _kind: &str) -> Result<Option<usize>, E> {
+        Err(self.sink.refuse(SHAPE))
+    }
+}
+
+impl<'de> Visitor<'de> for V3Records<'_, '_, '_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of records")
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut records: A) -> Result<Option<usize>, A::Error> {
+        stream_records(self.sink, &mut records, self.names)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Option<usize>, A::Error> {
+        self.other("an object")
+    }
+}
+
+/// The segments of a pointer, still escaped with ~0 and ~1; with no `*` segment, one is added at the end (the
+/// pointer then names an array whose elements are the terms).
+fn pointer_segments(pointer: &str) -> Vec<String> {
+    let mut segments: Vec<String> = pointer.split('/').skip(1).map(String::from).collect();
+    if !segments.iter().any(|s| s == "*") {
+        segments.push("*".into());
+    }
+    segments
+}
+
+/// The value at `segments[..depth]` of a pointer, walked as it is read: a key or an index descends into one
+/// member and skips the others unread, a `*` descends into every element in turn, and only the elements the
+/// whole pointer names are read whole (one at a time). So memory is bounded by the largest such element, never
+/// by the document, and the terms come out in document order.
+///
+/// A pointer is walked depth first, as the document is read; the whole-document reader walked it breadth
+/// first, so when a document holds several mistakes for the pointer the one reported may be another.
+/// Where an object repeats a key, the first member is walked and the others skipped.
+struct Walk<'s, 'o, 'p> {
+    sink: &'s mut Sink<'o>,
+    pointer: &'p str,
+    segments: &'p [String],
+    depth: usize,
+}
+
+impl<'s, 'o, 'p> Walk<'s, 'o, 'p> {
+    /// The walk one segment further down.
+    fn deeper(&mut self) -> Walk<'_, 'o, 'p> {
+        Walk { sink: &mut *self.sink, pointer: self.pointer, segments: self.segments, depth: self.depth + 1 }
+    }
+
+    /// Where this value is, as the pointer's first `depth` segments.
+    fn here(&self) -> String {
+        let path: String = self.segments[..self.depth].iter().map(|s| format!("/{s}")).collect();
+        display_path(&path).to_string()
+    }
+
+    fn segment(&self) -> &'p str {
+        &self.segments[self.depth]
+    }
+
+    /// The segment as an object key or array index (unescaped).
+    fn key(&self) -> String {
+        self.segment().replace("~1", "/").replace("~0", "~")
+    }
+
+    fn other<E: de::Error>(self, kind: &str) -> Result<(), E> {
+        let message = if self.segment() == "*" {
+            format!("--pointer {}: '{}' is {kind}, not an array; point at an array", self.pointer, self.here())
+        } else {
+            format!("--pointer {}: '{}' is {kind}, which has no '{}'", self.pointer, self.here(), self.key())
+        };
+        Err(self.sink.refuse(message))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.depth == self.segments.len() {
+            let item = Value::deserialize(d)?;
+            return self.sink.pointer_item(self.pointer, item);
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "the JSON --pointer {} walks through", self.pointer)
+    }
+
+    scalars_to_other!();
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        if self.segment() == "*" {
+            while seq.next_element_seed(self.deeper())?.is_some() {}
+            return Ok(());
+        }
+        let wanted = self.key().parse::<usize>().ok();
+        let (mut len, mut found) = (0, false);
+        loop {
+            let more = if wanted == Some(len) {
+                found = seq.next_element_seed(self.deeper())?.is_some();
+                found
+            } else {
+                seq.next_element::<IgnoredAny>()?.is_some()
+            };
+            if !more {
+                break;
+            }
+            len += 1;
+        }
+        if !found {
+            let message = format!(
+                "--pointer {}: '{}' is an array of {len} elements; use an index below {len} or *",
+                self.pointer,
+                self.here()
+            );
+            return Err(self.sink.refuse(message));
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        if self.segment() == "*" {
+            // Refused before the object is read: the message needs nothing from it.
+            return self.other("an object");
+        }
+        let wanted = self.key();
+        let mut found = false;
+        // The first keys in sorted order, for the message when the key is not there (as serde_json's map
+        // lists them); at most ten are kept, however many the object has.
+        let mut first_keys = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !found && key == wanted {
+                map.next_value_seed(self.deeper())?;
+                found = true;
+                continue;
+            }
+            map.next_value::<IgnoredAny>()?;
+            if !found {
+                first_keys.insert(key);
+                if first_keys.len() > 10 {
+                    first_keys.pop_last();
+                }
+            }
+        }
+        if !found {
+            let keys: Vec<&str> = first_keys.iter().map(String::as_str).collect();
+            let message = format!(
+                "--pointer {}: no key '{wanted}' at '{}'; the keys there are: {}",
+                self.pointer,
+                self.here(),
                 if keys.is_empty() { "(none)".into() } else { keys.join(", ") }
-            )
-        }),
-        Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)).ok_or_else(|| {
-            format!(
-                "--pointer {pointer}: '{here}' is an array of {} elements; use an index below {} or *",
-                items.len(),
-                items.len()
-            )
-        }),
-        other => Err(format!("--pointer {pointer}: '{here}' is {}, which has no '{key}'", kind(other))),
+            );
+            return Err(self.sink.refuse(message));
+        }
+        Ok(())
     }
 }
 
@@ -350,23 +813,42 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Appends the term(s) of one value: a vector value gives one term per element (as drnbench's `puts` does).
-fn push_terms(value: &Value, escape: bool, terms: &mut Vec<String>) {
-    let text = match value {
+/// Writes the term(s) of one value, one a line, and returns how many: a vector value gives one term per element
+/// (as drnbench's `puts` does).
+fn write_terms(value: &Value, escape: bool, out: &mut dyn Write) -> std::io::Result<usize> {
+    match value {
         Value::Array(items) => {
             for item in items {
                 let text = match item {
                     Value::Array(_) | Value::Object(_) => item.to_string(),
                     scalar => scalar_text(scalar),
                 };
-                terms.push(finish_term(text, escape));
+                writeln!(out, "{}", finish_term(text, escape))?;
             }
-            return;
+            Ok(items.len())
         }
-        Value::Object(_) => value.to_string(),
-        scalar => scalar_text(scalar),
-    };
-    terms.push(finish_term(text, escape));
+        Value::Object(_) => {
+            writeln!(out, "{}", finish_term(value.to_string(), escape))?;
+            Ok(1)
+        }
+        scalar => {
+            writeln!(out, "{}", finish_term(scalar_text(scalar), escape))?;
+            Ok(1)
+        }
+    }
+}
+
+/// Reads a whole input; `-` is stdin. Returns the name to use in messages and the bytes.
+fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), UsageError> {
+    let mut bytes = Vec::new();
+    if file.as_os_str() == "-" {
+        stdin.read_to_end(&mut bytes).map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
+        return Ok(("stdin".into(), bytes));
+    }
+    let name = file.display().to_string();
+    bytes = std::fs::read(file)
+        .map_err(|e| UsageError::new(format!("{name}: cannot read: {e}; give an existing file, or - for stdin")))?;
+    Ok((name, bytes))
 }
 
 fn scalar_text(v: &Value) -> String {
@@ -785,6 +1267,33 @@ mod tests {
         assert!(looks_escaped("a+b%20c"));
         assert!(!looks_escaped("100%"));
         assert!(!looks_escaped("東京 %20"));
+    }
+
+    /// Hands out its bytes one at a time, as a slow pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((&first, rest)) = self.0.split_first() else { return Ok(0) };
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_even_when_it_arrives_a_byte_at_a_time() {
+        let mut text = Vec::new();
+        without_bom(Box::new(Trickle(b"\xEF\xBB\xBF[1]"))).unwrap().read_to_end(&mut text).unwrap();
+        assert_eq!(text, b"[1]");
+        for input in [&b"[1]"[..], b"1", b"", b"\xEF\xBB[1]"] {
+            let mut text = Vec::new();
+            without_bom(Box::new(Trickle(input))).unwrap().read_to_end(&mut text).unwrap();
+            assert_eq!(text, input);
+        }
     }
 
     #[test]
