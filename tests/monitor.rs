@@ -1,6 +1,8 @@
 //! The monitor against real processes and the built-in target: CPU of busy and idle children, name resolution,
 //! bad watch input, hakaru's own CPU, and probes (loopback only, every test bounded in time).
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -41,7 +43,7 @@ impl Drop for Kid {
 }
 
 fn watch_pid(pid: u32) -> WatchSpec {
-    WatchSpec { pids: vec![pid], names: vec![] }
+    WatchSpec { pids: vec![pid], ..Default::default() }
 }
 
 /// The child's utime + stime in seconds, read here independently of the monitor.
@@ -146,9 +148,11 @@ fn an_idle_child_uses_almost_no_cpu_and_is_found_by_name() {
     assert!(!report.saturated);
 
     // By comm: every `sleep`, this one among them.
-    let by_comm =
-        ProcessMonitor::start(&WatchSpec { pids: vec![], names: vec!["sleep".into()] }, Duration::from_millis(200))
-            .unwrap();
+    let by_comm = ProcessMonitor::start(
+        &WatchSpec { names: vec!["sleep".into()], ..Default::default() },
+        Duration::from_millis(200),
+    )
+    .unwrap();
     assert!(by_comm.pids().contains(&kid.pid()));
     drop(by_comm);
 
@@ -156,7 +160,7 @@ fn an_idle_child_uses_almost_no_cpu_and_is_found_by_name() {
     let named = Kid::spawn(Command::new("sleep").arg0("/opt/hakaru-monitor-test-idle").arg("5"));
     std::thread::sleep(Duration::from_millis(50));
     let by_cmdline = ProcessMonitor::start(
-        &WatchSpec { pids: vec![], names: vec!["hakaru-monitor-test-idle".into()] },
+        &WatchSpec { names: vec!["hakaru-monitor-test-idle".into()], ..Default::default() },
         Duration::from_millis(200),
     )
     .unwrap();
@@ -187,7 +191,7 @@ fn a_missing_pid_or_name_is_bad_input_naming_the_flag() {
     assert!(!text.contains('\n'));
 
     let e = ProcessMonitor::start(
-        &WatchSpec { pids: vec![], names: vec!["no-such-process-hakaru-xyz".into()] },
+        &WatchSpec { names: vec!["no-such-process-hakaru-xyz".into()], ..Default::default() },
         Duration::from_millis(200),
     )
     .err()
@@ -301,4 +305,24 @@ fn probe_failures_are_errors_not_panics() {
     assert_eq!((r[0].before.clone(), r[0].delta), (None, None));
     assert!(r[0].error.as_deref().unwrap().starts_with("before: "));
     server.stop();
+}
+
+#[test]
+fn a_target_on_this_machine_is_found_by_its_port_and_watched_without_a_flag() {
+    // The built-in target runs in this test process: hakaru finds it listening on the target's port.
+    let t = common::target();
+    let url = format!("http://{}/", t.addr());
+    let out = common::hakaru(&["run", "-q", "-c", "2", "-n", "200", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let server = &out.step()["server"];
+    assert_eq!(server["pids"], serde_json::json!([std::process::id()]), "{server}");
+    // --no-monitor leaves it alone; --monitor-port names it.
+    let out = common::hakaru(&["run", "-q", "-n", "20", "--no-monitor", &url]);
+    assert!(out.step()["server"].is_null());
+    let port = t.addr().port().to_string();
+    let out = common::hakaru(&["run", "-q", "-n", "20", "--monitor-port", &port, &url]);
+    assert_eq!(out.step()["server"]["pids"], serde_json::json!([std::process::id()]));
+    let out = common::hakaru(&["run", "-q", "-n", "20", "--monitor-port", "9", &url]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--monitor-port 9: no process"), "{}", out.stderr);
 }

@@ -95,6 +95,13 @@ pub struct WatchArgs {
     /// Watch every process with this name (repeatable).
     #[arg(long = "monitor-name", value_name = "NAME")]
     pub monitor_name: Vec<String>,
+    /// Watch the processes listening on this port (repeatable). Without any --monitor-* flag, a target on this
+    /// machine is found this way by itself.
+    #[arg(long = "monitor-port", value_name = "PORT")]
+    pub monitor_port: Vec<u16>,
+    /// Do not look for a target on this machine to watch.
+    #[arg(long = "no-monitor")]
+    pub no_monitor: bool,
     /// Fetch a JSON value before and after every step: 'http://host/d/status#/1/cache_hit_rate' (repeatable).
     #[arg(long = "probe", value_name = "URL#/POINTER")]
     pub probe: Vec<String>,

@@ -17,7 +17,7 @@ use crate::step::{LiveDocument, measure_step};
 /// measured (exit code 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM).
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = RunPlan::from_args(args)?;
-    let watchers = plan::watchers(&args.watch)?;
+    let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
     run_plan(&plan, &watchers, interrupt)
 }
 

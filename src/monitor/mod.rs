@@ -12,6 +12,11 @@ use std::time::Duration;
 pub use probe::{Probe, ProbeReading, apply_pointer, delta, probe_all, readings, unique_names};
 pub use process::{ProcessMonitor, ProcessReport, WatchSpec, is_saturated};
 
+/// The processes holding a socket that listens on `port`.
+pub fn pids_listening(port: u16) -> Vec<u32> {
+    procfs::pids_listening(port)
+}
+
 /// What watches the server during steps.
 pub struct Watchers {
     pub monitor: Option<ProcessMonitor>,

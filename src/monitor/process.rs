@@ -16,11 +16,13 @@ use crate::error::UsageError;
 pub struct WatchSpec {
     pub pids: Vec<u32>,
     pub names: Vec<String>,
+    /// Every process holding a socket that listens on one of these ports (`--monitor-port`).
+    pub ports: Vec<u16>,
 }
 
 impl WatchSpec {
     pub fn is_empty(&self) -> bool {
-        self.pids.is_empty() && self.names.is_empty()
+        self.pids.is_empty() && self.names.is_empty() && self.ports.is_empty()
     }
 }
 
@@ -129,7 +131,9 @@ fn lock(m: &Mutex<Sampler>) -> MutexGuard<'_, Sampler> {
 /// Checks pids and turns names into pids: sorted, without duplicates.
 fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
     if spec.is_empty() {
-        return Err(UsageError::new("nothing to watch: use --monitor-pid PID or --monitor-name NAME"));
+        return Err(UsageError::new(
+            "nothing to watch: use --monitor-pid PID, --monitor-name NAME or --monitor-port PORT",
+        ));
     }
     if procfs::list_pids().is_err() {
         let flag = if spec.pids.is_empty() { "--monitor-name" } else { "--monitor-pid" };
@@ -153,6 +157,16 @@ fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
             return Err(UsageError::new(format!(
                 "--monitor-name '{name}': no running process has that name; check it with \
                  `ps -e -o pid,comm,args` or use --monitor-pid PID"
+            )));
+        }
+        pids.extend(found);
+    }
+    for &port in &spec.ports {
+        let found = procfs::pids_listening(port);
+        if found.is_empty() {
+            return Err(UsageError::new(format!(
+                "--monitor-port {port}: no process this user can see listens on port {port}; check it with \
+                 `ss -ltnp` or use --monitor-pid PID"
             )));
         }
         pids.extend(found);
@@ -294,7 +308,7 @@ mod tests {
 
     #[test]
     fn watching_this_process_reports_its_memory_and_pid() {
-        let spec = WatchSpec { pids: vec![std::process::id(), std::process::id()], names: vec![] };
+        let spec = WatchSpec { pids: vec![std::process::id(), std::process::id()], ..Default::default() };
         let m = ProcessMonitor::start(&spec, Duration::from_millis(20)).unwrap();
         m.begin_step();
         std::thread::sleep(Duration::from_millis(60));

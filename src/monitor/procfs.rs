@@ -114,6 +114,51 @@ pub(crate) fn pids_named(name: &str) -> std::io::Result<Vec<u32>> {
     Ok(pids)
 }
 
+/// The inodes of the TCP sockets listening on `port` (IPv4 and IPv6), from /proc/net/tcp and tcp6.
+pub(crate) fn listening_inodes(port: u16, tables: &[&str]) -> Vec<u64> {
+    let mut inodes = Vec::new();
+    for table in tables {
+        for line in table.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            let (Some(local), Some(state), Some(inode)) = (fields.get(1), fields.get(3), fields.get(9)) else {
+                continue;
+            };
+            let listening = *state == "0A";
+            let on_port = local.rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port);
+            if let (true, true, Ok(inode @ 1..)) = (listening, on_port, inode.parse::<u64>()) {
+                inodes.push(inode);
+            }
+        }
+    }
+    inodes
+}
+
+/// The processes holding a socket that listens on `port` (a server's master and workers share it). Processes
+/// whose descriptors cannot be read (another user's, without privileges) are not found.
+pub(crate) fn pids_listening(port: u16) -> Vec<u32> {
+    let tables: Vec<String> =
+        ["/proc/net/tcp", "/proc/net/tcp6"].iter().filter_map(|p| fs::read_to_string(p).ok()).collect();
+    let refs: Vec<&str> = tables.iter().map(String::as_str).collect();
+    let wanted: HashSet<String> = listening_inodes(port, &refs).into_iter().map(|i| format!("socket:[{i}]")).collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut pids: Vec<u32> = list_pids()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|pid| {
+            fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    fs::read_link(fd.path()).is_ok_and(|target| wanted.contains(target.to_string_lossy().as_ref()))
+                })
+            })
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
 pub(crate) fn exists(pid: u32) -> bool {
     pid != 0 && read_stat(pid).is_some()
 }
@@ -157,6 +202,22 @@ pub(crate) fn affinity_cores(pid: u32) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listening_sockets_are_found_by_port_in_the_proc_tables() {
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0
+   1: 0100007F:1F90 0100007F:D2A8 01 00000000:00000000 00:00000000 00000000     0        0 23456 1 0
+   2: 0100007F:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 34567 1 0
+";
+        let tcp6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 45678 1 0
+";
+        // Port 8080 (0x1F90) listens twice (v4 and v6); the established connection on it is not a listener.
+        assert_eq!(listening_inodes(8080, &[tcp, tcp6]), [12345, 45678]);
+        assert_eq!(listening_inodes(80, &[tcp]), [34567]);
+        assert!(listening_inodes(9, &[tcp]).is_empty());
+    }
 
     #[test]
     fn stat_fields_are_read_after_the_last_parenthesis() {

@@ -595,10 +595,19 @@ pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(),
 }
 
 /// What watches the server, checked now (a pid that does not exist, a probe without a pointer: bad input before
-/// any load); the process monitor starts sampling here.
-pub fn watchers(a: &WatchArgs) -> Result<Watchers, UsageError> {
-    let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone() };
-    let monitor = if spec.is_empty() { None } else { Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?) };
+/// any load); the process monitor starts sampling here. Without a `--monitor-*` flag, the processes listening on
+/// the ports of targets on this machine (loopback) are watched, so the analysis can name the bottleneck.
+pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, UsageError> {
+    let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone(), ports: a.monitor_port.clone() };
+    let monitor = if !spec.is_empty() {
+        Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?)
+    } else if a.no_monitor {
+        None
+    } else {
+        local_server(endpoints).and_then(|pids| {
+            ProcessMonitor::start(&WatchSpec { pids, ..WatchSpec::default() }, Duration::from_secs(1)).ok()
+        })
+    };
     let mut probes = a.probe.iter().map(|p| Probe::parse(p)).collect::<Result<Vec<_>, _>>()?;
     monitor::unique_names(&mut probes);
     let expected_hit_rate = a
@@ -615,6 +624,16 @@ pub fn watchers(a: &WatchArgs) -> Result<Watchers, UsageError> {
         ));
     }
     Ok(Watchers { monitor, probes, expected_hit_rate })
+}
+
+/// The processes (not hakaru itself) listening on the ports of the loopback targets; None when there are none.
+fn local_server(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
+    let mut ports: Vec<u16> = endpoints.iter().filter(|e| e.addr.ip().is_loopback()).map(|e| e.port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let me = std::process::id();
+    let pids: Vec<u32> = ports.into_iter().flat_map(monitor::pids_listening).filter(|&p| p != me).collect();
+    (!pids.is_empty()).then_some(pids)
 }
 
 pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageError> {

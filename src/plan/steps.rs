@@ -165,7 +165,7 @@ impl StepsPlan {
             return Err(UsageError::new("--connections 0: must be at least 1"));
         }
         let set = RequestSet::from_args(request)?;
-        let watchers = super::watchers(watch)?;
+        let watchers = super::watchers(watch, &set.endpoints)?;
         super::check_outputs(&[
             ("--output", a.output.as_deref()),
             ("--csv", a.csv.as_deref()),
