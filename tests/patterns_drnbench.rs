@@ -126,8 +126,29 @@ fn figures_are_given_per_group_and_per_request_with_the_slowest_requests() {
     )
     .unwrap();
     let url = format!("http://{}", t.addr());
-    let out = hakaru(&["run", "-q", "-c", "2", "-n", "100", "--seed", "4", "--patterns", file.to_str().unwrap(), &url]);
+    let csv = dir.path().join("run.csv");
+    let out = hakaru(&[
+        "run",
+        "-q",
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--seed",
+        "4",
+        "--patterns",
+        file.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        &url,
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.contains(",group:fast:ok_per_s,") && header.ends_with("request:GET /?delay=20ms:p99_ms"),
+        "{header}"
+    );
     let rows = out.step()["breakdown"].as_array().unwrap();
     let names: Vec<(&str, &str)> =
         rows.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();

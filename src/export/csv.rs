@@ -1,7 +1,7 @@
 //! One CSV row per step with the columns of loadtest's table (seed 002), then percentiles, then the successes and
-//! failures (`--csv FILE`).
+//! failures, then the figures of each pattern group and request (`--csv FILE`).
 
-use super::Exporter;
+use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys};
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::result::ResultDocument;
 
@@ -21,6 +21,8 @@ impl Exporter for Csv {
                 .to_vec();
         header.extend(REPORTED_PERCENTILES.iter().map(|&p| percentile_column(p)));
         header.extend(["errors", "durationSeconds", "ok", "failed"].map(String::from));
+        let keys = breakdown_keys(doc);
+        header.extend(breakdown_header(&keys, "ms"));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
             let l = &step.latency;
@@ -43,6 +45,7 @@ impl Exporter for Csv {
                 step.ok.to_string(),
                 step.failed.to_string(),
             ]);
+            row.extend(breakdown_cells(step, &keys, |us| format!("{:.3}", us / 1000.0)));
             w.write_record(&row).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")

@@ -1,11 +1,12 @@
 //! hakaru's wide sweep CSV (`hakaru sweep --csv FILE`): drnbench's six columns first, with their meaning and
-//! units, then hakaru's own (percentiles, failures, CPU, rates, probes), then one column per status code holding
-//! the percentage of the step's requests (`0` = timeout). drnbench's exact file is [`super::drnbench`].
+//! units, then hakaru's own (percentiles, failures, CPU, rates, probes, each pattern group's and request's figures),
+//! then one column per status code holding the percentage of the step's requests (`0` = timeout). drnbench's
+//! exact file is [`super::drnbench`].
 
 use std::collections::BTreeSet;
 
-use super::Exporter;
 use super::drnbench::{DRNBENCH_COLUMNS, every_request_times};
+use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys};
 use crate::result::{ResultDocument, StepResult};
 
 pub struct SweepCsv;
@@ -46,16 +47,24 @@ impl Exporter for SweepCsv {
             header.push(format!("probe_{name}"));
             header.push(format!("probe_{name}_delta"));
         }
+        let keys = breakdown_keys(doc);
+        header.extend(breakdown_header(&keys, "s"));
         header.extend(statuses.iter().map(u16::to_string));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
-            w.write_record(row(step, rates, &probe_names, &statuses)).expect("writing to memory");
+            w.write_record(row(step, rates, &probe_names, &keys, &statuses)).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")
     }
 }
 
-fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeSet<u16>) -> Vec<String> {
+fn row(
+    step: &StepResult,
+    rates: bool,
+    probe_names: &[String],
+    keys: &[(String, String)],
+    statuses: &BTreeSet<u16>,
+) -> Vec<String> {
     let l = &step.latency;
     // No answer, no latency: empty cells rather than zeros that read like measurements.
     let time = |us: f64| if l.count > 0 { seconds(us) } else { String::new() };
@@ -88,6 +97,7 @@ fn row(step: &StepResult, rates: bool, probe_names: &[String], statuses: &BTreeS
         r.push(reading.and_then(|p| p.after.as_ref()).map(value_cell).unwrap_or_default());
         r.push(reading.and_then(|p| p.delta).map(|d| format!("{d}")).unwrap_or_default());
     }
+    r.extend(breakdown_cells(step, keys, seconds));
     let total = step.requests.max(1) as f64;
     for code in statuses {
         let n = step.status.get(&code.to_string()).copied().unwrap_or(0);
