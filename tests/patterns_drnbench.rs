@@ -162,3 +162,44 @@ fn figures_are_given_per_group_and_per_request_with_the_slowest_requests() {
     assert!(slowest.iter().all(|s| s["request"] == "GET /?delay=20ms"), "{slowest:?}");
     assert!(out.stdout.contains("group / request") && out.stdout.contains("slowest"), "{}", out.stdout);
 }
+
+#[test]
+fn a_post_patterns_body_object_is_sent_as_json_labelled_json() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = std::sync::Arc::clone(&heads);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let (mut stream, mut buf) = (stream, [0u8; 4096]);
+                let mut data = Vec::new();
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    if text.ends_with("}") {
+                        seen.lock().unwrap().push(text);
+                        data.clear();
+                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                    }
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("post.json");
+    std::fs::write(&file, r#"[{"path": "/d/select", "method": "post", "body": {"table": "Pages"}}]"#).unwrap();
+    let out =
+        hakaru(&["run", "-q", "-c", "1", "-n", "2", "--patterns", file.to_str().unwrap(), &format!("http://{addr}")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(heads[0].starts_with("POST /d/select HTTP/1.1\r\n"), "{}", heads[0]);
+    assert!(heads[0].contains("\r\nContent-Type: application/json\r\n"), "{}", heads[0]);
+    assert!(heads[0].ends_with("\r\n\r\n{\"table\":\"Pages\"}"), "{}", heads[0]);
+}

@@ -325,6 +325,12 @@ impl Builder {
                 headers.push((name.clone(), value.clone()));
             }
         }
+        // A body the file gave as a JSON object, sent as JSON (not a GET's query string), says so unless the file
+        // or -H names the type.
+        let json_body = over.is_some_and(|p| p.body_form.is_some()) && !body.is_empty();
+        if json_body && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+            headers.push(("Content-Type".into(), "application/json".into()));
+        }
         let prepared = endpoints
             .iter()
             .map(|&i| {
