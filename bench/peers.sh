@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Benchmark (run by hand, not a test): hakaru beside wrk, ab -k, h2load, hey (and oha when installed) against one
-# nginx worker pinned to CPU 0, every generator pinned to CPU 1, via ../shared/bench/peers.sh; then keep-alive
-# off (hakaru vs wrk with "Connection: close" vs ab without -k) and RSS at 1000 connections.
+# Benchmark (run by hand, not a test): hakaru beside wrk, ab -k, h2load and hey (and oha when installed) against
+# one nginx worker pinned to CPU 0 (bench/nginx-hello.conf), every generator pinned to CPU 1; then keep-alive off
+# (hakaru vs wrk with "Connection: close" vs ab without -k) and RSS at 1000 connections. Runs from a clean clone:
+# it installs the peers and nginx from Debian's packages when missing (apt-get, as root or with sudo).
 # This machine is noisy (single runs vary by +-15 %), so every block runs ROUNDS times, tools alternating, and the
 # summary gives each tool's median.
 # Usage: bench/peers.sh [seconds=8] [connections=64] [rounds=3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${1:-8}; C=${2:-64}; ROUNDS=${3:-3}
-peers=../shared/bench/peers.sh
-[ -f "$peers" ] || { echo "bench/peers.sh: $peers not found (the shared/ folder beside the repo)" >&2; exit 2; }
+need=()
+for b in wrk:wrk ab:apache2-utils hey:hey h2load:nghttp2-client taskset:util-linux; do
+  command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
+done
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "bench/peers.sh: installing ${need[*]}" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
 mkdir -p /tmp/bench-nginx /tmp/bench-peers
+if ! { [ -f /tmp/bench-nginx/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx/nginx.pid)" 2>/dev/null; }; then
+  "$nginx" -c "$PWD/bench/nginx-hello.conf"
+fi
 cargo build --release -q
 bin=$PWD/target/release/hakaru
 URL=http://127.0.0.1:18080/
@@ -22,13 +36,21 @@ row() { # name, command...
   /usr/bin/time -f "%U %S" -o /tmp/bench-peers/$name.time taskset -c 1 "$@" > /tmp/bench-peers/$name.out 2>&1 || true
   local cpu rps
   cpu=$(awk '{print $1+$2}' /tmp/bench-peers/$name.time | tail -1)
-  rps=$(grep -m1 -oE '(Requests/sec:|Requests per second:|throughput) +[0-9.]+' /tmp/bench-peers/$name.out | grep -oE '[0-9.]+$' || echo 0)
+  case $name in
+    h2load*) rps=$(awk '/^finished in/{print $4}' /tmp/bench-peers/$name.out | head -1);;
+    *) rps=$(grep -m1 -oE '(Requests/sec:|Requests per second:|throughput) +[0-9.]+' /tmp/bench-peers/$name.out | grep -oE '[0-9.]+$' || echo 0);;
+  esac
   awk -v n="$name" -v r="$rps" -v c="$cpu" -v d="$D" 'BEGIN{printf "%-14s %10.0f req/s  cpu %6.2fs  %10.0f req/cpu-s\n", n, r, c, (c>0? r*d/c : 0)}'
 }
 
 for r in $(seq 1 "$ROUNDS"); do
   echo "== round $r: keep-alive, $C connections, ${D}s"
-  bash "$peers" "$D" "$C" "hakaru|$bin run -q -t1 -c {C} -d {D}s {URL}" | tee -a "$log"
+  { row wrk wrk -t1 -c"$C" -d"${D}s" $URL
+    if command -v oha >/dev/null; then row oha oha -z "${D}s" -c "$C" --no-tui $URL; fi
+    row hey env GOMAXPROCS=1 hey -z "${D}s" -c "$C" $URL
+    row ab ab -k -c "$C" -t "$D" -n 100000000 $URL
+    row h2load h2load --h1 -t1 -c "$C" -D "$D" $URL
+    row hakaru "$bin" run -q -t1 -c "$C" -d "${D}s" $URL; } | tee -a "$log"
   echo "== round $r: keep-alive off, $C connections, ${D}s"
   { row wrk-close wrk -t1 -c"$C" -d"${D}s" -H "Connection: close" $URL
     row ab-close ab -c "$C" -t "$D" -n 100000000 $URL

@@ -131,6 +131,10 @@ pub struct StepResult {
     /// The slowest requests of the step, slowest first (at most 10).
     #[serde(default)]
     pub slowest: Vec<SlowRequest>,
+    /// The cache hit rate during this step, from the changes of probes of hits and misses (or of hits and
+    /// gets/queries); null without such probes. A probed hit rate is the server's since it started.
+    #[serde(default)]
+    pub hit_rate: Option<f64>,
 }
 
 /// One pattern group's or one request's figures within a step.
@@ -400,7 +404,29 @@ impl StepResult {
             warmup: None,
             breakdown: Vec::new(),
             slowest: Vec::new(),
+            hit_rate: None,
         }
+    }
+
+    /// The hit rate during the step from its probes' changes: hits / (hits + misses), or hits / gets when the
+    /// server counts gets (droonga-http-server's nHits and nGets) or queries. None without both probes, or
+    /// when nothing was asked of the cache during the step.
+    pub fn hit_rate_from_probes(&self) -> Option<f64> {
+        let delta = |words: &[&str]| {
+            self.probes
+                .iter()
+                .find(|p| {
+                    let n = p.name.to_ascii_lowercase();
+                    words.iter().any(|w| n.ends_with(w)) && !n.contains("rate") && !n.contains("ratio")
+                })?
+                .delta
+        };
+        let hits = delta(&["hits", "nhits"])?;
+        let total = match delta(&["misses", "nmisses"]) {
+            Some(misses) => hits + misses,
+            None => delta(&["gets", "ngets", "queries", "n_queries"])?,
+        };
+        (total > 0.0).then(|| (hits / total).clamp(0.0, 1.0))
     }
 
     /// Adds the figures per group and per request, and the slowest requests: `labels` names the plan's requests,
@@ -533,6 +559,42 @@ impl StepResult {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    fn reading(name: &str, delta: f64) -> crate::monitor::ProbeReading {
+        crate::monitor::ProbeReading {
+            name: name.into(),
+            spec: String::new(),
+            before: None,
+            after: None,
+            delta: Some(delta),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_steps_hit_rate_comes_from_the_changes_of_hits_and_misses_or_gets() {
+        let load = StepLoad { rate: None, model: "closed".into(), connections: 1, threads: 1 };
+        let mut s = StepResult::from_metrics(
+            "s",
+            load,
+            &StepMetrics::new(),
+            vec![],
+            Duration::from_secs(1),
+            &StatusSet::default(),
+        );
+        assert_eq!(s.hit_rate_from_probes(), None);
+        // hakaru serve's /status: cache_hits and cache_misses; the cumulative rate probe is not used.
+        s.probes =
+            vec![reading("cache_hit_rate", 0.02), reading("cache_hits", 2034.0), reading("cache_misses", 2276.0)];
+        let r = s.hit_rate_from_probes().unwrap();
+        assert!((r - 2034.0 / 4310.0).abs() < 1e-12, "{r}");
+        // droonga-http-server's /statistics/cache: nHits and nGets.
+        s.probes = vec![reading("hitRatio", 1.0), reading("nHits", 30.0), reading("nGets", 120.0)];
+        assert_eq!(s.hit_rate_from_probes(), Some(0.25));
+        // Nothing asked of the cache during the step: no rate.
+        s.probes = vec![reading("cache_hits", 0.0), reading("cache_misses", 0.0)];
+        assert_eq!(s.hit_rate_from_probes(), None);
+    }
 
     #[test]
     fn a_step_reports_rates_percentiles_and_status_keys() {

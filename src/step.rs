@@ -21,14 +21,19 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How far a step's measured hit rate is from the plan, as a warning; a value above 1 is a percentage.
 pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
-    let p = step.probes.iter().find(|p| is_hit_rate_probe(&p.name))?;
-    let v = p.after.as_ref()?.as_f64()?;
-    let measured = if v > 1.0 { v / 100.0 } else { v };
+    // The step's own rate when probes of hits and misses give it; else the server's rate since it started.
+    let (measured, by) = match step.hit_rate {
+        Some(r) => (r, "during the step (from the probes of hits and misses)".to_string()),
+        None => {
+            let p = step.probes.iter().find(|p| is_hit_rate_probe(&p.name))?;
+            let v = p.after.as_ref()?.as_f64()?;
+            (if v > 1.0 { v / 100.0 } else { v }, format!("by {} (since the server started)", p.name))
+        }
+    };
     ((measured - expected).abs() > 0.1).then(|| {
         format!(
-            "the cache hit rate measured by {} is {measured:.2}, far from the {expected:.2} planned: the pattern set, \
-             the cache size or the warm-up differ from the plan",
-            p.name
+            "the cache hit rate measured {by} is {measured:.2}, far from the {expected:.2} planned: the pattern \
+             set, the cache size or the warm-up differ from the plan"
         )
     })
 }
@@ -90,6 +95,7 @@ pub fn measure_step(
     step.generator = GeneratorReport { cpu_percent: check.cpu_percent, cores: check.cores, saturated: check.saturated };
     step.server = server;
     step.probes = monitor::readings(&watchers.probes, before, after);
+    step.hit_rate = step.hit_rate_from_probes();
     step.warmup = warmup;
     (step, interrupted)
 }

@@ -113,6 +113,7 @@ fn step(
         warmup: None,
         breakdown: Vec::new(),
         slowest: Vec::new(),
+        hit_rate: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

@@ -156,6 +156,9 @@ fn probes_read_the_targets_status_and_a_generated_50_percent_pattern_set_hits_ab
     let (dh, dm) = (probes[0]["delta"].as_f64().unwrap(), probes[1]["delta"].as_f64().unwrap());
     let measured = dh / (dh + dm);
     assert!((0.40..=0.60).contains(&measured), "hit rate over the step {measured} ({dh} hits, {dm} misses)");
+    // hakaru computes the same per-step rate itself, and prints it in the table.
+    assert_eq!(doc["steps"][0]["hit_rate"].as_f64(), Some(measured));
+    assert!(out.stdout.contains("hit rate (step)"), "{}", out.stdout);
     assert!(probes[2]["after"].as_f64().unwrap() > 0.0);
     assert!(csv.lines().next().unwrap().contains("probe_cache_hit_rate"), "{csv}");
     assert!(out.stdout.contains("cache_hits"), "{}", out.stdout);

@@ -13,6 +13,9 @@ pub fn table_header(rates: bool, probe_names: &[&str]) -> String {
     for name in probe_names {
         h.push_str(&format!("  {name}"));
     }
+    if probe_names.iter().any(|n| n.to_ascii_lowercase().ends_with("hits")) {
+        h.push_str("  hit rate (step)");
+    }
     h
 }
 
@@ -42,6 +45,9 @@ pub fn table_row(step: &StepResult, rates: bool) -> String {
             _ => "failed".into(),
         };
         row.push_str(&format!("  {value}"));
+    }
+    if let Some(r) = step.hit_rate {
+        row.push_str(&format!("  {r:.3}"));
     }
     row
 }

@@ -187,13 +187,17 @@ fn render_step(out: &mut String, step: &StepResult) {
             if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }
         );
     }
-    render_breakdown(out, step);
     for p in &step.probes {
         let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("-".to_string(), |v| v.to_string());
         let delta = p.delta.map(|d| format!(" ({d:+})")).unwrap_or_default();
         let error = p.error.as_ref().map(|e| format!("   failed: {e}")).unwrap_or_default();
         let _ = writeln!(out, "  probe        {}: {} -> {}{delta}{error}", p.name, show(&p.before), show(&p.after));
     }
+    if let Some(r) = step.hit_rate {
+        let _ =
+            writeln!(out, "  hit rate     {r:.3} during the step (from the changes of the probes of hits and misses)");
+    }
+    render_breakdown(out, step);
 }
 
 /// The figures per group and per request, and the slowest requests.
