@@ -7,18 +7,20 @@ use std::collections::BTreeSet;
 
 use super::drnbench::{DRNBENCH_COLUMNS, every_request_times};
 use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys};
+use crate::metrics::ErrorKind;
 use crate::result::{ResultDocument, StepResult};
 
 pub struct SweepCsv;
 
 /// hakaru's columns after drnbench's (times in seconds, like drnbench's).
-const HAKARU_COLUMNS: [&str; 9] = [
+const HAKARU_COLUMNS: [&str; 10] = [
     "p50_elapsed_time",
     "p90_elapsed_time",
     "p99_elapsed_time",
     "p999_elapsed_time",
     "n_errors",
     "n_failed",
+    "failed_percent",
     "client_cpu_percent",
     "server_cpu_percent",
     "achieved_rate",
@@ -47,12 +49,25 @@ impl Exporter for SweepCsv {
             header.push(format!("probe_{name}"));
             header.push(format!("probe_{name}_delta"));
         }
+        // One column per error kind seen in any step, in the engine's order.
+        let kinds: Vec<&str> = ErrorKind::ALL
+            .iter()
+            .map(|k| k.key())
+            .filter(|k| doc.steps.iter().any(|s| s.error_kinds.iter().any(|e| e.kind == *k)))
+            .collect();
+        header.extend(kinds.iter().map(|k| format!("errors_{k}")));
         let keys = breakdown_keys(doc);
         header.extend(breakdown_header(&keys, "s"));
         header.extend(statuses.iter().map(u16::to_string));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
-            w.write_record(row(step, rates, &probe_names, &keys, &statuses)).expect("writing to memory");
+            let mut r = row(step, rates, &probe_names, &keys, &statuses);
+            // The error kinds go before the breakdown and status columns.
+            let at = r.len() - statuses.len() - breakdown_header(&keys, "s").len();
+            let counts =
+                kinds.iter().map(|k| step.error_kinds.iter().find(|e| e.kind == *k).map_or(0, |e| e.count).to_string());
+            r.splice(at..at, counts);
+            w.write_record(r).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")
     }
@@ -85,6 +100,7 @@ fn row(
         time(l.percentile(99.9) as f64),
         step.errors.to_string(),
         step.failed.to_string(),
+        format!("{:.2}", step.failed_percent()),
         format!("{:.1}", step.generator.cpu_percent),
         step.server.as_ref().map(|s| format!("{:.1}", s.cpu_percent_mean)).unwrap_or_default(),
         step.schedule.as_ref().map(|s| format!("{:.1}", s.achieved_rate)).unwrap_or_default(),
