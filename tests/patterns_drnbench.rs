@@ -203,3 +203,29 @@ fn a_post_patterns_body_object_is_sent_as_json_labelled_json() {
     assert!(heads[0].contains("\r\nContent-Type: application/json\r\n"), "{}", heads[0]);
     assert!(heads[0].ends_with("\r\n\r\n{\"table\":\"Pages\"}"), "{}", heads[0]);
 }
+
+#[test]
+fn a_wait_in_the_pattern_file_is_each_clients_wait_unless_wait_is_given() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wait.json");
+    std::fs::write(&file, r#"{"wait": 0.05, "g": {"patterns": ["/"]}}"#).unwrap();
+    let url = format!("http://{}", t.addr());
+    let qps = |extra: &[&str]| {
+        let json = dir.path().join("s.json");
+        let mut args = vec!["sweep", "-q", "--no-monitor", "--clients", "1", "-d", "1s", "--interval", "0s"];
+        args.extend_from_slice(extra);
+        args.extend(["--patterns", file.to_str().unwrap(), "--json", json.to_str().unwrap(), &url]);
+        let out = hakaru(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (
+            doc["steps"][0]["throughput"]["ok_per_s"].as_f64().unwrap(),
+            doc["settings"]["sweep"]["wait_s"].as_f64().unwrap(),
+        )
+    };
+    let (from_file, wait_s) = qps(&[]);
+    assert!(from_file <= 20.5 && wait_s == 0.05, "one client waiting 50 ms: {from_file}/s, wait {wait_s}");
+    let (flag, wait_s) = qps(&["--wait", "0"]);
+    assert!(flag > 100.0 && wait_s == 0.0, "--wait 0 wins over the file: {flag}/s");
+}

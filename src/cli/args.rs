@@ -221,8 +221,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rate_step: Option<f64>,
     /// Each client waits this long after each answer (drnbench's --wait).
-    #[arg(long, default_value = "0s")]
-    pub wait: String,
+    /// (default: a "wait" in seconds given in the pattern file, else 0).
+    #[arg(long)]
+    pub wait: Option<String>,
 }
 
 /// A capacity search runs shorter steps closer together, with more connections, than a sweep.

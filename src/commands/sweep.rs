@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use super::{finish, probe_names, step_outputs};
 use crate::cli::args::SweepArgs;
@@ -17,8 +18,10 @@ use crate::step::{LiveDocument, measure_step, pause};
 
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let steps = sweep_steps(a)?;
-    let wait = flag_duration_or_zero("--wait", &a.wait)?;
+    let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    // --wait, else the pattern file's "wait" (drnbench's files may carry one), else none.
+    let wait = flag_wait.or(parts.set.wait.map(Duration::from_secs_f64)).unwrap_or(Duration::ZERO);
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let set = &parts.set;
     // One plan per step, built as the step begins: a large pattern file is held once, not once per step.

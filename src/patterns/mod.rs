@@ -42,6 +42,14 @@ pub struct PatternSet {
     pub groups: Vec<PatternGroup>,
     /// Things the reader should know: keys drnbench would ignore, ignored here too.
     pub warnings: Vec<String>,
+    /// Seconds each client waits after each answer, when the file gives `"wait"` (at its top level or in a
+    /// group): a sweep without `--wait` uses it.
+    pub wait: Option<f64>,
+}
+
+std::thread_local! {
+    /// A `"wait"` read anywhere in the file being read.
+    static FILE_WAIT: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
 }
 
 std::thread_local! {
@@ -61,7 +69,9 @@ pub fn parse(text: &str) -> Result<PatternSet, String> {
     // Columns on the first line are then counted after it, as the editor shows them.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     IGNORED_KEYS.with(|k| k.borrow_mut().clear());
+    FILE_WAIT.with(|w| w.set(None));
     let mut set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
+    set.wait = FILE_WAIT.with(|w| w.take());
     let ignored = IGNORED_KEYS.with(|k| std::mem::take(&mut *k.borrow_mut()));
     if !ignored.is_empty() {
         let keys: Vec<String> = ignored.into_iter().map(|k| format!("\"{k}\"")).collect();
@@ -118,6 +128,7 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
     Ok(PatternSet {
         groups: vec![PatternGroup { name: "default".into(), frequency: 1.0, patterns }],
         warnings: Vec::new(),
+        wait: None,
     })
 }
 
@@ -146,7 +157,7 @@ fn parse_json(text: &str) -> Result<PatternSet, String> {
             patterns: g.patterns,
         })
         .collect();
-    Ok(PatternSet { groups, warnings: Vec::new() })
+    Ok(PatternSet { groups, warnings: Vec::new(), wait: None })
 }
 
 /// Whether the file is a top-level list whose first element is a pattern rather than a group.
@@ -202,7 +213,7 @@ enum RawPattern {
 struct TopLevel(Vec<(Option<String>, Group)>);
 
 const GROUP_KEYS: &[&str] =
-    &["frequency", "patterns", "pattern", "method", "path", "host", "port", "timeout", "headers", "body"];
+    &["frequency", "patterns", "pattern", "method", "path", "host", "port", "timeout", "headers", "body", "wait"];
 const PATTERN_KEYS: &[&str] = &["path", "method", "body", "headers", "host", "port", "timeout"];
 
 impl Group {
@@ -252,6 +263,13 @@ fn read_group_field<'de, A: MapAccess<'de>>(key: &str, map: &mut A, d: &mut Grou
         "body" => {
             let b = map.next_value::<Body>()?;
             (d.body, d.body_form) = (Some(b.text), b.form);
+        }
+        "wait" => {
+            let w = map.next_value::<Number>()?.0;
+            if !(0.0..=3600.0).contains(&w) {
+                return Err(de::Error::custom(format!("wait {w} must be a number of seconds from 0 to 3600")));
+            }
+            FILE_WAIT.with(|c| c.set(Some(w)));
         }
         other => ignore_key(other, map)?,
     }
@@ -357,12 +375,23 @@ impl<'de> Deserialize<'de> for TopLevel {
                     return Err(de::Error::custom("no groups; see the drnbench pattern format"));
                 };
                 // A key that is a group field means the file is one group; otherwise keys name groups.
-                if GROUP_KEYS.contains(&first.as_str()) {
+                if GROUP_KEYS.contains(&first.as_str()) && first != "wait" {
                     return Ok(TopLevel(vec![(None, read_group_rest(first, map)?)]));
                 }
-                let mut groups = vec![(Some(first), map.next_value::<Group>()?)];
-                while let Some((name, g)) = map.next_entry::<String, Group>()? {
-                    groups.push((Some(name), g));
+                // Beside named groups, a top-level "wait" is the clients' wait, not a group.
+                let mut groups = Vec::new();
+                let mut key = Some(first);
+                while let Some(name) = key {
+                    if name == "wait" {
+                        let mut ignored = GroupDefaults::default();
+                        read_group_field("wait", &mut map, &mut ignored)?;
+                    } else {
+                        groups.push((Some(name), map.next_value::<Group>()?));
+                    }
+                    key = map.next_key()?;
+                }
+                if groups.is_empty() {
+                    return Err(de::Error::custom("no groups; see the drnbench pattern format"));
                 }
                 Ok(TopLevel(groups))
             }
@@ -610,6 +639,12 @@ mod tests {
         let set = parse(r#"{"name": "only", "patterns": [{"pth": "/a"}]}"#).unwrap();
         assert_eq!(paths(&set), [["/"]]);
         assert!(set.warnings[0].contains(r#""name", "pth""#), "{:?}", set.warnings);
+        // A "wait" at the top or in a group is the clients' wait after each answer.
+        let set = parse(r#"{"wait": "0.01", "a": ["/a"], "b": {"wait": 0.02, "patterns": ["/b"]}}"#).unwrap();
+        assert_eq!(paths(&set), [["/a"], ["/b"]]);
+        assert_eq!(set.wait, Some(0.02));
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        assert_eq!(parse(r#"{"wait": 0.01, "patterns": ["/x"]}"#).unwrap().wait, Some(0.01));
         // A body object is kept as form fields too (a GET sends them as the query string).
         let set = parse(r#"[{"path": "/s", "body": {"q": "a b", "n": 10}}]"#).unwrap();
         let p = &set.groups[0].patterns[0];

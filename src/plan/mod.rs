@@ -155,6 +155,8 @@ pub struct RequestSet {
     pub ok_status: StatusSet,
     /// What the reader of the pattern file should know (keys ignored).
     pub warnings: Vec<String>,
+    /// The clients' wait after each answer given by the pattern file (`"wait"`, seconds).
+    pub wait: Option<f64>,
 }
 
 impl RequestSet {
@@ -245,9 +247,11 @@ impl RequestSet {
         }
 
         let mut group_names = Vec::new();
+        let mut wait = None;
         let selection = if let Some(path) = &a.patterns {
             let set = patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
             group_names = set.groups.iter().map(|g| g.name.clone()).collect();
+            wait = set.wait;
             warnings.extend(set.warnings.iter().map(|w| format!("--patterns {}: {w}", path.display())));
             targets.push(format!("patterns:{}", path.display()));
             let (pattern_specs, selection) = b.pattern_specs(&set, &default_hosts, &defaults, path)?;
@@ -277,6 +281,7 @@ impl RequestSet {
             body_bytes: body.len(),
             ok_status,
             warnings,
+            wait,
         })
     }
 }
