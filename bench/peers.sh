@@ -38,7 +38,8 @@ row() { # name, command...
   cpu=$(awk '{print $1+$2}' /tmp/bench-peers/$name.time | tail -1)
   case $name in
     h2load*) rps=$(awk '/^finished in/{print $4}' /tmp/bench-peers/$name.out | head -1);;
-    *) rps=$(grep -m1 -oE '(Requests/sec:|Requests per second:|throughput) +[0-9.]+' /tmp/bench-peers/$name.out | grep -oE '[0-9.]+$' || echo 0);;
+    # hey separates its figure with a tab, the others with spaces.
+    *) rps=$(grep -m1 -oE '(Requests/sec:|Requests per second:|throughput)[[:space:]]+[0-9.]+' /tmp/bench-peers/$name.out | grep -oE '[0-9.]+$' || echo 0);;
   esac
   awk -v n="$name" -v r="$rps" -v c="$cpu" -v d="$D" 'BEGIN{printf "%-14s %10.0f req/s  cpu %6.2fs  %10.0f req/cpu-s\n", n, r, c, (c>0? r*d/c : 0)}'
 }
