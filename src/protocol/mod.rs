@@ -4,6 +4,8 @@
 //! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
 
 pub mod http;
+pub mod memcache;
+pub mod resp;
 
 use std::sync::Arc;
 

@@ -1,0 +1,231 @@
+//! memcached's text protocol: commands as text lines, and an incremental reply decoder.
+//!
+//! Written by hand for the same reasons as [`super::resp`]: fed whatever each read returns, values counted and
+//! skipped, never stored. The replies are those of memcached's doc/protocol.txt.
+//!
+//! A reply maps to the engine's status: 200 a value (`VALUE ... END` with at least one item), `STORED`,
+//! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
+//! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
+
+use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+
+pub const STATUS_VALUE: u16 = 200;
+pub const STATUS_MISS: u16 = 204;
+pub const STATUS_NOT_STORED: u16 = 409;
+pub const STATUS_ERROR: u16 = 500;
+
+/// The longest reply line accepted (a `VALUE` line with a 250-byte key is far shorter).
+const MAX_LINE: usize = 2048;
+
+/// `set <key> <flags> <exptime> <bytes>\r\n<data>\r\n`.
+pub fn encode_set(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + value.len() + 32);
+    out.extend_from_slice(b"set ");
+    out.extend_from_slice(key);
+    out.extend_from_slice(format!(" 0 0 {}\r\n", value.len()).as_bytes());
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// `get <key>\r\n`.
+pub fn encode_get(key: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + 6);
+    out.extend_from_slice(b"get ");
+    out.extend_from_slice(key);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Reading a reply line up to CR LF.
+    Line,
+    /// Inside an item's data: this many bytes left, its CR LF included.
+    Data(u64),
+    Done,
+}
+
+/// Decodes one reply after another on one connection.
+#[derive(Debug)]
+pub struct MemcacheDecoder {
+    state: State,
+    line: Vec<u8>,
+    /// Items of a retrieval reply seen so far.
+    items: u32,
+    status: u16,
+    received: bool,
+    stray: Option<String>,
+}
+
+impl Default for MemcacheDecoder {
+    fn default() -> Self {
+        Self { state: State::Done, line: Vec::new(), items: 0, status: 0, received: false, stray: None }
+    }
+}
+
+fn malformed(what: impl Into<String>) -> DecodeError {
+    DecodeError::Malformed(what.into())
+}
+
+impl MemcacheDecoder {
+    /// A complete reply line (without CR LF).
+    fn line_done(&mut self) -> Result<(), DecodeError> {
+        let line = std::mem::take(&mut self.line);
+        let text = std::str::from_utf8(&line).map_err(|_| malformed(format!("not a reply: {}", quote(&line))))?;
+        let mut words = text.split(' ');
+        let first = words.next().unwrap_or("");
+        self.state = State::Done;
+        self.status = match first {
+            "VALUE" => {
+                // VALUE <key> <flags> <bytes> [<cas unique>]
+                let bytes = words
+                    .nth(2)
+                    .and_then(|b| b.parse::<u64>().ok())
+                    .ok_or_else(|| malformed(format!("a VALUE line without its size: {}", quote(&line))))?;
+                self.items += 1;
+                self.state = State::Data(bytes + 2);
+                return Ok(());
+            }
+            "END" if self.items > 0 => STATUS_VALUE,
+            "END" | "NOT_FOUND" => STATUS_MISS,
+            "STORED" | "DELETED" | "TOUCHED" | "OK" => STATUS_VALUE,
+            "NOT_STORED" | "EXISTS" => STATUS_NOT_STORED,
+            "ERROR" | "CLIENT_ERROR" | "SERVER_ERROR" => STATUS_ERROR,
+            n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && self.items == 0 => STATUS_VALUE,
+            _ => return Err(malformed(format!("not a memcached reply: {}", quote(&line)))),
+        };
+        Ok(())
+    }
+}
+
+impl ResponseDecoder for MemcacheDecoder {
+    fn start(&mut self, _request: &PreparedRequest) {
+        self.state = State::Line;
+        self.line.clear();
+        self.items = 0;
+        self.status = 0;
+        self.received = false;
+        self.stray = None;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        if !data.is_empty() {
+            self.received = true;
+        }
+        while !data.is_empty() && self.state != State::Done {
+            match self.state {
+                State::Line => match data.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.line.extend_from_slice(&data[..i]);
+                        data = &data[i + 1..];
+                        if self.line.pop() != Some(b'\r') {
+                            return Err(malformed("a reply line ends without CR LF"));
+                        }
+                        self.line_done()?;
+                    }
+                    None => {
+                        self.line.extend_from_slice(data);
+                        data = &[];
+                        if self.line.len() > MAX_LINE {
+                            return Err(malformed(format!("a reply line longer than {MAX_LINE} bytes")));
+                        }
+                    }
+                },
+                State::Data(left) => {
+                    let take = (left as usize).min(data.len());
+                    // The item's last two bytes are its CR LF.
+                    let first = (left.saturating_sub(2) as usize).min(take);
+                    for (j, &b) in data.iter().enumerate().take(take).skip(first) {
+                        if b != b"\r\n"[2 - (left - j as u64) as usize] {
+                            return Err(malformed("an item's data does not end with CR LF"));
+                        }
+                    }
+                    data = &data[take..];
+                    let rest = left - take as u64;
+                    self.state = if rest == 0 { State::Line } else { State::Data(rest) };
+                }
+                State::Done => unreachable!("the loop stops at Done"),
+            }
+        }
+        if self.state != State::Done {
+            return Ok(None);
+        }
+        if !data.is_empty() {
+            self.stray = Some(format!("bytes after the reply: {}", quote(data)));
+        }
+        // memcached closes the connection after some SERVER_ERRORs: do not reuse it after an error.
+        Ok(Some(Answer { status: self.status, keep_alive: self.status != STATUS_ERROR }))
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.stray.as_deref()
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        Err(DecodeError::Truncated(if self.received {
+            "the server closed the connection in the middle of a reply".into()
+        } else {
+            "the server closed the connection without a reply".into()
+        }))
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.received
+    }
+}
+
+fn quote(data: &[u8]) -> String {
+    crate::protocol::http::response::quote(&data[..data.len().min(64)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn decode(wire: &[u8]) -> Answer {
+        let request = PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true };
+        let mut d = MemcacheDecoder::default();
+        d.start(&request);
+        let whole = d.feed(wire).unwrap().expect("complete");
+        for cut in 1..wire.len() {
+            let mut d = MemcacheDecoder::default();
+            d.start(&request);
+            assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
+            assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
+        }
+        whole
+    }
+
+    #[test]
+    fn commands_are_text_lines() {
+        assert_eq!(encode_set(b"k1", b"abc"), b"set k1 0 0 3\r\nabc\r\n");
+        assert_eq!(encode_get(b"k1"), b"get k1\r\n");
+    }
+
+    #[test]
+    fn replies_map_to_value_miss_not_stored_or_error_split_anywhere() {
+        assert_eq!(decode(b"VALUE k1 0 3\r\nabc\r\nEND\r\n").status, STATUS_VALUE);
+        // Data holding "END\r\n" is data.
+        assert_eq!(decode(b"VALUE k1 0 5\r\nEND\r\n\r\nEND\r\n").status, STATUS_VALUE);
+        assert_eq!(decode(b"VALUE a 0 1\r\nx\r\nVALUE b 0 1 77\r\ny\r\nEND\r\n").status, STATUS_VALUE);
+        assert_eq!(decode(b"END\r\n").status, STATUS_MISS);
+        assert_eq!(decode(b"STORED\r\n").status, STATUS_VALUE);
+        assert_eq!(decode(b"NOT_STORED\r\n").status, STATUS_NOT_STORED);
+        assert_eq!(decode(b"NOT_FOUND\r\n").status, STATUS_MISS);
+        assert_eq!(decode(b"42\r\n").status, STATUS_VALUE);
+        let e = decode(b"SERVER_ERROR out of memory storing object\r\n");
+        assert_eq!((e.status, e.keep_alive), (STATUS_ERROR, false));
+    }
+
+    #[test]
+    fn broken_replies_are_malformed() {
+        let request = PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true };
+        for bad in [&b"HELLO\r\n"[..], b"VALUE k 0\r\n", b"VALUE k 0 2\r\nabcEND\r\n", b"STORED\n"] {
+            let mut d = MemcacheDecoder::default();
+            d.start(&request);
+            assert!(d.feed(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

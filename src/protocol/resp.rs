@@ -1,0 +1,307 @@
+//! Redis's RESP2: commands encoded as arrays of bulk strings, and an incremental reply decoder.
+//!
+//! Written by hand rather than with a crate: the engine needs a decoder that is fed whatever each read returns,
+//! keeps no reply bytes (bulk data is counted and skipped, so a 1 MB value costs no memory), and says only how the
+//! reply ended; the RESP crates on crates.io build whole values. The framing is small (redis.io's protocol spec).
+//!
+//! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
+//! `*-1`); 500 an error reply (`-ERR ...`).
+
+use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+
+/// A reply's outcome, as the engine counts it.
+pub const STATUS_VALUE: u16 = 200;
+pub const STATUS_MISS: u16 = 204;
+pub const STATUS_ERROR: u16 = 500;
+
+/// The longest header line (`$123\r\n`, `+OK`, an error message) accepted before the reply is called malformed.
+const MAX_LINE: usize = 4096;
+/// The largest bulk string Redis allows (proto-max-bulk-len's default).
+const MAX_BULK: i64 = 512 * 1024 * 1024;
+/// Arrays nested deeper than this are refused rather than tracked without bound.
+const MAX_DEPTH: usize = 32;
+
+/// Encodes one command: `*<argc>\r\n` then `$<len>\r\n<arg>\r\n` per argument.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Expecting the type byte of the next element.
+    Type,
+    /// Reading a header line of this type (`+`, `-`, `:`, `$`, `*`) up to CRLF.
+    Line(u8),
+    /// Inside bulk data: this many bytes left, CRLF included.
+    Bulk(u64),
+    Done,
+}
+
+/// Decodes one reply after another on one connection.
+#[derive(Debug)]
+pub struct RespDecoder {
+    state: State,
+    /// The current header line (without its type byte), kept until its CRLF; bounded by `MAX_LINE`.
+    line: Vec<u8>,
+    /// Elements still expected by each open array, innermost last.
+    open: Vec<u64>,
+    /// The top-level reply's status, once its type is known.
+    status: u16,
+    received: bool,
+    stray: Option<String>,
+}
+
+impl Default for RespDecoder {
+    fn default() -> Self {
+        Self { state: State::Done, line: Vec::new(), open: Vec::new(), status: 0, received: false, stray: None }
+    }
+}
+
+fn malformed(what: impl Into<String>) -> DecodeError {
+    DecodeError::Malformed(what.into())
+}
+
+impl RespDecoder {
+    /// One element ended: close the arrays it completes; the reply is done when none is open.
+    fn element_done(&mut self) {
+        while let Some(left) = self.open.last_mut() {
+            *left -= 1;
+            if *left > 0 {
+                self.state = State::Type;
+                return;
+            }
+            self.open.pop();
+        }
+        self.state = State::Done;
+    }
+
+    /// A complete header line of type `t`.
+    fn line_done(&mut self, t: u8) -> Result<(), DecodeError> {
+        let top = self.open.is_empty() && self.status == 0;
+        let number = || -> Result<i64, DecodeError> {
+            std::str::from_utf8(&self.line)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+                .ok_or_else(|| malformed(format!("not a number after '{}': {}", t as char, quote(&self.line))))
+        };
+        match t {
+            b'+' | b':' => {
+                if t == b':' {
+                    number()?;
+                }
+                if top {
+                    self.status = STATUS_VALUE;
+                }
+                self.element_done();
+            }
+            b'-' => {
+                if top {
+                    self.status = STATUS_ERROR;
+                }
+                self.element_done();
+            }
+            b'$' => {
+                let n = number()?;
+                match n {
+                    -1 => {
+                        if top {
+                            self.status = STATUS_MISS;
+                        }
+                        self.element_done();
+                    }
+                    0..=MAX_BULK => {
+                        if top {
+                            self.status = STATUS_VALUE;
+                        }
+                        self.state = State::Bulk(n as u64 + 2);
+                    }
+                    _ => return Err(malformed(format!("bulk length {n} out of range"))),
+                }
+            }
+            b'*' => {
+                let n = number()?;
+                if top {
+                    self.status = if n == -1 { STATUS_MISS } else { STATUS_VALUE };
+                }
+                match n {
+                    -1 | 0 => self.element_done(),
+                    1.. if self.open.len() < MAX_DEPTH => {
+                        self.open.push(n as u64);
+                        self.state = State::Type;
+                    }
+                    1.. => return Err(malformed("arrays nested too deep")),
+                    _ => return Err(malformed(format!("array length {n} out of range"))),
+                }
+            }
+            _ => unreachable!("only the five types reach a line"),
+        }
+        self.line.clear();
+        Ok(())
+    }
+}
+
+impl ResponseDecoder for RespDecoder {
+    fn start(&mut self, _request: &PreparedRequest) {
+        self.state = State::Type;
+        self.line.clear();
+        self.open.clear();
+        self.status = 0;
+        self.received = false;
+        self.stray = None;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        if !data.is_empty() {
+            self.received = true;
+        }
+        while !data.is_empty() {
+            match self.state {
+                State::Done => break,
+                State::Type => {
+                    let t = data[0];
+                    if !matches!(t, b'+' | b'-' | b':' | b'$' | b'*') {
+                        return Err(malformed(format!("not a RESP reply: {}", quote(data))));
+                    }
+                    self.state = State::Line(t);
+                    data = &data[1..];
+                }
+                State::Line(t) => match data.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.line.extend_from_slice(&data[..i]);
+                        data = &data[i + 1..];
+                        if self.line.pop() != Some(b'\r') {
+                            return Err(malformed("a RESP line ends without CR LF"));
+                        }
+                        self.line_done(t)?;
+                    }
+                    None => {
+                        self.line.extend_from_slice(data);
+                        data = &[];
+                        if self.line.len() > MAX_LINE {
+                            return Err(malformed(format!("a RESP line longer than {MAX_LINE} bytes")));
+                        }
+                    }
+                },
+                State::Bulk(left) => {
+                    let take = (left as usize).min(data.len());
+                    // The last two bytes of a bulk string are its CR LF: check those that fall in this read.
+                    let first = (left.saturating_sub(2) as usize).min(take);
+                    for (j, &b) in data.iter().enumerate().take(take).skip(first) {
+                        if b != b"\r\n"[2 - (left - j as u64) as usize] {
+                            return Err(malformed("a bulk string does not end with CR LF"));
+                        }
+                    }
+                    let rest = left - take as u64;
+                    data = &data[take..];
+                    if rest == 0 {
+                        self.element_done();
+                    } else {
+                        self.state = State::Bulk(rest);
+                    }
+                }
+            }
+        }
+        if self.state != State::Done {
+            return Ok(None);
+        }
+        if !data.is_empty() {
+            self.stray = Some(format!("bytes after the reply: {}", quote(data)));
+        }
+        Ok(Some(Answer { status: self.status, keep_alive: true }))
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.stray.as_deref()
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        Err(DecodeError::Truncated(if self.received {
+            "the server closed the connection in the middle of a reply".into()
+        } else {
+            "the server closed the connection without a reply".into()
+        }))
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.received
+    }
+}
+
+/// The first bytes of `data`, printable, for an error sample.
+fn quote(data: &[u8]) -> String {
+    crate::protocol::http::response::quote(&data[..data.len().min(64)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn request() -> PreparedRequest {
+        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true }
+    }
+
+    /// Feeds `wire` whole, then split at every point, then byte by byte: the same answer each time.
+    fn decode(wire: &[u8]) -> Result<Answer, DecodeError> {
+        let mut d = RespDecoder::default();
+        d.start(&request());
+        let whole = d.feed(wire)?.ok_or_else(|| malformed("incomplete"))?;
+        for cut in 1..wire.len() {
+            let mut d = RespDecoder::default();
+            d.start(&request());
+            assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
+            assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
+        }
+        Ok(whole)
+    }
+
+    #[test]
+    fn commands_are_arrays_of_bulk_strings() {
+        assert_eq!(encode(&[b"SET", b"k", b"v v"]), b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv v\r\n");
+        assert_eq!(encode(&[b"GET", b""]), b"*2\r\n$3\r\nGET\r\n$0\r\n\r\n");
+    }
+
+    #[test]
+    fn replies_map_to_value_miss_or_error_split_anywhere() {
+        let status = |w: &[u8]| decode(w).unwrap().status;
+        assert_eq!(status(b"+OK\r\n"), STATUS_VALUE);
+        assert_eq!(status(b":42\r\n"), STATUS_VALUE);
+        assert_eq!(status(b"$5\r\nhello\r\n"), STATUS_VALUE);
+        assert_eq!(status(b"$0\r\n\r\n"), STATUS_VALUE);
+        assert_eq!(status(b"$-1\r\n"), STATUS_MISS);
+        assert_eq!(status(b"*-1\r\n"), STATUS_MISS);
+        assert_eq!(status(b"-ERR unknown command\r\n"), STATUS_ERROR);
+        // SCAN's reply: a cursor and an array of keys, one of them a nil in a nested array.
+        assert_eq!(status(b"*2\r\n$1\r\n0\r\n*3\r\n$1\r\na\r\n$-1\r\n*0\r\n"), STATUS_VALUE);
+        // A value holding CR LF is data, not framing.
+        assert_eq!(status(b"$4\r\n\r\n\r\n\r\n"), STATUS_VALUE);
+    }
+
+    #[test]
+    fn broken_replies_are_malformed_and_a_close_is_truncation() {
+        for bad in [&b"hello\r\n"[..], b":x\r\n", b"$3\r\nabcXY", b"$-2\r\n", b"+OK\n"] {
+            let mut d = RespDecoder::default();
+            d.start(&request());
+            assert!(matches!(d.feed(bad), Err(DecodeError::Malformed(_))), "{}", String::from_utf8_lossy(bad));
+        }
+        let mut d = RespDecoder::default();
+        d.start(&request());
+        assert_eq!(d.feed(b"$10\r\nabc").unwrap(), None);
+        assert!(matches!(d.eof(), Err(DecodeError::Truncated(_))));
+    }
+
+    #[test]
+    fn bytes_after_the_reply_are_stray() {
+        let mut d = RespDecoder::default();
+        d.start(&request());
+        assert!(d.feed(b"+OK\r\n+OK\r\n").unwrap().is_some());
+        assert!(d.stray().unwrap().contains("+OK"));
+    }
+}
