@@ -89,6 +89,7 @@ pub fn measure_step(
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed, &plan.ok_status);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
     step.add_details(&metrics, &labels, &plan.group_names);
+    step.protocol = plan.protocol.name().into();
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

@@ -29,6 +29,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
     Demo(DemoArgs),
+    /// Load a Redis or memcached server with a get/set mix (redis://HOST:PORT, memcache://HOST:PORT).
+    Kv(KvArgs),
 }
 
 /// What requests to send and how, shared by every command that generates load.
@@ -117,6 +119,13 @@ pub struct RunArgs {
     pub request: RequestArgs,
     #[command(flatten)]
     pub watch: WatchArgs,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+/// How much load one step offers, for how long, and where its result goes (`run` and `kv`).
+#[derive(Args, Debug, Clone)]
+pub struct LoadArgs {
     /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
     #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub connections: usize,
@@ -343,4 +352,37 @@ pub enum ArrivalArg {
 /// is refused with the flag's name rather than as an unknown flag `-5`.
 fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.trim().parse::<T>().map_err(|_| "not a count; give a whole number, 0 or more".to_string())
+}
+
+/// `hakaru kv`: a key-value server under a memtier-style mix of operations.
+#[derive(Args, Debug, Clone)]
+pub struct KvArgs {
+    /// Servers, sent round-robin: redis://HOST:PORT (RESP2) or memcache://HOST:PORT (the text protocol).
+    #[arg(value_name = "URL", required = true)]
+    pub urls: Vec<String>,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// The operations and their shares: get:90,set:10.
+    #[arg(long, default_value = "get:90,set:10")]
+    pub mix: String,
+    /// Distinct keys, drawn at random (each key once before any twice, as in an urn).
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub keys: usize,
+    /// Bytes of each value set.
+    #[arg(long, default_value_t = 32, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub value_size: usize,
+    /// Text before each key's number.
+    #[arg(long, default_value = "key:")]
+    pub key_prefix: String,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// An operation with no complete reply in this time is recorded with status 0.
+    #[arg(long, default_value = "5s")]
+    pub timeout: String,
+    /// Time allowed to open a connection.
+    #[arg(long, default_value = "5s")]
+    pub connect_timeout: String,
+    /// Seed of the random choices, so a run can be repeated; random when absent.
+    #[arg(long)]
+    pub seed: Option<u64>,
 }

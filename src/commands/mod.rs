@@ -3,6 +3,7 @@
 
 pub mod capacity;
 pub mod demo;
+pub mod kv;
 pub mod patterns;
 pub mod run;
 pub mod serve;
@@ -35,6 +36,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Patterns(cmd) => patterns::patterns(&cmd),
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
+        Command::Kv(args) => kv::kv(&args, &interrupt),
     };
     match outcome {
         Ok(code) => code,

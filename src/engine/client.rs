@@ -16,14 +16,13 @@ use tokio::time::Sleep;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
-use crate::protocol::http::HttpDecoder;
-use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
 pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
     let mut backoff = Backoff::default();
-    let mut decoder = HttpDecoder::default();
+    let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol);
     // Clients start at different places in the round-robin so that targets share the load from the start.
     let mut turn = id;
     // One timeout timer per client, reset for each request: tokio only moves a timer in its wheel when it
@@ -158,7 +157,7 @@ impl Exchange<'_> {
         &self,
         ctx: &ThreadCtx,
         slot: &mut Slot,
-        decoder: &mut HttpDecoder,
+        decoder: &mut AnyDecoder,
         mut timer: Pin<&mut Sleep>,
     ) -> Result<(Answer, Instant), Failure> {
         let plan = &ctx.shared.plan;
@@ -248,7 +247,7 @@ impl Exchange<'_> {
 
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
 /// inside `poll`, so a thousand connections do not each hold a large buffer.
-async fn read_answer(ctx: &ThreadCtx, conn: &mut Conn, decoder: &mut HttpDecoder) -> Result<Answer, Failure> {
+async fn read_answer(ctx: &ThreadCtx, conn: &mut Conn, decoder: &mut AnyDecoder) -> Result<Answer, Failure> {
     poll_fn(|cx| {
         loop {
             let mut scratch = ctx.scratch.borrow_mut();

@@ -145,6 +145,12 @@ fn render_step(out: &mut String, step: &StepResult) {
         .map(|(code, n)| if code == "0" { format!("0 (timeout): {n}") } else { format!("{code}: {n}") })
         .collect();
     let _ = writeln!(out, "  status       {}", if status.is_empty() { "none".into() } else { status.join("   ") });
+    if step.protocol == "redis" || step.protocol == "memcached" {
+        // Key-value replies are counted under HTTP-like codes so that every figure and exporter serves both.
+        out.push_str(
+            "               (200 a value or done, 204 a miss, 409 not stored, 500 an error reply, 0 timeout)\n",
+        );
+    }
     if step.error_kinds.is_empty() {
         out.push_str("  errors       none\n");
     } else {

@@ -2,6 +2,7 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+pub mod kv;
 pub mod slo;
 pub mod steps;
 
@@ -10,15 +11,15 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::args::{ArrivalArg, RequestArgs, RunArgs, ServeArgs, WatchArgs};
+use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Stop};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
-use crate::protocol::PreparedRequest;
 use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::http::{RequestParts, build_request};
+use crate::protocol::{PreparedRequest, Protocol};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::units::parse_flag_duration;
@@ -69,6 +70,8 @@ pub struct RunPlan {
     pub ok_status: StatusSet,
     /// Warnings found while planning (keys of a pattern file ignored), for the output.
     pub notes: Vec<String>,
+    /// The wire protocol of every request.
+    pub protocol: Protocol,
     /// The settings as the result document records them.
     pub settings: Settings,
 }
@@ -157,6 +160,8 @@ pub struct RequestSet {
     pub warnings: Vec<String>,
     /// The clients' wait after each answer given by the pattern file (`"wait"`, seconds).
     pub wait: Option<f64>,
+    /// The wire protocol of every request.
+    pub protocol: Protocol,
 }
 
 impl RequestSet {
@@ -282,6 +287,7 @@ impl RequestSet {
             ok_status,
             warnings,
             wait,
+            protocol: Protocol::Http,
         })
     }
 }
@@ -429,7 +435,7 @@ fn append_form(target: &str, form: &[(String, String)]) -> String {
 }
 
 /// A random seed below 2^53, so that JSON readers that hold numbers as doubles keep it exactly.
-fn random_seed() -> u64 {
+pub(crate) fn random_seed() -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     ((t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)) & ((1 << 53) - 1)
 }
@@ -462,34 +468,47 @@ pub fn parse_rate(flag: &str, r: f64) -> Result<f64, UsageError> {
     }
 }
 
+/// The load flags of `run` and `kv`, checked: when the step stops and how clients send.
+pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Stop, LoadModel), UsageError> {
+    if a.connections == 0 {
+        return Err(UsageError::new("--connections 0: must be at least 1; try -c 50"));
+    }
+    let stop = match (a.requests, &a.duration) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError::new(
+                "--requests and --duration both given: choose one, a count (-n 1000) or a time (-d 30s)",
+            ));
+        }
+        (Some(0), None) => return Err(UsageError::new("--requests 0: must be at least 1")),
+        (Some(n), None) => Stop::Requests(n),
+        (None, Some(d)) => Stop::Duration(flag_duration("--duration", d)?),
+        (None, None) => Stop::Duration(Duration::from_secs(10)),
+    };
+    check_threads(a.threads)?;
+    let load = match a.rate {
+        None => LoadModel::Closed { think: Duration::ZERO },
+        Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
+    };
+    Ok((stop, load))
+}
+
+/// The one step of `run` or `kv` over `set`, with its output files checked.
+pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
+    let (stop, load) = load_parts(a)?;
+    check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
+    let mut plan = RunPlan::new(set, command, a.connections, a.threads, stop, load);
+    plan.json = a.json.clone();
+    plan.csv = a.csv.clone();
+    plan.quiet = a.quiet;
+    Ok(plan)
+}
+
 impl RunPlan {
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
-        if a.connections == 0 {
-            return Err(UsageError::new("--connections 0: must be at least 1; try -c 50"));
-        }
-        let stop = match (a.requests, &a.duration) {
-            (Some(_), Some(_)) => {
-                return Err(UsageError::new(
-                    "--requests and --duration both given: choose one, a count (-n 1000) or a time (-d 30s)",
-                ));
-            }
-            (Some(0), None) => return Err(UsageError::new("--requests 0: must be at least 1")),
-            (Some(n), None) => Stop::Requests(n),
-            (None, Some(d)) => Stop::Duration(flag_duration("--duration", d)?),
-            (None, None) => Stop::Duration(Duration::from_secs(10)),
-        };
-        check_threads(a.threads)?;
-        let load = match a.rate {
-            None => LoadModel::Closed { think: Duration::ZERO },
-            Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
-        };
+        // The load flags first: their mistakes are reported before any file is read or name resolved.
+        load_parts(&a.load)?;
         let set = RequestSet::from_args(&a.request)?;
-        check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
-        let mut plan = RunPlan::new(&set, "run", a.connections, a.threads, stop, load);
-        plan.json = a.json.clone();
-        plan.csv = a.csv.clone();
-        plan.quiet = a.quiet;
-        Ok(plan)
+        one_step(&set, "run", &a.load)
     }
 
     /// A plan for one step of `set`: sweeps and capacity searches build one per step.
@@ -562,6 +581,7 @@ impl RunPlan {
             quiet: false,
             ok_status: set.ok_status.clone(),
             notes: set.warnings.clone(),
+            protocol: set.protocol,
             settings,
         }
     }

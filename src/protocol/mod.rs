@@ -9,6 +9,89 @@ pub mod resp;
 
 use std::sync::Arc;
 
+/// The wire protocols the engine speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    #[default]
+    Http,
+    /// Redis's RESP2.
+    Resp,
+    /// memcached's text protocol.
+    Memcache,
+}
+
+impl Protocol {
+    /// The name the result document records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http => "http",
+            Protocol::Resp => "redis",
+            Protocol::Memcache => "memcached",
+        }
+    }
+}
+
+/// The decoder of one of the protocols: an enum rather than a trait object, so the engine's hot path makes a
+/// direct call.
+#[derive(Debug)]
+pub enum AnyDecoder {
+    Http(http::HttpDecoder),
+    Resp(resp::RespDecoder),
+    Memcache(memcache::MemcacheDecoder),
+}
+
+impl AnyDecoder {
+    pub fn new(protocol: Protocol) -> Self {
+        match protocol {
+            Protocol::Http => AnyDecoder::Http(Default::default()),
+            Protocol::Resp => AnyDecoder::Resp(Default::default()),
+            Protocol::Memcache => AnyDecoder::Memcache(Default::default()),
+        }
+    }
+}
+
+impl ResponseDecoder for AnyDecoder {
+    fn start(&mut self, request: &PreparedRequest) {
+        match self {
+            AnyDecoder::Http(d) => d.start(request),
+            AnyDecoder::Resp(d) => d.start(request),
+            AnyDecoder::Memcache(d) => d.start(request),
+        }
+    }
+
+    fn feed(&mut self, data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        match self {
+            AnyDecoder::Http(d) => d.feed(data),
+            AnyDecoder::Resp(d) => d.feed(data),
+            AnyDecoder::Memcache(d) => d.feed(data),
+        }
+    }
+
+    fn stray(&self) -> Option<&str> {
+        match self {
+            AnyDecoder::Http(d) => d.stray(),
+            AnyDecoder::Resp(d) => d.stray(),
+            AnyDecoder::Memcache(d) => d.stray(),
+        }
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        match self {
+            AnyDecoder::Http(d) => d.eof(),
+            AnyDecoder::Resp(d) => d.eof(),
+            AnyDecoder::Memcache(d) => d.eof(),
+        }
+    }
+
+    fn nothing_received(&self) -> bool {
+        match self {
+            AnyDecoder::Http(d) => d.nothing_received(),
+            AnyDecoder::Resp(d) => d.nothing_received(),
+            AnyDecoder::Memcache(d) => d.nothing_received(),
+        }
+    }
+}
+
 /// A request ready to be written: its bytes are built once, before the run, and shared by every thread.
 #[derive(Clone, Debug)]
 pub struct PreparedRequest {

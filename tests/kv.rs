@@ -1,0 +1,174 @@
+//! `hakaru kv` against a real redis-server and memcached (Debian's, installed by scripts/test.sh), each started
+//! by the test on a free loopback port and stopped when it ends.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{free_port, hakaru, wait_listening};
+
+/// A server process on loopback, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn redis() -> Server {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (scripts/test.sh installs it)");
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    Server { child, port }
+}
+
+fn memcached() -> Server {
+    let port = free_port();
+    let child = Command::new("memcached")
+        .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-u", "root"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("memcached is installed (scripts/test.sh installs it)");
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    Server { child, port }
+}
+
+/// Sends one raw command and returns what came back (one read is enough for these short replies).
+fn ask(port: u16, command: &[u8]) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(command).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).to_string()
+}
+
+#[test]
+fn redis_sets_then_gets_every_key_and_counts_hits() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    // 100 keys in an urn, 1000 sets on one thread: every key is set (ten times).
+    let set = hakaru(&["kv", "-q", "-c", "1", "-t", "1", "-n", "1000", "--mix", "set:1", "--keys", "100", &url]);
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    assert!(set.stdout.contains("ok 1000, failed 0"), "{}", set.stdout);
+    assert_eq!(ask(r.port, b"DBSIZE\r\n"), ":100\r\n");
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("kv.json");
+    let get = hakaru(&[
+        "kv",
+        "-q",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-n",
+        "2000",
+        "--mix",
+        "get:1",
+        "--keys",
+        "200",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(get.code, 0, "{}", get.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    assert_eq!(step["protocol"], "redis");
+    assert_eq!(step["ok"], 2000, "a miss is not a failure");
+    // Keys 0..100 exist, 100..200 do not: one thread empties two urns of 1000 (each key 5 times): exactly half.
+    assert_eq!(step["status"]["200"], 1000, "{}", step["status"]);
+    assert_eq!(step["status"]["204"], 1000, "{}", step["status"]);
+    assert_eq!(step["breakdown"][0]["name"], "GET");
+}
+
+#[test]
+fn memcached_answers_a_get_set_mix_with_per_operation_figures() {
+    let m = memcached();
+    let url = format!("memcache://127.0.0.1:{}", m.port);
+    let out = hakaru(&[
+        "kv",
+        "-q",
+        "-c",
+        "2",
+        "-n",
+        "3000",
+        "--mix",
+        "get:80,set:20",
+        "--keys",
+        "50",
+        "--value-size",
+        "100",
+        &url,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("ok 3000, failed 0"), "{}", out.stdout);
+    let ops: Vec<(String, u64)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 8 && (w[0] == "GET" || w[0] == "SET")).then(|| (w[0].to_string(), w[1].parse().unwrap()))
+        })
+        .collect();
+    assert_eq!(ops.len(), 2, "{}", out.stdout);
+    let gets = ops.iter().find(|(o, _)| o == "GET").unwrap().1 as f64;
+    assert!((0.75..0.85).contains(&(gets / 3000.0)), "get share {gets}/3000");
+    // Every value set is 100 bytes: a get of a key that was set returns it whole.
+    let stats = ask(m.port, b"get key:0 key:1 key:2\r\n");
+    assert!(stats.ends_with("END\r\n"), "{stats}");
+    assert!(stats.lines().filter(|l| l.starts_with("VALUE")).all(|l| l.ends_with(" 100")), "{stats}");
+}
+
+#[test]
+fn a_server_that_goes_away_mid_run_is_counted_not_a_crash() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        drop(r);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let out = hakaru(&["kv", "-q", "-c", "2", "-d", "2s", "--keys", "10", "--json", json.to_str().unwrap(), &url]);
+    killer.join().unwrap();
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert_eq!(out.code, 0, "some operations succeeded before: {}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
+    let kinds: Vec<&str> =
+        step["error_kinds"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| ["connect_refused", "reset", "closed"].contains(k)),
+        "the server's end is counted by kind: {kinds:?}"
+    );
+}
+
+#[test]
+fn bad_kv_input_is_one_line_naming_the_flag() {
+    for (args, expect) in [
+        (vec!["kv", "http://127.0.0.1:1/"], "not a key-value server"),
+        (vec!["kv", "--mix", "del:1", "redis://127.0.0.1:1"], "--mix 'del:1'"),
+        (vec!["kv", "redis://u:hunter2@127.0.0.1:1"], "***"),
+        (vec!["kv", "--keys", "0", "redis://127.0.0.1:1"], "--keys 0"),
+    ] {
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(expect), "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("hunter2"));
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+}
