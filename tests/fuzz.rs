@@ -340,3 +340,68 @@ fn objectives_never_panic_and_round_trip_through_their_text() {
         }
     });
 }
+
+/// Feeds `reply` to a key-value decoder in pieces cut at `cuts`; what it gave.
+fn decode_kv(decoder: &mut dyn ResponseDecoder, reply: &[u8], cuts: &[usize]) -> Outcome {
+    let request = PreparedRequest { bytes: b"".to_vec().into(), expects_no_body: false, idempotent: true };
+    decoder.start(&request);
+    let mut start = 0;
+    for &end in cuts.iter().chain([reply.len()].iter()) {
+        match decoder.feed(&reply[start..end]) {
+            Ok(Some(answer)) => return Outcome::Answer(answer, decoder.stray().is_some()),
+            Ok(None) => {}
+            Err(DecodeError::Malformed(_)) => return Outcome::Malformed,
+            Err(DecodeError::Truncated(_)) => return Outcome::Truncated,
+        }
+        start = end;
+    }
+    match decoder.eof() {
+        Ok(answer) => Outcome::Answer(answer, false),
+        Err(DecodeError::Malformed(_)) => Outcome::Malformed,
+        Err(DecodeError::Truncated(_)) => Outcome::Truncated,
+    }
+}
+
+#[test]
+fn the_redis_and_memcached_decoders_never_panic_and_decode_the_same_split_anywhere() {
+    use hakaru::protocol::memcache::MemcacheDecoder;
+    use hakaru::protocol::resp::RespDecoder;
+    let resp: &[&[u8]] = &[
+        b"+OK\r\n",
+        b"$5\r\nhello\r\n",
+        b"$-1\r\n",
+        b":1000\r\n",
+        b"-ERR wrong type\r\n",
+        b"*2\r\n$1\r\n0\r\n*3\r\n$1\r\na\r\n$-1\r\n*0\r\n",
+    ];
+    let memcache: &[&[u8]] = &[
+        b"VALUE key:1 0 3\r\nabc\r\nEND\r\n",
+        b"END\r\n",
+        b"STORED\r\n",
+        b"NOT_STORED\r\n",
+        b"VALUE a 0 1 9\r\nx\r\nVALUE b 0 2\r\nEN\r\nEND\r\n",
+        b"SERVER_ERROR out of memory\r\n",
+    ];
+    for (name, valid) in [("resp", resp), ("memcache", memcache)] {
+        let fresh = || -> Box<dyn ResponseDecoder> {
+            if name == "resp" { Box::new(RespDecoder::default()) } else { Box::new(MemcacheDecoder::default()) }
+        };
+        // Every valid reply decodes the same whole and split anywhere.
+        let mut rng = rng_for(name);
+        for reply in valid {
+            let whole = decode_kv(&mut *fresh(), reply, &[]);
+            assert!(matches!(whole, Outcome::Answer(..)), "{name}: {}", literal(reply));
+            for _ in 0..50 {
+                let cuts = random_cuts(&mut rng, reply.len());
+                assert_eq!(decode_kv(&mut *fresh(), reply, &cuts), whole, "{name}: {} cut at {cuts:?}", literal(reply));
+            }
+        }
+        // Mutations never panic, whole or split.
+        fuzz(&format!("{name} decoder"), valid, &[], |input| {
+            let mut rng = ChaCha8Rng::seed_from_u64(input.len() as u64);
+            let cuts = random_cuts(&mut rng, input.len());
+            decode_kv(&mut *fresh(), input, &[]);
+            decode_kv(&mut *fresh(), input, &cuts);
+        });
+    }
+}
