@@ -22,8 +22,18 @@ pub struct Provenance {
 /// Headers whose values must not end up in result files that people share.
 const SECRET_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "x-api-key"];
 
-/// `Authorization: Bearer abc` -> `Authorization: <redacted>`; anything else is returned as it is.
+/// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`;
+/// anything else is returned as it is.
 pub fn redact_secret(arg: &str) -> String {
+    if let Some(at) = arg.find("://") {
+        let authority_end = arg[at + 3..].find('/').map_or(arg.len(), |i| at + 3 + i);
+        if let Some(amp) = arg[at + 3..authority_end].rfind('@') {
+            let userinfo = &arg[at + 3..at + 3 + amp];
+            let user = userinfo.split_once(':').map_or("", |(u, _)| u);
+            let hidden = if user.is_empty() { "***".to_string() } else { format!("{user}:***") };
+            return format!("{}{hidden}{}", &arg[..at + 3], &arg[at + 3 + amp..]);
+        }
+    }
     match arg.split_once(':') {
         Some((name, _)) if SECRET_HEADERS.iter().any(|s| name.trim().eq_ignore_ascii_case(s)) => {
             format!("{}: <redacted>", name.trim())
@@ -66,6 +76,13 @@ impl Provenance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_in_urls_are_hidden() {
+        assert_eq!(redact_secret("redis://u:hunter2@127.0.0.1:6379/2"), "redis://u:***@127.0.0.1:6379/2");
+        assert_eq!(redact_secret("redis://:hunter2@h"), "redis://***@h");
+        assert_eq!(redact_secret("http://127.0.0.1/a@b"), "http://127.0.0.1/a@b");
+    }
 
     #[test]
     fn secret_headers_are_redacted_and_others_kept() {

@@ -24,9 +24,14 @@ impl Drop for Server {
 }
 
 fn redis() -> Server {
+    redis_with(&[])
+}
+
+fn redis_with(extra: &[&str]) -> Server {
     let port = free_port();
     let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(extra)
         .stdout(Stdio::null())
         .spawn()
         .expect("redis-server is installed (scripts/test.sh installs it)");
@@ -152,7 +157,10 @@ fn a_server_that_goes_away_mid_run_is_counted_not_a_crash() {
     let kinds: Vec<&str> =
         step["error_kinds"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert!(
-        !kinds.is_empty() && kinds.iter().all(|k| ["connect_refused", "reset", "closed"].contains(k)),
+        !kinds.is_empty()
+            && kinds
+                .iter()
+                .all(|k| ["connect_refused", "connect_error", "reset", "closed", "io", "timeout"].contains(k)),
         "the server's end is counted by kind: {kinds:?}"
     );
 }
@@ -162,7 +170,8 @@ fn bad_kv_input_is_one_line_naming_the_flag() {
     for (args, expect) in [
         (vec!["kv", "http://127.0.0.1:1/"], "not a key-value server"),
         (vec!["kv", "--mix", "del:1", "redis://127.0.0.1:1"], "--mix 'del:1'"),
-        (vec!["kv", "redis://u:hunter2@127.0.0.1:1"], "***"),
+        (vec!["kv", "redis://u:hunter2@127.0.0.1:1/x"], "u:***"),
+        (vec!["kv", "redis://127.0.0.1:1"], "target redis://127.0.0.1:1: cannot connect"),
         (vec!["kv", "--keys", "0", "redis://127.0.0.1:1"], "--keys 0"),
     ] {
         let out = hakaru(&args);
@@ -171,4 +180,43 @@ fn bad_kv_input_is_one_line_naming_the_flag() {
         assert!(!out.stderr.contains("hunter2"));
         assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
     }
+}
+
+#[test]
+fn a_password_and_a_database_in_the_url_are_sent_on_every_connection_and_never_shown() {
+    let r = redis_with(&["--requirepass", "s3cret-pw"]);
+    let url = format!("redis://:s3cret-pw@127.0.0.1:{}/2", r.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    // Keep-alive off would be a new connection (and AUTH, SELECT) per request; -c 3 opens three.
+    let out = hakaru(&[
+        "kv",
+        "-q",
+        "-c",
+        "3",
+        "-n",
+        "300",
+        "--mix",
+        "set:1",
+        "--keys",
+        "30",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("ok 300, failed 0"), "{}", out.stdout);
+    // The keys are in database 2, none in 0.
+    assert_eq!(ask(r.port, b"AUTH s3cret-pw\r\nSELECT 2\r\nDBSIZE\r\n").lines().last(), Some(":30"));
+    assert!(ask(r.port, b"AUTH s3cret-pw\r\nDBSIZE\r\n").ends_with(":0\r\n"));
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(!text.contains("s3cret-pw"), "the password is in the result document");
+    assert!(!out.stdout.contains("s3cret-pw"));
+    // A wrong password is bad input, said once, before any load.
+    let bad = format!("redis://:wrong-pw@127.0.0.1:{}", r.port);
+    let out = hakaru(&["kv", "-q", "-n", "10", &bad]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("the server refused AUTH"), "{}", out.stderr);
+    assert!(!out.stderr.contains("wrong-pw"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
 }

@@ -16,6 +16,7 @@ use tokio::time::Sleep;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
+use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
@@ -41,6 +42,10 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         {
             ctx.metrics.borrow_mut().connection_opened();
             conns[0].conn = Some(conn);
+            if greet(&ctx, conns[0].conn.as_mut().expect("just set")).await.is_err() {
+                // The first request will open (and greet) a connection again, and count the failure.
+                close(&ctx, &mut conns[0].conn);
+            }
         }
     }
     if let Some(schedule) = &ctx.schedule {
@@ -187,6 +192,10 @@ impl Exchange<'_> {
                 let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
                 ctx.metrics.borrow_mut().connection_opened();
                 *slot = Some(conn);
+                if let Err(f) = greet(ctx, slot.as_mut().expect("just set")).await {
+                    close(ctx, slot);
+                    return Err(f);
+                }
             }
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
@@ -243,6 +252,35 @@ impl Exchange<'_> {
             }
         }
     }
+}
+
+/// Sends the plan's greeting (Redis AUTH, SELECT) on a new connection, one command at a time, each waiting for
+/// its reply within the connect timeout; an error reply fails the connection (the request is not sent).
+async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
+    let Some(g) = &ctx.shared.plan.greeting else { return Ok(()) };
+    let limit = ctx.shared.plan.connect_timeout;
+    let exchange = async {
+        let mut decoder = RespDecoder::default();
+        for command in &g.commands {
+            conn.write_all(command).await.map_err(|e| Failure::from_io(&e))?;
+            let request = PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true };
+            decoder.start(&request);
+            let mut any = AnyDecoder::Resp(decoder);
+            let answer = read_answer(ctx, conn, &mut any).await?;
+            let AnyDecoder::Resp(d) = any else { unreachable!("built as Resp") };
+            decoder = d;
+            if answer.status == resp::STATUS_ERROR {
+                return Err(Failure::new(
+                    ErrorKind::Connect,
+                    format!("the server refused {}: {}", g.what, decoder.error().unwrap_or("an error reply")),
+                ));
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| {
+        Err(Failure::new(ErrorKind::ConnectTimeout, format!("no reply to {} within {limit:?}", g.what)))
+    })
 }
 
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only

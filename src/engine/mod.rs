@@ -221,6 +221,11 @@ impl ThreadCtx {
 
 /// Checks that every endpoint accepts a connection before the load starts: a closed port is bad input.
 pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
+    // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
+    let shown = |ep: &crate::target::Endpoint| match plan.protocol {
+        crate::protocol::Protocol::Http => ep.to_string(),
+        p => format!("{}://{}:{}", p.scheme(), ep.host, ep.port),
+    };
     for ep in &plan.endpoints {
         if let Err(e) = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout) {
             let why = match e.kind() {
@@ -231,9 +236,16 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 _ => e.to_string(),
             };
             return Err(UsageError::new(format!(
-                "target {ep}: cannot connect to {} ({why}); start the server or fix the host and port",
+                "target {}: cannot connect to {} ({why}); start the server or fix the host and port",
+                shown(ep),
                 ep.addr
             )));
+        }
+    }
+    if let Some(g) = &plan.greeting {
+        for ep in &plan.endpoints {
+            greet_now(ep, g, plan.connect_timeout)
+                .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
     // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
@@ -248,6 +260,38 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
         for ep in https {
             rt.block_on(conn::check_tls(ep, &connector, plan.connect_timeout))
                 .map_err(|why| UsageError::new(format!("target {ep}: {why}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// The greeting (Redis AUTH, SELECT) tried once before the load: a wrong password or database is bad input,
+/// said in one line, not a million connection errors.
+fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit: Duration) -> Result<(), String> {
+    use crate::protocol::{PreparedRequest, ResponseDecoder, resp};
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
+    let _ = s.set_read_timeout(Some(limit));
+    let mut buf = [0u8; 4096];
+    for command in &g.commands {
+        s.write_all(command).map_err(|e| format!("sending {}: {e}", g.what))?;
+        let mut d = resp::RespDecoder::default();
+        d.start(&PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true });
+        let answer = loop {
+            let n = s.read(&mut buf).map_err(|e| format!("no reply to {} ({e})", g.what))?;
+            if n == 0 {
+                return Err(format!("the server closed the connection after {}", g.what));
+            }
+            if let Some(a) = d.feed(&buf[..n]).map_err(|e| format!("reply to {}: {e}", g.what))? {
+                break a;
+            }
+        };
+        if answer.status == resp::STATUS_ERROR {
+            return Err(format!(
+                "the server refused {}: {}; check the password and the database in the URL",
+                g.what,
+                d.error().unwrap_or("an error reply")
+            ));
         }
     }
     Ok(())

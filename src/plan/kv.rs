@@ -7,7 +7,7 @@ use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_se
 use crate::cli::args::KvArgs;
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
-use crate::protocol::{PreparedRequest, Protocol, memcache, resp};
+use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
 use crate::target::{Endpoint, Scheme, split_host_port};
 
 /// Keys are prepared as requests before the run (as HTTP requests are); more than this many would be memory for
@@ -60,9 +60,20 @@ fn parse_mix(text: &str) -> Result<Vec<(Op, f64)>, UsageError> {
     Ok(mix)
 }
 
-/// Reads a server URL: its protocol and endpoint.
-fn parse_url(url: &str) -> Result<(Protocol, Endpoint), UsageError> {
-    let bad = |why: &str| UsageError::new(format!("URL '{url}': {why}"));
+/// A server URL, read.
+struct KvUrl {
+    protocol: Protocol,
+    endpoint: Endpoint,
+    /// Redis: `AUTH [user] password`, from `redis://[user]:password@host`.
+    auth: Option<(Option<String>, String)>,
+    /// Redis: `SELECT db`, from `redis://host/db`.
+    db: Option<u32>,
+}
+
+/// Reads a server URL. A password in it is never echoed in an error.
+fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
+    let shown = crate::provenance::redact_secret(url);
+    let bad = |why: &str| UsageError::new(format!("URL '{shown}': {why}"));
     let (protocol, rest, default_port) = if let Some(r) = url.strip_prefix("redis://") {
         (Protocol::Resp, r, 6379)
     } else if let Some(r) = url.strip_prefix("memcache://").or_else(|| url.strip_prefix("memcached://")) {
@@ -70,21 +81,53 @@ fn parse_url(url: &str) -> Result<(Protocol, Endpoint), UsageError> {
     } else {
         return Err(bad("not a key-value server; write redis://HOST:PORT or memcache://HOST:PORT"));
     };
-    let rest = rest.trim_end_matches('/');
-    if rest.contains('@') {
-        // Never echo the password.
-        return Err(UsageError::new(format!(
-            "URL '{}://***@...': a password is not supported yet (AUTH comes with a later part of `hakaru kv`); \
-             use a server without one",
-            protocol.name()
-        )));
+    let (authority, path) = match rest.split_once('/') {
+        Some((a, p)) => (a, p.trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
+    };
+    if protocol == Protocol::Memcache && (userinfo.is_some() || !path.is_empty()) {
+        return Err(bad("memcached's text protocol has no password and no database; write memcache://HOST:PORT"));
     }
-    if rest.contains('/') {
-        return Err(bad("a database number is not supported yet (SELECT comes later); use database 0"));
+    let auth = userinfo.map(|u| match u.split_once(':') {
+        Some((user, pass)) => (Some(user.to_string()).filter(|u| !u.is_empty()), pass.to_string()),
+        None => (None, u.to_string()),
+    });
+    let db = if path.is_empty() {
+        None
+    } else {
+        Some(
+            path.parse::<u32>()
+                .map_err(|_| bad("the database after the host must be a number: redis://HOST:PORT/2"))?,
+        )
+    };
+    let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
+    let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
+    Ok(KvUrl { protocol, endpoint, auth, db })
+}
+
+/// The AUTH and SELECT a URL asks for, as one greeting.
+fn greeting(u: &KvUrl) -> Option<Greeting> {
+    let mut commands: Vec<std::sync::Arc<[u8]>> = Vec::new();
+    let mut what = Vec::new();
+    if let Some((user, pass)) = &u.auth {
+        commands.push(
+            match user {
+                Some(user) => resp::encode(&[b"AUTH", user.as_bytes(), pass.as_bytes()]),
+                None => resp::encode(&[b"AUTH", pass.as_bytes()]),
+            }
+            .into(),
+        );
+        what.push("AUTH");
     }
-    let (host, port) = split_host_port(rest).map_err(|e| bad(&e))?;
-    let ep = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
-    Ok((protocol, ep))
+    if let Some(db) = u.db {
+        commands.push(resp::encode(&[b"SELECT", db.to_string().as_bytes()]).into());
+        what.push("SELECT");
+    }
+    (!commands.is_empty()).then(|| Greeting { commands, what: what.join(" and ") })
 }
 
 impl RunPlan {
@@ -93,15 +136,24 @@ impl RunPlan {
     pub fn from_kv_args(a: &KvArgs) -> Result<RunPlan, UsageError> {
         let mut endpoints = Vec::new();
         let mut protocol = None;
+        let mut hello: Option<Option<Greeting>> = None;
         for url in &a.urls {
-            let (p, ep) = parse_url(url)?;
-            if protocol.is_some_and(|q| q != p) {
+            let u = parse_url(url)?;
+            let shown = crate::provenance::redact_secret(url);
+            if protocol.is_some_and(|q| q != u.protocol) {
                 return Err(UsageError::new(format!(
-                    "URL '{url}': every server of one run speaks the same protocol; run Redis and memcached apart"
+                    "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
                 )));
             }
-            protocol = Some(p);
-            endpoints.push(ep);
+            let g = greeting(&u);
+            if hello.as_ref().is_some_and(|h| h.as_ref().map(|g| &g.commands) != g.as_ref().map(|g| &g.commands)) {
+                return Err(UsageError::new(format!(
+                    "URL '{shown}': every server of one run takes the same password and database"
+                )));
+            }
+            hello = Some(g);
+            protocol = Some(u.protocol);
+            endpoints.push(u.endpoint);
         }
         let protocol = protocol.ok_or_else(|| UsageError::new("no server: give redis://HOST:PORT"))?;
         let mix = parse_mix(&a.mix)?;
@@ -170,7 +222,7 @@ impl RunPlan {
             connect_timeout,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: false,
-            targets: a.urls.clone(),
+            targets: a.urls.iter().map(|u| crate::provenance::redact_secret(u)).collect(),
             body_bytes: a.value_size,
             // A miss (204) is an answer the workload expects; a value not stored (409) or an error reply (500)
             // is a failure.
@@ -178,6 +230,7 @@ impl RunPlan {
             warnings: Vec::new(),
             wait: None,
             protocol,
+            greeting: hello.flatten(),
         };
         super::one_step(&set, "kv", &a.load)
     }
@@ -199,12 +252,18 @@ mod tests {
 
     #[test]
     fn urls_name_the_protocol_and_passwords_are_never_echoed() {
-        assert_eq!(parse_url("redis://127.0.0.1:6380").unwrap().0, Protocol::Resp);
-        assert_eq!(parse_url("redis://127.0.0.1").unwrap().1.port, 6379);
-        assert_eq!(parse_url("memcache://127.0.0.1").unwrap().1.port, 11211);
-        let e = parse_url("redis://user:secret@127.0.0.1:6379").unwrap_err().to_string();
-        assert!(!e.contains("secret") && e.contains("***"), "{e}");
+        assert_eq!(parse_url("redis://127.0.0.1:6380").unwrap().protocol, Protocol::Resp);
+        assert_eq!(parse_url("redis://127.0.0.1").unwrap().endpoint.port, 6379);
+        assert_eq!(parse_url("memcache://127.0.0.1").unwrap().endpoint.port, 11211);
+        let u = parse_url("redis://user:secret@127.0.0.1:6379/2").unwrap();
+        assert_eq!((u.auth, u.db), (Some((Some("user".into()), "secret".into())), Some(2)));
+        let g = greeting(&parse_url("redis://:pw@127.0.0.1/3").unwrap()).unwrap();
+        assert_eq!(&*g.commands[0], &b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n"[..]);
+        assert_eq!(&*g.commands[1], &b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"[..]);
+        assert_eq!(g.what, "AUTH and SELECT");
+        let e = parse_url("redis://user:secret@127.0.0.1:6379/x").err().expect("refused").to_string();
+        assert!(!e.contains("secret") && e.contains("user:***"), "{e}");
         assert!(parse_url("http://127.0.0.1/").is_err());
-        assert!(parse_url("redis://127.0.0.1:6379/2").unwrap_err().to_string().contains("SELECT"));
+        assert!(parse_url("memcache://u:p@127.0.0.1").is_err());
     }
 }

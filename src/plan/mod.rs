@@ -19,7 +19,7 @@ use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available
 use crate::patterns::{self, PatternSet};
 use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::http::{RequestParts, build_request};
-use crate::protocol::{PreparedRequest, Protocol};
+use crate::protocol::{Greeting, PreparedRequest, Protocol};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::units::parse_flag_duration;
@@ -72,6 +72,8 @@ pub struct RunPlan {
     pub notes: Vec<String>,
     /// The wire protocol of every request.
     pub protocol: Protocol,
+    /// Commands every new connection sends first (Redis AUTH, SELECT).
+    pub greeting: Option<Greeting>,
     /// The settings as the result document records them.
     pub settings: Settings,
 }
@@ -162,6 +164,8 @@ pub struct RequestSet {
     pub wait: Option<f64>,
     /// The wire protocol of every request.
     pub protocol: Protocol,
+    /// Commands every new connection sends first (Redis AUTH, SELECT).
+    pub greeting: Option<Greeting>,
 }
 
 impl RequestSet {
@@ -288,6 +292,7 @@ impl RequestSet {
             warnings,
             wait,
             protocol: Protocol::Http,
+            greeting: None,
         })
     }
 }
@@ -582,6 +587,7 @@ impl RunPlan {
             ok_status: set.ok_status.clone(),
             notes: set.warnings.clone(),
             protocol: set.protocol,
+            greeting: set.greeting.clone(),
             settings,
         }
     }

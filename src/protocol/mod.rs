@@ -21,6 +21,15 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// How its URLs start: `http` (or https), `redis`, `memcache`.
+    pub fn scheme(self) -> &'static str {
+        match self {
+            Protocol::Http => "http",
+            Protocol::Resp => "redis",
+            Protocol::Memcache => "memcache",
+        }
+    }
+
     /// The name the result document records.
     pub fn name(self) -> &'static str {
         match self {
@@ -90,6 +99,16 @@ impl ResponseDecoder for AnyDecoder {
             AnyDecoder::Memcache(d) => d.nothing_received(),
         }
     }
+}
+
+/// Commands sent on every new connection before its first request, each answered by one reply (Redis's AUTH and
+/// SELECT hold per connection, so a reconnect repeats them).
+#[derive(Clone, Debug)]
+pub struct Greeting {
+    /// The commands, sent one at a time, each waiting for its reply.
+    pub commands: Vec<Arc<[u8]>>,
+    /// What they are, for messages: `AUTH and SELECT`.
+    pub what: String,
 }
 
 /// A request ready to be written: its bytes are built once, before the run, and shared by every thread.

@@ -56,11 +56,21 @@ pub struct RespDecoder {
     status: u16,
     received: bool,
     stray: Option<String>,
+    /// The top-level error reply's text (`WRONGPASS invalid username-password pair`), for messages.
+    error: Option<String>,
 }
 
 impl Default for RespDecoder {
     fn default() -> Self {
-        Self { state: State::Done, line: Vec::new(), open: Vec::new(), status: 0, received: false, stray: None }
+        Self {
+            state: State::Done,
+            line: Vec::new(),
+            open: Vec::new(),
+            status: 0,
+            received: false,
+            stray: None,
+            error: None,
+        }
     }
 }
 
@@ -69,6 +79,11 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 }
 
 impl RespDecoder {
+    /// The last top-level error reply's text, if the reply was one.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
     /// One element ended: close the arrays it completes; the reply is done when none is open.
     fn element_done(&mut self) {
         while let Some(left) = self.open.last_mut() {
@@ -104,6 +119,7 @@ impl RespDecoder {
             b'-' => {
                 if top {
                     self.status = STATUS_ERROR;
+                    self.error = Some(String::from_utf8_lossy(&self.line).into_owned());
                 }
                 self.element_done();
             }
@@ -155,6 +171,7 @@ impl ResponseDecoder for RespDecoder {
         self.status = 0;
         self.received = false;
         self.stray = None;
+        self.error = None;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
