@@ -184,10 +184,13 @@ impl LiveDocument {
     /// Prints a line of the human text: on stdout, or on stderr when an output goes to standard output, so that
     /// the file there stays one clean document.
     pub fn say(&self, text: &str) {
+        use std::io::Write as _;
+        // A reader that went away (`| head`) must not turn a finished measurement into a panic: the files are
+        // still written; what could not be printed is dropped.
         if self.outputs.iter().any(|(p, _)| is_stdout(p)) {
-            eprintln!("{text}");
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
         } else {
-            println!("{text}");
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
         }
     }
 }

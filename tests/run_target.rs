@@ -315,3 +315,25 @@ fn a_request_count_keeps_every_client_busy_when_clients_do_not_divide_among_thre
     let rps = out.step()["throughput"]["requests_per_s"].as_f64().unwrap();
     assert!(rps > 240.0, "3 clients at 10 ms each give about 290 req/s, got {rps}");
 }
+
+#[test]
+fn a_reader_that_goes_away_does_not_turn_the_run_into_a_panic() {
+    // `hakaru run ... | head -1`: stdout closes before the summary is printed; the run still ends cleanly and
+    // writes its files.
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let url = format!("http://{}/", t.addr());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["run", "-q", "-n", "500", "--json", json.to_str().unwrap(), &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(std::fs::read_to_string(&json).unwrap().contains("\"requests\": 500"));
+}

@@ -3,7 +3,7 @@
 //! client count over it while watching the target's CPU, and prints the table and the analysis, which names the
 //! plateau, the knee and the bottleneck.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::AtomicBool;
@@ -19,7 +19,8 @@ const DELAY: &str = "5ms";
 
 pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let mut target = Target::start()?;
-    println!(
+    let _ = writeln!(
+        std::io::stdout().lock(),
         "hakaru demo: the built-in target (pid {}) at http://{} serves {WORKERS} requests at once, {DELAY} each: \
          at most {} requests a second. A sweep over 1 to 16 clients finds that limit.\n",
         target.child.id(),

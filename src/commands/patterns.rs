@@ -41,7 +41,13 @@ pub fn patterns(cmd: &PatternsCommand) -> Result<ExitCode, UsageError> {
                         path.display()
                     ))
                 })?,
-                None => print!("{}", generated.json),
+                None => {
+                    use std::io::Write as _;
+                    std::io::stdout()
+                        .lock()
+                        .write_all(generated.json.as_bytes())
+                        .map_err(|e| UsageError::runtime(format!("writing the pattern file: {e}")))?;
+                }
             }
             eprintln!("hakaru: {} unique requests per group", generated.unique_requests);
         }
