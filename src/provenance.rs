@@ -25,21 +25,26 @@ const SECRET_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cook
 /// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`;
 /// anything else is returned as it is.
 pub fn redact_secret(arg: &str) -> String {
+    // A secret header first: a URL inside its value must not decide how it is shown.
+    if let Some((name, _)) = arg.split_once(':')
+        && SECRET_HEADERS.iter().any(|s| name.trim().eq_ignore_ascii_case(s))
+    {
+        return format!("{}: <redacted>", name.trim());
+    }
     if let Some(at) = arg.find("://") {
-        let authority_end = arg[at + 3..].find('/').map_or(arg.len(), |i| at + 3 + i);
-        if let Some(amp) = arg[at + 3..authority_end].rfind('@') {
-            let userinfo = &arg[at + 3..at + 3 + amp];
+        let rest = &arg[at + 3..];
+        // Key-value URLs have no '@' after their host, so everything up to the last '@' is the user and password
+        // (which may hold '/', as base64 passwords do); an HTTP URL's authority ends at '/', '?' or '#'.
+        let kv = ["redis", "memcache", "memcached"].contains(&arg[..at].to_ascii_lowercase().as_str());
+        let authority = if kv { rest } else { &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())] };
+        if let Some(amp) = authority.rfind('@') {
+            let userinfo = &rest[..amp];
             let user = userinfo.split_once(':').map_or("", |(u, _)| u);
             let hidden = if user.is_empty() { "***".to_string() } else { format!("{user}:***") };
-            return format!("{}{hidden}{}", &arg[..at + 3], &arg[at + 3 + amp..]);
+            return format!("{}{hidden}{}", &arg[..at + 3], &rest[amp..]);
         }
     }
-    match arg.split_once(':') {
-        Some((name, _)) if SECRET_HEADERS.iter().any(|s| name.trim().eq_ignore_ascii_case(s)) => {
-            format!("{}: <redacted>", name.trim())
-        }
-        _ => arg.to_string(),
-    }
+    arg.to_string()
 }
 
 /// Whether this binary was built without optimizations.
@@ -82,6 +87,10 @@ mod tests {
         assert_eq!(redact_secret("redis://u:hunter2@127.0.0.1:6379/2"), "redis://u:***@127.0.0.1:6379/2");
         assert_eq!(redact_secret("redis://:hunter2@h"), "redis://***@h");
         assert_eq!(redact_secret("http://127.0.0.1/a@b"), "http://127.0.0.1/a@b");
+        // A password holding '/', a query holding '@', a secret header holding a URL.
+        assert_eq!(redact_secret("redis://:ab/cd@127.0.0.1"), "redis://***@127.0.0.1");
+        assert_eq!(redact_secret("http://h:8080?email=a@b.com"), "http://h:8080?email=a@b.com");
+        assert_eq!(redact_secret("Cookie: sid=S; r=https://u@x"), "Cookie: <redacted>");
     }
 
     #[test]

@@ -397,7 +397,9 @@ fn the_redis_and_memcached_decoders_never_panic_and_decode_the_same_split_anywhe
             }
         }
         // Mutations never panic, whole or split.
-        fuzz(&format!("{name} decoder"), valid, &[], |input| {
+        // Found by review: an item size near u64::MAX overflowed.
+        let fixed: &[&[u8]] = &[b"VALUE k 0 18446744073709551615\r\n", b"$9223372036854775807\r\n"];
+        fuzz(&format!("{name} decoder"), valid, fixed, |input| {
             let mut rng = ChaCha8Rng::seed_from_u64(input.len() as u64);
             let cuts = random_cuts(&mut rng, input.len());
             decode_kv(&mut *fresh(), input, &[]);

@@ -263,17 +263,21 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
         let mut decoder = RespDecoder::default();
         for command in &g.commands {
             conn.write_all(command).await.map_err(|e| Failure::from_io(&e))?;
+            ctx.metrics.borrow_mut().bytes_out += command.len() as u64;
             let request = PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true };
             decoder.start(&request);
             let mut any = AnyDecoder::Resp(decoder);
-            let answer = read_answer(ctx, conn, &mut any).await?;
+            let answer =
+                read_answer(ctx, conn, &mut any).await.map_err(|f| Failure::new(f.kind, g.scrub(&f.message)))?;
             let AnyDecoder::Resp(d) = any else { unreachable!("built as Resp") };
             decoder = d;
             if answer.status == resp::STATUS_ERROR {
-                return Err(Failure::new(
-                    ErrorKind::Connect,
-                    format!("the server refused {}: {}", g.what, decoder.error().unwrap_or("an error reply")),
-                ));
+                let why = g.scrub(decoder.error().unwrap_or("an error reply"));
+                return Err(Failure::new(ErrorKind::Connect, format!("the server refused {}: {why}", g.what)));
+            }
+            if let Some(extra) = decoder.stray() {
+                // More than one reply to one command: the next request's answer could not be told apart.
+                return Err(Failure::new(ErrorKind::Unsolicited, g.scrub(extra)));
             }
         }
         Ok(())

@@ -270,19 +270,25 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit: Duration) -> Result<(), String> {
     use crate::protocol::{PreparedRequest, ResponseDecoder, resp};
     use std::io::{Read, Write};
+    // One deadline for the whole greeting: a server that dribbles a byte at a time cannot stall it.
+    let deadline = Instant::now() + limit;
     let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
-    let _ = s.set_read_timeout(Some(limit));
     let mut buf = [0u8; 4096];
     for command in &g.commands {
         s.write_all(command).map_err(|e| format!("sending {}: {e}", g.what))?;
         let mut d = resp::RespDecoder::default();
         d.start(&PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true });
         let answer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("no reply to {} within {}", g.what, humantime::format_duration(limit)));
+            }
+            let _ = s.set_read_timeout(Some(left));
             let n = s.read(&mut buf).map_err(|e| format!("no reply to {} ({e})", g.what))?;
             if n == 0 {
                 return Err(format!("the server closed the connection after {}", g.what));
             }
-            if let Some(a) = d.feed(&buf[..n]).map_err(|e| format!("reply to {}: {e}", g.what))? {
+            if let Some(a) = d.feed(&buf[..n]).map_err(|e| g.scrub(&format!("reply to {}: {e}", g.what)))? {
                 break a;
             }
         };
@@ -290,8 +296,11 @@ fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit:
             return Err(format!(
                 "the server refused {}: {}; check the password and the database in the URL",
                 g.what,
-                d.error().unwrap_or("an error reply")
+                g.scrub(d.error().unwrap_or("an error reply"))
             ));
+        }
+        if d.stray().is_some() {
+            return Err(format!("the server sent more than one reply to {}", g.what));
         }
     }
     Ok(())

@@ -13,8 +13,9 @@ use crate::target::{Endpoint, Scheme, split_host_port};
 /// Keys are prepared as requests before the run (as HTTP requests are); more than this many would be memory for
 /// nothing that a key generator (a later part of this command) will not need.
 const MAX_KEYS: usize = 100_000;
-/// A value above memcached's default item limit (1 MB) would only measure refusals.
-const MAX_VALUE: usize = 1024 * 1024;
+/// memcached's default item limit is 1 MB including the item's own overhead: a value near it would only
+/// measure refusals.
+const MAX_VALUE: usize = 1_000_000;
 
 /// One operation of the mix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,20 +82,22 @@ fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     } else {
         return Err(bad("not a key-value server; write redis://HOST:PORT or memcache://HOST:PORT"));
     };
-    let (authority, path) = match rest.split_once('/') {
-        Some((a, p)) => (a, p.trim_end_matches('/')),
-        None => (rest, ""),
-    };
-    let (userinfo, hostport) = match authority.rsplit_once('@') {
+    // The user and password run to the last '@' (a password may hold '/'); then host, port and database.
+    let (userinfo, after) = match rest.rsplit_once('@') {
         Some((u, h)) => (Some(u), h),
-        None => (None, authority),
+        None => (None, rest),
+    };
+    let (hostport, path) = match after.split_once('/') {
+        Some((h, p)) => (h, p.trim_end_matches('/')),
+        None => (after, ""),
     };
     if protocol == Protocol::Memcache && (userinfo.is_some() || !path.is_empty()) {
         return Err(bad("memcached's text protocol has no password and no database; write memcache://HOST:PORT"));
     }
+    // Percent-decoded, as redis-cli and the client libraries read them (`p%2Fss` is `p/ss`).
     let auth = userinfo.map(|u| match u.split_once(':') {
-        Some((user, pass)) => (Some(user.to_string()).filter(|u| !u.is_empty()), pass.to_string()),
-        None => (None, u.to_string()),
+        Some((user, pass)) => (Some(percent_decode(user)).filter(|u| !u.is_empty()), percent_decode(pass)),
+        None => (None, percent_decode(u)),
     });
     let db = if path.is_empty() {
         None
@@ -107,6 +110,27 @@ fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
     let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
     Ok(KvUrl { protocol, endpoint, auth, db })
+}
+
+/// `%XX` sequences decoded; anything else kept as it is.
+fn percent_decode(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The AUTH and SELECT a URL asks for, as one greeting.
@@ -127,7 +151,8 @@ fn greeting(u: &KvUrl) -> Option<Greeting> {
         commands.push(resp::encode(&[b"SELECT", db.to_string().as_bytes()]).into());
         what.push("SELECT");
     }
-    (!commands.is_empty()).then(|| Greeting { commands, what: what.join(" and ") })
+    let secrets: Vec<String> = u.auth.iter().map(|(_, pass)| pass.clone()).filter(|p| !p.is_empty()).collect();
+    (!commands.is_empty()).then(|| Greeting { commands, what: what.join(" and "), secrets })
 }
 
 impl RunPlan {
@@ -261,9 +286,18 @@ mod tests {
         assert_eq!(&*g.commands[0], &b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n"[..]);
         assert_eq!(&*g.commands[1], &b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"[..]);
         assert_eq!(g.what, "AUTH and SELECT");
+        // A server that echoes the password back in its error does not get it printed.
+        let echo = "ERR unknown command 'AUTH', with args beginning with: 'pw'";
+        assert_eq!(g.scrub(echo), "ERR unknown command 'AUTH', with args beginning with: '***'");
         let e = parse_url("redis://user:secret@127.0.0.1:6379/x").err().expect("refused").to_string();
         assert!(!e.contains("secret") && e.contains("user:***"), "{e}");
         assert!(parse_url("http://127.0.0.1/").is_err());
         assert!(parse_url("memcache://u:p@127.0.0.1").is_err());
+        // A password with '/' (base64) or percent-escapes; the error for a bad database does not show it.
+        let u = parse_url("redis://:ab/cd@127.0.0.1/1").unwrap();
+        assert_eq!((u.auth.map(|a| a.1), u.db), (Some("ab/cd".to_string()), Some(1)));
+        assert_eq!(parse_url("redis://:p%2Fss@127.0.0.1").unwrap().auth.unwrap().1, "p/ss");
+        let e = parse_url("redis://:ab/cd@127.0.0.1/x").err().expect("refused").to_string();
+        assert!(!e.contains("ab/cd") && !e.contains("cd@"), "{e}");
     }
 }

@@ -16,6 +16,8 @@ pub const STATUS_ERROR: u16 = 500;
 
 /// The longest reply line accepted (a `VALUE` line with a 250-byte key is far shorter).
 const MAX_LINE: usize = 2048;
+/// The largest item a `VALUE` line may announce (memcached's `-I` allows at most 1 GB).
+const MAX_ITEM: u64 = 1 << 30;
 
 /// `set <key> <flags> <exptime> <bytes>\r\n<data>\r\n`.
 pub fn encode_set(key: &[u8], value: &[u8]) -> Vec<u8> {
@@ -79,10 +81,10 @@ impl MemcacheDecoder {
         self.status = match first {
             "VALUE" => {
                 // VALUE <key> <flags> <bytes> [<cas unique>]
-                let bytes = words
-                    .nth(2)
-                    .and_then(|b| b.parse::<u64>().ok())
-                    .ok_or_else(|| malformed(format!("a VALUE line without its size: {}", quote(&line))))?;
+                let bytes =
+                    words.nth(2).and_then(|b| b.parse::<u64>().ok()).filter(|&b| b <= MAX_ITEM).ok_or_else(|| {
+                        malformed(format!("a VALUE line without a size up to 1 GB: {}", quote(&line)))
+                    })?;
                 self.items += 1;
                 self.state = State::Data(bytes + 2);
                 return Ok(());
@@ -222,7 +224,13 @@ mod tests {
     #[test]
     fn broken_replies_are_malformed() {
         let request = PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true };
-        for bad in [&b"HELLO\r\n"[..], b"VALUE k 0\r\n", b"VALUE k 0 2\r\nabcEND\r\n", b"STORED\n"] {
+        for bad in [
+            &b"HELLO\r\n"[..],
+            b"VALUE k 0\r\n",
+            b"VALUE k 0 2\r\nabcEND\r\n",
+            b"STORED\n",
+            b"VALUE k 0 18446744073709551615\r\n",
+        ] {
             let mut d = MemcacheDecoder::default();
             d.start(&request);
             assert!(d.feed(bad).is_err(), "{}", String::from_utf8_lossy(bad));

@@ -109,6 +109,15 @@ pub struct Greeting {
     pub commands: Vec<Arc<[u8]>>,
     /// What they are, for messages: `AUTH and SELECT`.
     pub what: String,
+    /// Text that must never appear in a message (the password), even when a server echoes it back.
+    pub secrets: Vec<String>,
+}
+
+impl Greeting {
+    /// `text` with every secret replaced by `***`.
+    pub fn scrub(&self, text: &str) -> String {
+        self.secrets.iter().fold(text.to_string(), |t, s| t.replace(s.as_str(), "***"))
+    }
 }
 
 /// A request ready to be written: its bytes are built once, before the run, and shared by every thread.
