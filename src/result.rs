@@ -265,7 +265,7 @@ pub struct EncodedHistogram {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// What a sweep shows (computed by `crate::analysis`), as the document records it.
+/// What a sweep shows (computed by the analysis module), as the document records it.
 pub struct Analysis {
     /// What the steps vary: `clients` or `rate`.
     pub axis: String,

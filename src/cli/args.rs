@@ -1,5 +1,5 @@
 //! The raw command line: clap's derive structs and nothing else. This module imports nothing from the crate; the
-//! plan (`crate::plan`) checks these values and turns them into what the library runs.
+//! plan checks these values and turns them into what the library runs.
 
 use std::path::PathBuf;
 

@@ -7,6 +7,7 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
+use super::framing::{closed, quote, read_line, skip_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 pub const STATUS_VALUE: u16 = 200;
@@ -117,34 +118,13 @@ impl ResponseDecoder for MemcacheDecoder {
         }
         while !data.is_empty() && self.state != State::Done {
             match self.state {
-                State::Line => match data.iter().position(|&b| b == b'\n') {
-                    Some(i) => {
-                        self.line.extend_from_slice(&data[..i]);
-                        data = &data[i + 1..];
-                        if self.line.pop() != Some(b'\r') {
-                            return Err(malformed("a reply line ends without CR LF"));
-                        }
+                State::Line => {
+                    if read_line(&mut self.line, &mut data, MAX_LINE, "a reply line")? {
                         self.line_done()?;
                     }
-                    None => {
-                        self.line.extend_from_slice(data);
-                        data = &[];
-                        if self.line.len() > MAX_LINE {
-                            return Err(malformed(format!("a reply line longer than {MAX_LINE} bytes")));
-                        }
-                    }
-                },
+                }
                 State::Data(left) => {
-                    let take = (left as usize).min(data.len());
-                    // The item's last two bytes are its CR LF.
-                    let first = (left.saturating_sub(2) as usize).min(take);
-                    for (j, &b) in data.iter().enumerate().take(take).skip(first) {
-                        if b != b"\r\n"[2 - (left - j as u64) as usize] {
-                            return Err(malformed("an item's data does not end with CR LF"));
-                        }
-                    }
-                    data = &data[take..];
-                    let rest = left - take as u64;
+                    let rest = skip_block(&mut data, left, "an item's data")?;
                     self.state = if rest == 0 { State::Line } else { State::Data(rest) };
                 }
                 State::Done => unreachable!("the loop stops at Done"),
@@ -165,20 +145,12 @@ impl ResponseDecoder for MemcacheDecoder {
     }
 
     fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(DecodeError::Truncated(if self.received {
-            "the server closed the connection in the middle of a reply".into()
-        } else {
-            "the server closed the connection without a reply".into()
-        }))
+        Err(closed(self.received))
     }
 
     fn nothing_received(&self) -> bool {
         !self.received
     }
-}
-
-fn quote(data: &[u8]) -> String {
-    crate::protocol::http::response::quote(&data[..data.len().min(64)])
 }
 
 #[cfg(test)]

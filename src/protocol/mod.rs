@@ -3,6 +3,7 @@
 //! The engine writes prepared request bytes and feeds whatever it reads to a [`ResponseDecoder`] until the
 //! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
 
+mod framing;
 pub mod http;
 pub mod memcache;
 pub mod resp;

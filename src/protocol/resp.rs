@@ -7,6 +7,7 @@
 //! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
+use super::framing::{closed, quote, read_line, skip_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// A reply's outcome, as the engine counts it.
@@ -189,34 +190,13 @@ impl ResponseDecoder for RespDecoder {
                     self.state = State::Line(t);
                     data = &data[1..];
                 }
-                State::Line(t) => match data.iter().position(|&b| b == b'\n') {
-                    Some(i) => {
-                        self.line.extend_from_slice(&data[..i]);
-                        data = &data[i + 1..];
-                        if self.line.pop() != Some(b'\r') {
-                            return Err(malformed("a RESP line ends without CR LF"));
-                        }
+                State::Line(t) => {
+                    if read_line(&mut self.line, &mut data, MAX_LINE, "a RESP line")? {
                         self.line_done(t)?;
                     }
-                    None => {
-                        self.line.extend_from_slice(data);
-                        data = &[];
-                        if self.line.len() > MAX_LINE {
-                            return Err(malformed(format!("a RESP line longer than {MAX_LINE} bytes")));
-                        }
-                    }
-                },
+                }
                 State::Bulk(left) => {
-                    let take = (left as usize).min(data.len());
-                    // The last two bytes of a bulk string are its CR LF: check those that fall in this read.
-                    let first = (left.saturating_sub(2) as usize).min(take);
-                    for (j, &b) in data.iter().enumerate().take(take).skip(first) {
-                        if b != b"\r\n"[2 - (left - j as u64) as usize] {
-                            return Err(malformed("a bulk string does not end with CR LF"));
-                        }
-                    }
-                    let rest = left - take as u64;
-                    data = &data[take..];
+                    let rest = skip_block(&mut data, left, "a bulk string")?;
                     if rest == 0 {
                         self.element_done();
                     } else {
@@ -239,21 +219,12 @@ impl ResponseDecoder for RespDecoder {
     }
 
     fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(DecodeError::Truncated(if self.received {
-            "the server closed the connection in the middle of a reply".into()
-        } else {
-            "the server closed the connection without a reply".into()
-        }))
+        Err(closed(self.received))
     }
 
     fn nothing_received(&self) -> bool {
         !self.received
     }
-}
-
-/// The first bytes of `data`, printable, for an error sample.
-fn quote(data: &[u8]) -> String {
-    crate::protocol::http::response::quote(&data[..data.len().min(64)])
 }
 
 #[cfg(test)]

@@ -1,0 +1,55 @@
+//! Framing shared by the line-oriented key-value protocols (RESP, memcached text): a header line ending in CR LF,
+//! and a block of announced size ending in CR LF, both read from whatever each read returns.
+
+use super::DecodeError;
+
+/// Reads `data` into `line` up to LF. Returns true when the line is complete (its CR LF removed, `data` moved past
+/// it); false when it continues in the next read. `what` names the line in errors.
+pub(crate) fn read_line(line: &mut Vec<u8>, data: &mut &[u8], max: usize, what: &str) -> Result<bool, DecodeError> {
+    match data.iter().position(|&b| b == b'\n') {
+        Some(i) => {
+            line.extend_from_slice(&data[..i]);
+            *data = &data[i + 1..];
+            if line.pop() != Some(b'\r') {
+                return Err(DecodeError::Malformed(format!("{what} ends without CR LF")));
+            }
+            Ok(true)
+        }
+        None => {
+            line.extend_from_slice(data);
+            *data = &[];
+            if line.len() > max {
+                return Err(DecodeError::Malformed(format!("{what} longer than {max} bytes")));
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// Skips up to `left` bytes of a block whose last two bytes are CR LF (checking those that fall in this read);
+/// returns the bytes still to come. Data is counted, never kept.
+pub(crate) fn skip_block(data: &mut &[u8], left: u64, what: &str) -> Result<u64, DecodeError> {
+    let take = (left.min(data.len() as u64)) as usize;
+    let first = (left.saturating_sub(2) as usize).min(take);
+    for (j, &b) in data.iter().enumerate().take(take).skip(first) {
+        if b != b"\r\n"[2 - (left - j as u64) as usize] {
+            return Err(DecodeError::Malformed(format!("{what} does not end with CR LF")));
+        }
+    }
+    *data = &data[take..];
+    Ok(left - take as u64)
+}
+
+/// The close of a connection before a reply was complete.
+pub(crate) fn closed(received: bool) -> DecodeError {
+    DecodeError::Truncated(if received {
+        "the server closed the connection in the middle of a reply".into()
+    } else {
+        "the server closed the connection without a reply".into()
+    })
+}
+
+/// The first bytes of `data`, printable, for an error sample.
+pub(crate) fn quote(data: &[u8]) -> String {
+    super::http::response::quote(&data[..data.len().min(64)])
+}
