@@ -187,14 +187,7 @@ mod tests {
             m.record_response(200, true, t, t, t + Duration::from_millis(ms));
         }
         let load = StepLoad { model: "closed".into(), connections: clients, threads: 1, rate: None };
-        StepResult::from_metrics(
-            &format!("c={clients}"),
-            load,
-            &m,
-            vec![],
-            Duration::from_secs(10),
-            &Default::default(),
-        )
+        StepResult::from_metrics(&format!("c={clients}"), load, &m, vec![], Duration::from_secs(10))
     }
 
     #[test]

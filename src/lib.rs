@@ -28,3 +28,4 @@ pub mod stop;
 pub mod target;
 pub mod timer;
 pub mod units;
+pub mod workload;

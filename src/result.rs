@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::histogram::REPORTED_PERCENTILES;
-use crate::metrics::{StatusSet, StepMetrics, WindowSummary};
+use crate::metrics::{StepMetrics, WindowSummary};
 use crate::provenance::Provenance;
 
 pub const SCHEMA: &str = "hakaru.result/1";
@@ -153,6 +153,16 @@ pub struct BreakdownRow {
     pub mean_us: f64,
     pub p50_us: u64,
     pub p99_us: u64,
+    /// Key-value operations: p99.9, values returned, misses, and answers the workload expected from its random
+    /// state (an add on a key that exists), counted among the successes.
+    #[serde(default)]
+    pub p999_us: Option<u64>,
+    #[serde(default)]
+    pub hits: Option<u64>,
+    #[serde(default)]
+    pub misses: Option<u64>,
+    #[serde(default)]
+    pub expected: Option<u64>,
 }
 
 /// One of the slowest requests.
@@ -339,7 +349,6 @@ impl StepResult {
         m: &StepMetrics,
         windows: Vec<WindowSummary>,
         duration: std::time::Duration,
-        ok_status: &StatusSet,
     ) -> Self {
         let secs = duration.as_secs_f64().max(1e-9);
         let errors = m.errors.total();
@@ -374,12 +383,7 @@ impl StepResult {
                 starved: m.starved,
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
-            failed_statuses: m
-                .status_counts()
-                .into_iter()
-                .filter(|&(s, _)| s != 0 && !ok_status.contains(s))
-                .map(|(s, c)| (s.to_string(), c))
-                .collect(),
+            failed_statuses: m.failed_by_status.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
             error_kinds: m
                 .errors
                 .seen()
@@ -430,8 +434,8 @@ impl StepResult {
     }
 
     /// Adds the figures per group and per request, and the slowest requests: `labels` names the plan's requests,
-    /// `groups` its pattern groups.
-    pub fn add_details(&mut self, m: &StepMetrics, labels: &[String], groups: &[String]) {
+    /// `groups` its pattern groups (a key-value workload's operations, with their hits and misses when `kv`).
+    pub fn add_details(&mut self, m: &StepMetrics, labels: &[String], groups: &[String], kv: bool) {
         let secs = self.duration_s.max(1e-9);
         let row = |kind: &str, name: &str, b: &crate::metrics::Breakdown| BreakdownRow {
             kind: kind.into(),
@@ -443,6 +447,10 @@ impl StepResult {
             mean_us: round3(b.latency.mean()),
             p50_us: b.latency.percentile(50.0),
             p99_us: b.latency.percentile(99.0),
+            p999_us: kv.then(|| b.latency.percentile(99.9)),
+            hits: kv.then_some(b.hits),
+            misses: kv.then_some(b.misses),
+            expected: kv.then_some(b.expected),
         };
         self.breakdown = groups
             .iter()
@@ -574,14 +582,7 @@ mod tests {
     #[test]
     fn a_steps_hit_rate_comes_from_the_changes_of_hits_and_misses_or_gets() {
         let load = StepLoad { rate: None, model: "closed".into(), connections: 1, threads: 1 };
-        let mut s = StepResult::from_metrics(
-            "s",
-            load,
-            &StepMetrics::new(),
-            vec![],
-            Duration::from_secs(1),
-            &StatusSet::default(),
-        );
+        let mut s = StepResult::from_metrics("s", load, &StepMetrics::new(), vec![], Duration::from_secs(1));
         assert_eq!(s.hit_rate_from_probes(), None);
         // hakaru serve's /status: cache_hits and cache_misses; the cumulative rate probe is not used.
         s.probes =
@@ -605,7 +606,7 @@ mod tests {
         }
         m.record_error(crate::metrics::ErrorKind::Timeout, || "timed out".into());
         let load = StepLoad { rate: None, model: "closed".into(), connections: 10, threads: 1 };
-        let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2), &StatusSet::default());
+        let s = StepResult::from_metrics("run", load, &m, vec![], Duration::from_secs(2));
         assert_eq!(s.requests, 101);
         assert_eq!(s.responses, 100);
         assert_eq!(s.throughput.requests_per_s, 50.5);

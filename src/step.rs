@@ -86,9 +86,9 @@ pub fn measure_step(
         Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu),
         None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO),
     };
-    let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed, &plan.ok_status);
+    let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
-    step.add_details(&metrics, &labels, &plan.group_names);
+    step.add_details(&metrics, &labels, &plan.group_names, plan.protocol != crate::protocol::Protocol::Http);
     step.protocol = plan.protocol.name().into();
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());

@@ -170,6 +170,10 @@ fn document() -> ResultDocument {
             mean_us: 1500.0,
             p50_us: 1400,
             p99_us: 2900,
+            p999_us: None,
+            hits: None,
+            misses: None,
+            expected: None,
         },
         BreakdownRow {
             kind: "request".into(),
@@ -181,6 +185,10 @@ fn document() -> ResultDocument {
             mean_us: 12_700.0,
             p50_us: 9_900,
             p99_us: 120_000,
+            p999_us: None,
+            hits: None,
+            misses: None,
+            expected: None,
         },
     ];
     second.slowest = vec![

@@ -3,97 +3,34 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{free_port, hakaru, wait_listening};
+use common::{ask, hakaru, memcached, redis, redis_with};
 
-/// A server process on loopback, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn redis() -> Server {
-    redis_with(&[])
-}
-
-fn redis_with(extra: &[&str]) -> Server {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed (scripts/test.sh installs it)");
-    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
-    Server { child, port }
-}
-
-fn memcached() -> Server {
-    let port = free_port();
-    let child = Command::new("memcached")
-        .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-u", "root"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("memcached is installed (scripts/test.sh installs it)");
-    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
-    Server { child, port }
-}
-
-/// Sends one raw command and returns what came back (one read is enough for these short replies).
-fn ask(port: u16, command: &[u8]) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(command).unwrap();
-    let mut buf = [0u8; 4096];
-    let n = s.read(&mut buf).unwrap();
-    String::from_utf8_lossy(&buf[..n]).to_string()
+/// The words of `line`, then the URL.
+fn words<'a>(line: &'a str, url: &'a str) -> Vec<&'a str> {
+    line.split_whitespace().chain([url]).collect()
 }
 
 #[test]
 fn redis_sets_then_gets_every_key_and_counts_hits() {
     let r = redis();
     let url = format!("redis://127.0.0.1:{}", r.port);
-    // 100 keys in an urn, 1000 sets on one thread: every key is set (ten times).
-    let set = hakaru(&["kv", "-q", "-c", "1", "-t", "1", "-n", "1000", "--mix", "set:1", "--keys", "100", &url]);
+    // 100 keys walked in order by one client, 1000 sets: every key is set (ten times).
+    let set = hakaru(&words("kv -q -c 1 -t 1 -n 1000 --mix set:1 --keys 100 --key-pattern S", &url));
     assert_eq!(set.code, 0, "{}", set.stderr);
     assert!(set.stdout.contains("ok 1000, failed 0"), "{}", set.stdout);
     assert_eq!(ask(r.port, b"DBSIZE\r\n"), ":100\r\n");
     let json_dir = tempfile::tempdir().unwrap();
     let json = json_dir.path().join("kv.json");
-    let get = hakaru(&[
-        "kv",
-        "-q",
-        "-c",
-        "4",
-        "-t",
-        "1",
-        "-n",
-        "2000",
-        "--mix",
-        "get:1",
-        "--keys",
-        "200",
-        "--json",
-        json.to_str().unwrap(),
-        &url,
-    ]);
+    let get_args = format!("kv -q -c 1 -t 1 -n 2000 --mix get:1 --keys 200 --key-pattern S --json {}", json.display());
+    let get = hakaru(&words(&get_args, &url));
     assert_eq!(get.code, 0, "{}", get.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let step = &doc["steps"][0];
     assert_eq!(step["protocol"], "redis");
     assert_eq!(step["ok"], 2000, "a miss is not a failure");
-    // Keys 0..100 exist, 100..200 do not: one thread empties two urns of 1000 (each key 5 times): exactly half.
+    // Keys 0..100 exist, 100..200 do not: one client walks the 200 keys ten times: exactly half.
     assert_eq!(step["status"]["200"], 1000, "{}", step["status"]);
     assert_eq!(step["status"]["204"], 1000, "{}", step["status"]);
     assert_eq!(step["breakdown"][0]["name"], "GET");
@@ -125,7 +62,7 @@ fn memcached_answers_a_get_set_mix_with_per_operation_figures() {
         .lines()
         .filter_map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            (w.len() == 8 && (w[0] == "GET" || w[0] == "SET")).then(|| (w[0].to_string(), w[1].parse().unwrap()))
+            (w.len() == 12 && (w[0] == "GET" || w[0] == "SET")).then(|| (w[0].to_string(), w[1].parse().unwrap()))
         })
         .collect();
     assert_eq!(ops.len(), 2, "{}", out.stdout);

@@ -357,23 +357,77 @@ fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
 /// `hakaru kv`: a key-value server under a memtier-style mix of operations.
 #[derive(Args, Debug, Clone)]
 pub struct KvArgs {
-    /// Servers, sent round-robin: redis://HOST:PORT (RESP2) or memcache://HOST:PORT (the text protocol).
+    /// Servers: redis://[USER:PASSWORD@]HOST:PORT[/DB] (RESP2) or memcache://HOST:PORT (the text protocol).
+    /// Clients are spread over them round-robin, each client keeping to one.
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they clear the database
+    /// first, as Kyoto's do); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then the run).
+    #[arg(long, default_value = "mix")]
+    pub workload: String,
     /// The operations and their shares: get:90,set:10.
     #[arg(long, default_value = "get:90,set:10")]
     pub mix: String,
-    /// Distinct keys, drawn at random (each key once before any twice, as in an urn).
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<usize>)]
-    pub keys: usize,
+    /// A command template instead of --mix, repeatable: 'SET __key__ __data__', 'EVALSHA __sha__ 1 __key__';
+    /// on memcached any storage or retrieval command ('set __key__ __data__', 'get __key__').
+    #[arg(long, value_name = "TEMPLATE")]
+    pub command: Vec<String>,
+    /// Share of each --command, in the order given (default 1 each).
+    #[arg(long, value_name = "N")]
+    pub command_ratio: Vec<f64>,
+    /// Key pattern of each --command, in the order given (default: --key-pattern).
+    #[arg(long, value_name = "R|G|S|P|Z")]
+    pub command_key_pattern: Vec<String>,
+    /// A Lua script loaded on every Redis server before the run (SCRIPT LOAD); its SHA1 is __sha__ in --command.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Distinct keys (drawn as the run goes; none are prepared).
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>)]
+    pub keys: u64,
+    /// How keys are drawn (memtier's letters): R uniform, G Gaussian, S sequential (every client the same walk),
+    /// P parallel (each client its own part), Z zipfian (0.99).
+    #[arg(long, default_value = "R", value_name = "R|G|S|P|Z")]
+    pub key_pattern: String,
     /// Bytes of each value set.
     #[arg(long, default_value_t = 32, allow_negative_numbers = true, value_parser = count::<usize>)]
     pub value_size: usize,
+    /// Value sizes drawn uniformly from MIN-MAX bytes instead of --value-size.
+    #[arg(long, value_name = "MIN-MAX")]
+    pub value_size_range: Option<String>,
     /// Text before each key's number.
     #[arg(long, default_value = "key:")]
     pub key_prefix: String,
+    /// order and wicked: operations per client in each phase or iteration (Kyoto's rnum, per thread there).
+    #[arg(long, default_value_t = 10000, allow_negative_numbers = true, value_parser = count::<u64>)]
+    pub rnum: u64,
+    /// order: keys drawn at random from every client's range (some reads miss) instead of each client's own.
+    #[arg(long)]
+    pub rnd: bool,
+    /// order: also add, append and a walk over every key (SCAN; memcached cannot iterate and skips it).
+    #[arg(long)]
+    pub etc: bool,
+    /// wicked: iterations of rnum operations per client, each timed.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<u64>)]
+    pub it: u64,
+    /// wicked: each client owns its keys and keeps a model of them; every answer is checked, and the first wrong
+    /// one stops the run with the seed that replays it.
+    #[arg(long)]
+    pub verify: bool,
+    /// YCSB: records inserted by the load phase.
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>)]
+    pub records: u64,
+    /// YCSB: load, run, or both (load then run).
+    #[arg(long, default_value = "both", value_name = "load|run|both")]
+    pub ycsb_phase: String,
+    /// Requests written together on a connection before their replies are read; each request's latency runs
+    /// from the write to its own reply.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub pipeline: usize,
+    /// Load before the measurement, left out of the figures: 5s.
+    #[arg(long)]
+    pub warmup: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
     /// An operation with no complete reply in this time is recorded with status 0.

@@ -1,14 +1,106 @@
-//! `hakaru kv`: a Redis or memcached server under a mix of operations, run, printed and written as `run` does.
+//! `hakaru kv`: a Redis or memcached server under a workload. A mix runs and prints as `run` does; the phased
+//! workloads (Kyoto's order and wicked, YCSB's load and run) run a step per phase into one document and print a
+//! line per phase as the Kyoto tools do (`time:`), then the summary.
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::KvArgs;
+use crate::engine;
 use crate::error::UsageError;
+use crate::export::{Exporter, csv::Csv, json::Json, text::Text};
+use crate::metrics::ErrorKind;
+use crate::plan::kv::KvPlan;
 use crate::plan::{self, RunPlan};
+use crate::result::StepResult;
+use crate::step::{LiveDocument, measure_step};
 
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
-    let plan = RunPlan::from_kv_args(args)?;
-    let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
-    super::run::run_plan(&plan, &watchers, interrupt)
+    let kv = KvPlan::from_args(args)?;
+    let first = &kv.steps[0].1;
+    let watchers = plan::watchers(&args.watch, &first.endpoints)?;
+    engine::preflight(first)?;
+    let answers = engine::setup(first, &kv.setup)?;
+    if let Some(sha) = &kv.script_sha {
+        let loaded = answers.first().map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
+        if &loaded != sha {
+            return Err(UsageError::new(format!(
+                "--script: the server named the script {loaded}, not its SHA1 {sha}; is it Redis?"
+            )));
+        }
+    }
+    if kv.steps.len() == 1 && kv.warmup.is_none() {
+        return super::run::run_plan(first, &watchers, interrupt);
+    }
+    run_phases(&kv, &watchers, interrupt)
+}
+
+/// The steps one after another into one document, a line for each as it ends.
+fn run_phases(
+    kv: &KvPlan,
+    watchers: &crate::monitor::Watchers,
+    interrupt: &AtomicBool,
+) -> Result<ExitCode, UsageError> {
+    let first: &RunPlan = &kv.steps[0].1;
+    let mut outputs: Vec<(std::path::PathBuf, Box<dyn Exporter>)> = Vec::new();
+    if let Some(p) = &first.json {
+        outputs.push((p.clone(), Box::new(Json)));
+    }
+    if let Some(p) = &first.csv {
+        outputs.push((p.clone(), Box::new(Csv)));
+    }
+    let mut settings = first.settings.clone();
+    settings.method = kv.workload.clone();
+    let mut live = LiveDocument::new(settings, true, outputs);
+    super::check_open_files(&mut live, first.connections, first.threads);
+    super::notes(&mut live, &first.notes);
+    if kv.workload == "order" && first.protocol == crate::protocol::Protocol::Memcache && kv.steps.len() > 3 {
+        super::notes(&mut live, &["memcached cannot iterate over its keys: the walk phase is skipped".to_string()]);
+    }
+    live.say(&format!("hakaru kv {}  {}", kv.workload, first.settings.targets.join(" ")));
+    let mut wrong = None;
+    for (label, plan) in &kv.steps {
+        let (step, interrupted) = measure_step(plan, label, kv.warmup, watchers, interrupt);
+        live.say(&phase_line(&step, kv.kyoto));
+        if wrong.is_none() {
+            wrong = step.error_kinds.iter().find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone());
+        }
+        live.push(step, interrupted)?;
+        if interrupted || (wrong.is_some() && kv.verify) {
+            break;
+        }
+    }
+    live.refresh_warnings();
+    live.say("");
+    live.say(Text.render(&live.doc).trim_end());
+    live.write_final()?;
+    if live.doc.interrupted {
+        return Ok(ExitCode::from(crate::stop::exit_code()));
+    }
+    if let Some(sample) = wrong {
+        // Kyoto's tools end a failed check with the seed that replays it.
+        live.say(&format!("FAILED: {}", sample));
+        return Ok(ExitCode::from(1));
+    }
+    live.say("ok");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One phase, as the Kyoto tools print it (`time:` in seconds) with hakaru's figures beside.
+fn phase_line(step: &StepResult, kyoto: bool) -> String {
+    let time = if kyoto { format!("  time: {:.3}", step.duration_s) } else { String::new() };
+    format!(
+        "{:<12} count: {:<9} ok: {:<9} failed: {:<6}{time}  ops/s: {:.0}  p50 {:.3} ms  p99 {:.3} ms",
+        step.label,
+        step.requests,
+        step.ok,
+        step.failed,
+        step.throughput.ok_per_s,
+        percentile_ms(step, "p50"),
+        percentile_ms(step, "p99"),
+    )
+}
+
+fn percentile_ms(step: &StepResult, p: &str) -> f64 {
+    step.latency.percentiles.get(p).copied().unwrap_or(0) as f64 / 1000.0
 }

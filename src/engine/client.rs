@@ -13,11 +13,14 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 use tokio::time::Sleep;
 
+use std::sync::atomic::Ordering;
+
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
 use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::workload::{Reply, Source, Verdict};
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
 pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
@@ -53,13 +56,49 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         // the common start never waits for it.
         schedule.ready();
     }
+    let plan = &ctx.shared.plan;
+    // A key-value workload makes each request as it goes; its ops are drawn before a ticket is taken, so a client
+    // whose part is done (order's keys) leaves its tickets to the others.
+    let mut source = plan.workload.as_ref().map(|w| w.client(id, plan.connections, plan.seed));
+    decoder.keep_values(source.as_ref().is_some_and(Source::keeps_values));
+    if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
+        let mut carry = Vec::new();
+        while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut carry, id).await {}
+        for slot in &mut conns {
+            close(&ctx, &mut slot.conn);
+        }
+        return;
+    }
+    // The intended send time of an op whose second half (read-modify-write's write) comes next: one figure for both.
+    let mut chained: Option<Instant> = None;
     let mut ready = Instant::now();
-    while ctx.take_ticket() {
-        let intended = ctx.intended_send_time(ready).await;
+    loop {
+        if ctx.shared.halt.load(Ordering::Relaxed) {
+            break;
+        }
+        if source.as_ref().is_some_and(Source::exhausted) {
+            break;
+        }
+        let second_half = chained.is_some();
+        if !second_half && !ctx.take_ticket() {
+            break;
+        }
+        let intended = match chained.take() {
+            Some(first) => first,
+            None => ctx.intended_send_time(ready).await,
+        };
         if ctx.stopped.get() {
             break;
         }
-        if let Some(schedule) = &ctx.schedule {
+        // Made only now that it will be sent: making an op moves a workload's model of its keys.
+        let op = match source.as_mut() {
+            Some(s) => match s.next_op() {
+                Some(op) => Some(op),
+                None => break,
+            },
+            None => None,
+        };
+        if let Some(schedule) = ctx.schedule.as_ref().filter(|_| !second_half) {
             // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
             // slots does not wait for a connection to open.
             ready = Instant::now();
@@ -70,19 +109,40 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
                 ctx.metrics.borrow_mut().starved += 1;
             }
         }
-        ctx.metrics.borrow_mut().sent += 1;
-        let (spec_index, k) = ctx.choose(&mut turn);
-        let spec = &ctx.shared.plan.requests[spec_index];
+        if !second_half {
+            ctx.metrics.borrow_mut().sent += 1;
+        }
+        let (spec_index, k) = match &op {
+            // A workload's client keeps to one server, so the keys it owns live on one server.
+            Some(op) => (op.spec, id % plan.requests[op.spec].endpoints.len()),
+            None => ctx.choose(&mut turn),
+        };
+        let spec = &plan.requests[spec_index];
         let endpoint = spec.endpoints[k];
-        let exchange =
-            Exchange { request: &spec.prepared[k], endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
+        let request = op.as_ref().map_or(&spec.prepared[k], |op| &op.request);
+        let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
         // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
         ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
         let pause = backoff.after(&result);
         let failed = result.is_err();
-        ctx.record(spec_index, result, intended, ready, end);
+        let verdict = match (source.as_mut(), &op, &result) {
+            (Some(s), Some(op), Ok((answer, _))) => s.observe(op, reply(*answer, &decoder)),
+            _ => Verdict::Pass,
+        };
+        if !failed
+            && matches!(verdict, Verdict::Pass | Verdict::Expected)
+            && source.as_ref().is_some_and(Source::continues)
+        {
+            chained = Some(intended);
+            ready = end;
+            continue;
+        }
+        if matches!(verdict, Verdict::Wrong(_)) && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong()) {
+            ctx.shared.halt.store(true, Ordering::Relaxed);
+        }
+        ctx.record(spec_index, result, intended, ready, end, verdict);
         ready = end;
         if let Some(pause) = pause {
             tokio::time::sleep(pause).await;
@@ -172,31 +232,7 @@ impl Exchange<'_> {
         }
         let mut retried = false;
         loop {
-            // Every connection, a new one included, is looked at before the request is written: bytes already
-            // there were not sent in answer to it, and must not be taken for its answer.
-            match slot.as_mut().map(Conn::idle_state) {
-                None | Some(Idle::Open) => {}
-                Some(Idle::Closed) => {
-                    // The server closed this idle keep-alive connection: reopen before sending, not after.
-                    close(ctx, slot);
-                    ctx.metrics.borrow_mut().reconnects += 1;
-                }
-                Some(Idle::Unsolicited(what)) => {
-                    close(ctx, slot);
-                    return Err(Failure::new(ErrorKind::Unsolicited, what));
-                }
-            }
-            let fresh = slot.is_none();
-            if fresh {
-                let ep = &plan.endpoints[self.endpoint];
-                let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
-                ctx.metrics.borrow_mut().connection_opened();
-                *slot = Some(conn);
-                if let Err(f) = greet(ctx, slot.as_mut().expect("just set")).await {
-                    close(ctx, slot);
-                    return Err(f);
-                }
-            }
+            let fresh = open(ctx, slot, self.endpoint).await?;
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
@@ -206,7 +242,7 @@ impl Exchange<'_> {
                 conn.write_all(&self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 self.written.set(self.written.get() + self.request.bytes.len() as u64);
-                read_answer(ctx, conn, decoder).await
+                read_answer(ctx, conn, decoder, None).await
             };
             let outcome = tokio::select! {
                 biased;
@@ -254,6 +290,37 @@ impl Exchange<'_> {
     }
 }
 
+/// Makes the slot's connection ready for a request: opened (and greeted) when there is none. Every connection, a
+/// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
+/// and must not be taken for its answer. Returns whether the connection is new.
+async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<bool, Failure> {
+    let plan = &ctx.shared.plan;
+    match slot.as_mut().map(Conn::idle_state) {
+        None | Some(Idle::Open) => {}
+        Some(Idle::Closed) => {
+            // The server closed this idle keep-alive connection: reopen before sending, not after.
+            close(ctx, slot);
+            ctx.metrics.borrow_mut().reconnects += 1;
+        }
+        Some(Idle::Unsolicited(what)) => {
+            close(ctx, slot);
+            return Err(Failure::new(ErrorKind::Unsolicited, what));
+        }
+    }
+    let fresh = slot.is_none();
+    if fresh {
+        let ep = &plan.endpoints[endpoint];
+        let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
+        ctx.metrics.borrow_mut().connection_opened();
+        *slot = Some(conn);
+        if let Err(f) = greet(ctx, slot.as_mut().expect("just set")).await {
+            close(ctx, slot);
+            return Err(f);
+        }
+    }
+    Ok(fresh)
+}
+
 /// Sends the plan's greeting (Redis AUTH, SELECT) on a new connection, one command at a time, each waiting for
 /// its reply within the connect timeout; an error reply fails the connection (the request is not sent).
 async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
@@ -268,7 +335,7 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
             decoder.start(&request);
             let mut any = AnyDecoder::Resp(decoder);
             let answer =
-                read_answer(ctx, conn, &mut any).await.map_err(|f| Failure::new(f.kind, g.scrub(&f.message)))?;
+                read_answer(ctx, conn, &mut any, None).await.map_err(|f| Failure::new(f.kind, g.scrub(&f.message)))?;
             let AnyDecoder::Resp(d) = any else { unreachable!("built as Resp") };
             decoder = d;
             if answer.status == resp::STATUS_ERROR {
@@ -287,9 +354,139 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
     })
 }
 
+/// A workload's view of the answer just decoded.
+fn reply(answer: Answer, decoder: &AnyDecoder) -> Reply<'_> {
+    Reply { answer, value: decoder.value(), ends: decoder.ends(), cas: decoder.cas() }
+}
+
+/// One pipelined batch of a workload's client (`--pipeline P`): up to P ops, written in one go on the client's
+/// connection, their replies read in order. Each op's latency runs from the batch's write to its own reply
+/// (redis-benchmark instead gives every reply of a batch the time of the first). A failure fails the ops still
+/// waiting, as their connection is gone. Returns false when the client is done.
+async fn run_batch(
+    ctx: &ThreadCtx,
+    conns: &mut [Slot],
+    source: &mut Source,
+    decoder: &mut AnyDecoder,
+    mut timer: Pin<&mut Sleep>,
+    carry: &mut Vec<u8>,
+    id: usize,
+) -> bool {
+    let plan = &ctx.shared.plan;
+    let mut ops = Vec::with_capacity(plan.pipeline);
+    let mut more = true;
+    while ops.len() < plan.pipeline {
+        if ctx.shared.halt.load(Ordering::Relaxed) || ctx.stopped.get() {
+            more = false;
+            break;
+        }
+        if source.exhausted() || !ctx.take_ticket() {
+            more = false;
+            break;
+        }
+        let Some(op) = source.next_op() else {
+            more = false;
+            break;
+        };
+        ops.push(op);
+    }
+    if ops.is_empty() {
+        return false;
+    }
+    let ready = ctx.intended_send_time(Instant::now()).await;
+    ctx.metrics.borrow_mut().sent += ops.len() as u64;
+    let spec = &plan.requests[ops[0].spec];
+    let endpoint = spec.endpoints[id % spec.endpoints.len()];
+    let slot = &mut conns[endpoint].conn;
+    let mut failure = None;
+    let mut sent = ready;
+    match open(ctx, slot, endpoint).await {
+        Ok(fresh) => {
+            if fresh {
+                sent = Instant::now();
+            }
+            let mut bytes = Vec::with_capacity(ops.iter().map(|o| o.request.bytes.len()).sum());
+            for op in &ops {
+                bytes.extend_from_slice(&op.request.bytes);
+            }
+            let conn = slot.as_mut().expect("opened");
+            timer.as_mut().reset((sent + spec.timeout).into());
+            let write = async {
+                conn.write_all(&bytes).await.map_err(|e| Failure::from_io(&e))?;
+                conn.flush().await.map_err(|e| Failure::from_io(&e))
+            };
+            let written = tokio::select! {
+                biased;
+                r = write => r,
+                _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
+            };
+            match written {
+                Ok(()) => ctx.metrics.borrow_mut().bytes_out += bytes.len() as u64,
+                Err(f) => failure = Some(f),
+            }
+        }
+        Err(f) => failure = Some(f),
+    }
+    carry.clear();
+    for op in &ops {
+        if let Some(f) = &failure {
+            ctx.record(op.spec, Err(f.clone()), ready, ready, Instant::now(), Verdict::Pass);
+            continue;
+        }
+        let conn = slot.as_mut().expect("open while no failure");
+        decoder.start(&op.request);
+        let outcome = tokio::select! {
+            biased;
+            r = read_answer(ctx, conn, decoder, Some(carry)) => r,
+            _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
+        };
+        let end = Instant::now();
+        match outcome {
+            Ok(answer) => {
+                let verdict = source.observe(op, reply(answer, decoder));
+                if let Verdict::Wrong(_) = &verdict
+                    && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong())
+                {
+                    ctx.shared.halt.store(true, Ordering::Relaxed);
+                }
+                ctx.record(op.spec, Ok((answer, sent)), ready, ready, end, verdict);
+            }
+            Err(f) => {
+                close(ctx, slot);
+                ctx.record(op.spec, Err(f.clone()), ready, ready, end, Verdict::Pass);
+                failure = Some(f);
+            }
+        }
+    }
+    if failure.is_none() && !carry.is_empty() {
+        // Bytes after the batch's last reply answer nothing: the connection cannot carry the next batch.
+        let what = format!("bytes after the reply: {}", String::from_utf8_lossy(&carry[..carry.len().min(64)]));
+        conns[endpoint].stray = Some(what);
+        close(ctx, &mut conns[endpoint].conn);
+    }
+    more
+}
+
+fn timeout_failure(limit: Duration) -> Failure {
+    Failure::new(ErrorKind::Timeout, format!("no complete answer within {}", humantime::format_duration(limit)))
+}
+
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
-/// inside `poll`, so a thousand connections do not each hold a large buffer.
-async fn read_answer(ctx: &ThreadCtx, conn: &mut Conn, decoder: &mut AnyDecoder) -> Result<Answer, Failure> {
+/// inside `poll`, so a thousand connections do not each hold a large buffer. With `carry` (pipelined replies),
+/// bytes after the answer are kept there, as the next reply's start, and bytes already there are read first.
+async fn read_answer(
+    ctx: &ThreadCtx,
+    conn: &mut Conn,
+    decoder: &mut AnyDecoder,
+    mut carry: Option<&mut Vec<u8>>,
+) -> Result<Answer, Failure> {
+    if let Some(carry) = carry.as_deref_mut().filter(|c| !c.is_empty()) {
+        let data = std::mem::take(carry);
+        if let Some(answer) = decoder.feed(&data).map_err(decode_failure)? {
+            carry.extend_from_slice(&data[data.len() - decoder.unread()..]);
+            return Ok(answer);
+        }
+    }
     poll_fn(|cx| {
         loop {
             let mut scratch = ctx.scratch.borrow_mut();
@@ -305,7 +502,12 @@ async fn read_answer(ctx: &ThreadCtx, conn: &mut Conn, decoder: &mut AnyDecoder)
             }
             ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
             match decoder.feed(data) {
-                Ok(Some(answer)) => return Poll::Ready(Ok(answer)),
+                Ok(Some(answer)) => {
+                    if let Some(carry) = carry.as_deref_mut() {
+                        carry.extend_from_slice(&data[data.len() - decoder.unread()..]);
+                    }
+                    return Poll::Ready(Ok(answer));
+                }
                 Ok(None) => continue,
                 Err(e) => return Poll::Ready(Err(decode_failure(e))),
             }

@@ -24,10 +24,11 @@ use tokio_rustls::TlsConnector;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Stop};
-use crate::metrics::{Breakdown, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
+use crate::metrics::{Breakdown, ErrorKind, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
 use crate::target::Scheme;
+use crate::workload::Verdict;
 
 /// Width of the time-series windows.
 pub const WINDOW: Duration = Duration::from_secs(1);
@@ -55,6 +56,8 @@ pub struct StepOutcome {
 struct Shared {
     plan: RunPlan,
     tls: Option<TlsConnector>,
+    /// A workload found a wrong answer and `--verify` stops the run: every client ends.
+    halt: std::sync::atomic::AtomicBool,
 }
 
 /// The state of one engine thread, shared by its clients (one thread, so `Cell`/`RefCell` and no locks).
@@ -156,6 +159,8 @@ impl ThreadCtx {
 
     /// Records how one request ended. `ready`: when its client was ready to send; a failed request's lag counts
     /// from there (it may have failed before sending), so failures are in the late counts too.
+    /// `verdict`: how a workload judged the answer; a wrong answer counts as a failure of kind `wrong_value`, an
+    /// expected one (a miss, a refused add) as a success counted apart.
     fn record(
         &self,
         spec: usize,
@@ -163,19 +168,28 @@ impl ThreadCtx {
         intended: Instant,
         ready: Instant,
         end: Instant,
+        verdict: Verdict,
     ) {
+        let result = match (result, verdict) {
+            (Ok(_), Verdict::Wrong(why)) => Err((Failure::new(ErrorKind::WrongValue, why), false)),
+            (Ok(a), v) => Ok((a, v == Verdict::Expected)),
+            (Err(f), _) => Err((f, false)),
+        };
         self.rotate_windows(end);
         let mut m = self.metrics.borrow_mut();
         let latency_us = end.saturating_duration_since(intended).as_micros().min(u64::MAX as u128) as u64;
         let group = self.shared.plan.requests[spec].group;
         match result {
-            Ok((answer, sent)) => {
+            Ok(((answer, sent), expected)) => {
                 m.record_lag(sent.saturating_duration_since(intended));
-                let ok = self.shared.plan.ok_status.contains(answer.status);
+                let ok = expected || self.shared.plan.ok_status.contains(answer.status);
                 m.record_response(answer.status, ok, intended, sent, end);
                 m.record_detail(spec, group, ok, latency_us, answer.status, None);
+                if expected {
+                    m.record_expected(spec, group);
+                }
             }
-            Err(f) => {
+            Err((f, _)) => {
                 m.record_lag(ready.saturating_duration_since(intended));
                 let kind = f.kind;
                 m.record_failure(kind, || f.message, intended, end);
@@ -268,42 +282,96 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 /// The greeting (Redis AUTH, SELECT) tried once before the load: a wrong password or database is bad input,
 /// said in one line, not a million connection errors.
 fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit: Duration) -> Result<(), String> {
-    use crate::protocol::{PreparedRequest, ResponseDecoder, resp};
-    use std::io::{Read, Write};
     // One deadline for the whole greeting: a server that dribbles a byte at a time cannot stall it.
     let deadline = Instant::now() + limit;
     let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
-    let mut buf = [0u8; 4096];
     for command in &g.commands {
-        s.write_all(command).map_err(|e| format!("sending {}: {e}", g.what))?;
-        let mut d = resp::RespDecoder::default();
-        d.start(&PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true });
-        let answer = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(format!("no reply to {} within {}", g.what, humantime::format_duration(limit)));
-            }
-            let _ = s.set_read_timeout(Some(left));
-            let n = s.read(&mut buf).map_err(|e| format!("no reply to {} ({e})", g.what))?;
-            if n == 0 {
-                return Err(format!("the server closed the connection after {}", g.what));
-            }
-            if let Some(a) = d.feed(&buf[..n]).map_err(|e| g.scrub(&format!("reply to {}: {e}", g.what)))? {
-                break a;
-            }
-        };
-        if answer.status == resp::STATUS_ERROR {
+        let reply =
+            ask(&mut s, crate::protocol::Protocol::Resp, command, deadline, &g.what).map_err(|e| g.scrub(&e))?;
+        if let Some(error) = reply.error {
             return Err(format!(
                 "the server refused {}: {}; check the password and the database in the URL",
                 g.what,
-                g.scrub(d.error().unwrap_or("an error reply"))
+                g.scrub(&error)
             ));
-        }
-        if d.stray().is_some() {
-            return Err(format!("the server sent more than one reply to {}", g.what));
         }
     }
     Ok(())
+}
+
+/// A reply read by [`ask`].
+struct Asked {
+    /// The error reply's text, when the reply was one.
+    error: Option<String>,
+    /// The reply's data (bulk strings, integers, items), one after the other.
+    value: Vec<u8>,
+}
+
+/// Sends one command on a blocking connection and reads its one reply by `deadline`.
+fn ask(
+    s: &mut std::net::TcpStream,
+    protocol: crate::protocol::Protocol,
+    command: &std::sync::Arc<[u8]>,
+    deadline: Instant,
+    what: &str,
+) -> Result<Asked, String> {
+    use crate::protocol::{AnyDecoder, PreparedRequest, ResponseDecoder};
+    use std::io::{Read, Write};
+    s.write_all(command).map_err(|e| format!("sending {what}: {e}"))?;
+    let mut d = AnyDecoder::new(protocol);
+    d.keep_values(true);
+    d.start(&PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true });
+    let mut buf = [0u8; 4096];
+    let answer = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("no reply to {what} in time"));
+        }
+        let _ = s.set_read_timeout(Some(left));
+        let n = s.read(&mut buf).map_err(|e| format!("no reply to {what} ({e})"))?;
+        if n == 0 {
+            return Err(format!("the server closed the connection after {what}"));
+        }
+        if let Some(a) = d.feed(&buf[..n]).map_err(|e| format!("reply to {what}: {e}"))? {
+            break a;
+        }
+    };
+    if d.stray().is_some() {
+        return Err(format!("the server sent more than one reply to {what}"));
+    }
+    let error = (answer.status == crate::protocol::resp::STATUS_ERROR).then(|| match &d {
+        AnyDecoder::Resp(r) => r.error().unwrap_or("an error reply").to_string(),
+        _ => "an error reply".to_string(),
+    });
+    Ok(Asked { error, value: d.value().to_vec() })
+}
+
+/// Runs a workload's setup on every server before the load (clearing the database for `order` and `wicked`,
+/// loading `--script`): each command named for messages; returns each command's reply data from the first
+/// server. A refusal is bad input, in one line.
+pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u8>>, UsageError> {
+    let mut values = Vec::new();
+    for (i, ep) in plan.endpoints.iter().enumerate() {
+        let target = format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port);
+        let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
+        let deadline = Instant::now() + plan.connect_timeout.max(Duration::from_secs(30));
+        let mut s = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout)
+            .map_err(|e| fail(format!("cannot connect ({e})")))?;
+        for command in plan.greeting.iter().flat_map(|g| &g.commands) {
+            ask(&mut s, plan.protocol, command, deadline, "AUTH").map_err(fail)?;
+        }
+        for (what, command) in commands {
+            let reply =
+                ask(&mut s, plan.protocol, &std::sync::Arc::from(command.as_slice()), deadline, what).map_err(fail)?;
+            if let Some(error) = reply.error {
+                return Err(fail(format!("the server refused {what}: {error}")));
+            }
+            if i == 0 {
+                values.push(reply.value);
+            }
+        }
+    }
+    Ok(values)
 }
 
 /// File descriptors for a step's connections: the open-file limit (after [`fd_budget`] raised it) and how many
@@ -400,7 +468,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
-    let shared = Arc::new(Shared { plan: plan.clone(), tls });
+    let shared = Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default() });
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
@@ -434,7 +502,9 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 shared: Arc::clone(&shared),
                 metrics: RefCell::new(StepMetrics {
                     track_service: matches!(plan.load, LoadModel::Open { .. }),
-                    by_request: if (2..=MAX_BREAKDOWN_REQUESTS).contains(&plan.requests.len()) {
+                    by_request: if plan.workload.is_none()
+                        && (2..=MAX_BREAKDOWN_REQUESTS).contains(&plan.requests.len())
+                    {
                         vec![Breakdown::new(); plan.requests.len()]
                     } else {
                         Vec::new()

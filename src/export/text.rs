@@ -209,12 +209,19 @@ fn render_step(out: &mut String, step: &StepResult) {
 /// The figures per group and per request, and the slowest requests.
 fn render_breakdown(out: &mut String, step: &StepResult) {
     if !step.breakdown.is_empty() {
-        let width = step.breakdown.iter().map(|r| r.name.len()).max().unwrap_or(0).clamp("group / request".len(), 48);
-        let _ = writeln!(
+        // Key-value operations add p99.9, hits, misses and the answers their workload expected.
+        let kv = step.breakdown.iter().any(|r| r.hits.is_some());
+        let title = if kv { "operation" } else { "group / request" };
+        let width = step.breakdown.iter().map(|r| r.name.len()).max().unwrap_or(0).clamp(title.len(), 48);
+        let _ = write!(
             out,
-            "\n  {:<width$}  {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
-            "group / request", "requests", "ok", "failed", "ok/s", "mean", "p50", "p99"
+            "\n  {title:<width$}  {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
+            "requests", "ok", "failed", "ok/s", "mean", "p50", "p99"
         );
+        if kv {
+            let _ = write!(out, " {:>9} {:>8} {:>8} {:>8}", "p99.9", "hits", "misses", "expected");
+        }
+        out.push('\n');
         for r in &step.breakdown {
             let t = |us: f64| if r.ok == 0 { "-".to_string() } else { format_micros(us) };
             let name: String = if r.name.len() > width {
@@ -222,7 +229,7 @@ fn render_breakdown(out: &mut String, step: &StepResult) {
             } else {
                 r.name.clone()
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "  {name:<width$}  {:>9} {:>8} {:>8} {:>10.1} {:>9} {:>9} {:>9}",
                 r.requests,
@@ -233,6 +240,18 @@ fn render_breakdown(out: &mut String, step: &StepResult) {
                 t(r.p50_us as f64),
                 t(r.p99_us as f64)
             );
+            if kv {
+                let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                let _ = write!(
+                    out,
+                    " {:>9} {:>8} {:>8} {:>8}",
+                    t(r.p999_us.unwrap_or(0) as f64),
+                    n(r.hits),
+                    n(r.misses),
+                    n(r.expected)
+                );
+            }
+            out.push('\n');
         }
     }
     if !step.slowest.is_empty() {

@@ -37,11 +37,13 @@ pub enum ErrorKind {
     Tls,
     /// Any other I/O error.
     Io,
+    /// A key-value workload read a value (or status) other than the one it knows the key holds.
+    WrongValue,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -53,6 +55,7 @@ impl ErrorKind {
         ErrorKind::Unsolicited,
         ErrorKind::Tls,
         ErrorKind::Io,
+        ErrorKind::WrongValue,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -69,6 +72,7 @@ impl ErrorKind {
             ErrorKind::Unsolicited => "unsolicited_response",
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
+            ErrorKind::WrongValue => "wrong_value",
         }
     }
 
@@ -91,6 +95,7 @@ impl ErrorKind {
             ErrorKind::Unsolicited => "bytes no request asked for",
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",
+            ErrorKind::WrongValue => "wrong value: not what the workload wrote",
         }
     }
 
@@ -239,17 +244,27 @@ pub struct Breakdown {
     pub latency: LatencyHistogram,
     pub ok: u64,
     pub failed: u64,
+    /// Key-value answers: values (status 200) and misses (204) among the successes.
+    pub hits: u64,
+    pub misses: u64,
+    /// Successes a workload expected from its random state (an add on a key that exists), counted apart.
+    pub expected: u64,
 }
 
 impl Breakdown {
     pub fn new() -> Self {
-        Self { latency: LatencyHistogram::coarse(), ok: 0, failed: 0 }
+        Self { latency: LatencyHistogram::coarse(), ok: 0, failed: 0, hits: 0, misses: 0, expected: 0 }
     }
 
-    fn record(&mut self, ok: bool, us: u64) {
+    fn record(&mut self, ok: bool, us: u64, status: u16) {
         if ok {
             self.ok += 1;
             self.latency.record(us);
+            match status {
+                200 => self.hits += 1,
+                204 => self.misses += 1,
+                _ => {}
+            }
         } else {
             self.failed += 1;
         }
@@ -259,6 +274,9 @@ impl Breakdown {
         self.latency.merge(&other.latency);
         self.ok += other.ok;
         self.failed += other.failed;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.expected += other.expected;
     }
 }
 
@@ -294,6 +312,9 @@ pub struct StepMetrics {
     pub failed_latency: LatencyHistogram,
     /// Answers whose status is not in `--ok-status`.
     pub failed_status: u64,
+    /// Those answers by status (a map: failures are few, and a status counted as a success here is not a
+    /// failure, whatever `--ok-status` says: a workload may expect it).
+    pub failed_by_status: BTreeMap<u16, u64>,
     /// Latency from the actual send (service time); recorded only when `track_service` (open loops report it).
     pub service: LatencyHistogram,
     /// Whether to record `service`: a closed loop never reports it, so its hot path skips the second histogram.
@@ -339,6 +360,7 @@ impl StepMetrics {
             latency: LatencyHistogram::new(),
             failed_latency: LatencyHistogram::new(),
             failed_status: 0,
+            failed_by_status: BTreeMap::new(),
             service: LatencyHistogram::new(),
             track_service: true,
             requests: 0,
@@ -377,6 +399,7 @@ impl StepMetrics {
         } else {
             self.failed_latency.record(corrected);
             self.failed_status += 1;
+            *self.failed_by_status.entry(status).or_default() += 1;
             self.window.errors += 1;
         }
     }
@@ -416,10 +439,10 @@ impl StepMetrics {
         error: Option<ErrorKind>,
     ) {
         if let Some(b) = self.by_request.get_mut(spec) {
-            b.record(ok, latency_us);
+            b.record(ok, latency_us, status);
         }
         if let Some(b) = self.by_group.get_mut(group) {
-            b.record(ok, latency_us);
+            b.record(ok, latency_us, status);
         }
         // Most requests are not among the slowest: one comparison with the tenth decides.
         if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|s| latency_us > s.latency_us) {
@@ -427,6 +450,16 @@ impl StepMetrics {
             let at = self.slowest.partition_point(|s| s.latency_us >= latency_us);
             self.slowest.insert(at, slow);
             self.slowest.truncate(SLOWEST);
+        }
+    }
+
+    /// Counts a success the workload expected from its random state, in its breakdown rows.
+    pub fn record_expected(&mut self, spec: usize, group: usize) {
+        if let Some(b) = self.by_request.get_mut(spec) {
+            b.expected += 1;
+        }
+        if let Some(b) = self.by_group.get_mut(group) {
+            b.expected += 1;
         }
     }
 
@@ -459,6 +492,9 @@ impl StepMetrics {
         self.latency.merge(&other.latency);
         self.failed_latency.merge(&other.failed_latency);
         self.failed_status += other.failed_status;
+        for (s, n) in &other.failed_by_status {
+            *self.failed_by_status.entry(*s).or_default() += n;
+        }
         self.service.merge(&other.service);
         self.requests += other.requests;
         self.sent += other.sent;

@@ -1,48 +1,36 @@
-//! The plan of `hakaru kv`: key-value servers (redis://, memcache://), a mix of operations over a set of keys,
-//! turned into the same [`RunPlan`] as HTTP, so the one engine loop, histograms and result document serve both.
+//! The plan of `hakaru kv`: key-value servers (redis://, memcache://) and a workload (a mix, commands, Kyoto's
+//! order and wicked, YCSB), turned into the same [`RunPlan`]s as HTTP, so the one engine loop, histograms and
+//! result document serve both.
 
-use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
-use crate::cli::args::KvArgs;
+use crate::cli::args::{KvArgs, LoadArgs};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
 use crate::target::{Endpoint, Scheme, split_host_port};
+use crate::workload::Workload;
+use crate::workload::command::{Command, Mix};
+use crate::workload::keys::KeyPattern;
+use crate::workload::kyoto::{Order, Phase, WICKED_OPS, Wicked};
+use crate::workload::ycsb::{Letter, YCSB_OPS, Ycsb, YcsbPhase};
 
-/// Keys are prepared as requests before the run (as HTTP requests are); more than this many would be memory for
-/// nothing that a key generator (a later part of this command) will not need.
-const MAX_KEYS: usize = 100_000;
 /// memcached's default item limit is 1 MB including the item's own overhead: a value near it would only
 /// measure refusals.
 const MAX_VALUE: usize = 1_000_000;
 
-/// One operation of the mix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    Get,
-    Set,
-}
-
-impl Op {
-    fn name(self) -> &'static str {
-        match self {
-            Op::Get => "GET",
-            Op::Set => "SET",
-        }
-    }
-}
-
 /// Reads `--mix get:90,set:10`.
-fn parse_mix(text: &str) -> Result<Vec<(Op, f64)>, UsageError> {
+fn parse_mix(text: &str) -> Result<Vec<(&'static str, f64)>, UsageError> {
     let bad = |why: String| UsageError::new(format!("--mix '{text}': {why}; write it like get:90,set:10"));
-    let mut mix = Vec::new();
+    let mut mix: Vec<(&'static str, f64)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (op, share) = part.split_once(':').unwrap_or((part, "1"));
         let op = match op.trim().to_ascii_lowercase().as_str() {
-            "get" => Op::Get,
-            "set" => Op::Set,
-            other => return Err(bad(format!("'{other}' is not an operation (get, set)"))),
+            "get" => "get",
+            "set" => "set",
+            other => return Err(bad(format!("'{other}' is not an operation (get, set; others with --command)"))),
         };
         let share: f64 = share
             .trim()
@@ -51,7 +39,7 @@ fn parse_mix(text: &str) -> Result<Vec<(Op, f64)>, UsageError> {
             .filter(|s: &f64| s.is_finite() && *s >= 0.0)
             .ok_or_else(|| bad(format!("'{share}' is not a share")))?;
         if mix.iter().any(|(o, _)| *o == op) {
-            return Err(bad(format!("{} is given twice", op.name().to_ascii_lowercase())));
+            return Err(bad(format!("{op} is given twice")));
         }
         mix.push((op, share));
     }
@@ -155,109 +143,305 @@ fn greeting(u: &KvUrl) -> Option<Greeting> {
     (!commands.is_empty()).then(|| Greeting { commands, what: what.join(" and "), secrets })
 }
 
-impl RunPlan {
-    /// The plan of `hakaru kv`: every operation of the mix on every key, prepared once; a group per operation,
-    /// drawn by its share, and its keys from an urn.
-    pub fn from_kv_args(a: &KvArgs) -> Result<RunPlan, UsageError> {
-        let mut endpoints = Vec::new();
-        let mut protocol = None;
-        let mut hello: Option<Option<Greeting>> = None;
-        for url in &a.urls {
-            let u = parse_url(url)?;
-            let shown = crate::provenance::redact_secret(url);
-            if protocol.is_some_and(|q| q != u.protocol) {
-                return Err(UsageError::new(format!(
-                    "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
-                )));
-            }
-            let g = greeting(&u);
-            if hello.as_ref().is_some_and(|h| h.as_ref().map(|g| &g.commands) != g.as_ref().map(|g| &g.commands)) {
-                return Err(UsageError::new(format!(
-                    "URL '{shown}': every server of one run takes the same password and database"
-                )));
-            }
-            hello = Some(g);
-            protocol = Some(u.protocol);
-            endpoints.push(u.endpoint);
-        }
-        let protocol = protocol.ok_or_else(|| UsageError::new("no server: give redis://HOST:PORT"))?;
-        let mix = parse_mix(&a.mix)?;
-        if a.keys == 0 || a.keys > MAX_KEYS {
+/// The plan of `hakaru kv`: one step for a mix; a step per phase for `order`, per iteration for `wicked`, load
+/// and run for YCSB; all into one result document.
+pub struct KvPlan {
+    /// The steps, in order: a label and its plan.
+    pub steps: Vec<(String, RunPlan)>,
+    /// Commands every server runs before the load: what they are (for messages) and their bytes.
+    pub setup: Vec<(String, Vec<u8>)>,
+    /// With `--script`: the SHA1 the templates use, checked against what the server answers to SCRIPT LOAD.
+    pub script_sha: Option<String>,
+    pub warmup: Option<Duration>,
+    /// The workload's name as given (`mix`, `order`, `ycsb-a`...).
+    pub workload: String,
+    /// Kyoto's workloads print a `time:` line per phase.
+    pub kyoto: bool,
+    pub verify: bool,
+}
+
+/// The servers of the URLs, their one protocol and greeting.
+fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>), UsageError> {
+    let mut endpoints = Vec::new();
+    let mut protocol = None;
+    let mut hello: Option<Option<Greeting>> = None;
+    for url in urls {
+        let u = parse_url(url)?;
+        let shown = crate::provenance::redact_secret(url);
+        if protocol.is_some_and(|q| q != u.protocol) {
             return Err(UsageError::new(format!(
-                "--keys {}: give 1 to {MAX_KEYS} (keys are prepared before the run)",
-                a.keys
+                "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
             )));
         }
-        if a.value_size > MAX_VALUE {
+        let g = greeting(&u);
+        if hello.as_ref().is_some_and(|h| h.as_ref().map(|g| &g.commands) != g.as_ref().map(|g| &g.commands)) {
             return Err(UsageError::new(format!(
-                "--value-size {}: at most {MAX_VALUE} bytes (memcached's default item limit)",
-                a.value_size
+                "URL '{shown}': every server of one run takes the same password and database"
             )));
         }
+        hello = Some(g);
+        protocol = Some(u.protocol);
+        endpoints.push(u.endpoint);
+    }
+    let protocol = protocol.ok_or_else(|| UsageError::new("no server: give redis://HOST:PORT"))?;
+    Ok((endpoints, protocol, hello.flatten()))
+}
+
+fn pattern_flag(flag: &str, text: &str) -> Result<KeyPattern, UsageError> {
+    KeyPattern::parse(text).ok_or_else(|| {
+        UsageError::new(format!("{flag} '{text}': not a key pattern; give R, G, S, P or Z (memtier's letters)"))
+    })
+}
+
+/// `--value-size-range 32-1024`.
+fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
+    let (lo, hi) = match &a.value_size_range {
+        None => (a.value_size, a.value_size),
+        Some(text) => {
+            let bad = || UsageError::new(format!("--value-size-range '{text}': write MIN-MAX in bytes, like 32-1024"));
+            let (l, h) = text.split_once('-').ok_or_else(bad)?;
+            let (l, h): (usize, usize) = (l.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+            if l > h {
+                return Err(bad());
+            }
+            (l, h)
+        }
+    };
+    if hi > MAX_VALUE {
+        return Err(UsageError::new(format!(
+            "value size {hi}: at most {MAX_VALUE} bytes (memcached's default item limit)"
+        )));
+    }
+    Ok((lo, hi))
+}
+
+/// Loads a `--script` file and its SHA1 (Redis names a loaded script by the SHA1 of its text).
+fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, UsageError> {
+    let Some(path) = &a.script else { return Ok(None) };
+    if protocol != Protocol::Resp {
+        return Err(UsageError::new(format!("--script {}: scripts run on Redis; memcached has none", path.display())));
+    }
+    let text = std::fs::read(path)
+        .map_err(|e| UsageError::new(format!("--script {}: cannot read it ({e}); give a Lua file", path.display())))?;
+    let sha = sha1_smol::Sha1::from(&text).digest().to_string();
+    Ok(Some((sha, text)))
+}
+
+impl KvPlan {
+    pub fn from_args(a: &KvArgs) -> Result<KvPlan, UsageError> {
+        let (endpoints, protocol, greeting) = servers(&a.urls)?;
+        super::load_parts(&a.load)?;
+        let timeout = flag_timeout("--timeout", &a.timeout)?;
+        let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
+        let warmup = a.warmup.as_deref().map(|w| super::steps::flag_duration_or_zero("--warmup", w)).transpose()?;
         if protocol == Protocol::Memcache
-            && (a.key_prefix.len() + 6 > 250 || a.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f))
+            && (a.key_prefix.len() + 20 > 250 || a.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f))
         {
             return Err(UsageError::new(format!(
                 "--key-prefix '{}': memcached keys hold no spaces or control characters and at most 250 bytes",
                 a.key_prefix.escape_debug()
             )));
         }
-        super::load_parts(&a.load)?;
-        let timeout = flag_timeout("--timeout", &a.timeout)?;
-        let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
-
-        let value = vec![b'x'; a.value_size];
+        let (value_min, value_max) = value_range(a)?;
+        for (flag, n) in [("--keys", a.keys), ("--rnum", a.rnum), ("--records", a.records), ("--it", a.it)] {
+            if n == 0 {
+                return Err(UsageError::new(format!("{flag} 0: give at least 1")));
+            }
+        }
+        let seed = a.seed.unwrap_or_else(random_seed);
+        let workload_name = a.workload.trim().to_ascii_lowercase();
+        let mut setup = Vec::new();
+        let script = script(a, protocol)?;
+        if let Some((_, text)) = &script {
+            setup.push(("SCRIPT LOAD".to_string(), resp::encode(&[b"SCRIPT", b"LOAD", text])));
+        }
+        let clear = || match protocol {
+            Protocol::Resp => ("FLUSHDB".to_string(), resp::encode(&[b"FLUSHDB"])),
+            _ => ("flush_all".to_string(), memcache::encode_line(&[b"flush_all"])),
+        };
         let all: Vec<usize> = (0..endpoints.len()).collect();
-        let mut requests = Vec::new();
-        let (mut cumulative, mut groups, mut total) = (Vec::new(), Vec::new(), 0.0);
-        for (g, &(op, share)) in mix.iter().enumerate() {
-            let first = requests.len();
-            for k in 0..a.keys {
-                let key = format!("{}{k}", a.key_prefix);
-                let bytes = match (protocol, op) {
-                    (Protocol::Resp, Op::Get) => resp::encode(&[b"GET", key.as_bytes()]),
-                    (Protocol::Resp, Op::Set) => resp::encode(&[b"SET", key.as_bytes(), &value]),
-                    (Protocol::Memcache, Op::Get) => memcache::encode_get(key.as_bytes()),
-                    (Protocol::Memcache, Op::Set) => memcache::encode_set(key.as_bytes(), &value),
-                    (Protocol::Http, _) => unreachable!("kv URLs are redis:// or memcache://"),
-                };
-                let prepared =
-                    PreparedRequest { bytes: bytes.into(), expects_no_body: false, idempotent: op == Op::Get };
-                requests.push(RequestSpec {
+        // One spec per operation name: figures go under it; the workload makes the bytes.
+        let specs = |names: &[String]| -> Vec<RequestSpec> {
+            let blank = PreparedRequest { bytes: Vec::new().into(), expects_no_body: false, idempotent: true };
+            names
+                .iter()
+                .enumerate()
+                .map(|(g, name)| RequestSpec {
                     endpoints: all.clone(),
-                    prepared: vec![prepared; all.len()],
+                    prepared: vec![blank.clone(); all.len()],
                     timeout,
                     group: g,
-                    label: format!("{} {key}", op.name()),
-                });
-            }
-            total += share;
-            cumulative.push(total);
-            groups.push(Range { start: first, end: requests.len() });
-        }
-        let set = RequestSet {
-            method: a.mix.clone(),
+                    label: name.clone(),
+                })
+                .collect()
+        };
+        let set_for = |workload: Workload, names: Vec<String>, method: String| RequestSet {
+            method,
             headers: Vec::new(),
             patterns: None,
-            endpoints,
-            requests,
-            selection: Selection::Weighted { cumulative, groups },
-            group_names: mix.iter().map(|(op, _)| op.name().to_string()).collect(),
+            endpoints: endpoints.clone(),
+            requests: specs(&names),
+            selection: Selection::RoundRobin,
+            group_names: names,
             keepalive: true,
             connect_timeout,
-            seed: a.seed.unwrap_or_else(random_seed),
+            seed,
             insecure: false,
             targets: a.urls.iter().map(|u| crate::provenance::redact_secret(u)).collect(),
-            body_bytes: a.value_size,
-            // A miss (204) is an answer the workload expects; a value not stored (409) or an error reply (500)
-            // is a failure.
+            body_bytes: value_max,
+            // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless
+            // the workload expected it.
             ok_status: StatusSet::parse("200-299").expect("a valid set"),
             warnings: Vec::new(),
             wait: None,
             protocol,
-            greeting: hello.flatten(),
+            greeting: greeting.clone(),
+            workload: Some(Arc::new(workload)),
+            pipeline: a.pipeline.max(1),
         };
-        super::one_step(&set, "kv", &a.load)
+        let exactly = |n: u64| {
+            let mut l = a.load.clone();
+            l.requests = Some(n);
+            l.duration = None;
+            l
+        };
+        let step = |set: &RequestSet, load: &LoadArgs| super::one_step(set, "kv", load);
+        let no_chain = |what: &str| {
+            if a.pipeline > 1 {
+                Err(UsageError::new(format!(
+                    "--pipeline {}: {what} reads before it writes, so its requests cannot be pipelined; leave --pipeline out",
+                    a.pipeline
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        if a.pipeline > 1 && a.load.rate.is_some() {
+            return Err(UsageError::new(format!(
+                "--pipeline {} with --rate: not yet; pipelined batches are sent as fast as replies come (closed loop)",
+                a.pipeline
+            )));
+        }
+        let mut kyoto = false;
+        let steps: Vec<(String, RunPlan)> = match workload_name.as_str() {
+            "mix" => {
+                let pattern = pattern_flag("--key-pattern", &a.key_pattern)?;
+                let mut commands = Vec::new();
+                if a.command.is_empty() {
+                    for (op, share) in parse_mix(&a.mix)? {
+                        commands.push((Command::builtin(op, protocol, pattern), share));
+                    }
+                } else {
+                    let sha = script.as_ref().map(|(s, _)| s.as_str());
+                    for (i, t) in a.command.iter().enumerate() {
+                        let p = match a.command_key_pattern.get(i) {
+                            Some(p) => pattern_flag("--command-key-pattern", p)?,
+                            None => pattern,
+                        };
+                        let share = a.command_ratio.get(i).copied().unwrap_or(1.0);
+                        if !share.is_finite() || share < 0.0 {
+                            return Err(UsageError::new(format!("--command-ratio {share}: give a share of 0 or more")));
+                        }
+                        let c = Command::parse(t, protocol, p, sha)
+                            .map_err(|why| UsageError::new(format!("--command '{t}': {why}")))?;
+                        commands.push((c, share));
+                    }
+                    if commands.iter().map(|(_, s)| s).sum::<f64>() <= 0.0 {
+                        return Err(UsageError::new("--command-ratio: every share is 0; give one above 0"));
+                    }
+                }
+                let names: Vec<String> = commands.iter().map(|(c, _)| c.name.clone()).collect();
+                let method = if a.command.is_empty() { a.mix.clone() } else { a.command.join(" | ") };
+                let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max);
+                let set = set_for(Workload::Commands(Arc::new(mix)), names, method);
+                vec![("kv".to_string(), step(&set, &a.load)?)]
+            }
+            "order" => {
+                kyoto = true;
+                setup.push(clear());
+                let mut steps = Vec::new();
+                for phase in Phase::all(a.etc) {
+                    if phase == Phase::Walk && protocol == Protocol::Memcache {
+                        continue;
+                    }
+                    let order = Order {
+                        protocol,
+                        phase,
+                        rnum: a.rnum,
+                        rnd: a.rnd,
+                        etc: a.etc,
+                        key_prefix: a.key_prefix.clone(),
+                    };
+                    let name = phase.name().to_string();
+                    let set = set_for(Workload::Order(order), vec![name.clone()], format!("order {name}"));
+                    let clients = a.load.connections.max(1) as u64;
+                    steps.push((name, step(&set, &exactly(a.rnum.saturating_mul(clients)))?));
+                }
+                steps
+            }
+            "wicked" => {
+                kyoto = true;
+                no_chain("wicked")?;
+                setup.push(clear());
+                let wicked = Arc::new(Wicked::new(protocol, a.rnum, a.verify, a.key_prefix.clone()));
+                let names: Vec<String> = WICKED_OPS.iter().map(|s| s.to_string()).collect();
+                let clients = a.load.connections.max(1) as u64;
+                let mut steps = Vec::new();
+                for i in 1..=a.it {
+                    let set = set_for(Workload::Wicked(Arc::clone(&wicked)), names.clone(), "wicked".into());
+                    steps.push((format!("iteration {i}"), step(&set, &exactly(a.rnum.saturating_mul(clients)))?));
+                }
+                steps
+            }
+            name if Letter::parse(name).is_some() => {
+                let letter = Letter::parse(name).expect("just parsed");
+                if letter == Letter::E && protocol == Protocol::Memcache {
+                    return Err(UsageError::new(
+                        "--workload ycsb-e: its scans need ordered keys, and memcached cannot scan; run it on Redis",
+                    ));
+                }
+                if letter == Letter::F {
+                    no_chain("ycsb-f's read-modify-write")?;
+                }
+                let names: Vec<String> = YCSB_OPS.iter().map(|s| s.to_string()).collect();
+                let phases: &[YcsbPhase] = match a.ycsb_phase.as_str() {
+                    "load" => &[YcsbPhase::Load],
+                    "run" => &[YcsbPhase::Run],
+                    "both" => &[YcsbPhase::Load, YcsbPhase::Run],
+                    other => {
+                        return Err(UsageError::new(format!("--ycsb-phase '{other}': give load, run or both")));
+                    }
+                };
+                if a.ycsb_phase != "run" {
+                    setup.push(clear());
+                }
+                let mut steps = Vec::new();
+                for &phase in phases {
+                    let y = Ycsb::new(protocol, letter, phase, a.records);
+                    let set = set_for(Workload::Ycsb(Arc::new(y)), names.clone(), name.to_string());
+                    let (label, load) = match phase {
+                        YcsbPhase::Load => ("load", exactly(a.records)),
+                        YcsbPhase::Run => ("run", a.load.clone()),
+                    };
+                    steps.push((label.to_string(), step(&set, &load)?));
+                }
+                steps
+            }
+            other => {
+                return Err(UsageError::new(format!(
+                    "--workload '{other}': not a workload; give mix, order, wicked or ycsb-a ... ycsb-f"
+                )));
+            }
+        };
+        Ok(KvPlan {
+            steps,
+            setup,
+            script_sha: script.map(|(s, _)| s),
+            warmup,
+            workload: workload_name,
+            kyoto,
+            verify: a.verify,
+        })
     }
 }
 
@@ -267,8 +451,8 @@ mod tests {
 
     #[test]
     fn mixes_read_as_operations_and_shares() {
-        assert_eq!(parse_mix("get:90,set:10").unwrap(), [(Op::Get, 90.0), (Op::Set, 10.0)]);
-        assert_eq!(parse_mix("SET").unwrap(), [(Op::Set, 1.0)]);
+        assert_eq!(parse_mix("get:90,set:10").unwrap(), [("get", 90.0), ("set", 10.0)]);
+        assert_eq!(parse_mix("SET").unwrap(), [("set", 1.0)]);
         for bad in ["del:1", "get:x", "get:0", "get:1,get:2", ""] {
             let e = parse_mix(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--mix '{bad}'")), "{e}");

@@ -9,6 +9,7 @@ pub mod steps;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
@@ -23,6 +24,7 @@ use crate::protocol::{Greeting, PreparedRequest, Protocol};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::units::parse_flag_duration;
+use crate::workload::Workload;
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
 #[derive(Clone, Debug)]
@@ -74,6 +76,10 @@ pub struct RunPlan {
     pub protocol: Protocol,
     /// Commands every new connection sends first (Redis AUTH, SELECT).
     pub greeting: Option<Greeting>,
+    /// Key-value workloads make each request as they go (keys, values, checks); None sends `requests` as built.
+    pub workload: Option<Arc<Workload>>,
+    /// Requests written together on a connection before their replies are read (1: one at a time).
+    pub pipeline: usize,
     /// The settings as the result document records them.
     pub settings: Settings,
 }
@@ -166,6 +172,10 @@ pub struct RequestSet {
     pub protocol: Protocol,
     /// Commands every new connection sends first (Redis AUTH, SELECT).
     pub greeting: Option<Greeting>,
+    /// Key-value workloads make each request as they go (keys, values, checks); None sends `requests` as built.
+    pub workload: Option<Arc<Workload>>,
+    /// Requests written together on a connection before their replies are read (1: one at a time).
+    pub pipeline: usize,
 }
 
 impl RequestSet {
@@ -293,6 +303,8 @@ impl RequestSet {
             wait,
             protocol: Protocol::Http,
             greeting: None,
+            workload: None,
+            pipeline: 1,
         })
     }
 }
@@ -588,6 +600,8 @@ impl RunPlan {
             notes: set.warnings.clone(),
             protocol: set.protocol,
             greeting: set.greeting.clone(),
+            workload: set.workload.clone(),
+            pipeline: set.pipeline,
             settings,
         }
     }

@@ -40,6 +40,23 @@ pub(crate) fn skip_block(data: &mut &[u8], left: u64, what: &str) -> Result<u64,
     Ok(left - take as u64)
 }
 
+/// [`skip_block`], and the block's data bytes (not its CR LF) appended to `keep` when given: a workload that
+/// checks values asks for them; every other request keeps nothing.
+pub(crate) fn take_block(
+    data: &mut &[u8],
+    left: u64,
+    what: &str,
+    keep: Option<&mut Vec<u8>>,
+) -> Result<u64, DecodeError> {
+    let before = *data;
+    let rest = skip_block(data, left, what)?;
+    if let Some(keep) = keep {
+        let taken = before.len() - data.len();
+        keep.extend_from_slice(&before[..taken.min(left.saturating_sub(2) as usize)]);
+    }
+    Ok(rest)
+}
+
 /// The close of a connection before a reply was complete.
 pub(crate) fn closed(received: bool) -> DecodeError {
     DecodeError::Truncated(if received {

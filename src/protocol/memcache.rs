@@ -7,7 +7,7 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
-use super::framing::{closed, quote, read_line, skip_block};
+use super::framing::{closed, quote, read_line, take_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 pub const STATUS_VALUE: u16 = 200;
@@ -22,10 +22,21 @@ const MAX_ITEM: u64 = 1 << 30;
 
 /// `set <key> <flags> <exptime> <bytes>\r\n<data>\r\n`.
 pub fn encode_set(key: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len() + value.len() + 32);
-    out.extend_from_slice(b"set ");
+    encode_store("set", key, value, None)
+}
+
+/// A storage command (`set`, `add`, `replace`, `append`, `prepend`; `cas` with its token):
+/// `<verb> <key> 0 0 <bytes> [<cas>]\r\n<data>\r\n`.
+pub fn encode_store(verb: &str, key: &[u8], value: &[u8], cas: Option<u64>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + value.len() + 48);
+    out.extend_from_slice(verb.as_bytes());
+    out.push(b' ');
     out.extend_from_slice(key);
-    out.extend_from_slice(format!(" 0 0 {}\r\n", value.len()).as_bytes());
+    out.extend_from_slice(format!(" 0 0 {}", value.len()).as_bytes());
+    if let Some(cas) = cas {
+        out.extend_from_slice(format!(" {cas}").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
     out
@@ -33,9 +44,18 @@ pub fn encode_set(key: &[u8], value: &[u8]) -> Vec<u8> {
 
 /// `get <key>\r\n`.
 pub fn encode_get(key: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len() + 6);
-    out.extend_from_slice(b"get ");
-    out.extend_from_slice(key);
+    encode_line(&[b"get", key])
+}
+
+/// Any other command: its words, spaces between, CR LF after (`delete k`, `incr k 5`, `get a b c`).
+pub fn encode_line(words: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 2);
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(w);
+    }
     out.extend_from_slice(b"\r\n");
     out
 }
@@ -59,11 +79,28 @@ pub struct MemcacheDecoder {
     status: u16,
     received: bool,
     stray: Option<String>,
+    /// Keep the items' data and the first one's cas token: set by a workload that checks values (or runs cas).
+    keep: bool,
+    value: Vec<u8>,
+    cas: Option<u64>,
+    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
+    unread: usize,
 }
 
 impl Default for MemcacheDecoder {
     fn default() -> Self {
-        Self { state: State::Done, line: Vec::new(), items: 0, status: 0, received: false, stray: None }
+        Self {
+            state: State::Done,
+            line: Vec::new(),
+            items: 0,
+            status: 0,
+            received: false,
+            stray: None,
+            keep: false,
+            value: Vec::new(),
+            cas: None,
+            unread: 0,
+        }
     }
 }
 
@@ -72,6 +109,22 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 }
 
 impl MemcacheDecoder {
+    /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
+    pub fn keep_values(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+
+    /// When values are kept: the items' data of the last reply, one after the other (or the number an incr
+    /// answered).
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// When values are kept: the first item's cas token (`gets`).
+    pub fn cas(&self) -> Option<u64> {
+        self.cas
+    }
+
     /// A complete reply line (without CR LF).
     fn line_done(&mut self) -> Result<(), DecodeError> {
         let line = std::mem::take(&mut self.line);
@@ -86,6 +139,9 @@ impl MemcacheDecoder {
                     words.nth(2).and_then(|b| b.parse::<u64>().ok()).filter(|&b| b <= MAX_ITEM).ok_or_else(|| {
                         malformed(format!("a VALUE line without a size up to 1 GB: {}", quote(&line)))
                     })?;
+                if self.keep && self.items == 0 {
+                    self.cas = words.next().and_then(|c| c.parse().ok());
+                }
                 self.items += 1;
                 self.state = State::Data(bytes + 2);
                 return Ok(());
@@ -95,7 +151,12 @@ impl MemcacheDecoder {
             "STORED" | "DELETED" | "TOUCHED" | "OK" => STATUS_VALUE,
             "NOT_STORED" | "EXISTS" => STATUS_NOT_STORED,
             "ERROR" | "CLIENT_ERROR" | "SERVER_ERROR" => STATUS_ERROR,
-            n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && self.items == 0 => STATUS_VALUE,
+            n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && self.items == 0 => {
+                if self.keep {
+                    self.value.extend_from_slice(n.as_bytes());
+                }
+                STATUS_VALUE
+            }
             _ => return Err(malformed(format!("not a memcached reply: {}", quote(&line)))),
         };
         Ok(())
@@ -110,6 +171,9 @@ impl ResponseDecoder for MemcacheDecoder {
         self.status = 0;
         self.received = false;
         self.stray = None;
+        self.value.clear();
+        self.cas = None;
+        self.unread = 0;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -124,7 +188,8 @@ impl ResponseDecoder for MemcacheDecoder {
                     }
                 }
                 State::Data(left) => {
-                    let rest = skip_block(&mut data, left, "an item's data")?;
+                    let keep = self.keep.then_some(&mut self.value);
+                    let rest = take_block(&mut data, left, "an item's data", keep)?;
                     self.state = if rest == 0 { State::Line } else { State::Data(rest) };
                 }
                 State::Done => unreachable!("the loop stops at Done"),
@@ -136,12 +201,17 @@ impl ResponseDecoder for MemcacheDecoder {
         if !data.is_empty() {
             self.stray = Some(format!("bytes after the reply: {}", quote(data)));
         }
+        self.unread = data.len();
         // memcached closes the connection after some SERVER_ERRORs: do not reuse it after an error.
         Ok(Some(Answer { status: self.status, keep_alive: self.status != STATUS_ERROR }))
     }
 
     fn stray(&self) -> Option<&str> {
         self.stray.as_deref()
+    }
+
+    fn unread(&self) -> usize {
+        self.unread
     }
 
     fn eof(&mut self) -> Result<Answer, DecodeError> {

@@ -100,6 +100,50 @@ impl ResponseDecoder for AnyDecoder {
             AnyDecoder::Memcache(d) => d.nothing_received(),
         }
     }
+
+    fn unread(&self) -> usize {
+        match self {
+            AnyDecoder::Http(d) => d.unread(),
+            AnyDecoder::Resp(d) => d.unread(),
+            AnyDecoder::Memcache(d) => d.unread(),
+        }
+    }
+}
+
+impl AnyDecoder {
+    /// Keep reply data for [`value`](Self::value) (key-value protocols; HTTP bodies are never kept).
+    pub fn keep_values(&mut self, keep: bool) {
+        match self {
+            AnyDecoder::Http(_) => {}
+            AnyDecoder::Resp(d) => d.keep_values(keep),
+            AnyDecoder::Memcache(d) => d.keep_values(keep),
+        }
+    }
+
+    /// The last reply's data, when values are kept.
+    pub fn value(&self) -> &[u8] {
+        match self {
+            AnyDecoder::Http(_) => &[],
+            AnyDecoder::Resp(d) => d.value(),
+            AnyDecoder::Memcache(d) => d.value(),
+        }
+    }
+
+    /// Where each element of the kept value ends (RESP arrays; one element otherwise).
+    pub fn ends(&self) -> &[usize] {
+        match self {
+            AnyDecoder::Resp(d) => d.ends(),
+            _ => &[],
+        }
+    }
+
+    /// The last reply's cas token (memcached `gets`), when values are kept.
+    pub fn cas(&self) -> Option<u64> {
+        match self {
+            AnyDecoder::Memcache(d) => d.cas(),
+            _ => None,
+        }
+    }
 }
 
 /// Commands sent on every new connection before its first request, each answered by one reply (Redis's AUTH and
@@ -158,7 +202,7 @@ pub trait ResponseDecoder {
     /// Prepares for the answer to `request`.
     fn start(&mut self, request: &PreparedRequest);
     /// Consumes bytes; `Ok(Some(answer))` once the answer is complete. Bytes past the answer belong to no
-    /// request (the engine never pipelines): they do not spoil the answer, [`stray`](Self::stray) reports them.
+    /// request unless requests are pipelined (see [`unread`](Self::unread)): they do not spoil the answer, [`stray`](Self::stray) reports them.
     fn feed(&mut self, data: &[u8]) -> Result<Option<Answer>, DecodeError>;
     /// What followed the complete answer in the same read, described for an error sample; None when nothing did.
     /// The connection must not carry another request: those bytes would be taken for its answer.
@@ -167,4 +211,9 @@ pub trait ResponseDecoder {
     fn eof(&mut self) -> Result<Answer, DecodeError>;
     /// No byte of the current answer has arrived yet (a close now means a stale keep-alive connection).
     fn nothing_received(&self) -> bool;
+    /// How many bytes at the end of the last [`feed`](Self::feed) that completed an answer were not part of it:
+    /// with pipelined requests they start the next answer.
+    fn unread(&self) -> usize {
+        0
+    }
 }

@@ -7,7 +7,7 @@
 //! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
-use super::framing::{closed, quote, read_line, skip_block};
+use super::framing::{closed, quote, read_line, take_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// A reply's outcome, as the engine counts it.
@@ -59,6 +59,13 @@ pub struct RespDecoder {
     stray: Option<String>,
     /// The top-level error reply's text (`WRONGPASS invalid username-password pair`), for messages.
     error: Option<String>,
+    /// Keep the reply's data (bulk strings, integers) in `value`: set by a workload that checks values.
+    keep: bool,
+    value: Vec<u8>,
+    /// Where each kept element ends in `value` (a SCAN reply's cursor, then its keys).
+    ends: Vec<usize>,
+    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
+    unread: usize,
 }
 
 impl Default for RespDecoder {
@@ -71,6 +78,10 @@ impl Default for RespDecoder {
             received: false,
             stray: None,
             error: None,
+            keep: false,
+            value: Vec::new(),
+            ends: Vec::new(),
+            unread: 0,
         }
     }
 }
@@ -85,8 +96,26 @@ impl RespDecoder {
         self.error.as_deref()
     }
 
+    /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
+    pub fn keep_values(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+
+    /// The data of the last reply when values are kept: its bulk strings and integers, in order, concatenated.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// Where each kept bulk string or integer ends in [`value`](Self::value).
+    pub fn ends(&self) -> &[usize] {
+        &self.ends
+    }
+
     /// One element ended: close the arrays it completes; the reply is done when none is open.
     fn element_done(&mut self) {
+        if self.keep {
+            self.ends.push(self.value.len());
+        }
         while let Some(left) = self.open.last_mut() {
             *left -= 1;
             if *left > 0 {
@@ -111,6 +140,9 @@ impl RespDecoder {
             b'+' | b':' => {
                 if t == b':' {
                     number()?;
+                    if self.keep {
+                        self.value.extend_from_slice(&self.line);
+                    }
                 }
                 if top {
                     self.status = STATUS_VALUE;
@@ -173,6 +205,9 @@ impl ResponseDecoder for RespDecoder {
         self.received = false;
         self.stray = None;
         self.error = None;
+        self.value.clear();
+        self.ends.clear();
+        self.unread = 0;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -196,7 +231,8 @@ impl ResponseDecoder for RespDecoder {
                     }
                 }
                 State::Bulk(left) => {
-                    let rest = skip_block(&mut data, left, "a bulk string")?;
+                    let keep = self.keep.then_some(&mut self.value);
+                    let rest = take_block(&mut data, left, "a bulk string", keep)?;
                     if rest == 0 {
                         self.element_done();
                     } else {
@@ -211,11 +247,16 @@ impl ResponseDecoder for RespDecoder {
         if !data.is_empty() {
             self.stray = Some(format!("bytes after the reply: {}", quote(data)));
         }
+        self.unread = data.len();
         Ok(Some(Answer { status: self.status, keep_alive: true }))
     }
 
     fn stray(&self) -> Option<&str> {
         self.stray.as_deref()
+    }
+
+    fn unread(&self) -> usize {
+        self.unread
     }
 
     fn eof(&mut self) -> Result<Answer, DecodeError> {

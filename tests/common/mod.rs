@@ -2,6 +2,7 @@
 //! JSON result read back. Everything listens on 127.0.0.1 only and is stopped when the test ends.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -187,4 +188,55 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
     s.read_to_string(&mut text).unwrap();
     let body = text.split("\r\n\r\n").nth(1).expect("a body");
     serde_json::from_str::<serde_json::Value>(body).unwrap()[1].clone()
+}
+
+/// A key-value server process on loopback (redis-server, memcached from Debian; scripts/test.sh installs them),
+/// killed when dropped.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn redis() -> Server {
+    redis_with(&[])
+}
+
+pub fn redis_with(extra: &[&str]) -> Server {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (scripts/test.sh installs it)");
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    Server { child, port }
+}
+
+pub fn memcached() -> Server {
+    let port = free_port();
+    let child = Command::new("memcached")
+        .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-u", "root"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("memcached is installed (scripts/test.sh installs it)");
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    Server { child, port }
+}
+
+/// Sends one raw command and returns what came back (one read is enough for these short replies).
+pub fn ask(port: u16, command: &[u8]) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(command).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).to_string()
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Benchmark (run by hand, not a test): hakaru kv beside redis-benchmark (GET and SET, 50 connections, unpipelined
+# and -P 16) and memcaslap (memaslap: 9:1 get/set, 50 connections), each server pinned to CPU 0 and every
+# generator to CPU 1, one generator thread each, rounds alternating the tools (A B A B) so drift hits all alike.
+# Prints each run's ops/s and peak RSS, then per case the median of each tool and hakaru's ratio to the peer.
+# Runs from a clean clone: installs redis-server, redis-tools, memcached and libmemcached-tools when missing.
+# Usage: bench/kv.sh [operations=300000] [rounds=5] [seconds for memcaslap=8]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-300000}; ROUNDS=${2:-5}; D=${3:-8}
+need=()
+for b in redis-server:redis-server redis-benchmark:redis-tools memcached:memcached memcaslap:libmemcached-tools taskset:util-linux; do
+  command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "bench/kv.sh: installing ${need[*]}" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+cargo build --release -q
+bin=$PWD/target/release/hakaru
+out=/tmp/bench-kv; mkdir -p $out; log=$out/rounds.txt; : > "$log"
+RP=16399; MP=11399
+taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > $out/redis.log 2>&1 &
+rpid=$!
+taskset -c 0 memcached -l 127.0.0.1 -p $MP -U 0 -t 1 -m 256 -u "$(id -un)" > $out/memcached.log 2>&1 &
+mpid=$!
+trap 'kill $rpid $mpid 2>/dev/null || true' EXIT
+sleep 1
+R=redis://127.0.0.1:$RP; M=memcache://127.0.0.1:$MP
+# memaslap's keys are 64 bytes and its values 1024: hakaru's prefix makes its keys 64 bytes too.
+PREFIX=$(printf 'k%.0s' $(seq 1 59))
+# Every key exists before the gets, for both tools: the same hit rate (100 %).
+redis-benchmark -p $RP -t set -n 100000 -r 1000 -d 32 -q > /dev/null
+"$bin" kv -q -t 1 -c 10 -n 1000 --mix set:1 --keys 1000 --key-pattern P --key-prefix "key:" $R > /dev/null
+"$bin" kv -q -t 1 -c 10 -n 10000 --mix set:1 --keys 10000 --key-pattern P --value-size 1024 --key-prefix "$PREFIX" $M > /dev/null
+
+run() { # case, tool, command...
+  local c=$1 tool=$2; shift 2
+  sleep 1
+  /usr/bin/time -f "%M" -o $out/time taskset -c 1 "$@" > $out/out 2>&1 || true
+  local ops rss
+  case $tool in
+    redis-benchmark) ops=$(grep -oE '[0-9.]+ requests per second' $out/out | grep -oE '^[0-9.]+' | head -1);;
+    memcaslap) ops=$(grep -oE 'TPS: [0-9]+' $out/out | grep -oE '[0-9]+$' | tail -1);;
+    hakaru) ops=$(grep -m1 -oE 'throughput +[0-9.]+' $out/out | grep -oE '[0-9.]+$');;
+  esac
+  rss=$(tail -1 $out/time)
+  printf '%-12s %-16s %10.0f ops/s  %7.1f MB\n' "$c" "$tool" "${ops:-0}" "$(echo "${rss:-0} / 1024" | bc -l)" | tee -a "$log"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+  echo "== round $r"
+  for P in 1 16; do
+    run get-P$P redis-benchmark redis-benchmark -p $RP -c 50 -n "$N" -r 1000 -d 32 -P $P -t get -q
+    run get-P$P hakaru "$bin" kv -q -t 1 -c 50 -n "$N" --pipeline $P --mix get:1 --keys 1000 --key-prefix "key:" $R
+    run set-P$P redis-benchmark redis-benchmark -p $RP -c 50 -n "$N" -r 1000 -d 32 -P $P -t set -q
+    run set-P$P hakaru "$bin" kv -q -t 1 -c 50 -n "$N" --pipeline $P --mix set:1 --keys 1000 --key-prefix "key:" $R
+  done
+  run mc-9:1 memcaslap memcaslap -s 127.0.0.1:$MP -T 1 -c 50 -t "${D}s"
+  run mc-9:1 hakaru "$bin" kv -q -t 1 -c 50 -d "${D}s" --mix get:90,set:10 --keys 10000 --value-size 1024 --key-prefix "$PREFIX" $M
+done
+
+echo "== medians over $ROUNDS rounds (ops/s, peak RSS MB) and hakaru / peer"
+awk '
+  { key=$1" "$2; ops[key]=ops[key]" "$3; rss[key]=rss[key]" "$5; cases[$1]=1; if ($2!="hakaru") peer[$1]=$2 }
+  function median(list,   a, n, i, j, t) { n=split(list, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return (n%2)? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2 }
+  END { for (c in cases) { p=peer[c]; h=median(ops[c" hakaru"]); q=median(ops[c" "p]);
+          printf "%-10s hakaru %9.0f (%5.1f MB)  %-15s %9.0f (%5.1f MB)  ratio %.2f\n", c, h, median(rss[c" hakaru"]), p, q, median(rss[c" "p]), (q>0? h/q : 0) } }
+' "$log" | sort

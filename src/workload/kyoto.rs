@@ -1,0 +1,611 @@
+//! Kyoto Tycoon's test patterns on Redis and memcached: `order` (set, [add, append,] get, [walk,] remove: each
+//! phase a step of its own) and `wicked` (a random mix of every operation on a hot key range), with `--verify`
+//! a model of every key a client owns, so each answer is checked exactly.
+//!
+//! How Kyoto's operations map (`../shared/reference/kv-workloads.md`, section 3):
+//!
+//! | Kyoto | Redis | memcached |
+//! |---|---|---|
+//! | set / add / replace | SET, SET NX, SET XX | set / add / replace |
+//! | append | APPEND (creates a missing key) | append (not stored on a missing key) |
+//! | increment | INCRBY 0-99 (integers only: Redis's doubles print in a form the model would have to copy) | incr 0-99 |
+//! | cas (old value = the key) | EVAL of a compare-and-set script, one round trip | gets, then cas: one figure |
+//! | remove / get | DEL / GET | delete / get |
+//! | set_bulk, remove_bulk, get_bulk (1-3 keys) | MSET, DEL k..., MGET | set, delete (no bulk forms), get k... |
+//! | cursor walk (order `--etc`) | SCAN 0 MATCH prefix* COUNT 1000 until cursor 0 | cannot iterate: skipped, said so |
+//!
+//! Left out, and said so in `--help`: wicked's cursor moves (step 8 reads instead), its transactions (1 % of
+//! steps), its database clear at half way (it would wipe other clients' keys under `--verify`), raw binary keys,
+//! expiry times and double increments.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
+
+use rand::RngExt as _;
+use rand_chacha::ChaCha8Rng;
+
+use super::{ERROR, Expect, MISS, NOT_STORED, Op, Reply, VALUE, Verdict, judge, shown};
+use crate::protocol::{PreparedRequest, Protocol, memcache, resp};
+
+/// The Redis script of wicked's cas: set ARGV[2] when the value is ARGV[1]; answers 1 when it did, else 0.
+const CAS_SCRIPT: &[u8] =
+    b"if redis.call('GET',KEYS[1])==ARGV[1] then redis.call('SET',KEYS[1],ARGV[2]) return 1 else return 0 end";
+
+/// A phase of `order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Set,
+    Add,
+    Append,
+    Get,
+    Walk,
+    Remove,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Set => "set",
+            Phase::Add => "add",
+            Phase::Append => "append",
+            Phase::Get => "get",
+            Phase::Walk => "walk",
+            Phase::Remove => "remove",
+        }
+    }
+
+    /// Kyoto's phases: set, get, remove; with `--etc` add and append after set, and a walk after get.
+    pub fn all(etc: bool) -> Vec<Phase> {
+        if etc {
+            vec![Phase::Set, Phase::Add, Phase::Append, Phase::Get, Phase::Walk, Phase::Remove]
+        } else {
+            vec![Phase::Set, Phase::Get, Phase::Remove]
+        }
+    }
+}
+
+/// One phase of `order`, as planned.
+#[derive(Clone, Debug)]
+pub struct Order {
+    pub protocol: Protocol,
+    pub phase: Phase,
+    /// Operations per client in each phase (Kyoto's rnum is per thread).
+    pub rnum: u64,
+    /// Keys drawn at random from all clients' range (with repeats, so some reads miss) instead of each client's own.
+    pub rnd: bool,
+    /// Add and append ran: a value read is the key twice.
+    pub etc: bool,
+    pub key_prefix: String,
+}
+
+fn request(bytes: Vec<u8>, idempotent: bool) -> PreparedRequest {
+    PreparedRequest { bytes: bytes.into(), expects_no_body: false, idempotent }
+}
+
+fn key_of(prefix: &str, n: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(prefix.len() + 8);
+    k.extend_from_slice(prefix.as_bytes());
+    let _ = write!(k, "{n:08}");
+    k
+}
+
+impl Order {
+    pub fn client(&self, client: usize, clients: usize, rng: ChaCha8Rng) -> OrderClient {
+        OrderClient {
+            order: self.clone(),
+            client: client as u64,
+            clients: clients as u64,
+            done: 0,
+            rng,
+            cursor: Some(b"0".to_vec()),
+            seen: HashSet::new(),
+        }
+    }
+}
+
+/// One client's part of an `order` phase.
+pub struct OrderClient {
+    order: Order,
+    client: u64,
+    clients: u64,
+    done: u64,
+    rng: ChaCha8Rng,
+    /// The walk: the next SCAN cursor (None when the walk has ended), and the keys seen.
+    cursor: Option<Vec<u8>>,
+    seen: HashSet<Vec<u8>>,
+}
+
+impl OrderClient {
+    pub fn exhausted(&self) -> bool {
+        let o = &self.order;
+        if o.phase == Phase::Walk {
+            self.cursor.is_none() || self.client != 0 || o.protocol != Protocol::Resp
+        } else {
+            self.done >= o.rnum
+        }
+    }
+
+    pub fn next_op(&mut self) -> Option<Op> {
+        let o = &self.order;
+        if o.phase == Phase::Walk {
+            // One client walks; memcached cannot (the command refuses the phase before the run).
+            let cursor = self.cursor.as_ref().filter(|_| self.client == 0 && o.protocol == Protocol::Resp)?;
+            let pattern = format!("{}*", o.key_prefix);
+            let bytes = resp::encode(&[b"SCAN", cursor, b"MATCH", pattern.as_bytes(), b"COUNT", b"1000"]);
+            return Some(Op { spec: 0, request: request(bytes, true), expect: Expect::Any { tolerated: &[] } });
+        }
+        if self.done >= o.rnum {
+            return None;
+        }
+        let n = if o.rnd {
+            self.rng.random_range(0..o.rnum * self.clients) + 1
+        } else {
+            self.client * o.rnum + self.done + 1
+        };
+        self.done += 1;
+        let key = key_of(&o.key_prefix, n);
+        let resp = o.protocol == Protocol::Resp;
+        let (bytes, idempotent, expect) = match o.phase {
+            Phase::Set => (
+                if resp {
+                    resp::encode(&[b"SET", &key, &key])
+                } else {
+                    memcache::encode_store("set", &key, &key, None)
+                },
+                true,
+                Expect::Any { tolerated: &[] },
+            ),
+            // The keys exist (without --rnd): add is refused, as Kyoto expects.
+            Phase::Add => (
+                if resp {
+                    resp::encode(&[b"SET", &key, &key, b"NX"])
+                } else {
+                    memcache::encode_store("add", &key, &key, None)
+                },
+                false,
+                Expect::Any { tolerated: &[MISS, NOT_STORED] },
+            ),
+            Phase::Append => (
+                if resp {
+                    resp::encode(&[b"APPEND", &key, &key])
+                } else {
+                    memcache::encode_store("append", &key, &key, None)
+                },
+                false,
+                Expect::Any { tolerated: &[NOT_STORED] },
+            ),
+            Phase::Get => (
+                if resp { resp::encode(&[b"GET", &key]) } else { memcache::encode_get(&key) },
+                true,
+                Expect::Prefix { prefix: key.clone(), miss_ok: o.rnd },
+            ),
+            Phase::Remove => (
+                if resp { resp::encode(&[b"DEL", &key]) } else { memcache::encode_line(&[b"delete", &key]) },
+                true,
+                Expect::Any { tolerated: &[MISS] },
+            ),
+            Phase::Walk => unreachable!("the walk returned above"),
+        };
+        Some(Op { spec: 0, request: request(bytes, idempotent), expect })
+    }
+
+    pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
+        if self.order.phase != Phase::Walk {
+            let verdict = judge(&op.expect, reply.answer, reply.value, || "order get".into());
+            // A value read is the key, or the key twice after append, never anything else.
+            if let (Verdict::Pass, Expect::Prefix { prefix, .. }) = (&verdict, &op.expect) {
+                let twice = [prefix.as_slice(), prefix.as_slice()].concat();
+                let ok = reply.value == prefix.as_slice() || (self.order.etc && reply.value == twice.as_slice());
+                if !ok {
+                    return Verdict::Wrong(format!(
+                        "order get: {} is not the key {}",
+                        shown(reply.value),
+                        shown(prefix)
+                    ));
+                }
+            }
+            return verdict;
+        }
+        // SCAN answers [cursor, [keys...]]: the kept values are the cursor, then each key.
+        let mut start = 0;
+        for (i, &end) in reply.ends.iter().enumerate() {
+            let part = &reply.value[start..end];
+            if i == 0 {
+                self.cursor = (part != b"0").then(|| part.to_vec());
+            } else {
+                self.seen.insert(part.to_vec());
+            }
+            start = end;
+        }
+        if reply.ends.is_empty() {
+            self.cursor = None;
+            return Verdict::Wrong("order walk: SCAN answered no cursor".into());
+        }
+        if self.cursor.is_none() && !self.order.rnd {
+            let want = self.order.rnum * self.clients;
+            if self.seen.len() as u64 != want {
+                return Verdict::Wrong(format!(
+                    "order walk: the walk saw {} keys, the set phase wrote {want}",
+                    self.seen.len()
+                ));
+            }
+        }
+        Verdict::Pass
+    }
+}
+
+/// `wicked`, as planned: shared by the clients of every iteration, so that with `--verify` each client's model
+/// of its keys lives from one iteration to the next.
+#[derive(Debug)]
+pub struct Wicked {
+    pub protocol: Protocol,
+    /// Steps per client per iteration; keys are drawn from 1..=rnum*clients/2 (Kyoto's hot range), or with
+    /// `--verify` from the client's own rnum keys.
+    pub rnum: u64,
+    pub verify: bool,
+    pub key_prefix: String,
+    /// Each client's state between iterations.
+    saved: Mutex<HashMap<usize, Saved>>,
+}
+
+impl Wicked {
+    pub fn new(protocol: Protocol, rnum: u64, verify: bool, key_prefix: String) -> Wicked {
+        Wicked { protocol, rnum, verify, key_prefix, saved: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn client(self: &Arc<Self>, client: usize, clients: usize, seed: u64, rng: ChaCha8Rng) -> WickedClient {
+        let saved = self.saved.lock().map(|mut s| s.remove(&client)).unwrap_or(None);
+        let (model, rng, steps) = saved.unwrap_or((HashMap::new(), rng, 0));
+        WickedClient {
+            wicked: Arc::clone(self),
+            client,
+            clients: clients as u64,
+            seed,
+            rng,
+            steps,
+            model,
+            cas_next: None,
+            last: String::new(),
+        }
+    }
+}
+
+/// A client's model, random stream and step count, kept from one iteration to the next.
+type Saved = (HashMap<u64, Vec<u8>>, ChaCha8Rng, u64);
+
+/// One client of `wicked`.
+pub struct WickedClient {
+    wicked: Arc<Wicked>,
+    client: usize,
+    clients: u64,
+    seed: u64,
+    rng: ChaCha8Rng,
+    /// Ops made so far, for the message that replays a failure.
+    steps: u64,
+    /// With `--verify`: the value of every key of this client that exists.
+    model: HashMap<u64, Vec<u8>>,
+    /// memcached's cas: after a gets, the key, the value to write and (once the gets hit) the token to write with.
+    cas_next: Option<(u64, Vec<u8>, Option<u64>)>,
+    /// What the last op was, for a message.
+    last: String,
+}
+
+impl Drop for WickedClient {
+    fn drop(&mut self) {
+        let state = (std::mem::take(&mut self.model), self.rng.clone(), self.steps);
+        if let Ok(mut saved) = self.wicked.saved.lock() {
+            saved.insert(self.client, state);
+        }
+    }
+}
+
+/// The spec (figure) each wicked operation counts under; the plan names them in this order.
+pub const WICKED_OPS: [&str; 11] =
+    ["set", "add", "replace", "append", "incr", "cas", "remove", "get", "set_bulk", "remove_bulk", "get_bulk"];
+
+impl WickedClient {
+    fn key_number(&mut self) -> u64 {
+        let w = &self.wicked;
+        if w.verify {
+            self.client as u64 * w.rnum + self.rng.random_range(0..w.rnum) + 1
+        } else {
+            self.rng.random_range(0..(w.rnum * self.clients / 2).max(1)) + 1
+        }
+    }
+
+    fn value_for(&mut self, key: &[u8]) -> Vec<u8> {
+        // Kyoto: the key, or one time in ten a run of '*' of rand(1024) / (rand(5) + 1) bytes.
+        if self.rng.random_range(0..10) == 0 {
+            let len = self.rng.random_range(0..1024) / (self.rng.random_range(0..5) + 1);
+            vec![b'*'; len.max(1)]
+        } else {
+            key.to_vec()
+        }
+    }
+
+    pub fn continues(&self) -> bool {
+        matches!(self.cas_next, Some((_, _, Some(_))))
+    }
+
+    pub fn keeps_values(&self) -> bool {
+        self.wicked.verify || self.wicked.protocol == Protocol::Memcache
+    }
+
+    pub fn next_op(&mut self) -> Op {
+        self.steps += 1;
+        let resp = self.wicked.protocol == Protocol::Resp;
+        let verify = self.wicked.verify;
+        let prefix = self.wicked.key_prefix.clone();
+        if let Some((n, value, Some(token))) = self.cas_next.take() {
+            let key = key_of(&prefix, n);
+            let expect = if verify {
+                self.model.insert(n, value.clone());
+                Expect::Exact { status: VALUE, value: None }
+            } else {
+                Expect::Any { tolerated: &[NOT_STORED, MISS] }
+            };
+            self.last = format!("cas of {}", shown(&key));
+            return Op {
+                spec: 5,
+                request: request(memcache::encode_store("cas", &key, &value, Some(token)), false),
+                expect,
+            };
+        }
+        let op = self.rng.random_range(0..16u32);
+        let n = self.key_number();
+        let key = key_of(&prefix, n);
+        let present = self.model.get(&n).cloned();
+        let tolerate = |t: &'static [u16]| Expect::Any { tolerated: t };
+        let exact = |status: u16, value: Option<Vec<u8>>| Expect::Exact { status, value };
+        let refused = if resp { MISS } else { NOT_STORED };
+        let (spec, bytes, expect) = match op {
+            0 | 9 if op == 0 || !resp => {
+                let v = self.value_for(&key);
+                self.model.insert(n, v.clone());
+                let bytes = if resp {
+                    resp::encode(&[b"SET", &key, &v])
+                } else {
+                    memcache::encode_store("set", &key, &v, None)
+                };
+                (if op == 0 { 0 } else { 8 }, bytes, if verify { exact(VALUE, None) } else { tolerate(&[]) })
+            }
+            9 => {
+                // MSET of 1-3 keys.
+                let mut args: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+                for i in 0..self.rng.random_range(1..=3) {
+                    let m = if i == 0 { n } else { self.key_number() };
+                    let k = key_of(&prefix, m);
+                    let v = self.value_for(&k);
+                    self.model.insert(m, v.clone());
+                    args.extend([k, v]);
+                }
+                let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                (8, resp::encode(&refs), if verify { exact(VALUE, None) } else { tolerate(&[]) })
+            }
+            1 | 2 => {
+                // add stores on a missing key, replace on an existing one; each is refused otherwise.
+                let add = op == 1;
+                let v = self.value_for(&key);
+                let stores = present.is_some() != add;
+                if stores {
+                    self.model.insert(n, v.clone());
+                }
+                let (flag, verb) = if add { (&b"NX"[..], "add") } else { (&b"XX"[..], "replace") };
+                let bytes = if resp {
+                    resp::encode(&[b"SET", &key, &v, flag])
+                } else {
+                    memcache::encode_store(verb, &key, &v, None)
+                };
+                let status = if stores { VALUE } else { refused };
+                (op as usize, bytes, if verify { exact(status, None) } else { tolerate(&[MISS, NOT_STORED]) })
+            }
+            3 => {
+                let v = self.value_for(&key);
+                let expect = match (&present, resp) {
+                    (Some(old), _) => {
+                        let new = [old.as_slice(), &v].concat();
+                        let len = new.len();
+                        self.model.insert(n, new);
+                        exact(VALUE, resp.then(|| len.to_string().into_bytes()))
+                    }
+                    (None, true) => {
+                        self.model.insert(n, v.clone());
+                        exact(VALUE, Some(v.len().to_string().into_bytes()))
+                    }
+                    (None, false) => exact(NOT_STORED, None),
+                };
+                let bytes = if resp {
+                    resp::encode(&[b"APPEND", &key, &v])
+                } else {
+                    memcache::encode_store("append", &key, &v, None)
+                };
+                (3, bytes, if verify { expect } else { tolerate(&[NOT_STORED]) })
+            }
+            4 => {
+                let d = self.rng.random_range(0..100u64);
+                let ds = d.to_string();
+                let expect = if resp {
+                    match present.as_deref().map(redis_int) {
+                        None => {
+                            self.model.insert(n, ds.clone().into_bytes());
+                            exact(VALUE, Some(ds.clone().into_bytes()))
+                        }
+                        Some(Some(old)) if old.checked_add(d as i64).is_some() => {
+                            let new = (old + d as i64).to_string().into_bytes();
+                            self.model.insert(n, new.clone());
+                            exact(VALUE, Some(new))
+                        }
+                        Some(_) => exact(ERROR, None),
+                    }
+                } else {
+                    match present.as_deref().map(memcached_uint) {
+                        None => exact(MISS, None),
+                        Some(Some(old)) => {
+                            let new = old.wrapping_add(d).to_string().into_bytes();
+                            // memcached rewrites a number in place when it is not longer, padding with spaces.
+                            let old_len = present.as_ref().map_or(0, Vec::len);
+                            let mut stored = new.clone();
+                            if new.len() <= old_len {
+                                stored.resize(old_len, b' ');
+                            }
+                            self.model.insert(n, stored);
+                            exact(VALUE, Some(new))
+                        }
+                        Some(None) => exact(ERROR, None),
+                    }
+                };
+                let bytes = if resp {
+                    resp::encode(&[b"INCRBY", &key, ds.as_bytes()])
+                } else {
+                    memcache::encode_line(&[b"incr", &key, ds.as_bytes()])
+                };
+                (4, bytes, if verify { expect } else { tolerate(&[ERROR, MISS]) })
+            }
+            5 if resp => {
+                let v = self.value_for(&key);
+                let hit = present.as_deref() == Some(key.as_slice());
+                if hit {
+                    self.model.insert(n, v.clone());
+                }
+                let bytes = resp::encode(&[b"EVAL", CAS_SCRIPT, b"1", &key, &key, &v]);
+                (
+                    5,
+                    bytes,
+                    if verify {
+                        exact(VALUE, Some(if hit { b"1".to_vec() } else { b"0".to_vec() }))
+                    } else {
+                        tolerate(&[])
+                    },
+                )
+            }
+            5 => {
+                // gets now; the cas follows with the token it answers (see observe), counted as one cas.
+                let v = self.value_for(&key);
+                self.cas_next = Some((n, v, None));
+                let expect = match &present {
+                    Some(old) => exact(VALUE, Some(old.clone())),
+                    None => exact(MISS, None),
+                };
+                (5, memcache::encode_line(&[b"gets", &key]), if verify { expect } else { tolerate(&[MISS]) })
+            }
+            6 | 10 if op == 6 || !resp => {
+                let gone = self.model.remove(&n).is_some();
+                let expect = if resp {
+                    exact(VALUE, Some(if gone { b"1".to_vec() } else { b"0".to_vec() }))
+                } else {
+                    exact(if gone { VALUE } else { MISS }, None)
+                };
+                let bytes =
+                    if resp { resp::encode(&[b"DEL", &key]) } else { memcache::encode_line(&[b"delete", &key]) };
+                (if op == 6 { 6 } else { 9 }, bytes, if verify { expect } else { tolerate(&[MISS]) })
+            }
+            10 => {
+                let mut args: Vec<Vec<u8>> = vec![b"DEL".to_vec()];
+                let mut gone = 0;
+                for i in 0..self.rng.random_range(1..=3) {
+                    let m = if i == 0 { n } else { self.key_number() };
+                    gone += u32::from(self.model.remove(&m).is_some());
+                    args.push(key_of(&prefix, m));
+                }
+                let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                (
+                    9,
+                    resp::encode(&refs),
+                    if verify { exact(VALUE, Some(gone.to_string().into_bytes())) } else { tolerate(&[]) },
+                )
+            }
+            11 => {
+                let mut keys = vec![key.clone()];
+                let mut want = present.clone().unwrap_or_default();
+                let mut any = present.is_some();
+                for _ in 0..self.rng.random_range(0..=2) {
+                    let m = self.key_number();
+                    if let Some(v) = self.model.get(&m) {
+                        want.extend_from_slice(v);
+                        any = true;
+                    }
+                    keys.push(key_of(&prefix, m));
+                }
+                let mut words: Vec<&[u8]> = vec![if resp { b"MGET" } else { b"get" }];
+                words.extend(keys.iter().map(Vec::as_slice));
+                let bytes = if resp { resp::encode(&words) } else { memcache::encode_line(&words) };
+                let status = if resp || any { VALUE } else { MISS };
+                (10, bytes, if verify { exact(status, Some(want)) } else { tolerate(&[MISS]) })
+            }
+            _ => {
+                let expect = match &present {
+                    Some(v) => exact(VALUE, Some(v.clone())),
+                    None => exact(MISS, None),
+                };
+                let bytes = if resp { resp::encode(&[b"GET", &key]) } else { memcache::encode_get(&key) };
+                (7, bytes, if verify { expect } else { tolerate(&[MISS]) })
+            }
+        };
+        self.last = format!("{} of {}", WICKED_OPS[spec], shown(&key));
+        let idempotent = matches!(spec, 7 | 10 | 11);
+        Op { spec, request: request(bytes, idempotent), expect }
+    }
+
+    pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
+        let verdict = judge(&op.expect, reply.answer, reply.value, || {
+            format!(
+                "wicked --verify: client {} op {} ({}); replay with --seed {}",
+                self.client, self.steps, self.last, self.seed
+            )
+        });
+        // The gets of a cas: the cas follows only after a hit, with the token the hit carries.
+        if let Some((n, v, None)) = self.cas_next.take()
+            && reply.answer.status == VALUE
+            && let Some(token) = reply.cas
+        {
+            self.cas_next = Some((n, v, Some(token)));
+        }
+        verdict
+    }
+}
+
+/// The number Redis's INCRBY reads in a value: a canonical 64-bit integer (no sign but '-', no leading zero, no
+/// space), as its string2ll does.
+fn redis_int(v: &[u8]) -> Option<i64> {
+    let digits = v.strip_prefix(b"-").unwrap_or(v);
+    if v.is_empty() || v.len() > 20 || digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits[0] == b'0' && (digits.len() > 1 || v[0] == b'-') {
+        return None;
+    }
+    std::str::from_utf8(v).ok()?.parse().ok()
+}
+
+/// The number memcached's incr reads in a value: leading spaces, digits, then the end or a space (its
+/// safe_strtoull); at most 2^64 - 1.
+fn memcached_uint(v: &[u8]) -> Option<u64> {
+    let v = &v[v.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || v.get(digits).is_some_and(|b| !b.is_ascii_whitespace()) {
+        return None;
+    }
+    std::str::from_utf8(&v[..digits]).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_redis_and_memcached_read_them() {
+        assert_eq!(redis_int(b"12"), Some(12));
+        assert_eq!(redis_int(b"-3"), Some(-3));
+        assert_eq!(redis_int(b"0"), Some(0));
+        for bad in [&b"00000012"[..], b"", b"-", b"1 ", b"-0", b"99999999999999999999", b"*"] {
+            assert_eq!(redis_int(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(memcached_uint(b"00000012"), Some(12));
+        assert_eq!(memcached_uint(b"12   "), Some(12));
+        assert_eq!(memcached_uint(b"18446744073709551615"), Some(u64::MAX));
+        for bad in [&b"18446744073709551616"[..], b"", b"*12", b"12*", b"-1"] {
+            assert_eq!(memcached_uint(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! YCSB's core workloads A-F (brianfrankcooper/YCSB CoreWorkload and workloads/workload[a-f]): a load phase that
+//! inserts the records, then a run phase of the workload's mix, with YCSB's distributions (zipfian 0.99 scrambled
+//! over the keys, latest, uniform scan lengths).
+//!
+//! A record is 10 fields of 100 bytes under `user<fnv64 of its number>` (`insertorder=hashed`). On Redis it is a
+//! hash (YCSB's Redis binding: HSET, HGETALL), and workload E keeps the sorted set `_indices` its scans read,
+//! through one script call per insert and per scan (YCSB's binding makes a round trip per record scanned). On
+//! memcached a record is one value, and an update rewrites it whole; memcached cannot scan, so E is refused.
+//! Read-modify-write is a read then an update, timed as one operation, as YCSB times it.
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rand::RngExt as _;
+use rand_chacha::ChaCha8Rng;
+
+use super::keys::{ZIPF_THETA, Zipfian, fnv64};
+use super::{Expect, Op, Reply, Verdict, judge};
+use crate::protocol::{PreparedRequest, Protocol, memcache, resp};
+
+/// YCSB's record: 10 fields of 100 bytes.
+pub const FIELDS: usize = 10;
+pub const FIELD_LENGTH: usize = 100;
+/// Workload E's longest scan (maxscanlength in workloade).
+const MAX_SCAN: u64 = 100;
+/// The sorted set workload E's scans read, as YCSB's Redis binding names it.
+const INDEX: &[u8] = b"_indices";
+const INSERT_SCRIPT: &[u8] =
+    b"redis.call('HSET',KEYS[1],unpack(ARGV,2)) redis.call('ZADD','_indices',ARGV[1],KEYS[1]) return 1";
+const SCAN_SCRIPT: &[u8] = b"local ks=redis.call('ZRANGEBYSCORE',KEYS[1],ARGV[1],'+inf','LIMIT',0,tonumber(ARGV[2])) \
+local r={} for i,k in ipairs(ks) do r[i]=redis.call('HGETALL',k) end return r";
+
+/// The figures' names, in the order of the plan's specs.
+pub const YCSB_OPS: [&str; 5] = ["INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE"];
+const INSERT: usize = 0;
+const READ: usize = 1;
+const UPDATE: usize = 2;
+const SCAN: usize = 3;
+const RMW: usize = 4;
+
+/// The six core workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Letter {
+    A,
+    B,
+    C,
+    D,
+    E,
+    F,
+}
+
+impl Letter {
+    pub fn parse(name: &str) -> Option<Letter> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "ycsb-a" => Letter::A,
+            "ycsb-b" => Letter::B,
+            "ycsb-c" => Letter::C,
+            "ycsb-d" => Letter::D,
+            "ycsb-e" => Letter::E,
+            "ycsb-f" => Letter::F,
+            _ => return None,
+        })
+    }
+
+    /// The operation shares (of the specs in [`YCSB_OPS`] order), as the workload files give them.
+    pub fn mix(self) -> [f64; 5] {
+        match self {
+            Letter::A => [0.0, 0.5, 0.5, 0.0, 0.0],
+            Letter::B => [0.0, 0.95, 0.05, 0.0, 0.0],
+            Letter::C => [0.0, 1.0, 0.0, 0.0, 0.0],
+            Letter::D => [0.05, 0.95, 0.0, 0.0, 0.0],
+            Letter::E => [0.05, 0.0, 0.0, 0.95, 0.0],
+            Letter::F => [0.0, 0.5, 0.0, 0.0, 0.5],
+        }
+    }
+}
+
+/// Load (insert every record) or run (the mix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum YcsbPhase {
+    Load,
+    Run,
+}
+
+/// A YCSB workload as planned; the insert counter is shared by every client, as YCSB's is.
+#[derive(Debug)]
+pub struct Ycsb {
+    pub protocol: Protocol,
+    pub letter: Letter,
+    pub phase: YcsbPhase,
+    pub records: u64,
+    zipf: Zipfian,
+    /// The next record number to insert (load: from 0; run: from `records`, for D and E's inserts).
+    next_insert: AtomicU64,
+    field_value: Vec<u8>,
+}
+
+impl Ycsb {
+    pub fn new(protocol: Protocol, letter: Letter, phase: YcsbPhase, records: u64) -> Ycsb {
+        Ycsb {
+            protocol,
+            letter,
+            phase,
+            records,
+            zipf: Zipfian::new(records, ZIPF_THETA),
+            next_insert: AtomicU64::new(if phase == YcsbPhase::Load { 0 } else { records }),
+            field_value: (0..FIELD_LENGTH).map(|i| b'a' + (i % 26) as u8).collect(),
+        }
+    }
+
+    pub fn client(self: &Arc<Self>, _client: usize, _clients: usize, rng: ChaCha8Rng) -> Client {
+        Client { ycsb: Arc::clone(self), rng, rmw_update: None }
+    }
+
+    fn key(n: u64) -> Vec<u8> {
+        let mut k = b"user".to_vec();
+        let _ = write!(k, "{}", fnv64(n) & (i64::MAX as u64));
+        k
+    }
+
+    /// The score of a record in `_indices`: its hash cut to 53 bits, so a double holds it exactly.
+    fn score(n: u64) -> String {
+        (fnv64(n) >> 11).to_string()
+    }
+
+    fn record(&self) -> Vec<(Vec<u8>, &[u8])> {
+        (0..FIELDS).map(|f| (format!("field{f}").into_bytes(), self.field_value.as_slice())).collect()
+    }
+
+    fn insert(&self, n: u64) -> Vec<u8> {
+        let key = Self::key(n);
+        match self.protocol {
+            Protocol::Resp if self.letter == Letter::E => {
+                let score = Self::score(n);
+                let mut args: Vec<&[u8]> = vec![b"EVAL", INSERT_SCRIPT, b"1", &key, score.as_bytes()];
+                let record = self.record();
+                for (f, v) in &record {
+                    args.push(f);
+                    args.push(v);
+                }
+                resp::encode(&args)
+            }
+            Protocol::Resp => {
+                let record = self.record();
+                let mut args: Vec<&[u8]> = vec![b"HSET", &key];
+                for (f, v) in &record {
+                    args.push(f);
+                    args.push(v);
+                }
+                resp::encode(&args)
+            }
+            _ => memcache::encode_store("set", &key, &self.whole_record(), None),
+        }
+    }
+
+    /// memcached's record: the fields one after the other, `field0=...&field1=...`.
+    fn whole_record(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FIELDS * (FIELD_LENGTH + 8));
+        for (i, (f, v)) in self.record().iter().enumerate() {
+            if i > 0 {
+                out.push(b'&');
+            }
+            out.extend_from_slice(f);
+            out.push(b'=');
+            out.extend_from_slice(v);
+        }
+        out
+    }
+}
+
+/// One YCSB client.
+pub struct Client {
+    ycsb: Arc<Ycsb>,
+    rng: ChaCha8Rng,
+    /// Read-modify-write: the update that follows the read.
+    rmw_update: Option<u64>,
+}
+
+fn request(bytes: Vec<u8>, idempotent: bool) -> PreparedRequest {
+    PreparedRequest { bytes: bytes.into(), expects_no_body: false, idempotent }
+}
+
+impl Client {
+    /// A record number the workload's distribution picks among those inserted.
+    fn existing(&mut self) -> u64 {
+        let y = &self.ycsb;
+        let inserted = y.next_insert.load(Ordering::Relaxed).max(1);
+        if y.letter == Letter::D {
+            // latest: the newest records most often (SkewedLatestGenerator).
+            let back = y.zipf.sample(&mut self.rng);
+            inserted.saturating_sub(1).saturating_sub(back)
+        } else {
+            // zipfian, scrambled over the records so popular keys are spread (ScrambledZipfianGenerator).
+            fnv64(y.zipf.sample(&mut self.rng)) % y.records.max(1)
+        }
+    }
+
+    fn update(&mut self, n: u64) -> Vec<u8> {
+        let y = &self.ycsb;
+        let key = Ycsb::key(n);
+        match y.protocol {
+            Protocol::Resp => {
+                let field = format!("field{}", self.rng.random_range(0..FIELDS));
+                resp::encode(&[b"HSET", &key, field.as_bytes(), &y.field_value])
+            }
+            _ => memcache::encode_store("set", &key, &y.whole_record(), None),
+        }
+    }
+
+    pub fn next_op(&mut self) -> Op {
+        let any = Expect::Any { tolerated: &[] };
+        if let Some(n) = self.rmw_update.take() {
+            let bytes = self.update(n);
+            return Op { spec: RMW, request: request(bytes, false), expect: any };
+        }
+        let y = Arc::clone(&self.ycsb);
+        if y.phase == YcsbPhase::Load {
+            let n = y.next_insert.fetch_add(1, Ordering::Relaxed);
+            return Op { spec: INSERT, request: request(y.insert(n), false), expect: any };
+        }
+        let shares = y.letter.mix();
+        let mut r: f64 = self.rng.random();
+        let mut spec = READ;
+        for (i, s) in shares.iter().enumerate() {
+            if r < *s {
+                spec = i;
+                break;
+            }
+            r -= s;
+        }
+        let read = |n: u64| {
+            let key = Ycsb::key(n);
+            if y.protocol == Protocol::Resp { resp::encode(&[b"HGETALL", &key]) } else { memcache::encode_get(&key) }
+        };
+        let (bytes, idempotent) = match spec {
+            INSERT => (y.insert(y.next_insert.fetch_add(1, Ordering::Relaxed)), false),
+            UPDATE => {
+                let n = self.existing();
+                (self.update(n), false)
+            }
+            SCAN => {
+                let n = self.existing();
+                let len = self.rng.random_range(1..=MAX_SCAN).to_string();
+                let score = Ycsb::score(n);
+                (resp::encode(&[b"EVAL", SCAN_SCRIPT, b"1", INDEX, score.as_bytes(), len.as_bytes()]), true)
+            }
+            RMW => {
+                let n = self.existing();
+                self.rmw_update = Some(n);
+                (read(n), true)
+            }
+            _ => (read(self.existing()), true),
+        };
+        Op { spec, request: request(bytes, idempotent), expect: any }
+    }
+
+    pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
+        judge(&op.expect, reply.answer, reply.value, String::new)
+    }
+
+    pub fn continues(&self) -> bool {
+        self.rmw_update.is_some()
+    }
+}

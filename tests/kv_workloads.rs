@@ -1,0 +1,271 @@
+//! The key-value workloads against a real redis-server and memcached (started by each test on a free loopback
+//! port): Kyoto's order and wicked (with --verify), pipelining, YCSB's proportions, and arbitrary commands and
+//! scripts.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{Server, ask, hakaru, hakaru_with, memcached, redis};
+use serde_json::Value;
+
+fn servers() -> Vec<(Server, String)> {
+    let r = redis();
+    let m = memcached();
+    let ru = format!("redis://127.0.0.1:{}", r.port);
+    let mu = format!("memcache://127.0.0.1:{}", m.port);
+    vec![(r, ru), (m, mu)]
+}
+
+/// Runs `hakaru kv` with a JSON output and returns (exit code, stdout, document).
+fn kv_json(args: &[&str]) -> (i32, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let mut all = vec!["kv", "-q", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = hakaru_with(&all, Duration::from_secs(120), |_| {});
+    let doc = std::fs::read_to_string(&json).map(|t| serde_json::from_str(&t).unwrap()).unwrap_or(Value::Null);
+    (out.code, format!("{}{}", out.stdout, out.stderr), doc)
+}
+
+fn row<'a>(step: &'a Value, name: &str) -> &'a Value {
+    step["breakdown"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("{name}: {step}"))
+}
+
+#[test]
+fn order_sets_gets_and_removes_every_key_on_both_servers() {
+    for (server, url) in servers() {
+        let (code, out, doc) = kv_json(&["--workload", "order", "--rnum", "300", "-c", "3", "--etc", &url]);
+        assert_eq!(code, 0, "{out}");
+        let labels: Vec<&str> = doc["steps"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+        let redis = url.starts_with("redis");
+        let want: &[&str] = if redis {
+            &["set", "add", "append", "get", "walk", "remove"]
+        } else {
+            &["set", "add", "append", "get", "remove"]
+        };
+        assert_eq!(labels, want, "memcached cannot walk: {out}");
+        if !redis {
+            assert!(out.contains("memcached cannot iterate"), "{out}");
+        }
+        for step in doc["steps"].as_array().unwrap() {
+            assert_eq!(step["failed"], 0, "{}: {out}", step["label"]);
+        }
+        // Every get found its key, holding the key twice after append (checked by the workload); add refused
+        // every key, as it exists.
+        let get = &doc["steps"][3];
+        assert_eq!(get["ok"], 900);
+        assert_eq!(row(get, "get")["hits"], 900, "{get}");
+        assert_eq!(row(&doc["steps"][1], "add")["expected"], 900);
+        assert!(out.contains("time: "), "Kyoto's time lines: {out}");
+        // After remove the server holds no key.
+        if redis {
+            assert_eq!(ask(server.port, b"DBSIZE\r\n"), ":0\r\n");
+        } else {
+            assert_eq!(ask(server.port, b"get key:00000001 key:00000900\r\n"), "END\r\n");
+        }
+    }
+}
+
+#[test]
+fn wicked_verify_passes_on_both_servers() {
+    for (_server, url) in servers() {
+        let (code, out, doc) = kv_json(&[
+            "--workload",
+            "wicked",
+            "--rnum",
+            "400",
+            "--it",
+            "2",
+            "-c",
+            "3",
+            "--verify",
+            "--seed",
+            "7",
+            &url,
+        ]);
+        assert_eq!(code, 0, "{url}: {out}");
+        assert!(out.trim_end().ends_with("ok"), "{out}");
+        assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
+        for step in doc["steps"].as_array().unwrap() {
+            assert_eq!(step["failed"], 0, "{out}");
+            assert_eq!(step["requests"], 1200);
+            // Every operation of the mix ran, and the random state made some answers expected refusals.
+            let rows = step["breakdown"].as_array().unwrap();
+            assert_eq!(rows.len(), 11, "{step}");
+            assert!(rows.iter().all(|r| r["requests"].as_u64().unwrap() > 0), "{step}");
+            assert!(rows.iter().map(|r| r["expected"].as_u64().unwrap()).sum::<u64>() > 0, "{step}");
+        }
+    }
+}
+
+#[test]
+fn wicked_verify_stops_with_the_seed_when_another_client_writes_the_same_keys() {
+    for (_server, url) in servers() {
+        // Another writer on key:00000010 ... key:00000099, which wicked's clients own.
+        let mut other = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["kv", "-q", "--mix", "set:1", "--keys", "100", "--key-prefix", "key:000000", "-c", "2", "-d", "20s"])
+            .arg(&url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let (code, out, doc) = kv_json(&[
+            "--workload",
+            "wicked",
+            "--rnum",
+            "50",
+            "--it",
+            "200",
+            "-c",
+            "2",
+            "--verify",
+            "--seed",
+            "9",
+            &url,
+        ]);
+        let _ = other.kill();
+        let _ = other.wait();
+        assert_eq!(code, 1, "{url}: {out}");
+        let failed = out.lines().find(|l| l.starts_with("FAILED: ")).unwrap_or_else(|| panic!("{out}"));
+        assert!(failed.contains("replay with --seed 9") && failed.contains("client "), "{failed}");
+        // The run stopped at the mismatch: not every iteration ran.
+        assert!(doc["steps"].as_array().unwrap().len() < 200, "{out}");
+        let last = doc["steps"].as_array().unwrap().last().unwrap();
+        let kinds: Vec<&str> =
+            last["error_kinds"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        assert!(kinds.contains(&"wrong_value"), "{kinds:?}");
+    }
+}
+
+#[test]
+fn pipelined_replies_each_reach_their_own_request() {
+    for (_server, url) in servers() {
+        // order's get phase checks each value against its own key: a reply credited to another request of the
+        // batch would be a wrong value.
+        let (code, out, doc) = kv_json(&["--workload", "order", "--rnum", "400", "-c", "2", "--pipeline", "16", &url]);
+        assert_eq!(code, 0, "{out}");
+        for step in doc["steps"].as_array().unwrap() {
+            assert_eq!(step["failed"], 0, "{}: {out}", step["label"]);
+            assert_eq!(step["requests"], 800);
+        }
+        assert_eq!(row(&doc["steps"][1], "get")["hits"], 800);
+        // A mix, pipelined: every reply counted once.
+        let (code, out, doc) = kv_json(&["-n", "4000", "-c", "2", "--pipeline", "16", "--keys", "50", &url]);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(doc["steps"][0]["ok"], 4000, "{out}");
+    }
+}
+
+#[test]
+fn ycsb_a_reads_and_updates_half_and_half() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let (code, out, doc) = kv_json(&["--workload", "ycsb-a", "--records", "1000", "-n", "10000", "-c", "4", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(doc["steps"][0]["label"], "load");
+    assert_eq!(doc["steps"][0]["ok"], 1000);
+    assert_eq!(ask(r.port, b"DBSIZE\r\n"), ":1000\r\n", "the load phase inserted every record");
+    let run = &doc["steps"][1];
+    assert_eq!(run["ok"], 10000, "{out}");
+    let reads = row(run, "READ")["requests"].as_f64().unwrap();
+    let updates = row(run, "UPDATE")["requests"].as_f64().unwrap();
+    assert_eq!(reads + updates, 10000.0);
+    assert!((0.48..=0.52).contains(&(reads / 10000.0)), "reads {reads} of 10000");
+    // Each record is a hash of 10 fields of 100 bytes under user<number>.
+    let key = ask(r.port, b"RANDOMKEY\r\n");
+    let key = key.lines().nth(1).unwrap_or_default().to_string();
+    assert!(key.starts_with("user"), "{key}");
+    assert_eq!(ask(r.port, format!("HLEN {key}\r\n").as_bytes()), ":10\r\n");
+    assert_eq!(ask(r.port, format!("HSTRLEN {key} field3\r\n").as_bytes()), ":100\r\n");
+}
+
+#[test]
+fn ycsb_f_and_e_run_on_redis_and_e_is_refused_on_memcached() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    for w in ["ycsb-e", "ycsb-f"] {
+        let (code, out, doc) = kv_json(&["--workload", w, "--records", "500", "-n", "2000", "-c", "2", &url]);
+        assert_eq!(code, 0, "{w}: {out}");
+        assert_eq!(doc["steps"][1]["failed"], 0, "{w}: {out}");
+    }
+    let out = hakaru(&["kv", "--workload", "ycsb-e", "memcache://127.0.0.1:1"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--workload ycsb-e") && out.stderr.contains("memcached cannot scan"), "{}", out.stderr);
+}
+
+#[test]
+fn commands_and_a_loaded_script_run_with_figures_per_command() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("set.lua");
+    std::fs::write(&script, "return redis.call('SET', KEYS[1], ARGV[1])").unwrap();
+    let (code, out, doc) = kv_json(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--command",
+        "EVALSHA __sha__ 1 __key__ __data__",
+        "--command",
+        "GET __key__",
+        "--command-ratio",
+        "1",
+        "--command-ratio",
+        "3",
+        "--keys",
+        "20",
+        "-n",
+        "2000",
+        "-c",
+        "2",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let step = &doc["steps"][0];
+    assert_eq!(step["ok"], 2000, "{out}");
+    let evals = row(step, "EVALSHA __sha__ 1 __key__ __data__")["requests"].as_f64().unwrap();
+    assert!((0.2..0.3).contains(&(evals / 2000.0)), "{evals}");
+    assert!(row(step, "GET __key__")["hits"].as_u64().unwrap() > 0);
+    assert!(ask(r.port, b"DBSIZE\r\n").starts_with(":"), "the script wrote keys");
+
+    let m = memcached();
+    let murl = format!("memcache://127.0.0.1:{}", m.port);
+    let (code, out, doc) = kv_json(&[
+        "--command",
+        "set __key__ __data__",
+        "--command",
+        "get __key__",
+        "--keys",
+        "10",
+        "--value-size-range",
+        "5-50",
+        "-n",
+        "1000",
+        &murl,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(doc["steps"][0]["ok"], 1000, "{out}");
+    let value = ask(m.port, b"get key:1\r\n");
+    let size: usize = value.split_whitespace().nth(3).unwrap_or("0").parse().unwrap();
+    assert!((5..=50).contains(&size), "{value}");
+}
+
+#[test]
+fn bad_workload_input_is_one_line() {
+    for (args, expect) in [
+        (vec!["kv", "--workload", "nope", "redis://127.0.0.1:1"], "--workload 'nope'"),
+        (vec!["kv", "--key-pattern", "Q", "redis://127.0.0.1:1"], "--key-pattern 'Q'"),
+        (vec!["kv", "--value-size-range", "9-3", "redis://127.0.0.1:1"], "--value-size-range '9-3'"),
+        (vec!["kv", "--command", "GET __sha__", "redis://127.0.0.1:1"], "--script"),
+        (vec!["kv", "--script", "/nonexistent.lua", "--command", "GET k", "redis://127.0.0.1:1"], "--script"),
+        (vec!["kv", "--workload", "wicked", "--pipeline", "4", "redis://127.0.0.1:1"], "--pipeline 4"),
+        (vec!["kv", "--pipeline", "4", "--rate", "100", "redis://127.0.0.1:1"], "--pipeline 4"),
+    ] {
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(expect), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+}
