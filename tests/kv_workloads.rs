@@ -253,6 +253,20 @@ fn commands_and_a_loaded_script_run_with_figures_per_command() {
 }
 
 #[test]
+fn a_mix_sweeps_over_client_counts_into_a_sweep_document() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let (code, out, doc) = kv_json(&["--clients", "1,3", "-n", "600", "--keys", "50", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(doc["settings"]["sweep"]["kind"], "clients");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.iter().map(|s| s["label"].as_str().unwrap()).collect::<Vec<_>>(), ["c=1", "c=3"]);
+    assert_eq!(steps[1]["load"]["connections"], 3);
+    assert!(steps.iter().all(|s| s["ok"] == 600), "{out}");
+    assert!(doc["analysis"].is_object(), "a sweep is analysed as hakaru sweep's are: {out}");
+}
+
+#[test]
 fn bad_workload_input_is_one_line() {
     for (args, expect) in [
         (vec!["kv", "--workload", "nope", "redis://127.0.0.1:1"], "--workload 'nope'"),
@@ -262,6 +276,8 @@ fn bad_workload_input_is_one_line() {
         (vec!["kv", "--script", "/nonexistent.lua", "--command", "GET k", "redis://127.0.0.1:1"], "--script"),
         (vec!["kv", "--workload", "wicked", "--pipeline", "4", "redis://127.0.0.1:1"], "--pipeline 4"),
         (vec!["kv", "--pipeline", "4", "--rate", "100", "redis://127.0.0.1:1"], "--pipeline 4"),
+        (vec!["kv", "--workload", "order", "--clients", "1,2", "redis://127.0.0.1:1"], "--workload order"),
+        (vec!["kv", "--clients", "1,0", "redis://127.0.0.1:1"], "--clients '1,0'"),
     ] {
         let out = hakaru(&args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);

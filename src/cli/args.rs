@@ -428,6 +428,12 @@ pub struct KvArgs {
     /// Load before the measurement, left out of the figures: 5s.
     #[arg(long)]
     pub warmup: Option<String>,
+    /// A sweep of the mix over client counts, a step each (with -d or -n per step): 1,2,4,8,16.
+    #[arg(long, value_name = "LIST", conflicts_with = "rates")]
+    pub clients: Option<String>,
+    /// A sweep of the mix over open-loop rates, a step each: 1000,2000,4000.
+    #[arg(long, value_name = "LIST")]
+    pub rates: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
     /// An operation with no complete reply in this time is recorded with status 0.

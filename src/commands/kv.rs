@@ -12,8 +12,11 @@ use crate::export::{Exporter, csv::Csv, json::Json, text::Text};
 use crate::metrics::ErrorKind;
 use crate::plan::kv::KvPlan;
 use crate::plan::{self, RunPlan};
-use crate::result::StepResult;
-use crate::step::{LiveDocument, measure_step};
+use crate::result::{StepResult, SweepSettings};
+use crate::step::{LiveDocument, measure_step, pause};
+
+/// The pause between the steps of a `--clients` or `--rates` sweep, so the server drains.
+const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let kv = KvPlan::from_args(args)?;
@@ -51,6 +54,18 @@ fn run_phases(
     }
     let mut settings = first.settings.clone();
     settings.method = kv.workload.clone();
+    if let Some((kind, values)) = &kv.sweep {
+        settings.sweep = Some(SweepSettings {
+            kind: kind.clone(),
+            values: values.clone(),
+            step_duration_s: first.settings.duration_s.unwrap_or(0.0),
+            interval_s: SWEEP_PAUSE.as_secs_f64(),
+            warmup_s: kv.warmup.map_or(0.0, |w| w.as_secs_f64()),
+            wait_s: 0.0,
+            slo: None,
+            max_errors_percent: Some(1.0),
+        });
+    }
     let mut live = LiveDocument::new(settings, true, outputs);
     super::check_open_files(&mut live, first.connections, first.threads);
     super::notes(&mut live, &first.notes);
@@ -59,7 +74,10 @@ fn run_phases(
     }
     live.say(&format!("hakaru kv {}  {}", kv.workload, first.settings.targets.join(" ")));
     let mut wrong = None;
-    for (label, plan) in &kv.steps {
+    for (i, (label, plan)) in kv.steps.iter().enumerate() {
+        if i > 0 && kv.sweep.is_some() {
+            pause(SWEEP_PAUSE, interrupt);
+        }
         let (step, interrupted) = measure_step(plan, label, kv.warmup, watchers, interrupt);
         live.say(&phase_line(&step, kv.kyoto));
         if wrong.is_none() {
@@ -69,6 +87,11 @@ fn run_phases(
         if interrupted || (wrong.is_some() && kv.verify) {
             break;
         }
+    }
+    if kv.sweep.is_some() {
+        // A sweep ends as `hakaru sweep` does: the analysis (plateau, knee, bottleneck) and the warnings.
+        super::finish(&mut live)?;
+        return Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS });
     }
     live.refresh_warnings();
     live.say("");

@@ -158,6 +158,8 @@ pub struct KvPlan {
     /// Kyoto's workloads print a `time:` line per phase.
     pub kyoto: bool,
     pub verify: bool,
+    /// `--clients` or `--rates`: the steps are a sweep (`clients` or `rates`, and the values).
+    pub sweep: Option<(String, Vec<f64>)>,
 }
 
 /// The servers of the URLs, their one protocol and greeting.
@@ -213,6 +215,25 @@ fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
         )));
     }
     Ok((lo, hi))
+}
+
+/// `--clients 1,2,4` or `--rates 100,200`: the kind of sweep and its values.
+fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, UsageError> {
+    if let Some(text) = &a.clients {
+        let list: Vec<usize> = super::steps::parse_list("--clients", text, "1,2,4,8")?;
+        if list.contains(&0) {
+            return Err(UsageError::new(format!("--clients '{text}': every count must be at least 1")));
+        }
+        return Ok(Some(("clients".into(), list.into_iter().map(|c| c as f64).collect())));
+    }
+    if let Some(text) = &a.rates {
+        let list: Vec<f64> = super::steps::parse_list("--rates", text, "1000,2000,4000")?;
+        for r in &list {
+            super::parse_rate("--rates", *r)?;
+        }
+        return Ok(Some(("rates".into(), list)));
+    }
+    Ok(None)
 }
 
 /// Loads a `--script` file and its SHA1 (Redis names a loaded script by the SHA1 of its text).
@@ -323,6 +344,12 @@ impl KvPlan {
             )));
         }
         let mut kyoto = false;
+        let mut sweep = None;
+        if workload_name != "mix" && (a.clients.is_some() || a.rates.is_some()) {
+            return Err(UsageError::new(format!(
+                "--workload {workload_name}: --clients and --rates sweep a mix; run {workload_name} with -c or --rate"
+            )));
+        }
         let steps: Vec<(String, RunPlan)> = match workload_name.as_str() {
             "mix" => {
                 let pattern = pattern_flag("--key-pattern", &a.key_pattern)?;
@@ -354,7 +381,25 @@ impl KvPlan {
                 let method = if a.command.is_empty() { a.mix.clone() } else { a.command.join(" | ") };
                 let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max);
                 let set = set_for(Workload::Commands(Arc::new(mix)), names, method);
-                vec![("kv".to_string(), step(&set, &a.load)?)]
+                match sweep_of(a)? {
+                    None => vec![("kv".to_string(), step(&set, &a.load)?)],
+                    Some((kind, values)) => {
+                        let mut steps = Vec::new();
+                        for &v in &values {
+                            let mut load = a.load.clone();
+                            let label = if kind == "clients" {
+                                load.connections = v as usize;
+                                format!("c={v}")
+                            } else {
+                                load.rate = Some(v);
+                                format!("rate={v}")
+                            };
+                            steps.push((label, step(&set, &load)?));
+                        }
+                        sweep = Some((kind, values));
+                        steps
+                    }
+                }
             }
             "order" => {
                 kyoto = true;
@@ -441,6 +486,7 @@ impl KvPlan {
             workload: workload_name,
             kyoto,
             verify: a.verify,
+            sweep,
         })
     }
 }

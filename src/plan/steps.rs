@@ -35,7 +35,7 @@ pub fn flag_duration_or_zero(flag: &str, value: &str) -> Result<Duration, UsageE
     parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))
 }
 
-fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, UsageError> {
+pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, UsageError> {
     text.split(',')
         .map(|v| {
             v.trim().parse::<T>().map_err(|_| {
