@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod export;
 pub mod load;
+pub mod merge;
 pub mod metrics;
 pub mod monitor;
 pub mod patterns;

@@ -40,6 +40,12 @@ pub struct Settings {
     pub patterns: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
+    /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.
+    #[serde(default)]
+    pub segment: Option<String>,
+    /// Scale-out: the instant the load was to start (`--start-at`), RFC 3339; null when it started at once.
+    #[serde(default)]
+    pub start_at: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
 }
@@ -135,6 +141,28 @@ pub struct StepResult {
     /// gets/queries); null without such probes. A probed hit rate is the server's since it started.
     #[serde(default)]
     pub hit_rate: Option<f64>,
+    /// Scale-out: seconds after `--start-at` this agent's load began (0 when on time); null without it. The step
+    /// still counts from that instant, so its windows line up with the other agents'.
+    #[serde(default)]
+    pub start_late_s: Option<f64>,
+    /// A merged document (`hakaru merge`): each agent's share and its own checks; empty otherwise.
+    #[serde(default)]
+    pub agents: Vec<AgentReport>,
+}
+
+/// One agent's part of a merged step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentReport {
+    /// Its segment, `1/3`.
+    pub segment: String,
+    pub hostname: String,
+    pub requests: u64,
+    pub ok: u64,
+    /// Its own CPU: a saturated agent measured itself as much as the target.
+    pub generator: GeneratorReport,
+    /// The server it watched, if any.
+    pub server: Option<crate::monitor::ProcessReport>,
+    pub start_late_s: Option<f64>,
 }
 
 /// One pattern group's or one request's figures within a step.
@@ -409,6 +437,8 @@ impl StepResult {
             breakdown: Vec::new(),
             slowest: Vec::new(),
             hit_rate: None,
+            start_late_s: None,
+            agents: Vec::new(),
         }
     }
 
@@ -513,6 +543,17 @@ impl StepResult {
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());
+        for a in self.agents.iter().filter(|a| a.generator.saturated) {
+            w.push(format!(
+                "agent {} ({}) used {:.0} % of its {} core(s): it may have measured itself as much as the target",
+                a.segment, a.hostname, a.generator.cpu_percent, a.generator.cores
+            ));
+        }
+        if let Some(late) = self.start_late_s.filter(|l| *l >= 0.05) {
+            w.push(format!(
+                "this agent started {late:.3} s after --start-at: its first {late:.3} s are missing from its figures"
+            ));
+        }
         if let Some(s) = &self.schedule {
             // In an open loop, answers still due at the end are the overload showing: say how many.
             if self.unfinished as f64 > 0.01 * self.requests as f64 {

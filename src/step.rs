@@ -47,7 +47,21 @@ pub fn measure_step(
     watchers: &Watchers,
     interrupt: &AtomicBool,
 ) -> (StepResult, bool) {
-    let warmup = warmup.filter(|d| !d.is_zero()).map(|d| {
+    // Scale-out: wait for the common instant before anything (warm-up, probes, the monitor) begins, but for a
+    // moment to set them up in: the load threads wait for the instant itself.
+    if let Some(at) = plan.start_at {
+        engine::wait_until(at.checked_sub(Duration::from_millis(200)).unwrap_or(at), interrupt);
+    }
+    let warmup = warmup.filter(|d| !d.is_zero());
+    // After a warm-up the step starts when the warm-up ends, not at --start-at.
+    let after_warmup;
+    let plan = if warmup.is_some() && plan.start_at.is_some() {
+        after_warmup = RunPlan { start_at: None, ..plan.clone() };
+        &after_warmup
+    } else {
+        plan
+    };
+    let warmup = warmup.map(|d| {
         let mut warm = plan.clone();
         warm.stop = Stop::Duration(d);
         let mut progress = Progress::new(plan.quiet);
@@ -82,11 +96,12 @@ pub fn measure_step(
         threads: plan.threads,
         rate: plan.settings.rate,
     };
-    let (metrics, windows, elapsed, interrupted, load_cpu) = match outcome {
-        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu),
-        None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO),
+    let (metrics, windows, elapsed, interrupted, load_cpu, late) = match outcome {
+        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu, o.late_start),
+        None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO, None),
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
+    step.start_late_s = late.map(|l| (l.as_secs_f64() * 1000.0).round() / 1000.0);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
     step.add_details(&metrics, &labels, &plan.group_names, plan.protocol != crate::protocol::Protocol::Http);
     step.protocol = plan.protocol.name().into();

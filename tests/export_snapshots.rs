@@ -55,6 +55,8 @@ fn settings() -> Settings {
         insecure: false,
         patterns: None,
         ok_status: "200-399".into(),
+        segment: None,
+        start_at: None,
     }
 }
 
@@ -114,6 +116,8 @@ fn step(
         breakdown: Vec::new(),
         slowest: Vec::new(),
         hit_rate: None,
+        start_late_s: None,
+        agents: Vec::new(),
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

@@ -29,8 +29,20 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
     Demo(DemoArgs),
-    /// Load a Redis or memcached server with a get/set mix (redis://HOST:PORT, memcache://HOST:PORT).
+    /// Load a Redis or memcached server: a mix, commands, Kyoto's order/wicked, YCSB (redis://, memcache://).
     Kv(KvArgs),
+    /// Join the result documents of the agents that ran the segments of one plan (--segment I/N) into one.
+    Merge(MergeArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The agents' result documents (JSON), one per segment.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the merged document here (`-` for stdout); the summary is printed either way.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// What requests to send and how, shared by every command that generates load.
@@ -154,6 +166,25 @@ pub struct LoadArgs {
     /// No live progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
+}
+
+/// Scale-out: this process's share of a plan run by several agents, and their common start.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScaleArgs {
+    /// Run segment I of N of the plan (I from 0): connections, -n and --rate split so the N segments add up to
+    /// the whole; `hakaru merge` joins their result documents.
+    #[arg(long, value_name = "I/N")]
+    pub segment: Option<String>,
+    /// Start the load at this instant (RFC 3339, 2026-11-23T21:00:00Z, or Unix seconds), so agents on several
+    /// machines start together; a late start is said in the output.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Run the plan as N agent processes on this machine (each its --segment, one common --start-at), then
+    /// merge their documents: more cores than one process uses well, and the rehearsal of a scale-out.
+    #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub agents: Option<usize>,
 }
 
 /// How the steps of a sweep or a capacity search run, and where they are written.
@@ -193,6 +224,8 @@ pub struct StudyFlags {
     /// No live progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
 }
 
 #[derive(Args, Debug, Clone)]

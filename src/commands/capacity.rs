@@ -48,6 +48,11 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     if max < start {
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
+    if a.study.scale.segment.is_some() || a.study.scale.start_at.is_some() {
+        return Err(UsageError::new(
+            "--segment and --start-at are for run, sweep and kv: agents searching for a capacity apart would each decide alone",
+        ));
+    }
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let max_errors = parts.max_error_percent;

@@ -1,9 +1,11 @@
 //! The commands, one file each: each turns its raw flags into a plan, calls the library, and hands the result to
 //! the exporters. [`dispatch`] runs one; [`clap_error`] reports flags clap refused.
 
+pub mod agents;
 pub mod capacity;
 pub mod demo;
 pub mod kv;
+pub mod merge;
 pub mod patterns;
 pub mod run;
 pub mod serve;
@@ -29,6 +31,15 @@ pub fn dispatch(command: Command) -> ExitCode {
     if !matches!(command, Command::Serve(_)) {
         crate::stop::install(&interrupt);
     }
+    if let Some((n, outputs)) = agents::asked(&command) {
+        return match agents::run_agents(n, &outputs, &interrupt) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("hakaru: error: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        };
+    }
     let outcome = match command {
         Command::Run(args) => run::run(&args, &interrupt),
         Command::Sweep(args) => sweep::sweep(&args, &interrupt),
@@ -37,6 +48,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
+        Command::Merge(args) => merge::merge(&args),
     };
     match outcome {
         Ok(code) => code,

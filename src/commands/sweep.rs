@@ -11,6 +11,7 @@ use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
 use crate::load::{LoadModel, Stop};
+use crate::plan::segment::Scale;
 use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
 use crate::plan::{RunPlan, arrival};
 use crate::result::SweepSettings;
@@ -24,6 +25,22 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let wait = flag_wait.or(parts.set.wait.map(Duration::from_secs_f64)).unwrap_or(Duration::ZERO);
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let set = &parts.set;
+    let scale = Scale::from_args(&a.study.scale)?;
+    if let Some(seg) = scale.segment {
+        // Every step must split: checked before the first step, not found at the fifth.
+        let fewest = match &steps {
+            Steps::Clients(list) => list.iter().copied().min().unwrap_or(1),
+            Steps::Rates(_) => a.study.connections,
+        };
+        if fewest < seg.count {
+            return Err(UsageError::new(format!(
+                "--segment {}: a step with {fewest} connection(s) cannot be split over {} agents; give every step at least {} clients",
+                seg.label(),
+                seg.count,
+                seg.count
+            )));
+        }
+    }
     // One plan per step, built as the step begins: a large pattern file is held once, not once per step.
     let plan_of = |i: usize| -> (String, RunPlan) {
         let stop = Stop::Duration(duration);
@@ -40,7 +57,11 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             }
         };
         plan.1.quiet = a.study.quiet;
-        plan
+        // The agents start the first step together; the later ones follow as each agent's steps end (on time:
+        // the steps are timed).
+        let step_scale = Scale { start_at: scale.start_at.filter(|_| i == 0), ..scale };
+        let scaled = plan.1.scaled(&step_scale).expect("every step's split was checked above");
+        (plan.0, scaled)
     };
     let first = plan_of(0).1;
     let mut settings = first.settings.clone();

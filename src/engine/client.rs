@@ -59,7 +59,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let plan = &ctx.shared.plan;
     // A key-value workload makes each request as it goes; its ops are drawn before a ticket is taken, so a client
     // whose part is done (order's keys) leaves its tickets to the others.
-    let mut source = plan.workload.as_ref().map(|w| w.client(id, plan.connections, plan.seed));
+    let mut source = plan.workload.as_ref().map(|w| w.client(plan.client_offset + id, plan.all_clients, plan.seed));
     decoder.keep_values(source.as_ref().is_some_and(Source::keeps_values));
     if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
         let mut carry = Vec::new();

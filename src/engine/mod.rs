@@ -50,6 +50,8 @@ pub struct StepOutcome {
     pub interrupted: bool,
     /// CPU time of the load threads alone (not of a target running in the same process, as in `demo`).
     pub load_cpu: Duration,
+    /// With `--start-at`: how long after that instant the load started (zero when on time).
+    pub late_start: Option<Duration>,
 }
 
 /// Read-only state every thread shares.
@@ -472,7 +474,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
-    let start = Instant::now();
+    let (start, late_start) = scheduled_start(plan.start_at);
     let deadline = match plan.stop {
         Stop::Duration(d) => Some(start + d),
         Stop::Requests(_) => None,
@@ -494,7 +496,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     // takes a third), so no thread is asked more than its connections can carry.
                     let thread_rate = rate * clients as f64 / plan.connections.max(1) as f64;
                     // One common start; thread i's first slot i / rate after it, so the threads take turns.
-                    let offset = Duration::from_secs_f64(i as f64 / rate);
+                    let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
                     Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
                 }
             };
@@ -513,7 +515,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     ..StepMetrics::new()
                 }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
-                rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add(i as u64))),
+                // Offset by the segment's first client, so the agents of a scaled-out run draw differently.
+                rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add((plan.client_offset + i) as u64))),
                 decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
@@ -541,6 +544,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     // the select over deadline, stop and clients lives in a task that is polled when it is woken.
                     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
                     local.spawn_local(async move {
+                        // The common instant of --start-at (no wait without it).
+                        tokio::time::sleep_until(start.into()).await;
                         let out = thread_main(Rc::new(ctx), deadline, stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
@@ -587,7 +592,30 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted, load_cpu }
+    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted, load_cpu, late_start }
+}
+
+/// Sleeps until `at` (or a stop signal).
+pub fn wait_until(at: std::time::SystemTime, interrupt: &AtomicBool) {
+    while let Ok(wait) = at.duration_since(std::time::SystemTime::now()) {
+        if wait.is_zero() || interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        // Short sleeps: a stop signal is heard within 50 ms, and the last one ends at the instant.
+        std::thread::sleep(wait.min(Duration::from_millis(50)));
+    }
+}
+
+/// When the step starts: now, or at `--start-at` (the threads wait for it), with how late that is. A late
+/// agent's step counts from the common instant, so its windows line up with the other agents' and it ends when
+/// they do.
+fn scheduled_start(at: Option<std::time::SystemTime>) -> (Instant, Option<Duration>) {
+    let now = Instant::now();
+    let Some(at) = at else { return (now, None) };
+    match at.duration_since(std::time::SystemTime::now()) {
+        Ok(ahead) => (now + ahead, Some(Duration::ZERO)),
+        Err(e) => (now.checked_sub(e.duration()).unwrap_or(now), Some(e.duration())),
+    }
 }
 
 /// The part of `total` that worker `i` of `n` takes (the first ones take the remainder).

@@ -217,6 +217,14 @@ fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
     Ok((lo, hi))
 }
 
+/// Kyoto's rnum is per client: the step's budget is rnum for each of its connections (a segment's too).
+fn per_client(mut plan: RunPlan, rnum: u64) -> RunPlan {
+    let n = rnum.saturating_mul(plan.connections as u64);
+    plan.stop = crate::load::Stop::Requests(n);
+    plan.settings.requests = Some(n);
+    plan
+}
+
 /// `--clients 1,2,4` or `--rates 100,200`: the kind of sweep and its values.
 fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, UsageError> {
     if let Some(text) = &a.clients {
@@ -345,6 +353,7 @@ impl KvPlan {
         }
         let mut kyoto = false;
         let mut sweep = None;
+        let scale = super::segment::Scale::from_args(&a.load.scale)?;
         if workload_name != "mix" && (a.clients.is_some() || a.rates.is_some()) {
             return Err(UsageError::new(format!(
                 "--workload {workload_name}: --clients and --rates sweep a mix; run {workload_name} with -c or --rate"
@@ -415,12 +424,13 @@ impl KvPlan {
                         rnum: a.rnum,
                         rnd: a.rnd,
                         etc: a.etc,
+                        check_walk: scale.segment.is_none(),
                         key_prefix: a.key_prefix.clone(),
                     };
                     let name = phase.name().to_string();
                     let set = set_for(Workload::Order(order), vec![name.clone()], format!("order {name}"));
                     let clients = a.load.connections.max(1) as u64;
-                    steps.push((name, step(&set, &exactly(a.rnum.saturating_mul(clients)))?));
+                    steps.push((name, per_client(step(&set, &exactly(a.rnum.saturating_mul(clients)))?, a.rnum)));
                 }
                 steps
             }
@@ -434,7 +444,8 @@ impl KvPlan {
                 let mut steps = Vec::new();
                 for i in 1..=a.it {
                     let set = set_for(Workload::Wicked(Arc::clone(&wicked)), names.clone(), "wicked".into());
-                    steps.push((format!("iteration {i}"), step(&set, &exactly(a.rnum.saturating_mul(clients)))?));
+                    let plan = per_client(step(&set, &exactly(a.rnum.saturating_mul(clients)))?, a.rnum);
+                    steps.push((format!("iteration {i}"), plan));
                 }
                 steps
             }
@@ -462,7 +473,8 @@ impl KvPlan {
                 }
                 let mut steps = Vec::new();
                 for &phase in phases {
-                    let y = Ycsb::new(protocol, letter, phase, a.records);
+                    let segment = scale.segment.map(|s| (s.index as u64, s.count as u64));
+                    let y = Ycsb::new(protocol, letter, phase, a.records, segment);
                     let set = set_for(Workload::Ycsb(Arc::new(y)), names.clone(), name.to_string());
                     let (label, load) = match phase {
                         YcsbPhase::Load => ("load", exactly(a.records)),

@@ -3,6 +3,7 @@
 //! of a capacity search.
 
 pub mod kv;
+pub mod segment;
 pub mod slo;
 pub mod steps;
 
@@ -82,6 +83,13 @@ pub struct RunPlan {
     pub pipeline: usize,
     /// The settings as the result document records them.
     pub settings: Settings,
+    /// Scale-out: when the load starts (`--start-at`); None: at once.
+    pub start_at: Option<std::time::SystemTime>,
+    /// Scale-out: this segment's open-loop slots start this long after the common start.
+    pub slot_offset: Duration,
+    /// Scale-out: clients are numbered from this one, of this many in all the segments.
+    pub client_offset: usize,
+    pub all_clients: usize,
 }
 
 pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
@@ -513,7 +521,8 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Stop, LoadModel), UsageError> 
 pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
     let (stop, load) = load_parts(a)?;
     check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
-    let mut plan = RunPlan::new(set, command, a.connections, a.threads, stop, load);
+    let scale = segment::Scale::from_args(&a.scale)?;
+    let mut plan = RunPlan::new(set, command, a.connections, a.threads, stop, load).scaled(&scale)?;
     plan.json = a.json.clone();
     plan.csv = a.csv.clone();
     plan.quiet = a.quiet;
@@ -578,6 +587,8 @@ impl RunPlan {
             insecure: set.insecure,
             patterns: set.patterns.clone(),
             ok_status: set.ok_status.text().to_string(),
+            segment: None,
+            start_at: None,
             sweep: None,
         };
         RunPlan {
@@ -602,6 +613,10 @@ impl RunPlan {
             greeting: set.greeting.clone(),
             workload: set.workload.clone(),
             pipeline: set.pipeline,
+            start_at: None,
+            slot_offset: Duration::ZERO,
+            client_offset: 0,
+            all_clients: connections,
             settings,
         }
     }

@@ -91,20 +91,36 @@ pub struct Ycsb {
     pub phase: YcsbPhase,
     pub records: u64,
     zipf: Zipfian,
-    /// The next record number to insert (load: from 0; run: from `records`, for D and E's inserts).
+    /// The next record number to insert (load: from 0; run: from `records`, for D and E's inserts), and the step
+    /// between numbers: agents of a scaled-out run take every n-th number, so no two insert the same record.
     next_insert: AtomicU64,
+    stride: u64,
     field_value: Vec<u8>,
 }
 
 impl Ycsb {
-    pub fn new(protocol: Protocol, letter: Letter, phase: YcsbPhase, records: u64) -> Ycsb {
+    /// `segment`: (index, count) of a scaled-out run: the load phase inserts this segment's part of the records,
+    /// the run phase's inserts every count-th number from `records + index`.
+    pub fn new(
+        protocol: Protocol,
+        letter: Letter,
+        phase: YcsbPhase,
+        records: u64,
+        segment: Option<(u64, u64)>,
+    ) -> Ycsb {
+        let (index, count) = segment.unwrap_or((0, 1));
+        let (first, stride) = match phase {
+            YcsbPhase::Load => (index * (records / count) + index.min(records % count), 1),
+            YcsbPhase::Run => (records + index, count),
+        };
         Ycsb {
             protocol,
             letter,
             phase,
             records,
             zipf: Zipfian::new(records, ZIPF_THETA),
-            next_insert: AtomicU64::new(if phase == YcsbPhase::Load { 0 } else { records }),
+            next_insert: AtomicU64::new(first),
+            stride,
             field_value: (0..FIELD_LENGTH).map(|i| b'a' + (i % 26) as u8).collect(),
         }
     }
@@ -216,7 +232,7 @@ impl Client {
         }
         let y = Arc::clone(&self.ycsb);
         if y.phase == YcsbPhase::Load {
-            let n = y.next_insert.fetch_add(1, Ordering::Relaxed);
+            let n = y.next_insert.fetch_add(y.stride, Ordering::Relaxed);
             return Op { spec: INSERT, request: request(y.insert(n), false), expect: any };
         }
         let shares = y.letter.mix();
@@ -234,7 +250,7 @@ impl Client {
             if y.protocol == Protocol::Resp { resp::encode(&[b"HGETALL", &key]) } else { memcache::encode_get(&key) }
         };
         let (bytes, idempotent) = match spec {
-            INSERT => (y.insert(y.next_insert.fetch_add(1, Ordering::Relaxed)), false),
+            INSERT => (y.insert(y.next_insert.fetch_add(y.stride, Ordering::Relaxed)), false),
             UPDATE => {
                 let n = self.existing();
                 (self.update(n), false)

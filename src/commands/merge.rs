@@ -1,0 +1,43 @@
+//! `hakaru merge`: the agents' result documents of one plan read, merged, printed and written.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use crate::cli::args::MergeArgs;
+use crate::error::UsageError;
+use crate::export::{Exporter, is_stdout, json::Json, text::Text, write_atomically};
+use crate::result::ResultDocument;
+
+pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
+    let mut docs = Vec::new();
+    let mut names = Vec::new();
+    for path in &a.files {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError::new(format!("{shown}: cannot read it ({e}); give the agents' --json files")))?;
+        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
+            UsageError::new(format!(
+                "{shown}:{}:{}: not a hakaru result document ({e}); give the agents' --json files",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        docs.push(doc);
+        names.push(shown);
+    }
+    let merged = crate::merge::merge(&docs, &names).map_err(UsageError::new)?;
+    let to_stdout = a.output.as_deref().is_some_and(is_stdout);
+    // The file first: a reader of the summary that goes away (`| head`) must not cost the merged document.
+    if let Some(path) = a.output.as_deref().filter(|_| !to_stdout) {
+        write_atomically(path, &Json.render(&merged))
+            .map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))?;
+    }
+    let summary = Text.render(&merged);
+    if to_stdout {
+        let _ = writeln!(std::io::stderr(), "{}", summary.trim_end());
+        let _ = write!(std::io::stdout(), "{}", Json.render(&merged));
+    } else {
+        let _ = writeln!(std::io::stdout(), "{}", summary.trim_end());
+    }
+    Ok(ExitCode::SUCCESS)
+}

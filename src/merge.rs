@@ -1,0 +1,266 @@
+//! `hakaru merge`: one result document from the documents of the agents that ran the segments of one plan
+//! (`--segment I/N`): counts summed, latency histograms added (so the merged percentiles are exact), per-second
+//! windows summed by their second, and each agent's own CPU and lateness kept beside the totals.
+//!
+//! What cannot be merged exactly is said: a window's and a breakdown row's percentiles, and the failures' and
+//! service latency summaries, are kept as the highest of the agents' (an upper bound), as they carry no
+//! histogram.
+
+use std::collections::BTreeMap;
+
+use crate::metrics::{LatencyHistogram, WindowSummary};
+use crate::result::{AgentReport, BreakdownRow, ErrorCount, LatencySummary, ResultDocument, SlowRequest, StepResult};
+
+/// The settings that must be the same in every agent's document for the sum to mean anything.
+fn plan_fingerprint(doc: &ResultDocument) -> Vec<(&'static str, String)> {
+    let s = &doc.settings;
+    vec![
+        ("command", s.command.clone()),
+        ("targets", s.targets.join(" ")),
+        ("method", s.method.clone()),
+        ("headers", s.headers.join("; ")),
+        ("body_bytes", s.body_bytes.to_string()),
+        ("load_model", s.load_model.clone()),
+        ("duration_s", format!("{:?}", s.duration_s)),
+        ("keepalive", s.keepalive.to_string()),
+        ("timeout_s", s.timeout_s.to_string()),
+        ("patterns", format!("{:?}", s.patterns)),
+        ("ok_status", s.ok_status.clone()),
+        ("sweep", format!("{:?}", s.sweep.as_ref().map(|w| (&w.kind, &w.values)))),
+        ("start_at", format!("{:?}", s.start_at)),
+        ("steps", doc.steps.iter().map(|st| st.label.as_str()).collect::<Vec<_>>().join(",")),
+    ]
+}
+
+/// Merges the agents' documents; `names` name them in messages (their files). Documents of different plans, two
+/// of the same segment, or a segment missing are refused, with the difference named.
+pub fn merge(docs: &[ResultDocument], names: &[String]) -> Result<ResultDocument, String> {
+    let first = docs.first().ok_or("no document to merge")?;
+    let base = plan_fingerprint(first);
+    for (doc, name) in docs.iter().zip(names).skip(1) {
+        for ((key, a), (_, b)) in base.iter().zip(plan_fingerprint(doc)) {
+            if *a != b {
+                return Err(format!(
+                    "{name}: {key} is {b}, not {a} as in {}: the documents are of different plans",
+                    names[0]
+                ));
+            }
+        }
+    }
+    let mut seen: BTreeMap<(usize, usize), &str> = BTreeMap::new();
+    for (doc, name) in docs.iter().zip(names) {
+        let seg = doc.settings.segment.as_deref().ok_or_else(|| {
+            format!("{name}: not a segment (run with --segment I/N); merge joins the agents of one plan")
+        })?;
+        let (i, n) = seg
+            .split_once('/')
+            .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+            .ok_or_else(|| format!("{name}: segment '{seg}' is not I/N"))?;
+        if let Some(other) = seen.insert((i, n), name) {
+            return Err(format!("{name}: segment {seg} is also in {other}; give each agent's document once"));
+        }
+    }
+    let count = seen.keys().next().map_or(0, |k| k.1);
+    if seen.keys().any(|k| k.1 != count) {
+        return Err("the documents split the plan into different numbers of segments".into());
+    }
+    if seen.len() != count {
+        let missing: Vec<String> =
+            (0..count).filter(|i| !seen.contains_key(&(*i, count))).map(|i| format!("{i}/{count}")).collect();
+        return Err(format!("segment(s) {} missing: merge every agent's document", missing.join(", ")));
+    }
+
+    let mut out = first.clone();
+    let s = &mut out.settings;
+    s.connections = docs.iter().map(|d| d.settings.connections).sum();
+    s.threads = docs.iter().map(|d| d.settings.threads).sum();
+    s.requests = docs.iter().map(|d| d.settings.requests).sum();
+    s.rate = docs.iter().map(|d| d.settings.rate).sum();
+    s.segment = None;
+    out.interrupted = docs.iter().any(|d| d.interrupted);
+    out.steps = (0..first.steps.len())
+        .map(|k| {
+            let parts: Vec<(&StepResult, &ResultDocument)> = docs.iter().map(|d| (&d.steps[k], d)).collect();
+            merge_step(&parts)
+        })
+        .collect::<Result<_, _>>()?;
+    out.warnings = docs
+        .iter()
+        .flat_map(|d| {
+            let seg = d.settings.segment.clone().unwrap_or_default();
+            d.warnings.iter().map(move |w| format!("agent {seg}: {w}"))
+        })
+        .collect();
+    out.warnings.push(
+        "merged from the agents' documents: step percentiles are exact (histograms added); per-second windows', \
+         breakdown rows' and failures' percentiles are the highest of the agents' (an upper bound)"
+            .into(),
+    );
+    let max_failed = out.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
+    if out.settings.sweep.is_some() {
+        out.analysis = crate::analysis::analyse(&out.steps, max_failed);
+    }
+    Ok(out)
+}
+
+fn sum_map(maps: impl Iterator<Item = BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for m in maps {
+        for (k, v) in m {
+            *out.entry(k).or_insert(0) += v;
+        }
+    }
+    out
+}
+
+/// Summaries without histograms: counts summed, extremes kept, the mean weighted, percentiles the highest.
+fn bound_summary(parts: &[&LatencySummary]) -> LatencySummary {
+    let count: u64 = parts.iter().map(|p| p.count).sum();
+    let mut percentiles = BTreeMap::new();
+    for p in parts {
+        for (k, v) in &p.percentiles {
+            let e = percentiles.entry(k.clone()).or_insert(0);
+            *e = (*e).max(*v);
+        }
+    }
+    LatencySummary {
+        unit: "us".into(),
+        count,
+        min: parts.iter().filter(|p| p.count > 0).map(|p| p.min).min().unwrap_or(0),
+        mean: parts.iter().map(|p| p.mean * p.count as f64).sum::<f64>() / count.max(1) as f64,
+        stdev: parts.iter().map(|p| p.stdev).fold(0.0, f64::max),
+        max: parts.iter().map(|p| p.max).max().unwrap_or(0),
+        percentiles,
+    }
+}
+
+fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, String> {
+    let steps: Vec<&StepResult> = parts.iter().map(|p| p.0).collect();
+    let mut out = steps[0].clone();
+    let mut hist = LatencyHistogram::new();
+    for s in &steps {
+        let h = LatencyHistogram::from_base64(&s.histogram.data)
+            .map_err(|e| format!("step {}: its histogram cannot be read: {e}", s.label))?;
+        hist.merge(&h);
+    }
+    let secs = steps.iter().map(|s| s.duration_s).fold(0.0, f64::max).max(1e-9);
+    let sum = |f: fn(&StepResult) -> u64| steps.iter().map(|s| f(s)).sum::<u64>();
+    out.duration_s = secs;
+    out.requests = sum(|s| s.requests);
+    out.responses = sum(|s| s.responses);
+    out.errors = sum(|s| s.errors);
+    out.ok = sum(|s| s.ok);
+    out.failed = sum(|s| s.failed);
+    out.unfinished = sum(|s| s.unfinished);
+    let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let t = &mut out.throughput;
+    t.bytes_in = sum(|s| s.throughput.bytes_in);
+    t.bytes_out = sum(|s| s.throughput.bytes_out);
+    t.requests_per_s = round3(out.requests as f64 / secs);
+    t.ok_per_s = round3(out.ok as f64 / secs);
+    t.bytes_in_per_s = round3(t.bytes_in as f64 / secs);
+    t.bytes_out_per_s = round3(t.bytes_out as f64 / secs);
+    out.latency = LatencySummary::from_histogram(&hist);
+    out.histogram.data = hist.to_base64();
+    let failed: Vec<&LatencySummary> = steps.iter().filter_map(|s| s.failed_latency.as_ref()).collect();
+    out.failed_latency = (!failed.is_empty()).then(|| bound_summary(&failed));
+    let service: Vec<&LatencySummary> = steps.iter().filter_map(|s| s.service.as_ref()).collect();
+    out.service = (!service.is_empty()).then(|| bound_summary(&service));
+    if let Some(sched) = &mut out.schedule {
+        let all: Vec<_> = steps.iter().filter_map(|s| s.schedule.as_ref()).collect();
+        sched.target_rate = all.iter().map(|x| x.target_rate).sum();
+        sched.achieved_rate = round3(all.iter().map(|x| x.achieved_rate * secs).sum::<f64>() / secs);
+        sched.completed_rate = round3(all.iter().map(|x| x.completed_rate * secs).sum::<f64>() / secs);
+        sched.late = all.iter().map(|x| x.late).sum();
+        sched.max_lag_us = all.iter().map(|x| x.max_lag_us).max().unwrap_or(0);
+        sched.starved = all.iter().map(|x| x.starved).sum();
+    }
+    out.status = sum_map(steps.iter().map(|s| s.status.clone()));
+    out.failed_statuses = sum_map(steps.iter().map(|s| s.failed_statuses.clone()));
+    let mut kinds: BTreeMap<String, ErrorCount> = BTreeMap::new();
+    for e in steps.iter().flat_map(|s| &s.error_kinds) {
+        kinds.entry(e.kind.clone()).and_modify(|k| k.count += e.count).or_insert_with(|| e.clone());
+    }
+    out.error_kinds = kinds.into_values().collect();
+    let c = &mut out.connections;
+    c.asked = steps.iter().map(|s| s.connections.asked).sum();
+    c.max_open = sum(|s| s.connections.max_open);
+    c.opened = sum(|s| s.connections.opened);
+    c.reconnects = sum(|s| s.connections.reconnects);
+    out.load.connections = steps.iter().map(|s| s.load.connections).sum();
+    out.load.threads = steps.iter().map(|s| s.load.threads).sum();
+    out.load.rate = steps.iter().map(|s| s.load.rate).sum();
+    out.windows = merge_windows(&steps);
+    out.breakdown = merge_breakdown(&steps, secs);
+    let mut slowest: Vec<SlowRequest> = steps.iter().flat_map(|s| s.slowest.clone()).collect();
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.latency_us));
+    slowest.truncate(10);
+    out.slowest = slowest;
+    out.generator.cpu_percent = steps.iter().map(|s| s.generator.cpu_percent).sum();
+    out.generator.cores = steps.iter().map(|s| s.generator.cores).sum();
+    out.generator.saturated = steps.iter().any(|s| s.generator.saturated);
+    out.start_late_s = steps.iter().filter_map(|s| s.start_late_s).reduce(f64::max);
+    out.agents = parts
+        .iter()
+        .map(|(s, d)| AgentReport {
+            segment: d.settings.segment.clone().unwrap_or_default(),
+            hostname: d.provenance.hostname.clone(),
+            requests: s.requests,
+            ok: s.ok,
+            generator: s.generator,
+            server: s.server.clone(),
+            start_late_s: s.start_late_s,
+        })
+        .collect();
+    Ok(out)
+}
+
+/// Windows summed by their second (the agents' steps count from the same instant with `--start-at`).
+fn merge_windows(steps: &[&StepResult]) -> Vec<WindowSummary> {
+    let mut by_t: BTreeMap<u64, WindowSummary> = BTreeMap::new();
+    for w in steps.iter().flat_map(|s| &s.windows) {
+        let key = (w.t * 1000.0).round() as u64;
+        by_t.entry(key)
+            .and_modify(|m| {
+                m.requests += w.requests;
+                m.errors += w.errors;
+                m.p50_us = m.p50_us.max(w.p50_us);
+                m.p99_us = m.p99_us.max(w.p99_us);
+                m.max_us = m.max_us.max(w.max_us);
+            })
+            .or_insert_with(|| w.clone());
+    }
+    by_t.into_values().collect()
+}
+
+/// Breakdown rows summed by kind and name; means weighted by successes, percentiles the highest.
+fn merge_breakdown(steps: &[&StepResult], secs: f64) -> Vec<BreakdownRow> {
+    let mut rows: Vec<BreakdownRow> = Vec::new();
+    for r in steps.iter().flat_map(|s| &s.breakdown) {
+        match rows.iter_mut().find(|x| x.kind == r.kind && x.name == r.name) {
+            Some(x) => {
+                let ok = x.ok + r.ok;
+                x.mean_us = (x.mean_us * x.ok as f64 + r.mean_us * r.ok as f64) / ok.max(1) as f64;
+                x.requests += r.requests;
+                x.ok = ok;
+                x.failed += r.failed;
+                x.p50_us = x.p50_us.max(r.p50_us);
+                x.p99_us = x.p99_us.max(r.p99_us);
+                let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                    (None, None) => None,
+                    (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                };
+                x.p999_us = x.p999_us.max(r.p999_us);
+                x.hits = add(x.hits, r.hits);
+                x.misses = add(x.misses, r.misses);
+                x.expected = add(x.expected, r.expected);
+            }
+            None => rows.push(r.clone()),
+        }
+    }
+    for x in &mut rows {
+        x.ok_per_s = (x.ok as f64 / secs * 1000.0).round() / 1000.0;
+        x.mean_us = (x.mean_us * 1000.0).round() / 1000.0;
+    }
+    rows
+}

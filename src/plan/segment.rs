@@ -1,0 +1,170 @@
+//! Scale-out: this process's segment of a plan run by several agents (`--segment I/N`, as k6's execution
+//! segments) and their common start (`--start-at`). Segments split connections, requests and rate so that the
+//! N segments add up to the whole exactly; `hakaru merge` joins their documents.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::RunPlan;
+use crate::cli::args::ScaleArgs;
+use crate::error::UsageError;
+use crate::load::{LoadModel, Stop};
+
+/// Segment `index` (from 0) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Segment {
+    /// This segment's share of `total`: the first `total % count` segments take one more, so the shares add up.
+    pub fn share(&self, total: u64) -> u64 {
+        let n = self.count as u64;
+        total / n + u64::from((self.index as u64) < total % n)
+    }
+
+    /// The shares of the segments before this one: where its part starts.
+    pub fn before(&self, total: u64) -> u64 {
+        let (n, i) = (self.count as u64, self.index as u64);
+        i * (total / n) + i.min(total % n)
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
+    }
+}
+
+/// The scale-out flags, read.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Scale {
+    pub segment: Option<Segment>,
+    pub start_at: Option<SystemTime>,
+}
+
+impl Scale {
+    pub fn from_args(a: &ScaleArgs) -> Result<Scale, UsageError> {
+        let segment = a
+            .segment
+            .as_deref()
+            .map(|text| {
+                let bad = || {
+                    UsageError::new(format!(
+                        "--segment '{text}': write I/N with 0 <= I < N, like 0/3 (the first of three agents)"
+                    ))
+                };
+                let (i, n) = text.split_once('/').ok_or_else(bad)?;
+                let (index, count): (usize, usize) =
+                    (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+                if count == 0 || index >= count {
+                    return Err(bad());
+                }
+                Ok(Segment { index, count })
+            })
+            .transpose()?;
+        let start_at = a.start_at.as_deref().map(parse_instant).transpose()?;
+        Ok(Scale { segment, start_at })
+    }
+}
+
+/// `2026-11-23T21:00:00Z` (RFC 3339) or `1795467600` (Unix seconds, fractions allowed).
+fn parse_instant(text: &str) -> Result<SystemTime, UsageError> {
+    if let Ok(secs) = text.trim().parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+    }
+    humantime::parse_rfc3339_weak(text.trim()).map_err(|_| {
+        UsageError::new(format!(
+            "--start-at '{text}': not a time; give RFC 3339 (2026-11-23T21:00:00Z) or Unix seconds"
+        ))
+    })
+}
+
+/// An instant for messages and the document: RFC 3339, UTC, milliseconds.
+pub fn show_instant(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+impl RunPlan {
+    /// This plan cut to its segment and given its start: the segment's connections, requests and rate; its
+    /// open-loop slots offset so the segments' slots interleave; its clients numbered after the segments before
+    /// it (so a key-value workload's client keeps its keys whichever agent runs it).
+    pub fn scaled(mut self, scale: &Scale) -> Result<RunPlan, UsageError> {
+        self.start_at = scale.start_at;
+        self.settings.start_at = scale.start_at.map(show_instant);
+        let Some(seg) = scale.segment else { return Ok(self) };
+        let all = self.connections as u64;
+        let connections = seg.share(all) as usize;
+        if connections == 0 {
+            return Err(UsageError::new(format!(
+                "--segment {}: {all} connection(s) cannot be split over {} agents; give at least one connection per agent",
+                seg.label(),
+                seg.count
+            )));
+        }
+        if let Stop::Requests(n) = self.stop {
+            let mine = seg.share(n);
+            if mine == 0 {
+                return Err(UsageError::new(format!(
+                    "--segment {}: {n} request(s) cannot be split over {} agents; give at least one request per agent",
+                    seg.label(),
+                    seg.count
+                )));
+            }
+            self.stop = Stop::Requests(mine);
+            self.settings.requests = Some(mine);
+        }
+        if let LoadModel::Open { rate, arrival } = self.load {
+            // Segment i's slots start i / rate after the common start: the segments' slots interleave.
+            self.slot_offset = Duration::from_secs_f64(seg.index as f64 / rate);
+            let mine = rate / seg.count as f64;
+            self.load = LoadModel::Open { rate: mine, arrival };
+            self.settings.rate = Some(mine);
+        }
+        self.client_offset = seg.before(all) as usize;
+        self.all_clients = all as usize;
+        self.connections = connections;
+        self.threads = self.threads.min(connections).max(1);
+        self.settings.connections = connections;
+        self.settings.threads = self.threads;
+        self.settings.segment = Some(seg.label());
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_and_parts_follow_each_other() {
+        for (total, n) in [(10u64, 3usize), (2, 3), (1000, 7), (5, 5)] {
+            let segs: Vec<Segment> = (0..n).map(|index| Segment { index, count: n }).collect();
+            assert_eq!(segs.iter().map(|s| s.share(total)).sum::<u64>(), total);
+            for w in segs.windows(2) {
+                assert_eq!(w[0].before(total) + w[0].share(total), w[1].before(total));
+            }
+        }
+    }
+
+    #[test]
+    fn flags_read_or_refuse_in_one_line() {
+        let a = ScaleArgs {
+            segment: Some("1/3".into()),
+            start_at: Some("2026-11-23T21:00:00Z".into()),
+            ..Default::default()
+        };
+        let s = Scale::from_args(&a).unwrap();
+        assert_eq!(s.segment, Some(Segment { index: 1, count: 3 }));
+        assert_eq!(show_instant(s.start_at.unwrap()), "2026-11-23T21:00:00.000Z");
+        let unix = Scale::from_args(&ScaleArgs { start_at: Some("1795467600".into()), ..Default::default() }).unwrap();
+        assert_eq!(unix.start_at, Some(UNIX_EPOCH + Duration::from_secs(1_795_467_600)));
+        for bad in ["3/3", "1", "a/b", "0/0"] {
+            let e = Scale::from_args(&ScaleArgs { segment: Some(bad.into()), ..Default::default() }).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("--segment '{bad}'")), "{e}");
+        }
+        let e = Scale::from_args(&ScaleArgs { start_at: Some("tomorrow".into()), ..Default::default() }).unwrap_err();
+        assert!(e.to_string().contains("--start-at 'tomorrow'"), "{e}");
+    }
+}

@@ -1,0 +1,193 @@
+//! Scale-out on loopback: a plan run as three segments (`--segment I/3`, one `--start-at`) against a real nginx
+//! and merged with `hakaru merge`, `--agents 3`, key-value workloads split over agents, and the refusals.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::{Nginx, ask, hakaru, hakaru_with, redis};
+use hakaru::metrics::LatencyHistogram;
+use serde_json::Value;
+
+fn read(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Runs `args` as three agent processes at once, each `--segment i/3 --start-at` in 2 s, with its JSON in `dir`.
+fn three_agents(args: &[&str], dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_secs(2)).as_secs().to_string();
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let json = dir.join(format!("agent-{i}.json"));
+            let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+                .args(args)
+                .args(["-q", "--segment", &format!("{i}/3"), "--start-at", &at, "--json"])
+                .arg(&json)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (json, child)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(json, child)| {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            json
+        })
+        .collect()
+}
+
+#[test]
+fn three_segments_merge_into_exactly_the_whole_plan() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = nginx.url("/");
+    let files = three_agents(&["run", "-c", "7", "-n", "3001", &url], dir.path());
+    let parts: Vec<Value> = files.iter().map(|f| read(f)).collect();
+    // The shares add up: 7 connections as 3, 2, 2; 3001 requests as 1001, 1000, 1000.
+    let conns: Vec<u64> = parts.iter().map(|d| d["settings"]["connections"].as_u64().unwrap()).collect();
+    let reqs: Vec<u64> = parts.iter().map(|d| d["steps"][0]["requests"].as_u64().unwrap()).collect();
+    assert_eq!((conns, reqs), (vec![3, 2, 2], vec![1001, 1000, 1000]));
+    assert!(parts.iter().all(|d| d["steps"][0]["start_late_s"].as_f64().unwrap() < 0.5));
+
+    let merged_path = dir.path().join("all.json");
+    let mut args = vec!["merge".to_string()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(["-o".to_string(), merged_path.display().to_string()]);
+    let out = hakaru(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("ok 3001, failed 0"), "{}", out.stdout);
+    let merged = read(&merged_path);
+    let step = &merged["steps"][0];
+    assert_eq!(merged["settings"]["connections"], 7);
+    assert_eq!(merged["settings"]["requests"], 3001);
+    assert_eq!(merged["settings"]["segment"], Value::Null);
+    assert_eq!(step["requests"], 3001);
+    assert_eq!(step["status"]["200"], 3001);
+    assert_eq!(step["agents"].as_array().unwrap().len(), 3);
+    // The merged histogram is the sum of the agents' histograms, bucket for bucket (its encoding equal).
+    let mut sum = LatencyHistogram::new();
+    for d in &parts {
+        sum.merge(&LatencyHistogram::from_base64(d["steps"][0]["histogram"]["data"].as_str().unwrap()).unwrap());
+    }
+    assert_eq!(step["histogram"]["data"].as_str().unwrap(), sum.to_base64());
+    assert_eq!(step["latency"]["count"], 3001);
+    assert_eq!(step["latency"]["percentiles"]["p99"], sum.percentile(99.0));
+    // The merged document is an ordinary result: the schema holds.
+    let schema: Value = serde_json::from_str(include_str!("../schema/result.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&merged).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn agents_on_one_machine_start_together_and_their_windows_line_up() {
+    let nginx = Nginx::start();
+    // The harness adds --json for run: the merged document is written there.
+    let out = hakaru_with(
+        &["run", "-q", "--agents", "3", "-c", "6", "-d", "2s", &nginx.url("/")],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("3 agents, merged"), "{}", out.stdout);
+    let doc = out.json.expect("the merged document");
+    let step = &doc["steps"][0];
+    let agents = step["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 3);
+    let by_agent: u64 = agents.iter().map(|a| a["requests"].as_u64().unwrap()).sum();
+    assert_eq!(step["requests"].as_u64().unwrap(), by_agent);
+    assert_eq!(doc["settings"]["connections"], 6);
+    // One window per second, at whole seconds from the common start, each holding every agent's requests.
+    let windows = step["windows"].as_array().unwrap();
+    let ts: Vec<f64> = windows.iter().map(|w| w["t"].as_f64().unwrap()).collect();
+    assert!(ts.iter().all(|t| t.fract() == 0.0), "{ts:?}");
+    assert!(ts.windows(2).all(|w| w[1] > w[0]), "{ts:?}");
+    let in_windows: u64 = windows.iter().map(|w| w["requests"].as_u64().unwrap()).sum();
+    assert_eq!(in_windows, by_agent);
+    assert!(windows[0]["requests"].as_u64().unwrap() > 0 && windows[1]["requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn an_open_loop_rate_splits_over_the_agents_and_adds_up() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let files = three_agents(&["run", "--rate", "300", "-c", "6", "-d", "2s", &nginx.url("/")], dir.path());
+    let rates: Vec<f64> = files.iter().map(|f| read(f)["settings"]["rate"].as_f64().unwrap()).collect();
+    assert_eq!(rates, [100.0, 100.0, 100.0]);
+    let merged = dir.path().join("all.json");
+    let mut args: Vec<String> = vec!["merge".into()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(["-o".into(), merged.display().to_string()]);
+    let out = hakaru(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = read(&merged);
+    assert_eq!(doc["steps"][0]["schedule"]["target_rate"], 300.0);
+    let sent = doc["steps"][0]["requests"].as_u64().unwrap();
+    assert!((570..=630).contains(&sent), "300/s for 2 s: {sent}");
+}
+
+#[test]
+fn key_value_agents_each_keep_their_clients_keys() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let dir = tempfile::tempdir().unwrap();
+    // wicked --verify over three agents: each client owns its keys by its number across the agents.
+    let files = three_agents(
+        &["kv", "--workload", "wicked", "--rnum", "200", "-c", "3", "--verify", "--seed", "3", &url],
+        dir.path(),
+    );
+    for f in &files {
+        let d = read(f);
+        assert_eq!(d["steps"][0]["failed"], 0, "{d}");
+        assert_eq!(d["steps"][0]["requests"], 200, "one client per agent, rnum each");
+    }
+    // order over three agents writes every client's keys once and removes them all.
+    let files = three_agents(&["kv", "--workload", "order", "--rnum", "100", "-c", "3", &url], dir.path());
+    let set: u64 = files.iter().map(|f| read(f)["steps"][0]["ok"].as_u64().unwrap()).sum();
+    assert_eq!(set, 300);
+    assert_eq!(ask(r.port, b"DBSIZE\r\n"), ":0\r\n");
+}
+
+#[test]
+fn plans_that_do_not_split_or_merge_are_refused_in_one_line() {
+    let nginx = Nginx::start();
+    let url = nginx.url("/");
+    for (args, expect) in [
+        (vec!["run", "--segment", "3/3", &url], "--segment '3/3'"),
+        (vec!["run", "--segment", "2/3", "-c", "2", &url], "2 connection(s) cannot be split over 3 agents"),
+        (vec!["run", "--start-at", "soon", &url], "--start-at 'soon'"),
+        (vec!["sweep", "--segment", "0/2", "--clients", "1,2", "-d", "1s", &url], "cannot be split over 2 agents"),
+        (vec!["capacity", "--segment", "0/2", "--slo", "p99<50ms", &url], "--segment and --start-at are for"),
+    ] {
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(expect), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+    // Two documents of different plans, and one segment twice.
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    for (path, n) in [(&a, "100"), (&b, "200")] {
+        // Not through the harness, which adds its own --json to run.
+        let status = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["run", "-q", "-n", n, "-c", "2", "--segment", "0/2", "--json", path.to_str().unwrap(), &url])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let out = hakaru(&["merge", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("segment 0/2 is also in"), "{}", out.stderr);
+    let out = hakaru(&["merge", a.to_str().unwrap()]);
+    assert!(out.code == 2 && out.stderr.contains("1/2 missing"), "{}", out.stderr);
+    std::fs::write(&b, "{ not json").unwrap();
+    let out = hakaru(&["merge", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(out.code == 2 && out.stderr.contains("b.json:1:"), "{}", out.stderr);
+}
