@@ -55,6 +55,7 @@ fn settings() -> Settings {
         insecure: false,
         patterns: None,
         ok_status: "200-399".into(),
+        labels: Default::default(),
     }
 }
 

@@ -5,38 +5,13 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{free_port, hakaru, wait_listening};
-
-/// A server process on loopback, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Server, free_port, hakaru, redis_with, wait_listening};
 
 fn redis() -> Server {
     redis_with(&[])
-}
-
-fn redis_with(extra: &[&str]) -> Server {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed (scripts/test.sh installs it)");
-    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
-    Server { child, port }
 }
 
 fn memcached() -> Server {

@@ -60,6 +60,7 @@ fn run_hakaru(args: &[&str], urls: &[String]) -> Value {
         .arg("--json")
         .arg(&file)
         .args(urls)
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();

@@ -49,6 +49,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    let history = super::history::Recorder::from_args(&a.study.history)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let max_errors = parts.max_error_percent;
     let set = &parts.set;
@@ -73,6 +74,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         max_errors_percent: Some(max_errors),
     });
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    live.doc.settings.labels = history.labels.clone();
     super::check_open_files(&mut live, first.connections, first.threads);
     super::notes(&mut live, &parts.set.warnings);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
@@ -138,6 +140,6 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
             .say(&format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")),
         (None, _) => live.say(&format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start")),
     }
-    finish(&mut live)?;
+    finish(&mut live, &history)?;
     Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

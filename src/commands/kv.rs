@@ -10,5 +10,6 @@ use crate::plan::{self, RunPlan};
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = RunPlan::from_kv_args(args)?;
     let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
-    super::run::run_plan(&plan, &watchers, interrupt)
+    let history = super::history::Recorder::from_args(&args.load.history)?;
+    super::run::run_plan(&plan, &watchers, &history, interrupt)
 }

@@ -3,6 +3,7 @@
 
 pub mod capacity;
 pub mod demo;
+pub mod history;
 pub mod kv;
 pub mod patterns;
 pub mod run;
@@ -37,6 +38,10 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
+        Command::History(args) => history::list(&args),
+        Command::Show(args) => history::show(&args),
+        Command::Export(args) => history::export(&args),
+        Command::Import(args) => history::import(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -116,8 +121,9 @@ fn probe_names(plan: &StepsPlan) -> Vec<&str> {
     plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()
 }
 
-/// Adds the analysis, writes the files a last time and prints the findings and warnings.
-fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
+/// Adds the analysis, writes the files a last time, keeps the document in the history and prints the findings and
+/// warnings.
+fn finish(live: &mut LiveDocument, history: &history::Recorder) -> Result<(), UsageError> {
     let capacity = live.doc.analysis.as_ref().and_then(|a| a.capacity.clone());
     let max_failed = live.doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
     live.doc.analysis = analyse(&live.doc.steps, max_failed).map(|mut a| {
@@ -125,7 +131,10 @@ fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
         a
     });
     live.refresh_warnings();
-    live.write_final()?;
+    // The history is written even when a file could not be: one more place the measurement survives.
+    let written = live.write_final();
+    history.record(&live.doc);
+    written?;
     if let Some(a) = &live.doc.analysis {
         live.say("");
         for s in &a.summary {

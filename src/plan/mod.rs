@@ -248,7 +248,7 @@ impl RequestSet {
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
                 }
-                targets.push(url.clone());
+                targets.push(crate::provenance::redact_secret(url));
                 if a.patterns.is_none() {
                     specs.push(b.spec(&[idx], &u.path_and_query, &defaults, None));
                 }
@@ -567,6 +567,8 @@ impl RunPlan {
             patterns: set.patterns.clone(),
             ok_status: set.ok_status.text().to_string(),
             sweep: None,
+            // The command adds the --label flags (they are the history's, not the plan's).
+            labels: Default::default(),
         };
         RunPlan {
             endpoints: set.endpoints.clone(),

@@ -66,6 +66,8 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     if args.first() == Some(&"run") {
         cmd.arg("--json").arg(&json);
     }
+    // Never the real history in the home directory: a database of its own for every run, gone with the test.
+    cmd.env("HAKARU_DB", dir.path().join("history.db"));
     configure(&mut cmd);
     let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hakaru starts");
     let out = wait_with_deadline(child, limit);
@@ -103,6 +105,32 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) {
         assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A server process on loopback (redis-server, memcached), killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A real redis-server from Debian's package on a free loopback port, with `extra` flags (`--requirepass pw`).
+pub fn redis_with(extra: &[&str]) -> Server {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (scripts/test.sh installs it)");
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    Server { child, port }
 }
 
 /// A real nginx from Debian's package, with the config in tests/nginx/, on free loopback ports.
