@@ -134,6 +134,13 @@ fn sweeps_capacity_searches_and_kv_runs_are_kept_too() {
     for r in &rows {
         assert!(r.ok_per_s.is_some_and(|q| q > 0.0) && r.p99_us.is_some(), "{r:?}");
     }
+    // show prints a sweep as the sweep printed it; a capacity search's table without the verdicts, then its answer.
+    let shown = with_db(&["show", "k=s"], db.path());
+    assert_eq!(shown.stdout, sweep.stdout);
+    let shown = with_db(&["show", "k=c"], db.path());
+    let answer = capacity.stdout.lines().find(|l| l.starts_with("  capacity: ")).unwrap();
+    assert!(shown.stdout.contains(answer), "{answer} in {}", shown.stdout);
+    assert!(capacity.stdout.ends_with(shown.stdout.split(answer).nth(1).unwrap()), "{}", shown.stdout);
     let (_, sweep_doc) = db.resolve("k=s").unwrap();
     assert_eq!(sweep_doc["steps"].as_array().unwrap().len(), 2);
     assert_eq!(sweep_doc["settings"]["labels"]["k"], "s");
@@ -209,7 +216,10 @@ fn results_and_drnbench_csvs_are_imported_and_the_csv_says_what_it_lacks() {
     assert_eq!(back.stdout, std::fs::read_to_string(&csv).unwrap(), "drnbench's CSV comes back out unchanged");
     let show = with_db(&["show", "2"], &db);
     ok(&show);
-    assert!(show.stdout.contains("percentiles  absent from this document"), "{}", show.stdout);
+    // A sweep's table: no percentiles, shown as '-', never as zeros.
+    assert!(!show.stdout.contains(" 0us"), "{}", show.stdout);
+    let row = show.stdout.lines().nth(2).unwrap();
+    assert_eq!(row.split_whitespace().filter(|c| *c == "-").count(), 3, "p50, p99 and the server: {row}");
     assert!(show.stdout.contains("absent from a drnbench CSV"), "{}", show.stdout);
 
     // A file that is neither: one line naming it, exit 2, nothing stored.

@@ -37,6 +37,18 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
     Ok(())
 }
 
+/// The answer as the search prints it at its end (and `hakaru show` again); `start` is the first rate tried.
+pub(super) fn answer_line(answer: &CapacityAnswer, start: f64) -> String {
+    let slo = &answer.slo;
+    match (answer.rate, answer.first_failing_rate) {
+        (Some(p), Some(f)) => format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
+        (Some(p), None) => {
+            format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
+        }
+        (None, _) => format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
+    }
+}
+
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
@@ -134,12 +146,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         an
     });
     live.say("");
-    match (pass, fail) {
-        (Some(p), Some(f)) => live.say(&format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not")),
-        (Some(p), None) => live
-            .say(&format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")),
-        (None, _) => live.say(&format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start")),
-    }
+    live.say(&answer_line(&answer, start));
     finish(&mut live, &history)?;
     Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

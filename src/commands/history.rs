@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use crate::cli::args::{ExportArgs, ExportFormat, HistoryArgs, HistoryListArgs, ImportArgs, ShowArgs};
 use crate::error::UsageError;
+use crate::export::table::{table_header, table_row};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
 use crate::history::{self, Db, Filter, HistoryError, drnbench_import};
 use crate::result::ResultDocument;
@@ -146,18 +147,29 @@ fn document(db: &Db, reference: &str) -> Result<(i64, ResultDocument), UsageErro
     Ok((id, doc))
 }
 
-/// `hakaru show ID`: the summary as the run printed it, and a sweep's findings.
+/// `hakaru show ID`: the summary as the run printed it: a run's text, or a sweep's (capacity search's) table,
+/// answer, findings and warnings.
 pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
     let db = open_existing(a.db.as_deref())?;
     let (_, doc) = document(&db, &a.reference)?;
-    let mut out = Text.render(&doc);
-    if let Some(an) = &doc.analysis {
-        out.push('\n');
-        for s in &an.summary {
-            out.push_str(&format!("  {s}\n"));
-        }
+    let Some(sweep) = &doc.settings.sweep else {
+        print(&Text.render(&doc));
+        return Ok(ExitCode::SUCCESS);
+    };
+    let rates = sweep.kind != "clients";
+    let probes: Vec<&str> =
+        doc.steps.first().map(|s| s.probes.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
+    let mut lines = vec![
+        format!("hakaru {}  {}", doc.settings.command, doc.settings.targets.join(" ")),
+        table_header(rates, &probes),
+    ];
+    lines.extend(doc.steps.iter().map(|s| table_row(s, rates)));
+    if let Some(answer) = doc.analysis.as_ref().and_then(|an| an.capacity.as_ref()) {
+        lines.push(String::new());
+        lines.push(super::capacity::answer_line(answer, sweep.values.first().copied().unwrap_or(0.0)));
     }
-    print(&out);
+    lines.extend(super::closing_lines(&doc));
+    print(&(lines.join("\n") + "\n"));
     Ok(ExitCode::SUCCESS)
 }
 

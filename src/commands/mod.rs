@@ -135,17 +135,22 @@ fn finish(live: &mut LiveDocument, history: &history::Recorder) -> Result<(), Us
     let written = live.write_final();
     history.record(&live.doc);
     written?;
-    if let Some(a) = &live.doc.analysis {
-        live.say("");
-        for s in &a.summary {
-            live.say(&format!("  {s}"));
-        }
-    }
-    if !live.doc.warnings.is_empty() {
-        live.say("\nwarnings");
-        for w in &live.doc.warnings {
-            live.say(&format!("  ! {w}"));
-        }
+    for line in closing_lines(&live.doc) {
+        live.say(&line);
     }
     Ok(())
+}
+
+/// The findings and warnings printed after a sweep's or a capacity search's table.
+fn closing_lines(doc: &crate::result::ResultDocument) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(a) = &doc.analysis {
+        lines.push(String::new());
+        lines.extend(a.summary.iter().map(|s| format!("  {s}")));
+    }
+    if !doc.warnings.is_empty() {
+        lines.push("\nwarnings".into());
+        lines.extend(doc.warnings.iter().map(|w| format!("  ! {w}")));
+    }
+    lines
 }

@@ -172,6 +172,12 @@ mod tests {
         let back = DrnbenchCsv.render(&doc);
         assert!(back.starts_with("n_clients,total_n_requests,queries_per_second"), "{back}");
         assert!(back.contains("\n4,400,40.0,0.002,0.5,0.01,1.0,99.0,0\n"), "{back}");
+        // The text summary says the percentiles are absent rather than printing zeros.
+        let text = crate::export::text::Text.render(&doc);
+        assert!(
+            text.contains("percentiles  absent from this document") && !text.contains("p99          0us"),
+            "{text}"
+        );
     }
 
     #[test]
