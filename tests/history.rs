@@ -141,6 +141,9 @@ fn sweeps_capacity_searches_and_kv_runs_are_kept_too() {
     let answer = capacity.stdout.lines().find(|l| l.starts_with("  capacity: ")).unwrap();
     assert!(shown.stdout.contains(answer), "{answer} in {}", shown.stdout);
     assert!(capacity.stdout.ends_with(shown.stdout.split(answer).nth(1).unwrap()), "{}", shown.stdout);
+    let only = with_db(&["history", "--command", "capacity"], db.path());
+    assert_eq!(only.stdout.lines().count(), 2, "{}", only.stdout);
+    assert!(only.stdout.contains("k=c"), "{}", only.stdout);
     let (_, sweep_doc) = db.resolve("k=s").unwrap();
     assert_eq!(sweep_doc["steps"].as_array().unwrap().len(), 2);
     assert_eq!(sweep_doc["settings"]["labels"]["k"], "s");
@@ -253,6 +256,25 @@ fn bad_references_labels_and_dates_are_one_line_and_exit_2() {
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
     }
+}
+
+#[test]
+fn a_run_stopped_by_ctrl_c_is_kept_as_interrupted() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["run", "-q", "-c", "2", "-d", "30s", "--db", db.to_str().unwrap(), &format!("http://{}/", t.addr())])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let (_, doc) = Db::open(&db).unwrap().resolve("last").unwrap();
+    assert_eq!(doc["interrupted"], true);
+    assert!(doc["steps"][0]["requests"].as_u64().unwrap() > 0);
 }
 
 #[test]
