@@ -87,6 +87,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
         labels: labels(&a.labels)?.into_iter().collect(),
         since: a.since.as_deref().map(since).transpose()?,
         command: a.command.clone(),
+        workload: None,
         limit: Some(a.limit),
     };
     let db = open_existing(a.db.as_deref())?;

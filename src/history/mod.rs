@@ -47,6 +47,8 @@ ALTER TABLE results ADD COLUMN hakaru_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE results ADD COLUMN host TEXT NOT NULL DEFAULT '';
 ALTER TABLE results ADD COLUMN ok_per_s REAL;
 ALTER TABLE results ADD COLUMN p99_us INTEGER;
+ALTER TABLE results ADD COLUMN workload TEXT NOT NULL DEFAULT '';
+CREATE INDEX results_workload ON results(workload);
 CREATE INDEX results_command ON results(command);
 CREATE INDEX results_target ON results(target);
 CREATE TABLE labels (
@@ -75,8 +77,8 @@ fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
         let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
         let facts = Facts::of(&doc);
         tx.execute(
-            "UPDATE results SET hakaru_version = ?1, host = ?2, ok_per_s = ?3, p99_us = ?4 WHERE id = ?5",
-            params![facts.hakaru_version, facts.host, facts.ok_per_s, facts.p99_us, id],
+            "UPDATE results SET hakaru_version = ?1, host = ?2, ok_per_s = ?3, p99_us = ?4, workload = ?5 WHERE id = ?6",
+            params![facts.hakaru_version, facts.host, facts.ok_per_s, facts.p99_us, facts.workload, id],
         )?;
         for (k, v) in labels_of(&doc) {
             tx.execute("INSERT OR REPLACE INTO labels (result_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])?;
@@ -186,6 +188,8 @@ pub struct Row {
     pub p99_us: Option<u64>,
     /// `recorded` (measured by hakaru) or `imported`.
     pub source: String,
+    /// The workload's identity ([`workload_id`]): results with the same one ran the same load on the same targets.
+    pub workload: String,
 }
 
 /// Which results [`Db::find`] returns: every condition given must hold; newest first.
@@ -197,6 +201,8 @@ pub struct Filter {
     /// RFC 3339 time (or a prefix such as `2026-11-23`): results that began then or later.
     pub since: Option<String>,
     pub command: Option<String>,
+    /// A workload identity ([`workload_id`]).
+    pub workload: Option<String>,
     pub limit: Option<usize>,
 }
 
@@ -209,6 +215,51 @@ struct Facts {
     host: String,
     ok_per_s: Option<f64>,
     p99_us: Option<i64>,
+    workload: String,
+}
+
+/// What makes two results comparable: the settings without the labels and the seed (the command, targets,
+/// requests, load, sweep steps...), hashed (FNV-1a, 64 bits, over the settings' JSON with sorted keys) into 16 hex
+/// digits. A later `compare` refuses, or warns about, results of different workloads.
+pub fn workload_id(doc: &Value) -> String {
+    let mut settings = doc.get("settings").cloned().unwrap_or(Value::Null);
+    if let Some(o) = settings.as_object_mut() {
+        o.remove("labels");
+        o.remove("seed");
+    }
+    // Keys sorted at every level: the same text whatever order the document (or serde_json's map) kept.
+    fn canonical(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(o) => {
+                let sorted: BTreeMap<&String, &Value> = o.iter().collect();
+                out.push('{');
+                for (i, (k, v)) in sorted.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(v, out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canonical(v, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    canonical(&settings, &mut text);
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
 }
 
 impl Facts {
@@ -231,6 +282,7 @@ impl Facts {
             host: text("/provenance/hostname"),
             ok_per_s: best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
             p99_us: best.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
+            workload: workload_id(doc),
         }
     }
 }
@@ -338,8 +390,9 @@ impl Db {
         let e = |err| sql_error(&path, err);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         tx.execute(
-            "INSERT INTO results (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO results
+                 (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 facts.time,
                 facts.command,
@@ -349,7 +402,8 @@ impl Db {
                 facts.hakaru_version,
                 facts.host,
                 facts.ok_per_s,
-                facts.p99_us
+                facts.p99_us,
+                facts.workload
             ],
         )
         .map_err(e)?;
@@ -392,8 +446,9 @@ impl Db {
 
     /// The results that match `filter`, newest first.
     pub fn find(&self, filter: &Filter) -> Result<Vec<Row>> {
-        let mut sql =
-            String::from("SELECT id, time, command, target, ok_per_s, p99_us, source FROM results WHERE 1 = 1");
+        let mut sql = String::from(
+            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload FROM results WHERE 1 = 1",
+        );
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(t) = &filter.target {
             sql.push_str(" AND instr(target, ?) > 0");
@@ -402,6 +457,10 @@ impl Db {
         if let Some(s) = &filter.since {
             sql.push_str(" AND time >= ?");
             args.push(Box::new(s.clone()));
+        }
+        if let Some(w) = &filter.workload {
+            sql.push_str(" AND workload = ?");
+            args.push(Box::new(w.clone()));
         }
         if let Some(c) = &filter.command {
             sql.push_str(" AND command = ?");
@@ -432,6 +491,7 @@ impl Db {
                     ok_per_s: r.get(4)?,
                     p99_us: r.get::<_, Option<i64>>(5)?.map(|v| v.max(0) as u64),
                     source: r.get(6)?,
+                    workload: r.get(7)?,
                 })
             })
             .and_then(|it| it.collect::<rusqlite::Result<Vec<Row>>>())
@@ -545,8 +605,17 @@ mod tests {
         assert_eq!(by_label.iter().map(|r| r.id).collect::<Vec<_>>(), vec![a]);
         assert!(db.find(&Filter { since: Some("2027".into()), ..Filter::default() }).unwrap().is_empty());
         assert_eq!(db.resolve("branch=main").unwrap().0, a);
+        // Same settings but labels and seed: one workload; another target: another.
+        let twin = doc("run", "http://127.0.0.1:1/", 90.0, 950, json!({"branch": "dev"}));
+        let c = db.insert_json(twin, "recorded").unwrap();
+        assert_eq!(all[1].workload, db.find(&Filter { limit: Some(1), ..Filter::default() }).unwrap()[0].workload);
+        assert_ne!(all[0].workload, all[1].workload);
+        let same = db.find(&Filter { workload: Some(all[1].workload.clone()), ..Filter::default() }).unwrap();
+        let reordered = json!({"settings": {"targets": ["http://127.0.0.1:1/"], "labels": {}, "command": "run"}});
+        assert_eq!(workload_id(&reordered), all[1].workload, "key order does not change the identity");
+        assert_eq!(same.iter().map(|r| r.id).collect::<Vec<_>>(), vec![c, a]);
         assert_eq!(db.resolve(&format!("#{b}")).unwrap().0, b);
-        assert_eq!(db.resolve("last").unwrap().0, b);
+        assert_eq!(db.resolve("last").unwrap().0, c, "the newest: same time, stored last");
         assert!(matches!(db.resolve("branch=none"), Err(HistoryError::NotFound(_))));
         assert!(matches!(db.resolve("999"), Err(HistoryError::NotFound(_))));
         assert!(matches!(db.resolve("what"), Err(HistoryError::BadInput(_))));
@@ -558,11 +627,11 @@ mod tests {
     fn a_first_schema_database_migrates_on_open_and_a_newer_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
+        let d = doc("run", "http://127.0.0.1:9/", 123.5, 4567, json!({"branch": "old"}));
         {
             let conn = Connection::open(&path).unwrap();
             conn.execute_batch(SCHEMA_V1).unwrap();
             conn.pragma_update(None, "user_version", 1).unwrap();
-            let d = doc("run", "http://127.0.0.1:9/", 123.5, 4567, json!({"branch": "old"}));
             conn.execute(
                 "INSERT INTO results (time, command, target, document) VALUES (?1, 'run', 'http://127.0.0.1:9/', ?2)",
                 params!["2026-01-01T00:00:00Z", d.to_string()],
@@ -579,6 +648,7 @@ mod tests {
         let rows = db.find(&Filter { labels: vec![("branch".into(), "old".into())], ..Filter::default() }).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].ok_per_s, rows[0].p99_us, rows[0].source.as_str()), (Some(123.5), Some(4567), "recorded"));
+        assert_eq!(rows[0].workload, workload_id(&d));
         assert_eq!(db.find(&Filter::default()).unwrap().len(), 2, "the unreadable row is kept");
         drop(db);
         let conn = Connection::open(&path).unwrap();
