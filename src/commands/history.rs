@@ -45,7 +45,7 @@ impl Recorder {
     /// line: the result files are already written and the exit code stays as the measurement made it.
     pub fn record(&self, doc: &ResultDocument) {
         let Some(path) = &self.path else { return };
-        match Db::open(path).and_then(|mut db| db.insert(doc)) {
+        match Db::open(path).and_then(|mut db| db.insert(doc, &self.labels)) {
             Ok(id) => {
                 // Only on a terminal: scripts read stderr for warnings, and the ID is in `hakaru history`.
                 if std::io::stderr().is_terminal() {
@@ -141,11 +141,7 @@ fn print(text: &str) {
 }
 
 fn document(db: &Db, reference: &str) -> Result<(i64, ResultDocument), UsageError> {
-    let (id, json) = db.resolve(reference).map_err(HistoryError::into_usage)?;
-    let doc = serde_json::from_value(json).map_err(|e| {
-        UsageError::runtime(format!("result #{id} in the history is not a result document this hakaru reads: {e}"))
-    })?;
-    Ok((id, doc))
+    db.resolve_document(reference).map_err(HistoryError::into_usage)
 }
 
 /// `hakaru show ID`: the summary as the run printed it: a run's text, or a sweep's (capacity search's) table,

@@ -373,9 +373,16 @@ impl Db {
         tx.commit().map_err(e)
     }
 
-    /// Stores a result document (secrets scrubbed) with its labels; returns its ID.
-    pub fn insert(&mut self, doc: &ResultDocument) -> Result<i64> {
-        let json = serde_json::to_value(doc).map_err(|e| HistoryError::BadInput(e.to_string()))?;
+    /// Stores a result document measured by hakaru (secrets scrubbed) with its own labels and `labels` (added to
+    /// its `settings.labels` too); returns its ID.
+    pub fn insert(&mut self, doc: &ResultDocument, labels: &BTreeMap<String, String>) -> Result<i64> {
+        let mut json = serde_json::to_value(doc).map_err(|e| HistoryError::BadInput(e.to_string()))?;
+        if let Some(settings) = json.get_mut("settings").and_then(Value::as_object_mut) {
+            let own = settings.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+            if let Some(own) = own.as_object_mut() {
+                own.extend(labels.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))));
+            }
+        }
         self.insert_json(json, "recorded")
     }
 
@@ -431,10 +438,16 @@ impl Db {
 
     /// The stored document of result `id`, read as a result document.
     pub fn get_document(&self, id: i64) -> Result<ResultDocument> {
-        let json = self.get(id)?.ok_or_else(|| self.not_found(&id.to_string()))?;
-        serde_json::from_value(json).map_err(|e| {
+        self.resolve_document(&id.to_string()).map(|(_, doc)| doc)
+    }
+
+    /// [`Db::resolve`], read as a result document.
+    pub fn resolve_document(&self, reference: &str) -> Result<(i64, ResultDocument)> {
+        let (id, json) = self.resolve(reference)?;
+        let doc = serde_json::from_value(json).map_err(|e| {
             HistoryError::BadInput(format!("result #{id} is not a result document this hakaru can read: {e}"))
-        })
+        })?;
+        Ok((id, doc))
     }
 
     fn not_found(&self, what: &str) -> HistoryError {
@@ -621,6 +634,23 @@ mod tests {
         assert!(matches!(db.resolve("what"), Err(HistoryError::BadInput(_))));
         let stored = db.get(a).unwrap().unwrap().to_string();
         assert!(!stored.contains("TOPSECRET"), "{stored}");
+    }
+
+    #[test]
+    fn a_document_is_stored_with_the_labels_given_and_read_back_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Db::open(&dir.path().join("h.db")).unwrap();
+        let csv = "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,\
+                   average_elapsed_time,200\n1,10,1.0,0.001,0.002,0.0015,100.0\n";
+        let doc = drnbench_import::from_drnbench_csv("r.csv", csv, "2026-11-23T00:00:00Z").unwrap();
+        let labels: BTreeMap<String, String> = [("branch".to_string(), "x".to_string())].into();
+        let id = db.insert(&doc, &labels).unwrap();
+        let (found, back) = db.resolve_document("branch=x").unwrap();
+        assert_eq!(found, id);
+        assert_eq!(back.settings.labels, labels);
+        assert_eq!(back.steps, doc.steps);
+        assert_eq!(db.get_document(id).unwrap(), back);
+        assert!(matches!(db.get_document(id + 1), Err(HistoryError::NotFound(_))));
     }
 
     #[test]
