@@ -292,6 +292,32 @@ fn a_broken_history_is_a_warning_and_the_run_and_its_files_stand() {
 }
 
 #[test]
+fn a_full_disk_is_a_warning_and_the_result_file_is_still_written() {
+    use std::os::unix::process::CommandExt;
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    // No file may grow past 16 kB: the result JSON (about 5 kB) fits, the database (about 36 kB) does not.
+    let run = hakaru_with(
+        &["run", "-q", "-n", "20", "-c", "1", "--db", db.to_str().unwrap(), &format!("http://{}/", t.addr())],
+        Duration::from_secs(60),
+        |c| unsafe {
+            c.pre_exec(|| {
+                let limit = libc::rlimit { rlim_cur: 16 * 1024, rlim_max: 16 * 1024 };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+                // Past the limit a write fails with EFBIG instead of killing the process.
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        },
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.json.is_some(), "the result file is written");
+    assert!(run.stderr.contains("hakaru: warning: the result was not kept in the history"), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
 fn a_database_of_the_first_schema_migrates_on_open() {
     let t = target();
     let dir = tempfile::tempdir().unwrap();
