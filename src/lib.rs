@@ -2,7 +2,7 @@
 //!
 //! The flow of a run, from the bottom layer up: [`cli`] (raw flags, clap types only) -> [`plan`] (a validated
 //! plan) -> [`engine`] (threads, connections, the load model) -> [`metrics`] (mergeable histograms and counters)
-//! -> [`result`] (one result document) -> [`export`] (text, JSON, CSV). [`step`] measures one step with its
+//! -> [`result`] (one result document) -> [`export`] (text, JSON, CSV) and [`history`] (SQLite). [`step`] measures one step with its
 //! monitors and rewrites the files after every step; [`commands`] holds one file per command, the only layer
 //! above the library. [`protocol`] holds one module per wire protocol; [`serve`] is the built-in target.
 //! `docs/architecture.md` has the layers and what each may import.
@@ -13,6 +13,7 @@ pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod history;
 pub mod load;
 pub mod merge;
 pub mod metrics;

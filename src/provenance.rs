@@ -47,6 +47,20 @@ pub fn redact_secret(arg: &str) -> String {
     arg.to_string()
 }
 
+/// One command-line argument with its secrets redacted, a flag with its value glued on included:
+/// `--header=Authorization: x` -> `--header=Authorization: <redacted>`, `-HCookie: y` -> `-HCookie: <redacted>`.
+pub fn redact_arg(arg: &str) -> String {
+    if let Some(rest) = arg.strip_prefix("--")
+        && let Some((flag, value)) = rest.split_once('=')
+    {
+        return format!("--{flag}={}", redact_secret(value));
+    }
+    if let Some(value) = arg.strip_prefix("-H").filter(|v| !v.is_empty()) {
+        return format!("-H{}", redact_secret(value));
+    }
+    redact_secret(arg)
+}
+
 /// Whether this binary was built without optimizations.
 pub fn is_debug_build() -> bool {
     cfg!(debug_assertions)
@@ -71,7 +85,7 @@ impl Provenance {
             cores: crate::monitor::available_cores(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            command_line: std::env::args().map(|a| redact_secret(&a)).collect(),
+            command_line: std::env::args().map(|a| redact_arg(&a)).collect(),
             build: if is_debug_build() { "debug" } else { "release" }.into(),
             seed,
         }
@@ -99,5 +113,14 @@ mod tests {
         assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
         assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
         assert_eq!(redact_secret("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/");
+    }
+
+    #[test]
+    fn flags_with_their_secret_values_glued_on_are_redacted() {
+        assert_eq!(redact_arg("--header=Authorization: Bearer abc"), "--header=Authorization: <redacted>");
+        assert_eq!(redact_arg("-HCookie: sid=1"), "-HCookie: <redacted>");
+        assert_eq!(redact_arg("--url=redis://:pw@127.0.0.1"), "--url=redis://***@127.0.0.1");
+        assert_eq!(redact_arg("--label=branch=main"), "--label=branch=main");
+        assert_eq!(redact_arg("-H"), "-H");
     }
 }

@@ -48,6 +48,10 @@ pub struct Settings {
     pub start_at: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
+    /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the
+    /// history; empty when none were given.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// How a sweep (or capacity search) runs its steps.

@@ -111,6 +111,13 @@ fn no_library_module_names_the_commands() {
 }
 
 #[test]
+fn only_the_commands_use_the_history() {
+    // The history sits beside the exporters: it reads result documents; the library below it never writes there.
+    let offenders = files_naming("history", &["history", "commands", "main", "lib"]);
+    assert!(offenders.is_empty(), "library files that name `history`: {offenders:?}");
+}
+
+#[test]
 fn the_command_line_types_import_nothing_from_the_crate() {
     let files = sources();
     let mods = modules(&files);

@@ -20,8 +20,11 @@ struct Ran {
 
 /// Runs hakaru in `dir` with exactly `args` (no `--json` added, unlike `common::hakaru`).
 fn hakaru_in(dir: &Path, args: &[&str]) -> Ran {
+    // The history goes to a folder of its own, so `dir` holds only the outputs the tests look for.
+    let history = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
         .args(args)
+        .env("HAKARU_DB", history.path().join("history.db"))
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -270,6 +270,7 @@ fn ctrl_c_stops_the_load_and_keeps_what_was_measured() {
     let url = format!("http://{}/?delay=5ms", t.addr());
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
         .args(["run", "-q", "-c", "2", "-d", "30s", "--json", json.to_str().unwrap(), &url])
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -326,6 +327,7 @@ fn a_reader_that_goes_away_does_not_turn_the_run_into_a_panic() {
     let url = format!("http://{}/", t.addr());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
         .args(["run", "-q", "-n", "500", "--json", json.to_str().unwrap(), &url])
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

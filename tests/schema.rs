@@ -60,6 +60,7 @@ fn run_hakaru(args: &[&str], urls: &[String]) -> Value {
         .arg("--json")
         .arg(&file)
         .args(urls)
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -223,6 +224,7 @@ fn nullable_settings_accept_a_value_as_well_as_null() {
     settings["requests"] = Value::Null;
     settings["duration_s"] = json!(2.5);
     settings["patterns"] = json!("patterns.txt");
+    settings["labels"] = json!({"branch": "main", "label": "nightly"});
     doc["interrupted"] = json!(true);
     doc["warnings"] = json!(["stopped by Ctrl-C (SIGINT): the figures cover only the time until then"]);
     assert_conforms(&validator, &doc);
@@ -235,7 +237,7 @@ fn documents_that_break_the_format_are_rejected() {
     assert_conforms(&validator, &valid);
 
     type Mutation = fn(&mut Value);
-    let mutations: [(&str, Mutation); 13] = [
+    let mutations: [(&str, Mutation); 15] = [
         ("a newer schema name", |d| d["schema"] = json!("hakaru.result/2")),
         ("an unknown top-level field", |d| d["extra"] = json!(1)),
         ("an unknown field in a step", |d| d["steps"][0]["service_latency"] = json!({})),
@@ -251,6 +253,8 @@ fn documents_that_break_the_format_are_rejected() {
         }),
         ("null where the field is not optional", |d| d["settings"]["timeout_s"] = Value::Null),
         ("a count as a string", |d| d["steps"][0]["requests"] = json!("200")),
+        ("a label that is not text", |d| d["settings"]["labels"] = json!({"n": 1})),
+        ("a label key with a space", |d| d["settings"]["labels"] = json!({"a b": "c"})),
         ("a negative count", |d| d["steps"][0]["errors"] = json!(-1)),
         ("an unknown histogram encoding", |d| {
             d["steps"][0]["histogram"]["encoding"] = json!("hdrhistogram-v2+deflate+base64")

@@ -86,6 +86,7 @@ fn ctrl_c_during_a_sweep_leaves_the_finished_steps_on_disk() {
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
     let url = format!("http://{}/?delay=1ms", t.addr());
     let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .args(["sweep", "-q", "--clients", "1,2,3,4,5,6", "-d", "1s", "--interval", "0s"])
         .args(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap(), &url])
         .stdout(Stdio::piped())
@@ -291,6 +292,7 @@ fn sigterm_during_a_sweep_stops_it_keeps_the_finished_steps_and_says_so() {
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
     let url = format!("http://{}/?delay=1ms", t.addr());
     let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .args(["sweep", "-q", "--clients", "1,2,3,4,5,6", "-d", "1s", "--interval", "0s"])
         .args(["--json", json.to_str().unwrap(), "-o", csv.to_str().unwrap(), &url])
         .stdout(Stdio::piped())
@@ -316,6 +318,7 @@ fn sighup_during_a_run_writes_the_result_and_exits_129() {
     let json = dir.path().join("r.json");
     let url = format!("http://{}/", t.addr());
     let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .env("HAKARU_DB", dir.path().join("history.db"))
         .args(["run", "-q", "-c", "2", "-d", "20s", "--json", json.to_str().unwrap(), &url])
         .stdout(Stdio::piped())
         .spawn()

@@ -33,6 +33,103 @@ pub enum Command {
     Kv(KvArgs),
     /// Join the result documents of the agents that ran the segments of one plan (--segment I/N) into one.
     Merge(MergeArgs),
+    /// List the results kept in the history, newest first: id, time, command, target, labels, ok/s and p99.
+    History(HistoryListArgs),
+    /// Print a stored result's summary as its run printed it: hakaru show 42, hakaru show branch=main.
+    Show(ShowArgs),
+    /// Write a stored result as JSON, CSV or drnbench's CSV.
+    Export(ExportArgs),
+    /// Store result JSON files (hakaru --json) and drnbench CSV files in the history.
+    Import(ImportArgs),
+}
+
+/// Where a result is kept in the history, and its labels (every command that measures).
+#[derive(Args, Debug, Clone, Default)]
+pub struct HistoryArgs {
+    /// The history database (default: $HAKARU_DB, else $XDG_DATA_HOME/hakaru/history.db, else
+    /// ~/.local/share/hakaru/history.db).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Do not keep this result in the history.
+    #[arg(long)]
+    pub no_history: bool,
+    /// A label kept with the result, to find it again: key=value, e.g. branch=main (repeatable); a bare word is
+    /// label=WORD.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+}
+
+/// `hakaru history`: which stored results to list.
+#[derive(Args, Debug, Clone)]
+pub struct HistoryListArgs {
+    /// Only results whose target contains this text.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only results with this label, key=value (repeatable: all must hold).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Only results measured since then: 2026-11-23, 2026-11-23T10:00:00Z, or an age such as 7d or 12h.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only results of this command: run, sweep, capacity, kv.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// At most this many results.
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub limit: usize,
+    /// The history database (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+/// `hakaru show`: one stored result.
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// An ID (42), 'last', or a label key=value (the newest result with it).
+    #[arg(value_name = "ID")]
+    pub reference: String,
+    /// The history database (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+/// `hakaru export`: one stored result in a file format.
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// An ID (42), 'last', or a label key=value (the newest result with it).
+    #[arg(value_name = "ID")]
+    pub reference: String,
+    /// json (the result document), csv (a run's row, or a sweep's wide CSV) or drnbench (drnbench's CSV).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+    /// Write here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The history database (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+/// The formats `hakaru export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+    Drnbench,
+}
+
+/// `hakaru import`: files into the history.
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// Result JSON files (written by --json) and drnbench CSV files (drnbench-request-response's output).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// A label kept with every imported result: key=value (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// The history database (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -168,6 +265,8 @@ pub struct LoadArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub scale: ScaleArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 /// Scale-out: this process's share of a plan run by several agents, and their common start.
@@ -226,6 +325,8 @@ pub struct StudyFlags {
     pub quiet: bool,
     #[command(flatten)]
     pub scale: ScaleArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 #[derive(Args, Debug, Clone)]

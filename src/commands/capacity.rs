@@ -37,6 +37,18 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
     Ok(())
 }
 
+/// The answer as the search prints it at its end (and `hakaru show` again); `start` is the first rate tried.
+pub(super) fn answer_line(answer: &CapacityAnswer, start: f64) -> String {
+    let slo = &answer.slo;
+    match (answer.rate, answer.first_failing_rate) {
+        (Some(p), Some(f)) => format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
+        (Some(p), None) => {
+            format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
+        }
+        (None, _) => format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
+    }
+}
+
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
@@ -54,6 +66,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         ));
     }
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    let history = super::history::Recorder::from_args(&a.study.history)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let max_errors = parts.max_error_percent;
     let set = &parts.set;
@@ -78,6 +91,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         max_errors_percent: Some(max_errors),
     });
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    live.doc.settings.labels = history.labels.clone();
     super::check_open_files(&mut live, first.connections, first.threads);
     super::notes(&mut live, &parts.set.warnings);
     live.expected_hit_rate = parts.watchers.expected_hit_rate;
@@ -137,12 +151,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         an
     });
     live.say("");
-    match (pass, fail) {
-        (Some(p), Some(f)) => live.say(&format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not")),
-        (Some(p), None) => live
-            .say(&format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")),
-        (None, _) => live.say(&format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start")),
-    }
-    finish(&mut live)?;
+    live.say(&answer_line(&answer, start));
+    finish(&mut live, &history)?;
     Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

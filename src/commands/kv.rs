@@ -32,16 +32,18 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
             )));
         }
     }
+    let history = super::history::Recorder::from_args(&args.load.history)?;
     if kv.steps.len() == 1 && kv.warmup.is_none() {
-        return super::run::run_plan(first, &watchers, interrupt);
+        return super::run::run_plan(first, &watchers, &history, interrupt);
     }
-    run_phases(&kv, &watchers, interrupt)
+    run_phases(&kv, &watchers, &history, interrupt)
 }
 
 /// The steps one after another into one document, a line for each as it ends.
 fn run_phases(
     kv: &KvPlan,
     watchers: &crate::monitor::Watchers,
+    history: &super::history::Recorder,
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     let first: &RunPlan = &kv.steps[0].1;
@@ -67,6 +69,7 @@ fn run_phases(
         });
     }
     let mut live = LiveDocument::new(settings, true, outputs);
+    live.doc.settings.labels = history.labels.clone();
     super::check_open_files(&mut live, first.connections, first.threads);
     super::notes(&mut live, &first.notes);
     if kv.workload == "order" && first.protocol == crate::protocol::Protocol::Memcache && kv.steps.len() > 3 {
@@ -90,13 +93,16 @@ fn run_phases(
     }
     if kv.sweep.is_some() {
         // A sweep ends as `hakaru sweep` does: the analysis (plateau, knee, bottleneck) and the warnings.
-        super::finish(&mut live)?;
+        super::finish(&mut live, history)?;
         return Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS });
     }
     live.refresh_warnings();
     live.say("");
     live.say(Text.render(&live.doc).trim_end());
-    live.write_final()?;
+    // The history is written even when a file could not be: one more place the measurement survives.
+    let written = live.write_final();
+    history.record(&live.doc);
+    written?;
     if live.doc.interrupted {
         return Ok(ExitCode::from(crate::stop::exit_code()));
     }

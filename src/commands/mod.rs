@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod capacity;
 pub mod demo;
+pub mod history;
 pub mod kv;
 pub mod merge;
 pub mod patterns;
@@ -49,6 +50,10 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
         Command::Merge(args) => merge::merge(&args),
+        Command::History(args) => history::list(&args),
+        Command::Show(args) => history::show(&args),
+        Command::Export(args) => history::export(&args),
+        Command::Import(args) => history::import(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -128,8 +133,9 @@ fn probe_names(plan: &StepsPlan) -> Vec<&str> {
     plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()
 }
 
-/// Adds the analysis, writes the files a last time and prints the findings and warnings.
-fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
+/// Adds the analysis, writes the files a last time, keeps the document in the history and prints the findings and
+/// warnings.
+fn finish(live: &mut LiveDocument, history: &history::Recorder) -> Result<(), UsageError> {
     let capacity = live.doc.analysis.as_ref().and_then(|a| a.capacity.clone());
     let max_failed = live.doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
     live.doc.analysis = analyse(&live.doc.steps, max_failed).map(|mut a| {
@@ -137,18 +143,26 @@ fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
         a
     });
     live.refresh_warnings();
-    live.write_final()?;
-    if let Some(a) = &live.doc.analysis {
-        live.say("");
-        for s in &a.summary {
-            live.say(&format!("  {s}"));
-        }
-    }
-    if !live.doc.warnings.is_empty() {
-        live.say("\nwarnings");
-        for w in &live.doc.warnings {
-            live.say(&format!("  ! {w}"));
-        }
+    // The history is written even when a file could not be: one more place the measurement survives.
+    let written = live.write_final();
+    history.record(&live.doc);
+    written?;
+    for line in closing_lines(&live.doc) {
+        live.say(&line);
     }
     Ok(())
+}
+
+/// The findings and warnings printed after a sweep's or a capacity search's table.
+fn closing_lines(doc: &crate::result::ResultDocument) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(a) = &doc.analysis {
+        lines.push(String::new());
+        lines.extend(a.summary.iter().map(|s| format!("  {s}")));
+    }
+    if !doc.warnings.is_empty() {
+        lines.push("\nwarnings".into());
+        lines.extend(doc.warnings.iter().map(|w| format!("  ! {w}")));
+    }
+    lines
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+use super::history::Recorder;
 use crate::cli::args::RunArgs;
 use crate::engine;
 use crate::error::UsageError;
@@ -18,10 +19,16 @@ use crate::step::{LiveDocument, measure_step};
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = RunPlan::from_args(args)?;
     let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
-    run_plan(&plan, &watchers, interrupt)
+    let history = Recorder::from_args(&args.load.history)?;
+    run_plan(&plan, &watchers, &history, interrupt)
 }
 
-pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn run_plan(
+    plan: &RunPlan,
+    watchers: &Watchers,
+    history: &Recorder,
+    interrupt: &AtomicBool,
+) -> Result<ExitCode, UsageError> {
     engine::preflight(plan)?;
     let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
     if let Some(p) = &plan.json {
@@ -31,6 +38,7 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
         outputs.push((p.clone(), Box::new(Csv)));
     }
     let mut live = LiveDocument::new(plan.settings.clone(), plan.keepalive, outputs);
+    live.doc.settings.labels = history.labels.clone();
     super::check_open_files(&mut live, plan.connections, plan.threads);
     super::notes(&mut live, &plan.notes);
     live.expected_hit_rate = watchers.expected_hit_rate;
@@ -39,7 +47,10 @@ pub fn run_plan(plan: &RunPlan, watchers: &Watchers, interrupt: &AtomicBool) -> 
     live.doc.interrupted = interrupted;
     live.refresh_warnings();
     live.say(Text.render(&live.doc).trim_end());
-    live.write_final()?;
+    // The history is written even when a file could not be: one more place the measurement survives.
+    let written = live.write_final();
+    history.record(&live.doc);
+    written?;
     let nothing_succeeded = live.doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
     Ok(if interrupted {
         ExitCode::from(crate::stop::exit_code())

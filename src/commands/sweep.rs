@@ -21,6 +21,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let steps = sweep_steps(a)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
+    let history = super::history::Recorder::from_args(&a.study.history)?;
     // --wait, else the pattern file's "wait" (drnbench's files may carry one), else none.
     let wait = flag_wait.or(parts.set.wait.map(Duration::from_secs_f64)).unwrap_or(Duration::ZERO);
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
@@ -85,6 +86,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let first_threads = first.threads;
     drop(first);
     let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
+    live.doc.settings.labels = history.labels.clone();
     let most = match &steps {
         Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
         Steps::Rates(_) => a.study.connections,
@@ -116,6 +118,6 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             break;
         }
     }
-    finish(&mut live)?;
+    finish(&mut live, &history)?;
     Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
 }

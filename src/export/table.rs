@@ -27,12 +27,14 @@ pub fn table_row(step: &StepResult, rates: bool) -> String {
         _ => format!("{:>8}", step.load.connections),
     };
     let t = |us: f64| if l.count == 0 { "-".to_string() } else { format_micros(us) };
+    // A document imported from a file without percentiles (drnbench's CSV) shows none rather than zeros.
+    let pct = |p: f64| if l.percentiles.is_empty() { "-".to_string() } else { t(l.percentile(p) as f64) };
     let mut row = format!(
         "{first} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>7}",
         step.throughput.ok_per_s,
         t(l.mean),
-        t(l.percentile(50.0) as f64),
-        t(l.percentile(99.0) as f64),
+        pct(50.0),
+        pct(99.0),
         t(l.max as f64),
         step.failed,
         step.generator.cpu_percent,

@@ -100,6 +100,8 @@ fn render_step(out: &mut String, step: &StepResult) {
             format_micros(l.max as f64)
         );
         match &step.service {
+            // A document imported from a file without percentiles (drnbench's CSV): say so, print no zeros.
+            _ if l.percentiles.is_empty() => out.push_str("\n  percentiles  absent from this document\n"),
             // Open loop: the corrected latency beside the service time a closed-loop tool would report.
             Some(service) => {
                 out.push_str("\n  percentile   latency      service time\n");

@@ -266,7 +266,7 @@ impl RequestSet {
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
                 }
-                targets.push(url.clone());
+                targets.push(crate::provenance::redact_secret(url));
                 if a.patterns.is_none() {
                     specs.push(b.spec(&[idx], &u.path_and_query, &defaults, None));
                 }
@@ -590,6 +590,8 @@ impl RunPlan {
             segment: None,
             start_at: None,
             sweep: None,
+            // The command adds the --label flags (they are the history's, not the plan's).
+            labels: Default::default(),
         };
         RunPlan {
             endpoints: set.endpoints.clone(),

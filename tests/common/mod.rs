@@ -67,6 +67,8 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     if args.first() == Some(&"run") {
         cmd.arg("--json").arg(&json);
     }
+    // Never the real history in the home directory: a database of its own for every run, gone with the test.
+    cmd.env("HAKARU_DB", dir.path().join("history.db"));
     configure(&mut cmd);
     let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hakaru starts");
     let out = wait_with_deadline(child, limit);
@@ -193,7 +195,7 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
 /// A key-value server process on loopback (redis-server, memcached from Debian; scripts/test.sh installs them),
 /// killed when dropped.
 pub struct Server {
-    child: Child,
+    pub child: Child,
     pub port: u16,
 }
 

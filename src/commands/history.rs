@@ -1,0 +1,244 @@
+//! The history's commands: `hakaru history` (the listing), `show`, `export` and `import`, and the [`Recorder`]
+//! through which run, sweep, capacity and kv keep their final document.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::cli::args::{ExportArgs, ExportFormat, HistoryArgs, HistoryListArgs, ImportArgs, ShowArgs};
+use crate::error::UsageError;
+use crate::export::table::{table_header, table_row};
+use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
+use crate::history::{self, Db, Filter, HistoryError, drnbench_import};
+use crate::result::ResultDocument;
+use crate::units::format_micros;
+
+/// Where a measuring command keeps its result: the database (None with `--no-history`) and the labels.
+pub struct Recorder {
+    path: Option<PathBuf>,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// `--label` values -> labels; a bad one is one line naming the flag.
+fn labels(flag_values: &[String]) -> Result<BTreeMap<String, String>, UsageError> {
+    flag_values
+        .iter()
+        .map(|l| history::parse_label(l).map_err(|why| UsageError::new(format!("--label {why}"))))
+        .collect()
+}
+
+impl Recorder {
+    /// Checks the flags before any load: labels must read; the database is only opened at the end.
+    pub fn from_args(a: &HistoryArgs) -> Result<Recorder, UsageError> {
+        let labels = labels(&a.labels)?;
+        let path = if a.no_history { None } else { history::database_path(a.db.as_deref()) };
+        if !a.no_history && path.is_none() {
+            eprintln!(
+                "hakaru: warning: no history: neither --db, HAKARU_DB nor HOME is set; this result is not kept there"
+            );
+        }
+        Ok(Recorder { path, labels })
+    }
+
+    /// Keeps the final document in the history. A failure (a full disk, a locked or broken database) is a warning
+    /// line: the result files are already written and the exit code stays as the measurement made it.
+    pub fn record(&self, doc: &ResultDocument) {
+        let Some(path) = &self.path else { return };
+        match Db::open(path).and_then(|mut db| db.insert(doc, &self.labels)) {
+            Ok(id) => {
+                // Only on a terminal: scripts read stderr for warnings, and the ID is in `hakaru history`.
+                if std::io::stderr().is_terminal() {
+                    eprintln!("hakaru: kept in the history as #{id} (hakaru show {id})");
+                }
+            }
+            Err(e) => eprintln!("hakaru: warning: the result was not kept in the history: {e} (the files are written)"),
+        }
+    }
+}
+
+fn open_existing(db: Option<&Path>) -> Result<Db, UsageError> {
+    let path = history::database_path(db)
+        .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
+    Db::open_existing(&path).map_err(HistoryError::into_usage)
+}
+
+/// `--since`: a date, a time, or an age -> the RFC 3339 time the stored times are compared with.
+fn since(text: &str) -> Result<String, UsageError> {
+    let t = text.trim();
+    let bad = || {
+        UsageError::new(format!(
+            "--since '{text}': not a date; give 2026-11-23, 2026-11-23T10:00:00Z or an age such as 7d or 12h"
+        ))
+    };
+    if let Ok(age) = humantime::parse_duration(t) {
+        let then = std::time::SystemTime::now().checked_sub(age).ok_or_else(bad)?;
+        return Ok(humantime::format_rfc3339_seconds(then).to_string());
+    }
+    let full = if t.len() == 10 { format!("{t}T00:00:00Z") } else { t.to_string() };
+    let when = humantime::parse_rfc3339_weak(&full).map_err(|_| bad())?;
+    Ok(humantime::format_rfc3339_seconds(when).to_string())
+}
+
+/// `hakaru history`: the table of stored results.
+pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
+    let filter = Filter {
+        target: a.target.clone(),
+        labels: labels(&a.labels)?.into_iter().collect(),
+        since: a.since.as_deref().map(since).transpose()?,
+        command: a.command.clone(),
+        workload: None,
+        limit: Some(a.limit),
+    };
+    let db = open_existing(a.db.as_deref())?;
+    let rows = db.find(&filter).map_err(HistoryError::into_usage)?;
+    let mut out = String::new();
+    if rows.is_empty() {
+        out.push_str(&format!("no results match in {}\n", db.path().display()));
+    } else {
+        let cells: Vec<[String; 7]> = rows
+            .iter()
+            .map(|r| {
+                let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                [
+                    r.id.to_string(),
+                    r.time.clone(),
+                    if r.source == "imported" { format!("{} (imported)", r.command) } else { r.command.clone() },
+                    r.target.clone(),
+                    labels.join(","),
+                    r.ok_per_s.map_or("-".into(), |q| format!("{q:.1}")),
+                    r.p99_us.map_or("-".into(), |p| format_micros(p as f64)),
+                ]
+            })
+            .collect();
+        let header = ["id", "time", "command", "target", "labels", "ok/s", "p99"];
+        let widths: Vec<usize> = (0..7)
+            .map(|i| cells.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap())
+            .collect();
+        let line = |c: &[&str]| {
+            let mut l = String::new();
+            for (i, cell) in c.iter().enumerate() {
+                // Numbers right-aligned, text left-aligned; the last column needs no padding.
+                match i {
+                    0 | 5 | 6 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
+                    _ => l.push_str(&format!("{cell:<w$}  ", w = widths[i])),
+                }
+            }
+            l.trim_end().to_string() + "\n"
+        };
+        out.push_str(&line(&header));
+        for c in &cells {
+            out.push_str(&line(&c.each_ref().map(String::as_str)));
+        }
+    }
+    print(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints to stdout; a reader that went away (`| head`) is not an error.
+fn print(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn document(db: &Db, reference: &str) -> Result<(i64, ResultDocument), UsageError> {
+    db.resolve_document(reference).map_err(HistoryError::into_usage)
+}
+
+/// `hakaru show ID`: the summary as the run printed it: a run's text, or a sweep's (capacity search's) table,
+/// answer, findings and warnings.
+pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
+    let db = open_existing(a.db.as_deref())?;
+    let (_, doc) = document(&db, &a.reference)?;
+    let Some(sweep) = &doc.settings.sweep else {
+        print(&Text.render(&doc));
+        return Ok(ExitCode::SUCCESS);
+    };
+    let rates = sweep.kind != "clients";
+    let probes: Vec<&str> =
+        doc.steps.first().map(|s| s.probes.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
+    let mut lines = vec![
+        format!("hakaru {}  {}", doc.settings.command, doc.settings.targets.join(" ")),
+        table_header(rates, &probes),
+    ];
+    lines.extend(doc.steps.iter().map(|s| table_row(s, rates)));
+    if let Some(answer) = doc.analysis.as_ref().and_then(|an| an.capacity.as_ref()) {
+        lines.push(String::new());
+        lines.push(super::capacity::answer_line(answer, sweep.values.first().copied().unwrap_or(0.0)));
+    }
+    lines.extend(super::closing_lines(&doc));
+    print(&(lines.join("\n") + "\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hakaru export ID --format F`: the stored result through one of the exporters.
+pub fn export(a: &ExportArgs) -> Result<ExitCode, UsageError> {
+    let db = open_existing(a.db.as_deref())?;
+    let (_, doc) = document(&db, &a.reference)?;
+    let exporter: Box<dyn Exporter> = match a.format {
+        ExportFormat::Json => Box::new(Json),
+        // A run's CSV is one row of loadtest's columns; a sweep's is hakaru's wide CSV, as the commands write them.
+        ExportFormat::Csv if doc.settings.sweep.is_none() => Box::new(Csv),
+        ExportFormat::Csv => Box::new(SweepCsv),
+        ExportFormat::Drnbench => Box::new(DrnbenchCsv),
+    };
+    let text = exporter.render(&doc);
+    match &a.output {
+        Some(path) => crate::export::write_atomically(path, &text)
+            .map_err(|e| UsageError::new(format!("--output '{}': {e}; give a writable path", path.display())))?,
+        None => print(&text),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One file read for import: its document as JSON, and what the listing should say about it.
+struct Imported {
+    file: PathBuf,
+    doc: serde_json::Value,
+    note: Option<String>,
+}
+
+/// Reads a result JSON file or a drnbench CSV; the error is one line with the file, line and column.
+fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Imported, UsageError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("import '{name}': {e}; give a result JSON or a drnbench CSV file")))?;
+    let (mut doc, note) = if text.trim_start().starts_with('{') {
+        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
+            UsageError::new(format!(
+                "{name}:{}:{}: not a hakaru result document: {e}; give a file written by --json",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        (doc, None)
+    } else {
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::now());
+        let started = humantime::format_rfc3339_seconds(modified).to_string();
+        let doc = drnbench_import::from_drnbench_csv(&name, &text, &started).map_err(UsageError::new)?;
+        (doc, Some(format!("a drnbench CSV; absent: {}", drnbench_import::ABSENT)))
+    };
+    if !doc.schema.starts_with("hakaru.result/") {
+        return Err(UsageError::new(format!(
+            "{name}: schema '{}' is not a hakaru result document (hakaru.result/1)",
+            doc.schema
+        )));
+    }
+    doc.settings.labels.extend(labels.clone());
+    let doc = serde_json::to_value(&doc).map_err(|e| UsageError::runtime(e.to_string()))?;
+    Ok(Imported { file: path.to_path_buf(), doc, note })
+}
+
+/// `hakaru import FILE...`: every file read first (a bad one stores none), then stored.
+pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
+    let labels = labels(&a.labels)?;
+    let files: Vec<Imported> = a.files.iter().map(|f| read_import(f, &labels)).collect::<Result<_, _>>()?;
+    let path = history::database_path(a.db.as_deref())
+        .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
+    let mut db = Db::open(&path).map_err(HistoryError::into_usage)?;
+    for f in files {
+        let id = db.insert_json(f.doc, "imported").map_err(HistoryError::into_usage)?;
+        let note = f.note.map(|n| format!(" ({n})")).unwrap_or_default();
+        print(&format!("imported {} as #{id}{note}\n", f.file.display()));
+    }
+    Ok(ExitCode::SUCCESS)
+}

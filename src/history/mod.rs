@@ -1,0 +1,689 @@
+//! The history: every result document kept in an embedded SQLite database (WAL, schema versioned by
+//! `PRAGMA user_version`), with indexed columns (time, command, target, labels, headline figures) to find it again.
+//!
+//! A small API for the commands that read it (history, show, export, import, and later compare and report):
+//! [`Db::open`], [`Db::insert`], [`Db::get`], [`Db::find`], [`Db::resolve`]. Secrets are scrubbed from every
+//! document before it is written ([`scrub_secrets`]), whatever the document already redacted.
+
+pub mod drnbench_import;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::error::UsageError;
+use crate::provenance::{redact_arg, redact_secret};
+use crate::result::ResultDocument;
+
+/// How long a writer waits for another process's transaction before giving up (SQLITE_BUSY).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The schema steps, in order: step N (1-based) takes a database from `user_version` N-1 to N. A released step is
+/// never edited; a change is a new step.
+const MIGRATIONS: [Migration; 2] = [Migration::Sql(SCHEMA_V1), Migration::Rust(migrate_to_v2)];
+
+/// The schema version this binary writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The first schema: the document and the columns to list it by.
+pub const SCHEMA_V1: &str = "
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    command TEXT NOT NULL,
+    target TEXT NOT NULL,
+    document TEXT NOT NULL
+);
+CREATE INDEX results_time ON results(time);
+";
+
+/// The second schema: labels in their own table, and the figures the listing shows without parsing documents.
+const SCHEMA_V2: &str = "
+ALTER TABLE results ADD COLUMN source TEXT NOT NULL DEFAULT 'recorded';
+ALTER TABLE results ADD COLUMN hakaru_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN ok_per_s REAL;
+ALTER TABLE results ADD COLUMN p99_us INTEGER;
+ALTER TABLE results ADD COLUMN workload TEXT NOT NULL DEFAULT '';
+CREATE INDEX results_workload ON results(workload);
+CREATE INDEX results_command ON results(command);
+CREATE INDEX results_target ON results(target);
+CREATE TABLE labels (
+    result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (result_id, key)
+);
+CREATE INDEX labels_key_value ON labels(key, value);
+";
+
+enum Migration {
+    Sql(&'static str),
+    Rust(fn(&rusqlite::Transaction) -> rusqlite::Result<()>),
+}
+
+/// v1 -> v2: the new tables, then the new columns and labels filled from each stored document.
+fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V2)?;
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = tx.prepare("SELECT id, document FROM results")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, text) in rows {
+        // A document that does not parse keeps its row (still listed and shown as stored), without figures.
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+        let facts = Facts::of(&doc);
+        tx.execute(
+            "UPDATE results SET hakaru_version = ?1, host = ?2, ok_per_s = ?3, p99_us = ?4, workload = ?5 WHERE id = ?6",
+            params![facts.hakaru_version, facts.host, facts.ok_per_s, facts.p99_us, facts.workload, id],
+        )?;
+        for (k, v) in labels_of(&doc) {
+            tx.execute("INSERT OR REPLACE INTO labels (result_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])?;
+        }
+    }
+    Ok(())
+}
+
+/// What can go wrong with the history.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("history database '{path}': {source}")]
+    Sqlite { path: String, source: rusqlite::Error },
+    #[error("history database '{path}': {what}")]
+    Io { path: String, what: String },
+    #[error(
+        "history database '{path}' has schema version {found}, newer than this hakaru knows ({known}): use a newer \
+         hakaru, or another --db"
+    )]
+    TooNew { path: String, found: i64, known: i64 },
+    #[error("no history at '{0}' yet: results are stored there as they are measured (or give another --db)")]
+    Missing(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    BadInput(String),
+}
+
+impl HistoryError {
+    /// Bad input (an unknown ID, a bad reference or label) is exit code 2; a database that fails is 1.
+    pub fn into_usage(self) -> UsageError {
+        match self {
+            HistoryError::NotFound(_) | HistoryError::BadInput(_) | HistoryError::Missing(_) => {
+                UsageError::new(self.to_string())
+            }
+            HistoryError::TooNew { .. } => UsageError::new(self.to_string()),
+            _ => UsageError::runtime(self.to_string()),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, HistoryError>;
+
+/// The database's path: `--db`, else `HAKARU_DB`, else `$XDG_DATA_HOME/hakaru/history.db`, else
+/// `~/.local/share/hakaru/history.db`; None when none of them is known (no HOME).
+pub fn database_path(flag: Option<&Path>) -> Option<PathBuf> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    flag.map(Path::to_path_buf)
+        .or_else(|| env("HAKARU_DB"))
+        .or_else(|| env("XDG_DATA_HOME").filter(|p| p.is_absolute()).map(|d| d.join("hakaru/history.db")))
+        .or_else(|| env("HOME").map(|h| h.join(".local/share/hakaru/history.db")))
+}
+
+/// `key=value` -> (key, value); a bare word `main` is the label `label=main`, so `label=main` finds it again.
+pub fn parse_label(text: &str) -> std::result::Result<(String, String), String> {
+    let (k, v) = text.split_once('=').unwrap_or(("label", text));
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty() || v.is_empty() {
+        return Err(format!("'{text}' is not a label: write key=value, e.g. branch=main"));
+    }
+    if k.chars().any(|c| c.is_whitespace() || c.is_control()) || v.chars().any(char::is_control) {
+        return Err(format!("'{text}': a label's key has no spaces and neither part has control characters"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+/// Replaces secrets in every string of a document: secret header values, passwords in URLs, and the same inside
+/// flags (`--header=Authorization: x`, `-HCookie: y`), whatever the document already redacted.
+pub fn scrub_secrets(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let clean = scrub_text(s);
+            if clean != *s {
+                *s = clean;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(scrub_secrets),
+        Value::Object(o) => o.values_mut().for_each(scrub_secrets),
+        _ => {}
+    }
+}
+
+fn scrub_text(s: &str) -> String {
+    let once = redact_arg(s);
+    if once != s {
+        return once;
+    }
+    // A URL with a password inside a longer text (a message, a target list): each word on its own.
+    if s.contains("://") && s.contains('@') {
+        return s.split(' ').map(redact_secret).collect::<Vec<_>>().join(" ");
+    }
+    s.to_string()
+}
+
+/// A stored result as the listing shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub id: i64,
+    /// RFC 3339, UTC: when the measurement began.
+    pub time: String,
+    pub command: String,
+    pub target: String,
+    pub labels: BTreeMap<String, String>,
+    /// Successes per second of the best step (the only step of a run).
+    pub ok_per_s: Option<f64>,
+    /// The p99 latency of that step, microseconds; None when the document has no percentiles (a drnbench CSV).
+    pub p99_us: Option<u64>,
+    /// `recorded` (measured by hakaru) or `imported`.
+    pub source: String,
+    /// The workload's identity ([`workload_id`]): results with the same one ran the same load on the same targets.
+    pub workload: String,
+}
+
+/// Which results [`Db::find`] returns: every condition given must hold; newest first.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// A part of the target text.
+    pub target: Option<String>,
+    pub labels: Vec<(String, String)>,
+    /// RFC 3339 time (or a prefix such as `2026-11-23`): results that began then or later.
+    pub since: Option<String>,
+    pub command: Option<String>,
+    /// A workload identity ([`workload_id`]).
+    pub workload: Option<String>,
+    pub limit: Option<usize>,
+}
+
+/// The indexed facts of a document.
+struct Facts {
+    time: String,
+    command: String,
+    target: String,
+    hakaru_version: String,
+    host: String,
+    ok_per_s: Option<f64>,
+    p99_us: Option<i64>,
+    workload: String,
+}
+
+/// What makes two results comparable: the settings without the labels and the seed (the command, targets,
+/// requests, load, sweep steps...), hashed (FNV-1a, 64 bits, over the settings' JSON with sorted keys) into 16 hex
+/// digits. A later `compare` refuses, or warns about, results of different workloads.
+pub fn workload_id(doc: &Value) -> String {
+    let mut settings = doc.get("settings").cloned().unwrap_or(Value::Null);
+    if let Some(o) = settings.as_object_mut() {
+        o.remove("labels");
+        o.remove("seed");
+    }
+    // Keys sorted at every level: the same text whatever order the document (or serde_json's map) kept.
+    fn canonical(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(o) => {
+                let sorted: BTreeMap<&String, &Value> = o.iter().collect();
+                out.push('{');
+                for (i, (k, v)) in sorted.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(v, out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canonical(v, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    canonical(&settings, &mut text);
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
+}
+
+impl Facts {
+    fn of(doc: &Value) -> Facts {
+        let text = |p: &str| doc.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+        let targets = doc.pointer("/settings/targets").and_then(Value::as_array);
+        let target = targets.map(|t| t.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "));
+        // The headline: the step with the most successes per second (a run has one step).
+        let best = doc.pointer("/steps").and_then(Value::as_array).and_then(|steps| {
+            steps.iter().max_by(|a, b| {
+                let q = |s: &Value| s.pointer("/throughput/ok_per_s").and_then(Value::as_f64).unwrap_or(-1.0);
+                q(a).total_cmp(&q(b))
+            })
+        });
+        Facts {
+            time: text("/provenance/started_at"),
+            command: text("/settings/command"),
+            target: target.unwrap_or_default(),
+            hakaru_version: text("/provenance/hakaru_version"),
+            host: text("/provenance/hostname"),
+            ok_per_s: best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
+            p99_us: best.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
+            workload: workload_id(doc),
+        }
+    }
+}
+
+fn labels_of(doc: &Value) -> BTreeMap<String, String> {
+    doc.pointer("/settings/labels")
+        .and_then(Value::as_object)
+        .map(|o| o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default()
+}
+
+/// An open history database.
+pub struct Db {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating it and its folder when needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Db> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| HistoryError::Io {
+                path: path.display().to_string(),
+                what: format!("cannot create its folder: {e}"),
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|e| sql_error(path, e))?;
+        let mut db = Db { conn, path: path.to_path_buf() };
+        db.configure()?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// Opens an existing database; a missing file is [`HistoryError::Missing`], not a new empty database.
+    pub fn open_existing(path: &Path) -> Result<Db> {
+        if !path.exists() {
+            return Err(HistoryError::Missing(path.display().to_string()));
+        }
+        Db::open(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> HistoryError {
+        sql_error(&self.path, e)
+    }
+
+    fn configure(&self) -> Result<()> {
+        let e = |err| self.err(err);
+        // The busy timeout first: setting WAL on a file another process is writing waits instead of failing.
+        self.conn.busy_timeout(BUSY_TIMEOUT).map_err(e)?;
+        // WAL: readers and the writer do not block each other, and a killed writer loses no committed result.
+        let mode: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(e)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(HistoryError::Io {
+                path: self.path.display().to_string(),
+                what: format!("the journal mode stays '{mode}', not WAL (a file system without shared memory?)"),
+            });
+        }
+        // NORMAL in WAL: a crash of the process loses nothing committed; a power loss may lose the last commits.
+        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(e)?;
+        self.conn.pragma_update(None, "foreign_keys", true).map_err(e)?;
+        Ok(())
+    }
+
+    /// Runs the missing schema steps in one transaction (taken before reading the version, so two processes
+    /// opening a new file do not both migrate it).
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let e = |err| sql_error(&path, err);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(e)?;
+        if found > SCHEMA_VERSION {
+            return Err(HistoryError::TooNew { path: path.display().to_string(), found, known: SCHEMA_VERSION });
+        }
+        for step in &MIGRATIONS[found.max(0) as usize..] {
+            match step {
+                Migration::Sql(sql) => tx.execute_batch(sql),
+                Migration::Rust(f) => f(&tx),
+            }
+            .map_err(e)?;
+        }
+        if found < SCHEMA_VERSION {
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// Stores a result document measured by hakaru (secrets scrubbed) with its own labels and `labels` (added to
+    /// its `settings.labels` too); returns its ID.
+    pub fn insert(&mut self, doc: &ResultDocument, labels: &BTreeMap<String, String>) -> Result<i64> {
+        let mut json = serde_json::to_value(doc).map_err(|e| HistoryError::BadInput(e.to_string()))?;
+        if let Some(settings) = json.get_mut("settings").and_then(Value::as_object_mut) {
+            let own = settings.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+            if let Some(own) = own.as_object_mut() {
+                own.extend(labels.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))));
+            }
+        }
+        self.insert_json(json, "recorded")
+    }
+
+    /// Stores a result document given as JSON, labelled by its `settings.labels`; `source` is `recorded` or
+    /// `imported`.
+    pub fn insert_json(&mut self, mut doc: Value, source: &str) -> Result<i64> {
+        scrub_secrets(&mut doc);
+        let facts = Facts::of(&doc);
+        let labels = labels_of(&doc);
+        let text = serde_json::to_string(&doc).map_err(|e| HistoryError::BadInput(e.to_string()))?;
+        let path = self.path.clone();
+        let e = |err| sql_error(&path, err);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        tx.execute(
+            "INSERT INTO results
+                 (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                facts.time,
+                facts.command,
+                facts.target,
+                text,
+                source,
+                facts.hakaru_version,
+                facts.host,
+                facts.ok_per_s,
+                facts.p99_us,
+                facts.workload
+            ],
+        )
+        .map_err(e)?;
+        let id = tx.last_insert_rowid();
+        for (k, v) in &labels {
+            tx.execute("INSERT INTO labels (result_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])
+                .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(id)
+    }
+
+    /// The stored document of result `id`, as JSON; None when there is no such result.
+    pub fn get(&self, id: i64) -> Result<Option<Value>> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT document FROM results WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| HistoryError::BadInput(format!("result #{id} does not parse: {e}")))
+        })
+        .transpose()
+    }
+
+    /// The stored document of result `id`, read as a result document.
+    pub fn get_document(&self, id: i64) -> Result<ResultDocument> {
+        self.resolve_document(&id.to_string()).map(|(_, doc)| doc)
+    }
+
+    /// [`Db::resolve`], read as a result document.
+    pub fn resolve_document(&self, reference: &str) -> Result<(i64, ResultDocument)> {
+        let (id, json) = self.resolve(reference)?;
+        let doc = serde_json::from_value(json).map_err(|e| {
+            HistoryError::BadInput(format!("result #{id} is not a result document this hakaru can read: {e}"))
+        })?;
+        Ok((id, doc))
+    }
+
+    fn not_found(&self, what: &str) -> HistoryError {
+        HistoryError::NotFound(format!(
+            "no result {what} in the history '{}': 'hakaru history' lists them",
+            self.path.display()
+        ))
+    }
+
+    /// The results that match `filter`, newest first.
+    pub fn find(&self, filter: &Filter) -> Result<Vec<Row>> {
+        let mut sql = String::from(
+            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload FROM results WHERE 1 = 1",
+        );
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        if let Some(t) = &filter.target {
+            sql.push_str(" AND instr(target, ?) > 0");
+            args.push(Box::new(t.clone()));
+        }
+        if let Some(s) = &filter.since {
+            sql.push_str(" AND time >= ?");
+            args.push(Box::new(s.clone()));
+        }
+        if let Some(w) = &filter.workload {
+            sql.push_str(" AND workload = ?");
+            args.push(Box::new(w.clone()));
+        }
+        if let Some(c) = &filter.command {
+            sql.push_str(" AND command = ?");
+            args.push(Box::new(c.clone()));
+        }
+        for (k, v) in &filter.labels {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM labels l WHERE l.result_id = results.id AND l.key = ? AND l.value = ?)",
+            );
+            args.push(Box::new(k.clone()));
+            args.push(Box::new(v.clone()));
+        }
+        // Newest by the time measured, then by insertion (an import of old results keeps their time).
+        sql.push_str(" ORDER BY time DESC, id DESC");
+        if let Some(n) = filter.limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let refs: Vec<&dyn rusqlite::ToSql> = args.iter().map(|b| b.as_ref()).collect();
+        let mut rows: Vec<Row> = stmt
+            .query_map(refs.as_slice(), |r| {
+                Ok(Row {
+                    id: r.get(0)?,
+                    time: r.get(1)?,
+                    command: r.get(2)?,
+                    target: r.get(3)?,
+                    labels: BTreeMap::new(),
+                    ok_per_s: r.get(4)?,
+                    p99_us: r.get::<_, Option<i64>>(5)?.map(|v| v.max(0) as u64),
+                    source: r.get(6)?,
+                    workload: r.get(7)?,
+                })
+            })
+            .and_then(|it| it.collect::<rusqlite::Result<Vec<Row>>>())
+            .map_err(|e| self.err(e))?;
+        let mut labels =
+            self.conn.prepare("SELECT key, value FROM labels WHERE result_id = ?1").map_err(|e| self.err(e))?;
+        for row in &mut rows {
+            row.labels = labels
+                .query_map([row.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(|it| it.collect())
+                .map_err(|e| sql_error(&self.path, e))?;
+        }
+        Ok(rows)
+    }
+
+    /// A reference to a stored result: an ID (`42`, `#42`), `last`, or a label `key=value` (the newest result
+    /// with that label). Returns its ID and document.
+    pub fn resolve(&self, reference: &str) -> Result<(i64, Value)> {
+        let r = reference.trim();
+        let id = if let Ok(id) = r.trim_start_matches('#').parse::<i64>() {
+            id
+        } else if r == "last" || r == "latest" {
+            let rows = self.find(&Filter { limit: Some(1), ..Filter::default() })?;
+            rows.first().map(|row| row.id).ok_or_else(|| self.not_found("at all"))?
+        } else if r.contains('=') {
+            let label = parse_label(r).map_err(HistoryError::BadInput)?;
+            let rows = self.find(&Filter { labels: vec![label], limit: Some(1), ..Filter::default() })?;
+            rows.first().map(|row| row.id).ok_or_else(|| self.not_found(&format!("labelled {r}")))?
+        } else {
+            return Err(HistoryError::BadInput(format!(
+                "'{reference}' is not a history reference: give an ID (42), 'last', or a label key=value"
+            )));
+        };
+        let doc = self.get(id)?.ok_or_else(|| self.not_found(&format!("#{id}")))?;
+        Ok((id, doc))
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+
+    /// The schema version of the open file.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+}
+
+fn sql_error(path: &Path, source: rusqlite::Error) -> HistoryError {
+    HistoryError::Sqlite { path: path.display().to_string(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(command: &str, target: &str, qps: f64, p99: u64, labels: Value) -> Value {
+        json!({
+            "schema": "hakaru.result/1",
+            "provenance": {"started_at": "2026-11-23T20:00:00Z", "hakaru_version": "0.1.0", "hostname": "h",
+                           "command_line": ["hakaru", "run", "-H", "Authorization: Bearer TOPSECRET"]},
+            "settings": {"command": command, "targets": [target], "labels": labels},
+            "steps": [{"throughput": {"ok_per_s": qps}, "latency": {"percentiles": {"p99": p99}}},
+                      {"throughput": {"ok_per_s": qps / 2.0}, "latency": {"percentiles": {"p99": 1}}}],
+        })
+    }
+
+    #[test]
+    fn labels_are_key_value_or_a_bare_word() {
+        assert_eq!(parse_label("branch=main"), Ok(("branch".into(), "main".into())));
+        assert_eq!(parse_label("main"), Ok(("label".into(), "main".into())));
+        assert_eq!(parse_label("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_label("=x").is_err());
+        assert!(parse_label("k=").is_err());
+        assert!(parse_label("a b=c").is_err());
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_in_every_string_and_glued_flag() {
+        let mut v = json!({
+            "a": ["--header=Authorization: Bearer S1", "-HCookie: sid=S2", "redis://u:S3@127.0.0.1:6379"],
+            "b": "failed on http://x:S4@127.0.0.1/ today", "c": "X-Plain: 1"
+        });
+        scrub_secrets(&mut v);
+        let text = v.to_string();
+        for s in ["S1", "S2", "S3", "S4"] {
+            assert!(!text.contains(s), "{s} left in {text}");
+        }
+        assert!(text.contains("X-Plain: 1") && text.contains("--header=Authorization: <redacted>"), "{text}");
+    }
+
+    #[test]
+    fn stored_documents_are_found_by_target_label_time_and_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Db::open(&dir.path().join("sub/h.db")).unwrap();
+        assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+        let a = db.insert_json(doc("run", "http://127.0.0.1:1/", 100.0, 900, json!({"branch": "main"})), "recorded");
+        let b = db.insert_json(doc("sweep", "http://127.0.0.1:2/", 50.0, 800, json!({"branch": "dev"})), "recorded");
+        let (a, b) = (a.unwrap(), b.unwrap());
+        let all = db.find(&Filter::default()).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
+        assert_eq!(all[1].ok_per_s, Some(100.0));
+        assert_eq!(all[1].p99_us, Some(900));
+        assert_eq!(all[1].labels.get("branch").map(String::as_str), Some("main"));
+        let by_target = db.find(&Filter { target: Some("127.0.0.1:2".into()), ..Filter::default() }).unwrap();
+        assert_eq!(by_target.len(), 1);
+        assert_eq!(by_target[0].id, b);
+        let by_label =
+            db.find(&Filter { labels: vec![("branch".into(), "main".into())], ..Filter::default() }).unwrap();
+        assert_eq!(by_label.iter().map(|r| r.id).collect::<Vec<_>>(), vec![a]);
+        assert!(db.find(&Filter { since: Some("2027".into()), ..Filter::default() }).unwrap().is_empty());
+        assert_eq!(db.resolve("branch=main").unwrap().0, a);
+        // Same settings but labels and seed: one workload; another target: another.
+        let twin = doc("run", "http://127.0.0.1:1/", 90.0, 950, json!({"branch": "dev"}));
+        let c = db.insert_json(twin, "recorded").unwrap();
+        assert_eq!(all[1].workload, db.find(&Filter { limit: Some(1), ..Filter::default() }).unwrap()[0].workload);
+        assert_ne!(all[0].workload, all[1].workload);
+        let same = db.find(&Filter { workload: Some(all[1].workload.clone()), ..Filter::default() }).unwrap();
+        let reordered = json!({"settings": {"targets": ["http://127.0.0.1:1/"], "labels": {}, "command": "run"}});
+        assert_eq!(workload_id(&reordered), all[1].workload, "key order does not change the identity");
+        assert_eq!(same.iter().map(|r| r.id).collect::<Vec<_>>(), vec![c, a]);
+        assert_eq!(db.resolve(&format!("#{b}")).unwrap().0, b);
+        assert_eq!(db.resolve("last").unwrap().0, c, "the newest: same time, stored last");
+        assert!(matches!(db.resolve("branch=none"), Err(HistoryError::NotFound(_))));
+        assert!(matches!(db.resolve("999"), Err(HistoryError::NotFound(_))));
+        assert!(matches!(db.resolve("what"), Err(HistoryError::BadInput(_))));
+        let stored = db.get(a).unwrap().unwrap().to_string();
+        assert!(!stored.contains("TOPSECRET"), "{stored}");
+    }
+
+    #[test]
+    fn a_document_is_stored_with_the_labels_given_and_read_back_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Db::open(&dir.path().join("h.db")).unwrap();
+        let csv = "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,\
+                   average_elapsed_time,200\n1,10,1.0,0.001,0.002,0.0015,100.0\n";
+        let doc = drnbench_import::from_drnbench_csv("r.csv", csv, "2026-11-23T00:00:00Z").unwrap();
+        let labels: BTreeMap<String, String> = [("branch".to_string(), "x".to_string())].into();
+        let id = db.insert(&doc, &labels).unwrap();
+        let (found, back) = db.resolve_document("branch=x").unwrap();
+        assert_eq!(found, id);
+        assert_eq!(back.settings.labels, labels);
+        assert_eq!(back.steps, doc.steps);
+        assert_eq!(db.get_document(id).unwrap(), back);
+        assert!(matches!(db.get_document(id + 1), Err(HistoryError::NotFound(_))));
+    }
+
+    #[test]
+    fn a_first_schema_database_migrates_on_open_and_a_newer_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let d = doc("run", "http://127.0.0.1:9/", 123.5, 4567, json!({"branch": "old"}));
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA_V1).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO results (time, command, target, document) VALUES (?1, 'run', 'http://127.0.0.1:9/', ?2)",
+                params!["2026-01-01T00:00:00Z", d.to_string()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO results (time, command, target, document) VALUES ('2026-01-02T00:00:00Z', 'run', 't', 'not json')",
+                [],
+            )
+            .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+        let rows = db.find(&Filter { labels: vec![("branch".into(), "old".into())], ..Filter::default() }).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].ok_per_s, rows[0].p99_us, rows[0].source.as_str()), (Some(123.5), Some(4567), "recorded"));
+        assert_eq!(rows[0].workload, workload_id(&d));
+        assert_eq!(db.find(&Filter::default()).unwrap().len(), 2, "the unreadable row is kept");
+        drop(db);
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        drop(conn);
+        assert!(matches!(Db::open(&path), Err(HistoryError::TooNew { .. })));
+    }
+}
