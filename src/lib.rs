@@ -23,6 +23,7 @@ pub mod protocol;
 pub mod provenance;
 pub mod result;
 pub mod serve;
+pub mod stats;
 pub mod step;
 pub mod stop;
 pub mod target;
