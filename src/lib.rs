@@ -13,6 +13,7 @@ pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod gates;
 pub mod load;
 pub mod metrics;
 pub mod monitor;

@@ -198,6 +198,8 @@ fn document() -> ResultDocument {
         steps: vec![first, second],
         warnings,
         analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
     }
 }
 
@@ -223,6 +225,8 @@ fn document_without_answers() -> ResultDocument {
         steps: vec![only],
         warnings,
         analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
     }
 }
 

@@ -154,6 +154,17 @@ pub struct LoadArgs {
     /// No live progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run the same load N times back to back: one row per run, then the mean, spread and 95 % interval of
+    /// throughput and p99, with the runs' histograms merged.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub runs: usize,
+    /// With --runs: pause between runs (lets the server drain).
+    #[arg(long, value_name = "T", default_value = "1s")]
+    pub run_interval: String,
+    /// A gate for CI, judged on the whole result: 'p99<50ms', 'errors<1%', 'qps>1000' (p50..p99.99, mean, max;
+    /// < <= > >=; repeatable). A broken one exits with code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE")]
+    pub thresholds: Vec<String>,
 }
 
 /// How the steps of a sweep or a capacity search run, and where they are written.
@@ -233,6 +244,10 @@ pub struct SweepArgs {
     /// (default: a "wait" in seconds given in the pattern file, else 0).
     #[arg(long)]
     pub wait: Option<String>,
+    /// A gate for CI, judged on every step merged (as k6 judges a whole test): 'p99<50ms', 'errors<1%',
+    /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE")]
+    pub thresholds: Vec<String>,
 }
 
 /// A capacity search runs shorter steps closer together, with more connections, than a sweep.

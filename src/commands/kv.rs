@@ -8,7 +8,8 @@ use crate::error::UsageError;
 use crate::plan::{self, RunPlan};
 
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    let repeat = super::run::Repeat::from_args(&args.load)?;
     let plan = RunPlan::from_kv_args(args)?;
     let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
-    super::run::run_plan(&plan, &watchers, interrupt)
+    super::run::run_plan(&plan, &watchers, &repeat, interrupt)
 }

@@ -132,6 +132,10 @@ fn finish(live: &mut LiveDocument) -> Result<(), UsageError> {
             live.say(&format!("  {s}"));
         }
     }
+    let gates = crate::export::text::thresholds_text(&live.doc.thresholds);
+    if !gates.is_empty() {
+        live.say(gates.trim_end());
+    }
     if !live.doc.warnings.is_empty() {
         live.say("\nwarnings");
         for w in &live.doc.warnings {
