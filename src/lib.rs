@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod engine;
 pub mod error;
 pub mod export;

@@ -31,6 +31,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Load a Redis or memcached server with a get/set mix (redis://HOST:PORT, memcache://HOST:PORT).
     Kv(KvArgs),
+    /// Compare results: ratios to the first, 95 % intervals and verdicts from repeated runs, CI gates.
+    Compare(CompareArgs),
 }
 
 /// What requests to send and how, shared by every command that generates load.
@@ -400,4 +402,26 @@ pub struct KvArgs {
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// `hakaru compare`: results side by side against a baseline.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Result JSON files, drnbench CSV files (several files of one side joined by commas: a.json,a2.json), or one
+    /// study directory (its targets compared per workload and phase). The first is the baseline.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+    /// The input (or study target) to compare the others with, instead of the first.
+    #[arg(long, value_name = "INPUT")]
+    pub baseline: Option<String>,
+    /// Exit with code 1 when a side is significantly worse than the baseline by more than a factor (the whole 95 %
+    /// interval of the ratio beyond it): 'p99 > 1.10 * baseline', 'qps < 0.95 * baseline' (repeatable).
+    #[arg(long = "fail-if", value_name = "GATE")]
+    pub fail_if: Vec<String>,
+    /// Write the comparison as JSON to FILE (- or no value: standard output).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Write the comparison as Markdown (for a CI comment) to FILE (- or no value: standard output).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub markdown: Option<PathBuf>,
 }

@@ -2,6 +2,7 @@
 //! the exporters. [`dispatch`] runs one; [`clap_error`] reports flags clap refused.
 
 pub mod capacity;
+pub mod compare;
 pub mod demo;
 pub mod kv;
 pub mod patterns;
@@ -37,6 +38,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
+        Command::Compare(args) => compare::compare(&args),
     };
     match outcome {
         Ok(code) => code,

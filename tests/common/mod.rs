@@ -51,7 +51,8 @@ impl Output {
     }
 }
 
-/// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run`; bounded by a 60 s watchdog.
+/// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run` (unless `args` name one); bounded by
+/// a 60 s watchdog.
 pub fn hakaru(args: &[&str]) -> Output {
     hakaru_with(args, Duration::from_secs(60), |_| {})
 }
@@ -63,7 +64,7 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     let json = dir.path().join("result.json");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
     cmd.args(args);
-    if args.first() == Some(&"run") {
+    if args.first() == Some(&"run") && !args.contains(&"--json") {
         cmd.arg("--json").arg(&json);
     }
     configure(&mut cmd);
