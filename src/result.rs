@@ -77,11 +77,12 @@ pub struct ResultDocument {
     pub warnings: Vec<String>,
     /// Sweeps and capacity searches: what the steps show, in figures and in words; null for a single run.
     pub analysis: Option<Analysis>,
-    /// `--runs N` (N > 1): the runs (steps `run 1` ...) together; absent for a single run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `--runs N` (N > 1): the runs (steps `run 1` ...) together; null otherwise. (Read as null from
+    /// documents written before it existed.)
+    #[serde(default)]
     pub runs: Option<RunsSummary>,
-    /// `--threshold`: each gate with the value measured and whether it held; absent without thresholds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// `--threshold`: each gate with the value measured and whether it held; empty without thresholds.
+    #[serde(default)]
     pub thresholds: Vec<ThresholdResult>,
 }
 

@@ -64,6 +64,8 @@ fn a_broken_threshold_exits_99_after_writing_every_file() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let pass: Vec<bool> = doc["thresholds"].as_array().unwrap().iter().map(|g| g["pass"] == true).collect();
     assert_eq!(pass, [false, false, true]);
+    let errors = common::schema_errors(&doc);
+    assert!(errors.is_empty(), "{errors:?}");
     assert!(std::fs::read_to_string(&csv).unwrap().lines().count() >= 2, "the CSV row is written too");
     assert!(out.stdout.contains("✗ FAIL  p50<1us"), "{}", out.stdout);
     assert!(out.stdout.contains("✓ pass  errors<1%"), "{}", out.stdout);
@@ -75,23 +77,8 @@ fn a_sweep_is_judged_on_every_step_merged() {
     let url = format!("http://{}/?delay=1ms", target.addr());
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("s.json");
-    let out = common::hakaru(&[
-        "sweep",
-        "-q",
-        "--clients",
-        "1,2",
-        "-d",
-        "300ms",
-        "--interval",
-        "0s",
-        "--threshold",
-        "p99<10s",
-        "--threshold",
-        "max<1us",
-        "--json",
-        json.to_str().unwrap(),
-        &url,
-    ]);
+    let gates = ["--threshold", "p99<10s", "--threshold", "max<1us", "--json", json.to_str().unwrap()];
+    let out = common::quick_sweep(&url, &gates);
     assert_eq!(out.code, 99, "{}\n{}", out.stdout, out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let gates = doc["thresholds"].as_array().unwrap();

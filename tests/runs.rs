@@ -14,12 +14,6 @@ fn read(path: &Path) -> Option<Value> {
     std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok())
 }
 
-fn schema_validator() -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).unwrap()
-}
-
 #[test]
 fn three_runs_give_a_step_each_and_a_summary_from_merged_histograms() {
     let target = common::target();
@@ -49,8 +43,7 @@ fn three_runs_give_a_step_each_and_a_summary_from_merged_histograms() {
     assert_eq!(runs["latency"]["count"].as_u64(), Some(merged.count()));
     assert_eq!(runs["latency"]["percentiles"]["p99"].as_u64(), Some(merged.percentile(99.0)));
     assert_eq!(runs["latency"]["percentiles"]["p50"].as_u64(), Some(merged.percentile(50.0)));
-    let errors: Vec<String> =
-        schema_validator().iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    let errors = common::schema_errors(doc);
     assert!(errors.is_empty(), "{errors:?}");
     // The text: one row per run, then the spread and interval.
     for needle in ["run 1", "run 2", "run 3", "over 3 of 3 runs", "95 % interval of the mean", "latency (merged)"] {

@@ -12,6 +12,12 @@ use crate::export::{is_stdout, write_atomically};
 
 pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
     let gates = a.fail_if.iter().map(|t| FailIf::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    if a.inputs.len() == 1 && !std::path::Path::new(&a.inputs[0]).is_dir() {
+        return Err(UsageError::new(format!(
+            "compare '{}': one input; give two or more result files, or a study directory",
+            a.inputs[0]
+        )));
+    }
     let mut sides = Vec::new();
     let mut studies = Vec::new();
     for input in &a.inputs {
@@ -21,13 +27,7 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
         }
     }
     let groups: Vec<Group> = match (studies.len(), sides.len()) {
-        (0, n) if n >= 2 => vec![Group { title: String::new(), sides }],
-        (0, _) => {
-            return Err(UsageError::new(format!(
-                "compare '{}': one input; give two or more result files, or a study directory",
-                a.inputs[0]
-            )));
-        }
+        (0, _) => vec![Group { title: String::new(), sides }],
         (1, 0) => studies.pop().expect("one study").1,
         _ => {
             return Err(UsageError::new(format!(

@@ -63,10 +63,11 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
     } else {
         let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
             UsageError::new(format!(
-                "compare: '{}' line {} column {}: not a hakaru result document ({e}); give the file `--json` wrote",
+                "compare: '{}' line {} column {}: not a hakaru result document ({}); give the file `--json` wrote",
                 path.display(),
                 e.line(),
-                e.column()
+                e.column(),
+                without_position(&e)
             ))
         })?;
         add_document(side, &doc, &path.display().to_string());
@@ -187,10 +188,11 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
     })?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
         UsageError::new(format!(
-            "compare: '{}' line {} column {}: not a study manifest ({e})",
+            "compare: '{}' line {} column {}: not a study manifest ({})",
             path.display(),
             e.line(),
-            e.column()
+            e.column(),
+            without_position(&e)
         ))
     })?;
     let mut groups: Vec<Group> = Vec::new();
@@ -222,4 +224,11 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
         return Err(UsageError::new(format!("compare '{}': the study has no cases yet", dir.display())));
     }
     Ok(groups)
+}
+
+/// serde_json's message without its trailing " at line L column C" (the line and column are said before it).
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let cut = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&cut).unwrap_or(&text).to_string()
 }

@@ -88,19 +88,23 @@ fn render_runs(out: &mut String, doc: &ResultDocument, runs: &RunsSummary) {
     let _ = writeln!(out, "  requests     ok {}, failed {} ({failed:.2} %)", runs.ok, runs.failed);
     let l = &runs.latency;
     if l.count > 0 {
-        let _ = writeln!(
-            out,
-            "  latency      min {}   mean {}   stdev {}   max {}   (every run's histogram merged)",
-            format_micros(l.min as f64),
-            format_micros(l.mean),
-            format_micros(l.stdev),
-            format_micros(l.max as f64)
-        );
+        latency_line(out, l, "   (every run's histogram merged)");
         out.push_str("\n  percentile   latency (merged)\n");
         for p in REPORTED_PERCENTILES {
             let _ = writeln!(out, "  {:<12} {}", percentile_key(p), format_micros(l.percentile(p) as f64));
         }
     }
+}
+
+fn latency_line(out: &mut String, l: &crate::result::LatencySummary, after: &str) {
+    let _ = writeln!(
+        out,
+        "  latency      min {}   mean {}   stdev {}   max {}{after}",
+        format_micros(l.min as f64),
+        format_micros(l.mean),
+        format_micros(l.stdev),
+        format_micros(l.max as f64)
+    );
 }
 
 fn spread_line(out: &mut String, name: &str, s: &Spread, show: &dyn Fn(f64) -> String) {
@@ -179,14 +183,7 @@ fn render_step(out: &mut String, step: &StepResult) {
     if l.count == 0 {
         out.push_str(if step.responses == 0 { "  latency      no answers\n" } else { "  latency      no successes\n" });
     } else {
-        let _ = writeln!(
-            out,
-            "  latency      min {}   mean {}   stdev {}   max {}",
-            format_micros(l.min as f64),
-            format_micros(l.mean),
-            format_micros(l.stdev),
-            format_micros(l.max as f64)
-        );
+        latency_line(out, l, "");
         match &step.service {
             // Open loop: the corrected latency beside the service time a closed-loop tool would report.
             Some(service) => {

@@ -189,3 +189,19 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
     let body = text.split("\r\n\r\n").nth(1).expect("a body");
     serde_json::from_str::<serde_json::Value>(body).unwrap()[1].clone()
 }
+
+/// Every way `doc` breaks `schema/result.schema.json`, one line each (empty when it conforms).
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(doc).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
+}
+
+/// A short client sweep (1 and 2 clients, 300 ms a step, no pause) of `url`, with `extra` flags.
+pub fn quick_sweep(url: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["sweep", "-q", "--clients", "1,2", "-d", "300ms", "--interval", "0s"];
+    args.extend_from_slice(extra);
+    args.push(url);
+    hakaru(&args)
+}
