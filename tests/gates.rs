@@ -66,7 +66,10 @@ fn a_broken_threshold_exits_99_after_writing_every_file() {
     assert_eq!(pass, [false, false, true]);
     let errors = common::schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:?}");
-    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() >= 2, "the CSV row is written too");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with("threshold:errors<1%,threshold:errors<1%:measured"), "{}", lines[0]);
+    assert!(lines[1].contains(",fail,") && lines[1].ends_with(",pass,0.000"), "{}", lines[1]);
     assert!(out.stdout.contains("✗ FAIL  p50<1us"), "{}", out.stdout);
     assert!(out.stdout.contains("✓ pass  errors<1%"), "{}", out.stdout);
 }
