@@ -49,7 +49,7 @@ struct Pair {
 fn fast_and_slow(target: &hakaru::serve::ServerHandle) -> Pair {
     let dir = tempfile::tempdir().unwrap();
     let (fast, slow) = (dir.path().join("fast.json"), dir.path().join("slow.json"));
-    let runs = ["-c", "1", "-d", "400ms", "--runs", "3", "--run-interval", "50ms"];
+    let runs = ["-c", "1", "-d", "700ms", "--runs", "3", "--run-interval", "50ms"];
     measure(&fast, &runs, &format!("http://{}/?delay=5ms", target.addr()));
     measure(&slow, &runs, &format!("http://{}/?delay=10ms", target.addr()));
     Pair { _dir: dir, fast, slow }
@@ -62,30 +62,30 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     let (fast, slow) = (p.fast.to_str().unwrap(), p.slow.to_str().unwrap());
     let (out, doc) = compare(&[fast, slow]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    // The first is the baseline: the second is slower, about half the throughput and twice the latency.
+    // The first is the baseline: the second is slower, about twice the latency and half the throughput. The
+    // median is set by the delay; throughput and the mean also move with this shared machine's load, so only
+    // their ratios are checked.
+    let p50 = cell(&doc, "p50");
+    assert_eq!((p50["n"].as_u64(), p50["verdict"].as_str()), (Some(3), Some("slower")), "{p50}");
+    let (lo, hi) = interval(p50);
+    assert!(lo > 1.0 && hi < 3.0, "p50 ratio interval {lo} .. {hi}");
+    assert!(p50["p"].as_f64().unwrap() < 0.05);
     let qps = cell(&doc, "qps");
-    assert_eq!((qps["n"].as_u64(), qps["verdict"].as_str()), (Some(3), Some("slower")), "{qps}");
-    let (lo, hi) = interval(qps);
-    assert!(hi < 1.0 && lo > 0.3, "ok/s ratio interval {lo} .. {hi}");
-    let mean = cell(&doc, "mean");
-    assert_eq!(mean["verdict"], "slower", "{mean}");
-    let (lo, hi) = interval(mean);
-    assert!(lo > 1.0 && hi < 3.0, "mean ratio interval {lo} .. {hi}");
-    assert!(mean["p"].as_f64().unwrap() < 0.05);
+    assert!(qps["ratio"].as_f64().unwrap() < 0.8, "{qps}");
+    assert!(cell(&doc, "mean")["ratio"].as_f64().unwrap() > 1.3);
     assert!(out.stdout.contains("slower") && out.stdout.contains("95 % interval"), "{}", out.stdout);
 
     // With the slow one as the baseline, the fast one is faster.
     let (_, doc) = compare(&["--baseline", slow, fast, slow]);
     assert_eq!(doc["groups"][0]["baseline"], slow);
-    assert_eq!(cell(&doc, "qps")["verdict"], "faster");
     assert_eq!(cell(&doc, "p50")["verdict"], "faster");
 
     // Gates: worse by more than 10 % beyond noise fails; a bound it does not clearly pass does not.
-    let (out, doc) = compare(&[fast, slow, "--fail-if", "mean > 1.10 * baseline"]);
+    let (out, doc) = compare(&[fast, slow, "--fail-if", "p50 > 1.10 * baseline"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert_eq!(doc["fail_if"][0]["failed"], true);
-    assert!(out.stdout.contains("fail-if 'mean > 1.10 * baseline'") && out.stdout.contains("FAIL"), "{}", out.stdout);
-    let (out, _) = compare(&[fast, slow, "--fail-if", "mean > 3 * baseline", "--fail-if", "qps < 0.3 * baseline"]);
+    assert!(out.stdout.contains("fail-if 'p50 > 1.10 * baseline'") && out.stdout.contains("FAIL"), "{}", out.stdout);
+    let (out, _) = compare(&[fast, slow, "--fail-if", "p50 > 3 * baseline", "--fail-if", "qps < 0.2 * baseline"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
 
     // Markdown for a CI comment.
@@ -117,7 +117,7 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(doc["groups"][0]["title"], "workload w, phase cold");
     assert_eq!(doc["groups"][0]["baseline"], "fast");
-    assert_eq!(cell(&doc, "qps")["verdict"], "slower");
+    assert_eq!(cell(&doc, "p50")["verdict"], "slower");
     assert!(out.stdout.contains("a case of slow is failed and left out"), "{}", out.stdout);
 }
 
@@ -159,6 +159,13 @@ fn single_runs_are_too_few_to_tell_and_never_fail_a_gate() {
     assert_eq!(c["verdict"], "too_few_runs");
     assert!(c["ratio"].as_f64().unwrap() > 1.5, "{c}");
     assert!(out.stdout.contains("too few runs to tell"), "{}", out.stdout);
+    assert!(!out.stdout.contains("ran another load"), "{}", out.stdout);
+    // Another load is compared, with a warning.
+    let c = dir.path().join("c.json");
+    measure(&c, &["-c", "2", "-n", "20"], &format!("http://{}/?delay=1ms", target.addr()));
+    let (out, _) = compare(&[a.to_str().unwrap(), c.to_str().unwrap()]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("ran another load (run closed loop, 2 connections, 20 requests)"), "{}", out.stdout);
 }
 
 #[test]

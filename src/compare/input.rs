@@ -38,7 +38,7 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
             "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
         )));
     }
-    let mut side = Side { name: input.to_string(), points: Vec::new(), notes: Vec::new() };
+    let mut side = Side { name: input.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() };
     for p in parts {
         add_file(&mut side, Path::new(p))?;
     }
@@ -78,6 +78,10 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
 /// Adds a document's steps as runs: a sweep's steps are points (`c=4`, `rate=1000`), the steps of `--runs` (or a
 /// single run) are runs of the one point. A run cut short by a signal is left out and said.
 pub fn add_document(side: &mut Side, doc: &ResultDocument, name: &str) {
+    let load = load_of(doc);
+    if !side.loads.contains(&load) {
+        side.loads.push(load);
+    }
     let partial = doc.runs.as_ref().and_then(|r| r.partial_run);
     for (i, step) in doc.steps.iter().enumerate() {
         if Some(i + 1) == partial {
@@ -90,6 +94,19 @@ pub fn add_document(side: &mut Side, doc: &ResultDocument, name: &str) {
     if doc.interrupted && partial.is_none() {
         side.notes.push(format!("{name} was interrupted: its last step covers only the time until then"));
     }
+}
+
+/// The load a document ran, in words: what must match for a fair comparison (not the target).
+fn load_of(doc: &ResultDocument) -> String {
+    let s = &doc.settings;
+    let points = s.sweep.as_ref().map(|w| format!(", {} {:?}", w.kind, w.values)).unwrap_or_default();
+    let rate = s.rate.map(|r| format!(" at {r}/s")).unwrap_or_default();
+    let limit = match (s.requests, s.duration_s) {
+        (Some(n), _) => format!("{n} requests"),
+        (None, Some(d)) => format!("{d}s"),
+        (None, None) => String::new(),
+    };
+    format!("{} {} loop{rate}, {} connections, {limit}{points}", s.command, s.load_model, s.connections)
 }
 
 impl Sample {
@@ -209,7 +226,12 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
         let si = match sides.iter().position(|s| s.name == case.target) {
             Some(i) => i,
             None => {
-                sides.push(Side { name: case.target.clone(), points: Vec::new(), notes: Vec::new() });
+                sides.push(Side {
+                    name: case.target.clone(),
+                    points: Vec::new(),
+                    notes: Vec::new(),
+                    loads: Vec::new(),
+                });
                 sides.len() - 1
             }
         };

@@ -39,6 +39,9 @@ pub struct Side {
     pub points: Vec<(String, Vec<Sample>)>,
     /// What the reader should know about this side's inputs.
     pub notes: Vec<String>,
+    /// The loads its inputs ran (command, model, connections, rate, length), each once: sides that ran
+    /// different loads are compared with a warning.
+    pub loads: Vec<String>,
 }
 
 impl Side {
@@ -238,6 +241,16 @@ pub fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompa
     let base = &group.sides[bi];
     let others: Vec<&Side> = group.sides.iter().enumerate().filter(|(i, _)| *i != bi).map(|(_, s)| s).collect();
     let mut notes: Vec<String> = group.sides.iter().flat_map(|s| s.notes.iter().cloned()).collect();
+    for s in &others {
+        if !s.loads.is_empty() && !base.loads.is_empty() && s.loads != base.loads {
+            notes.push(format!(
+                "{} ran another load ({}) than the baseline ({}): the comparison may not be fair",
+                s.name,
+                s.loads.join("; "),
+                base.loads.join("; ")
+            ));
+        }
+    }
     // Points in the baseline's order, then those only other sides have.
     let mut points: Vec<String> = base.points.iter().map(|(p, _)| p.clone()).collect();
     for s in &others {
@@ -460,7 +473,7 @@ mod tests {
     }
 
     fn side(name: &str, runs: Vec<Sample>) -> Side {
-        Side { name: name.into(), points: vec![(String::new(), runs)], notes: vec![] }
+        Side { name: name.into(), points: vec![(String::new(), runs)], notes: vec![], loads: vec![] }
     }
 
     fn group(a: Vec<Sample>, b: Vec<Sample>) -> GroupComparison {
