@@ -92,6 +92,8 @@ pub fn run_plan(
             break;
         }
     }
+    // A signal in the pause between runs came after the last refresh: the warnings must still say so.
+    live.refresh_warnings();
     live.doc.thresholds = gates::judge(&live.doc, &repeat.thresholds);
     live.say(Text.render(&live.doc).trim_end());
     live.write_final()?;
