@@ -62,6 +62,8 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     let (fast, slow) = (p.fast.to_str().unwrap(), p.slow.to_str().unwrap());
     let (out, doc) = compare(&[fast, slow]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let errors = common::schema_errors_in("compare.schema.json", &doc);
+    assert!(errors.is_empty(), "{errors:?}");
     // The first is the baseline: the second is slower, about twice the latency and half the throughput. The
     // median is set by the delay; throughput and the mean also move with this shared machine's load, so only
     // their ratios are checked.
@@ -83,6 +85,7 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     // Gates: worse by more than 10 % beyond noise fails; a bound it does not clearly pass does not.
     let (out, doc) = compare(&[fast, slow, "--fail-if", "p50 > 1.10 * baseline"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(common::schema_errors_in("compare.schema.json", &doc).is_empty());
     assert_eq!(doc["fail_if"][0]["failed"], true);
     assert!(out.stdout.contains("fail-if 'p50 > 1.10 * baseline'") && out.stdout.contains("FAIL"), "{}", out.stdout);
     let (out, _) = compare(&[fast, slow, "--fail-if", "p50 > 3 * baseline", "--fail-if", "qps < 0.2 * baseline"]);

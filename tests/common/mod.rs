@@ -192,7 +192,12 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
 
 /// Every way `doc` breaks `schema/result.schema.json`, one line each (empty when it conforms).
 pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    schema_errors_in("result.schema.json", doc)
+}
+
+/// Every way `doc` breaks the schema `schema/NAME`, one line each (empty when it conforms).
+pub fn schema_errors_in(name: &str, doc: &serde_json::Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema").join(name);
     let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
     validator.iter_errors(doc).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
