@@ -219,6 +219,31 @@ mod tests {
     }
 
     #[test]
+    fn a_document_is_judged_on_its_runs_merged() {
+        // Run 2's p99 is 200 ms, but of all 2000 answers only 1 % took that long: the pooled p99 is 1 ms.
+        let steps =
+            vec![crate::result::step_of(&[(1000, 1000)]), crate::result::step_of(&[(980, 1000), (20, 200_000)])];
+        let doc = ResultDocument {
+            schema: crate::result::SCHEMA.into(),
+            provenance: crate::provenance::Provenance::collect(std::time::SystemTime::now(), 0),
+            settings: Default::default(),
+            interrupted: false,
+            runs: crate::result::RunsSummary::of(&steps, 2, None),
+            steps,
+            warnings: vec![],
+            analysis: None,
+            thresholds: vec![],
+        };
+        let gates = parse_all("--threshold", &["p99<2ms".into(), "max<100ms".into(), "qps>=1000".into()]).unwrap();
+        let judged = judge(&doc, &gates);
+        assert_eq!(judged.iter().map(|r| r.pass).collect::<Vec<_>>(), [true, false, true], "{judged:?}");
+        assert_eq!(judged[0].judged_on, "2 runs merged");
+        // All successes over all the runs' time: 2000 in 2 s.
+        assert!((judged[2].measured.unwrap() - 1000.0).abs() < 1e-9);
+        assert!(any_broken(&judged));
+    }
+
+    #[test]
     fn operators_hold_as_written() {
         assert!(Op::Lt.holds(1.0, 2.0) && !Op::Lt.holds(2.0, 2.0));
         assert!(Op::Le.holds(2.0, 2.0) && !Op::Le.holds(2.1, 2.0));

@@ -670,6 +670,20 @@ impl StepResult {
     }
 }
 
+/// A one-second step of successes: `(count, microseconds)` pairs (for tests of what reads steps).
+#[cfg(test)]
+pub(crate) fn step_of(latencies: &[(u64, u64)]) -> StepResult {
+    let t = std::time::Instant::now();
+    let mut m = StepMetrics::new();
+    for &(count, us) in latencies {
+        for _ in 0..count {
+            m.record_response(200, true, t, t, t + std::time::Duration::from_micros(us));
+        }
+    }
+    let load = StepLoad { rate: None, model: "closed".into(), connections: 1, threads: 1 };
+    StepResult::from_metrics("run", load, &m, vec![], std::time::Duration::from_secs(1), &StatusSet::default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -709,6 +723,27 @@ mod tests {
         // Nothing asked of the cache during the step: no rate.
         s.probes = vec![reading("cache_hits", 0.0), reading("cache_misses", 0.0)];
         assert_eq!(s.hit_rate_from_probes(), None);
+    }
+
+    #[test]
+    fn runs_are_summed_from_merged_histograms_never_averaged_percentiles() {
+        // The reference example: run 1 has 1000 answers at 1 ms (p99 1 ms), run 2 has 980 at 1 ms and 20 at
+        // 200 ms (p99 200 ms). The mean of the p99s is 100.5 ms; the p99 of all 2000 answers is 1 ms.
+        let steps = [step_of(&[(1000, 1000)]), step_of(&[(980, 1000), (20, 200_000)])];
+        let r = RunsSummary::of(&steps, 2, None).unwrap();
+        let p99s = [&steps[0], &steps[1]].map(|s| s.latency.percentile(99.0) as f64);
+        assert_eq!(r.p99_us.values, p99s);
+        assert!((p99s[0] - 1000.0).abs() < 2.0 && (p99s[1] - 200_000.0).abs() < 200.0, "{p99s:?}");
+        assert!((r.p99_us.mean - 100_500.0).abs() < 100.0, "{}", r.p99_us.mean);
+        assert_eq!(r.latency.count, 2000);
+        assert_eq!(r.latency.percentile(99.0), steps[0].latency.percentile(99.0), "the pooled p99 is 1 ms");
+        assert_eq!(r.requests, 2000);
+        assert_eq!(r.ok_per_s.values, [1000.0, 1000.0]);
+        assert_eq!(r.ok_per_s.sd, Some(0.0));
+        // A run cut short is kept as a step but left out of the figures.
+        let r = RunsSummary::of(&steps, 3, Some(2)).unwrap();
+        assert_eq!((r.completed, r.requests, r.latency.max), (1, 1000, steps[0].latency.max));
+        assert_eq!(r.ok_per_s.ci95, None);
     }
 
     #[test]
