@@ -198,12 +198,13 @@ fn bad_inputs_are_one_line_and_exit_2() {
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{\"schema\": 1,\n  oops}").unwrap();
     let broken = broken.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["no-such.json", broken], "history IDs and labels are not supported by compare yet"),
         (&[broken, broken], "line 1 column"),
         (&[broken], "one input"),
         (&["a.json", "b.json", "--fail-if", "p99 > 1.1"], "--fail-if 'p99 > 1.1'"),
         (&["a.json", "b.json", "--fail-if", "latency > baseline"], "'latency' is not a metric"),
+        (&[broken, "b.json", "--markdown", broken], "that is an input"),
     ];
     for (args, needle) in cases {
         let mut all = vec!["compare"];

@@ -418,10 +418,10 @@ pub struct CompareArgs {
     /// interval of the ratio beyond it): 'p99 > 1.10 * baseline', 'qps < 0.95 * baseline' (repeatable).
     #[arg(long = "fail-if", value_name = "GATE")]
     pub fail_if: Vec<String>,
-    /// Write the comparison as JSON to FILE (- or no value: standard output).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    /// Write the comparison as JSON to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the comparison as Markdown (for a CI comment) to FILE (- or no value: standard output).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    /// Write the comparison as Markdown (for a CI comment) to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }

@@ -18,6 +18,17 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
             a.inputs[0]
         )));
     }
+    // An output on an input would destroy what is compared.
+    for (flag, out) in [("--json", &a.json), ("--markdown", &a.markdown)] {
+        let Some(out) = out else { continue };
+        let named = a.inputs.iter().flat_map(|i| i.split(',')).any(|i| std::path::Path::new(i.trim()) == out);
+        if named {
+            return Err(UsageError::new(format!(
+                "{flag} '{}': that is an input; write the comparison to another file",
+                out.display()
+            )));
+        }
+    }
     let mut sides = Vec::new();
     let mut studies = Vec::new();
     for input in &a.inputs {

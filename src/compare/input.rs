@@ -25,7 +25,9 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
     if path.is_dir() {
         return study(path).map(Loaded::Study);
     }
-    let parts: Vec<&str> = input.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    // A file whose name holds a comma is that file, not a list.
+    let parts: Vec<&str> =
+        if path.is_file() { vec![input] } else { input.split(',').map(str::trim).filter(|p| !p.is_empty()).collect() };
     if parts.is_empty() {
         return Err(UsageError::new(format!("compare '{input}': an empty input; give a result JSON file")));
     }
