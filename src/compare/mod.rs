@@ -319,7 +319,9 @@ fn cell(metric: Metric, name: &str, base_runs: &[Sample], base_value: Option<f64
             match r.interval {
                 Some((lo, _)) if lo > 1.0 => Some(true),
                 Some((_, hi)) if hi < 1.0 => Some(false),
-                _ => None,
+                Some(_) => None,
+                // Unbounded (the baseline's mean is not clearly away from 0): Welch's test alone.
+                None => (r.welch.p < 0.05).then_some(r.welch.t > 0.0),
             }
         }
         None => stats::welch(&b, &a).and_then(|w| {
