@@ -80,7 +80,17 @@ fn a_sweep_is_judged_on_every_step_merged() {
     let url = format!("http://{}/?delay=1ms", target.addr());
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("s.json");
-    let gates = ["--threshold", "p99<10s", "--threshold", "max<1us", "--json", json.to_str().unwrap()];
+    let csv = dir.path().join("s.csv");
+    let gates = [
+        "--threshold",
+        "p99<10s",
+        "--threshold",
+        "max<1us",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ];
     let out = common::quick_sweep(&url, &gates);
     assert_eq!(out.code, 99, "{}\n{}", out.stdout, out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -92,6 +102,17 @@ fn a_sweep_is_judged_on_every_step_merged() {
         doc["steps"].as_array().unwrap().iter().map(|s| s["latency"]["max"].as_f64().unwrap()).fold(0.0, f64::max);
     assert_eq!(gates[1]["measured"].as_f64(), Some(most));
     assert!(out.stdout.contains("thresholds (judged on all 2 steps merged)"), "{}", out.stdout);
+    // The wide CSV: the gates' two columns, the same on every step's row.
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0]
+            .ends_with(",threshold:p99<10s,threshold:p99<10s:measured,threshold:max<1us,threshold:max<1us:measured")
+    );
+    assert!(
+        lines[1].ends_with(&format!(",fail,{most:.3}")) && lines[2].ends_with(&format!(",fail,{most:.3}")),
+        "{csv}"
+    );
 }
 
 #[test]
