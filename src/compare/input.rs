@@ -1,6 +1,6 @@
 //! What `compare` reads: result documents (JSON), drnbench CSV files (hakaru's `sweep -o` layout) and study
 //! directories (`study.json` and one result document per case), turned into sides of runs per load point.
-//! History IDs and labels come through [`from_history`], which is not wired yet.
+//! History IDs and labels come through [`history_documents`], which is not wired yet.
 
 use std::path::Path;
 
@@ -33,7 +33,11 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
     }
     if !parts.iter().all(|p| Path::new(p).is_file()) {
         if parts.len() == 1 {
-            return from_history(input).map(Loaded::Side);
+            let mut side = Side { name: input.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() };
+            for doc in history_documents(input)? {
+                add_document(&mut side, &doc, input);
+            }
+            return Ok(Loaded::Side(side));
         }
         let missing = parts.iter().find(|p| !Path::new(p).is_file()).expect("one is missing");
         return Err(UsageError::new(format!(
@@ -47,9 +51,10 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
     Ok(Loaded::Side(side))
 }
 
-/// The seam for history references (an ID or `label=value`): documents from the history database. Not wired
-/// yet: `hakaru history` is being built apart; until then such an input is refused in one line.
-pub fn from_history(input: &str) -> Result<Side, UsageError> {
+/// The seam for history references (an ID or `label=value`): the result documents the history database holds
+/// for it, each a run of one side. Not wired yet: `hakaru history` is being built apart; until then such an
+/// input is refused in one line.
+pub fn history_documents(input: &str) -> Result<Vec<ResultDocument>, UsageError> {
     Err(UsageError::new(format!(
         "compare '{input}': no such file or directory; history IDs and labels are not supported by compare yet: \
          give result JSON files, drnbench CSV files or a study directory"
