@@ -33,7 +33,7 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
     }
     if !parts.iter().all(|p| Path::new(p).is_file()) {
         if parts.len() == 1 {
-            let mut side = Side { name: input.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() };
+            let mut side = Side::new(input);
             for doc in history_documents(input)? {
                 add_document(&mut side, &doc, input);
             }
@@ -44,7 +44,7 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
             "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
         )));
     }
-    let mut side = Side { name: input.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() };
+    let mut side = Side::new(input);
     for p in parts {
         add_file(&mut side, Path::new(p))?;
     }
@@ -233,12 +233,7 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
         let si = match sides.iter().position(|s| s.name == case.target) {
             Some(i) => i,
             None => {
-                sides.push(Side {
-                    name: case.target.clone(),
-                    points: Vec::new(),
-                    notes: Vec::new(),
-                    loads: Vec::new(),
-                });
+                sides.push(Side::new(&case.target));
                 sides.len() - 1
             }
         };

@@ -45,6 +45,10 @@ pub struct Side {
 }
 
 impl Side {
+    pub fn new(name: &str) -> Side {
+        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() }
+    }
+
     pub fn add(&mut self, point: &str, sample: Sample) {
         match self.points.iter_mut().find(|(p, _)| p == point) {
             Some((_, runs)) => runs.push(sample),
