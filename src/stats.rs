@@ -402,6 +402,28 @@ mod tests {
         let r = ratio_ci(&[10.0, 12.0, 11.0], &[11.0, 10.5, 12.5], 0.95).unwrap();
         let (lo, hi) = r.interval.unwrap();
         assert!(lo < 1.0 && hi > 1.0 && r.welch.p > 0.05, "{r:?}");
+        // The interval excludes 1 exactly when Welch's test rejects at 5 %, over many pairs of samples.
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut seen = [0usize; 2];
+        for _ in 0..2000 {
+            let shift = 1.0 + 0.2 * next();
+            let a: Vec<f64> = (0..3).map(|_| 10.0 + next()).collect();
+            let b: Vec<f64> = (0..4).map(|_| 10.0 * shift + 2.0 * next()).collect();
+            let r = ratio_ci(&a, &b, 0.95).unwrap();
+            let (lo, hi) = r.interval.unwrap();
+            assert!(lo <= r.ratio && r.ratio <= hi);
+            let excludes = lo > 1.0 || hi < 1.0;
+            seen[excludes as usize] += 1;
+            // Away from the edge (p within 1e-9 of 0.05 could go either way in floating point).
+            if (r.welch.p - 0.05).abs() > 1e-9 {
+                assert_eq!(excludes, r.welch.p < 0.05, "{a:?} {b:?} {r:?}");
+            }
+        }
+        assert!(seen[0] > 200 && seen[1] > 200, "both outcomes are exercised: {seen:?}");
         // A denominator that is not clearly away from zero: no bounded interval.
         assert!(ratio_ci(&[-1.0, 1.0, 0.5], &[1.0, 2.0, 3.0], 0.95).unwrap().interval.is_none());
     }
