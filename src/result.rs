@@ -87,6 +87,119 @@ pub struct ResultDocument {
     pub warnings: Vec<String>,
     /// Sweeps and capacity searches: what the steps show, in figures and in words; null for a single run.
     pub analysis: Option<Analysis>,
+    /// `--runs N` (N > 1): the runs (steps `run 1` ...) together; null otherwise. (Read as null from
+    /// documents written before it existed.)
+    #[serde(default)]
+    pub runs: Option<RunsSummary>,
+    /// `--threshold`: each gate with the value measured and whether it held; empty without thresholds.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdResult>,
+}
+
+/// The same plan run several times back to back (`--runs N`): the spread of the runs' figures and their
+/// latency histograms merged exactly (never averaged percentiles).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunsSummary {
+    /// Runs asked for.
+    pub planned: usize,
+    /// Runs that ran to their end: the statistics cover these only.
+    pub completed: usize,
+    /// The run (1-based) a stop signal cut short: kept as its step, left out of these figures; null otherwise.
+    pub partial_run: Option<usize>,
+    /// Successes per second, one value per completed run.
+    pub ok_per_s: Spread,
+    /// p99 latency of the successes, microseconds, one value per completed run.
+    pub p99_us: Spread,
+    /// Requests, successes and failures of the completed runs together.
+    pub requests: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Latency of the successes of every completed run, from their histograms merged.
+    pub latency: LatencySummary,
+    /// The merged histogram.
+    pub histogram: EncodedHistogram,
+}
+
+/// The spread of one figure over runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub values: Vec<f64>,
+    pub mean: f64,
+    /// Sample standard deviation (n - 1); null below two runs.
+    pub sd: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+    /// The 95 % confidence interval of the mean (Student's t, n - 1 degrees of freedom); null below two runs.
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl Spread {
+    /// None for no values.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let s = crate::stats::summarize(values)?;
+        Some(Spread {
+            values: values.to_vec(),
+            mean: s.mean,
+            sd: s.sd.is_finite().then_some(s.sd),
+            min: s.min,
+            max: s.max,
+            ci95: crate::stats::mean_ci95(values).map(|(lo, hi)| [lo, hi]),
+        })
+    }
+}
+
+impl RunsSummary {
+    /// The summary of `steps` (one per run, in order); `partial_run` is left out of the figures.
+    pub fn of(steps: &[StepResult], planned: usize, partial_run: Option<usize>) -> Option<RunsSummary> {
+        let done: Vec<&StepResult> =
+            steps.iter().enumerate().filter(|(i, _)| Some(i + 1) != partial_run).map(|(_, s)| s).collect();
+        let qps: Vec<f64> = done.iter().map(|s| s.throughput.ok_per_s).collect();
+        let p99: Vec<f64> = done.iter().map(|s| s.latency.percentile(99.0) as f64).collect();
+        let merged = merged_histogram(&done);
+        Some(RunsSummary {
+            planned,
+            completed: done.len(),
+            partial_run,
+            ok_per_s: Spread::of(&qps)?,
+            p99_us: Spread::of(&p99)?,
+            requests: done.iter().map(|s| s.requests).sum(),
+            ok: done.iter().map(|s| s.ok).sum(),
+            failed: done.iter().map(|s| s.failed).sum(),
+            latency: LatencySummary::from_histogram(&merged),
+            histogram: EncodedHistogram::of(&merged),
+        })
+    }
+}
+
+/// The latency histograms of `steps` added together: exact, whatever their counts.
+pub fn merged_histogram(steps: &[&StepResult]) -> crate::metrics::LatencyHistogram {
+    let mut merged = crate::metrics::LatencyHistogram::new();
+    for s in steps {
+        // A document written by hakaru always holds a valid histogram; one that does not adds nothing.
+        if let Ok(h) = crate::metrics::LatencyHistogram::from_base64(&s.histogram.data) {
+            merged.merge(&h);
+        }
+    }
+    merged
+}
+
+/// One `--threshold` as judged on a result document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdResult {
+    /// As given: `p99<50ms`.
+    pub threshold: String,
+    /// `p99`, `mean`, `max`, `errors`, `qps`.
+    pub metric: String,
+    /// The value measured, in `unit`; null when there was nothing to measure (no request, no success), which
+    /// fails the threshold.
+    pub measured: Option<f64>,
+    /// The limit, in `unit`.
+    pub limit: f64,
+    /// `us` (latency), `percent` (errors), `per_s` (qps).
+    pub unit: String,
+    pub pass: bool,
+    /// What it was judged on: `the run`, `3 runs merged`, `all 5 steps merged`.
+    pub judged_on: String,
 }
 
 /// One load step: a fixed load for a while, and what it measured.
@@ -346,6 +459,12 @@ pub struct CapacityAnswer {
     pub first_failing_rate: Option<f64>,
 }
 
+impl EncodedHistogram {
+    pub fn of(h: &crate::metrics::LatencyHistogram) -> Self {
+        Self { encoding: "hdrhistogram-v2+base64".into(), unit: "us".into(), data: h.to_base64() }
+    }
+}
+
 /// The key of a percentile: `p50`, `p99.9`.
 pub fn percentile_key(p: f64) -> String {
     format!("p{p}")
@@ -429,11 +548,7 @@ impl StepResult {
             },
             load,
             windows,
-            histogram: EncodedHistogram {
-                encoding: "hdrhistogram-v2+base64".into(),
-                unit: "us".into(),
-                data: m.latency.to_base64(),
-            },
+            histogram: EncodedHistogram::of(&m.latency),
             generator: GeneratorReport::default(),
             server: None,
             probes: Vec::new(),
@@ -608,6 +723,20 @@ impl StepResult {
     }
 }
 
+/// A one-second step of successes: `(count, microseconds)` pairs (for tests of what reads steps).
+#[cfg(test)]
+pub(crate) fn step_of(latencies: &[(u64, u64)]) -> StepResult {
+    let t = std::time::Instant::now();
+    let mut m = StepMetrics::new();
+    for &(count, us) in latencies {
+        for _ in 0..count {
+            m.record_response(200, true, t, t, t + std::time::Duration::from_micros(us));
+        }
+    }
+    let load = StepLoad { rate: None, model: "closed".into(), connections: 1, threads: 1 };
+    StepResult::from_metrics("run", load, &m, vec![], std::time::Duration::from_secs(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,6 +769,27 @@ mod tests {
         // Nothing asked of the cache during the step: no rate.
         s.probes = vec![reading("cache_hits", 0.0), reading("cache_misses", 0.0)];
         assert_eq!(s.hit_rate_from_probes(), None);
+    }
+
+    #[test]
+    fn runs_are_summed_from_merged_histograms_never_averaged_percentiles() {
+        // The reference example: run 1 has 1000 answers at 1 ms (p99 1 ms), run 2 has 980 at 1 ms and 20 at
+        // 200 ms (p99 200 ms). The mean of the p99s is 100.5 ms; the p99 of all 2000 answers is 1 ms.
+        let steps = [step_of(&[(1000, 1000)]), step_of(&[(980, 1000), (20, 200_000)])];
+        let r = RunsSummary::of(&steps, 2, None).unwrap();
+        let p99s = [&steps[0], &steps[1]].map(|s| s.latency.percentile(99.0) as f64);
+        assert_eq!(r.p99_us.values, p99s);
+        assert!((p99s[0] - 1000.0).abs() < 2.0 && (p99s[1] - 200_000.0).abs() < 200.0, "{p99s:?}");
+        assert!((r.p99_us.mean - 100_500.0).abs() < 100.0, "{}", r.p99_us.mean);
+        assert_eq!(r.latency.count, 2000);
+        assert_eq!(r.latency.percentile(99.0), steps[0].latency.percentile(99.0), "the pooled p99 is 1 ms");
+        assert_eq!(r.requests, 2000);
+        assert_eq!(r.ok_per_s.values, [1000.0, 1000.0]);
+        assert_eq!(r.ok_per_s.sd, Some(0.0));
+        // A run cut short is kept as a step but left out of the figures.
+        let r = RunsSummary::of(&steps, 3, Some(2)).unwrap();
+        assert_eq!((r.completed, r.requests, r.latency.max), (1, 1000, steps[0].latency.max));
+        assert_eq!(r.ok_per_s.ci95, None);
     }
 
     #[test]

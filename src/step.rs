@@ -138,6 +138,8 @@ impl LiveDocument {
             steps: Vec::new(),
             warnings: Vec::new(),
             analysis: None,
+            runs: None,
+            thresholds: Vec::new(),
         };
         LiveDocument { doc, keepalive, expected_hit_rate: None, notes: Vec::new(), outputs }
     }

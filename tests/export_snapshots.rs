@@ -211,6 +211,8 @@ fn document() -> ResultDocument {
         steps: vec![first, second],
         warnings,
         analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
     }
 }
 
@@ -236,6 +238,8 @@ fn document_without_answers() -> ResultDocument {
         steps: vec![only],
         warnings,
         analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
     }
 }
 

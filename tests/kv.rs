@@ -157,3 +157,29 @@ fn a_password_and_a_database_in_the_url_are_sent_on_every_connection_and_never_s
     assert!(!out.stderr.contains("wrong-pw"), "{}", out.stderr);
     assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn kv_runs_five_times_with_a_gate_and_merges_the_runs() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let (file, runs) = (json.to_str().unwrap(), ["--runs", "5", "--run-interval", "0s"]);
+    let gates = ["--threshold", "errors<1%", "--threshold", "p99<1us"];
+    let mut args = vec!["kv", "-q", "-c", "2", "-n", "200", "--json", file, &url];
+    args.extend(runs);
+    args.extend(gates);
+    let out = hakaru(&args);
+    // The latency gate cannot hold: exit 99, with every run written.
+    assert_eq!(out.code, 99, "{}\n{}", out.stdout, out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 5);
+    assert_eq!(doc["steps"][4]["label"], "run 5");
+    assert_eq!(doc["steps"][0]["protocol"], "redis");
+    assert_eq!(doc["runs"]["requests"].as_u64(), Some(1000));
+    assert_eq!(doc["runs"]["ok_per_s"]["values"].as_array().unwrap().len(), 5);
+    assert_eq!(doc["thresholds"][0]["pass"], true);
+    assert_eq!(doc["thresholds"][1]["pass"], false);
+    assert_eq!(doc["thresholds"][1]["judged_on"], "5 runs merged");
+    assert!(out.stdout.contains("over 5 of 5 runs"), "{}", out.stdout);
+}

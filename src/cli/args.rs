@@ -41,6 +41,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Store result JSON files (hakaru --json) and drnbench CSV files in the history.
     Import(ImportArgs),
+    /// Compare results: ratios to the first, 95 % intervals and verdicts from repeated runs, CI gates.
+    Compare(CompareArgs),
 }
 
 /// Where a result is kept in the history, and its labels (every command that measures).
@@ -263,6 +265,17 @@ pub struct LoadArgs {
     /// No live progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run the same load N times back to back: one row per run, then the mean, spread and 95 % interval of
+    /// throughput and p99, with the runs' histograms merged.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
+    pub runs: usize,
+    /// With --runs: pause between runs (lets the server drain).
+    #[arg(long, value_name = "T", default_value = "1s")]
+    pub run_interval: String,
+    /// A gate for CI, judged on the whole result: 'p99<50ms', 'errors<1%', 'qps>1000' (p50..p99.99, mean, max;
+    /// < <= > >=; repeatable). A broken one exits with code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE")]
+    pub thresholds: Vec<String>,
     #[command(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
@@ -367,6 +380,10 @@ pub struct SweepArgs {
     /// (default: a "wait" in seconds given in the pattern file, else 0).
     #[arg(long)]
     pub wait: Option<String>,
+    /// A gate for CI, judged on every step merged (as k6 judges a whole test): 'p99<50ms', 'errors<1%',
+    /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE")]
+    pub thresholds: Vec<String>,
 }
 
 /// A capacity search runs shorter steps closer together, with more connections, than a sweep.
@@ -579,4 +596,26 @@ pub struct KvArgs {
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// `hakaru compare`: results side by side against a baseline.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Result JSON files, drnbench CSV files (several files of one side joined by commas: a.json,a2.json), or one
+    /// study directory (its targets compared per workload and phase). The first is the baseline.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+    /// The input (or study target) to compare the others with, instead of the first.
+    #[arg(long, value_name = "INPUT")]
+    pub baseline: Option<String>,
+    /// Exit with code 1 when a side is significantly worse than the baseline by more than a factor (the whole 95 %
+    /// interval of the ratio beyond it): 'p99 > 1.10 * baseline', 'qps < 0.95 * baseline' (repeatable).
+    #[arg(long = "fail-if", value_name = "GATE")]
+    pub fail_if: Vec<String>,
+    /// Write the comparison as JSON to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the comparison as Markdown (for a CI comment) to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }

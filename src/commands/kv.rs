@@ -20,6 +20,8 @@ const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let kv = KvPlan::from_args(args)?;
+    // Every flag is checked before the server is asked anything.
+    let repeat = super::run::Repeat::from_args(&args.load)?;
     let first = &kv.steps[0].1;
     let watchers = plan::watchers(&args.watch, &first.endpoints)?;
     engine::preflight(first)?;
@@ -33,10 +35,18 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
         }
     }
     let history = super::history::Recorder::from_args(&args.load.history)?;
-    if kv.steps.len() == 1 && kv.warmup.is_none() {
-        return super::run::run_plan(first, &watchers, &history, interrupt);
+    // A wrong answer must end in FAILED and exit code 1, which the phase runner says: Kyoto's workloads go there
+    // even with one step.
+    if kv.steps.len() == 1 && kv.warmup.is_none() && !kv.kyoto {
+        return super::run::run_plan(first, &watchers, &repeat, &history, interrupt);
     }
-    run_phases(&kv, &watchers, &history, interrupt)
+    if repeat.runs > 1 {
+        return Err(UsageError::new(format!(
+            "--runs {}: repeated runs are for a mix (or commands); run {} again instead",
+            repeat.runs, kv.workload
+        )));
+    }
+    run_phases(&kv, &watchers, &history, &repeat.thresholds, interrupt)
 }
 
 /// The steps one after another into one document, a line for each as it ends.
@@ -44,6 +54,7 @@ fn run_phases(
     kv: &KvPlan,
     watchers: &crate::monitor::Watchers,
     history: &super::history::Recorder,
+    thresholds: &[crate::gates::Threshold],
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     let first: &RunPlan = &kv.steps[0].1;
@@ -87,14 +98,23 @@ fn run_phases(
             wrong = step.error_kinds.iter().find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone());
         }
         live.push(step, interrupted)?;
-        if interrupted || (wrong.is_some() && kv.verify) {
+        if interrupted || (wrong.is_some() && kv.kyoto) {
             break;
         }
     }
+    // Judged on every step merged, as `run` and `sweep` judge (see gates.rs).
+    live.doc.thresholds = crate::gates::judge(&live.doc, thresholds);
+    let broken = crate::gates::any_broken(&live.doc.thresholds);
     if kv.sweep.is_some() {
         // A sweep ends as `hakaru sweep` does: the analysis (plateau, knee, bottleneck) and the warnings.
         super::finish(&mut live, history)?;
-        return Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS });
+        return Ok(if live.doc.interrupted {
+            ExitCode::from(crate::stop::exit_code())
+        } else if broken {
+            ExitCode::from(crate::gates::EXIT_THRESHOLDS)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     live.refresh_warnings();
     live.say("");
@@ -112,7 +132,7 @@ fn run_phases(
         return Ok(ExitCode::from(1));
     }
     live.say("ok");
-    Ok(ExitCode::SUCCESS)
+    Ok(if broken { ExitCode::from(crate::gates::EXIT_THRESHOLDS) } else { ExitCode::SUCCESS })
 }
 
 /// One phase, as the Kyoto tools print it (`time:` in seconds) with hakaru's figures beside.

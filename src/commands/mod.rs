@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod capacity;
+pub mod compare;
 pub mod demo;
 pub mod history;
 pub mod kv;
@@ -54,6 +55,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Show(args) => history::show(&args),
         Command::Export(args) => history::export(&args),
         Command::Import(args) => history::import(&args),
+        Command::Compare(args) => compare::compare(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -159,6 +161,10 @@ fn closing_lines(doc: &crate::result::ResultDocument) -> Vec<String> {
     if let Some(a) = &doc.analysis {
         lines.push(String::new());
         lines.extend(a.summary.iter().map(|s| format!("  {s}")));
+    }
+    let gates = crate::export::text::thresholds_text(&doc.thresholds);
+    if !gates.is_empty() {
+        lines.push(gates.trim_end().to_string());
     }
     if !doc.warnings.is_empty() {
         lines.push("\nwarnings".into());

@@ -19,6 +19,7 @@ use crate::step::{LiveDocument, measure_step, pause};
 
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let steps = sweep_steps(a)?;
+    let thresholds = crate::gates::parse_all("--threshold", &a.thresholds)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
     let history = super::history::Recorder::from_args(&a.study.history)?;
@@ -118,6 +119,14 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             break;
         }
     }
+    // Judged on every step merged, as k6 judges a whole test (see gates.rs).
+    live.doc.thresholds = crate::gates::judge(&live.doc, &thresholds);
     finish(&mut live, &history)?;
-    Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
+    Ok(if live.doc.interrupted {
+        ExitCode::from(crate::stop::exit_code())
+    } else if crate::gates::any_broken(&live.doc.thresholds) {
+        ExitCode::from(crate::gates::EXIT_THRESHOLDS)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,7 +1,7 @@
 //! One CSV row per step with the columns of loadtest's table (seed 002), then percentiles, then the successes and
-//! failures, then the figures of each pattern group and request (`--csv FILE`).
+//! failures, then the figures of each pattern group and request, then each `--threshold` (`--csv FILE`).
 
-use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys};
+use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys, threshold_cells, threshold_header};
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::result::ResultDocument;
 
@@ -23,6 +23,7 @@ impl Exporter for Csv {
         header.extend(["errors", "durationSeconds", "ok", "failed"].map(String::from));
         let keys = breakdown_keys(doc);
         header.extend(breakdown_header(&keys, "ms"));
+        header.extend(threshold_header(doc));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
             let l = &step.latency;
@@ -46,6 +47,7 @@ impl Exporter for Csv {
                 step.failed.to_string(),
             ]);
             row.extend(breakdown_cells(step, &keys, |us| format!("{:.3}", us / 1000.0)));
+            row.extend(threshold_cells(doc));
             w.write_record(&row).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")

@@ -25,6 +25,25 @@ pub fn breakdown_keys(doc: &ResultDocument) -> Vec<(String, String)> {
     keys
 }
 
+/// Column names for the `--threshold` gates: `threshold:TEXT` (pass or fail) and `threshold:TEXT:measured`.
+pub fn threshold_header(doc: &ResultDocument) -> Vec<String> {
+    doc.thresholds
+        .iter()
+        .flat_map(|t| [format!("threshold:{}", t.threshold), format!("threshold:{}:measured", t.threshold)])
+        .collect()
+}
+
+/// The cells under [`threshold_header`]: the same on every row, since a gate judges the whole document (every
+/// step merged); the measured value in the gate's unit (us, percent, per second), empty when nothing was.
+pub fn threshold_cells(doc: &ResultDocument) -> Vec<String> {
+    doc.thresholds
+        .iter()
+        .flat_map(|t| {
+            [if t.pass { "pass" } else { "fail" }.to_string(), t.measured.map_or(String::new(), |m| format!("{m:.3}"))]
+        })
+        .collect()
+}
+
 /// Column names for the breakdown rows: `group:NAME:ok_per_s` and the like, times in `unit`.
 pub fn breakdown_header(keys: &[(String, String)], unit: &str) -> Vec<String> {
     keys.iter()

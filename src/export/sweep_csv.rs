@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::drnbench::{DRNBENCH_COLUMNS, every_request_times};
-use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys};
+use super::{Exporter, breakdown_cells, breakdown_header, breakdown_keys, threshold_cells, threshold_header};
 use crate::metrics::ErrorKind;
 use crate::result::{ResultDocument, StepResult};
 
@@ -59,6 +59,7 @@ impl Exporter for SweepCsv {
         let keys = breakdown_keys(doc);
         header.extend(breakdown_header(&keys, "s"));
         header.extend(statuses.iter().map(u16::to_string));
+        header.extend(threshold_header(doc));
         w.write_record(&header).expect("writing to memory");
         for step in &doc.steps {
             let mut r = row(step, rates, &probe_names, &keys, &statuses);
@@ -67,6 +68,7 @@ impl Exporter for SweepCsv {
             let counts =
                 kinds.iter().map(|k| step.error_kinds.iter().find(|e| e.kind == *k).map_or(0, |e| e.count).to_string());
             r.splice(at..at, counts);
+            r.extend(threshold_cells(doc));
             w.write_record(r).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::Exporter;
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{ErrorKind, LatencyHistogram};
-use crate::result::{ResultDocument, StepResult, percentile_key};
+use crate::result::{ResultDocument, RunsSummary, Spread, StepResult, ThresholdResult, percentile_key};
 use crate::units::{count_of, format_bytes, format_micros};
 
 pub struct Text;
@@ -33,9 +33,15 @@ impl Exporter for Text {
             limit,
             s.timeout_s
         );
-        for step in &doc.steps {
-            render_step(&mut out, step);
+        match &doc.runs {
+            Some(runs) => render_runs(&mut out, doc, runs),
+            None => {
+                for step in &doc.steps {
+                    render_step(&mut out, step);
+                }
+            }
         }
+        out.push_str(&thresholds_text(&doc.thresholds));
         if !doc.warnings.is_empty() {
             out.push_str("\nwarnings\n");
             for w in &doc.warnings {
@@ -44,6 +50,92 @@ impl Exporter for Text {
         }
         out
     }
+}
+
+/// `--runs N`: one row per run, the spread of throughput and p99 over the complete runs, and the percentiles of
+/// their merged histograms.
+fn render_runs(out: &mut String, doc: &ResultDocument, runs: &RunsSummary) {
+    let _ = writeln!(
+        out,
+        "\n  {:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+        "run", "ok/s", "mean", "p50", "p99", "max", "ok", "failed"
+    );
+    for (i, step) in doc.steps.iter().enumerate() {
+        let l = &step.latency;
+        let t = |us: f64| if l.count == 0 { "-".to_string() } else { format_micros(us) };
+        let mark = if runs.partial_run == Some(i + 1) { "  (cut short: not in the figures below)" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}{mark}",
+            step.label,
+            step.throughput.ok_per_s,
+            t(l.mean),
+            t(l.percentile(50.0) as f64),
+            t(l.percentile(99.0) as f64),
+            t(l.max as f64),
+            step.ok,
+            step.failed
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n  over {} of {} runs    mean        sd          min         max         95 % interval of the mean",
+        runs.completed, runs.planned
+    );
+    spread_line(out, "ok/s", &runs.ok_per_s, &|x| format!("{x:.1}"));
+    spread_line(out, "p99", &runs.p99_us, &|x| format_micros(x));
+    let failed = 100.0 * runs.failed as f64 / runs.requests.max(1) as f64;
+    let _ = writeln!(out, "  requests     ok {}, failed {} ({failed:.2} %)", runs.ok, runs.failed);
+    let l = &runs.latency;
+    if l.count > 0 {
+        latency_line(out, l, "   (every run's histogram merged)");
+        out.push_str("\n  percentile   latency (merged)\n");
+        for p in REPORTED_PERCENTILES {
+            let _ = writeln!(out, "  {:<12} {}", percentile_key(p), format_micros(l.percentile(p) as f64));
+        }
+    }
+}
+
+fn latency_line(out: &mut String, l: &crate::result::LatencySummary, after: &str) {
+    let _ = writeln!(
+        out,
+        "  latency      min {}   mean {}   stdev {}   max {}{after}",
+        format_micros(l.min as f64),
+        format_micros(l.mean),
+        format_micros(l.stdev),
+        format_micros(l.max as f64)
+    );
+}
+
+fn spread_line(out: &mut String, name: &str, s: &Spread, show: &dyn Fn(f64) -> String) {
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), show);
+    // Neither throughput nor latency can be negative: a wide interval is cut at 0.
+    let ci = s.ci95.map_or("- (one run)".to_string(), |[lo, hi]| format!("{} .. {}", show(lo.max(0.0)), show(hi)));
+    let _ = writeln!(
+        out,
+        "  {name:<12} {:<11} {:<11} {:<11} {:<11} {ci}",
+        show(s.mean),
+        opt(s.sd),
+        show(s.min),
+        show(s.max)
+    );
+}
+
+/// The thresholds with pass or fail and the value measured (empty without thresholds).
+pub fn thresholds_text(results: &[ThresholdResult]) -> String {
+    let Some(first) = results.first() else { return String::new() };
+    let mut out = format!("\nthresholds (judged on {})\n", first.judged_on);
+    for r in results {
+        let value = |v: f64| match r.unit.as_str() {
+            "us" => format_micros(v),
+            "percent" => format!("{v:.2} %"),
+            _ => format!("{v:.1}/s"),
+        };
+        let measured = r.measured.map_or("nothing measured".to_string(), value);
+        let (mark, word) = if r.pass { ("✓", "pass") } else { ("✗", "FAIL") };
+        let _ = writeln!(out, "  {mark} {word}  {:<24} {} {measured}", r.threshold, r.metric);
+    }
+    out
 }
 
 fn render_step(out: &mut String, step: &StepResult) {
@@ -91,14 +183,7 @@ fn render_step(out: &mut String, step: &StepResult) {
     if l.count == 0 {
         out.push_str(if step.responses == 0 { "  latency      no answers\n" } else { "  latency      no successes\n" });
     } else {
-        let _ = writeln!(
-            out,
-            "  latency      min {}   mean {}   stdev {}   max {}",
-            format_micros(l.min as f64),
-            format_micros(l.mean),
-            format_micros(l.stdev),
-            format_micros(l.max as f64)
-        );
+        latency_line(out, l, "");
         match &step.service {
             // A document imported from a file without percentiles (drnbench's CSV): say so, print no zeros.
             _ if l.percentiles.is_empty() => out.push_str("\n  percentiles  absent from this document\n"),

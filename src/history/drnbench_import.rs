@@ -55,8 +55,7 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         let duration = if qps > 0.0 { (requests as f64 / qps * 1e6).round() / 1e6 } else { 0.0 };
         let load = StepLoad { model: "closed".into(), connections: clients, threads: 0, rate: None };
         let secs = std::time::Duration::from_secs_f64(duration);
-        let mut step =
-            StepResult::from_metrics(&format!("c={clients}"), load, &StepMetrics::new(), Vec::new(), secs);
+        let mut step = StepResult::from_metrics(&format!("c={clients}"), load, &StepMetrics::new(), Vec::new(), secs);
         let mut status = BTreeMap::new();
         for (col, code) in header.iter().enumerate().skip(DRNBENCH_COLUMNS.len()) {
             let share = number(col)?.unwrap_or(0.0);
@@ -142,6 +141,8 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         steps,
         warnings,
         analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
     })
 }
 

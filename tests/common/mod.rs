@@ -52,7 +52,8 @@ impl Output {
     }
 }
 
-/// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run`; bounded by a 60 s watchdog.
+/// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run` (unless `args` name one); bounded by
+/// a 60 s watchdog.
 pub fn hakaru(args: &[&str]) -> Output {
     hakaru_with(args, Duration::from_secs(60), |_| {})
 }
@@ -64,7 +65,7 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     let json = dir.path().join("result.json");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
     cmd.args(args);
-    if args.first() == Some(&"run") {
+    if args.first() == Some(&"run") && !args.contains(&"--json") {
         cmd.arg("--json").arg(&json);
     }
     // Never the real history in the home directory: a database of its own for every run, gone with the test.
@@ -241,4 +242,25 @@ pub fn ask(port: u16, command: &[u8]) -> String {
     let mut buf = [0u8; 4096];
     let n = s.read(&mut buf).unwrap();
     String::from_utf8_lossy(&buf[..n]).to_string()
+}
+
+/// Every way `doc` breaks `schema/result.schema.json`, one line each (empty when it conforms).
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    schema_errors_in("result.schema.json", doc)
+}
+
+/// Every way `doc` breaks the schema `schema/NAME`, one line each (empty when it conforms).
+pub fn schema_errors_in(name: &str, doc: &serde_json::Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema").join(name);
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(doc).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
+}
+
+/// A short client sweep (1 and 2 clients, 300 ms a step, no pause) of `url`, with `extra` flags.
+pub fn quick_sweep(url: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["sweep", "-q", "--clients", "1,2", "-d", "300ms", "--interval", "0s"];
+    args.extend_from_slice(extra);
+    args.push(url);
+    hakaru(&args)
 }

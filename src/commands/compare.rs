@@ -1,0 +1,71 @@
+//! `hakaru compare A B [C...]`: results side by side against the first (or `--baseline`), as text, JSON or
+//! Markdown; exit code 1 when a `--fail-if` gate finds a side significantly worse by more than its factor.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use crate::cli::args::CompareArgs;
+use crate::compare::input::{Loaded, load};
+use crate::compare::{Comparison, FailIf, Group, compare_group, judge_fail_ifs, render};
+use crate::error::UsageError;
+use crate::export::{is_stdout, write_atomically};
+
+pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
+    let gates = a.fail_if.iter().map(|t| FailIf::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    if a.inputs.len() == 1 && !std::path::Path::new(&a.inputs[0]).is_dir() {
+        return Err(UsageError::new(format!(
+            "compare '{}': one input; give two or more result files, or a study directory",
+            a.inputs[0]
+        )));
+    }
+    // An output on an input would destroy what is compared.
+    for (flag, out) in [("--json", &a.json), ("--markdown", &a.markdown)] {
+        let Some(out) = out else { continue };
+        let named = a.inputs.iter().flat_map(|i| i.split(',')).any(|i| std::path::Path::new(i.trim()) == out);
+        if named {
+            return Err(UsageError::new(format!(
+                "{flag} '{}': that is an input; write the comparison to another file",
+                out.display()
+            )));
+        }
+    }
+    let mut sides = Vec::new();
+    let mut studies = Vec::new();
+    for input in &a.inputs {
+        match load(input)? {
+            Loaded::Side(s) => sides.push(s),
+            Loaded::Study(groups) => studies.push((input, groups)),
+        }
+    }
+    let groups: Vec<Group> = match (studies.len(), sides.len()) {
+        (0, _) => vec![Group { title: String::new(), sides }],
+        (1, 0) => studies.pop().expect("one study").1,
+        _ => {
+            return Err(UsageError::new(format!(
+                "compare {}: a study directory is compared alone (its targets against each other); give it \
+                 without other inputs",
+                studies[0].0
+            )));
+        }
+    };
+    let compared = groups.iter().map(|g| compare_group(g, a.baseline.as_deref())).collect::<Result<Vec<_>, _>>()?;
+    let fail_if = judge_fail_ifs(&compared, &gates);
+    let comparison = Comparison { schema: "hakaru.compare/1".into(), groups: compared, fail_if };
+    let mut to_stdout = false;
+    let mut write = |path: &std::path::Path, text: String| -> Result<(), UsageError> {
+        to_stdout |= is_stdout(path);
+        write_atomically(path, &text).map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))
+    };
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&comparison).expect("a comparison serializes") + "\n";
+        write(p, text)?;
+    }
+    if let Some(p) = &a.markdown {
+        write(p, render::markdown(&comparison))?;
+    }
+    // The table goes to the terminal; to stderr when a file went to standard output, which stays clean.
+    let text = render::text(&comparison);
+    let _ =
+        if to_stdout { write!(std::io::stderr().lock(), "{text}") } else { write!(std::io::stdout().lock(), "{text}") };
+    Ok(if comparison.fail_if.iter().any(|r| r.failed) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

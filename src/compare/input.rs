@@ -1,0 +1,258 @@
+//! What `compare` reads: result documents (JSON), drnbench CSV files (hakaru's `sweep -o` layout) and study
+//! directories (`study.json` and one result document per case), turned into sides of runs per load point.
+//! History IDs and labels come through [`history_documents`], which is not wired yet.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{Group, Sample, Side};
+use crate::error::UsageError;
+use crate::export::drnbench::DRNBENCH_COLUMNS;
+use crate::metrics::LatencyHistogram;
+use crate::result::{ResultDocument, StepResult};
+
+/// What one command-line input holds: a side (one or more files joined by commas), or a whole study.
+pub enum Loaded {
+    Side(Side),
+    Study(Vec<Group>),
+}
+
+/// Reads one input: `FILE[,FILE...]` (result JSON or drnbench CSV, their runs pooled as one side), a study
+/// directory, or else a history reference.
+pub fn load(input: &str) -> Result<Loaded, UsageError> {
+    let path = Path::new(input);
+    if path.is_dir() {
+        return study(path).map(Loaded::Study);
+    }
+    // A file whose name holds a comma is that file, not a list.
+    let parts: Vec<&str> =
+        if path.is_file() { vec![input] } else { input.split(',').map(str::trim).filter(|p| !p.is_empty()).collect() };
+    if parts.is_empty() {
+        return Err(UsageError::new(format!("compare '{input}': an empty input; give a result JSON file")));
+    }
+    if !parts.iter().all(|p| Path::new(p).is_file()) {
+        if parts.len() == 1 {
+            let mut side = Side::new(input);
+            for doc in history_documents(input)? {
+                add_document(&mut side, &doc, input);
+            }
+            return Ok(Loaded::Side(side));
+        }
+        let missing = parts.iter().find(|p| !Path::new(p).is_file()).expect("one is missing");
+        return Err(UsageError::new(format!(
+            "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
+        )));
+    }
+    let mut side = Side::new(input);
+    for p in parts {
+        add_file(&mut side, Path::new(p))?;
+    }
+    Ok(Loaded::Side(side))
+}
+
+/// The seam for history references (an ID or `label=value`): the result documents the history database holds
+/// for it, each a run of one side. Not wired yet: `hakaru history` is being built apart; until then such an
+/// input is refused in one line.
+pub fn history_documents(input: &str) -> Result<Vec<ResultDocument>, UsageError> {
+    Err(UsageError::new(format!(
+        "compare '{input}': no such file or directory; history IDs and labels are not supported by compare yet: \
+         give result JSON files, drnbench CSV files or a study directory"
+    )))
+}
+
+/// Adds the runs of one file (result JSON, or drnbench CSV by its `.csv` name) to `side`.
+fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("compare: reading '{}': {e}", path.display())))?;
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")) {
+        add_drnbench_csv(side, path, &text)
+    } else {
+        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
+            UsageError::new(format!(
+                "compare: '{}' line {} column {}: not a hakaru result document ({}); give the file `--json` wrote",
+                path.display(),
+                e.line(),
+                e.column(),
+                without_position(&e)
+            ))
+        })?;
+        add_document(side, &doc, &path.display().to_string());
+        Ok(())
+    }
+}
+
+/// Adds a document's steps as runs: a sweep's steps are points (`c=4`, `rate=1000`), the steps of `--runs` (or a
+/// single run) are runs of the one point. A run cut short by a signal is left out and said.
+pub fn add_document(side: &mut Side, doc: &ResultDocument, name: &str) {
+    let load = load_of(doc);
+    if !side.loads.contains(&load) {
+        side.loads.push(load);
+    }
+    let partial = doc.runs.as_ref().and_then(|r| r.partial_run);
+    for (i, step) in doc.steps.iter().enumerate() {
+        if Some(i + 1) == partial {
+            side.notes.push(format!("{name}: {} was cut short by a signal and is left out", step.label));
+            continue;
+        }
+        let point = if doc.settings.sweep.is_some() { step.label.clone() } else { String::new() };
+        side.add(&point, Sample::of_step(step));
+    }
+    if doc.interrupted && partial.is_none() {
+        side.notes.push(format!("{name} was interrupted: its last step covers only the time until then"));
+    }
+}
+
+/// The load a document ran, in words: what must match for a fair comparison (not the target).
+fn load_of(doc: &ResultDocument) -> String {
+    let s = &doc.settings;
+    let points = s.sweep.as_ref().map(|w| format!(", {} {:?}", w.kind, w.values)).unwrap_or_default();
+    let rate = s.rate.map(|r| format!(" at {r}/s")).unwrap_or_default();
+    let limit = match (s.requests, s.duration_s) {
+        (Some(n), _) => format!("{n} requests"),
+        (None, Some(d)) => format!("{d}s"),
+        (None, None) => String::new(),
+    };
+    format!("{} {} loop{rate}, {} connections, {limit}{points}", s.command, s.load_model, s.connections)
+}
+
+impl Sample {
+    pub fn of_step(step: &StepResult) -> Sample {
+        let l = &step.latency;
+        let lat = |p: f64| (l.count > 0).then(|| l.percentile(p) as f64);
+        Sample {
+            ok_per_s: step.throughput.ok_per_s,
+            mean_us: (l.count > 0).then_some(l.mean),
+            p50_us: lat(50.0),
+            p99_us: lat(99.0),
+            p999_us: lat(99.9),
+            requests: step.requests,
+            failed: step.failed,
+            histogram: LatencyHistogram::from_base64(&step.histogram.data).ok(),
+        }
+    }
+}
+
+/// drnbench's CSV: one row per client count; successes per second are the rate of requests times the share of
+/// 2xx and 3xx statuses; the mean time is of every request (drnbench times failures too); no percentiles.
+fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), UsageError> {
+    let bad = |line: usize, why: String| {
+        UsageError::new(format!(
+            "compare: '{}' line {line}: {why}; give a CSV written by drnbench or `hakaru sweep -o`",
+            path.display()
+        ))
+    };
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().map_err(|e| bad(1, e.to_string()))?.iter().map(String::from).collect();
+    if header.len() < DRNBENCH_COLUMNS.len() || header[..DRNBENCH_COLUMNS.len()] != DRNBENCH_COLUMNS {
+        return Err(bad(1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))));
+    }
+    for (i, row) in r.records().enumerate() {
+        let line = i + 2;
+        let row = row.map_err(|e| bad(line, e.to_string()))?;
+        let num = |col: usize| -> Result<f64, UsageError> {
+            let cell = row.get(col).unwrap_or("");
+            cell.trim().parse::<f64>().map_err(|_| bad(line, format!("'{cell}' in {} is not a number", header[col])))
+        };
+        let (clients, requests, qps, mean_s) = (num(0)?, num(1)?, num(2)?, row.get(5).unwrap_or("").trim());
+        let mut ok_percent = 0.0;
+        for (col, name) in header.iter().enumerate().skip(DRNBENCH_COLUMNS.len()) {
+            let code: u16 = name.trim().parse().unwrap_or(0);
+            if (200..400).contains(&code) {
+                ok_percent += num(col)?;
+            }
+        }
+        let ok_share = (ok_percent / 100.0).clamp(0.0, 1.0);
+        let failed = (requests * (1.0 - ok_share)).round() as u64;
+        side.add(
+            &format!("c={clients}"),
+            Sample {
+                ok_per_s: qps * ok_share,
+                mean_us: mean_s.parse::<f64>().ok().map(|s| s * 1e6),
+                p50_us: None,
+                p99_us: None,
+                p999_us: None,
+                requests: requests as u64,
+                failed,
+                histogram: None,
+            },
+        );
+    }
+    side.notes.push(format!(
+        "{}: drnbench's CSV has no percentiles, and its mean time counts failed requests too",
+        path.display()
+    ));
+    Ok(())
+}
+
+/// The part of `study.json` compare reads (the study runner writes more).
+#[derive(Deserialize)]
+struct Manifest {
+    cases: Vec<CaseEntry>,
+}
+
+#[derive(Deserialize)]
+struct CaseEntry {
+    target: String,
+    workload: String,
+    phase: String,
+    status: String,
+    file: Option<String>,
+}
+
+/// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
+/// first target first), each case that finished a run of its side.
+fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
+    let path = dir.join("study.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        UsageError::new(format!(
+            "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
+            dir.display()
+        ))
+    })?;
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+        UsageError::new(format!(
+            "compare: '{}' line {} column {}: not a study manifest ({})",
+            path.display(),
+            e.line(),
+            e.column(),
+            without_position(&e)
+        ))
+    })?;
+    let mut groups: Vec<Group> = Vec::new();
+    for case in &manifest.cases {
+        let title = format!("workload {}, phase {}", case.workload, case.phase);
+        let gi = match groups.iter().position(|g| g.title == title) {
+            Some(i) => i,
+            None => {
+                groups.push(Group { title, sides: Vec::new() });
+                groups.len() - 1
+            }
+        };
+        let sides = &mut groups[gi].sides;
+        let si = match sides.iter().position(|s| s.name == case.target) {
+            Some(i) => i,
+            None => {
+                sides.push(Side::new(&case.target));
+                sides.len() - 1
+            }
+        };
+        let side = &mut sides[si];
+        let Some(file) = case.file.as_ref().filter(|_| case.status == "ok") else {
+            side.notes.push(format!("a case of {} is {} and left out", case.target, case.status));
+            continue;
+        };
+        add_file(side, &dir.join(file))?;
+    }
+    if groups.is_empty() {
+        return Err(UsageError::new(format!("compare '{}': the study has no cases yet", dir.display())));
+    }
+    Ok(groups)
+}
+
+/// serde_json's message without its trailing " at line L column C" (the line and column are said before it).
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let cut = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&cut).unwrap_or(&text).to_string()
+}
