@@ -2,9 +2,11 @@
 //! the exporters. [`dispatch`] runs one; [`clap_error`] reports flags clap refused.
 
 pub mod capacity;
+pub mod chart;
 pub mod demo;
 pub mod kv;
 pub mod patterns;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sweep;
@@ -37,6 +39,8 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
+        Command::Report(args) => report::report(&args),
+        Command::Chart(args) => chart::chart(&args),
     };
     match outcome {
         Ok(code) => code,
