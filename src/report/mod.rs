@@ -183,11 +183,10 @@ struct StudyCase {
     file: Option<String>,
 }
 
+/// The manifest: `{"cases": [...], ...}`, or the list of cases alone.
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum Manifest {
-    Wrapped { cases: Vec<StudyCase> },
-    List(Vec<StudyCase>),
+struct Manifest {
+    cases: Vec<StudyCase>,
 }
 
 /// Reads a study directory through its manifest: each case's result document, labelled by its target.
@@ -200,7 +199,13 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
             dir.display()
         ))
     })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+    // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
+    let cases = if text.trim_start().starts_with('[') {
+        serde_json::from_str::<Vec<StudyCase>>(&text)
+    } else {
+        serde_json::from_str::<Manifest>(&text).map(|m| m.cases)
+    }
+    .map_err(|e| {
         UsageError::new(format!(
             "input '{shown}': line {} column {}: not a study manifest: {}; it lists cases with target and file",
             e.line(),
@@ -208,9 +213,6 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
             json_reason(&e)
         ))
     })?;
-    let cases = match manifest {
-        Manifest::Wrapped { cases } | Manifest::List(cases) => cases,
-    };
     let mut inputs = Vec::new();
     for case in &cases {
         let Some(file) = &case.file else { continue };
