@@ -252,8 +252,9 @@
       lines: list.map((s) => line(s, 3)) });
     addChart(sec, { title: "p50 latency per second", xLabel: "time (s)", yLabel: "p50 latency (ms)",
       lines: list.map((s) => line(s, 2)) });
-    if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Errors per second",
-      xLabel: "time (s)", yLabel: "errors/s", lines: list.map((s) => line(s, 4)) });
+    if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Failures per second",
+      note: "Requests that failed: an error, or a status outside --ok-status.", xLabel: "time (s)",
+      yLabel: "failed requests/s", lines: list.map((s) => line(s, 4)) });
   }
   function monitors() {
     const cpu = series.filter((s) => s.points.some((p) => p.server_cpu !== null));

@@ -301,7 +301,7 @@ pub struct Series {
     /// The percentile spectrum of every step's successes pooled: (1 / (1 - p), latency ms).
     pub spectrum: Vec<[f64; 2]>,
     /// Per second, every step one after another: (seconds from the first step's start, requests/s, p50 ms,
-    /// p99 ms, errors/s).
+    /// p99 ms, failures/s); the latencies are the successes', null in a second without one.
     pub windows: Vec<[f64; 5]>,
     /// Status -> requests, every step together.
     pub status: BTreeMap<String, u64>,
