@@ -6,7 +6,8 @@
 //! - Every chart drew: the page's script records on `<body>` the charts it made (`data-charts`) and those whose
 //!   canvas holds pixels of their lines' colours (`data-charts-drawn`, read from the canvas itself after drawing);
 //!   `chromium --headless --dump-dom --virtual-time-budget=...` prints the DOM after the scripts ran. A canvas is
-//!   empty in a DOM dump, so a screenshot is checked too: each target's colour covers many pixels.
+//!   empty in a DOM dump, so screenshots are checked too, in the light and the dark scheme
+//!   (`--force-dark-mode`): each target's colour covers many pixels, and the background follows the scheme.
 //! - No console errors: the page counts `error` and `unhandledrejection` events into `data-errors`, and Chromium's
 //!   `--enable-logging=stderr --v=0` echoes every console message as a `CONSOLE` line on stderr: there must be none.
 //! - Offline: Chromium runs with every host name unresolvable (`--host-resolver-rules`) and a proxy on a closed
@@ -217,13 +218,21 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
         assert!(dom.contains(&format!("</span>{name}</span>")), "{name} is not named");
     }
 
-    // A screenshot at the width the report is made for: every target's colour is drawn.
-    let shot = work.path().join("shot.png");
-    let arg = format!("--screenshot={}", shot.display());
-    open_in_chromium(&report, &["--hide-scrollbars", "--window-size=1200,7000", &arg], work.path());
-    let img = image::open(&shot).expect("a screenshot").to_rgb8();
-    for (i, rgb) in COLOURS.iter().enumerate() {
-        let n = img.pixels().filter(|p| p.0.iter().zip(rgb).all(|(a, b)| a.abs_diff(*b) < 12)).count();
-        assert!(n > 2000, "target {i}'s colour covers only {n} pixels of the screenshot");
+    // Screenshots at the width the report is made for, light and dark: every target's colour is drawn, and the
+    // page's background follows the reader's scheme.
+    for (scheme, flags) in [("light", vec![]), ("dark", vec!["--force-dark-mode"])] {
+        let shot = work.path().join(format!("shot-{scheme}.png"));
+        let arg = format!("--screenshot={}", shot.display());
+        let mut extra = vec!["--hide-scrollbars", "--window-size=1200,7000", arg.as_str()];
+        extra.extend(flags);
+        open_in_chromium(&report, &extra, work.path());
+        let img = image::open(&shot).expect("a screenshot").to_rgb8();
+        for (i, rgb) in COLOURS.iter().enumerate() {
+            let n = img.pixels().filter(|p| p.0.iter().zip(rgb).all(|(a, b)| a.abs_diff(*b) < 12)).count();
+            assert!(n > 2000, "{scheme}: target {i}'s colour covers only {n} pixels of the screenshot");
+        }
+        let corner = img.get_pixel(2, 2).0;
+        let light = corner.iter().all(|&c| c > 200);
+        assert_eq!(light, scheme == "light", "{scheme}: the background is {corner:?}");
     }
 }
