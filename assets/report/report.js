@@ -216,16 +216,20 @@
       "dotted horizontal line is a capacity search's objective; the dashed vertical line the highest rate that met it.");
     const lines = (key) => list.map((s) => Object.assign({ name: s.name, color: s.color }, pointsOf(s, key)));
     const objectives = list.filter((s) => s.objective);
+    // The statistic of the first objective (p99.9, mean, ...), else p99.
     const stat = objectives.length ? objectives[0].objective.stat : "p99";
-    const key = stat === "mean" ? "mean_ms" : stat === "max" ? "max_ms" : "p99_ms";
-    const label = stat === "mean" || stat === "max" ? stat : "p99";
-    addChart(sec, { title: label + " latency vs rate", xLabel: "rate asked (req/s)", yLabel: label + " latency (ms)",
+    for (const s of list) for (const p of s.points) {
+      p.stat_ms = stat === "mean" ? p.mean_ms : stat === "max" ? p.max_ms : p.percentiles_ms[stat];
+      if (p.stat_ms === undefined) p.stat_ms = null;
+    }
+    const key = "stat_ms";
+    addChart(sec, { title: stat + " latency vs rate", xLabel: "rate asked (req/s)", yLabel: stat + " latency (ms)",
       lines: lines(key),
       hlines: objectives.filter((s) => s.objective.stat === stat)
         .map((s) => ({ y: s.objective.limit_ms, color: s.color, label: "objective " + s.objective.text })),
       vlines: objectives.filter((s) => s.objective.capacity_rate !== null)
         .map((s) => ({ x: s.objective.capacity_rate, color: s.color, label: "capacity" })) });
-    if (key !== "mean_ms") addChart(sec, { title: "Mean latency vs rate", xLabel: "rate asked (req/s)",
+    if (stat !== "mean") addChart(sec, { title: "Mean latency vs rate", xLabel: "rate asked (req/s)",
       yLabel: "mean latency (ms)", lines: lines("mean_ms") });
     addChart(sec, { title: "Throughput vs rate", xLabel: "rate asked (req/s)", yLabel: "requests/s ended",
       lines: lines("qps") });

@@ -329,6 +329,8 @@ pub struct Point {
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    /// Every reported percentile of the successes (`p50` ... `p99.99`), for an objective on any of them.
+    pub percentiles_ms: BTreeMap<String, f64>,
     pub failed: u64,
     pub failed_percent: f64,
     /// Average answer bytes per response.
@@ -406,6 +408,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
                 p50_ms: None,
                 p99_ms: None,
                 max_ms: r.max_s.map(|s| ms(s * 1e6)),
+                percentiles_ms: BTreeMap::new(),
                 failed: (failed_percent / 100.0 * r.requests as f64).round() as u64,
                 failed_percent,
                 answer_bytes: None,
@@ -472,7 +475,8 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         let bound = slo.bounds.first()?;
         Some(Objective {
             text: text.into(),
-            stat: bound.stat.clone(),
+            // The percentile as the summaries key it (`p99.90` -> `p99.9`), so the page finds its values.
+            stat: bound.percentile.map_or_else(|| bound.stat.clone(), crate::result::percentile_key),
             limit_ms: ms(bound.limit_us as f64),
             capacity_rate: analysis.and_then(|a| a.capacity.as_ref()).and_then(|c| c.rate),
         })
@@ -513,6 +517,11 @@ fn point_of(s: &StepResult, axis: &str) -> Point {
         p50_ms: lat(s.latency.percentile(50.0) as f64),
         p99_ms: lat(s.latency.percentile(99.0) as f64),
         max_ms: lat(s.latency.max as f64),
+        percentiles_ms: if have_latency {
+            s.latency.percentiles.iter().map(|(k, &us)| (k.clone(), ms(us as f64))).collect()
+        } else {
+            BTreeMap::new()
+        },
         failed: s.failed,
         failed_percent: (s.failed_percent() * 100.0).round() / 100.0,
         answer_bytes: (s.responses > 0).then(|| (s.throughput.bytes_in as f64 / s.responses as f64).round()),
@@ -599,6 +608,33 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
         assert!(e.contains("line 2 column 3 (queries_per_second): 'fast' is not a number"), "{e}");
         let e = load_text("y.csv", "y", "a,b\n1,2\n").unwrap_err().to_string();
         assert!(e.contains("input 'y.csv': line 1: the header 'a,b' is not drnbench's"), "{e}");
+    }
+
+    #[test]
+    fn windows_run_on_one_clock_across_steps_and_leave_out_slivers() {
+        use crate::metrics::{StatusSet, StepMetrics, WindowSummary};
+        let w = |t: f64, requests: u64, errors: u64| WindowSummary {
+            t,
+            requests,
+            errors,
+            p50_us: 1000,
+            p99_us: 2000,
+            max_us: 3000,
+        };
+        let step = |windows: Vec<WindowSummary>| {
+            let load = crate::result::StepLoad { model: "closed".into(), connections: 1, threads: 1, rate: None };
+            let d = std::time::Duration::from_secs_f64(2.01);
+            StepResult::from_metrics("s", load, &StepMetrics::new(), windows, d, &StatusSet::default())
+        };
+        // Two steps of 2.01 s: each has two whole windows and a 10 ms sliver at its end.
+        let steps = [step(vec![w(0.0, 100, 0), w(1.0, 90, 10), w(2.0, 1, 0)]), step(vec![w(0.0, 50, 50)])];
+        let out = windows(&steps);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[0], [0.0, 100.0, 1.0, 2.0, 0.0]);
+        assert_eq!(out[1], [1.0, 90.0, 1.0, 2.0, 10.0]);
+        assert_eq!(out[2][0], 2.01, "the second step starts where the first ended");
+        // Every request of that second failed: no latency to draw.
+        assert!(out[2][2].is_nan() && out[2][3].is_nan());
     }
 
     #[test]
