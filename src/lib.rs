@@ -25,6 +25,7 @@ pub mod plan;
 pub mod progress;
 pub mod protocol;
 pub mod provenance;
+pub mod report;
 pub mod result;
 pub mod serve;
 pub mod stats;

@@ -43,6 +43,10 @@ pub enum Command {
     Import(ImportArgs),
     /// Compare results: ratios to the first, 95 % intervals and verdicts from repeated runs, CI gates.
     Compare(CompareArgs),
+    /// Write one self-contained HTML report (tables and charts) from result JSON, drnbench CSV or study directories.
+    Report(ReportArgs),
+    /// Draw one chart (qps, p99, mean or the percentile spectrum) as an SVG or PNG image.
+    Chart(ChartArgs),
 }
 
 /// Where a result is kept in the history, and its labels (every command that measures).
@@ -142,6 +146,35 @@ pub struct MergeArgs {
     /// Write the merged document here (`-` for stdout); the summary is printed either way.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Result JSON files, drnbench CSV files or study directories; each is a line (or lines) in the charts.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: String,
+    /// The page's heading.
+    #[arg(long, default_value = "hakaru report")]
+    pub title: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ChartArgs {
+    /// Result JSON files, drnbench CSV files or study directories; one line each.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<String>,
+    /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum.
+    #[arg(long, value_name = "qps|p99|mean|spectrum", default_value = "qps")]
+    pub metric: String,
+    /// The image to write: FILE.svg or FILE.png.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: String,
+    /// The chart's title (default: the metric's name).
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 /// What requests to send and how, shared by every command that generates load.

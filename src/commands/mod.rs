@@ -3,12 +3,14 @@
 
 pub mod agents;
 pub mod capacity;
+pub mod chart;
 pub mod compare;
 pub mod demo;
 pub mod history;
 pub mod kv;
 pub mod merge;
 pub mod patterns;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sweep;
@@ -56,6 +58,8 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Export(args) => history::export(&args),
         Command::Import(args) => history::import(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Report(args) => report::report(&args),
+        Command::Chart(args) => chart::chart(&args),
     };
     match outcome {
         Ok(code) => code,

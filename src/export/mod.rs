@@ -147,15 +147,20 @@ pub fn destination(path: &Path) -> std::io::Result<Destination> {
 /// a full disk) never sees half a file, only the previous complete version or the new one; a symbolic link by
 /// writing its target the same way; a device or FIFO in place; `-` and `/dev/stdout` to standard output.
 pub fn write_atomically(path: &Path, content: &str) -> std::io::Result<()> {
+    write_bytes_atomically(path, content.as_bytes())
+}
+
+/// [`write_atomically`] for bytes that need not be text (a PNG image).
+pub fn write_bytes_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
     match destination(path)? {
         Destination::Stdout => {
             let mut out = std::io::stdout().lock();
-            out.write_all(content.as_bytes())?;
+            out.write_all(content)?;
             out.flush()
         }
         Destination::InPlace(real) => {
             let mut f = std::fs::OpenOptions::new().write(true).open(real)?;
-            f.write_all(content.as_bytes())?;
+            f.write_all(content)?;
             f.flush()
         }
         Destination::Atomic(real) => replace_file(&real, content),
@@ -169,11 +174,11 @@ fn temporary_beside(real: &Path) -> PathBuf {
     real.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-fn replace_file(real: &Path, content: &str) -> std::io::Result<()> {
+fn replace_file(real: &Path, content: &[u8]) -> std::io::Result<()> {
     let tmp = temporary_beside(real);
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(content.as_bytes())?;
+        f.write_all(content)?;
         // The file replaced keeps its permissions (a result made readable to a group stays so).
         if let Ok(old) = std::fs::metadata(real) {
             f.set_permissions(old.permissions())?;

@@ -1,0 +1,325 @@
+// hakaru report: builds the tables and uPlot charts from the JSON embedded in the page. No network: everything it
+// needs is in the file. After drawing it records on <body>: data-charts (charts made), data-charts-drawn (charts
+// whose canvas holds pixels of their lines), data-errors (script errors seen), for the browser tests.
+(function () {
+  "use strict";
+  const body = document.body;
+  const data = JSON.parse(document.getElementById("hakaru-data").textContent);
+  const main = document.getElementById("report");
+  const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22"];
+  const color = (i) => PALETTE[i % PALETTE.length];
+  const series = data.series.map((s, i) => Object.assign({ color: color(i) }, s));
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v; else e.setAttribute(k, v);
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      e.append(typeof c === "string" || typeof c === "number" ? String(c) : c);
+    }
+    return e;
+  }
+  // One formatter per precision: toLocaleString makes a new one per call, which is slow over thousands of cells.
+  const formats = new Map();
+  function num(v, digits) {
+    if (v === null || v === undefined || Number.isNaN(v)) return "–";
+    const d = digits === undefined ? 1 : digits;
+    if (!formats.has(d)) formats.set(d, new Intl.NumberFormat("en-US", { maximumFractionDigits: d }));
+    return formats.get(d).format(v);
+  }
+  function section(title, note) {
+    const s = el("section", {}, el("h2", {}, title));
+    if (note) s.append(el("p", { class: "note" }, note));
+    main.append(s);
+    return s;
+  }
+  function table(head, rows) {
+    const t = el("table");
+    t.append(el("thead", {}, el("tr", {}, ...head.map((h, i) => el("th", i === 0 || h.text ? { class: "text" } : {},
+      h.text || h)))));
+    const tb = el("tbody");
+    for (const r of rows) tb.append(el("tr", {}, ...r.map((c, i) => el("td", i === 0 || (c && c.text !== undefined)
+      ? { class: "text" } : {}, c && c.text !== undefined ? c.text : c))));
+    t.append(tb);
+    return t;
+  }
+  const swatch = (s) => el("span", { class: "swatch", style: "background:" + s.color }, "");
+  const nameCell = (s) => el("span", { class: "name" }, swatch(s), s.name);
+
+  // ---- charts -------------------------------------------------------------------------------------------------
+  const charts = [];
+  function addChart(parent, spec) {
+    const lines = spec.lines.filter((l) => l.xs.some((x, i) => x !== null && l.ys[i] !== null && !Number.isNaN(l.ys[i])));
+    if (lines.length === 0) return;
+    spec.lines = lines;
+    const box = el("div", { class: "chart" }, el("h3", {}, spec.title));
+    if (spec.note) box.append(el("p", { class: "note" }, spec.note));
+    const holder = el("div", { class: "plot" });
+    box.append(holder);
+    parent.append(box);
+    charts.push({ spec, holder, plot: null });
+  }
+  function pointsOf(s, key, xkey) {
+    const ps = s.points.filter((p) => p[key] !== null && p[key] !== undefined).slice()
+      .sort((a, b) => a[xkey || "x"] - b[xkey || "x"]);
+    return { xs: ps.map((p) => p[xkey || "x"]), ys: ps.map((p) => p[key]) };
+  }
+  function themeColors() {
+    const cs = getComputedStyle(body);
+    return { fg: cs.getPropertyValue("--fg").trim() || "#000", grid: cs.getPropertyValue("--grid").trim() || "#ddd" };
+  }
+  function hexToRgb(h) {
+    return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+  }
+  // Whether the plot area holds pixels of a line's colour: the proof that the chart drew its data.
+  function drewLines(u, lines) {
+    const b = u.bbox;
+    if (b.width < 1 || b.height < 1) return false;
+    const img = u.ctx.getImageData(b.left, b.top, b.width, b.height).data;
+    const wanted = lines.map((l) => hexToRgb(l.color));
+    for (let i = 0; i < img.length; i += 4) {
+      if (img[i + 3] < 200) continue;
+      for (const [r, g, bl] of wanted) {
+        if (Math.abs(img[i] - r) < 12 && Math.abs(img[i + 1] - g) < 12 && Math.abs(img[i + 2] - bl) < 12) return true;
+      }
+    }
+    return false;
+  }
+  function percentLabel(x) {
+    const p = 100 * (1 - 1 / x);
+    if (x < 1.5) return "0%";
+    return (Math.round(p * 1000) / 1000) + "%";
+  }
+  let drawnCharts = new Set();
+  function build(c) {
+    const spec = c.spec;
+    const t = themeColors();
+    const tables = spec.lines.map((l) => [l.xs, l.ys]);
+    const aligned = uPlot.join(tables);
+    const width = Math.max(320, Math.min(main.clientWidth || 1150, 1160));
+    const axis = (label, values) => {
+      const a = { label, stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 },
+        labelFont: "600 13px system-ui, sans-serif", font: "12px system-ui, sans-serif", size: 56 };
+      if (values) a.values = values;
+      return a;
+    };
+    const xAxis = axis(spec.xLabel, spec.xValues);
+    // Percentile axes: a tick per power of ten (90 %, 99 %, 99.9 %), not uPlot's 2..9 in between.
+    if (spec.xLog) xAxis.splits = (u, i, min, max) => {
+      const out = [];
+      for (let v = 1; v <= max * 1.0001; v *= 10) if (v >= min / 1.0001) out.push(v);
+      return out;
+    };
+    // Client counts are whole numbers.
+    if (spec.xWhole) xAxis.incrs = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000, 100000];
+    const opts = {
+      width,
+      height: spec.height || 340,
+      scales: {
+        x: spec.xLog ? { time: false, distr: 3, log: 10 } : { time: false },
+        y: spec.yFromZero === false ? {} : { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] },
+      },
+      axes: [xAxis, Object.assign(axis(spec.yLabel), { size: 70 })],
+      series: [{ label: spec.xLabel, value: spec.xLegend || ((u, v) => v === null ? "–" : num(v, 3)) }].concat(
+        spec.lines.map((l) => ({ label: l.name, stroke: l.color, width: 2, dash: l.dash, spanGaps: true,
+          points: { show: l.points !== false, size: 5, fill: l.color },
+          value: (u, v) => v === null ? "–" : num(v, 3) }))),
+      legend: { show: true },
+      cursor: { drag: { x: false, y: false } },
+      hooks: {
+        draw: [(u) => {
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.textAlign = "left";
+          ctx.textBaseline = "alphabetic";
+          for (const m of spec.vlines || []) {
+            const x = u.valToPos(m.x, "x", true);
+            if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) continue;
+            ctx.strokeStyle = m.color; ctx.lineWidth = 1.5 * devicePixelRatio; ctx.setLineDash([6, 4]);
+            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+            if (m.label) { ctx.setLineDash([]); ctx.fillStyle = m.color; ctx.font = (11 * devicePixelRatio) + "px sans-serif";
+              ctx.fillText(m.label, x + 4, u.bbox.top + 12 * devicePixelRatio); }
+          }
+          for (const m of spec.hlines || []) {
+            const y = u.valToPos(m.y, "y", true);
+            if (!(y >= u.bbox.top && y <= u.bbox.top + u.bbox.height)) continue;
+            ctx.strokeStyle = m.color; ctx.lineWidth = 1.5 * devicePixelRatio; ctx.setLineDash([2, 3]);
+            ctx.beginPath(); ctx.moveTo(u.bbox.left, y); ctx.lineTo(u.bbox.left + u.bbox.width, y); ctx.stroke();
+            if (m.label) { ctx.setLineDash([]); ctx.fillStyle = m.color; ctx.font = (11 * devicePixelRatio) + "px sans-serif";
+              ctx.fillText(m.label, u.bbox.left + 6, y - 4); }
+          }
+          ctx.restore();
+          if (drewLines(u, spec.lines)) drawnCharts.add(c);
+          body.dataset.chartsDrawn = String(drawnCharts.size);
+        }],
+      },
+    };
+    // The objective line must fit on the latency axis even when every step stayed under it.
+    if (spec.hlines && spec.hlines.length) {
+      const top = Math.max(...spec.hlines.map((h) => h.y));
+      opts.scales.y = { range: (u, min, max) => [0, Math.max(max, top) * 1.08] };
+    }
+    if (c.plot) c.plot.destroy();
+    c.plot = new uPlot(opts, aligned, c.holder);
+  }
+  function drawAll() {
+    drawnCharts = new Set();
+    for (const c of charts) build(c);
+    body.dataset.charts = String(charts.length);
+  }
+
+  // ---- sections -----------------------------------------------------------------------------------------------
+  function header() {
+    main.append(el("h1", {}, data.title));
+    main.append(el("p", { class: "muted" }, "Made by " + data.generator + " from " + series.length + " input(s)."));
+    main.append(table(["target", "kind", "steps", "file"], series.map((s) => [nameCell(s),
+      { text: s.kind + (s.interrupted ? " (interrupted: figures until the stop)" : "") }, s.points.length,
+      { text: s.origin }])));
+  }
+  function summary() {
+    const sec = section("Summary", "Per step: request body (payload), answer size, load, throughput and the latency of " +
+      "successes (ms). Failures are requests with an error or a status outside the run's --ok-status.");
+    const rows = [];
+    for (const s of series) for (const p of s.points) rows.push([nameCell(s), { text: p.label },
+      s.payload_bytes === null ? "–" : num(s.payload_bytes, 0), num(p.answer_bytes, 0), num(p.clients, 0),
+      p.rate === null ? "–" : num(p.rate, 1), num(p.qps, 1), p.ok_per_s === null ? "–" : num(p.ok_per_s, 1),
+      num(p.mean_ms, 2), num(p.p50_ms, 2), num(p.p99_ms, 2),
+      p.failed ? num(p.failed, 0) + " (" + num(p.failed_percent, 2) + " %)" : "0"]);
+    sec.append(table(["target", { text: "step" }, "payload B", "answer B", "clients", "rate req/s", "qps req/s",
+      "ok/s", "mean ms", "p50 ms", "p99 ms", "failures"], rows));
+  }
+  function knees(list, key, suffix) {
+    return list.filter((s) => s[key] !== null && s[key] !== undefined)
+      .map((s) => ({ x: s[key], color: s.color, label: "knee " + suffix }));
+  }
+  function versusClients() {
+    const list = series.filter((s) => s.axis === "clients");
+    if (!list.length) return;
+    const sec = section("Throughput and latency vs clients",
+      "One line per target; a dashed vertical line marks the knee: the last client count before latency climbs " +
+      "25 % above its lowest.");
+    const lines = (key) => list.map((s) => Object.assign({ name: s.name, color: s.color }, pointsOf(s, key)));
+    addChart(sec, { title: "Throughput vs clients", xLabel: "clients", xWhole: true, yLabel: "requests/s",
+      lines: lines("qps") });
+    addChart(sec, { title: "Mean latency vs clients", xLabel: "clients", xWhole: true, yLabel: "mean latency (ms)",
+      lines: lines("mean_ms"), vlines: knees(list, "knee_mean", "(mean)") });
+    addChart(sec, { title: "p99 latency vs clients", xLabel: "clients", xWhole: true, yLabel: "p99 latency (ms)",
+      lines: lines("p99_ms"), vlines: knees(list, "knee_p99", "(p99)") });
+  }
+  function versusRate() {
+    const list = series.filter((s) => s.axis === "rate");
+    if (!list.length) return;
+    const sec = section("Latency vs rate", "Open-loop steps: latency from each request's intended send time. The " +
+      "dotted horizontal line is a capacity search's objective; the dashed vertical line the highest rate that met it.");
+    const lines = (key) => list.map((s) => Object.assign({ name: s.name, color: s.color }, pointsOf(s, key)));
+    const objectives = list.filter((s) => s.objective);
+    // The statistic of the first objective (p99.9, mean, ...), else p99.
+    const stat = objectives.length ? objectives[0].objective.stat : "p99";
+    for (const s of list) for (const p of s.points) {
+      p.stat_ms = stat === "mean" ? p.mean_ms : stat === "max" ? p.max_ms : p.percentiles_ms[stat];
+      if (p.stat_ms === undefined) p.stat_ms = null;
+    }
+    const key = "stat_ms";
+    addChart(sec, { title: stat + " latency vs rate", xLabel: "rate asked (req/s)", yLabel: stat + " latency (ms)",
+      lines: lines(key),
+      hlines: objectives.filter((s) => s.objective.stat === stat)
+        .map((s) => ({ y: s.objective.limit_ms, color: s.color, label: "objective " + s.objective.text })),
+      vlines: objectives.filter((s) => s.objective.capacity_rate !== null)
+        .map((s) => ({ x: s.objective.capacity_rate, color: s.color, label: "capacity" })) });
+    if (stat !== "mean") addChart(sec, { title: "Mean latency vs rate", xLabel: "rate asked (req/s)",
+      yLabel: "mean latency (ms)", lines: lines("mean_ms") });
+    addChart(sec, { title: "Throughput vs rate", xLabel: "rate asked (req/s)", yLabel: "requests/s ended",
+      lines: lines("qps") });
+  }
+  function spectrum() {
+    const list = series.filter((s) => s.spectrum.length);
+    if (!list.length) return;
+    const sec = section("Percentile spectrum", "HdrHistogram style: latency at each percentile, every step's " +
+      "successes pooled per target; the x axis is 1/(1-p) on a log scale.");
+    addChart(sec, { title: "Latency by percentile", xLabel: "percentile", yLabel: "latency (ms)", xLog: true,
+      xValues: (u, vals) => vals.map(percentLabel), xLegend: (u, v) => v === null ? "–" : percentLabel(v),
+      lines: list.map((s) => ({ name: s.name, color: s.color, points: false, xs: s.spectrum.map((p) => p[0]),
+        ys: s.spectrum.map((p) => p[1]) })) });
+  }
+  function overTime() {
+    const list = series.filter((s) => s.windows.length);
+    if (!list.length) return;
+    const sec = section("Over time", "Per second, the steps one after another (pauses between steps left out; " +
+      "a step's last window, when shorter than half a second, too).");
+    const line = (s, i) => ({ name: s.name, color: s.color, points: false, xs: s.windows.map((w) => w[0]),
+      ys: s.windows.map((w) => w[i]) });
+    addChart(sec, { title: "Throughput per second", xLabel: "time (s)", yLabel: "requests/s", lines: list.map((s) => line(s, 1)) });
+    addChart(sec, { title: "p99 latency per second", xLabel: "time (s)", yLabel: "p99 latency (ms)",
+      lines: list.map((s) => line(s, 3)) });
+    addChart(sec, { title: "p50 latency per second", xLabel: "time (s)", yLabel: "p50 latency (ms)",
+      lines: list.map((s) => line(s, 2)) });
+    if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Failures per second",
+      note: "Requests that failed: an error, or a status outside --ok-status.", xLabel: "time (s)",
+      yLabel: "failed requests/s", lines: list.map((s) => line(s, 4)) });
+  }
+  function monitors() {
+    const cpu = series.filter((s) => s.points.some((p) => p.server_cpu !== null));
+    const probed = series.filter((s) => s.points.some((p) => Object.keys(p.probes).length));
+    if (!cpu.length && !probed.length) return;
+    const sec = section("Server CPU and probes", "Server CPU: the watched processes over each step (100 % = one " +
+      "core); dashed: hakaru's own CPU. Probes: the change of each probe during the step.");
+    if (cpu.length) {
+      const axes = new Set(cpu.map((s) => s.axis));
+      const xLabel = axes.size === 1 && axes.has("rate") ? "rate asked (req/s)" : axes.size === 1 ? "clients" : "clients or rate";
+      addChart(sec, { title: "CPU per step", xLabel, yLabel: "CPU (%)", lines: cpu.flatMap((s) => [
+        Object.assign({ name: s.name + " server", color: s.color }, pointsOf(s, "server_cpu")),
+        Object.assign({ name: s.name + " hakaru", color: s.color, dash: [5, 4] }, pointsOf(s, "generator_cpu"))]) });
+    }
+    for (const s of probed) {
+      const names = [...new Set(s.points.flatMap((p) => Object.keys(p.probes)))];
+      sec.append(el("h3", {}, swatch(s), s.name + ": probes"));
+      sec.append(table([{ text: "step" }, ...names], s.points.map((p) => [{ text: p.label },
+        ...names.map((n) => num(p.probes[n], 3))])));
+    }
+  }
+  function mix() {
+    const sec = section("Status and failure mix", "Answers by status and requests that ended with an error, every " +
+      "step together (status 0 = timeout, as drnbench counts it).");
+    const rows = series.map((s) => {
+      const total = Object.values(s.status).reduce((a, b) => a + b, 0) || 1;
+      const st = Object.entries(s.status).map(([k, v]) => k + ": " + num(v, 0) + " (" + num(100 * v / total, 2) + " %)");
+      const er = Object.entries(s.errors).map(([k, v]) => k + ": " + num(v, 0));
+      return [nameCell(s), { text: st.join(", ") || "–" }, { text: er.join(", ") || "none" }];
+    });
+    sec.append(table(["target", { text: "statuses" }, { text: "errors" }], rows));
+  }
+  function warnings() {
+    const list = series.filter((s) => s.warnings.length);
+    if (!list.length && !data.notes.length) return;
+    const sec = section("Warnings", "What the runs said before their numbers should be trusted.");
+    const ul = el("ul");
+    for (const n of data.notes) ul.append(el("li", { class: "warn" }, n));
+    for (const s of list) for (const w of s.warnings) ul.append(el("li", {}, swatch(s), s.name + ": " + w));
+    sec.append(ul);
+  }
+
+  const t0 = performance.now();
+  header();
+  summary();
+  versusClients();
+  versusRate();
+  spectrum();
+  overTime();
+  monitors();
+  mix();
+  warnings();
+  drawAll();
+  // Redraw in the colours of the other scheme, and in print colours while printing.
+  const dark = window.matchMedia("(prefers-color-scheme: dark)");
+  if (dark.addEventListener) dark.addEventListener("change", drawAll);
+  window.addEventListener("beforeprint", () => { body.classList.add("printing"); drawAll(); });
+  window.addEventListener("afterprint", () => { body.classList.remove("printing"); drawAll(); });
+  // Milliseconds from the start of navigation until every chart was drawn, for bench/report.sh.
+  body.dataset.renderMs = String(Math.round(performance.now()));
+  // The script's own share of it: building the tables and drawing the charts.
+  body.dataset.scriptMs = String(Math.round(performance.now() - t0));
+  body.dataset.ready = "1";
+})();

@@ -1,0 +1,39 @@
+//! `hakaru chart`: one chart of the inputs as an SVG or PNG image, for a slide or an issue comment.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::report::{check_writable, load_all};
+use crate::cli::args::ChartArgs;
+use crate::error::UsageError;
+use crate::export::write_bytes_atomically;
+use crate::report::Report;
+use crate::report::chart::{Format, Metric, render};
+
+pub fn chart(a: &ChartArgs) -> Result<ExitCode, UsageError> {
+    let metric = Metric::parse(&a.metric).ok_or_else(|| {
+        UsageError::new(format!("--metric '{}': not a chart; use qps, p99, mean or spectrum", a.metric))
+    })?;
+    let output = Path::new(&a.output);
+    let extension = output.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let format = match extension.as_deref() {
+        Some("svg") => Format::Svg,
+        Some("png") => Format::Png,
+        _ => {
+            return Err(UsageError::new(format!(
+                "-o {}: the image format comes from the extension; name the file .svg or .png",
+                a.output
+            )));
+        }
+    };
+    check_writable("-o", output)?;
+    let inputs = load_all(&a.inputs)?;
+    let report = Report::build(a.title.as_deref().unwrap_or(""), &inputs);
+    let image = render(&report, metric, format).map_err(|why| {
+        UsageError::new(format!("--metric {}: cannot draw it: {why}; choose another metric", a.metric))
+    })?;
+    write_bytes_atomically(output, &image)
+        .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the chart: {e}", output.display())))?;
+    eprintln!("hakaru: wrote {}", output.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,273 @@
+//! One chart as an image (`hakaru chart`): a metric of every series against clients or rate, or the percentile
+//! spectrum, drawn with plotters as SVG or PNG.
+//!
+//! Text is laid out (and, in PNG, drawn) with a subset of DejaVu Sans carried in the binary, so a chart looks
+//! the same on every machine and needs no system fonts.
+
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::prelude::*;
+
+use super::{Report, Series};
+
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-subset.ttf");
+const SIZE: (u32, u32) = (1000, 600);
+/// The report's palette, so a target has the same colour in the page and in the image.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
+];
+
+/// What `--metric` draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Qps,
+    P99,
+    Mean,
+    Spectrum,
+}
+
+impl Metric {
+    pub fn parse(text: &str) -> Option<Metric> {
+        Some(match text {
+            "qps" => Metric::Qps,
+            "p99" => Metric::P99,
+            "mean" => Metric::Mean,
+            "spectrum" => Metric::Spectrum,
+            _ => return None,
+        })
+    }
+
+    fn y_label(self) -> &'static str {
+        match self {
+            Metric::Qps => "throughput (requests/s)",
+            Metric::P99 => "p99 latency (ms)",
+            Metric::Mean => "mean latency (ms)",
+            Metric::Spectrum => "latency (ms)",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Metric::Qps => "Throughput",
+            Metric::P99 => "p99 latency",
+            Metric::Mean => "Mean latency",
+            Metric::Spectrum => "Latency by percentile",
+        }
+    }
+
+    fn value(self, p: &super::Point) -> Option<f64> {
+        match self {
+            Metric::Qps => Some(p.qps),
+            Metric::P99 => p.p99_ms,
+            Metric::Mean => p.mean_ms,
+            Metric::Spectrum => None,
+        }
+    }
+}
+
+/// The image format, from the output file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+/// One line to draw: its name, colour and points in order of x.
+struct Line {
+    name: String,
+    color: RGBColor,
+    points: Vec<(f64, f64)>,
+}
+
+/// The lines of the metric, one per series that has it; the x axis label.
+fn lines(report: &Report, metric: Metric) -> (Vec<Line>, String) {
+    let with_points = |i: usize, s: &Series, points: Vec<(f64, f64)>| Line {
+        name: s.name.clone(),
+        color: PALETTE[i % PALETTE.len()],
+        points,
+    };
+    let mut out = Vec::new();
+    for (i, s) in report.series.iter().enumerate() {
+        let mut points: Vec<(f64, f64)> = if metric == Metric::Spectrum {
+            s.spectrum.iter().map(|p| (p[0], p[1])).collect()
+        } else {
+            s.points.iter().filter_map(|p| Some((p.x, metric.value(p)?))).collect()
+        };
+        points.retain(|(x, y)| x.is_finite() && y.is_finite());
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !points.is_empty() {
+            out.push(with_points(i, s, points));
+        }
+    }
+    let axes: std::collections::BTreeSet<&str> = report.series.iter().map(|s| s.axis.as_str()).collect();
+    let x_label = match (metric, axes.iter().copied().collect::<Vec<_>>().as_slice()) {
+        (Metric::Spectrum, _) => "percentile",
+        (_, ["rate"]) => "rate asked (requests/s)",
+        (_, ["clients"]) => "clients",
+        (_, ["none"]) => "clients",
+        _ => "clients or rate",
+    };
+    (out, x_label.to_string())
+}
+
+/// Draws the chart; Err says in words why it cannot be drawn (no data for the metric).
+pub fn render(report: &Report, metric: Metric, format: Format) -> Result<Vec<u8>, String> {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The font is a fixed file inside the binary: a failure here is a build mistake, caught by the tests.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+    let (lines, x_label) = lines(report, metric);
+    if lines.is_empty() {
+        return Err(match metric {
+            Metric::Spectrum => "no input has a latency histogram (drnbench CSVs have none)".into(),
+            Metric::Qps => "no input has a step".into(),
+            _ => "no input has this latency figure (drnbench CSVs have only the mean)".into(),
+        });
+    }
+    let title = if report.title.is_empty() { metric.title().to_string() } else { report.title.clone() };
+    match format {
+        Format::Svg => {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                draw(&root, &lines, metric, &title, &x_label).map_err(|e| format!("drawing failed: {e}"))?;
+            }
+            Ok(svg.into_bytes())
+        }
+        Format::Png => {
+            let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+                draw(&root, &lines, metric, &title, &x_label).map_err(|e| format!("drawing failed: {e}"))?;
+            }
+            encode_png(&rgb, SIZE)
+        }
+    }
+}
+
+/// PNG bytes of an RGB buffer, through plotters' own image encoder.
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+    let img = image::RgbImage::from_raw(w, h, rgb.to_vec()).ok_or("the image buffer has the wrong size")?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).map_err(|e| format!("PNG encoding failed: {e}"))?;
+    Ok(out.into_inner())
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lines: &[Line],
+    metric: Metric,
+    title: &str,
+    x_label: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let x_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MIN, f64::max);
+    let x_min = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MAX, f64::min);
+    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let y_top = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, ("sans-serif", 24)).margin(16).x_label_area_size(56).y_label_area_size(80);
+    if metric == Metric::Spectrum {
+        let x_top = x_max.max(10.0);
+        let chart = builder.build_cartesian_2d((1.0..x_top).log_scale(), 0.0..y_top)?;
+        plot(chart, lines, (x_label, metric.y_label()), &|x| percent_label(*x), false)?;
+    } else {
+        let span = (x_max - x_min).max(1.0);
+        let (lo, hi) = ((x_min - span * 0.03).max(0.0), x_max + span * 0.03);
+        let chart = builder.build_cartesian_2d(lo..hi, 0.0..y_top)?;
+        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), true)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The grid, the lines (with a dot per step when `markers`) and the legend, on either kind of x axis.
+fn plot<'a, DB, X, Y>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    lines: &'a [Line],
+    (x_label, y_label): (&str, &str),
+    x_format: &dyn Fn(&f64) -> String,
+    markers: bool,
+) -> DrawResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .x_label_formatter(x_format)
+        .y_label_formatter(&|y| short_number(*y))
+        .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    for l in lines {
+        chart
+            .draw_series(LineSeries::new(l.points.iter().copied(), l.color.stroke_width(2)))?
+            .label(l.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], l.color.stroke_width(3)));
+        if markers {
+            chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, l.color.filled())))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(0xaa, 0xaa, 0xaa))
+        .draw()?;
+    Ok(())
+}
+
+/// `1/(1-p)` as the percentile it stands for: 10 -> `90%`, 1000 -> `99.9%`.
+fn percent_label(x: f64) -> String {
+    if x < 1.5 {
+        return "0%".into();
+    }
+    let p = 100.0 * (1.0 - 1.0 / x);
+    format!("{}%", (p * 1000.0).round() / 1000.0)
+}
+
+/// Tick labels without float noise: `0.5`, `12`, `1500`.
+fn short_number(v: f64) -> String {
+    let r = (v * 1000.0).round() / 1000.0;
+    if r == r.trunc() { format!("{}", r as i64) } else { format!("{r}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels_read_as_percentiles() {
+        assert_eq!(percent_label(1.0), "0%");
+        assert_eq!(percent_label(10.0), "90%");
+        assert_eq!(percent_label(100.0), "99%");
+        assert_eq!(percent_label(10000.0), "99.99%");
+        assert_eq!(short_number(0.30000000000000004), "0.3");
+        assert_eq!(short_number(1500.0), "1500");
+    }
+}

@@ -1,0 +1,671 @@
+//! Reports and charts: result documents, drnbench CSVs and study directories read into one model (a series of
+//! points per target), which the HTML report (`html.rs`) and the one-chart images (`chart.rs`) draw.
+//!
+//! [`load_input`] is the one place an input string becomes documents, so history IDs and labels join there.
+
+pub mod chart;
+pub mod html;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UsageError;
+use crate::metrics::LatencyHistogram;
+use crate::plan::slo::Slo;
+use crate::result::{ResultDocument, StepResult};
+
+/// Where the numbers of one input came from, as read.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Result(Box<ResultDocument>),
+    /// drnbench-request-response's CSV (or hakaru's copy of it): min, max and mean only, no percentiles.
+    Drnbench(Vec<DrnbenchRow>),
+}
+
+/// One input with the name its lines carry in the legend.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub label: String,
+    /// The file it was read from, for the reader.
+    pub origin: String,
+    pub source: Source,
+}
+
+/// One row of drnbench's CSV.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrnbenchRow {
+    pub clients: usize,
+    pub requests: u64,
+    pub qps: f64,
+    /// Seconds, as drnbench writes them; empty cells (no request timed) are None.
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
+    pub mean_s: Option<f64>,
+    /// Status -> percent of the step's requests.
+    pub status_percent: BTreeMap<String, f64>,
+}
+
+/// Turns one input string into documents: a result JSON file, a drnbench CSV file or a study directory.
+/// History IDs and labels will be read here too, once the history store exists.
+pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
+    let path = Path::new(arg);
+    if path.is_dir() {
+        return load_study(path);
+    }
+    if !path.exists() {
+        return Err(UsageError::new(format!(
+            "input '{arg}': no such file or directory; give a result JSON file, a drnbench CSV file or a study \
+             directory (history IDs are not read yet)"
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("input '{arg}': cannot read it: {e}; give a readable file")))?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string());
+    load_text(arg, &stem, &text)
+}
+
+/// Reads a file's text as a result document (it starts with `{`) or as a drnbench CSV.
+fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageError> {
+    if text.trim_start().starts_with('{') {
+        let doc: ResultDocument = serde_json::from_str(text).map_err(|e| {
+            UsageError::new(format!(
+                "input '{origin}': line {} column {}: not a hakaru result document: {}; give the JSON that \
+                 'hakaru run/sweep --json FILE' writes",
+                e.line(),
+                e.column(),
+                json_reason(&e)
+            ))
+        })?;
+        let label = doc_label(&doc, stem);
+        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }]);
+    }
+    let rows = parse_drnbench(origin, text)?;
+    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows) }])
+}
+
+/// serde_json's message without its own position, which the line already gives.
+fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// A document's legend name: its one target URL, else (several targets or none) the file stem.
+fn doc_label(doc: &ResultDocument, stem: &str) -> String {
+    match doc.settings.targets.as_slice() {
+        [one] => one.clone(),
+        _ => stem.to_string(),
+    }
+}
+
+/// Reads drnbench's CSV: the six fixed columns, then one column per status holding a percentage.
+pub fn parse_drnbench(origin: &str, text: &str) -> Result<Vec<DrnbenchRow>, UsageError> {
+    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| UsageError::new(format!("input '{origin}': line 1: cannot read the CSV header: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let fixed = crate::export::drnbench::DRNBENCH_COLUMNS;
+    if header.len() < fixed.len() || header[..fixed.len()].iter().zip(fixed).any(|(h, f)| h != f) {
+        return Err(UsageError::new(format!(
+            "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench CSV",
+            header.join(","),
+            fixed.join(",")
+        )));
+    }
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| UsageError::new(format!("input '{origin}': line {line}: {e}")))?;
+        let cell = |c: usize| record.get(c).unwrap_or("").trim();
+        let number = |c: usize| -> Result<Option<f64>, UsageError> {
+            let t = cell(c);
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<f64>().map(Some).map_err(|_| {
+                UsageError::new(format!(
+                    "input '{origin}': line {line} column {} ({}): '{t}' is not a number; fix the cell",
+                    c + 1,
+                    header[c]
+                ))
+            })
+        };
+        let whole = |c: usize| -> Result<u64, UsageError> {
+            let v = number(c)?.unwrap_or(0.0);
+            if v < 0.0 || v.fract() != 0.0 {
+                return Err(UsageError::new(format!(
+                    "input '{origin}': line {line} column {} ({}): '{}' is not a whole number; fix the cell",
+                    c + 1,
+                    header[c],
+                    cell(c)
+                )));
+            }
+            Ok(v as u64)
+        };
+        let mut status_percent = BTreeMap::new();
+        for (c, code) in header.iter().enumerate().skip(fixed.len()) {
+            status_percent.insert(code.clone(), number(c)?.unwrap_or(0.0));
+        }
+        rows.push(DrnbenchRow {
+            clients: whole(0)? as usize,
+            requests: whole(1)?,
+            qps: number(2)?.unwrap_or(0.0),
+            min_s: number(3)?,
+            max_s: number(4)?,
+            mean_s: number(5)?,
+            status_percent,
+        });
+    }
+    Ok(rows)
+}
+
+/// One case of a study's manifest (`study.json`).
+#[derive(Clone, Debug, Deserialize)]
+struct StudyCase {
+    target: String,
+    #[serde(default)]
+    workload: Option<String>,
+    #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
+    repetition: Option<u64>,
+    #[serde(default)]
+    status: Option<String>,
+    /// The case's result JSON, relative to the study directory.
+    #[serde(default)]
+    file: Option<String>,
+}
+
+/// The manifest: `{"cases": [...], ...}`, or the list of cases alone.
+#[derive(Deserialize)]
+struct Manifest {
+    cases: Vec<StudyCase>,
+}
+
+/// Reads a study directory through its manifest: each case's result document, labelled by its target.
+fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
+    let manifest_path = dir.join("study.json");
+    let shown = manifest_path.display().to_string();
+    let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
+        UsageError::new(format!(
+            "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
+            dir.display()
+        ))
+    })?;
+    // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
+    let cases = if text.trim_start().starts_with('[') {
+        serde_json::from_str::<Vec<StudyCase>>(&text)
+    } else {
+        serde_json::from_str::<Manifest>(&text).map(|m| m.cases)
+    }
+    .map_err(|e| {
+        UsageError::new(format!(
+            "input '{shown}': line {} column {}: not a study manifest: {}; it lists cases with target and file",
+            e.line(),
+            e.column(),
+            json_reason(&e)
+        ))
+    })?;
+    let mut inputs = Vec::new();
+    for case in &cases {
+        let Some(file) = &case.file else { continue };
+        let path = dir.join(file);
+        // A failed case may have no result; one that has a file is read like any other input.
+        if !path.is_file() && case.status.as_deref().is_some_and(|s| s != "ok" && s != "done") {
+            continue;
+        }
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            UsageError::new(format!("input '{shown}': case file '{file}': cannot read it: {e}; rerun the case"))
+        })?;
+        for mut input in load_text(&origin, &case.target, &text)? {
+            input.label = case.target.clone();
+            inputs.push((input, case.clone()));
+        }
+    }
+    Ok(disambiguate(inputs))
+}
+
+/// Study cases share their target's name; cases that would share a legend entry are told apart by their
+/// workload, phase and repetition, in that order, only as far as needed.
+fn disambiguate(cases: Vec<(Input, StudyCase)>) -> Vec<Input> {
+    let count = |key: &dyn Fn(&StudyCase) -> String| {
+        let mut n: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, c) in &cases {
+            *n.entry(key(c)).or_default() += 1;
+        }
+        n
+    };
+    let by_target = count(&|c| c.target.clone());
+    let with_workload = |c: &StudyCase| format!("{} {}", c.target, c.workload.clone().unwrap_or_default());
+    let by_workload = count(&with_workload);
+    let with_phase = |c: &StudyCase| format!("{} {}", with_workload(c), c.phase.clone().unwrap_or_default());
+    let by_phase = count(&with_phase);
+    cases
+        .iter()
+        .map(|(input, c)| {
+            let mut label = c.target.clone();
+            if by_target[&c.target] > 1 {
+                let mut parts: Vec<String> = Vec::new();
+                if let Some(w) = c.workload.as_ref().filter(|_| by_workload.len() > by_target.len()) {
+                    parts.push(w.clone());
+                }
+                if let Some(p) = c.phase.as_ref().filter(|_| by_phase.len() > by_workload.len()) {
+                    parts.push(p.clone());
+                }
+                if by_phase[&with_phase(c)] > 1 {
+                    parts.push(format!("#{}", c.repetition.unwrap_or(0)));
+                }
+                if !parts.is_empty() {
+                    label = format!("{label} {}", parts.join(" "));
+                }
+            }
+            Input { label, ..input.clone() }
+        })
+        .collect()
+}
+
+/// What the report and the charts draw: one series per input.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub title: String,
+    /// `hakaru VERSION`.
+    pub generator: String,
+    pub series: Vec<Series>,
+    /// What the reader should know about the inputs (e.g. histograms that could not be read).
+    pub notes: Vec<String>,
+}
+
+/// One input's figures: its steps as points, and what its analysis found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Series {
+    pub name: String,
+    pub origin: String,
+    /// `result` or `drnbench`.
+    pub kind: String,
+    /// What the steps vary: `clients`, `rate`, or `none` for a single run.
+    pub axis: String,
+    /// Request body bytes (`settings.body_bytes`); null for drnbench.
+    pub payload_bytes: Option<usize>,
+    pub points: Vec<Point>,
+    pub knee_mean: Option<f64>,
+    pub knee_p99: Option<f64>,
+    pub objective: Option<Objective>,
+    /// The percentile spectrum of every step's successes pooled: (1 / (1 - p), latency ms).
+    pub spectrum: Vec<[f64; 2]>,
+    /// Per second, every step one after another: (seconds from the first step's start, requests/s, p50 ms,
+    /// p99 ms, failures/s); the latencies are the successes', null in a second without one.
+    pub windows: Vec<[f64; 5]>,
+    /// Status -> requests, every step together.
+    pub status: BTreeMap<String, u64>,
+    /// Error kind -> requests, every step together.
+    pub errors: BTreeMap<String, u64>,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// One step.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub label: String,
+    pub clients: f64,
+    /// Open loop: requests per second asked for.
+    pub rate: Option<f64>,
+    /// The value on the series' axis: clients or rate.
+    pub x: f64,
+    pub requests: u64,
+    /// Requests ended per second (drnbench's queries_per_second).
+    pub qps: f64,
+    /// Successes per second; null for drnbench, which does not tell.
+    pub ok_per_s: Option<f64>,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Every reported percentile of the successes (`p50` ... `p99.99`), for an objective on any of them.
+    pub percentiles_ms: BTreeMap<String, f64>,
+    pub failed: u64,
+    pub failed_percent: f64,
+    /// Average answer bytes per response.
+    pub answer_bytes: Option<f64>,
+    pub server_cpu: Option<f64>,
+    pub generator_cpu: Option<f64>,
+    /// Probe name -> change during the step.
+    pub probes: BTreeMap<String, f64>,
+}
+
+/// A capacity search's objective: the latency bound drawn as a line, and the rate found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Objective {
+    pub text: String,
+    /// `p99`, `mean`, `max`.
+    pub stat: String,
+    pub limit_ms: f64,
+    pub capacity_rate: Option<f64>,
+}
+
+/// Width of the per-second windows the engine collects.
+const WINDOW_S: f64 = 1.0;
+
+impl Report {
+    pub fn build(title: &str, inputs: &[Input]) -> Report {
+        let mut notes = Vec::new();
+        let mut series: Vec<Series> = inputs.iter().map(|i| series_of(i, &mut notes)).collect();
+        // Two inputs with one name (the same target measured twice) are told apart by their file.
+        let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+        for (s, input) in series.iter_mut().zip(inputs) {
+            if names.iter().filter(|n| **n == s.name).count() > 1 {
+                let file = Path::new(&input.origin).file_stem().map(|f| f.to_string_lossy().into_owned());
+                s.name = format!("{} ({})", s.name, file.unwrap_or_else(|| input.origin.clone()));
+            }
+        }
+        Report { title: title.into(), generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")), series, notes }
+    }
+}
+
+fn ms(us: f64) -> f64 {
+    (us / 1000.0 * 1e4).round() / 1e4
+}
+
+fn series_of(input: &Input, notes: &mut Vec<String>) -> Series {
+    match &input.source {
+        Source::Result(doc) => series_of_doc(input, doc, notes),
+        Source::Drnbench(rows) => series_of_drnbench(input, rows),
+    }
+}
+
+fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
+    let mut status = BTreeMap::new();
+    let points = rows
+        .iter()
+        .map(|r| {
+            // drnbench keeps percentages; counts come back from the request total.
+            let failed_percent: f64 = r
+                .status_percent
+                .iter()
+                .filter(|(code, _)| code.parse::<u16>().map_or(true, |c| !(200..400).contains(&c)))
+                .map(|(_, p)| p)
+                .sum();
+            for (code, pct) in &r.status_percent {
+                *status.entry(code.clone()).or_insert(0) += (pct / 100.0 * r.requests as f64).round() as u64;
+            }
+            Point {
+                label: format!("c={}", r.clients),
+                clients: r.clients as f64,
+                rate: None,
+                x: r.clients as f64,
+                requests: r.requests,
+                qps: r.qps,
+                ok_per_s: None,
+                mean_ms: r.mean_s.map(|s| ms(s * 1e6)),
+                p50_ms: None,
+                p99_ms: None,
+                max_ms: r.max_s.map(|s| ms(s * 1e6)),
+                percentiles_ms: BTreeMap::new(),
+                failed: (failed_percent / 100.0 * r.requests as f64).round() as u64,
+                failed_percent,
+                answer_bytes: None,
+                server_cpu: None,
+                generator_cpu: None,
+                probes: BTreeMap::new(),
+            }
+        })
+        .collect();
+    Series {
+        name: input.label.clone(),
+        origin: input.origin.clone(),
+        kind: "drnbench".into(),
+        axis: "clients".into(),
+        payload_bytes: None,
+        points,
+        knee_mean: None,
+        knee_p99: None,
+        objective: None,
+        spectrum: Vec::new(),
+        windows: Vec::new(),
+        status,
+        errors: BTreeMap::new(),
+        warnings: vec!["drnbench's CSV has no percentiles: only the mean latency is drawn".into()],
+        interrupted: false,
+    }
+}
+
+fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -> Series {
+    let axis = match doc.settings.sweep.as_ref().map(|s| s.kind.as_str()) {
+        Some("clients") => "clients",
+        Some(_) => "rate",
+        None => "none",
+    };
+    let points: Vec<Point> = doc.steps.iter().map(|s| point_of(s, axis)).collect();
+    let mut pooled = LatencyHistogram::new();
+    let mut unreadable = 0;
+    for s in &doc.steps {
+        match LatencyHistogram::from_base64(&s.histogram.data) {
+            Ok(h) => pooled.merge(&h),
+            Err(_) => unreadable += 1,
+        }
+    }
+    if unreadable > 0 {
+        notes.push(format!(
+            "{}: {unreadable} step histogram(s) could not be decoded; the spectrum leaves them out",
+            input.origin
+        ));
+    }
+    let mut status = BTreeMap::new();
+    let mut errors = BTreeMap::new();
+    for s in &doc.steps {
+        for (code, n) in &s.status {
+            *status.entry(code.clone()).or_insert(0) += n;
+        }
+        for e in &s.error_kinds {
+            *errors.entry(e.kind.clone()).or_insert(0) += e.count;
+        }
+    }
+    let analysis = doc.analysis.as_ref();
+    let objective = doc.settings.sweep.as_ref().and_then(|s| s.slo.as_deref()).and_then(|text| {
+        // The first bound is the one drawn; a document's objective was checked when it was written.
+        let slo = Slo::parse(text).ok()?;
+        let bound = slo.bounds.first()?;
+        Some(Objective {
+            text: text.into(),
+            // The percentile as the summaries key it (`p99.90` -> `p99.9`), so the page finds its values.
+            stat: bound.percentile.map_or_else(|| bound.stat.clone(), crate::result::percentile_key),
+            limit_ms: ms(bound.limit_us as f64),
+            capacity_rate: analysis.and_then(|a| a.capacity.as_ref()).and_then(|c| c.rate),
+        })
+    });
+    Series {
+        name: input.label.clone(),
+        origin: input.origin.clone(),
+        kind: "result".into(),
+        axis: axis.into(),
+        payload_bytes: Some(doc.settings.body_bytes),
+        points,
+        knee_mean: analysis.and_then(|a| a.knee_mean),
+        knee_p99: analysis.and_then(|a| a.knee_p99),
+        objective,
+        spectrum: spectrum(&pooled),
+        windows: windows(&doc.steps),
+        status,
+        errors,
+        warnings: doc.warnings.clone(),
+        interrupted: doc.interrupted,
+    }
+}
+
+fn point_of(s: &StepResult, axis: &str) -> Point {
+    let rate = s.load.rate;
+    let clients = s.load.connections as f64;
+    let have_latency = s.latency.count > 0;
+    let lat = |us: f64| have_latency.then(|| ms(us));
+    Point {
+        label: s.label.clone(),
+        clients,
+        rate,
+        x: if axis == "rate" { rate.unwrap_or(clients) } else { clients },
+        requests: s.requests,
+        qps: s.throughput.requests_per_s,
+        ok_per_s: Some(s.throughput.ok_per_s),
+        mean_ms: lat(s.latency.mean),
+        p50_ms: lat(s.latency.percentile(50.0) as f64),
+        p99_ms: lat(s.latency.percentile(99.0) as f64),
+        max_ms: lat(s.latency.max as f64),
+        percentiles_ms: if have_latency {
+            s.latency.percentiles.iter().map(|(k, &us)| (k.clone(), ms(us as f64))).collect()
+        } else {
+            BTreeMap::new()
+        },
+        failed: s.failed,
+        failed_percent: (s.failed_percent() * 100.0).round() / 100.0,
+        answer_bytes: (s.responses > 0).then(|| (s.throughput.bytes_in as f64 / s.responses as f64).round()),
+        server_cpu: s.server.as_ref().map(|p| p.cpu_percent_mean),
+        generator_cpu: (s.generator.cores > 0).then_some(s.generator.cpu_percent),
+        probes: s.probes.iter().filter_map(|p| Some((p.name.clone(), p.delta?))).collect(),
+    }
+}
+
+/// The percentile spectrum as HdrHistogram plots it: x = 1 / (1 - p) at 20 points per decade, up to the point
+/// where fewer than one sample lies beyond (further points would all be the maximum).
+pub fn spectrum(h: &LatencyHistogram) -> Vec<[f64; 2]> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let limit = (h.count() as f64).clamp(1.0, 1e6);
+    let mut out = Vec::new();
+    for k in 0.. {
+        let x = 10f64.powf(k as f64 / 20.0);
+        if x > limit {
+            break;
+        }
+        let p = 100.0 * (1.0 - 1.0 / x);
+        out.push([(x * 1e4).round() / 1e4, ms(h.percentile(p) as f64)]);
+    }
+    out.push([limit.max(1.0), ms(h.max() as f64)]);
+    out
+}
+
+/// Every step's per-second windows one after another, on one clock from the first step's start.
+fn windows(steps: &[StepResult]) -> Vec<[f64; 5]> {
+    let mut out = Vec::new();
+    let mut offset = 0.0;
+    for s in steps {
+        for w in &s.windows {
+            // The last window of a step may be cut short by the step's end: a rate over a sliver of a second
+            // says little, so such a window is left out.
+            let width = (s.duration_s - w.t).min(WINDOW_S);
+            if width < WINDOW_S / 2.0 {
+                continue;
+            }
+            let t = ((offset + w.t) * 1000.0).round() / 1000.0;
+            let per_s = |n: u64| (n as f64 / width * 100.0).round() / 100.0;
+            let has = w.requests > w.errors;
+            out.push([
+                t,
+                per_s(w.requests),
+                if has { ms(w.p50_us as f64) } else { f64::NAN },
+                if has { ms(w.p99_us as f64) } else { f64::NAN },
+                per_s(w.errors),
+            ]);
+        }
+        offset += s.duration_s;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DRNBENCH: &str = "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,\
+average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722916,0,100.0\n\
+2,1800,60.0,0.002,0.5,0.03,1.0,99.0\n";
+
+    #[test]
+    fn a_drnbench_csv_reads_as_a_clients_series_with_counts_from_percentages() {
+        let inputs = load_text("x.csv", "x", DRNBENCH).unwrap();
+        let r = Report::build("t", &inputs);
+        let s = &r.series[0];
+        assert_eq!(s.axis, "clients");
+        assert_eq!(s.points.len(), 2);
+        assert_eq!(s.points[0].qps, 33.2);
+        assert_eq!(s.points[0].mean_ms, Some(19.7656));
+        assert_eq!(s.points[1].failed, 18);
+        assert_eq!(s.status.get("0"), Some(&18));
+        assert_eq!(s.status.get("200"), Some(&(996 + 1782)));
+    }
+
+    #[test]
+    fn a_bad_drnbench_cell_names_its_line_and_column() {
+        let bad = DRNBENCH.replace("33.2", "fast");
+        let e = load_text("x.csv", "x", &bad).unwrap_err().to_string();
+        assert!(e.contains("line 2 column 3 (queries_per_second): 'fast' is not a number"), "{e}");
+        let e = load_text("y.csv", "y", "a,b\n1,2\n").unwrap_err().to_string();
+        assert!(e.contains("input 'y.csv': line 1: the header 'a,b' is not drnbench's"), "{e}");
+    }
+
+    #[test]
+    fn windows_run_on_one_clock_across_steps_and_leave_out_slivers() {
+        use crate::metrics::{StepMetrics, WindowSummary};
+        let w = |t: f64, requests: u64, errors: u64| WindowSummary {
+            t,
+            requests,
+            errors,
+            p50_us: 1000,
+            p99_us: 2000,
+            max_us: 3000,
+        };
+        let step = |windows: Vec<WindowSummary>| {
+            let load = crate::result::StepLoad { model: "closed".into(), connections: 1, threads: 1, rate: None };
+            let d = std::time::Duration::from_secs_f64(2.01);
+            StepResult::from_metrics("s", load, &StepMetrics::new(), windows, d)
+        };
+        // Two steps of 2.01 s: each has two whole windows and a 10 ms sliver at its end.
+        let steps = [step(vec![w(0.0, 100, 0), w(1.0, 90, 10), w(2.0, 1, 0)]), step(vec![w(0.0, 50, 50)])];
+        let out = windows(&steps);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[0], [0.0, 100.0, 1.0, 2.0, 0.0]);
+        assert_eq!(out[1], [1.0, 90.0, 1.0, 2.0, 10.0]);
+        assert_eq!(out[2][0], 2.01, "the second step starts where the first ended");
+        // Every request of that second failed: no latency to draw.
+        assert!(out[2][2].is_nan() && out[2][3].is_nan());
+    }
+
+    #[test]
+    fn the_spectrum_climbs_to_the_maximum() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 10);
+        }
+        let s = spectrum(&h);
+        assert_eq!(s[0], [1.0, 0.01]);
+        assert!(s.windows(2).all(|w| w[0][1] <= w[1][1] && w[0][0] <= w[1][0]), "{s:?}");
+        assert_eq!(s.last().unwrap()[1], ms(h.max() as f64));
+    }
+
+    #[test]
+    fn study_cases_of_one_target_are_told_apart_only_as_far_as_needed() {
+        let input = |l: &str| Input { label: l.into(), origin: String::new(), source: Source::Drnbench(vec![]) };
+        let case = |t: &str, w: &str, p: &str, r: u64| StudyCase {
+            target: t.into(),
+            workload: Some(w.into()),
+            phase: Some(p.into()),
+            repetition: Some(r),
+            status: None,
+            file: None,
+        };
+        let cases = vec![
+            (input("a"), case("a", "w", "cold", 1)),
+            (input("a"), case("a", "w", "warm", 1)),
+            (input("b"), case("b", "w", "cold", 1)),
+        ];
+        let labels: Vec<String> = disambiguate(cases).into_iter().map(|i| i.label).collect();
+        assert_eq!(labels, ["a cold", "a warm", "b"]);
+    }
+}

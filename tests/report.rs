@@ -1,0 +1,234 @@
+//! `hakaru report` and `hakaru chart` on fixed inputs (tests/fixtures/report: real sweep and capacity documents and
+//! a CSV in drnbench's layout): the charts' SVG compared whole with golden files, the PNG checked for drawn lines,
+//! the report's embedded data read back, study directories, and bad input refused with one line.
+//!
+//! Set HAKARU_UPDATE_GOLDEN=1 to rewrite the golden files in tests/golden/ after a deliberate change; read the
+//! diff (and open the SVG) before committing it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::hakaru;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report").join(name).to_string_lossy().into_owned()
+}
+
+/// Compares with tests/golden/NAME, or rewrites it when HAKARU_UPDATE_GOLDEN is set.
+fn check_golden(actual: &str, name: &str) {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("HAKARU_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+    if actual != expected {
+        let line = actual.lines().zip(expected.lines()).position(|(a, e)| a != e).unwrap_or(0);
+        panic!(
+            "{name} differs from its golden file at line {}:\n  actual:   {:?}\n  expected: {:?}",
+            line + 1,
+            actual.lines().nth(line),
+            expected.lines().nth(line)
+        );
+    }
+}
+
+/// Runs `hakaru chart` into a temporary file and returns the file's bytes; panics with stderr on failure.
+fn chart(inputs: &[&str], metric: &str, ext: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format!("chart.{ext}"));
+    let mut args = vec!["chart".to_string()];
+    args.extend(inputs.iter().map(|i| fixture(i)));
+    args.extend(["--metric".into(), metric.into(), "-o".into(), out.to_string_lossy().into_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = hakaru(&args);
+    assert_eq!(o.code, 0, "hakaru chart failed: {}", o.stderr);
+    std::fs::read(out).unwrap()
+}
+
+/// The texts of an SVG's `<text>` elements (plotters writes each on its own line).
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split("</text>").next()?.trim().to_string()))
+        .collect()
+}
+
+/// The SVG drew one polyline per input, and no text fell back to a missing font.
+fn assert_lines_drawn(svg: &str, n: usize) {
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    let polylines = svg.matches("<polyline").count();
+    // One per input plus one per legend entry (plotters draws the legend's sample as a path).
+    assert!(polylines >= n, "{polylines} polylines for {n} inputs");
+}
+
+#[test]
+fn the_qps_chart_of_two_sweeps_and_a_drnbench_csv_matches_its_golden_svg() {
+    let svg = String::from_utf8(chart(&["sweep-2ms.json", "sweep-4ms.json", "drnbench.csv"], "qps", "svg")).unwrap();
+    assert_lines_drawn(&svg, 3);
+    let t = texts(&svg);
+    assert!(t.iter().any(|t| t == "throughput (requests/s)") && t.iter().any(|t| t == "clients"), "{t:?}");
+    assert!(t.iter().any(|t| t.starts_with("http://127.0.0.1:")), "the legend names the targets: {t:?}");
+    assert!(t.iter().any(|t| t == "drnbench"), "the CSV is named by its file stem: {t:?}");
+    check_golden(&svg, "chart_qps.svg");
+}
+
+#[test]
+fn the_p99_chart_of_two_sweeps_matches_its_golden_svg() {
+    let svg = String::from_utf8(chart(&["sweep-2ms.json", "sweep-4ms.json"], "p99", "svg")).unwrap();
+    assert_lines_drawn(&svg, 2);
+    assert!(texts(&svg).iter().any(|t| t == "p99 latency (ms)"));
+    check_golden(&svg, "chart_p99.svg");
+}
+
+#[test]
+fn the_spectrum_chart_matches_its_golden_svg_with_percentile_ticks() {
+    let svg = String::from_utf8(chart(&["sweep-2ms.json", "capacity.json"], "spectrum", "svg")).unwrap();
+    assert_lines_drawn(&svg, 2);
+    let t = texts(&svg);
+    for tick in ["90%", "99%", "99.9%"] {
+        assert!(t.iter().any(|t| t == tick), "no tick {tick} in {t:?}");
+    }
+    check_golden(&svg, "chart_spectrum.svg");
+}
+
+#[test]
+fn a_drnbench_csv_alone_charts_its_throughput_and_mean_latency() {
+    for metric in ["qps", "mean"] {
+        let svg = String::from_utf8(chart(&["drnbench.csv"], metric, "svg")).unwrap();
+        assert_lines_drawn(&svg, 1);
+        // Four steps: four dots.
+        assert_eq!(svg.matches("<circle").count(), 4, "{metric}");
+    }
+    let svg = String::from_utf8(chart(&["drnbench.csv"], "mean", "svg")).unwrap();
+    check_golden(&svg, "chart_drnbench_mean.svg");
+}
+
+#[test]
+fn a_png_chart_is_an_image_of_the_chosen_size_with_its_lines_drawn() {
+    let png = chart(&["sweep-2ms.json", "sweep-4ms.json"], "qps", "png");
+    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
+    assert_eq!(img.dimensions(), (1000, 600));
+    // The first two palette colours (the report's, so a target looks the same in both).
+    for (name, rgb) in [("blue", [0x1f, 0x77, 0xb4]), ("red", [0xd6, 0x27, 0x28])] {
+        let n = img.pixels().filter(|p| p.0 == rgb).count();
+        assert!(n > 500, "only {n} {name} pixels: the line was not drawn");
+    }
+    // Text was drawn too (dark pixels of the title and labels), not skipped for want of a font.
+    let dark = img.pixels().filter(|p| p.0.iter().all(|&c| c < 80)).count();
+    assert!(dark > 1000, "only {dark} dark pixels: no text?");
+}
+
+#[test]
+fn charts_refuse_what_they_cannot_draw_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("x.svg").to_string_lossy().into_owned();
+    let cases: [(Vec<String>, &str); 4] = [
+        (vec![fixture("drnbench.csv"), "--metric".into(), "p99".into(), "-o".into(), svg.clone()], "--metric p99"),
+        (vec![fixture("drnbench.csv"), "--metric".into(), "p95".into(), "-o".into(), svg.clone()], "--metric 'p95'"),
+        (vec![fixture("drnbench.csv"), "-o".into(), dir.path().join("x.gif").to_string_lossy().into()], ".svg or .png"),
+        (vec!["missing.json".into(), "-o".into(), svg.clone()], "input 'missing.json': no such file"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["chart"];
+        all.extend(args.iter().map(String::as_str));
+        let o = hakaru(&all);
+        assert_eq!(o.code, 2, "{all:?}: {}", o.stderr);
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stderr.contains(needle), "{needle} not in {}", o.stderr);
+    }
+    assert!(!Path::new(&svg).exists(), "nothing is written on refusal");
+}
+
+/// The report model embedded in a page.
+fn embedded(page: &str) -> serde_json::Value {
+    let start = page.find(r#"<script type="application/json" id="hakaru-data">"#).expect("embedded data") + 49;
+    let end = start + page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..end]).unwrap()
+}
+
+fn report(args: &[&str]) -> (String, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.html");
+    let mut all = vec!["report"];
+    all.extend(args);
+    let out_s = out.to_string_lossy().into_owned();
+    all.extend(["-o", &out_s]);
+    let o = hakaru(&all);
+    assert_eq!(o.code, 0, "hakaru report failed: {}", o.stderr);
+    (std::fs::read_to_string(&out).unwrap(), out, dir)
+}
+
+#[test]
+fn the_report_embeds_every_input_with_its_knee_objective_and_spectrum() {
+    let inputs = [fixture("sweep-2ms.json"), fixture("capacity.json"), fixture("drnbench.csv")];
+    let args: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let (page, _, _dir) = report(&args);
+    assert!(!page.contains("<script src") && !page.contains("<link"), "nothing is loaded from outside");
+    let data = embedded(&page);
+    let series = data["series"].as_array().unwrap();
+    assert_eq!(series.len(), 3);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&inputs[0]).unwrap()).unwrap();
+    assert_eq!(series[0]["name"], doc["settings"]["targets"][0]);
+    assert_eq!(series[0]["axis"], "clients");
+    assert_eq!(series[0]["knee_p99"], doc["analysis"]["knee_p99"]);
+    assert_eq!(series[0]["points"].as_array().unwrap().len(), 4);
+    assert!(series[0]["spectrum"].as_array().unwrap().len() > 20);
+    assert!(!series[0]["windows"].as_array().unwrap().is_empty());
+    assert_eq!(series[1]["axis"], "rate");
+    assert_eq!(series[1]["objective"]["limit_ms"], 20.0);
+    assert_eq!(series[1]["objective"]["capacity_rate"], doc_value(&inputs[1], "/analysis/capacity/rate"));
+    assert_eq!(series[2]["name"], "drnbench");
+    assert_eq!(series[2]["points"][3]["mean_ms"], 61.2341);
+}
+
+fn doc_value(path: &str, pointer: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc.pointer(pointer).cloned().unwrap()
+}
+
+#[test]
+fn a_study_directory_is_read_through_its_manifest_and_labelled_by_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    std::fs::copy(fixture("sweep-2ms.json"), dir.path().join("cases/a-1.json")).unwrap();
+    std::fs::copy(fixture("sweep-4ms.json"), dir.path().join("cases/b-1.json")).unwrap();
+    let manifest = serde_json::json!({"cases": [
+        {"target": "fast", "workload": "get", "phase": "warm", "repetition": 1, "status": "ok", "file": "cases/a-1.json"},
+        {"target": "slow", "workload": "get", "phase": "warm", "repetition": 1, "status": "ok", "file": "cases/b-1.json"},
+        {"target": "slow", "workload": "get", "phase": "warm", "repetition": 2, "status": "failed", "file": "cases/b-2.json"}
+    ]});
+    std::fs::write(dir.path().join("study.json"), manifest.to_string()).unwrap();
+    let (page, _, _out) = report(&[dir.path().to_str().unwrap()]);
+    let data = embedded(&page);
+    let names: Vec<&str> = data["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fast", "slow"], "the failed case without a result is left out");
+
+    // A manifest that is not one: its file, line and column.
+    std::fs::write(dir.path().join("study.json"), "{\"cases\": [{\"file\": 3}]}").unwrap();
+    let o = hakaru(&["report", dir.path().to_str().unwrap(), "-o", "/dev/null"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("study.json': line 1 column"), "{}", o.stderr);
+}
+
+#[test]
+fn the_report_refuses_bad_inputs_with_one_line_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_json = dir.path().join("bad.json");
+    std::fs::write(&bad_json, "{\n  \"schema\": 1\n}").unwrap();
+    let bad_csv = dir.path().join("bad.csv");
+    std::fs::write(&bad_csv, std::fs::read_to_string(fixture("drnbench.csv")).unwrap().replace("33.2", "fast"))
+        .unwrap();
+    let out = dir.path().join("r.html").to_string_lossy().into_owned();
+    for (input, needle) in [
+        (bad_json.to_string_lossy().into_owned(), "bad.json': line 2 column 13: not a hakaru result document"),
+        (bad_csv.to_string_lossy().into_owned(), "line 2 column 3 (queries_per_second): 'fast' is not a number"),
+        ("nowhere/x.csv".to_string(), "input 'nowhere/x.csv': no such file or directory"),
+    ] {
+        let o = hakaru(&["report", &input, "-o", &out]);
+        assert_eq!(o.code, 2, "{input}: {}", o.stderr);
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stderr.contains(needle), "{needle} not in {}", o.stderr);
+    }
+    assert!(!Path::new(&out).exists());
+}

@@ -1,0 +1,238 @@
+//! The HTML report in a real browser: headless Chromium (Debian's `chromium`, installed by scripts/test.sh) opens
+//! the report of a study-like directory of three targets' sweeps, measured here with `hakaru sweep` against three
+//! `hakaru serve` processes with different delays (loopback, 3 steps of 1 s each, so bounded).
+//!
+//! How each claim is checked, and why this way:
+//! - Every chart drew: the page's script records on `<body>` the charts it made (`data-charts`) and those whose
+//!   canvas holds pixels of their lines' colours (`data-charts-drawn`, read from the canvas itself after drawing);
+//!   `chromium --headless --dump-dom --virtual-time-budget=...` prints the DOM after the scripts ran. A canvas is
+//!   empty in a DOM dump, so screenshots are checked too, in the light and the dark scheme
+//!   (`--force-dark-mode`): each target's colour covers many pixels, and the background follows the scheme.
+//! - No console errors: the page counts `error` and `unhandledrejection` events into `data-errors`, and Chromium's
+//!   `--enable-logging=stderr --v=0` echoes every console message as a `CONSOLE` line on stderr: there must be none.
+//! - Offline: Chromium runs with every host name unresolvable (`--host-resolver-rules`) and a proxy on a closed
+//!   loopback port, so nothing can leave the machine; the page's content security policy forbids every fetch
+//!   (`default-src 'none'`) and counts attempts into `data-blocked`; and Chromium's net log is searched for any
+//!   request made for the page (its network isolation key is the `file://` site; Chromium's own background
+//!   requests have other keys). A control page that does fetch, log and throw proves each detector can fail.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::hakaru;
+
+/// The palette's first three colours: the report draws target i in colour i.
+const COLOURS: [[u8; 3]; 3] = [[0x1f, 0x77, 0xb4], [0xd6, 0x27, 0x28], [0x2c, 0xa0, 0x2c]];
+
+fn chromium() -> PathBuf {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("chromium is not installed: run the README's test command (scripts/test.sh), which installs it")
+}
+
+/// One `hakaru serve` process on a free loopback port; killed when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+impl Served {
+    fn start() -> Served {
+        use std::io::BufRead as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("hakaru serve starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+        assert!(addr.starts_with("127.0.0.1:"), "unexpected first line: {line}");
+        Served { child, addr }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs Chromium headless on a file, offline, with its own profile; returns (stdout, stderr, net log text).
+fn open_in_chromium(page: &Path, extra: &[&str], work: &Path) -> (String, String, String) {
+    let profile = tempfile::tempdir_in(work).unwrap();
+    let netlog = work.join(format!("netlog-{}.json", extra.len()));
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+    ])
+    // Port 9 (discard) on loopback: nothing listens, so any proxied request is refused on this machine.
+    .arg("--proxy-server=127.0.0.1:9")
+    .arg(format!("--user-data-dir={}", profile.path().display()))
+    .arg(format!("--log-net-log={}", netlog.display()))
+    .args(extra)
+    .arg(format!("file://{}", page.display()))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = cmd.spawn().expect("chromium starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(90)).is_err() {
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = tx.send(());
+    let log = std::fs::read_to_string(&netlog).unwrap_or_default();
+    (String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into(), log)
+}
+
+/// The value of a `data-` attribute of `<body>` in a DOM dump.
+fn body_attr(dom: &str, name: &str) -> Option<String> {
+    let body = &dom[dom.find("<body")?..];
+    let tag = &body[..body.find('>')?];
+    let at = tag.find(&format!("data-{name}=\""))? + name.len() + 7;
+    Some(tag[at..at + tag[at..].find('"')?].to_string())
+}
+
+/// Requests the net log shows were made for a `file://` page (not Chromium's own background requests).
+fn page_requests(netlog: &str) -> Vec<String> {
+    // Chromium may leave the log's closing brackets off when killed; the events before are still whole lines.
+    let value: serde_json::Value = serde_json::from_str(netlog)
+        .or_else(|_| serde_json::from_str(&format!("{}]}}", netlog.trim_end().trim_end_matches(','))))
+        .expect("the net log is JSON");
+    value["events"]
+        .as_array()
+        .expect("the net log has events")
+        .iter()
+        .filter_map(|e| {
+            let p = &e["params"];
+            let key = p["network_isolation_key"].as_str()?;
+            let url = p["url"].as_str()?;
+            (key.contains("file://") && !url.starts_with("file:")).then(|| url.to_string())
+        })
+        .collect()
+}
+
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+#[test]
+fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
+    let work = tempfile::tempdir().unwrap();
+    let study = work.path().join("study");
+    std::fs::create_dir_all(study.join("cases")).unwrap();
+
+    // Three targets, each with its own delay, each swept over 1, 2 and 4 clients for 1 s a step.
+    let mut cases = Vec::new();
+    for (name, delay) in [("fast", "1ms"), ("medium", "3ms"), ("slow", "6ms")] {
+        let served = Served::start();
+        let file = format!("cases/{name}-1.json");
+        let url = format!("http://{}/?delay={delay}", served.addr);
+        let probe = format!("http://{}/status#/1/n_requests", served.addr);
+        let port = served.addr.rsplit(':').next().unwrap().to_string();
+        let json = study.join(&file).to_string_lossy().into_owned();
+        let o = hakaru(&[
+            "sweep",
+            &url,
+            "--clients",
+            "1,2,4",
+            "-d",
+            "1s",
+            "--interval",
+            "0s",
+            "--monitor-port",
+            &port,
+            "--probe",
+            &probe,
+            "--json",
+            &json,
+            "-q",
+        ]);
+        assert_eq!(o.code, 0, "sweep of {name}: {}", o.stderr);
+        cases.push(serde_json::json!({"target": name, "workload": "get", "phase": "main", "repetition": 1,
+            "status": "ok", "file": file}));
+    }
+    std::fs::write(study.join("study.json"), serde_json::json!({ "cases": cases }).to_string()).unwrap();
+    let report = work.path().join("report.html");
+    let o = hakaru(&["report", study.to_str().unwrap(), "-o", report.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+
+    // The detectors themselves: a page that fetches, logs and throws is caught by each of them.
+    let control = work.path().join("control.html");
+    std::fs::write(
+        &control,
+        "<html><body><img src=\"http://report-test.invalid/a.png\">\
+         <script>console.error('control'); fetch('http://report-test.invalid/b').catch(() => {}); nothing();</script>\
+         </body></html>",
+    )
+    .unwrap();
+    let (_, stderr, netlog) = open_in_chromium(&control, &["--dump-dom"], work.path());
+    assert!(console_lines(&stderr).len() >= 2, "console messages are not seen on stderr: {stderr}");
+    let asked = page_requests(&netlog);
+    assert!(asked.iter().any(|u| u.contains("report-test.invalid")), "requests are not seen in the net log: {asked:?}");
+
+    // The report.
+    let (dom, stderr, netlog) = open_in_chromium(&report, &["--dump-dom"], work.path());
+    assert_eq!(body_attr(&dom, "ready").as_deref(), Some("1"), "the page's script did not finish; stderr: {stderr}");
+    assert_eq!(body_attr(&dom, "errors").as_deref(), Some("0"), "script errors");
+    assert_eq!(body_attr(&dom, "blocked").as_deref(), Some("0"), "the page tried to fetch something");
+    assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "console messages");
+    assert_eq!(page_requests(&netlog), Vec::<String>::new(), "the page made requests");
+    let charts: usize = body_attr(&dom, "charts").unwrap().parse().unwrap();
+    let drawn: usize = body_attr(&dom, "charts-drawn").unwrap_or_default().parse().unwrap_or(0);
+    // qps, mean and p99 vs clients; the spectrum; throughput, p99 and p50 per second; CPU per step.
+    assert!(charts >= 8, "only {charts} charts");
+    assert_eq!(drawn, charts, "{drawn} of {charts} charts drew their lines");
+    for section in [
+        "Summary",
+        "Throughput and latency vs clients",
+        "Percentile spectrum",
+        "Over time",
+        "Server CPU and probes",
+        "Status and failure mix",
+    ] {
+        assert!(dom.contains(&format!("<h2>{section}</h2>")), "no section {section}");
+    }
+    for name in ["fast", "medium", "slow"] {
+        assert!(dom.contains(&format!("</span>{name}</span>")), "{name} is not named");
+    }
+
+    // Screenshots at the width the report is made for, light and dark: every target's colour is drawn, and the
+    // page's background follows the reader's scheme.
+    for (scheme, flags) in [("light", vec![]), ("dark", vec!["--force-dark-mode"])] {
+        let shot = work.path().join(format!("shot-{scheme}.png"));
+        let arg = format!("--screenshot={}", shot.display());
+        let mut extra = vec!["--hide-scrollbars", "--window-size=1200,7000", arg.as_str()];
+        extra.extend(flags);
+        open_in_chromium(&report, &extra, work.path());
+        let img = image::open(&shot).expect("a screenshot").to_rgb8();
+        for (i, rgb) in COLOURS.iter().enumerate() {
+            let n = img.pixels().filter(|p| p.0.iter().zip(rgb).all(|(a, b)| a.abs_diff(*b) < 12)).count();
+            assert!(n > 2000, "{scheme}: target {i}'s colour covers only {n} pixels of the screenshot");
+        }
+        let corner = img.get_pixel(2, 2).0;
+        let light = corner.iter().all(|&c| c > 200);
+        assert_eq!(light, scheme == "light", "{scheme}: the background is {corner:?}");
+    }
+}
