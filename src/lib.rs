@@ -25,6 +25,7 @@ pub mod result;
 pub mod serve;
 pub mod step;
 pub mod stop;
+pub mod study;
 pub mod target;
 pub mod timer;
 pub mod units;

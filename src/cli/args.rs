@@ -31,6 +31,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Load a Redis or memcached server with a get/set mix (redis://HOST:PORT, memcache://HOST:PORT).
     Kv(KvArgs),
+    /// Run a study file: targets x workloads x phases x repetitions, interleaved, every result kept.
+    Study(StudyArgs),
 }
 
 /// What requests to send and how, shared by every command that generates load.
@@ -385,4 +387,21 @@ pub struct KvArgs {
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// `hakaru study FILE.toml`: every case of a study file, interleaved, each result kept.
+#[derive(Args, Debug, Clone)]
+pub struct StudyArgs {
+    /// The study file (TOML): [[target]], [[workload]], [load], [[phase]].
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+    /// Output directory: study.json, study.csv, summary.txt, cases/, logs/ (default: study-NAME).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Print the cases in the order they would run and how long they would take; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Finish the study in this directory: keep the cases whose result is complete, run the others.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub resume: Option<PathBuf>,
 }

@@ -7,6 +7,7 @@ pub mod kv;
 pub mod patterns;
 pub mod run;
 pub mod serve;
+pub mod study;
 pub mod sweep;
 
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Serve(args) => serve::serve(&args),
         Command::Demo(args) => demo::demo(&args, &interrupt),
         Command::Kv(args) => kv::kv(&args, &interrupt),
+        Command::Study(args) => study::study(&args, &interrupt),
     };
     match outcome {
         Ok(code) => code,
