@@ -28,8 +28,15 @@ fn study(args: &[&str]) -> common::Output {
     hakaru_with(&all, Duration::from_secs(120), |_| {})
 }
 
+/// The study's manifest, checked against `schema/study.schema.json`.
 fn manifest(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("study.json")).unwrap()).unwrap()
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("study.json")).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/study.schema.json")).expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&m).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the manifest breaks the schema:\n{}", errors.join("\n"));
+    m
 }
 
 fn ids_with_status(m: &serde_json::Value, status: &str) -> Vec<String> {
@@ -243,6 +250,7 @@ pause = "0s"
 #[test]
 fn a_failing_start_command_is_recorded_as_failed_and_the_study_goes_on() {
     let server = serve(None);
+    let closed = free_port();
     let tmp = tempfile::tempdir().unwrap();
     let text = format!(
         r#"
@@ -250,6 +258,10 @@ fn a_failing_start_command_is_recorded_as_failed_and_the_study_goes_on() {
 name = "broken"
 url = "http://127.0.0.1:{port}/"
 start = "echo no such build >&2; exit 3"
+[[target]]
+name = "closed"
+url = "http://127.0.0.1:{closed}/"
+monitor = ["none"]
 [[target]]
 name = "good"
 url = "http://{addr}/"
@@ -270,9 +282,14 @@ pause = "0s"
     let m = manifest(&out_dir);
     let cases = m["cases"].as_array().unwrap();
     let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["r1-broken", "r1-good", "r2-broken", "r2-good"]);
+    assert_eq!(ids, ["r1-broken", "r1-closed", "r1-good", "r2-broken", "r2-closed", "r2-good"]);
     for c in cases {
-        if c["target"] == "broken" {
+        if c["target"] == "closed" {
+            // The case's own one-line error, from its log.
+            assert_eq!(c["status"], "failed");
+            let e = c["error"].as_str().unwrap();
+            assert!(e.starts_with("exit code 2: ") && e.contains(&format!("127.0.0.1:{closed}")), "{e}");
+        } else if c["target"] == "broken" {
             assert_eq!(c["status"], "failed");
             assert_eq!(c["file"], serde_json::Value::Null);
             let e = c["error"].as_str().unwrap();
@@ -281,7 +298,7 @@ pause = "0s"
             assert_eq!(c["status"], "ok", "{c}");
         }
     }
-    assert!(out.stdout.contains("2 of 4 cases ok, 2 failed"), "{}", out.stdout);
+    assert!(out.stdout.contains("2 of 6 cases ok, 4 failed"), "{}", out.stdout);
 }
 
 #[test]

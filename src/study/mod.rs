@@ -1043,7 +1043,7 @@ fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> UsageError {
         };
         return UsageError::new(format!("{place}: key '{key}' is missing in {table}: {fix}"));
     }
-    if message.starts_with("invalid type") || message.starts_with("invalid value") || message.contains("expected") {
+    if ["invalid type", "invalid value", "invalid length"].iter().any(|p| message.starts_with(p)) {
         // The key is what stands before '=' on the line of the wrong value.
         let line_text = text.lines().nth(line - 1).unwrap_or("");
         let key = line_text.split_once('=').map(|(k, _)| k.trim().trim_matches('"').to_string()).unwrap_or_default();
