@@ -110,11 +110,12 @@ fn matrix_line(plan: &StudyPlan) -> String {
 fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
     println!("hakaru study {} ({}): {}", plan.name, plan.file.display(), matrix_line(plan));
     println!("  load: {}", plan.load_summary());
+    let earlier = resume.and_then(|d| Manifest::read(d).ok());
     let done = |c: &Case| {
         resume.is_some_and(|d| {
-            let entry_failed = Manifest::read(d)
-                .ok()
-                .and_then(|m| m.cases.into_iter().find(|e| e.id == c.id))
+            let entry_failed = earlier
+                .as_ref()
+                .and_then(|m| m.cases.iter().find(|e| e.id == c.id))
                 .is_some_and(|e| e.status == CaseStatus::Failed);
             !entry_failed
                 && complete_document(&d.join("cases").join(format!("{}.json", c.id)), plan.load.steps()).is_some()

@@ -49,6 +49,10 @@ struct TargetSpec {
     monitor: Option<Vec<String>>,
     #[serde(default)]
     probe: Vec<String>,
+    #[serde(default)]
+    headers: Vec<String>,
+    #[serde(default)]
+    insecure: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -122,6 +126,10 @@ pub struct Target {
     /// The `--monitor-*` / `--no-monitor` arguments; `started` is resolved to the start command's pid at run time.
     pub monitor: Vec<MonitorSpec>,
     pub probes: Vec<String>,
+    /// HTTP headers sent to this target with every workload's own (credentials of one system, say).
+    pub headers: Vec<String>,
+    /// HTTPS: accept any certificate (`-k`).
+    pub insecure: bool,
 }
 
 /// What to watch on the server side (`monitor = ["port:8080", "name:redis-server", "started"]`).
@@ -272,6 +280,8 @@ impl StudyPlan {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        // Absolute, because the cases run in this directory and get the files' paths as arguments.
+        let base_dir = std::fs::canonicalize(&base_dir).unwrap_or(base_dir);
         let name = match file.name {
             Some(n) => check_name(&n).map_err(|fix| at.error(&["name"], &format!("name \"{n}\": {fix}")))?,
             None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "study".into()),
@@ -474,8 +484,11 @@ impl StudyPlan {
             if let Some(m) = &h.method {
                 push(&["-m", m]);
             }
-            for x in &h.headers {
+            for x in t.headers.iter().chain(&h.headers) {
                 push(&["-H", x]);
+            }
+            if t.insecure {
+                push(&["-k"]);
             }
             if let Some(b) = &h.body {
                 push(&["-b", b]);
@@ -707,6 +720,12 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         }
         monitor.push(spec);
     }
+    if protocol == Some(Protocol::Kv) && (!t.headers.is_empty() || t.insecure) {
+        return Err(at.error(
+            &key("headers"),
+            &format!("target '{name}' is a key-value server: headers and insecure are for HTTP targets"),
+        ));
+    }
     for p in &t.probe {
         if !p.contains('#') {
             return Err(at.error(
@@ -725,6 +744,8 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         ready_timeout,
         monitor,
         probes: t.probe,
+        headers: t.headers,
+        insecure: t.insecure,
     })
 }
 
@@ -985,6 +1006,7 @@ fn example(key: &str) -> &'static str {
         "paths" => "paths = [\"/a\", \"/b\"]",
         "method" => "method = \"POST\"",
         "headers" => "headers = [\"Accept: application/json\"]",
+        "insecure" => "insecure = true",
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
         "patterns" => "patterns = \"patterns.json\"",
@@ -1117,6 +1139,22 @@ name = "warm"
         assert!(e.starts_with("s.toml:11:1: duration \"3x\""), "{e}");
         let e = plan(&TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"ftp://x\"")).unwrap_err();
         assert!(e.starts_with("s.toml:8:1: 'ftp://x'"), "{e}");
+    }
+
+    #[test]
+    fn a_targets_headers_go_before_the_workloads_and_insecure_is_k() {
+        let text = TWO.replace(
+            "url = \"http://127.0.0.1:2/\"",
+            "url = \"https://127.0.0.1:2/\"\nheaders = [\"Authorization: Bearer x\"]\ninsecure = true",
+        ) + "[[workload]]\nname = \"w\"\nheaders = [\"Accept: text/plain\"]\n";
+        let p = plan(&text).unwrap();
+        let b = p.cases.iter().find(|c| c.target == 1).unwrap();
+        assert_eq!(
+            b.args[6..],
+            ["-H", "Authorization: Bearer x", "-H", "Accept: text/plain", "-k", "https://127.0.0.1:2/"]
+        );
+        let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"redis://127.0.0.1:2\"\ninsecure = true");
+        assert!(plan(&bad).unwrap_err().contains("key-value server"));
     }
 
     #[test]

@@ -545,10 +545,9 @@ fn end_group(child: &mut Child) {
     signal(-pgid, libc::SIGTERM);
     let began = Instant::now();
     while began.elapsed() < STOP_GRACE {
-        if let Ok(Some(_)) = child.try_wait() {
-            // The leader is gone; what else its group held gets the same signal's chance, then no more.
-            std::thread::sleep(Duration::from_millis(50));
-            signal(-pgid, libc::SIGKILL);
+        // The leader gone, the rest of its group (a server the shell did not exec) has the same grace period.
+        // SAFETY: signal 0 only asks whether the group still has a member.
+        if matches!(child.try_wait(), Ok(Some(_))) && unsafe { libc::kill(-pgid, 0) } != 0 {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
