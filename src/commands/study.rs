@@ -13,6 +13,14 @@ use crate::study::runner::{Outcome, RunOptions, run_study};
 use crate::study::summary::{self, complete_document};
 use crate::study::{Case, StudyPlan};
 
+/// A line on stdout; a reader that went away (`| head`) must not stop the study: the files are still written.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = StudyPlan::from_file(&args.file)?;
     let resume = args.resume.is_some();
@@ -58,9 +66,9 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
     let exe = std::env::current_exe()
         .map_err(|e| UsageError::runtime(format!("study: cannot find the hakaru binary to run the cases: {e}")))?;
     let total = plan.cases.len();
-    println!("hakaru study {}: {}", plan.name, matrix_line(&plan));
-    println!("  load: {}", plan.load_summary());
-    println!("  into {}", dir.display());
+    say!("hakaru study {}: {}", plan.name, matrix_line(&plan));
+    say!("  load: {}", plan.load_summary());
+    say!("  into {}", dir.display());
     let opts = RunOptions { dir: dir.clone(), exe, resume };
     let mut print_case = |i: usize, e: &crate::study::manifest::CaseEntry, rows: Option<&[summary::StepRow]>| {
         let what = match (e.status, rows) {
@@ -79,7 +87,7 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
             CaseStatus::Failed => "FAILED",
             CaseStatus::Skipped => "skipped",
         };
-        println!("[{:>w$}/{total}] {:<40} {status:<7} {what}", i + 1, e.id, w = total.to_string().len());
+        say!("[{:>w$}/{total}] {:<40} {status:<7} {what}", i + 1, e.id, w = total.to_string().len());
     };
     let outcome = run_study(&plan, &opts, interrupt, &mut print_case)?;
     finish(&plan, &outcome, &dir);
@@ -108,8 +116,8 @@ fn matrix_line(plan: &StudyPlan) -> String {
 
 /// The cases in the order they would run, the command of each distinct one, and the time it would take.
 fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
-    println!("hakaru study {} ({}): {}", plan.name, plan.file.display(), matrix_line(plan));
-    println!("  load: {}", plan.load_summary());
+    say!("hakaru study {} ({}): {}", plan.name, plan.file.display(), matrix_line(plan));
+    say!("  load: {}", plan.load_summary());
     let earlier = resume.and_then(|d| Manifest::read(d).ok());
     let done = |c: &Case| {
         resume.is_some_and(|d| {
@@ -122,14 +130,14 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
         })
     };
     let w = plan.cases.iter().map(|c| c.id.len()).max().unwrap_or(4).max(4);
-    println!("\n  {:>3}  {:<w$}  {:<12} {:<12} {:<10} rep", "#", "case", "target", "workload", "phase");
+    say!("\n  {:>3}  {:<w$}  {:<12} {:<12} {:<10} rep", "#", "case", "target", "workload", "phase");
     let mut todo = Vec::new();
     for (i, c) in plan.cases.iter().enumerate() {
         let kept = done(c);
         if !kept {
             todo.push(c);
         }
-        println!(
+        say!(
             "  {:>3}  {:<w$}  {:<12} {:<12} {:<10} {}{}",
             i + 1,
             c.id,
@@ -140,13 +148,13 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
             if kept { "  (done: kept)" } else { "" }
         );
     }
-    println!("\n  commands (repetition 1; the output file is added as --json DIR/cases/ID.json):");
+    say!("\n  commands (repetition 1; the output file is added as --json DIR/cases/ID.json):");
     for c in plan.cases.iter().filter(|c| c.repetition == 1) {
         let shown: Vec<String> = c.args.iter().map(|a| crate::provenance::redact_secret(a)).collect();
-        println!("    {}: hakaru {}", c.id, shown.join(" "));
+        say!("    {}: hakaru {}", c.id, shown.join(" "));
     }
     for t in plan.targets.iter().filter(|t| t.start.is_some()) {
-        println!("  target {} is started with: {}", t.name, t.start.as_deref().unwrap_or(""));
+        say!("  target {} is started with: {}", t.name, t.start.as_deref().unwrap_or(""));
     }
     let (time, unknown) = plan.estimate(&todo);
     let time = humantime::format_duration(std::time::Duration::from_secs(time.as_secs_f64().ceil() as u64));
@@ -155,7 +163,7 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
     } else {
         String::new()
     };
-    println!(
+    say!(
         "\n  {} to run, about {time} of load and pauses{unknown}; starting targets, waiting for them and 'before' commands add to it",
         todo.len()
     );
@@ -166,29 +174,29 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
 fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
     let groups = summary::groups(&outcome.manifest, &outcome.rows);
     let count = |s: CaseStatus| outcome.manifest.cases.iter().filter(|c| c.status == s).count();
-    println!();
+    say!();
     if groups.is_empty() {
-        println!("no case finished: nothing to summarize");
+        say!("no case finished: nothing to summarize");
     } else {
-        println!(
+        say!(
             "summary over repetitions (mean and standard deviation of the runs; p99 pooled: of their merged histograms)"
         );
-        print!("{}", summary::table(&groups));
+        say!("{}", summary::table(&groups).trim_end());
     }
     let (ok, failed, skipped) = (count(CaseStatus::Ok), count(CaseStatus::Failed), count(CaseStatus::Skipped));
     let resumed =
         if outcome.resumed > 0 { format!(" ({} kept from the earlier run)", outcome.resumed) } else { String::new() };
-    println!("\n{ok} of {} cases ok{resumed}, {failed} failed, {skipped} not run", plan.cases.len());
+    say!("\n{ok} of {} cases ok{resumed}, {failed} failed, {skipped} not run", plan.cases.len());
     for c in outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed) {
-        println!("  ! {}: {}", c.id, c.error.as_deref().unwrap_or(""));
+        say!("  ! {}: {}", c.id, c.error.as_deref().unwrap_or(""));
     }
     if outcome.interrupted {
-        println!(
+        say!(
             "  ! stopped early ({}): finish it with hakaru study {} --resume {}",
             crate::stop::reason(),
             plan.file.display(),
             dir.display()
         );
     }
-    println!("files: {}/{{{MANIFEST}, {}, {}, cases/, logs/}}", dir.display(), summary::CSV, summary::SUMMARY);
+    say!("files: {}/{{{MANIFEST}, {}, {}, cases/, logs/}}", dir.display(), summary::CSV, summary::SUMMARY);
 }

@@ -63,6 +63,22 @@ pub fn complete_document(path: &Path, steps: usize) -> Option<ResultDocument> {
     (!doc.interrupted && doc.steps.len() == steps).then_some(doc)
 }
 
+/// A study directory read back: its manifest and the rows of its ok cases, by case id (what a comparison or a
+/// report of the study starts from; [`groups`] sorts them into samples).
+pub fn read_dir(dir: &Path) -> Result<(Manifest, BTreeMap<String, Vec<StepRow>>), String> {
+    let manifest = Manifest::read(dir)?;
+    let mut rows_of = BTreeMap::new();
+    for c in manifest.ok() {
+        let Some(file) = &c.file else { continue };
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let doc: ResultDocument =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a result document ({e})", path.display()))?;
+        rows_of.insert(c.id.clone(), rows(&doc));
+    }
+    Ok((manifest, rows_of))
+}
+
 /// The merged CSV of the ok cases, in the manifest's order.
 pub fn merged_csv(manifest: &Manifest, rows_of: &BTreeMap<String, Vec<StepRow>>) -> String {
     let mut out = String::from(HEADER);
