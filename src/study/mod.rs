@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::UsageError;
-use crate::units::{format_micros, parse_flag_duration};
+use crate::units::parse_flag_duration;
 
 /// The study file as written: `[[target]]`, `[[workload]]`, `[load]`, `[[phase]]`.
 #[derive(Debug, Deserialize)]
@@ -359,6 +359,20 @@ impl StudyPlan {
                 ));
             }
         }
+        let per_repetition: usize = self
+            .targets
+            .iter()
+            .map(|t| self.workloads.iter().filter(|w| applies(w, t)).count() * self.phases.len())
+            .sum();
+        if per_repetition.saturating_mul(self.load.repeat as usize) > MAX_CASES {
+            return Err(at.error(
+                &["load", "repeat"],
+                &format!(
+                    "{} cases a repetition x repeat = {} is more than {MAX_CASES} cases: lower repeat or split the study",
+                    per_repetition, self.load.repeat
+                ),
+            ));
+        }
         let mut cases = Vec::new();
         for repetition in 1..=self.load.repeat {
             for (ti, t) in self.targets.iter().enumerate() {
@@ -531,36 +545,25 @@ impl StudyPlan {
                     s += &format!(" at {r} req/s");
                 }
                 if let Some(d) = duration {
-                    s += &format!(" for {}", format_micros(d.as_micros() as f64));
+                    s += &format!(" for {}", human(*d));
                 }
                 if let Some(n) = requests {
                     s += &format!(", {n} requests");
                 }
                 s
             }
-            LoadShape::Clients(c) => format!(
-                "client sweep {:?}, {} a step, {} between steps",
-                c,
-                format_micros(l.step_duration.as_micros() as f64),
-                format_micros(l.interval.as_micros() as f64)
-            ),
+            LoadShape::Clients(c) => {
+                format!("client sweep {:?}, {} a step, {} between steps", c, human(l.step_duration), human(l.interval))
+            }
             LoadShape::Rates { rates, connections } => format!(
                 "rate sweep {:?} req/s (at most {connections} connections), {} a step, {} between steps",
                 rates,
-                format_micros(l.step_duration.as_micros() as f64),
-                format_micros(l.interval.as_micros() as f64)
+                human(l.step_duration),
+                human(l.interval)
             ),
         };
-        let warm = if l.warmup.is_zero() {
-            String::new()
-        } else {
-            format!(", warm-up {}", format_micros(l.warmup.as_micros() as f64))
-        };
-        format!(
-            "{base}{warm}, {} repetition(s), {} pause between cases",
-            l.repeat,
-            format_micros(l.pause.as_micros() as f64)
-        )
+        let warm = if l.warmup.is_zero() { String::new() } else { format!(", warm-up {}", human(l.warmup)) };
+        format!("{base}{warm}, {} repetition(s), {} pause between cases", l.repeat, human(l.pause))
     }
 }
 
@@ -570,8 +573,16 @@ impl Load {
     }
 }
 
+/// The most cases a study may plan (each is a process, a result file and a manifest entry).
+const MAX_CASES: usize = 10_000;
+
 /// The placeholder in a case's arguments for the pid of its target's started process (`monitor = ["started"]`).
 pub const STARTED_PID: &str = "{started-pid}";
+
+/// A duration for people: `2s`, `500ms`, `1m 30s`.
+fn human(d: Duration) -> String {
+    humantime::format_duration(Duration::from_millis(d.as_millis() as u64)).to_string()
+}
 
 /// Seconds as the flags read them (`2.5s`).
 fn secs(d: Duration) -> String {
@@ -1155,6 +1166,12 @@ name = "warm"
         );
         let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"redis://127.0.0.1:2\"\ninsecure = true");
         assert!(plan(&bad).unwrap_err().contains("key-value server"));
+    }
+
+    #[test]
+    fn too_many_cases_are_refused_before_any_is_planned() {
+        let e = plan(&TWO.replace("repeat = 2", "repeat = 4000000000")).unwrap_err();
+        assert!(e.starts_with("s.toml:12:1: 4 cases a repetition x repeat = 4000000000 is more than 10000"), "{e}");
     }
 
     #[test]
