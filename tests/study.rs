@@ -181,13 +181,15 @@ fn dry_run_prints_the_matrix_and_the_time_and_runs_nothing() {
 #[test]
 fn resume_after_the_study_is_killed_runs_only_the_missing_cases() {
     let server = serve(None);
+    let port = free_port();
     let tmp = tempfile::tempdir().unwrap();
     let text = format!(
         r#"
 name = "resumable"
 [[target]]
 name = "a"
-url = "http://{addr}/?delay=5ms"
+url = "http://127.0.0.1:{port}/?delay=5ms"
+start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{port} --threads 1"
 monitor = ["none"]
 [[target]]
 name = "b"
@@ -222,14 +224,22 @@ pause = "0s"
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .map(|m| ids_with_status(&m, "ok"))
             .unwrap_or_default();
-        if ok.len() >= 4 {
+        // Killed while a case of the started target runs.
+        if ok.len() >= 4 && out_dir.join("logs/r2-a-cold.log").exists() {
             break ok;
         }
         assert!(began.elapsed() < Duration::from_secs(60), "the study did not get going");
         std::thread::sleep(Duration::from_millis(20));
     };
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "the started target is up");
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
     let _ = child.wait();
+    // The server the study started (its own process group) ends with it: nothing is left on its port.
+    let gone = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(gone.elapsed() < Duration::from_secs(10), "the started server outlived the killed study");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let m = manifest(&out_dir);
     let ok_at_kill = ids_with_status(&m, "ok");
     assert!(ok_at_kill.len() < 12, "the kill came too late to test anything: {ok_at_kill:?}");
