@@ -443,6 +443,18 @@ fn every_example_study_parses_and_says_what_stands_in_for_what() {
 }
 
 #[test]
+fn the_readmes_study_file_parses() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block =
+        readme.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block in the README");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "readme.toml", block);
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("= 10 cases"), "{}", out.stdout);
+}
+
+#[test]
 fn the_cache_cold_vs_warm_example_runs_and_shows_the_cold_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cache-cold-vs-warm.toml");
