@@ -220,6 +220,68 @@ fn ms(us: f64) -> String {
 mod tests {
     use super::*;
 
+    fn row(step: &str, qps: f64, p99_us: u64) -> StepRow {
+        StepRow {
+            step: step.into(),
+            clients: 2,
+            rate: None,
+            ok_per_s: qps,
+            mean_us: 5100.0,
+            p50_us: 5000,
+            p99_us,
+            failed_percent: 0.0,
+            histogram: None,
+        }
+    }
+
+    fn entry(id: &str, target: &str, repetition: u32, status: CaseStatus) -> CaseEntry {
+        CaseEntry {
+            id: id.into(),
+            target: target.into(),
+            workload: "w".into(),
+            phase: "p".into(),
+            repetition,
+            status,
+            file: None,
+            error: None,
+            command: vec![],
+        }
+    }
+
+    #[test]
+    fn the_merged_csv_and_the_table_hold_the_ok_cases_in_run_order() {
+        let manifest = Manifest {
+            study: "s".into(),
+            file: "s.toml".into(),
+            cases: vec![
+                entry("r1-a", "a", 1, CaseStatus::Ok),
+                entry("r1-b", "b", 1, CaseStatus::Failed),
+                entry("r2-a", "a", 2, CaseStatus::Ok),
+                entry("r2-b", "b", 2, CaseStatus::Ok),
+            ],
+        };
+        let mut rows = BTreeMap::new();
+        rows.insert("r1-a".to_string(), vec![row("run", 390.0, 5400)]);
+        rows.insert("r2-a".to_string(), vec![row("run", 410.0, 5600)]);
+        rows.insert("r2-b".to_string(), vec![row("run", 200.0, 10400)]);
+        assert_eq!(
+            merged_csv(&manifest, &rows),
+            "case,target,workload,phase,repetition,step,clients,rate,ok_per_s,mean_ms,p50_ms,p99_ms,failed_percent\n\
+             r1-a,a,w,p,1,run,2,,390.000,5.100,5.000,5.400,0.000\n\
+             r2-a,a,w,p,2,run,2,,410.000,5.100,5.000,5.600,0.000\n\
+             r2-b,b,w,p,2,run,2,,200.000,5.100,5.000,10.400,0.000\n"
+        );
+        let g = groups(&manifest, &rows);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].runs.len(), g[0].planned, g[1].runs.len(), g[1].planned), (2, 2, 1, 2));
+        assert_eq!(
+            table(&g),
+            "target  workload  phase  step  runs  ok/s mean  ± sd  p99 mean    ± sd  p99 pooled\n\
+             a       w         p      run    2/2      400.0  14.1    5.50ms  0.14ms           -\n\
+             b       w         p      run    1/2      200.0   0.0   10.40ms  0.00ms           -\n"
+        );
+    }
+
     #[test]
     fn mean_and_spread_of_runs() {
         assert_eq!(mean_sd(&[]), (0.0, 0.0));
