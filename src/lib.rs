@@ -31,6 +31,7 @@ pub mod serve;
 pub mod stats;
 pub mod step;
 pub mod stop;
+pub mod study;
 pub mod target;
 pub mod timer;
 pub mod units;

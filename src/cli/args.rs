@@ -47,6 +47,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Draw one chart (qps, p99, mean or the percentile spectrum) as an SVG or PNG image.
     Chart(ChartArgs),
+    /// Run a study file: targets x workloads x phases x repetitions, interleaved, every result kept.
+    Study(StudyArgs),
 }
 
 /// Where a result is kept in the history, and its labels (every command that measures).
@@ -651,4 +653,21 @@ pub struct CompareArgs {
     /// Write the comparison as Markdown (for a CI comment) to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+}
+
+/// `hakaru study FILE.toml`: every case of a study file, interleaved, each result kept.
+#[derive(Args, Debug, Clone)]
+pub struct StudyArgs {
+    /// The study file (TOML): [[target]], [[workload]], [load], [[phase]].
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+    /// Output directory: study.json, study.csv, summary.txt, cases/, logs/ (default: study-NAME).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Print the cases in the order they would run and how long they would take; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Finish the study in this directory: keep the cases whose result is complete, run the others.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub resume: Option<PathBuf>,
 }

@@ -13,6 +13,7 @@ pub mod patterns;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod study;
 pub mod sweep;
 
 use std::path::PathBuf;
@@ -60,6 +61,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Compare(args) => compare::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Chart(args) => chart::chart(&args),
+        Command::Study(args) => study::study(&args, &interrupt),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,202 @@
+//! `hakaru study FILE.toml [-o DIR] [--dry-run] [--resume DIR]`: the study file checked into a plan, its cases
+//! printed (`--dry-run`) or run interleaved into DIR (a line per case as it ends), and the summary over
+//! repetitions at the end. Exit code 1 when a case failed, 128 + the signal when stopped.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::args::StudyArgs;
+use crate::error::UsageError;
+use crate::study::manifest::{CaseStatus, MANIFEST, Manifest};
+use crate::study::runner::{Outcome, RunOptions, run_study};
+use crate::study::summary::{self, complete_document};
+use crate::study::{Case, StudyPlan};
+
+/// A line on stdout; a reader that went away (`| head`) must not stop the study: the files are still written.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    let plan = StudyPlan::from_file(&args.file)?;
+    let resume = args.resume.is_some();
+    let dir = match (&args.resume, &args.output) {
+        (Some(d), _) | (None, Some(d)) => d.clone(),
+        (None, None) => PathBuf::from(format!("study-{}", plan.name)),
+    };
+    let flag = if resume { "--resume" } else { "-o" };
+    if resume {
+        match Manifest::read(&dir) {
+            Ok(m) if m.study != plan.name => {
+                return Err(UsageError::new(format!(
+                    "--resume {}: it holds study '{}', not '{}' of {}: give the directory of this study",
+                    dir.display(),
+                    m.study,
+                    plan.name,
+                    args.file.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(UsageError::new(format!(
+                    "--resume {}: {e}: give the directory an earlier 'hakaru study' wrote",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    if args.dry_run {
+        dry_run(&plan, resume.then_some(dir.as_path()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !resume && dir.join(MANIFEST).exists() {
+        return Err(UsageError::new(format!(
+            "-o {}: it holds a study already: finish it with --resume {0}, or give another directory",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| UsageError::new(format!("{flag} {}: cannot create the directory ({e})", dir.display())))?;
+    let dir = std::fs::canonicalize(&dir)
+        .map_err(|e| UsageError::new(format!("{flag} {}: cannot use the directory ({e})", dir.display())))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| UsageError::runtime(format!("study: cannot find the hakaru binary to run the cases: {e}")))?;
+    let total = plan.cases.len();
+    say!("hakaru study {}: {}", plan.name, matrix_line(&plan));
+    say!("  load: {}", plan.load_summary());
+    say!("  into {}", dir.display());
+    let opts = RunOptions { dir: dir.clone(), exe, resume };
+    let mut print_case = |i: usize, e: &crate::study::manifest::CaseEntry, rows: Option<&[summary::StepRow]>| {
+        let what = match (e.status, rows) {
+            (CaseStatus::Ok, Some(rows)) => rows
+                .iter()
+                .map(|r| {
+                    let step = if rows.len() > 1 { format!("{} ", r.step) } else { String::new() };
+                    format!("{step}{:.1} ok/s p99 {:.2}ms", r.ok_per_s, r.p99_us as f64 / 1000.0)
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => e.error.clone().unwrap_or_default(),
+        };
+        let status = match e.status {
+            CaseStatus::Ok => "ok",
+            CaseStatus::Failed => "FAILED",
+            CaseStatus::Skipped => "skipped",
+        };
+        say!("[{:>w$}/{total}] {:<40} {status:<7} {what}", i + 1, e.id, w = total.to_string().len());
+    };
+    let outcome = run_study(&plan, &opts, interrupt, &mut print_case)?;
+    finish(&plan, &outcome, &dir);
+    let failed = outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed).count();
+    Ok(if outcome.interrupted {
+        ExitCode::from(crate::stop::exit_code())
+    } else if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `2 targets x 1 workload x 2 phases x 3 repetitions = 12 cases`.
+fn matrix_line(plan: &StudyPlan) -> String {
+    let n = |k: usize, w: &str| format!("{k} {w}{}", if k == 1 { "" } else { "s" });
+    format!(
+        "{} x {} x {} x {} = {}",
+        n(plan.targets.len(), "target"),
+        n(plan.workloads.len(), "workload"),
+        n(plan.phases.len(), "phase"),
+        n(plan.load.repeat as usize, "repetition"),
+        n(plan.cases.len(), "case")
+    )
+}
+
+/// The cases in the order they would run, the command of each distinct one, and the time it would take.
+fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
+    say!("hakaru study {} ({}): {}", plan.name, plan.file.display(), matrix_line(plan));
+    say!("  load: {}", plan.load_summary());
+    let earlier = resume.and_then(|d| Manifest::read(d).ok());
+    let done = |c: &Case| {
+        resume.is_some_and(|d| {
+            let entry_failed = earlier
+                .as_ref()
+                .and_then(|m| m.cases.iter().find(|e| e.id == c.id))
+                .is_some_and(|e| e.status == CaseStatus::Failed);
+            !entry_failed
+                && complete_document(&d.join("cases").join(format!("{}.json", c.id)), plan.load.steps()).is_some()
+        })
+    };
+    let w = plan.cases.iter().map(|c| c.id.len()).max().unwrap_or(4).max(4);
+    say!("\n  {:>3}  {:<w$}  {:<12} {:<12} {:<10} rep", "#", "case", "target", "workload", "phase");
+    let mut todo = Vec::new();
+    for (i, c) in plan.cases.iter().enumerate() {
+        let kept = done(c);
+        if !kept {
+            todo.push(c);
+        }
+        say!(
+            "  {:>3}  {:<w$}  {:<12} {:<12} {:<10} {}{}",
+            i + 1,
+            c.id,
+            plan.targets[c.target].name,
+            plan.workloads[c.workload].name,
+            plan.phases[c.phase].name,
+            c.repetition,
+            if kept { "  (done: kept)" } else { "" }
+        );
+    }
+    say!("\n  commands (repetition 1; the output file is added as --json DIR/cases/ID.json):");
+    for c in plan.cases.iter().filter(|c| c.repetition == 1) {
+        let shown: Vec<String> = c.args.iter().map(|a| crate::provenance::redact_secret(a)).collect();
+        say!("    {}: hakaru {}", c.id, shown.join(" "));
+    }
+    for t in plan.targets.iter().filter(|t| t.start.is_some()) {
+        say!("  target {} is started with: {}", t.name, t.start.as_deref().unwrap_or(""));
+    }
+    let (time, unknown) = plan.estimate(&todo);
+    let time = humantime::format_duration(std::time::Duration::from_secs(time.as_secs_f64().ceil() as u64));
+    let unknown = if unknown > 0 {
+        format!(", plus {unknown} cases that stop after a number of requests (their time depends on the server)")
+    } else {
+        String::new()
+    };
+    say!(
+        "\n  {} to run, about {time} of load and pauses{unknown}; starting targets, waiting for them and 'before' commands add to it",
+        todo.len()
+    );
+}
+
+/// The closing summary: the table over repetitions, what failed, where the files are. The study's verdicts
+/// (`compare`), its report and its threshold gates are added here, from the same manifest and groups.
+fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
+    let groups = summary::groups(&outcome.manifest, &outcome.rows);
+    let count = |s: CaseStatus| outcome.manifest.cases.iter().filter(|c| c.status == s).count();
+    say!();
+    if groups.is_empty() {
+        say!("no case finished: nothing to summarize");
+    } else {
+        say!(
+            "summary over repetitions (mean and standard deviation of the runs; p99 pooled: of their merged histograms)"
+        );
+        say!("{}", summary::table(&groups).trim_end());
+    }
+    let (ok, failed, skipped) = (count(CaseStatus::Ok), count(CaseStatus::Failed), count(CaseStatus::Skipped));
+    let resumed =
+        if outcome.resumed > 0 { format!(" ({} kept from the earlier run)", outcome.resumed) } else { String::new() };
+    say!("\n{ok} of {} cases ok{resumed}, {failed} failed, {skipped} not run", plan.cases.len());
+    for c in outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed) {
+        say!("  ! {}: {}", c.id, c.error.as_deref().unwrap_or(""));
+    }
+    if outcome.interrupted {
+        say!(
+            "  ! stopped early ({}): finish it with hakaru study {} --resume {}",
+            crate::stop::reason(),
+            plan.file.display(),
+            dir.display()
+        );
+    }
+    say!("files: {}/{{{MANIFEST}, {}, {}, cases/, logs/}}", dir.display(), summary::CSV, summary::SUMMARY);
+}

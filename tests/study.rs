@@ -1,0 +1,484 @@
+//! `hakaru study`: study files run against the built-in target (started by the study's own start commands or by
+//! the test), interleaved, every case on disk; `--dry-run`, `--resume` after a kill, failing start commands,
+//! Ctrl-C, one-line errors for bad study files, and the examples.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{free_port, hakaru_with, target_with};
+use hakaru::serve::ServeOptions;
+
+fn serve(workers: Option<usize>) -> hakaru::serve::ServerHandle {
+    target_with(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, workers, ..ServeOptions::default() })
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn study(args: &[&str]) -> common::Output {
+    let mut all = vec!["study"];
+    all.extend(args);
+    hakaru_with(&all, Duration::from_secs(120), |_| {})
+}
+
+/// The study's manifest, checked against `schema/study.schema.json`.
+fn manifest(dir: &Path) -> serde_json::Value {
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("study.json")).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/study.schema.json")).expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&m).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the manifest breaks the schema:\n{}", errors.join("\n"));
+    m
+}
+
+fn ids_with_status(m: &serde_json::Value, status: &str) -> Vec<String> {
+    m["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == status)
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Two targets, each started by the study on its own port (5 ms and 10 ms a request), two phases, `repeat`.
+fn two_target_study(fast: u16, slow: u16, repeat: u32, duration: &str) -> String {
+    format!(
+        r#"
+name = "delays"
+[[target]]
+name = "fast"
+url = "http://127.0.0.1:{fast}/?delay=5ms"
+start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{fast} --threads 1"
+monitor = ["started"]
+[[target]]
+name = "slow"
+url = "http://127.0.0.1:{slow}/?delay=10ms"
+start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{slow} --threads 1"
+monitor = ["none"]
+[[phase]]
+name = "cold"
+before = "echo flushing $HAKARU_TARGET $HAKARU_PORT $HAKARU_PHASE"
+[[phase]]
+name = "warm"
+[load]
+connections = 2
+duration = "{duration}"
+repeat = {repeat}
+pause = "0s"
+"#
+    )
+}
+
+const INTERLEAVED: [&str; 12] = [
+    "r1-fast-cold",
+    "r1-fast-warm",
+    "r1-slow-cold",
+    "r1-slow-warm",
+    "r2-fast-cold",
+    "r2-fast-warm",
+    "r2-slow-cold",
+    "r2-slow-warm",
+    "r3-fast-cold",
+    "r3-fast-warm",
+    "r3-slow-cold",
+    "r3-slow-warm",
+];
+
+#[test]
+fn two_targets_by_two_phases_by_three_repetitions_run_interleaved_with_every_case_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "300ms"));
+    let out_dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    assert_eq!(m["study"], "delays");
+    assert_eq!(m["file"], file.to_str().unwrap());
+    let cases = m["cases"].as_array().unwrap();
+    let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, INTERLEAVED, "repetition outermost, then target, then phase");
+    for (i, c) in cases.iter().enumerate() {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["error"], serde_json::Value::Null);
+        assert_eq!(c["repetition"], (i / 4 + 1) as u64);
+        assert_eq!(c["phase"], if i % 2 == 0 { "cold" } else { "warm" });
+        assert_eq!(c["workload"], "default");
+        let rel = c["file"].as_str().unwrap();
+        assert_eq!(rel, format!("cases/{}.json", c["id"].as_str().unwrap()));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join(rel)).unwrap()).unwrap();
+        assert_eq!(doc["schema"], "hakaru.result/1");
+        assert!(doc["steps"][0]["ok"].as_u64().unwrap() > 0, "{}", c["id"]);
+        let command: Vec<&str> = c["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        assert_eq!(command[..2], ["hakaru", "run"]);
+        if c["target"] == "fast" {
+            // monitor = ["started"]: the started server's pid, not the placeholder.
+            let pid = command[command.iter().position(|a| *a == "--monitor-pid").unwrap() + 1];
+            assert!(pid.parse::<u32>().is_ok(), "{command:?}");
+        }
+    }
+    let csv = std::fs::read_to_string(out_dir.join("study.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 13, "a header and a row per case:\n{csv}");
+    assert!(csv.starts_with(
+        "case,target,workload,phase,repetition,step,clients,rate,ok_per_s,mean_ms,p50_ms,p99_ms,failed_percent\n"
+    ));
+    // The 5 ms target serves about twice what the 10 ms one does with 2 connections.
+    let mean_qps = |target: &str| {
+        let qps: Vec<f64> = csv
+            .lines()
+            .skip(1)
+            .filter(|l| l.split(',').nth(1) == Some(target))
+            .map(|l| l.split(',').nth(8).unwrap().parse().unwrap())
+            .collect();
+        qps.iter().sum::<f64>() / qps.len() as f64
+    };
+    assert!(mean_qps("fast") > 1.2 * mean_qps("slow"), "{csv}");
+    let summary = std::fs::read_to_string(out_dir.join("summary.txt")).unwrap();
+    assert_eq!(summary.lines().count(), 5, "a line per target x phase:\n{summary}");
+    assert!(summary.lines().any(|l| l.starts_with("fast ") && l.contains(" 3/3 ")), "{summary}");
+    assert!(out.stdout.contains("12 of 12 cases ok"), "{}", out.stdout);
+    // What compare and report start from: the directory read back into samples, one per repetition.
+    let (read, rows) = hakaru::study::summary::read_dir(&out_dir).unwrap();
+    let groups = hakaru::study::summary::groups(&read, &rows);
+    let keys: Vec<(&str, &str, usize)> =
+        groups.iter().map(|g| (g.target.as_str(), g.phase.as_str(), g.runs.len())).collect();
+    assert_eq!(keys, [("fast", "cold", 3), ("fast", "warm", 3), ("slow", "cold", 3), ("slow", "warm", 3)]);
+    let log = std::fs::read_to_string(out_dir.join("logs/r2-slow-cold.log")).unwrap();
+    // The before command ran with the case's target, port and phase in its environment.
+    assert!(log.starts_with("flushing slow ") && log.lines().next().unwrap().ends_with(" cold"), "{log}");
+}
+
+#[test]
+fn dry_run_prints_the_matrix_and_the_time_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sentinel = tmp.path().join("started");
+    let text = two_target_study(free_port(), free_port(), 3, "2s")
+        .replace("exec \\\"$HAKARU\\\" serve", &format!("touch {} && exec \\\"$HAKARU\\\" serve", sentinel.display()));
+    let file = write(tmp.path(), "delays.toml", &text);
+    let out_dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("2 targets x 1 workload x 2 phases x 3 repetitions = 12 cases"), "{}", out.stdout);
+    let listed: Vec<&str> =
+        out.stdout.lines().filter_map(|l| l.split_whitespace().nth(1)).filter(|w| INTERLEAVED.contains(w)).collect();
+    assert_eq!(listed[..12], INTERLEAVED, "{}", out.stdout);
+    // 12 cases of 2 s and 11 pauses of 0 s.
+    assert!(out.stdout.contains("12 to run, about 24s of load and pauses"), "{}", out.stdout);
+    assert!(out.stdout.contains("hakaru run -q -c 2 -d 2s"), "{}", out.stdout);
+    assert!(!sentinel.exists(), "a dry run started a target");
+    assert!(!out_dir.exists(), "a dry run wrote files");
+}
+
+#[test]
+fn resume_after_the_study_is_killed_runs_only_the_missing_cases() {
+    let server = serve(None);
+    let port = free_port();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"
+name = "resumable"
+[[target]]
+name = "a"
+url = "http://127.0.0.1:{port}/?delay=5ms"
+start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{port} --threads 1"
+monitor = ["none"]
+[[target]]
+name = "b"
+url = "http://{addr}/?delay=10ms"
+monitor = ["none"]
+[[phase]]
+name = "cold"
+[[phase]]
+name = "warm"
+[load]
+connections = 2
+duration = "400ms"
+repeat = 3
+pause = "0s"
+"#,
+        addr = server.addr()
+    );
+    let file = write(tmp.path(), "resumable.toml", &text);
+    let out_dir = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Wait until some cases are done, then kill the study's whole process group, as kill -9 would.
+    let began = Instant::now();
+    let done_before = loop {
+        let ok = std::fs::read_to_string(out_dir.join("study.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|m| ids_with_status(&m, "ok"))
+            .unwrap_or_default();
+        // Killed while a case of the started target runs.
+        if ok.len() >= 4 && out_dir.join("logs/r2-a-cold.log").exists() {
+            break ok;
+        }
+        assert!(began.elapsed() < Duration::from_secs(60), "the study did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "the started target is up");
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
+    // The server the study started (its own process group) ends with it: nothing is left on its port.
+    let gone = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(gone.elapsed() < Duration::from_secs(10), "the started server outlived the killed study");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let m = manifest(&out_dir);
+    let ok_at_kill = ids_with_status(&m, "ok");
+    assert!(ok_at_kill.len() < 12, "the kill came too late to test anything: {ok_at_kill:?}");
+    assert!(ok_at_kill.len() >= done_before.len());
+    let mtime = |id: &str| -> SystemTime {
+        std::fs::metadata(out_dir.join(format!("cases/{id}.json"))).unwrap().modified().unwrap()
+    };
+    let times: Vec<(String, SystemTime)> = ok_at_kill.iter().map(|id| (id.clone(), mtime(id))).collect();
+    let out = study(&[file.to_str().unwrap(), "--resume", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    assert_eq!(ids_with_status(&m, "ok").len(), 12, "{m}");
+    for (id, t) in &times {
+        assert_eq!(mtime(id), *t, "{id} was run again");
+        assert!(!out.stdout.contains(&format!("] {id} ")), "{id} was run again:\n{}", out.stdout);
+    }
+    let ran = out.stdout.lines().filter(|l| l.starts_with('[')).count();
+    assert_eq!(ran, 12 - ok_at_kill.len(), "{}", out.stdout);
+    assert!(out.stdout.contains(&format!("({} kept from the earlier run)", ok_at_kill.len())), "{}", out.stdout);
+    let csv = std::fs::read_to_string(out_dir.join("study.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 13, "{csv}");
+}
+
+#[test]
+fn a_failing_start_command_is_recorded_as_failed_and_the_study_goes_on() {
+    let server = serve(None);
+    let closed = free_port();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"
+[[target]]
+name = "broken"
+url = "http://127.0.0.1:{port}/"
+start = "echo no such build >&2; exit 3"
+[[target]]
+name = "closed"
+url = "http://127.0.0.1:{closed}/"
+monitor = ["none"]
+[[target]]
+name = "good"
+url = "http://{addr}/"
+monitor = ["none"]
+[load]
+connections = 1
+requests = 20
+repeat = 2
+pause = "0s"
+"#,
+        port = free_port(),
+        addr = server.addr()
+    );
+    let file = write(tmp.path(), "broken.toml", &text);
+    let out_dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "a failed case: exit 1\n{}\n{}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    let cases = m["cases"].as_array().unwrap();
+    let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["r1-broken", "r1-closed", "r1-good", "r2-broken", "r2-closed", "r2-good"]);
+    for c in cases {
+        if c["target"] == "closed" {
+            // The case's own one-line error, from its log.
+            assert_eq!(c["status"], "failed");
+            let e = c["error"].as_str().unwrap();
+            assert!(e.starts_with("exit code 2: ") && e.contains(&format!("127.0.0.1:{closed}")), "{e}");
+        } else if c["target"] == "broken" {
+            assert_eq!(c["status"], "failed");
+            assert_eq!(c["file"], serde_json::Value::Null);
+            let e = c["error"].as_str().unwrap();
+            assert!(e.contains("did not start") && e.contains("exit code 3") && e.contains("no such build"), "{e}");
+        } else {
+            assert_eq!(c["status"], "ok", "{c}");
+        }
+    }
+    assert!(out.stdout.contains("2 of 6 cases ok, 4 failed"), "{}", out.stdout);
+}
+
+#[test]
+fn ctrl_c_keeps_what_finished_skips_the_rest_and_still_runs_the_stop_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let stopped = tmp.path().join("stopped");
+    let text = format!(
+        r#"
+[[target]]
+name = "t"
+url = "http://127.0.0.1:{port}/?delay=5ms"
+start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{port} --threads 1"
+stop = "touch {stopped}"
+[[workload]]
+name = "post"
+method = "POST"
+body_file = "body.json"
+[load]
+connections = 1
+duration = "1s"
+repeat = 4
+pause = "0s"
+"#,
+        stopped = stopped.display()
+    );
+    let file = write(tmp.path(), "long.toml", &text);
+    // A relative body file is read from the study file's directory, wherever the study is started from.
+    write(tmp.path(), "body.json", "{\"a\": 1}");
+    let out_dir = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .current_dir("/")
+        .args(["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while !out_dir.join("cases/r1-t-post.json").exists()
+        || std::fs::metadata(out_dir.join("logs/r2-t-post.log")).is_err()
+    {
+        assert!(began.elapsed() < Duration::from_secs(60), "the study did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let m = manifest(&out_dir);
+    let cases = m["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["status"], "ok");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("cases/r1-t-post.json")).unwrap()).unwrap();
+    assert_eq!((doc["settings"]["method"].as_str(), doc["settings"]["body_bytes"].as_u64()), (Some("POST"), Some(8)));
+    // The case running at the signal wrote what it measured, marked as such.
+    assert_eq!(cases[1]["status"], "failed", "{}", cases[1]);
+    assert!(cases[1]["error"].as_str().unwrap().contains("interrupted"), "{}", cases[1]);
+    assert_eq!(cases[1]["file"], "cases/r2-t-post.json");
+    for c in &cases[2..] {
+        assert_eq!(c["status"], "skipped");
+        assert!(c["error"].as_str().unwrap().starts_with("not run: stopped by"), "{c}");
+    }
+    assert!(stopped.exists(), "the stop command did not run");
+    assert!(stdout.contains("--resume"), "{stdout}");
+}
+
+#[test]
+fn a_study_file_with_an_unknown_key_or_a_wrong_type_is_one_line_with_its_place_and_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:9/\"\n[load]\nconnections = 2\n";
+    let file = write(tmp.path(), "typo.toml", &format!("{base}duraton = \"1s\"\n"));
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    let line = out.stderr.trim();
+    assert!(
+        line.starts_with(&format!("hakaru: error: {}:6:1: unknown key 'duraton' in [load]", file.display())),
+        "{line}"
+    );
+    assert!(line.contains("duration") && line.contains("remove it or correct its spelling"), "{line}");
+
+    let file = write(tmp.path(), "type.toml", &format!("{base}repeat = \"3\"\n"));
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    let line = out.stderr.trim();
+    assert!(
+        line.starts_with(&format!("hakaru: error: {}:6:10: key 'repeat' in [load] has the wrong type", file.display())),
+        "{line}"
+    );
+    assert!(line.ends_with("write it as repeat = 5"), "{line}");
+
+    let file = write(tmp.path(), "value.toml", &format!("{base}duration = \"3x\"\n"));
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.trim().starts_with(&format!("hakaru: error: {}:6:1: duration \"3x\"", file.display())),
+        "{}",
+        out.stderr
+    );
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_example_study_parses_and_says_what_stands_in_for_what() {
+    let files = examples();
+    assert_eq!(files.len(), 4, "{files:?}");
+    for f in files {
+        let out = study(&[f.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(out.code, 0, "{}: {}", f.display(), out.stderr);
+        assert!(out.stdout.contains(" to run, about "), "{}", out.stdout);
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(text.starts_with('#') && text.contains("Stand-in"), "{} must say what stands in for what", f.display());
+    }
+}
+
+#[test]
+fn the_readmes_study_file_parses() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block =
+        readme.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block in the README");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "readme.toml", block);
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("= 10 cases"), "{}", out.stdout);
+}
+
+#[test]
+fn the_cache_cold_vs_warm_example_runs_and_shows_the_cold_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cache-cold-vs-warm.toml");
+    let out_dir = tmp.path().join("out");
+    let out = study(&[f.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    assert_eq!(ids_with_status(&m, "ok").len(), 12);
+    // uniqkey asks 100 keys once each: when cold every one misses (5 ms), when warm every one hits.
+    let misses = |id: &str| -> f64 {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join(format!("cases/{id}.json"))).unwrap()).unwrap();
+        let probe = doc["steps"][0]["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"].as_str().unwrap().contains("cache_misses"))
+            .cloned()
+            .unwrap();
+        probe["delta"].as_f64().unwrap()
+    };
+    for r in 1..=3 {
+        assert_eq!(misses(&format!("r{r}-api-uniqkey-cold")), 100.0);
+        assert_eq!(misses(&format!("r{r}-api-uniqkey-warm")), 0.0);
+        assert_eq!(misses(&format!("r{r}-api-samekey-cold")), 1.0);
+    }
+}
