@@ -13,6 +13,7 @@ pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod k8s;
 pub mod load;
 pub mod metrics;
 pub mod monitor;
