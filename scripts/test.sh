@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests, openssl for their self-signed certificate, redis-server and memcached for `kv`, chromium
-# for the report's browser test), then runs cargo test.
+# for the report's browser test; the PyPI package kubernetes-validate for the manifests of `k8s job`), then runs
+# cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,14 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# kubernetes-validate (PyPI) checks the manifests of `hakaru k8s job` against the Kubernetes API schemas.
+if ! python3 -c 'import kubernetes_validate' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing kubernetes-validate" >&2
+  # A Debian python3 refuses to install into the system (PEP 668) unless told; pyenv's and venvs do not ask.
+  python3 -m pip install --quiet kubernetes-validate ||
+    python3 -m pip install --quiet --break-system-packages kubernetes-validate
 fi
 
 cargo test --all-targets "$@"

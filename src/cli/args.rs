@@ -49,6 +49,9 @@ pub enum Command {
     Chart(ChartArgs),
     /// Run a study file: targets x workloads x phases x repetitions, interleaved, every result kept.
     Study(StudyArgs),
+    /// Print Kubernetes manifests that spread one run over many machines and merge the results (kubectl apply -f -).
+    #[command(subcommand)]
+    K8s(K8sCommand),
 }
 
 /// Where a result is kept in the history, and its labels (every command that measures).
@@ -670,4 +673,72 @@ pub struct StudyArgs {
     /// Finish the study in this directory: keep the cases whose result is complete, run the others.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
+}
+
+/// `hakaru k8s`: manifests for Kubernetes, printed; hakaru never talks to a cluster.
+#[derive(Subcommand, Debug, Clone)]
+pub enum K8sCommand {
+    /// An Indexed Job of N agents, each taking its segment of the plan from one common start, and a collector Job
+    /// that merges their result documents: hakaru k8s job --agents 4 --image IMAGE -- run -c 100 -d 60s URL
+    Job(K8sJobArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct K8sJobArgs {
+    /// Agents: pods of the Indexed Job, each running segment I of N of the plan.
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<u32>)]
+    pub agents: u32,
+    /// The container image holding hakaru as its entrypoint (see the Dockerfile).
+    #[arg(long)]
+    pub image: String,
+    /// Name of the Job; the collector is NAME-merge, the volume claim NAME-results.
+    #[arg(long, default_value = "hakaru")]
+    pub name: String,
+    /// Namespace of every object (default: kubectl's current one).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// The load starts this long after the manifests are printed, on every agent at once; leave time for the
+    /// pods to be scheduled and the image pulled.
+    #[arg(long, default_value = "60s")]
+    pub start_in: String,
+    /// A fixed start instead of --start-in: RFC 3339 (2026-11-23T21:00:00Z) or Unix seconds.
+    #[arg(long, value_name = "TIME", conflicts_with = "start_in")]
+    pub start_at: Option<String>,
+    /// Where the agents' result documents go: a ReadWriteMany volume claim merged by a collector Job, or each
+    /// agent's log between marker lines (kubectl logs, then hakaru merge on your machine).
+    #[arg(long, value_enum, default_value = "pvc")]
+    pub results_volume: ResultsVolumeArg,
+    /// Size of the results volume claim (a Kubernetes quantity).
+    #[arg(long, default_value = "1Gi")]
+    pub storage_size: String,
+    /// Storage class of the results volume claim; it must offer ReadWriteMany (default: the cluster's default).
+    #[arg(long)]
+    pub storage_class: Option<String>,
+    /// An image with a POSIX shell for the small steps around hakaru (publishing, waiting, printing).
+    #[arg(long, default_value = "busybox:1.37")]
+    pub helper_image: String,
+    /// CPU of each agent, requested and limited (a Kubernetes quantity: 2, 1500m).
+    #[arg(long)]
+    pub cpu: Option<String>,
+    /// Memory of each agent, requested and limited (a Kubernetes quantity: 512Mi, 2Gi).
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// Retries of a failed agent; 0 by default, since a retried agent starts after the common start.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count::<u32>)]
+    pub backoff_limit: u32,
+    /// The collector gives up when the agents' documents are not all there within this time of its start.
+    #[arg(long, default_value = "6h")]
+    pub collect_timeout: String,
+    /// The agents' command: run, sweep or kv and its flags, after `--`; hakaru adds --segment, --start-at, --json.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `--results-volume`: where the agents' documents go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ResultsVolumeArg {
+    /// A ReadWriteMany PersistentVolumeClaim and a collector Job that merges the documents on it.
+    Pvc,
+    /// Each agent prints its document to its log between marker lines.
+    Stdout,
 }

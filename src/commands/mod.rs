@@ -7,6 +7,7 @@ pub mod chart;
 pub mod compare;
 pub mod demo;
 pub mod history;
+pub mod k8s;
 pub mod kv;
 pub mod merge;
 pub mod patterns;
@@ -62,6 +63,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Report(args) => report::report(&args),
         Command::Chart(args) => chart::chart(&args),
         Command::Study(args) => study::study(&args, &interrupt),
+        Command::K8s(cmd) => k8s::k8s(&cmd),
     };
     match outcome {
         Ok(code) => code,
@@ -84,23 +86,22 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::from(EXIT_USAGE)
         }
-        ErrorKind::MissingRequiredArgument => {
-            // clap lists the missing flags on the lines below its first: keep them on the one line.
-            let rendered = e.render().to_string();
-            let missing: Vec<&str> = rendered.lines().skip(1).map(str::trim).take_while(|l| !l.is_empty()).collect();
-            eprintln!(
-                "hakaru: error: a required flag is missing: {} (see 'hakaru help' for the flags)",
-                missing.join(" ")
-            );
-            ExitCode::from(EXIT_USAGE)
-        }
         _ => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("hakaru: error: {first} (see 'hakaru help' for the flags)");
+            eprintln!("hakaru: error: {} (see 'hakaru help' for the flags)", clap_error_line(&e));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// A flag clap refused, in one line (without the hint where to look).
+pub(crate) fn clap_error_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    if e.kind() == clap::error::ErrorKind::MissingRequiredArgument {
+        // clap lists the missing flags on the lines below its first: keep them on the one line.
+        let missing: Vec<&str> = rendered.lines().skip(1).map(str::trim).take_while(|l| !l.is_empty()).collect();
+        return format!("a required flag is missing: {}", missing.join(" "));
+    }
+    rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string()
 }
 
 /// The files a sweep or a capacity search rewrites after every step: drnbench's CSV, hakaru's wide CSV and the

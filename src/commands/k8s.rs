@@ -1,0 +1,102 @@
+//! `hakaru k8s job`: checks the flags and the agents' command, then prints the manifests (src/k8s.rs) to stdout.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use clap::Parser;
+
+use crate::cli::args::{Cli, Command, K8sCommand, K8sJobArgs, ResultsVolumeArg};
+use crate::error::UsageError;
+use crate::k8s::{JobPlan, Results, parse_start_at};
+use crate::units::parse_flag_duration;
+
+pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
+    match cmd {
+        K8sCommand::Job(args) => job(args),
+    }
+}
+
+fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
+    check_agent_command(&args.command)?;
+    let start_at = match &args.start_at {
+        Some(at) => parse_start_at(at)?,
+        None => {
+            let start_in = duration_flag("--start-in", &args.start_in)?;
+            // Whole seconds, rounded up: the manifests carry RFC 3339 seconds, and the start must not come early.
+            let since_epoch = (SystemTime::now() + start_in).duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+            SystemTime::UNIX_EPOCH
+                + Duration::from_secs(since_epoch.as_secs() + u64::from(since_epoch.subsec_nanos() > 0))
+        }
+    };
+    let plan = JobPlan {
+        name: args.name.clone(),
+        namespace: args.namespace.clone(),
+        image: args.image.clone(),
+        helper_image: args.helper_image.clone(),
+        agents: args.agents,
+        start_at,
+        command: args.command.clone(),
+        results: match args.results_volume {
+            ResultsVolumeArg::Pvc => Results::Volume,
+            ResultsVolumeArg::Stdout => Results::Stdout,
+        },
+        storage_size: args.storage_size.clone(),
+        storage_class: args.storage_class.clone(),
+        cpu: args.cpu.clone(),
+        memory: args.memory.clone(),
+        backoff_limit: args.backoff_limit,
+        collect_timeout: duration_flag("--collect-timeout", &args.collect_timeout)?,
+    };
+    plan.check()?;
+    print!("{}", plan.to_yaml());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
+    parse_flag_duration(text).map_err(|e| UsageError::new(format!("{flag} '{text}': {e}")))
+}
+
+/// The flags each agent gets from the manifests; the user's command must not set them too.
+const SET_BY_THE_JOB: [&str; 3] = ["--segment", "--start-at", "--json"];
+
+/// Parses the agents' command with hakaru's own parser, so a typo is refused here rather than in N pods; only
+/// `run`, `sweep` and `kv` take a segment of a plan.
+///
+/// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent in
+/// the cluster, where the names resolve and the files are.
+fn check_agent_command(command: &[String]) -> Result<(), UsageError> {
+    if let Some(flag) =
+        command.iter().find(|a| SET_BY_THE_JOB.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
+    {
+        return Err(UsageError::new(format!(
+            "the agents' command sets {flag}: remove it, k8s job gives every agent its --segment, the common \
+             --start-at and --json /results/agent-I.json"
+        )));
+    }
+    let cli =
+        Cli::try_parse_from(std::iter::once("hakaru").chain(command.iter().map(String::as_str))).map_err(|e| {
+            // clap's suggestion ("a similar argument exists: '--connections'") is the fix: keep it on the line.
+            let rendered = e.render().to_string();
+            let tip = rendered
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("tip: "))
+                .filter(|t| t.starts_with("a similar"))
+                .map(|t| format!("; {t}"));
+            let help = match command.first().map(String::as_str) {
+                Some(c @ ("run" | "sweep" | "kv")) => format!("hakaru help {c}"),
+                _ => "hakaru help".to_string(),
+            };
+            UsageError::new(format!(
+                "the agents' command: {}{} (see '{help}')",
+                super::clap_error_line(&e),
+                tip.unwrap_or_default()
+            ))
+        })?;
+    match cli.command {
+        Command::Run(_) | Command::Sweep(_) | Command::Kv(_) => Ok(()),
+        _ => Err(UsageError::new(format!(
+            "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
+            command[0]
+        ))),
+    }
+}

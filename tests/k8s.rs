@@ -1,0 +1,287 @@
+//! `hakaru k8s job`: the manifests validate against the Kubernetes API schemas (the PyPI package
+//! kubernetes-validate, strict), read back as Kubernetes reads YAML (PyYAML is YAML 1.1, as Kubernetes' reader is)
+//! they give every agent its segment and one common start, and a bad agents' command is refused before any YAML.
+//!
+//! Set HAKARU_UPDATE_GOLDEN=1 to rewrite tests/golden/k8s_job.yaml after a deliberate change of the manifests.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+const START: &str = "2026-11-23T21:00:00Z";
+
+fn hakaru(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hakaru")).args(args).output().expect("hakaru runs")
+}
+
+/// `hakaru k8s job --image IMAGE --start-at START ARGS`, which must succeed; the YAML it printed.
+fn manifests(args: &[&str]) -> String {
+    let mut all = vec!["k8s", "job", "--image", "registry.example/hakaru:0.1.0", "--start-at", START];
+    all.extend_from_slice(args);
+    let out = hakaru(&all);
+    assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs python3 with `args`, `stdin` fed in; a missing module fails the test with the way to install it.
+fn python(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new("python3")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed by the k8s tests (scripts/test.sh installs kubernetes-validate)");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("ModuleNotFoundError") && !stderr.contains("No module named"),
+        "kubernetes-validate (and its PyYAML) is missing: run scripts/test.sh, or python3 -m pip install \
+         kubernetes-validate\n{stderr}"
+    );
+    out
+}
+
+/// Validates the YAML with kubernetes-validate in strict mode (unknown fields are errors).
+fn assert_valid(yaml: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("manifests.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let out = python(&["-m", "kubernetes_validate", "--strict", file.to_str().unwrap()], "");
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "kubernetes-validate refused the manifests:\n{report}\n{yaml}");
+    let kinds = yaml.matches("\nkind: ").count();
+    assert_eq!(report.matches(" passed for resource ").count(), kinds, "every manifest checked:\n{report}");
+}
+
+/// The YAML stream as PyYAML (YAML 1.1, as Kubernetes) reads it, one JSON value per document.
+fn documents(yaml: &str) -> Vec<Value> {
+    let script = "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(sys.stdin))))";
+    let out = python(&["-c", script], yaml);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array().unwrap().iter().map(|s| s.as_str().expect("every argument reads as a string")).collect()
+}
+
+/// The pod spec of the Job named `name`.
+fn pod<'a>(docs: &'a [Value], name: &str) -> &'a Value {
+    let job = docs.iter().find(|d| d["kind"] == "Job" && d["metadata"]["name"] == name).expect("the job");
+    &job["spec"]["template"]["spec"]
+}
+
+#[test]
+fn the_manifests_validate_against_the_kubernetes_schemas_in_strict_mode() {
+    assert_valid(&manifests(&["--agents", "3", "--", "run", "-c", "30", "-d", "30s", "http://web/"]));
+    assert_valid(&manifests(&[
+        "--agents",
+        "2",
+        "--results-volume",
+        "stdout",
+        "--namespace",
+        "load",
+        "--cpu",
+        "1500m",
+        "--memory",
+        "512Mi",
+        "--",
+        "kv",
+        "-n",
+        "10000",
+        "redis://redis:6379",
+    ]));
+    assert_valid(&manifests(&[
+        "--agents",
+        "5",
+        "--name",
+        "search-sweep",
+        "--storage-class",
+        "nfs-client",
+        "--backoff-limit",
+        "1",
+        "--",
+        "sweep",
+        "--start-clients",
+        "1",
+        "--end-clients",
+        "8",
+        "--step",
+        "2",
+        "http://web/",
+    ]));
+}
+
+#[test]
+fn each_agent_runs_its_segment_from_one_common_start_on_the_image_given() {
+    let yaml = manifests(&["--agents", "4", "--", "run", "-c", "30", "-d", "30s", "-H", "X-Debug: on", "http://web/"]);
+    let docs = documents(&yaml);
+    let job = docs.iter().find(|d| d["kind"] == "Job" && d["metadata"]["name"] == "hakaru").unwrap();
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    assert_eq!(job["spec"]["completions"], 4);
+    assert_eq!(job["spec"]["parallelism"], 4);
+    assert_eq!(job["spec"]["backoffLimit"], 0);
+    let spec = pod(&docs, "hakaru");
+    assert_eq!(spec["restartPolicy"], "Never");
+    let agent = &spec["initContainers"][0];
+    assert_eq!(agent["image"], "registry.example/hakaru:0.1.0");
+    let args = strings(&agent["args"]);
+    // The user's command as given (strings stay strings: "30", "X-Debug: on"), then what the Job adds.
+    assert_eq!(args[..8], ["run", "-c", "30", "-d", "30s", "-H", "X-Debug: on", "http://web/"]);
+    let at = |flag: &str| args.iter().enumerate().filter(|(_, a)| **a == flag).map(|(i, _)| i).collect::<Vec<_>>();
+    let segment = at("--segment");
+    assert_eq!(segment.len(), 1, "{args:?}");
+    assert_eq!(args[segment[0] + 1], "$(JOB_COMPLETION_INDEX)/4");
+    let start = at("--start-at");
+    assert_eq!(start.len(), 1, "{args:?}");
+    assert_eq!(args[start[0] + 1], START);
+    assert_eq!(args[at("--json")[0] + 1], "/results/agent-$(JOB_COMPLETION_INDEX).partial.json");
+    // $(JOB_COMPLETION_INDEX) is expanded from the container's own environment.
+    assert_eq!(agent["env"][0]["name"], "JOB_COMPLETION_INDEX");
+
+    // The collector waits for the four published documents and merges them, on the same run directory.
+    let collector = pod(&docs, "hakaru-merge");
+    let merge = strings(&collector["initContainers"][1]["args"]);
+    let expected: Vec<String> = (0..4).map(|i| format!("/results/agent-{i}.json")).collect();
+    assert_eq!(merge[0], "merge");
+    assert_eq!(merge[1..5], expected.iter().map(String::as_str).collect::<Vec<_>>()[..]);
+    assert_eq!(merge[5..], ["-o", "/results/merged.json"]);
+    assert_eq!(collector["initContainers"][1]["image"], "registry.example/hakaru:0.1.0");
+    assert_eq!(collector["volumes"][0]["persistentVolumeClaim"]["claimName"], "hakaru-results");
+    assert_eq!(
+        spec["initContainers"][0]["volumeMounts"][0]["subPath"],
+        collector["containers"][0]["volumeMounts"][0]["subPath"]
+    );
+    let claim = docs.iter().find(|d| d["kind"] == "PersistentVolumeClaim").unwrap();
+    assert_eq!(strings(&claim["spec"]["accessModes"]), ["ReadWriteMany"]);
+}
+
+/// The helper containers' shell scripts do what they say, run here by sh in a directory standing for /results.
+#[test]
+fn the_agent_publishes_its_document_and_the_collector_waits_for_all_of_them() {
+    let docs = documents(&manifests(&["--agents", "2", "--", "run", "http://web/"]));
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().to_str().unwrap();
+    let script = |c: &Value| strings(&c["command"])[2].replace("/results", results);
+    let sh = |script: &str, index: &str| {
+        Command::new("sh").args(["-c", script]).env("JOB_COMPLETION_INDEX", index).output().expect("sh runs")
+    };
+    let publish = script(&pod(&docs, "hakaru")["containers"][0]);
+    let wait = script(&pod(&docs, "hakaru-merge")["initContainers"][0]);
+    std::fs::write(dir.path().join("agent-0.partial.json"), "{}\n").unwrap();
+    assert!(sh(&publish, "0").status.success());
+    assert!(dir.path().join("agent-0.json").exists() && !dir.path().join("agent-0.partial.json").exists());
+    // Agent 1 has not published: the collector is still waiting after a second.
+    let mut waiting = Command::new("sh").args(["-c", &wait]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(waiting.try_wait().unwrap().is_none(), "the collector went on with one document of two");
+    std::fs::write(dir.path().join("agent-1.partial.json"), "{}\n").unwrap();
+    assert!(sh(&publish, "1").status.success());
+    let deadline = SystemTime::now() + Duration::from_secs(15);
+    while waiting.try_wait().unwrap().is_none() {
+        assert!(SystemTime::now() < deadline, "the collector did not see both documents");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(waiting.wait().unwrap().success());
+}
+
+#[test]
+fn the_stdout_mode_prints_each_document_between_marker_lines() {
+    let docs = documents(&manifests(&["--agents", "2", "--results-volume", "stdout", "--", "run", "http://web/"]));
+    assert_eq!(docs.len(), 1, "no claim and no collector");
+    let spec = pod(&docs, "hakaru");
+    assert!(spec["volumes"][0]["emptyDir"].is_object());
+    let dir = tempfile::tempdir().unwrap();
+    let script = strings(&spec["containers"][0]["command"])[2].replace("/results", dir.path().to_str().unwrap());
+    std::fs::write(dir.path().join("agent-1.partial.json"), "{\"steps\": []}\n").unwrap();
+    let out = Command::new("sh").args(["-c", &script]).env("JOB_COMPLETION_INDEX", "1").output().unwrap();
+    let log = String::from_utf8(out.stdout).unwrap();
+    let inner: Vec<&str> = log
+        .lines()
+        .skip_while(|l| *l != hakaru::k8s::RESULT_BEGIN)
+        .skip(1)
+        .take_while(|l| *l != hakaru::k8s::RESULT_END)
+        .collect();
+    assert_eq!(serde_json::from_str::<Value>(&inner.join("\n")).unwrap(), serde_json::json!({"steps": []}));
+}
+
+#[test]
+fn the_start_is_the_time_of_printing_plus_start_in() {
+    let before = SystemTime::now();
+    let out = hakaru(&["k8s", "job", "--agents", "1", "--image", "i", "--start-in", "2m", "--", "run", "http://web/"]);
+    assert!(out.status.success());
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    let line = yaml.lines().skip_while(|l| l.trim() != "- --start-at").nth(1).unwrap();
+    let start = humantime::parse_rfc3339(line.trim().trim_start_matches("- ").trim_matches('"')).unwrap();
+    let ahead = start.duration_since(before).unwrap();
+    assert!(ahead >= Duration::from_secs(119) && ahead <= Duration::from_secs(130), "{ahead:?}");
+}
+
+/// Bad input: exit 2, one line on stderr naming what is wrong, nothing on stdout (no half a stream to apply).
+fn assert_refused(args: &[&str], says: &str) {
+    let out = hakaru(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(says), "{stderr}");
+    assert!(out.stdout.is_empty(), "printed YAML anyway");
+}
+
+#[test]
+fn a_typo_in_the_agents_command_is_refused_with_exit_2_and_one_line() {
+    let base = ["k8s", "job", "--agents", "3", "--image", "i", "--"];
+    let with = |tail: &[&'static str]| base.iter().chain(tail).copied().collect::<Vec<&str>>();
+    assert_refused(&with(&["run", "--conections", "3", "http://web/"]), "'--conections'");
+    assert_refused(&with(&["run", "--conections", "3", "http://web/"]), "'--connections'");
+    assert_refused(&with(&["rnu", "http://web/"]), "'rnu'");
+    assert_refused(&with(&["kv", "-c", "many", "redis://r:6379"]), "'many'");
+    assert_refused(&with(&["serve"]), "give run, sweep or kv");
+    assert_refused(&with(&["run", "--json", "x.json", "http://web/"]), "sets --json");
+    assert_refused(&with(&["run", "--segment=1/3", "http://web/"]), "sets --segment");
+}
+
+#[test]
+fn bad_job_flags_are_refused_naming_the_flag() {
+    let job = |extra: &[&'static str]| {
+        let mut a = vec!["k8s", "job", "--image", "i"];
+        a.extend_from_slice(extra);
+        a.extend(["--", "run", "http://web/"]);
+        a
+    };
+    assert_refused(&job(&["--agents", "0"]), "--agents 0");
+    assert_refused(&job(&["--agents", "2", "--name", "Load_Test"]), "--name 'Load_Test'");
+    assert_refused(&job(&["--agents", "2", "--memory", "lots"]), "--memory 'lots'");
+    assert_refused(&job(&["--agents", "2", "--start-at", "soon"]), "--start-at 'soon'");
+    assert_refused(&job(&["--agents", "2", "--start-in", "5 fortnights"]), "--start-in");
+}
+
+#[test]
+fn the_manifests_match_the_golden_file() {
+    let yaml = manifests(&[
+        "--agents",
+        "3",
+        "--cpu",
+        "2",
+        "--",
+        "run",
+        "-c",
+        "60",
+        "--rate",
+        "3000",
+        "-d",
+        "60s",
+        "http://web/",
+    ]);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/k8s_job.yaml");
+    if std::env::var_os("HAKARU_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &yaml).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run with HAKARU_UPDATE_GOLDEN=1", path.display()));
+    assert_eq!(yaml, expected, "differs from {}", path.display());
+}
