@@ -71,3 +71,20 @@ fn a_soft_limit_below_the_hard_one_is_raised_so_every_connection_opens() {
     assert_eq!(out.status_count("200"), 2000);
     assert_eq!(step["connections"]["max_open"], 200, "{}", step["connections"]);
 }
+
+#[test]
+fn pipelined_clients_without_a_descriptor_back_off_and_the_run_ends_on_time() {
+    // Found in review: a pipelined batch whose connect failed at once went round again without waiting.
+    let r = common::redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let started = Instant::now();
+    let out = hakaru_with(
+        &["kv", "-q", "-t", "1", "-c", "60", "--pipeline", "4", "-d", "2s", "--keys", "10", &url],
+        Duration::from_secs(30),
+        |cmd| nofile(cmd, 40, 40),
+    );
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "killed after {took:?} or failed; stderr: {}", out.stderr);
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    assert!(out.stdout.contains("fd_limit"), "{}", out.stdout);
+}

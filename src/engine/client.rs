@@ -62,15 +62,16 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut source = plan.workload.as_ref().map(|w| w.client(plan.client_offset + id, plan.all_clients, plan.seed));
     decoder.keep_values(source.as_ref().is_some_and(Source::keeps_values));
     if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
-        let mut carry = Vec::new();
-        while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut carry, id).await {}
+        let mut state = Batches { id, carry: Vec::new(), backoff: Backoff::default() };
+        while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut state).await {}
         for slot in &mut conns {
             close(&ctx, &mut slot.conn);
         }
         return;
     }
-    // The intended send time of an op whose second half (read-modify-write's write) comes next: one figure for both.
-    let mut chained: Option<Instant> = None;
+    // The intended and actual send times of an op whose second half (read-modify-write's write) comes next: one
+    // figure for both.
+    let mut chained: Option<(Instant, Instant)> = None;
     let mut ready = Instant::now();
     loop {
         if ctx.shared.halt.load(Ordering::Relaxed) {
@@ -83,8 +84,9 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         if !second_half && !ctx.take_ticket() {
             break;
         }
+        let first_sent = chained.map(|(_, sent)| sent);
         let intended = match chained.take() {
-            Some(first) => first,
+            Some((first, _)) => first,
             None => ctx.intended_send_time(ready).await,
         };
         if ctx.stopped.get() {
@@ -131,14 +133,23 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             (Some(s), Some(op), Ok((answer, _))) => s.observe(op, reply(*answer, &decoder)),
             _ => Verdict::Pass,
         };
-        if !failed
+        if let (Some(s), Ok((_, sent))) = (source.as_mut(), &result)
             && matches!(verdict, Verdict::Pass | Verdict::Expected)
-            && source.as_ref().is_some_and(Source::continues)
+            && s.continues()
         {
-            chained = Some(intended);
+            chained = Some((intended, first_sent.unwrap_or(*sent)));
             ready = end;
             continue;
         }
+        if let Some(s) = source.as_mut() {
+            // A first half that failed has no second: the figure is the first's.
+            s.drop_second_half();
+        }
+        // A second half's figure runs from its first half's send.
+        let result = match (result, first_sent) {
+            (Ok((answer, _)), Some(sent)) => Ok((answer, sent)),
+            (other, _) => other,
+        };
         if matches!(verdict, Verdict::Wrong(_)) && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong()) {
             ctx.shared.halt.store(true, Ordering::Relaxed);
         }
@@ -359,6 +370,15 @@ fn reply(answer: Answer, decoder: &AnyDecoder) -> Reply<'_> {
     Reply { answer, value: decoder.value(), ends: decoder.ends(), cas: decoder.cas() }
 }
 
+/// What a pipelined client keeps from one batch to the next.
+struct Batches {
+    /// The client's number, which picks its server.
+    id: usize,
+    /// Bytes read past a reply: the next reply's start.
+    carry: Vec<u8>,
+    backoff: Backoff,
+}
+
 /// One pipelined batch of a workload's client (`--pipeline P`): up to P ops, written in one go on the client's
 /// connection, their replies read in order. Each op's latency runs from the batch's write to its own reply
 /// (redis-benchmark instead gives every reply of a batch the time of the first). A failure fails the ops still
@@ -369,9 +389,10 @@ async fn run_batch(
     source: &mut Source,
     decoder: &mut AnyDecoder,
     mut timer: Pin<&mut Sleep>,
-    carry: &mut Vec<u8>,
-    id: usize,
+    state: &mut Batches,
 ) -> bool {
+    let Batches { id, carry, backoff } = state;
+    let id = *id;
     let plan = &ctx.shared.plan;
     let mut ops = Vec::with_capacity(plan.pipeline);
     let mut more = true;
@@ -397,10 +418,15 @@ async fn run_batch(
     ctx.metrics.borrow_mut().sent += ops.len() as u64;
     let spec = &plan.requests[ops[0].spec];
     let endpoint = spec.endpoints[id % spec.endpoints.len()];
+    let mut failure = conns[endpoint].stray.take().map(|what| Failure::new(ErrorKind::Unsolicited, what));
     let slot = &mut conns[endpoint].conn;
-    let mut failure = None;
     let mut sent = ready;
-    match open(ctx, slot, endpoint).await {
+    let opened = match failure.take() {
+        Some(f) => Err(f),
+        None => open(ctx, slot, endpoint).await,
+    };
+    let mut keep_alive = true;
+    match opened {
         Ok(fresh) => {
             if fresh {
                 sent = Instant::now();
@@ -449,6 +475,7 @@ async fn run_batch(
                 {
                     ctx.shared.halt.store(true, Ordering::Relaxed);
                 }
+                keep_alive &= answer.keep_alive;
                 ctx.record(op.spec, Ok((answer, sent)), ready, ready, end, verdict);
             }
             Err(f) => {
@@ -459,10 +486,26 @@ async fn run_batch(
         }
     }
     if failure.is_none() && !carry.is_empty() {
-        // Bytes after the batch's last reply answer nothing: the connection cannot carry the next batch.
+        // Bytes after the batch's last reply answer nothing: the connection cannot carry the next batch, whose
+        // first request fails with them (as a lone request's does).
         let what = format!("bytes after the reply: {}", String::from_utf8_lossy(&carry[..carry.len().min(64)]));
         conns[endpoint].stray = Some(what);
         close(ctx, &mut conns[endpoint].conn);
+    } else if !keep_alive {
+        // The server said it closes (memcached after a SERVER_ERROR): the next batch opens a new connection.
+        close(ctx, &mut conns[endpoint].conn);
+        ctx.metrics.borrow_mut().reconnects += 1;
+    }
+    // A failure that came back at once (no descriptor, a refused connect) must not spin: back off as a lone
+    // request does, or at least let the thread's deadline and stop signal run.
+    let result: Result<(Answer, Instant), Failure> = match &failure {
+        Some(f) => Err(f.clone()),
+        None => Ok((Answer { status: 0, keep_alive }, sent)),
+    };
+    match backoff.after(&result) {
+        Some(pause) => tokio::time::sleep(pause).await,
+        None if failure.is_some() => tokio::task::yield_now().await,
+        None => {}
     }
     more
 }

@@ -354,6 +354,12 @@ impl KvPlan {
         let mut kyoto = false;
         let mut sweep = None;
         let scale = super::segment::Scale::from_args(&a.load.scale)?;
+        if workload_name != "mix" && warmup.is_some() {
+            return Err(UsageError::new(format!(
+                "--warmup with --workload {workload_name}: its phases change the data (a warm-up would append twice, or \
+                 move a --verify model); warm the server with a mix run first"
+            )));
+        }
         if workload_name != "mix" && (a.clients.is_some() || a.rates.is_some()) {
             return Err(UsageError::new(format!(
                 "--workload {workload_name}: --clients and --rates sweep a mix; run {workload_name} with -c or --rate"
@@ -424,11 +430,16 @@ impl KvPlan {
                         rnum: a.rnum,
                         rnd: a.rnd,
                         etc: a.etc,
-                        check_walk: scale.segment.is_none(),
+                        // Agents set their keys apart, each in its own time, and a walk visits one server.
+                        check_walk: scale.segment.is_none() && endpoints.len() == 1,
                         key_prefix: a.key_prefix.clone(),
                     };
                     let name = phase.name().to_string();
-                    let set = set_for(Workload::Order(order), vec![name.clone()], format!("order {name}"));
+                    let mut set = set_for(Workload::Order(order), vec![name.clone()], format!("order {name}"));
+                    if phase == Phase::Walk {
+                        // Each SCAN needs the cursor the last one answered: the walk is never pipelined.
+                        set.pipeline = 1;
+                    }
                     let clients = a.load.connections.max(1) as u64;
                     steps.push((name, per_client(step(&set, &exactly(a.rnum.saturating_mul(clients)))?, a.rnum)));
                 }

@@ -85,6 +85,9 @@ pub struct MemcacheDecoder {
     cas: Option<u64>,
     /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
     unread: usize,
+    /// The reply was a SERVER_ERROR, after which memcached may close the connection (ERROR and CLIENT_ERROR
+    /// leave it open).
+    server_error: bool,
 }
 
 impl Default for MemcacheDecoder {
@@ -100,6 +103,7 @@ impl Default for MemcacheDecoder {
             value: Vec::new(),
             cas: None,
             unread: 0,
+            server_error: false,
         }
     }
 }
@@ -150,7 +154,11 @@ impl MemcacheDecoder {
             "END" | "NOT_FOUND" => STATUS_MISS,
             "STORED" | "DELETED" | "TOUCHED" | "OK" => STATUS_VALUE,
             "NOT_STORED" | "EXISTS" => STATUS_NOT_STORED,
-            "ERROR" | "CLIENT_ERROR" | "SERVER_ERROR" => STATUS_ERROR,
+            "ERROR" | "CLIENT_ERROR" => STATUS_ERROR,
+            "SERVER_ERROR" => {
+                self.server_error = true;
+                STATUS_ERROR
+            }
             n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && self.items == 0 => {
                 if self.keep {
                     self.value.extend_from_slice(n.as_bytes());
@@ -174,6 +182,7 @@ impl ResponseDecoder for MemcacheDecoder {
         self.value.clear();
         self.cas = None;
         self.unread = 0;
+        self.server_error = false;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -202,8 +211,8 @@ impl ResponseDecoder for MemcacheDecoder {
             self.stray = Some(format!("bytes after the reply: {}", quote(data)));
         }
         self.unread = data.len();
-        // memcached closes the connection after some SERVER_ERRORs: do not reuse it after an error.
-        Ok(Some(Answer { status: self.status, keep_alive: self.status != STATUS_ERROR }))
+        // memcached closes the connection after some SERVER_ERRORs: do not reuse it after one.
+        Ok(Some(Answer { status: self.status, keep_alive: !self.server_error }))
     }
 
     fn stray(&self) -> Option<&str> {
@@ -261,6 +270,9 @@ mod tests {
         assert_eq!(decode(b"42\r\n").status, STATUS_VALUE);
         let e = decode(b"SERVER_ERROR out of memory storing object\r\n");
         assert_eq!((e.status, e.keep_alive), (STATUS_ERROR, false));
+        // A non-numeric incr leaves the connection open.
+        let e = decode(b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+        assert_eq!((e.status, e.keep_alive), (STATUS_ERROR, true));
     }
 
     #[test]

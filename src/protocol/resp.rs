@@ -111,9 +111,14 @@ impl RespDecoder {
         &self.ends
     }
 
-    /// One element ended: close the arrays it completes; the reply is done when none is open.
+    /// One element ended: close the arrays it completes; the reply is done when none is open. A kept leaf
+    /// (`leaf`: not an empty or nil array) marks where its data ends.
     fn element_done(&mut self) {
-        if self.keep {
+        self.element_ended(true);
+    }
+
+    fn element_ended(&mut self, leaf: bool) {
+        if self.keep && leaf {
             self.ends.push(self.value.len());
         }
         while let Some(left) = self.open.last_mut() {
@@ -177,10 +182,11 @@ impl RespDecoder {
             b'*' => {
                 let n = number()?;
                 if top {
-                    self.status = if n == -1 { STATUS_MISS } else { STATUS_VALUE };
+                    // Nothing in it is nothing found: an empty array (HGETALL of a missing hash) is a miss too.
+                    self.status = if n <= 0 { STATUS_MISS } else { STATUS_VALUE };
                 }
                 match n {
-                    -1 | 0 => self.element_done(),
+                    -1 | 0 => self.element_ended(false),
                     1.. if self.open.len() < MAX_DEPTH => {
                         self.open.push(n as u64);
                         self.state = State::Type;

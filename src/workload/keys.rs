@@ -69,6 +69,17 @@ impl Zipfian {
         ((self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64).min(self.n - 1)
     }
 
+    /// YCSB's ScrambledZipfianGenerator: zipfian over 10^10 items, whose zeta YCSB gives as a constant (a sum of
+    /// 10^10 terms is not computed at each start); the item is then hashed onto the records, so every record can
+    /// be drawn and the popular ones are spread over the key space.
+    pub fn scrambled() -> Zipfian {
+        const ITEMS: u64 = 10_000_000_000;
+        const ZETAN: f64 = 26.469_028_201_783_02;
+        let zeta2 = 1.0 + 0.5f64.powf(ZIPF_THETA);
+        let eta = (1.0 - (2.0 / ITEMS as f64).powf(1.0 - ZIPF_THETA)) / (1.0 - zeta2 / ZETAN);
+        Zipfian { n: ITEMS, theta: ZIPF_THETA, alpha: 1.0 / (1.0 - ZIPF_THETA), zetan: ZETAN, eta }
+    }
+
     /// The probability that [`sample`](Self::sample) draws item `i`: exactly Zipf's for items 0 and 1, and
     /// close to it after (Gray's method approximates the middle ranks: item 2 comes about 15 % more often than
     /// Zipf's law says, as in YCSB).

@@ -202,6 +202,15 @@ impl Source {
         }
     }
 
+    /// The first half of a two-part op failed: its second half is not sent.
+    pub fn drop_second_half(&mut self) {
+        match self {
+            Source::Wicked(c) => c.drop_second_half(),
+            Source::Ycsb(c) => c.drop_second_half(),
+            Source::Commands(_) | Source::Order(_) => {}
+        }
+    }
+
     /// The next op is part of the last one (YCSB's read-modify-write, memcached's gets then cas): one figure for
     /// both, from the first one's intended send time to the second one's answer.
     pub fn continues(&self) -> bool {

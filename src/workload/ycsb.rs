@@ -90,7 +90,10 @@ pub struct Ycsb {
     pub letter: Letter,
     pub phase: YcsbPhase,
     pub records: u64,
+    /// Workload D's latest: zipfian over the records, counted back from the newest.
     zipf: Zipfian,
+    /// The other workloads' zipfian: over 10^10 items, hashed onto the records (YCSB's scrambled zipfian).
+    scrambled: Zipfian,
     /// The next record number to insert (load: from 0; run: from `records`, for D and E's inserts), and the step
     /// between numbers: agents of a scaled-out run take every n-th number, so no two insert the same record.
     next_insert: AtomicU64,
@@ -119,6 +122,7 @@ impl Ycsb {
             phase,
             records,
             zipf: Zipfian::new(records, ZIPF_THETA),
+            scrambled: Zipfian::scrambled(),
             next_insert: AtomicU64::new(first),
             stride,
             field_value: (0..FIELD_LENGTH).map(|i| b'a' + (i % 26) as u8).collect(),
@@ -131,7 +135,8 @@ impl Ycsb {
 
     fn key(n: u64) -> Vec<u8> {
         let mut k = b"user".to_vec();
-        let _ = write!(k, "{}", fnv64(n) & (i64::MAX as u64));
+        // YCSB's Utils.hash: FNV-64 as a Java long, made positive with Math.abs.
+        let _ = write!(k, "{}", (fnv64(n) as i64).wrapping_abs());
         k
     }
 
@@ -208,7 +213,7 @@ impl Client {
             inserted.saturating_sub(1).saturating_sub(back)
         } else {
             // zipfian, scrambled over the records so popular keys are spread (ScrambledZipfianGenerator).
-            fnv64(y.zipf.sample(&mut self.rng)) % y.records.max(1)
+            fnv64(y.scrambled.sample(&mut self.rng)) % y.records.max(1)
         }
     }
 
@@ -277,5 +282,9 @@ impl Client {
 
     pub fn continues(&self) -> bool {
         self.rmw_update.is_some()
+    }
+
+    pub fn drop_second_half(&mut self) {
+        self.rmw_update = None;
     }
 }
