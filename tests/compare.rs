@@ -199,7 +199,7 @@ fn bad_inputs_are_one_line_and_exit_2() {
     std::fs::write(&broken, "{\"schema\": 1,\n  oops}").unwrap();
     let broken = broken.to_str().unwrap();
     let cases: [(&[&str], &str); 6] = [
-        (&["no-such.json", broken], "history IDs and labels are not supported by compare yet"),
+        (&["no-such.json", broken], "compare 'no-such.json': no such file"),
         (&[broken, broken], "line 1 column"),
         (&[broken], "one input"),
         (&["a.json", "b.json", "--fail-if", "p99 > 1.1"], "--fail-if 'p99 > 1.1'"),
@@ -214,4 +214,33 @@ fn bad_inputs_are_one_line_and_exit_2() {
         assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
     }
+}
+
+#[test]
+fn history_references_are_compared_reported_and_charted() {
+    // Two labelled results kept in one history database, then named by label instead of by file.
+    let target = common::target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let db = db.to_str().unwrap();
+    for (label, delay) in [("side=fast", "5ms"), ("side=slow", "10ms")] {
+        let url = format!("http://{}/?delay={delay}", target.addr());
+        let args = ["run", "-q", "-c", "1", "-d", "500ms", "--runs", "3", "--run-interval", "50ms", "--db", db];
+        let mut all = args.to_vec();
+        all.extend(["--label", label, &url]);
+        let out = common::hakaru(&all);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let (out, doc) = compare(&["--db", db, "side=fast", "side=slow"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(cell(&doc, "p50")["verdict"], "slower", "{}", out.stdout);
+    let html = dir.path().join("r.html");
+    let out = common::hakaru(&["report", "--db", db, "side=fast", "last", "-o", html.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(std::fs::metadata(&html).unwrap().len() > 10_000);
+    // A reference that names nothing is one line, exit 2.
+    let out = common::hakaru(&["compare", "--db", db, "side=fast", "side=none"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("compare 'side=none'"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
 }

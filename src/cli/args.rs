@@ -155,9 +155,13 @@ pub struct MergeArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Result JSON files, drnbench CSV files or study directories; each is a line (or lines) in the charts.
+    /// Result JSON files, drnbench CSV files, study directories or history references (42, label=main); each is a
+    /// line (or lines) in the charts.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<String>,
+    /// The history database that IDs and labels are read from (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
     /// The HTML file to write.
     #[arg(short, long, value_name = "FILE", default_value = "report.html")]
     pub output: String,
@@ -168,9 +172,12 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ChartArgs {
-    /// Result JSON files, drnbench CSV files or study directories; one line each.
+    /// Result JSON files, drnbench CSV files, study directories or history references; one line each.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<String>,
+    /// The history database that IDs and labels are read from (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
     /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum.
     #[arg(long, value_name = "qps|p99|mean|spectrum", default_value = "qps")]
     pub metric: String,
@@ -639,8 +646,12 @@ pub struct KvArgs {
 /// `hakaru compare`: results side by side against a baseline.
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Result JSON files, drnbench CSV files (several files of one side joined by commas: a.json,a2.json), or one
-    /// study directory (its targets compared per workload and phase). The first is the baseline.
+    /// The history database that IDs and labels are read from (default as for run).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Result JSON files, drnbench CSV files (several files of one side joined by commas: a.json,a2.json), one
+    /// study directory (its targets compared per workload and phase), or history references (42, label=main).
+    /// The first is the baseline.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<String>,
     /// The input (or study target) to compare the others with, instead of the first.

@@ -32,7 +32,8 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
     let mut sides = Vec::new();
     let mut studies = Vec::new();
     for input in &a.inputs {
-        match load(input)? {
+        let from_history = |reference: &str| super::history::documents(a.db.as_deref(), "compare", reference);
+        match load(input, &from_history)? {
             Loaded::Side(s) => sides.push(s),
             Loaded::Study(groups) => studies.push((input, groups)),
         }

@@ -57,6 +57,26 @@ impl Recorder {
     }
 }
 
+/// The stored result a reference names (`42`, `last`, `label=main`), for `compare`, `report` and `chart`:
+/// `command` names the asker in the message when there is no such result (nor a file of that name).
+pub fn documents(
+    db: Option<&Path>,
+    command: &str,
+    reference: &str,
+) -> Result<Vec<crate::result::ResultDocument>, UsageError> {
+    let db = open_existing(db).map_err(|e| {
+        UsageError::new(format!("{command} '{reference}': no such file, and no history to look it up in ({e})"))
+    })?;
+    let (_, doc) = db.resolve_document(reference).map_err(|e| {
+        UsageError::new(format!(
+            "{command} '{reference}': no such file or history result ({}); give a result file or a reference from \
+             'hakaru history'",
+            e.into_usage()
+        ))
+    })?;
+    Ok(vec![doc])
+}
+
 fn open_existing(db: Option<&Path>) -> Result<Db, UsageError> {
     let path = history::database_path(db)
         .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;

@@ -11,7 +11,7 @@ use crate::report::{Input, Report, html, load_input};
 pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let output = Path::new(&a.output);
     check_writable("-o", output)?;
-    let inputs = load_all(&a.inputs)?;
+    let inputs = load_all(&a.inputs, a.db.as_deref())?;
     let page = html::render(&Report::build(&a.title, &inputs));
     write_atomically(output, &page)
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
@@ -20,10 +20,17 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
 }
 
 /// Every input read, in the order given; the first bad one is reported.
-pub(super) fn load_all(args: &[String]) -> Result<Vec<Input>, UsageError> {
+pub(super) fn load_all(args: &[String], db: Option<&std::path::Path>) -> Result<Vec<Input>, UsageError> {
     let mut inputs = Vec::new();
     for arg in args {
-        inputs.extend(load_input(arg)?);
+        if std::path::Path::new(arg).exists() {
+            inputs.extend(load_input(arg)?);
+        } else {
+            // Not a file: a history reference (42, label=main).
+            for doc in super::history::documents(db, "input", arg)? {
+                inputs.push(crate::report::input_from_document(arg, doc));
+            }
+        }
     }
     if inputs.is_empty() {
         return Err(UsageError::new(

@@ -1,6 +1,7 @@
 //! What `compare` reads: result documents (JSON), drnbench CSV files (hakaru's `sweep -o` layout) and study
 //! directories (`study.json` and one result document per case), turned into sides of runs per load point.
-//! History IDs and labels come through [`history_documents`], which is not wired yet.
+//! History IDs and labels come through the resolver the command gives [`load`] (the history is the commands'
+//! to open).
 
 use std::path::Path;
 
@@ -20,7 +21,10 @@ pub enum Loaded {
 
 /// Reads one input: `FILE[,FILE...]` (result JSON or drnbench CSV, their runs pooled as one side), a study
 /// directory, or else a history reference.
-pub fn load(input: &str) -> Result<Loaded, UsageError> {
+pub fn load(
+    input: &str,
+    history: &dyn Fn(&str) -> Result<Vec<ResultDocument>, UsageError>,
+) -> Result<Loaded, UsageError> {
     let path = Path::new(input);
     if path.is_dir() {
         return study(path).map(Loaded::Study);
@@ -34,7 +38,7 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
     if !parts.iter().all(|p| Path::new(p).is_file()) {
         if parts.len() == 1 {
             let mut side = Side::new(input);
-            for doc in history_documents(input)? {
+            for doc in history(input)? {
                 add_document(&mut side, &doc, input);
             }
             return Ok(Loaded::Side(side));
@@ -49,16 +53,6 @@ pub fn load(input: &str) -> Result<Loaded, UsageError> {
         add_file(&mut side, Path::new(p))?;
     }
     Ok(Loaded::Side(side))
-}
-
-/// The seam for history references (an ID or `label=value`): the result documents the history database holds
-/// for it, each a run of one side. Not wired yet: `hakaru history` is being built apart; until then such an
-/// input is refused in one line.
-pub fn history_documents(input: &str) -> Result<Vec<ResultDocument>, UsageError> {
-    Err(UsageError::new(format!(
-        "compare '{input}': no such file or directory; history IDs and labels are not supported by compare yet: \
-         give result JSON files, drnbench CSV files or a study directory"
-    )))
 }
 
 /// Adds the runs of one file (result JSON, or drnbench CSV by its `.csv` name) to `side`.

@@ -57,7 +57,7 @@ pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
     if !path.exists() {
         return Err(UsageError::new(format!(
             "input '{arg}': no such file or directory; give a result JSON file, a drnbench CSV file or a study \
-             directory (history IDs are not read yet)"
+             directory, or a reference the history holds (hakaru history lists them)"
         )));
     }
     let text = std::fs::read_to_string(path)
@@ -95,6 +95,12 @@ fn json_reason(e: &serde_json::Error) -> String {
 }
 
 /// A document's legend name: its one target URL, else (several targets or none) the file stem.
+/// An input from a result document read elsewhere (the history), named by its target or else `origin`.
+pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
+    let label = doc_label(&doc, origin);
+    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }
+}
+
 fn doc_label(doc: &ResultDocument, stem: &str) -> String {
     match doc.settings.targets.as_slice() {
         [one] => one.clone(),
