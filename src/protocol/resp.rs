@@ -25,13 +25,32 @@ const MAX_DEPTH: usize = 32;
 /// Encodes one command: `*<argc>\r\n` then `$<len>\r\n<arg>\r\n` per argument.
 pub fn encode(args: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    header(&mut out, b'*', args.len());
     for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        header(&mut out, b'$', a.len());
         out.extend_from_slice(a);
         out.extend_from_slice(b"\r\n");
     }
     out
+}
+
+/// Appends `*<n>\r\n` or `$<n>\r\n`. Written digit by digit: a workload encodes a command per request, and
+/// `format!` allocated a string for each header (measured: about a fifth of a pipelined run's time).
+pub fn header(out: &mut Vec<u8>, kind: u8, n: usize) {
+    out.push(kind);
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(b"\r\n");
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

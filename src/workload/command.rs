@@ -109,14 +109,21 @@ impl Command {
         };
         match protocol {
             Protocol::Resp => {
-                let mut rendered: Vec<Vec<u8>> = Vec::with_capacity(self.args.len());
+                // Straight into `out`, each argument's length added up from its pieces: no copy per argument.
+                resp::header(out, b'*', self.args.len());
                 for a in &self.args {
-                    let mut v = Vec::new();
-                    render(a, &mut v);
-                    rendered.push(v);
+                    let len = a
+                        .iter()
+                        .map(|p| match p {
+                            Piece::Text(t) => t.len(),
+                            Piece::Key => key.len(),
+                            Piece::Data => data.len(),
+                        })
+                        .sum();
+                    resp::header(out, b'$', len);
+                    render(a, out);
+                    out.extend_from_slice(b"\r\n");
                 }
-                let refs: Vec<&[u8]> = rendered.iter().map(Vec::as_slice).collect();
-                out.extend_from_slice(&resp::encode(&refs));
             }
             Protocol::Memcache if self.storage => {
                 // `set KEY [FLAGS EXPTIME]`, the data's length, then the data block.
