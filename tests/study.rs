@@ -482,3 +482,36 @@ fn the_cache_cold_vs_warm_example_runs_and_shows_the_cold_cache() {
         assert_eq!(misses(&format!("r{r}-api-samekey-cold")), 1.0);
     }
 }
+
+#[test]
+fn thresholds_judge_every_case_and_the_study_writes_its_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 1, "300ms"));
+    let out_dir = tmp.path().join("out");
+    // Every request takes 5 ms or more: a p99 under 1 ms breaks on every case, a p99 under 10 s holds.
+    let out = study(&[
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--threshold",
+        "p99<1ms",
+        "--threshold",
+        "p99<10s",
+    ]);
+    assert_eq!(out.code, 99, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("thresholds, per case"), "{}", out.stdout);
+    let m = manifest(&out_dir);
+    for c in m["cases"].as_array().unwrap() {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join(c["file"].as_str().unwrap())).unwrap()).unwrap();
+        let passes: Vec<bool> =
+            doc["thresholds"].as_array().unwrap().iter().map(|t| t["pass"].as_bool().unwrap()).collect();
+        assert_eq!(passes, [false, true], "{}", doc["thresholds"]);
+    }
+    let report = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(report.contains("fast") && report.contains("slow"), "the report names both targets");
+    // Bad gate text is one line before anything runs.
+    let out = study(&[file.to_str().unwrap(), "-o", tmp.path().join("x").to_str().unwrap(), "--threshold", "p99<"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--threshold"), "{}", out.stderr);
+}

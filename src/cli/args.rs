@@ -684,6 +684,10 @@ pub struct StudyArgs {
     /// Finish the study in this directory: keep the cases whose result is complete, run the others.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
+    /// A gate judged on every case's result, as `run --threshold` judges one: 'p99<50ms', 'errors<1%',
+    /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result and the report are written.
+    #[arg(long = "threshold", value_name = "GATE")]
+    pub thresholds: Vec<String>,
 }
 
 /// `hakaru k8s`: manifests for Kubernetes, printed; hakaru never talks to a cluster.

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::StudyArgs;
 use crate::error::UsageError;
+use crate::export::write_atomically;
 use crate::study::manifest::{CaseStatus, MANIFEST, Manifest};
 use crate::study::runner::{Outcome, RunOptions, run_study};
 use crate::study::summary::{self, complete_document};
@@ -23,6 +24,7 @@ macro_rules! say {
 
 pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let plan = StudyPlan::from_file(&args.file)?;
+    let thresholds = crate::gates::parse_all("--threshold", &args.thresholds)?;
     let resume = args.resume.is_some();
     let dir = match (&args.resume, &args.output) {
         (Some(d), _) | (None, Some(d)) => d.clone(),
@@ -91,11 +93,15 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
     };
     let outcome = run_study(&plan, &opts, interrupt, &mut print_case)?;
     finish(&plan, &outcome, &dir);
+    let broken = judge_cases(&outcome, &dir, &thresholds);
+    write_report(&plan, &dir);
     let failed = outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed).count();
     Ok(if outcome.interrupted {
         ExitCode::from(crate::stop::exit_code())
     } else if failed > 0 {
         ExitCode::from(1)
+    } else if broken {
+        ExitCode::from(crate::gates::EXIT_THRESHOLDS)
     } else {
         ExitCode::SUCCESS
     })
@@ -167,6 +173,52 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
         "\n  {} to run, about {time} of load and pauses{unknown}; starting targets, waiting for them and 'before' commands add to it",
         todo.len()
     );
+}
+
+/// `--threshold`: each finished case's result judged (and its document rewritten with the verdicts), printed per
+/// case; true when one broke.
+fn judge_cases(outcome: &Outcome, dir: &Path, thresholds: &[crate::gates::Threshold]) -> bool {
+    if thresholds.is_empty() {
+        return false;
+    }
+    let mut broken = false;
+    say!("\nthresholds, per case");
+    for c in outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Ok) {
+        let Some(file) = &c.file else { continue };
+        let path = dir.join(file);
+        let Some(mut doc) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<crate::result::ResultDocument>(&t).ok())
+        else {
+            continue;
+        };
+        doc.thresholds = crate::gates::judge(&doc, thresholds);
+        broken |= crate::gates::any_broken(&doc.thresholds);
+        let text = crate::export::text::thresholds_text(&doc.thresholds);
+        say!("{}:{}", c.id, text.trim_end().trim_start_matches('\n').replace("\nthresholds", " thresholds"));
+        if let Err(e) = write_atomically(&path, &crate::export::Exporter::render(&crate::export::json::Json, &doc)) {
+            say!("  ! {}: the verdicts could not be written into it ({e})", path.display());
+        }
+    }
+    broken
+}
+
+/// The study's HTML report (`hakaru report` of its directory), written beside its results.
+fn write_report(plan: &StudyPlan, dir: &Path) {
+    let path = dir.join("report.html");
+    let inputs = match crate::report::load_input(&dir.display().to_string()) {
+        Ok(i) if !i.is_empty() => i,
+        Ok(_) => return,
+        Err(e) => {
+            say!("  ! no report: {e}");
+            return;
+        }
+    };
+    let page = crate::report::html::render(&crate::report::Report::build(&format!("study {}", plan.name), &inputs));
+    match write_atomically(&path, &page) {
+        Ok(()) => say!("report: {}", path.display()),
+        Err(e) => say!("  ! the report could not be written to {} ({e})", path.display()),
+    }
 }
 
 /// The closing summary: the table over repetitions, what failed, where the files are. The study's verdicts
