@@ -65,12 +65,14 @@ pub fn documents(
     reference: &str,
 ) -> Result<Vec<crate::result::ResultDocument>, UsageError> {
     let db = open_existing(db).map_err(|e| {
-        UsageError::new(format!("{command} '{reference}': no such file, and no history to look it up in ({e})"))
+        UsageError::new(format!(
+            "{command} '{reference}': no such file or directory, and no history to look it up in ({e})"
+        ))
     })?;
     let (_, doc) = db.resolve_document(reference).map_err(|e| {
         UsageError::new(format!(
-            "{command} '{reference}': no such file or history result ({}); give a result file or a reference from \
-             'hakaru history'",
+            "{command} '{reference}': no such file or directory, nor a result of the history ({}); give a result \
+             file or a reference from 'hakaru history'",
             e.into_usage()
         ))
     })?;
