@@ -236,3 +236,44 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
         assert_eq!(light, scheme == "light", "{scheme}: the background is {corner:?}");
     }
 }
+
+#[test]
+fn repeated_runs_are_drawn_as_bars_with_intervals_beside_the_verdicts() {
+    // Two targets of the built-in server (2 ms and 8 ms a request), three runs each.
+    let work = tempfile::tempdir().unwrap();
+    let target = hakaru::serve::start(hakaru::serve::ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut files = Vec::new();
+    for delay in ["2ms", "8ms"] {
+        let json = work.path().join(format!("runs-{delay}.json"));
+        let url = format!("http://{}/?delay={delay}", target.addr());
+        let status = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["run", "-q", "--no-history", "-c", "1", "-d", "400ms", "--runs", "3", "--run-interval", "50ms"])
+            .args(["--json", json.to_str().unwrap(), &url])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        files.push(json);
+    }
+    let page = work.path().join("runs.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["report", files[0].to_str().unwrap(), files[1].to_str().unwrap(), "-o", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("\"verdicts\":[{"), "the page carries the verdicts");
+    let (dom, stderr, _) = open_in_chromium(&page, &["--dump-dom"], work.path());
+    assert_eq!(body_attr(&dom, "errors").as_deref(), Some("0"), "{}", console_lines(&stderr).join("\n"));
+    assert!(dom.contains("Repeated runs"), "the section is there");
+    let charts: usize = body_attr(&dom, "charts").unwrap().parse().unwrap();
+    let drawn: usize = body_attr(&dom, "charts-drawn").unwrap().parse().unwrap();
+    assert_eq!(drawn, charts, "every chart drew, the two bar charts of the runs included");
+    // The 8 ms target against the 2 ms one: slower on p99, in the verdict table.
+    assert!(dom.contains("slower"), "a verdict in the table");
+}

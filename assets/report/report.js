@@ -151,12 +151,33 @@
             if (m.label) { ctx.setLineDash([]); ctx.fillStyle = m.color; ctx.font = (11 * devicePixelRatio) + "px sans-serif";
               ctx.fillText(m.label, u.bbox.left + 6, y - 4); }
           }
+          // Repeated runs: a bar to the mean and a whisker over its 95 % interval, in the target's colour.
+          for (const b of spec.bars || []) {
+            const x = u.valToPos(b.x, "x", true);
+            const [y0, ym, ylo, yhi] = [0, b.mean, b.lo, b.hi].map((v) => u.valToPos(v, "y", true));
+            const w = 28 * devicePixelRatio;
+            ctx.fillStyle = b.color; ctx.globalAlpha = 0.35;
+            ctx.fillRect(x - w / 2, ym, w, y0 - ym);
+            ctx.globalAlpha = 1; ctx.strokeStyle = b.color; ctx.lineWidth = 2 * devicePixelRatio; ctx.setLineDash([]);
+            ctx.beginPath();
+            ctx.moveTo(x, ylo); ctx.lineTo(x, yhi);
+            ctx.moveTo(x - w / 4, ylo); ctx.lineTo(x + w / 4, ylo);
+            ctx.moveTo(x - w / 4, yhi); ctx.lineTo(x + w / 4, yhi);
+            ctx.stroke();
+          }
           ctx.restore();
           if (drewLines(u, spec.lines)) drawnCharts.add(c);
           body.dataset.chartsDrawn = String(drawnCharts.size);
         }],
       },
     };
+    // Bars: one place per target, and room for the top of every interval.
+    if (spec.bars && spec.bars.length) {
+      const top = Math.max(...spec.bars.map((b) => b.hi));
+      opts.scales.x = { time: false, range: () => [0.5, spec.bars.length + 0.5] };
+      opts.scales.y = { range: () => [0, top > 0 ? top * 1.1 : 1] };
+      opts.axes[0].splits = () => spec.bars.map((b) => b.x);
+    }
     // The objective line must fit on the latency axis even when every step stayed under it.
     if (spec.hlines && spec.hlines.length) {
       const top = Math.max(...spec.hlines.map((h) => h.y));
@@ -280,6 +301,27 @@
         ...names.map((n) => num(p.probes[n], 3))])));
     }
   }
+  function repeatedRuns() {
+    const list = series.filter((s) => s.runs);
+    if (!list.length) return;
+    const sec = section("Repeated runs", "Each target's mean over its complete runs (--runs), the whisker its 95 % " +
+      "confidence interval (Student's t; the runs' range below two runs). Verdicts: each target against the first, " +
+      "Welch's test on the run values and Fieller's interval of the ratio, as hakaru compare gives them.");
+    const names = (u, vals) => vals.map((v) => (list[v - 1] ? list[v - 1].name : ""));
+    for (const [key, title, unit] of [["ok_per_s", "Successes per second", "ok/s"], ["p99_ms", "p99 latency", "p99 (ms)"]]) {
+      addChart(sec, { title: title + " over repeated runs", xLabel: "target", yLabel: unit, xValues: names,
+        xLegend: (u, v) => (list[v - 1] ? list[v - 1].name : "–"),
+        lines: list.map((s, i) => ({ name: s.name + " (" + s.runs.n + " runs)", color: s.color, xs: [i + 1],
+          ys: [s.runs[key].mean] })),
+        bars: list.map((s, i) => Object.assign({ x: i + 1, color: s.color }, s.runs[key])) });
+    }
+    if (data.verdicts.length) {
+      sec.append(table(["target", { text: "against" }, { text: "figure" }, "ratio", { text: "95 % interval" }, "p",
+        { text: "verdict" }], data.verdicts.map((v) => [v.target, { text: v.baseline }, { text: v.metric },
+        num(v.ratio, 3), { text: v.interval ? num(v.interval[0], 3) + " – " + num(v.interval[1], 3) : "–" },
+        v.p === null ? "–" : num(v.p, 4), { text: v.verdict }])));
+    }
+  }
   function mix() {
     const sec = section("Status and failure mix", "Answers by status and requests that ended with an error, every " +
       "step together (status 0 = timeout, as drnbench counts it).");
@@ -309,6 +351,7 @@
   spectrum();
   overTime();
   monitors();
+  repeatedRuns();
   mix();
   warnings();
   drawAll();

@@ -86,7 +86,13 @@ mod tests {
 
     #[test]
     fn the_page_loads_nothing_from_outside() {
-        let report = Report { title: "t <b>".into(), generator: "hakaru".into(), series: vec![], notes: vec![] };
+        let report = Report {
+            title: "t <b>".into(),
+            generator: "hakaru".into(),
+            series: vec![],
+            notes: vec![],
+            verdicts: vec![],
+        };
         let page = render(&report);
         assert!(page.contains("<title>t &lt;b&gt;</title>"));
         for needle in ["<script src", "<link", "@import", "url(http", "@font-face"] {

@@ -287,6 +287,8 @@ pub struct Report {
     pub series: Vec<Series>,
     /// What the reader should know about the inputs (e.g. histograms that could not be read).
     pub notes: Vec<String>,
+    /// Every target with repeated runs against the first one, as `hakaru compare` judges them.
+    pub verdicts: Vec<VerdictRow>,
 }
 
 /// One input's figures: its steps as points, and what its analysis found.
@@ -315,6 +317,44 @@ pub struct Series {
     pub errors: BTreeMap<String, u64>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
+    /// Repeated runs (`--runs`): the mean of each figure over the complete runs and its 95 % interval.
+    pub runs: Option<RunsView>,
+}
+
+/// A result of repeated runs, for the bars with intervals.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunsView {
+    pub n: usize,
+    pub ok_per_s: Bar,
+    pub p99_ms: Bar,
+    /// The per-run values, for the verdicts.
+    #[serde(skip)]
+    values: (Vec<f64>, Vec<f64>),
+}
+
+/// A mean and its 95 % confidence interval (the runs' range when there are too few for one).
+#[derive(Clone, Debug, Serialize)]
+pub struct Bar {
+    pub mean: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// A target against the first one with repeated runs, on one figure.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerdictRow {
+    pub target: String,
+    pub baseline: String,
+    /// `ok/s` or `p99`.
+    pub metric: String,
+    /// The target's mean over the baseline's.
+    pub ratio: f64,
+    /// Fieller's 95 % interval of the ratio; null when unbounded or too few runs.
+    pub interval: Option<[f64; 2]>,
+    /// Welch's two-sided p-value; null with too few runs.
+    pub p: Option<f64>,
+    /// `faster`, `slower`, `no significant difference` or `too few runs to tell`.
+    pub verdict: String,
 }
 
 /// One step.
@@ -372,8 +412,74 @@ impl Report {
                 s.name = format!("{} ({})", s.name, file.unwrap_or_else(|| input.origin.clone()));
             }
         }
-        Report { title: title.into(), generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")), series, notes }
+        let verdicts = verdicts(&series);
+        Report {
+            title: title.into(),
+            generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")),
+            series,
+            notes,
+            verdicts,
+        }
     }
+}
+
+/// Each later target with repeated runs against the first: the ratio of the means, Fieller's interval and
+/// Welch's test on the run values (`crate::stats`), as `hakaru compare` gives them.
+fn verdicts(series: &[Series]) -> Vec<VerdictRow> {
+    let with_runs: Vec<(&Series, &RunsView)> = series.iter().filter_map(|s| s.runs.as_ref().map(|r| (s, r))).collect();
+    let Some((base, base_runs)) = with_runs.first() else { return Vec::new() };
+    let mut rows = Vec::new();
+    for (s, r) in with_runs.iter().skip(1) {
+        for (metric, a, b, higher_better) in
+            [("ok/s", &base_runs.values.0, &r.values.0, true), ("p99", &base_runs.values.1, &r.values.1, false)]
+        {
+            let ci = crate::stats::ratio_ci(a, b, 0.95);
+            let ratio = crate::stats::mean(b) / crate::stats::mean(a).max(f64::MIN_POSITIVE);
+            let verdict = match ci.and_then(|c| c.interval) {
+                None => "too few runs to tell",
+                Some((lo, _)) if lo > 1.0 => {
+                    if higher_better {
+                        "faster"
+                    } else {
+                        "slower"
+                    }
+                }
+                Some((lo, hi)) if hi < 1.0 && lo <= hi => {
+                    if higher_better {
+                        "slower"
+                    } else {
+                        "faster"
+                    }
+                }
+                Some(_) => "no significant difference",
+            };
+            rows.push(VerdictRow {
+                target: s.name.clone(),
+                baseline: base.name.clone(),
+                metric: metric.into(),
+                ratio,
+                interval: ci.and_then(|c| c.interval).map(|(lo, hi)| [lo, hi]),
+                p: ci.map(|c| c.welch.p),
+                verdict: verdict.into(),
+            });
+        }
+    }
+    rows
+}
+
+/// The runs of a document with `--runs`, as bars.
+fn runs_view(doc: &ResultDocument) -> Option<RunsView> {
+    let r = doc.runs.as_ref()?;
+    let bar = |s: &crate::result::Spread, scale: f64| {
+        let (lo, hi) = s.ci95.map_or((s.min, s.max), |c| (c[0], c[1]));
+        Bar { mean: s.mean * scale, lo: lo * scale, hi: hi * scale }
+    };
+    Some(RunsView {
+        n: r.ok_per_s.values.len(),
+        ok_per_s: bar(&r.ok_per_s, 1.0),
+        p99_ms: bar(&r.p99_us, 0.001),
+        values: (r.ok_per_s.values.clone(), r.p99_us.values.iter().map(|v| v / 1000.0).collect()),
+    })
 }
 
 fn ms(us: f64) -> f64 {
@@ -440,6 +546,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         errors: BTreeMap::new(),
         warnings: vec!["drnbench's CSV has no percentiles: only the mean latency is drawn".into()],
         interrupted: false,
+        runs: None,
     }
 }
 
@@ -503,6 +610,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         errors,
         warnings: doc.warnings.clone(),
         interrupted: doc.interrupted,
+        runs: runs_view(doc),
     }
 }
 
