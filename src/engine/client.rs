@@ -89,7 +89,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             Some((first, _)) => first,
             None => ctx.intended_send_time(ready).await,
         };
-        if ctx.stopped.get() {
+        if ctx.stopped.get() || ctx.deadline.is_some_and(|d| intended >= d) {
             break;
         }
         // Made only now that it will be sent: making an op moves a workload's model of its keys.

@@ -93,6 +93,8 @@ struct ThreadCtx {
     /// Global client ids are `thread + k * threads`, so round-robin positions differ across threads.
     thread_index: usize,
     threads: usize,
+    /// When a timed step ends: a slot due then or later belongs to no step (the step is `[start, deadline)`).
+    deadline: Option<Instant>,
 }
 
 impl ThreadCtx {
@@ -530,6 +532,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 clients_done: tokio::sync::Notify::new(),
                 thread_index: i,
                 threads,
+                deadline,
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()
