@@ -108,11 +108,11 @@ fn the_manifests_validate_against_the_kubernetes_schemas_in_strict_mode() {
         "--",
         "sweep",
         "--start-clients",
-        "1",
+        "10",
         "--end-clients",
-        "8",
+        "50",
         "--step",
-        "2",
+        "10",
         "http://web/",
     ]));
 }
@@ -243,6 +243,10 @@ fn a_typo_in_the_agents_command_is_refused_with_exit_2_and_one_line() {
     assert_refused(&with(&["serve"]), "give run, sweep or kv");
     assert_refused(&with(&["run", "--json", "x.json", "http://web/"]), "sets --json");
     assert_refused(&with(&["run", "--segment=1/3", "http://web/"]), "sets --segment");
+    // A plan the agents cannot split would fail in every pod: refused before any manifest.
+    assert_refused(&with(&["run", "-c", "2", "http://web/"]), "2 connection(s) cannot be split over 3 agents");
+    assert_refused(&with(&["run", "-n", "2", "http://web/"]), "2 request(s) cannot be split over 3 agents");
+    assert_refused(&with(&["sweep", "--clients", "1,4", "http://web/"]), "1 client(s) in a step");
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
 }
 
 fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
-    check_agent_command(&args.command)?;
+    check_agent_command(&args.command, args.agents as usize)?;
     let start_at = match &args.start_at {
         Some(at) => parse_start_at(at)?,
         None => {
@@ -64,7 +64,7 @@ const SET_BY_THE_JOB: [&str; 3] = ["--segment", "--start-at", "--json"];
 ///
 /// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent in
 /// the cluster, where the names resolve and the files are.
-fn check_agent_command(command: &[String]) -> Result<(), UsageError> {
+fn check_agent_command(command: &[String], agents: usize) -> Result<(), UsageError> {
     if let Some(flag) =
         command.iter().find(|a| SET_BY_THE_JOB.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
     {
@@ -92,8 +92,27 @@ fn check_agent_command(command: &[String]) -> Result<(), UsageError> {
                 tip.unwrap_or_default()
             ))
         })?;
-    match cli.command {
-        Command::Run(_) | Command::Sweep(_) | Command::Kv(_) => Ok(()),
+    // Every agent must get a part: a plan with fewer connections or requests than agents would fail in its pods.
+    let fewest = |what: &str, n: usize| {
+        if n < agents {
+            Err(UsageError::new(format!(
+                "the agents' command: {n} {what} cannot be split over {agents} agents; give at least {agents}"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    match &cli.command {
+        Command::Run(crate::cli::args::RunArgs { load, .. }) | Command::Kv(crate::cli::args::KvArgs { load, .. }) => {
+            fewest("connection(s)", load.connections)?;
+            load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))
+        }
+        Command::Sweep(a) => match crate::plan::steps::sweep_steps(a)? {
+            crate::plan::steps::Steps::Clients(list) => {
+                fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1))
+            }
+            crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections),
+        },
         _ => Err(UsageError::new(format!(
             "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
             command[0]
