@@ -7,7 +7,7 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
-use super::framing::{closed, quote, read_line, take_block};
+use super::framing::{Stray, closed, quote, read_line, take_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 pub const STATUS_VALUE: u16 = 200;
@@ -78,7 +78,7 @@ pub struct MemcacheDecoder {
     items: u32,
     status: u16,
     received: bool,
-    stray: Option<String>,
+    stray: Stray,
     /// Keep the items' data and the first one's cas token: set by a workload that checks values (or runs cas).
     keep: bool,
     value: Vec<u8>,
@@ -98,7 +98,7 @@ impl Default for MemcacheDecoder {
             items: 0,
             status: 0,
             received: false,
-            stray: None,
+            stray: Stray::default(),
             keep: false,
             value: Vec::new(),
             cas: None,
@@ -178,7 +178,7 @@ impl ResponseDecoder for MemcacheDecoder {
         self.items = 0;
         self.status = 0;
         self.received = false;
-        self.stray = None;
+        self.stray.clear();
         self.value.clear();
         self.cas = None;
         self.unread = 0;
@@ -208,7 +208,7 @@ impl ResponseDecoder for MemcacheDecoder {
             return Ok(None);
         }
         if !data.is_empty() {
-            self.stray = Some(format!("bytes after the reply: {}", quote(data)));
+            self.stray.set(data);
         }
         self.unread = data.len();
         // memcached closes the connection after some SERVER_ERRORs: do not reuse it after one.
@@ -216,7 +216,7 @@ impl ResponseDecoder for MemcacheDecoder {
     }
 
     fn stray(&self) -> Option<&str> {
-        self.stray.as_deref()
+        self.stray.get()
     }
 
     fn unread(&self) -> usize {

@@ -7,7 +7,7 @@
 //! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
-use super::framing::{closed, quote, read_line, take_block};
+use super::framing::{Stray, closed, quote, read_line, take_block};
 use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
 
 /// A reply's outcome, as the engine counts it.
@@ -75,7 +75,7 @@ pub struct RespDecoder {
     /// The top-level reply's status, once its type is known.
     status: u16,
     received: bool,
-    stray: Option<String>,
+    stray: Stray,
     /// The top-level error reply's text (`WRONGPASS invalid username-password pair`), for messages.
     error: Option<String>,
     /// Keep the reply's data (bulk strings, integers) in `value`: set by a workload that checks values.
@@ -95,7 +95,7 @@ impl Default for RespDecoder {
             open: Vec::new(),
             status: 0,
             received: false,
-            stray: None,
+            stray: Stray::default(),
             error: None,
             keep: false,
             value: Vec::new(),
@@ -228,7 +228,7 @@ impl ResponseDecoder for RespDecoder {
         self.open.clear();
         self.status = 0;
         self.received = false;
-        self.stray = None;
+        self.stray.clear();
         self.error = None;
         self.value.clear();
         self.ends.clear();
@@ -270,14 +270,14 @@ impl ResponseDecoder for RespDecoder {
             return Ok(None);
         }
         if !data.is_empty() {
-            self.stray = Some(format!("bytes after the reply: {}", quote(data)));
+            self.stray.set(data);
         }
         self.unread = data.len();
         Ok(Some(Answer { status: self.status, keep_alive: true }))
     }
 
     fn stray(&self) -> Option<&str> {
-        self.stray.as_deref()
+        self.stray.get()
     }
 
     fn unread(&self) -> usize {
