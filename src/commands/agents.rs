@@ -41,9 +41,7 @@ pub fn asked(command: &Command) -> Option<(usize, Outputs)> {
                 },
             )
         }),
-        Command::Capacity(a) => {
-            a.study.scale.agents.map(|n| (n, Outputs { json: None, csv: None, drnbench: None, sweep: true }))
-        }
+        // `capacity` refuses --agents itself, with --segment and --start-at.
         _ => None,
     }
 }
@@ -78,9 +76,6 @@ pub fn run_agents(n: usize, outputs: &Outputs, interrupt: &AtomicBool) -> Result
         return Err(UsageError::new("--agents 0: give at least 1 agent"));
     }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    if args.first().is_some_and(|c| c == "capacity") {
-        return Err(UsageError::new("--agents: not for capacity: agents searching apart would each decide alone"));
-    }
     let mut base = agent_args(&args);
     let start_given = base.iter().any(|a| a.to_string_lossy().starts_with("--start-at"));
     if !start_given {

@@ -60,6 +60,9 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     if max < start {
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
+    if a.study.scale.agents.is_some() {
+        return Err(UsageError::new("--agents: not for capacity: agents searching apart would each decide alone"));
+    }
     if a.study.scale.segment.is_some() || a.study.scale.start_at.is_some() {
         return Err(UsageError::new(
             "--segment and --start-at are for run, sweep and kv: agents searching for a capacity apart would each decide alone",

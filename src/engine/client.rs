@@ -127,7 +127,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let end = Instant::now();
         // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
         ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
-        let pause = backoff.after(&result);
+        let pause = backoff.after(result.as_ref().err());
         let failed = result.is_err();
         let verdict = match (source.as_mut(), &op, &result) {
             (Some(s), Some(op), Ok((answer, _))) => s.observe(op, reply(*answer, &decoder)),
@@ -201,9 +201,10 @@ impl Backoff {
     const FIRST: Duration = Duration::from_millis(5);
     const MOST: Duration = Duration::from_millis(500);
 
-    fn after(&mut self, result: &Result<(Answer, Instant), Failure>) -> Option<Duration> {
-        match result {
-            Err(f) if f.kind == ErrorKind::FileLimit => {
+    /// The wait after a request (or batch) that ended in `failure`, or succeeded (None).
+    fn after(&mut self, failure: Option<&Failure>) -> Option<Duration> {
+        match failure {
+            Some(f) if f.kind == ErrorKind::FileLimit => {
                 self.wait = if self.wait.is_zero() { Self::FIRST } else { (self.wait * 2).min(Self::MOST) };
                 Some(self.wait)
             }
@@ -498,11 +499,7 @@ async fn run_batch(
     }
     // A failure that came back at once (no descriptor, a refused connect) must not spin: back off as a lone
     // request does, or at least let the thread's deadline and stop signal run.
-    let result: Result<(Answer, Instant), Failure> = match &failure {
-        Some(f) => Err(f.clone()),
-        None => Ok((Answer { status: 0, keep_alive }, sent)),
-    };
-    match backoff.after(&result) {
+    match backoff.after(failure.as_ref()) {
         Some(pause) => tokio::time::sleep(pause).await,
         None if failure.is_some() => tokio::task::yield_now().await,
         None => {}

@@ -287,20 +287,33 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 /// said in one line, not a million connection errors.
 fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit: Duration) -> Result<(), String> {
     // One deadline for the whole greeting: a server that dribbles a byte at a time cannot stall it.
-    let deadline = Instant::now() + limit;
-    let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
-    for command in &g.commands {
-        let reply =
-            ask(&mut s, crate::protocol::Protocol::Resp, command, deadline, &g.what).map_err(|e| g.scrub(&e))?;
-        if let Some(error) = reply.error {
-            return Err(format!(
-                "the server refused {}: {}; check the password and the database in the URL",
-                g.what,
-                g.scrub(&error)
-            ));
+    greeted(ep, Some(g), limit, Instant::now() + limit).map(drop)
+}
+
+/// A blocking connection to `ep`, greeted (AUTH, SELECT) by `deadline`: an error reply refuses it, in words that
+/// never hold the password.
+fn greeted(
+    ep: &crate::target::Endpoint,
+    greeting: Option<&crate::protocol::Greeting>,
+    connect_limit: Duration,
+    deadline: Instant,
+) -> Result<std::net::TcpStream, String> {
+    let mut s =
+        std::net::TcpStream::connect_timeout(&ep.addr, connect_limit).map_err(|e| format!("cannot connect ({e})"))?;
+    if let Some(g) = greeting {
+        for command in &g.commands {
+            let reply =
+                ask(&mut s, crate::protocol::Protocol::Resp, command, deadline, &g.what).map_err(|e| g.scrub(&e))?;
+            if let Some(error) = reply.error {
+                return Err(format!(
+                    "the server refused {}: {}; check the password and the database in the URL",
+                    g.what,
+                    g.scrub(&error)
+                ));
+            }
         }
     }
-    Ok(())
+    Ok(s)
 }
 
 /// A reply read by [`ask`].
@@ -359,11 +372,7 @@ pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u
         let target = format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port);
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
         let deadline = Instant::now() + plan.connect_timeout.max(Duration::from_secs(30));
-        let mut s = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout)
-            .map_err(|e| fail(format!("cannot connect ({e})")))?;
-        for command in plan.greeting.iter().flat_map(|g| &g.commands) {
-            ask(&mut s, plan.protocol, command, deadline, "AUTH").map_err(fail)?;
-        }
+        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, deadline).map_err(fail)?;
         for (what, command) in commands {
             let reply =
                 ask(&mut s, plan.protocol, &std::sync::Arc::from(command.as_slice()), deadline, what).map_err(fail)?;
