@@ -10,7 +10,7 @@ use std::time::Duration;
 use hakaru::metrics::StatusSet;
 use hakaru::plan::slo::Slo;
 use hakaru::protocol::http::HttpDecoder;
-use hakaru::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+use hakaru::protocol::{Answer, DecodeError, ResponseDecoder};
 use hakaru::target::{ParsedUrl, split_host_port};
 use hakaru::units::{parse_duration, parse_size};
 use rand::{RngExt as _, SeedableRng};
@@ -173,9 +173,7 @@ enum Outcome {
 /// Decodes `response` fed in pieces cut at `cuts`, closing the connection after the last piece.
 fn decode(response: &[u8], cuts: &[usize], head: bool) -> Outcome {
     let mut d = HttpDecoder::default();
-    let request =
-        PreparedRequest { bytes: b"GET / HTTP/1.1\r\n\r\n".to_vec().into(), expects_no_body: head, idempotent: true };
-    d.start(&request);
+    d.start(head);
     let classify = |e: DecodeError| match e {
         DecodeError::Malformed(_) => Outcome::Malformed,
         DecodeError::Truncated(_) => Outcome::Truncated,
@@ -343,8 +341,7 @@ fn objectives_never_panic_and_round_trip_through_their_text() {
 
 /// Feeds `reply` to a key-value decoder in pieces cut at `cuts`; what it gave.
 fn decode_kv(decoder: &mut dyn ResponseDecoder, reply: &[u8], cuts: &[usize]) -> Outcome {
-    let request = PreparedRequest { bytes: b"".to_vec().into(), expects_no_body: false, idempotent: true };
-    decoder.start(&request);
+    decoder.start(false);
     let mut start = 0;
     for &end in cuts.iter().chain([reply.len()].iter()) {
         match decoder.feed(&reply[start..end]) {

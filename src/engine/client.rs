@@ -248,7 +248,7 @@ impl Exchange<'_> {
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
-            decoder.start(self.request);
+            decoder.start(self.request.expects_no_body);
             timer.as_mut().reset((sent + self.timeout).into());
             let attempt = async {
                 conn.write_all(&self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
@@ -343,8 +343,7 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
         for command in &g.commands {
             conn.write_all(command).await.map_err(|e| Failure::from_io(&e))?;
             ctx.metrics.borrow_mut().bytes_out += command.len() as u64;
-            let request = PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true };
-            decoder.start(&request);
+            decoder.start(false);
             let mut any = AnyDecoder::Resp(decoder);
             let answer =
                 read_answer(ctx, conn, &mut any, None).await.map_err(|f| Failure::new(f.kind, g.scrub(&f.message)))?;
@@ -461,7 +460,7 @@ async fn run_batch(
             continue;
         }
         let conn = slot.as_mut().expect("open while no failure");
-        decoder.start(&op.request);
+        decoder.start(op.request.expects_no_body);
         let outcome = tokio::select! {
             biased;
             r = read_answer(ctx, conn, decoder, Some(carry)) => r,

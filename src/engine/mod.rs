@@ -332,12 +332,12 @@ fn ask(
     deadline: Instant,
     what: &str,
 ) -> Result<Asked, String> {
-    use crate::protocol::{AnyDecoder, PreparedRequest, ResponseDecoder};
+    use crate::protocol::{AnyDecoder, ResponseDecoder};
     use std::io::{Read, Write};
     s.write_all(command).map_err(|e| format!("sending {what}: {e}"))?;
     let mut d = AnyDecoder::new(protocol);
     d.keep_values(true);
-    d.start(&PreparedRequest { bytes: command.clone(), expects_no_body: false, idempotent: true });
+    d.start(false);
     let mut buf = [0u8; 4096];
     let answer = loop {
         let left = deadline.saturating_duration_since(Instant::now());

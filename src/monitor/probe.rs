@@ -3,12 +3,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::UsageError;
+use crate::protocol::ResponseDecoder;
 use crate::protocol::http::HttpDecoder;
-use crate::protocol::{PreparedRequest, ResponseDecoder};
 use crate::target::{Endpoint, ParsedUrl, Scheme};
 
 /// A status document larger than this is not a status document.
@@ -128,7 +127,7 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
         .and_then(|()| stream.write_all(request.as_bytes()))
         .map_err(|e| format!("cannot send the request ({e})"))?;
     let mut decoder = HttpDecoder::default();
-    decoder.start(&PreparedRequest { bytes: Arc::from(request.as_bytes()), expects_no_body: false, idempotent: true });
+    decoder.start(false);
     let mut wire = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {

@@ -8,7 +8,7 @@
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
 use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::protocol::{Answer, DecodeError, ResponseDecoder};
 
 pub const STATUS_VALUE: u16 = 200;
 pub const STATUS_MISS: u16 = 204;
@@ -172,7 +172,7 @@ impl MemcacheDecoder {
 }
 
 impl ResponseDecoder for MemcacheDecoder {
-    fn start(&mut self, _request: &PreparedRequest) {
+    fn start(&mut self, _expects_no_body: bool) {
         self.state = State::Line;
         self.line.clear();
         self.items = 0;
@@ -235,16 +235,14 @@ impl ResponseDecoder for MemcacheDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn decode(wire: &[u8]) -> Answer {
-        let request = PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true };
         let mut d = MemcacheDecoder::default();
-        d.start(&request);
+        d.start(false);
         let whole = d.feed(wire).unwrap().expect("complete");
         for cut in 1..wire.len() {
             let mut d = MemcacheDecoder::default();
-            d.start(&request);
+            d.start(false);
             assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
             assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
         }
@@ -277,7 +275,6 @@ mod tests {
 
     #[test]
     fn broken_replies_are_malformed() {
-        let request = PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true };
         for bad in [
             &b"HELLO\r\n"[..],
             b"VALUE k 0\r\n",
@@ -286,7 +283,7 @@ mod tests {
             b"VALUE k 0 18446744073709551615\r\n",
         ] {
             let mut d = MemcacheDecoder::default();
-            d.start(&request);
+            d.start(false);
             assert!(d.feed(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }

@@ -61,11 +61,11 @@ impl AnyDecoder {
 }
 
 impl ResponseDecoder for AnyDecoder {
-    fn start(&mut self, request: &PreparedRequest) {
+    fn start(&mut self, expects_no_body: bool) {
         match self {
-            AnyDecoder::Http(d) => d.start(request),
-            AnyDecoder::Resp(d) => d.start(request),
-            AnyDecoder::Memcache(d) => d.start(request),
+            AnyDecoder::Http(d) => d.start(expects_no_body),
+            AnyDecoder::Resp(d) => d.start(expects_no_body),
+            AnyDecoder::Memcache(d) => d.start(expects_no_body),
         }
     }
 
@@ -199,8 +199,9 @@ pub enum DecodeError {
 
 /// Decodes one answer at a time from a byte stream; reused for every request on a connection.
 pub trait ResponseDecoder {
-    /// Prepares for the answer to `request`.
-    fn start(&mut self, request: &PreparedRequest);
+    /// Prepares for the next answer. `expects_no_body`: the request was one whose answer has no body whatever its
+    /// headers say (an HTTP HEAD); the key-value protocols have no such request.
+    fn start(&mut self, expects_no_body: bool);
     /// Consumes bytes; `Ok(Some(answer))` once the answer is complete. Bytes past the answer belong to no
     /// request unless requests are pipelined (see [`unread`](Self::unread)): they do not spoil the answer, [`stray`](Self::stray) reports them.
     fn feed(&mut self, data: &[u8]) -> Result<Option<Answer>, DecodeError>;

@@ -8,7 +8,7 @@
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
 use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::protocol::{Answer, DecodeError, ResponseDecoder};
 
 /// A reply's outcome, as the engine counts it.
 pub const STATUS_VALUE: u16 = 200;
@@ -222,7 +222,7 @@ impl RespDecoder {
 }
 
 impl ResponseDecoder for RespDecoder {
-    fn start(&mut self, _request: &PreparedRequest) {
+    fn start(&mut self, _expects_no_body: bool) {
         self.state = State::Type;
         self.line.clear();
         self.open.clear();
@@ -296,20 +296,15 @@ impl ResponseDecoder for RespDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
-    fn request() -> PreparedRequest {
-        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: false, idempotent: true }
-    }
 
     /// Feeds `wire` whole, then split at every point, then byte by byte: the same answer each time.
     fn decode(wire: &[u8]) -> Result<Answer, DecodeError> {
         let mut d = RespDecoder::default();
-        d.start(&request());
+        d.start(false);
         let whole = d.feed(wire)?.ok_or_else(|| malformed("incomplete"))?;
         for cut in 1..wire.len() {
             let mut d = RespDecoder::default();
-            d.start(&request());
+            d.start(false);
             assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
             assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
         }
@@ -342,11 +337,11 @@ mod tests {
     fn broken_replies_are_malformed_and_a_close_is_truncation() {
         for bad in [&b"hello\r\n"[..], b":x\r\n", b"$3\r\nabcXY", b"$-2\r\n", b"+OK\n"] {
             let mut d = RespDecoder::default();
-            d.start(&request());
+            d.start(false);
             assert!(matches!(d.feed(bad), Err(DecodeError::Malformed(_))), "{}", String::from_utf8_lossy(bad));
         }
         let mut d = RespDecoder::default();
-        d.start(&request());
+        d.start(false);
         assert_eq!(d.feed(b"$10\r\nabc").unwrap(), None);
         assert!(matches!(d.eof(), Err(DecodeError::Truncated(_))));
     }
@@ -354,7 +349,7 @@ mod tests {
     #[test]
     fn bytes_after_the_reply_are_stray() {
         let mut d = RespDecoder::default();
-        d.start(&request());
+        d.start(false);
         assert!(d.feed(b"+OK\r\n+OK\r\n").unwrap().is_some());
         assert!(d.stray().unwrap().contains("+OK"));
     }

@@ -3,7 +3,7 @@
 //! Body bytes are counted, never stored: memory per connection stays at the size of a response head, whatever
 //! the size of the bodies. Heads are parsed straight from the read buffer and copied only when they span reads.
 
-use crate::protocol::{Answer, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::protocol::{Answer, DecodeError, ResponseDecoder};
 
 /// A response head larger than this is an error rather than a reason to grow without bound.
 const MAX_HEAD: usize = 64 * 1024;
@@ -214,10 +214,10 @@ pub fn quote(bytes: &[u8]) -> String {
 }
 
 impl ResponseDecoder for HttpDecoder {
-    fn start(&mut self, request: &PreparedRequest) {
+    fn start(&mut self, expects_no_body: bool) {
         self.head.clear();
         self.state = State::Head;
-        self.expects_no_body = request.expects_no_body;
+        self.expects_no_body = expects_no_body;
         self.status = 0;
         self.keep_alive = true;
         self.received = false;
@@ -316,25 +316,20 @@ impl ResponseDecoder for HttpDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
-    fn request(head: bool) -> PreparedRequest {
-        PreparedRequest { bytes: Arc::from(&b""[..]), expects_no_body: head, idempotent: true }
-    }
 
     /// Feeds `wire` split at every possible point into two reads, and byte by byte, expecting the same answer.
     fn decode_all_splits(wire: &[u8], head: bool) -> Answer {
         let mut d = HttpDecoder::default();
-        d.start(&request(head));
+        d.start(head);
         let whole = d.feed(wire).unwrap().expect("complete in one read");
         for split in 1..wire.len() {
             let mut d = HttpDecoder::default();
-            d.start(&request(head));
+            d.start(head);
             assert_eq!(d.feed(&wire[..split]).unwrap(), None, "split at {split}");
             assert_eq!(d.feed(&wire[split..]).unwrap(), Some(whole), "split at {split}");
         }
         let mut d = HttpDecoder::default();
-        d.start(&request(head));
+        d.start(head);
         let mut last = None;
         for b in wire {
             last = d.feed(std::slice::from_ref(b)).unwrap();
@@ -378,7 +373,7 @@ mod tests {
     #[test]
     fn a_body_without_length_ends_at_close() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         assert_eq!(d.feed(b"HTTP/1.0 200 OK\r\n\r\nsome body").unwrap(), None);
         assert_eq!(d.feed(b" more").unwrap(), None);
         assert_eq!(d.eof().unwrap(), Answer { status: 200, keep_alive: false });
@@ -387,10 +382,10 @@ mod tests {
     #[test]
     fn a_close_before_or_inside_the_answer_is_truncation() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         assert!(d.nothing_received());
         assert!(matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("without answering")));
-        d.start(&request(false));
+        d.start(false);
         d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc").unwrap();
         assert!(!d.nothing_received());
         assert!(matches!(d.eof(), Err(DecodeError::Truncated(m)) if m.contains("7 body bytes")));
@@ -399,24 +394,24 @@ mod tests {
     #[test]
     fn garbage_and_broken_framing_are_malformed() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         assert!(
             matches!(d.feed(b"this is not http\r\n\r\n"), Err(DecodeError::Malformed(m)) if m.contains("this is not http"))
         );
-        d.start(&request(false));
+        d.start(false);
         assert!(d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
-        d.start(&request(false));
+        d.start(false);
         assert!(d.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err());
     }
 
     #[test]
     fn bytes_after_the_answer_leave_it_complete_and_are_reported_as_stray() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         let answer = d.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 200 OK\r\n").unwrap();
         assert_eq!(answer, Some(Answer { status: 200, keep_alive: true }));
         assert!(d.stray().is_some_and(|s| s.contains("17 bytes") && s.contains("HTTP/1.1 200")), "{:?}", d.stray());
-        d.start(&request(false));
+        d.start(false);
         assert_eq!(d.stray(), None, "the next answer starts clean");
         d.feed(b"HTTP/1.1 204 No Content\r\n\r\n").unwrap();
         assert_eq!(d.stray(), None);
@@ -425,10 +420,10 @@ mod tests {
     #[test]
     fn switching_protocols_is_refused_and_other_interim_answers_are_skipped() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         let upgrade = d.feed(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n");
         assert!(matches!(upgrade, Err(DecodeError::Malformed(m)) if m.contains("not supported")));
-        d.start(&request(false));
+        d.start(false);
         let answer = d.feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 204 No\r\n\r\n");
         assert_eq!(answer.unwrap(), Some(Answer { status: 204, keep_alive: true }));
     }
@@ -436,7 +431,7 @@ mod tests {
     #[test]
     fn an_endless_head_is_refused() {
         let mut d = HttpDecoder::default();
-        d.start(&request(false));
+        d.start(false);
         d.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
         let line = b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
         let mut result = Ok(None);
