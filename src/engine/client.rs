@@ -62,7 +62,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut source = plan.workload.as_ref().map(|w| w.client(plan.client_offset + id, plan.all_clients, plan.seed));
     decoder.keep_values(source.as_ref().is_some_and(Source::keeps_values));
     if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
-        let mut state = Batches { id, carry: Vec::new(), backoff: Backoff::default() };
+        let mut state = Batches { id, ..Batches::default() };
         while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut state).await {}
         for slot in &mut conns {
             close(&ctx, &mut slot.conn);
@@ -73,6 +73,8 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // figure for both.
     let mut chained: Option<(Instant, Instant)> = None;
     let mut ready = Instant::now();
+    // A workload's op is written here, one buffer for every op of the client.
+    let mut wire = Vec::new();
     loop {
         if ctx.shared.halt.load(Ordering::Relaxed) {
             break;
@@ -94,7 +96,10 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         }
         // Made only now that it will be sent: making an op moves a workload's model of its keys.
         let op = match source.as_mut() {
-            Some(s) => match s.next_op() {
+            Some(s) => match s.next_op_into({
+                wire.clear();
+                &mut wire
+            }) {
                 Some(op) => Some(op),
                 None => break,
             },
@@ -121,7 +126,10 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         };
         let spec = &plan.requests[spec_index];
         let endpoint = spec.endpoints[k];
-        let request = op.as_ref().map_or(&spec.prepared[k], |op| &op.request);
+        let request = match &op {
+            Some(op) => Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent },
+            None => Wire::prepared(&spec.prepared[k]),
+        };
         let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
         let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
         let end = Instant::now();
@@ -216,9 +224,22 @@ impl Backoff {
     }
 }
 
+/// The bytes of one request and what the loop must know of them: a plan's prepared request, or a workload's op.
+struct Wire<'a> {
+    bytes: &'a [u8],
+    expects_no_body: bool,
+    idempotent: bool,
+}
+
+impl Wire<'_> {
+    fn prepared(r: &PreparedRequest) -> Wire<'_> {
+        Wire { bytes: &r.bytes, expects_no_body: r.expects_no_body, idempotent: r.idempotent }
+    }
+}
+
 /// One request to send on the client's connection to `endpoint`.
 struct Exchange<'a> {
-    request: &'a PreparedRequest,
+    request: Wire<'a>,
     endpoint: usize,
     timeout: Duration,
     /// When the client was ready to send (the send time, unless a connection must be opened first).
@@ -251,7 +272,7 @@ impl Exchange<'_> {
             decoder.start(self.request.expects_no_body);
             timer.as_mut().reset((sent + self.timeout).into());
             let attempt = async {
-                conn.write_all(&self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
+                conn.write_all(self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 self.written.set(self.written.get() + self.request.bytes.len() as u64);
                 read_answer(ctx, conn, decoder, None).await
@@ -370,13 +391,45 @@ fn reply(answer: Answer, decoder: &AnyDecoder) -> Reply<'_> {
     Reply { answer, value: decoder.value(), ends: decoder.ends(), cas: decoder.cas() }
 }
 
-/// What a pipelined client keeps from one batch to the next.
+/// What a pipelined client keeps from one batch to the next: its buffers, so that a batch allocates nothing but
+/// its ops.
+#[derive(Default)]
 struct Batches {
     /// The client's number, which picks its server.
     id: usize,
-    /// Bytes read past a reply: the next reply's start.
-    carry: Vec<u8>,
+    /// Replies read but not decoded yet.
+    pending: Pending,
     backoff: Backoff,
+    /// The batch's ops, and their bytes in one buffer (one write).
+    ops: Vec<crate::workload::Op>,
+    wire: Vec<u8>,
+}
+
+/// Bytes read past a reply (with pipelining, the next replies), decoded from `at` on, and when they arrived.
+/// Kept with an offset, not cut off the front after each reply: a read of 16 small replies would otherwise be
+/// copied 16 times over.
+struct Pending {
+    bytes: Vec<u8>,
+    at: usize,
+    /// When the last read returned: the arrival time of every reply in it.
+    arrived: Instant,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending { bytes: Vec::new(), at: 0, arrived: Instant::now() }
+    }
+}
+
+impl Pending {
+    fn unread(&self) -> &[u8] {
+        &self.bytes[self.at..]
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.at = 0;
+    }
 }
 
 /// One pipelined batch of a workload's client (`--pipeline P`): up to P ops, written in one go on the client's
@@ -391,10 +444,11 @@ async fn run_batch(
     mut timer: Pin<&mut Sleep>,
     state: &mut Batches,
 ) -> bool {
-    let Batches { id, carry, backoff } = state;
+    let Batches { id, pending, backoff, ops, wire } = state;
     let id = *id;
     let plan = &ctx.shared.plan;
-    let mut ops = Vec::with_capacity(plan.pipeline);
+    ops.clear();
+    wire.clear();
     let mut more = true;
     while ops.len() < plan.pipeline {
         if ctx.shared.halt.load(Ordering::Relaxed) || ctx.stopped.get() {
@@ -405,7 +459,7 @@ async fn run_batch(
             more = false;
             break;
         }
-        let Some(op) = source.next_op() else {
+        let Some(op) = source.next_op_into(wire) else {
             more = false;
             break;
         };
@@ -431,14 +485,10 @@ async fn run_batch(
             if fresh {
                 sent = Instant::now();
             }
-            let mut bytes = Vec::with_capacity(ops.iter().map(|o| o.request.bytes.len()).sum());
-            for op in &ops {
-                bytes.extend_from_slice(&op.request.bytes);
-            }
             let conn = slot.as_mut().expect("opened");
             timer.as_mut().reset((sent + spec.timeout).into());
             let write = async {
-                conn.write_all(&bytes).await.map_err(|e| Failure::from_io(&e))?;
+                conn.write_all(wire).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))
             };
             let written = tokio::select! {
@@ -447,26 +497,28 @@ async fn run_batch(
                 _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
             };
             match written {
-                Ok(()) => ctx.metrics.borrow_mut().bytes_out += bytes.len() as u64,
+                Ok(()) => ctx.metrics.borrow_mut().bytes_out += wire.len() as u64,
                 Err(f) => failure = Some(f),
             }
         }
         Err(f) => failure = Some(f),
     }
-    carry.clear();
-    for op in &ops {
+    pending.clear();
+    for op in ops.iter() {
         if let Some(f) = &failure {
             ctx.record(op.spec, Err(f.clone()), ready, ready, Instant::now(), Verdict::Pass);
             continue;
         }
         let conn = slot.as_mut().expect("open while no failure");
-        decoder.start(op.request.expects_no_body);
+        decoder.start(false);
         let outcome = tokio::select! {
             biased;
-            r = read_answer(ctx, conn, decoder, Some(carry)) => r,
+            r = read_answer(ctx, conn, decoder, Some(pending)) => r,
             _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
         };
-        let end = Instant::now();
+        // A reply's end is when the read that brought it returned, not when it was decoded: replies that came in
+        // one read came at once (and the clock is read once per read, not per reply).
+        let end = if outcome.is_ok() { pending.arrived } else { Instant::now() };
         match outcome {
             Ok(answer) => {
                 let verdict = source.observe(op, reply(answer, decoder));
@@ -485,10 +537,11 @@ async fn run_batch(
             }
         }
     }
-    if failure.is_none() && !carry.is_empty() {
+    let rest = pending.unread();
+    if failure.is_none() && !rest.is_empty() {
         // Bytes after the batch's last reply answer nothing: the connection cannot carry the next batch, whose
         // first request fails with them (as a lone request's does).
-        let what = format!("bytes after the reply: {}", String::from_utf8_lossy(&carry[..carry.len().min(64)]));
+        let what = format!("bytes after the reply: {}", String::from_utf8_lossy(&rest[..rest.len().min(64)]));
         conns[endpoint].stray = Some(what);
         close(ctx, &mut conns[endpoint].conn);
     } else if !keep_alive {
@@ -511,19 +564,22 @@ fn timeout_failure(limit: Duration) -> Failure {
 }
 
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
-/// inside `poll`, so a thousand connections do not each hold a large buffer. With `carry` (pipelined replies),
+/// inside `poll`, so a thousand connections do not each hold a large buffer. With `pending` (pipelined replies),
 /// bytes after the answer are kept there, as the next reply's start, and bytes already there are read first.
 async fn read_answer(
     ctx: &ThreadCtx,
     conn: &mut Conn,
     decoder: &mut AnyDecoder,
-    mut carry: Option<&mut Vec<u8>>,
+    mut pending: Option<&mut Pending>,
 ) -> Result<Answer, Failure> {
-    if let Some(carry) = carry.as_deref_mut().filter(|c| !c.is_empty()) {
-        let data = std::mem::take(carry);
-        if let Some(answer) = decoder.feed(&data).map_err(decode_failure)? {
-            carry.extend_from_slice(&data[data.len() - decoder.unread()..]);
-            return Ok(answer);
+    if let Some(p) = pending.as_deref_mut().filter(|p| p.at < p.bytes.len()) {
+        match decoder.feed(p.unread()).map_err(decode_failure)? {
+            Some(answer) => {
+                p.at = p.bytes.len() - decoder.unread();
+                return Ok(answer);
+            }
+            // The decoder keeps what it needs of a reply begun: the rest comes from the connection.
+            None => p.clear(),
         }
     }
     poll_fn(|cx| {
@@ -540,10 +596,14 @@ async fn read_answer(
                 return Poll::Ready(decoder.eof().map_err(decode_failure));
             }
             ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
+            if let Some(p) = pending.as_deref_mut() {
+                p.arrived = Instant::now();
+            }
             match decoder.feed(data) {
                 Ok(Some(answer)) => {
-                    if let Some(carry) = carry.as_deref_mut() {
-                        carry.extend_from_slice(&data[data.len() - decoder.unread()..]);
+                    if let Some(p) = pending.as_deref_mut() {
+                        p.clear();
+                        p.bytes.extend_from_slice(&data[data.len() - decoder.unread()..]);
                     }
                     return Poll::Ready(Ok(answer));
                 }

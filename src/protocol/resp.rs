@@ -34,22 +34,11 @@ pub fn encode(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// Appends `*<n>\r\n` or `$<n>\r\n`. Written digit by digit: a workload encodes a command per request, and
+/// Appends `*<n>\r\n` or `$<n>\r\n`, the number by `itoa`: a workload encodes a command per request, and
 /// `format!` allocated a string for each header (measured: about a fifth of a pipelined run's time).
 pub fn header(out: &mut Vec<u8>, kind: u8, n: usize) {
     out.push(kind);
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     out.extend_from_slice(b"\r\n");
 }
 

@@ -1,15 +1,14 @@
 //! memtier-style workloads: a mix of GET and SET, or arbitrary command templates (`SET __key__ __data__`), each
 //! with its share and key pattern, keys drawn as the run goes (no key list is prepared).
 
-use std::io::Write as _;
 use std::sync::Arc;
 
 use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 
 use super::keys::{KeyChooser, KeyPattern, ZIPF_THETA, Zipfian};
-use super::{Expect, Op};
-use crate::protocol::{PreparedRequest, Protocol, resp};
+use super::{Expect, Op, Request};
+use crate::protocol::{Protocol, resp};
 
 /// A piece of one argument of a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +136,9 @@ impl Command {
                 if line.len() < 4 {
                     out.extend_from_slice(b" 0 0");
                 }
-                let _ = write!(out, " {}\r\n", data.len());
+                out.push(b' ');
+                out.extend_from_slice(itoa::Buffer::new().format(data.len()).as_bytes());
+                out.extend_from_slice(b"\r\n");
                 out.extend_from_slice(data);
                 out.extend_from_slice(b"\r\n");
             }
@@ -255,6 +256,14 @@ pub struct Client {
 
 impl Client {
     pub fn next_op(&mut self) -> Op {
+        let mut bytes = Vec::new();
+        let mut op = self.next_op_into(&mut bytes);
+        op.request.bytes = bytes;
+        op
+    }
+
+    /// The next op, its bytes appended to `out` (the op's own are left empty).
+    pub fn next_op_into(&mut self, out: &mut Vec<u8>) -> Op {
         let mix = &*self.mix;
         let total = mix.cumulative.last().copied().unwrap_or(1.0);
         let r = self.rng.random::<f64>() * total;
@@ -262,19 +271,14 @@ impl Client {
         let k = self.choosers[c].next(&mut self.rng);
         self.key.clear();
         self.key.extend_from_slice(mix.key_prefix.as_bytes());
-        let _ = write!(self.key, "{k}");
+        self.key.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
         let size = if mix.value_max > mix.value_min {
             self.rng.random_range(mix.value_min..=mix.value_max)
         } else {
             mix.value_max
         };
         let command = &mix.commands[c];
-        let mut out = Vec::with_capacity(64 + size);
-        command.encode(mix.protocol, &self.key, &mix.filler[..size], &mut out);
-        Op {
-            spec: c,
-            request: PreparedRequest { bytes: out.into(), expects_no_body: false, idempotent: command.idempotent },
-            expect: Expect::Any { tolerated: &[] },
-        }
+        command.encode(mix.protocol, &self.key, &mix.filler[..size], out);
+        Op { spec: c, request: Request::new(Vec::new(), command.idempotent), expect: Expect::Any { tolerated: &[] } }
     }
 }

@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 
-use super::{ERROR, Expect, MISS, NOT_STORED, Op, Reply, VALUE, Verdict, judge, shown};
-use crate::protocol::{PreparedRequest, Protocol, memcache, resp};
+use super::{ERROR, Expect, MISS, NOT_STORED, Op, Reply, Request, VALUE, Verdict, judge, shown};
+use crate::protocol::{Protocol, memcache, resp};
 
 /// The Redis script of wicked's cas: set ARGV[2] when the value is ARGV[1]; answers 1 when it did, else 0.
 const CAS_SCRIPT: &[u8] =
@@ -82,10 +82,6 @@ pub struct Order {
     pub key_prefix: String,
 }
 
-fn request(bytes: Vec<u8>, idempotent: bool) -> PreparedRequest {
-    PreparedRequest { bytes: bytes.into(), expects_no_body: false, idempotent }
-}
-
 fn key_of(prefix: &str, n: u64) -> Vec<u8> {
     let mut k = Vec::with_capacity(prefix.len() + 8);
     k.extend_from_slice(prefix.as_bytes());
@@ -136,7 +132,7 @@ impl OrderClient {
             let cursor = self.cursor.as_ref().filter(|_| self.client == 0 && o.protocol == Protocol::Resp)?;
             let pattern = format!("{}*", o.key_prefix);
             let bytes = resp::encode(&[b"SCAN", cursor, b"MATCH", pattern.as_bytes(), b"COUNT", b"1000"]);
-            return Some(Op { spec: 0, request: request(bytes, true), expect: Expect::Any { tolerated: &[] } });
+            return Some(Op { spec: 0, request: Request::new(bytes, true), expect: Expect::Any { tolerated: &[] } });
         }
         if self.done >= o.rnum {
             return None;
@@ -190,7 +186,7 @@ impl OrderClient {
             ),
             Phase::Walk => unreachable!("the walk returned above"),
         };
-        Some(Op { spec: 0, request: request(bytes, idempotent), expect })
+        Some(Op { spec: 0, request: Request::new(bytes, idempotent), expect })
     }
 
     pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
@@ -369,7 +365,7 @@ impl WickedClient {
             self.last = format!("cas of {}", shown(&key));
             return Op {
                 spec: 5,
-                request: request(memcache::encode_store("cas", &key, &value, Some(token)), false),
+                request: Request::new(memcache::encode_store("cas", &key, &value, Some(token)), false),
                 expect,
             };
         }
@@ -576,7 +572,7 @@ impl WickedClient {
         };
         self.last = format!("{} of {}", WICKED_OPS[spec], shown(&key));
         let idempotent = matches!(spec, 7 | 10 | 11);
-        Op { spec, request: request(bytes, idempotent), expect }
+        Op { spec, request: Request::new(bytes, idempotent), expect }
     }
 
     pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {

@@ -13,15 +13,30 @@ pub mod ycsb;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::protocol::{Answer, PreparedRequest};
+use crate::protocol::Answer;
 
 /// One request a workload made.
 #[derive(Debug)]
 pub struct Op {
     /// The plan's request spec it counts under (one per operation name: `GET`, `SET`, `READ`...).
     pub spec: usize,
-    pub request: PreparedRequest,
+    pub request: Request,
     pub expect: Expect,
+}
+
+/// The bytes of one op. Made for that op alone and sent once, so they are owned: a plan's prepared requests are
+/// shared (`Arc`), but sharing an op's bytes would cost a second allocation and copy per op (perf showed it).
+#[derive(Debug)]
+pub struct Request {
+    pub bytes: Vec<u8>,
+    /// Sending it twice does no harm (a read), so it may be retried on a new connection.
+    pub idempotent: bool,
+}
+
+impl Request {
+    pub fn new(bytes: Vec<u8>, idempotent: bool) -> Request {
+        Request { bytes, idempotent }
+    }
 }
 
 /// An answer as a workload reads it: kept data only when [`Source::keeps_values`].
@@ -180,6 +195,19 @@ impl Source {
             Source::Order(c) => c.next_op(),
             Source::Wicked(c) => Some(c.next_op()),
             Source::Ycsb(c) => Some(c.next_op()),
+        }
+    }
+
+    /// The next op, its bytes appended to `wire` instead of kept in the op: a client's (or a pipelined batch's)
+    /// one buffer, so the mixes made for speed allocate nothing per op.
+    pub fn next_op_into(&mut self, wire: &mut Vec<u8>) -> Option<Op> {
+        match self {
+            Source::Commands(c) => Some(c.next_op_into(wire)),
+            _ => {
+                let mut op = self.next_op()?;
+                wire.append(&mut op.request.bytes);
+                Some(op)
+            }
         }
     }
 

@@ -16,8 +16,8 @@ use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 
 use super::keys::{ZIPF_THETA, Zipfian, fnv64};
-use super::{Expect, Op, Reply, Verdict, judge};
-use crate::protocol::{PreparedRequest, Protocol, memcache, resp};
+use super::{Expect, Op, Reply, Request, Verdict, judge};
+use crate::protocol::{Protocol, memcache, resp};
 
 /// YCSB's record: 10 fields of 100 bytes.
 pub const FIELDS: usize = 10;
@@ -198,10 +198,6 @@ pub struct Client {
     rmw_update: Option<u64>,
 }
 
-fn request(bytes: Vec<u8>, idempotent: bool) -> PreparedRequest {
-    PreparedRequest { bytes: bytes.into(), expects_no_body: false, idempotent }
-}
-
 impl Client {
     /// A record number the workload's distribution picks among those inserted.
     fn existing(&mut self) -> u64 {
@@ -233,12 +229,12 @@ impl Client {
         let any = Expect::Any { tolerated: &[] };
         if let Some(n) = self.rmw_update.take() {
             let bytes = self.update(n);
-            return Op { spec: RMW, request: request(bytes, false), expect: any };
+            return Op { spec: RMW, request: Request::new(bytes, false), expect: any };
         }
         let y = Arc::clone(&self.ycsb);
         if y.phase == YcsbPhase::Load {
             let n = y.next_insert.fetch_add(y.stride, Ordering::Relaxed);
-            return Op { spec: INSERT, request: request(y.insert(n), false), expect: any };
+            return Op { spec: INSERT, request: Request::new(y.insert(n), false), expect: any };
         }
         let shares = y.letter.mix();
         let mut r: f64 = self.rng.random();
@@ -273,7 +269,7 @@ impl Client {
             }
             _ => (read(self.existing()), true),
         };
-        Op { spec, request: request(bytes, idempotent), expect: any }
+        Op { spec, request: Request::new(bytes, idempotent), expect: any }
     }
 
     pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
