@@ -10,71 +10,86 @@ const HIGHEST_MICROS: u64 = 3_600_000_000;
 /// The percentiles every summary reports, in this order.
 pub const REPORTED_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
-/// Latencies in microseconds. Memory is fixed by the range and precision, never by the number of samples.
+/// Latencies in microseconds. Memory is fixed by the range and precision, never by the number of samples, and is
+/// taken only at the first sample: HdrHistogram zeroes its whole count array (about 190 kB at 3 digits) when made,
+/// so every page of it is resident at once, and a step holds several that often stay empty (failures, the service
+/// time of a closed loop).
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
-    inner: Histogram<u64>,
+    digits: u8,
+    inner: Option<Histogram<u64>>,
 }
 
 impl LatencyHistogram {
     /// Full precision (3 significant digits): used for the figures of a step.
     pub fn new() -> Self {
-        Self::with_digits(3)
+        Self { digits: 3, inner: None }
     }
 
     /// Coarse precision (2 significant digits, about 1 % error) for per-second windows, which are many.
     pub fn coarse() -> Self {
-        Self::with_digits(2)
+        Self { digits: 2, inner: None }
     }
 
-    fn with_digits(digits: u8) -> Self {
-        let inner = Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid");
-        Self { inner }
+    fn empty(digits: u8) -> Histogram<u64> {
+        Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid")
+    }
+
+    fn counts(&mut self) -> &mut Histogram<u64> {
+        let digits = self.digits;
+        self.inner.get_or_insert_with(|| Self::empty(digits))
     }
 
     /// Records one latency; values outside the range are clamped rather than lost.
     pub fn record(&mut self, micros: u64) {
-        let _ = self.inner.record(micros.clamp(1, HIGHEST_MICROS));
+        let _ = self.counts().record(micros.clamp(1, HIGHEST_MICROS));
     }
 
     /// Adds every sample of `other` (of any precision) into this one.
     pub fn merge(&mut self, other: &LatencyHistogram) {
+        let Some(theirs) = other.inner.as_ref().filter(|h| !h.is_empty()) else { return };
+        if self.inner.is_none() && other.digits == self.digits {
+            self.inner = Some(theirs.clone());
+            return;
+        }
         // `add` can only fail when other's range exceeds ours; both share HIGHEST_MICROS.
-        let _ = self.inner.add(&other.inner);
+        let _ = self.counts().add(theirs);
     }
 
     pub fn count(&self) -> u64 {
-        self.inner.len()
+        self.inner.as_ref().map_or(0, Histogram::len)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.inner.is_empty()
+        self.count() == 0
     }
 
     pub fn min(&self) -> u64 {
-        if self.is_empty() { 0 } else { self.inner.min() }
+        self.inner.as_ref().filter(|h| !h.is_empty()).map_or(0, Histogram::min)
     }
 
     pub fn max(&self) -> u64 {
-        self.inner.max()
+        self.inner.as_ref().map_or(0, Histogram::max)
     }
 
     pub fn mean(&self) -> f64 {
-        self.inner.mean()
+        self.inner.as_ref().map_or(0.0, Histogram::mean)
     }
 
     pub fn stdev(&self) -> f64 {
-        self.inner.stdev()
+        self.inner.as_ref().map_or(0.0, Histogram::stdev)
     }
 
     /// The value at percentile `p` (0..=100); 0 for an empty histogram.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.is_empty() { 0 } else { self.inner.value_at_quantile(p / 100.0) }
+        self.inner.as_ref().filter(|h| !h.is_empty()).map_or(0, |h| h.value_at_quantile(p / 100.0))
     }
 
     /// Empties the histogram, keeping its allocation.
     pub fn reset(&mut self) {
-        self.inner.reset();
+        if let Some(h) = self.inner.as_mut() {
+            h.reset();
+        }
     }
 
     /// Buckets for a text or chart histogram: `n` log-spaced bins from min to max, as (upper bound us, count).
@@ -86,7 +101,8 @@ impl LatencyHistogram {
         let hi = (self.max().max(1) as f64).max(lo * 1.0001);
         let ratio = (hi / lo).powf(1.0 / n as f64);
         let mut bins: Vec<(u64, u64)> = (1..=n).map(|i| ((lo * ratio.powi(i as i32)).ceil() as u64, 0)).collect();
-        for v in self.inner.iter_recorded() {
+        let Some(h) = self.inner.as_ref() else { return Vec::new() };
+        for v in h.iter_recorded() {
             let value = v.value_iterated_to();
             let idx = bins.iter().position(|(upper, _)| value <= *upper).unwrap_or(n - 1);
             bins[idx].1 += v.count_at_value();
@@ -97,7 +113,15 @@ impl LatencyHistogram {
     /// HdrHistogram V2 encoding, base64: readable by every HdrHistogram implementation.
     pub fn to_base64(&self) -> String {
         let mut bytes = Vec::new();
-        V2Serializer::new().serialize(&self.inner, &mut bytes).expect("serializing into a Vec cannot fail");
+        let empty;
+        let h = match &self.inner {
+            Some(h) => h,
+            None => {
+                empty = Self::empty(self.digits);
+                &empty
+            }
+        };
+        V2Serializer::new().serialize(h, &mut bytes).expect("serializing into a Vec cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
@@ -109,8 +133,12 @@ impl LatencyHistogram {
         let decoded: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))?;
+        if decoded.low() == 1 && decoded.high() == HIGHEST_MICROS && decoded.sigfig() == 3 {
+            // Ours (the usual case): kept as decoded, not copied into a second full-size histogram.
+            return Ok(Self { digits: 3, inner: Some(decoded) });
+        }
         let mut h = Self::new();
-        h.inner.add(&decoded).map_err(|e| format!("histogram range too large: {e:?}"))?;
+        h.counts().add(&decoded).map_err(|e| format!("histogram range too large: {e:?}"))?;
         Ok(h)
     }
 }
