@@ -400,8 +400,8 @@ struct Batches {
     /// Replies read but not decoded yet.
     pending: Pending,
     backoff: Backoff,
-    /// The batch's ops, and their bytes in one buffer (one write).
-    ops: Vec<crate::workload::Op>,
+    /// The batch's ops with their intended send times, and their bytes in one buffer (one write).
+    ops: Vec<(crate::workload::Op, Instant)>,
     wire: Vec<u8>,
 }
 
@@ -433,11 +433,14 @@ impl Pending {
 }
 
 /// One pipelined batch of a workload's client (`--pipeline P`): up to P ops, written in one go on the client's
-/// connection, their replies read in order. Each op's latency runs from the batch's write to its own reply
-/// (redis-benchmark instead gives every reply of a batch the time of the first). A failure fails the ops still
-/// waiting, as their connection is gone. Returns false when the client is done.
+/// connection, their replies read in order. Each op's latency runs from its intended send time to its own reply
+/// (redis-benchmark instead gives every reply of a batch the time of the first). In a closed loop every op of the
+/// batch is intended at once; in an open loop (`--rate`) the batch is the client's slot plus the slots already due
+/// when it is sent, each op timed from its own slot, so a batch in flight delays the slots that wait for it and
+/// that delay is counted. A failure fails the ops still waiting, as their connection is gone. Returns false when
+/// the client is done.
 async fn run_batch(
-    ctx: &ThreadCtx,
+    ctx: &Rc<ThreadCtx>,
     conns: &mut [Slot],
     source: &mut Source,
     decoder: &mut AnyDecoder,
@@ -450,12 +453,37 @@ async fn run_batch(
     ops.clear();
     wire.clear();
     let mut more = true;
+    // Closed loop: every op of the batch is intended now. Open loop: the first op waits for its slot, the others
+    // are the slots due by then.
+    let mut first_slot = None;
+    let placeholder = Instant::now();
     while ops.len() < plan.pipeline {
-        if ctx.shared.halt.load(Ordering::Relaxed) || ctx.stopped.get() {
+        if ctx.shared.halt.load(Ordering::Relaxed) || ctx.stopped.get() || source.exhausted() {
             more = false;
             break;
         }
-        if source.exhausted() || !ctx.take_ticket() {
+        // A later op of an open-loop batch needs a slot already due; without one the batch goes as it is.
+        let due = match (&ctx.schedule, first_slot) {
+            (Some(_), Some(_)) => match ctx.due_slot() {
+                Some(slot) => Some(slot),
+                None => break,
+            },
+            _ => None,
+        };
+        if !ctx.take_ticket() {
+            more = false;
+            break;
+        }
+        let intended = match (&ctx.schedule, due) {
+            (None, _) => None,
+            (Some(_), Some(slot)) => Some(slot),
+            (Some(_), None) => {
+                let slot = ctx.intended_send_time(Instant::now()).await;
+                first_slot = Some(slot);
+                Some(slot)
+            }
+        };
+        if ctx.stopped.get() || intended.is_some_and(|i| ctx.deadline.is_some_and(|d| i >= d)) {
             more = false;
             break;
         }
@@ -463,18 +491,30 @@ async fn run_batch(
             more = false;
             break;
         };
-        ops.push(op);
+        // A closed loop's ops are all intended when the batch is sent (set below).
+        ops.push((op, intended.unwrap_or(placeholder)));
     }
     if ops.is_empty() {
         return false;
     }
-    let ready = ctx.intended_send_time(Instant::now()).await;
+    let now = Instant::now();
+    if ctx.schedule.is_none() {
+        for (_, intended) in ops.iter_mut() {
+            *intended = now;
+        }
+    } else if let Some(schedule) = &ctx.schedule {
+        // As a lone request does: keep one connected client spare, and count a slot -c made late.
+        let late = first_slot.is_some_and(|slot| now.saturating_duration_since(slot) > Duration::from_millis(1));
+        if schedule.idle() == 0 && !ctx.start_client() && late {
+            ctx.metrics.borrow_mut().starved += 1;
+        }
+    }
     ctx.metrics.borrow_mut().sent += ops.len() as u64;
-    let spec = &plan.requests[ops[0].spec];
+    let spec = &plan.requests[ops[0].0.spec];
     let endpoint = spec.endpoints[id % spec.endpoints.len()];
     let mut failure = conns[endpoint].stray.take().map(|what| Failure::new(ErrorKind::Unsolicited, what));
     let slot = &mut conns[endpoint].conn;
-    let mut sent = ready;
+    let mut sent = now;
     let opened = match failure.take() {
         Some(f) => Err(f),
         None => open(ctx, slot, endpoint).await,
@@ -504,9 +544,10 @@ async fn run_batch(
         Err(f) => failure = Some(f),
     }
     pending.clear();
-    for op in ops.iter() {
+    for (op, intended) in ops.iter() {
+        let intended = *intended;
         if let Some(f) = &failure {
-            ctx.record(op.spec, Err(f.clone()), ready, ready, Instant::now(), Verdict::Pass);
+            ctx.record(op.spec, Err(f.clone()), intended, sent, Instant::now(), Verdict::Pass);
             continue;
         }
         let conn = slot.as_mut().expect("open while no failure");
@@ -528,11 +569,11 @@ async fn run_batch(
                     ctx.shared.halt.store(true, Ordering::Relaxed);
                 }
                 keep_alive &= answer.keep_alive;
-                ctx.record(op.spec, Ok((answer, sent)), ready, ready, end, verdict);
+                ctx.record(op.spec, Ok((answer, sent)), intended, sent, end, verdict);
             }
             Err(f) => {
                 close(ctx, slot);
-                ctx.record(op.spec, Err(f.clone()), ready, ready, end, Verdict::Pass);
+                ctx.record(op.spec, Err(f.clone()), intended, sent, end, Verdict::Pass);
                 failure = Some(f);
             }
         }

@@ -117,6 +117,11 @@ impl ThreadCtx {
         }
     }
 
+    /// Open loop: the next slot, if already due (see [`Schedule::try_claim`]); None in a closed loop.
+    fn due_slot(&self) -> Option<Instant> {
+        self.schedule.as_ref().and_then(|s| s.try_claim(&self.rng))
+    }
+
     fn think_time(&self) -> Option<Duration> {
         match self.shared.plan.load {
             LoadModel::Closed { think } if !think.is_zero() => Some(think),

@@ -130,6 +130,18 @@ impl Schedule {
         }
     }
 
+    /// Claims the next slot if it is already due, without waiting: a pipelined client adds the slots that fell
+    /// due while it waited for its first to the same batch.
+    pub fn try_claim(&self, rng: &RefCell<ChaCha8Rng>) -> Option<Instant> {
+        let slot = self.next.get();
+        if !self.started.get() || slot > Instant::now() {
+            return None;
+        }
+        self.advance(rng);
+        self.claimed.notify_one();
+        Some(slot)
+    }
+
     /// Moves the next slot one gap on: fixed, or exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals.
     fn advance(&self, rng: &RefCell<ChaCha8Rng>) {
         let gap = if self.poisson {

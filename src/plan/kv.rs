@@ -345,12 +345,6 @@ impl KvPlan {
                 Ok(())
             }
         };
-        if a.pipeline > 1 && a.load.rate.is_some() {
-            return Err(UsageError::new(format!(
-                "--pipeline {} with --rate: not yet; pipelined batches are sent as fast as replies come (closed loop)",
-                a.pipeline
-            )));
-        }
         let mut kyoto = false;
         let mut sweep = None;
         let scale = super::segment::Scale::from_args(&a.load.scale)?;
