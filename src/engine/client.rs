@@ -141,6 +141,9 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             (Some(s), Some(op), Ok((answer, _))) => s.observe(op, reply(*answer, &decoder)),
             _ => Verdict::Pass,
         };
+        if let (Some(s), Some(op)) = (source.as_mut(), &op) {
+            s.finished(op);
+        }
         if let (Some(s), Ok((_, sent))) = (source.as_mut(), &result)
             && matches!(verdict, Verdict::Pass | Verdict::Expected)
             && s.continues()
@@ -547,6 +550,7 @@ async fn run_batch(
     for (op, intended) in ops.iter() {
         let intended = *intended;
         if let Some(f) = &failure {
+            source.finished(op);
             ctx.record(op.spec, Err(f.clone()), intended, sent, Instant::now(), Verdict::Pass);
             continue;
         }
@@ -577,6 +581,7 @@ async fn run_batch(
                 failure = Some(f);
             }
         }
+        source.finished(op);
     }
     let rest = pending.unread();
     if failure.is_none() && !rest.is_empty() {

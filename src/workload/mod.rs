@@ -230,6 +230,13 @@ impl Source {
         }
     }
 
+    /// `op` has ended, answered or failed (every op the engine sent, once): YCSB acknowledges its inserts here.
+    pub fn finished(&mut self, op: &Op) {
+        if let Source::Ycsb(c) = self {
+            c.finished(op);
+        }
+    }
+
     /// The first half of a two-part op failed: its second half is not sent.
     pub fn drop_second_half(&mut self) {
         match self {

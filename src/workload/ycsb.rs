@@ -8,9 +8,10 @@
 //! memcached a record is one value, and an update rewrites it whole; memcached cannot scan, so E is refused.
 //! Read-modify-write is a read then an update, timed as one operation, as YCSB times it.
 
+use std::collections::VecDeque;
 use std::io::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
@@ -98,7 +99,54 @@ pub struct Ycsb {
     /// between numbers: agents of a scaled-out run take every n-th number, so no two insert the same record.
     next_insert: AtomicU64,
     stride: u64,
+    /// The run phase's first insert number (this segment's).
+    run_first: u64,
+    /// Which of the run phase's inserts have finished: workload D reads only below the first one that has not.
+    acked: Acknowledged,
     field_value: Vec<u8>,
+}
+
+/// How many inserts may be under way at once past the first unfinished one (YCSB's window is 2^20; a client has
+/// at most one batch out, so this is far above clients x pipeline).
+const ACK_WINDOW: u64 = 1 << 16;
+
+/// YCSB's acknowledged counter (AcknowledgedCounterGenerator): inserts are handed out in order but finish in any
+/// order, across clients and threads; `limit` is how many of them, counted from the first, have all finished.
+/// A finished insert sets its flag in a ring; whoever holds the lock moves the limit over the flags set. Another
+/// thread's flag set just after is moved over by the next insert that finishes (YCSB's `tryLock`), so the limit
+/// may lag by a few inserts, never run ahead.
+#[derive(Debug)]
+struct Acknowledged {
+    window: Box<[AtomicBool]>,
+    limit: AtomicU64,
+    advancing: Mutex<()>,
+}
+
+impl Acknowledged {
+    fn new() -> Acknowledged {
+        Acknowledged {
+            window: (0..ACK_WINDOW).map(|_| AtomicBool::new(false)).collect(),
+            limit: AtomicU64::new(0),
+            advancing: Mutex::new(()),
+        }
+    }
+
+    /// How many inserts, from the first, have all finished.
+    fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// Insert `ordinal` (0 = the phase's first) has finished, answered or failed (YCSB acknowledges both).
+    fn acknowledge(&self, ordinal: u64) {
+        self.window[(ordinal % ACK_WINDOW) as usize].store(true, Ordering::Release);
+        if let Ok(_moving) = self.advancing.try_lock() {
+            let mut limit = self.limit.load(Ordering::Relaxed);
+            while self.window[(limit % ACK_WINDOW) as usize].swap(false, Ordering::AcqRel) {
+                limit += 1;
+            }
+            self.limit.store(limit, Ordering::Release);
+        }
+    }
 }
 
 impl Ycsb {
@@ -125,12 +173,14 @@ impl Ycsb {
             scrambled: Zipfian::scrambled(),
             next_insert: AtomicU64::new(first),
             stride,
+            run_first: records + index,
+            acked: Acknowledged::new(),
             field_value: (0..FIELD_LENGTH).map(|i| b'a' + (i % 26) as u8).collect(),
         }
     }
 
     pub fn client(self: &Arc<Self>, _client: usize, _clients: usize, rng: ChaCha8Rng) -> Client {
-        Client { ycsb: Arc::clone(self), rng, rmw_update: None }
+        Client { ycsb: Arc::clone(self), rng, rmw_update: None, inserting: VecDeque::new() }
     }
 
     fn key(n: u64) -> Vec<u8> {
@@ -196,17 +246,26 @@ pub struct Client {
     rng: ChaCha8Rng,
     /// Read-modify-write: the update that follows the read.
     rmw_update: Option<u64>,
+    /// The run-phase inserts this client has sent and not seen finish, oldest first (a client's ops finish in
+    /// the order it sent them).
+    inserting: VecDeque<u64>,
 }
 
 impl Client {
     /// A record number the workload's distribution picks among those inserted.
     fn existing(&mut self) -> u64 {
         let y = &self.ycsb;
-        let inserted = y.next_insert.load(Ordering::Relaxed).max(1);
         if y.letter == Letter::D {
-            // latest: the newest records most often (SkewedLatestGenerator).
+            // latest: the newest records most often (SkewedLatestGenerator), counted back from the newest insert
+            // that has finished with every one before it: a read never asks for a record still on its way. The
+            // newest are this segment's own inserts (every stride-th number), then the loaded records.
             let back = y.zipf.sample(&mut self.rng);
-            inserted.saturating_sub(1).saturating_sub(back)
+            let finished = y.acked.limit();
+            if back < finished {
+                y.run_first + (finished - 1 - back) * y.stride
+            } else {
+                y.records.saturating_sub(1).saturating_sub(back - finished)
+            }
         } else {
             // zipfian, scrambled over the records so popular keys are spread (ScrambledZipfianGenerator).
             fnv64(y.scrambled.sample(&mut self.rng)) % y.records.max(1)
@@ -251,7 +310,11 @@ impl Client {
             if y.protocol == Protocol::Resp { resp::encode(&[b"HGETALL", &key]) } else { memcache::encode_get(&key) }
         };
         let (bytes, idempotent) = match spec {
-            INSERT => (y.insert(y.next_insert.fetch_add(y.stride, Ordering::Relaxed)), false),
+            INSERT => {
+                let n = y.next_insert.fetch_add(y.stride, Ordering::Relaxed);
+                self.inserting.push_back((n - y.run_first) / y.stride);
+                (y.insert(n), false)
+            }
             UPDATE => {
                 let n = self.existing();
                 (self.update(n), false)
@@ -272,6 +335,16 @@ impl Client {
         Op { spec, request: Request::new(bytes, idempotent), expect: any }
     }
 
+    /// `op` has ended, answered or failed: a run-phase insert is acknowledged.
+    pub fn finished(&mut self, op: &Op) {
+        if op.spec == INSERT
+            && self.ycsb.phase == YcsbPhase::Run
+            && let Some(ordinal) = self.inserting.pop_front()
+        {
+            self.ycsb.acked.acknowledge(ordinal);
+        }
+    }
+
     pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
         judge(&op.expect, reply.answer, reply.value, String::new)
     }
@@ -282,5 +355,28 @@ impl Client {
 
     pub fn drop_second_half(&mut self) {
         self.rmw_update = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_acknowledged_limit_waits_for_the_first_unfinished_insert() {
+        let a = Acknowledged::new();
+        for ordinal in [1, 2, 4] {
+            a.acknowledge(ordinal);
+        }
+        assert_eq!(a.limit(), 0, "0 has not finished: nothing is readable past the loaded records");
+        a.acknowledge(0);
+        assert_eq!(a.limit(), 3, "0, 1 and 2 have finished; 3 has not");
+        a.acknowledge(3);
+        assert_eq!(a.limit(), 5);
+        // Round the ring: flags are cleared as the limit passes them.
+        for ordinal in 5..(ACK_WINDOW * 2 + 7) {
+            a.acknowledge(ordinal);
+        }
+        assert_eq!(a.limit(), ACK_WINDOW * 2 + 7);
     }
 }
