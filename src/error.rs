@@ -5,6 +5,10 @@ use std::fmt;
 /// Exit code for bad input, as the developers' guide asks.
 pub const EXIT_USAGE: u8 = 2;
 
+/// An environment variable naming a file that a command ending in failure writes a line to (its exit code and
+/// why): a Kubernetes agent sets it, so the collector knows the agent's document will never come.
+pub const FAILURE_FILE_VAR: &str = "HAKARU_FAILURE_FILE";
+
 /// A failure to report in one line: bad input (exit 2) or a failure at run time (exit 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError {

@@ -233,6 +233,7 @@ mod tests {
             warnings: vec![],
             analysis: None,
             thresholds: vec![],
+            missing_segments: Vec::new(),
         };
         let gates = parse_all("--threshold", &["p99<2ms".into(), "max<100ms".into(), "qps>=1000".into()]).unwrap();
         let judged = judge(&doc, &gates);

@@ -60,6 +60,8 @@ pub struct JobPlan {
     pub backoff_limit: u32,
     /// The collector Job's deadline.
     pub collect_timeout: Duration,
+    /// The collector merges the agents that finished when others failed (`hakaru merge --allow-partial`).
+    pub allow_partial: bool,
 }
 
 /// Most agents one Job may have: a bound on the collector's argument list and the shell loop, far above the
@@ -224,14 +226,25 @@ impl JobPlan {
         let (volume, mount) = self.results_volume();
         let index_env = vec![EnvVar {
             name: INDEX_VAR,
-            value_from: FieldSource { field_ref: FieldRef { field_path: INDEX_ANNOTATION } },
+            value: None,
+            value_from: Some(FieldSource { field_ref: FieldRef { field_path: INDEX_ANNOTATION } }),
         }];
+        let mut agent_env = index_env.clone();
+        if self.results == Results::Volume {
+            // A failed agent says so on the volume (hakaru writes this file when it exits with a failure), so the
+            // collector stops waiting for a document that will never come.
+            agent_env.push(EnvVar {
+                name: crate::error::FAILURE_FILE_VAR,
+                value: Some(format!("{RESULTS_DIR}/agent-$({INDEX_VAR}).failed")),
+                value_from: None,
+            });
+        }
         let agent = Container {
             name: "hakaru",
             image: self.image.clone(),
             command: None,
             args: self.agent_args(),
-            env: index_env.clone(),
+            env: agent_env,
             resources: self.resources(),
             volume_mounts: vec![mount.clone()],
         };
@@ -279,13 +292,25 @@ impl JobPlan {
         let (volume, mount) = self.results_volume();
         let merged = format!("{RESULTS_DIR}/merged.json");
         // A counter, not a list of N tests, so the script stays short for many agents; `expr` rather than
-        // `$((...))`, which Kubernetes would read as a variable reference.
+        // `$((...))`, which Kubernetes would read as a variable reference. An agent has ended when its document
+        // or its failure file (written by hakaru when it fails) is there.
+        let on_failure = if self.allow_partial {
+            "echo merging the other agents, marked as partial".to_string()
+        } else {
+            "echo not merging: give hakaru k8s job --allow-partial to merge the others; exit 1".to_string()
+        };
         let wait = format!(
-            "i=0; while [ $i -lt {n} ]; do if [ -f {RESULTS_DIR}/agent-$i.json ]; then i=`expr $i + 1`; \
-             else sleep 5; fi; done; echo all {n} agent documents are in {RESULTS_DIR}",
+            "i=0; failed=; while [ $i -lt {n} ]; do if [ -f {RESULTS_DIR}/agent-$i.json ]; then i=`expr $i + 1`; \
+             elif [ -f {RESULTS_DIR}/agent-$i.failed ]; then failed=\"$failed $i\"; i=`expr $i + 1`; \
+             else sleep 5; fi; done; if [ -n \"$failed\" ]; then for f in $failed; do \
+             echo \"agent $f failed: `cat {RESULTS_DIR}/agent-$f.failed`\"; done; {on_failure}; fi; \
+             echo all {n} agents have ended",
             n = self.agents
         );
         let mut merge_args = vec!["merge".to_string()];
+        if self.allow_partial {
+            merge_args.push("--allow-partial".to_string());
+        }
         merge_args.extend(self.agent_documents());
         merge_args.extend(["-o".to_string(), merged.clone()]);
         let merge = Container {
@@ -508,7 +533,10 @@ pub struct Container {
 #[serde(rename_all = "camelCase")]
 pub struct EnvVar {
     pub name: &'static str,
-    pub value_from: FieldSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_from: Option<FieldSource>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -575,6 +603,7 @@ mod tests {
             memory: None,
             backoff_limit: 0,
             collect_timeout: Duration::from_secs(3600),
+            allow_partial: false,
         }
     }
 

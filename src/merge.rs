@@ -33,8 +33,9 @@ fn plan_fingerprint(doc: &ResultDocument) -> Vec<(&'static str, String)> {
 }
 
 /// Merges the agents' documents; `names` name them in messages (their files). Documents of different plans, two
-/// of the same segment, or a segment missing are refused, with the difference named.
-pub fn merge(docs: &[ResultDocument], names: &[String]) -> Result<ResultDocument, String> {
+/// of the same segment, or a segment missing are refused, with the difference named; with `allow_partial` a
+/// missing segment is recorded in the merged document (`missing_segments`) and its warnings instead.
+pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> Result<ResultDocument, String> {
     let first = docs.first().ok_or("no document to merge")?;
     let base = plan_fingerprint(first);
     for (doc, name) in docs.iter().zip(names).skip(1) {
@@ -64,10 +65,14 @@ pub fn merge(docs: &[ResultDocument], names: &[String]) -> Result<ResultDocument
     if seen.keys().any(|k| k.1 != count) {
         return Err("the documents split the plan into different numbers of segments".into());
     }
-    if seen.len() != count {
-        let missing: Vec<String> =
-            (0..count).filter(|i| !seen.contains_key(&(*i, count))).map(|i| format!("{i}/{count}")).collect();
-        return Err(format!("segment(s) {} missing: merge every agent's document", missing.join(", ")));
+    let missing: Vec<String> =
+        (0..count).filter(|i| !seen.contains_key(&(*i, count))).map(|i| format!("{i}/{count}")).collect();
+    if !missing.is_empty() && !allow_partial {
+        return Err(format!(
+            "segment(s) {} missing: merge every agent's document (or give --allow-partial to merge the others, \
+             marked as partial)",
+            missing.join(", ")
+        ));
     }
 
     let mut out = first.clone();
@@ -91,6 +96,15 @@ pub fn merge(docs: &[ResultDocument], names: &[String]) -> Result<ResultDocument
             d.warnings.iter().map(move |w| format!("agent {seg}: {w}"))
         })
         .collect();
+    if !missing.is_empty() {
+        out.warnings.push(format!(
+            "PARTIAL: segment(s) {} of the plan are missing (their agents failed or their documents were lost): \
+             these figures are of {} of {count} agents' load only",
+            missing.join(", "),
+            count - missing.len()
+        ));
+    }
+    out.missing_segments = missing;
     out.warnings.push(
         "merged from the agents' documents: step percentiles are exact (histograms added); per-second windows', \
          breakdown rows' and failures' percentiles are the highest of the agents' (an upper bound)"

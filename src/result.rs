@@ -94,6 +94,11 @@ pub struct ResultDocument {
     /// `--threshold`: each gate with the value measured and whether it held; empty without thresholds.
     #[serde(default)]
     pub thresholds: Vec<ThresholdResult>,
+    /// `hakaru merge --allow-partial`: the segments (`I/N`) whose documents were missing, so the figures are of the
+    /// other agents' load only. Empty when every segment is in, and in every unmerged document (read as empty
+    /// from documents written before it existed).
+    #[serde(default)]
+    pub missing_segments: Vec<String>,
 }
 
 /// The same plan run several times back to back (`--runs N`): the spread of the runs' figures and their

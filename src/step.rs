@@ -140,6 +140,7 @@ impl LiveDocument {
             analysis: None,
             runs: None,
             thresholds: Vec::new(),
+            missing_segments: Vec::new(),
         };
         LiveDocument { doc, keepalive, expected_hit_rate: None, notes: Vec::new(), outputs }
     }

@@ -213,6 +213,7 @@ fn document() -> ResultDocument {
         analysis: None,
         runs: None,
         thresholds: Vec::new(),
+        missing_segments: Vec::new(),
     }
 }
 
@@ -240,6 +241,7 @@ fn document_without_answers() -> ResultDocument {
         analysis: None,
         runs: None,
         thresholds: Vec::new(),
+        missing_segments: Vec::new(),
     }
 }
 

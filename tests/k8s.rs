@@ -191,6 +191,87 @@ fn the_agent_publishes_its_document_and_the_collector_waits_for_all_of_them() {
 }
 
 #[test]
+fn a_failed_agent_is_seen_by_the_collector_which_merges_the_others_only_when_allowed() {
+    // Three agents run for real against the built-in target, with the environment and arguments the manifests give
+    // them; agent 1 cannot write its document (its directory is missing), so hakaru refuses to start and writes
+    // its failure file. The collector's script stops waiting, then refuses or merges the other two as the flag says.
+    let target = hakaru::serve::start(hakaru::serve::ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let url = format!("http://{}/", target.addr());
+    for allow in [false, true] {
+        let mut args = vec!["--agents", "3"];
+        if allow {
+            args.push("--allow-partial");
+        }
+        args.extend(["--", "run", "-c", "3", "-n", "90", url.as_str()]);
+        let docs = documents(&manifests(&args));
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().to_str().unwrap();
+        let agents = pod(&docs, "hakaru");
+        let agent = &agents["initContainers"][0];
+        let env: Vec<(&str, String)> = agent["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str()?.replace("/results", results))))
+            .collect();
+        assert_eq!(env.len(), 1, "the agent is told where its failure file goes: {agent}");
+        let publish = strings(&agents["containers"][0]["command"])[2].replace("/results", results);
+        let start = (SystemTime::now() + Duration::from_secs(1)).duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        for index in ["0", "1", "2"] {
+            let expand = |a: &str| {
+                let a = a.replace("$(JOB_COMPLETION_INDEX)", index).replace("/results", results);
+                // Agent 1's document cannot be written: its directory is missing.
+                if index == "1" { a.replace(results, &format!("{results}/missing")) } else { a }
+            };
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
+            let mut argv: Vec<String> = strings(&agent["args"]).iter().map(|a| expand(a)).collect();
+            // A start a second ahead rather than the golden START, long past.
+            let at = argv.iter().position(|a| a == "--start-at").unwrap() + 1;
+            argv[at] = start.as_secs().to_string();
+            cmd.args(&argv).env("HAKARU_DB", dir.path().join("history.db"));
+            for (name, value) in &env {
+                cmd.env(name, value.replace("$(JOB_COMPLETION_INDEX)", index));
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.success(), index != "1", "agent {index}: {}", String::from_utf8_lossy(&out.stderr));
+            if index != "1" {
+                let sh = Command::new("sh").args(["-c", &publish]).env("JOB_COMPLETION_INDEX", index).output();
+                assert!(sh.unwrap().status.success());
+            }
+        }
+        let failed = std::fs::read_to_string(dir.path().join("agent-1.failed")).expect("agent 1's failure file");
+        assert!(failed.starts_with("exit code 2: output file") && failed.contains("agent-1.partial.json"), "{failed}");
+        let wait = strings(&pod(&docs, "hakaru-merge")["initContainers"][0]["command"])[2].replace("/results", results);
+        // Bounded: a collector that kept waiting would loop forever.
+        let waited = Command::new("timeout").args(["30", "sh", "-c", &wait]).output().unwrap();
+        let said = String::from_utf8_lossy(&waited.stdout).to_string();
+        assert!(said.contains("agent 1 failed: exit code 2"), "{said}");
+        assert_eq!(waited.status.success(), allow, "{said}");
+        // The collector's merge, as its container runs it.
+        let merge = &pod(&docs, "hakaru-merge")["initContainers"][1];
+        let argv: Vec<String> = strings(&merge["args"]).iter().map(|a| a.replace("/results", results)).collect();
+        let merged = Command::new(env!("CARGO_BIN_EXE_hakaru")).args(&argv).output().unwrap();
+        if !allow {
+            assert_eq!(merged.status.code(), Some(2), "{}", String::from_utf8_lossy(&merged.stderr));
+            assert!(String::from_utf8_lossy(&merged.stderr).contains("--allow-partial"));
+            continue;
+        }
+        assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
+        assert_eq!(doc["missing_segments"], serde_json::json!(["1/3"]));
+        assert_eq!(doc["steps"][0]["requests"], 60, "agents 0 and 2 ran 30 requests each");
+        assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with("PARTIAL")));
+    }
+    target.stop();
+}
+
+#[test]
 fn the_stdout_mode_prints_each_document_between_marker_lines() {
     let docs = documents(&manifests(&["--agents", "2", "--results-volume", "stdout", "--", "run", "http://web/"]));
     assert_eq!(docs.len(), 1, "no claim and no collector");

@@ -151,6 +151,10 @@ pub struct MergeArgs {
     /// Write the merged document here (`-` for stdout); the summary is printed either way.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Merge even if some agents' documents are missing (files that do not exist, segments not given): the merged
+    /// document names the missing segments and says its figures are partial.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -744,6 +748,10 @@ pub struct K8sJobArgs {
     /// The collector gives up when the agents' documents are not all there within this time of its start.
     #[arg(long, default_value = "6h")]
     pub collect_timeout: String,
+    /// When an agent fails, the collector merges the other agents' documents (marked as partial) instead of
+    /// failing.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// The agents' command: run, sweep or kv and its flags, after `--`; hakaru adds --segment, --start-at, --json.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

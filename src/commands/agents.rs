@@ -121,7 +121,7 @@ pub fn run_agents(n: usize, outputs: &Outputs, interrupt: &AtomicBool) -> Result
             }
         }
     }
-    let merged = crate::merge::merge(&docs, &names).map_err(UsageError::runtime)?;
+    let merged = crate::merge::merge(&docs, &names, false).map_err(UsageError::runtime)?;
     let mut files: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
     if let Some(p) = &outputs.json {
         files.push((p.clone(), Box::new(Json)));

@@ -46,6 +46,7 @@ fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
         memory: args.memory.clone(),
         backoff_limit: args.backoff_limit,
         collect_timeout: duration_flag("--collect-timeout", &args.collect_timeout)?,
+        allow_partial: args.allow_partial,
     };
     plan.check()?;
     print!("{}", plan.to_yaml());

@@ -11,10 +11,23 @@ use crate::result::ResultDocument;
 pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
     let mut docs = Vec::new();
     let mut names = Vec::new();
+    let mut absent = Vec::new();
     for path in &a.files {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError::new(format!("{shown}: cannot read it ({e}); give the agents' --json files")))?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            // A failed agent never published its document: with --allow-partial, its segment is named as missing.
+            Err(e) if a.allow_partial && e.kind() == std::io::ErrorKind::NotFound => {
+                absent.push(shown);
+                continue;
+            }
+            Err(e) => {
+                return Err(UsageError::new(format!(
+                    "{shown}: cannot read it ({e}); give the agents' --json files{}",
+                    if e.kind() == std::io::ErrorKind::NotFound { " (or --allow-partial)" } else { "" }
+                )));
+            }
+        };
         let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
             UsageError::new(format!(
                 "{shown}:{}:{}: not a hakaru result document ({e}); give the agents' --json files",
@@ -25,7 +38,13 @@ pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
         docs.push(doc);
         names.push(shown);
     }
-    let merged = crate::merge::merge(&docs, &names).map_err(UsageError::new)?;
+    if docs.is_empty() {
+        return Err(UsageError::runtime(format!("none of the documents is there ({})", absent.join(", "))));
+    }
+    for shown in &absent {
+        eprintln!("hakaru merge: {shown} is not there: its segment is merged as missing (--allow-partial)");
+    }
+    let merged = crate::merge::merge(&docs, &names, a.allow_partial).map_err(UsageError::new)?;
     let to_stdout = a.output.as_deref().is_some_and(is_stdout);
     // The file first: a reader of the summary that goes away (`| head`) must not cost the merged document.
     if let Some(path) = a.output.as_deref().filter(|_| !to_stdout) {

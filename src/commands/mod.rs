@@ -65,12 +65,26 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Study(args) => study::study(&args, &interrupt),
         Command::K8s(cmd) => k8s::k8s(&cmd),
     };
-    match outcome {
-        Ok(code) => code,
+    let (code, failure) = match outcome {
+        Ok(code) => (code, (code != ExitCode::SUCCESS).then(|| "exited with a failure code".to_string())),
         Err(e) => {
             eprintln!("hakaru: error: {e}");
-            ExitCode::from(e.exit_code())
+            (ExitCode::from(e.exit_code()), Some(format!("exit code {}: {e}", e.exit_code())))
         }
+    };
+    if let Some(why) = failure {
+        mark_failure(&why);
+    }
+    code
+}
+
+/// Writes why the command failed to the file `HAKARU_FAILURE_FILE` names, when it is set (a Kubernetes agent):
+/// whole or not at all (a rename), and a failure to write it is only said, never a second failure.
+fn mark_failure(why: &str) {
+    let Some(path) = std::env::var_os(crate::error::FAILURE_FILE_VAR) else { return };
+    let path = std::path::PathBuf::from(path);
+    if let Err(e) = crate::export::write_atomically(&path, &format!("{why}\n")) {
+        eprintln!("hakaru: cannot write the failure file {} ({e})", path.display());
     }
 }
 

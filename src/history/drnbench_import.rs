@@ -143,6 +143,7 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         analysis: None,
         runs: None,
         thresholds: Vec::new(),
+        missing_segments: Vec::new(),
     })
 }
 
