@@ -82,6 +82,8 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
     s.requests = docs.iter().map(|d| d.settings.requests).sum();
     s.rate = docs.iter().map(|d| d.settings.rate).sum();
     s.segment = None;
+    let sources: Vec<String> = docs.iter().filter_map(|d| d.settings.source_address.clone()).collect();
+    s.source_address = (!sources.is_empty()).then(|| sources.join(","));
     out.interrupted = docs.iter().any(|d| d.interrupted);
     out.steps = (0..first.steps.len())
         .map(|k| {

@@ -46,6 +46,10 @@ pub struct Settings {
     /// Scale-out: the instant the load was to start (`--start-at`), RFC 3339; null when it started at once.
     #[serde(default)]
     pub start_at: Option<String>,
+    /// `--source-address`: the local address connections were opened from (a merged document: each agent's,
+    /// comma-separated); null when the system chose.
+    #[serde(default)]
+    pub source_address: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
     /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the

@@ -102,6 +102,8 @@ pub struct Endpoint {
     pub host: String,
     pub port: u16,
     pub addr: SocketAddr,
+    /// The local address connections are opened from (`--source-address`); None lets the system choose.
+    pub source: Option<std::net::IpAddr>,
 }
 
 impl Endpoint {
@@ -112,7 +114,7 @@ impl Endpoint {
             .map_err(|e| format!("host '{host}' does not resolve ({e}); check the name or use an IP address"))?
             .next()
             .ok_or_else(|| format!("host '{host}' has no address; check the name or use an IP address"))?;
-        Ok(Endpoint { scheme, host: host.to_string(), port, addr })
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None })
     }
 
     /// The value of the Host header: the port is left out when it is the scheme's default.

@@ -57,6 +57,7 @@ fn settings() -> Settings {
         ok_status: "200-399".into(),
         segment: None,
         start_at: None,
+        source_address: None,
         labels: Default::default(),
     }
 }

@@ -85,6 +85,60 @@ fn three_segments_merge_into_exactly_the_whole_plan() {
 }
 
 #[test]
+fn each_agent_opens_its_connections_from_its_own_source_address() {
+    // 127.0.0.2-4 are this machine's loopback addresses too: nginx (on 127.0.0.1) logs each request's source.
+    let nginx = Nginx::start();
+    let out = hakaru_with(
+        &[
+            "run",
+            "-q",
+            "--agents",
+            "3",
+            "--agent-source",
+            "127.0.0.2,127.0.0.3,127.0.0.4",
+            "-c",
+            "3",
+            "-n",
+            "300",
+            &nginx.url("/who"),
+        ],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = out.json.expect("the merged document");
+    assert_eq!(doc["steps"][0]["ok"], 300, "{}", out.stdout);
+    assert_eq!(doc["settings"]["source_address"], "127.0.0.2,127.0.0.3,127.0.0.4");
+    let log = std::fs::read_to_string(nginx.dir.path().join("who.log")).unwrap();
+    for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+        assert_eq!(log.lines().filter(|l| *l == source).count(), 100, "{source}'s segment is a third: {log}");
+    }
+    assert_eq!(log.lines().count(), 300, "no request from any other address");
+    // One process, one address; and the refusals.
+    let one = hakaru(&["run", "-q", "-n", "20", "--source-address", "127.0.0.9", &nginx.url("/who")]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let log = std::fs::read_to_string(nginx.dir.path().join("who.log")).unwrap();
+    assert_eq!(log.lines().filter(|l| *l == "127.0.0.9").count(), 20);
+    for (args, says) in [
+        (vec!["--source-address", "192.0.2.1"], "--source-address '192.0.2.1': cannot open connections from it"),
+        (vec!["--source-address", "nope"], "--source-address 'nope': not an IP address"),
+        (vec!["--source-address", "::1"], "--source-address ::1: 127.0.0.1"),
+        (
+            vec!["--agents", "2", "--agent-source", "127.0.0.2"],
+            "--agent-source '127.0.0.2': 1 address(es) for 2 agents",
+        ),
+    ] {
+        let mut all = vec!["run", "-n", "10"];
+        all.extend(args);
+        all.push("http://127.0.0.1:1/");
+        let out = hakaru(&all);
+        assert_eq!(out.code, 2, "{all:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{all:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+}
+
+#[test]
 fn agents_on_one_machine_start_together_and_their_windows_line_up() {
     let nginx = Nginx::start();
     // The harness adds --json for run: the merged document is written there.

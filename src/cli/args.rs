@@ -346,6 +346,13 @@ pub struct ScaleArgs {
     /// merge their documents: more cores than one process uses well, and the rehearsal of a scale-out.
     #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>)]
     pub agents: Option<usize>,
+    /// Open every connection from this local address (bound before connecting): an agent's own address, or one
+    /// of several on one machine (127.0.0.2 ... on loopback) to spread connections over more source ports.
+    #[arg(long, value_name = "ADDR")]
+    pub source_address: Option<String>,
+    /// With --agents N: each agent's --source-address, N addresses separated by commas.
+    #[arg(long, value_name = "A,B,...", requires = "agents")]
+    pub agent_source: Option<String>,
 }
 
 /// How the steps of a sweep or a capacity search run, and where they are written.

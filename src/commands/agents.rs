@@ -25,25 +25,31 @@ pub struct Outputs {
     sweep: bool,
 }
 
+/// What `--agents N` asks: N, where the merged document goes, and each agent's `--source-address` if given.
+pub struct Agents {
+    pub n: usize,
+    pub outputs: Outputs,
+    pub sources: Option<String>,
+}
+
 /// `Some` when the command asks for `--agents N`.
-pub fn asked(command: &Command) -> Option<(usize, Outputs)> {
-    match command {
-        Command::Run(a) => a.load.scale.agents.map(|n| (n, load_outputs(&a.load))),
-        Command::Kv(a) => a.load.scale.agents.map(|n| (n, load_outputs(&a.load))),
-        Command::Sweep(a) => a.study.scale.agents.map(|n| {
-            (
-                n,
-                Outputs {
-                    json: a.study.json.clone(),
-                    csv: a.study.csv.clone(),
-                    drnbench: a.study.output.clone(),
-                    sweep: true,
-                },
-            )
-        }),
+pub fn asked(command: &Command) -> Option<Agents> {
+    let (scale, outputs) = match command {
+        Command::Run(a) => (&a.load.scale, load_outputs(&a.load)),
+        Command::Kv(a) => (&a.load.scale, load_outputs(&a.load)),
+        Command::Sweep(a) => (
+            &a.study.scale,
+            Outputs {
+                json: a.study.json.clone(),
+                csv: a.study.csv.clone(),
+                drnbench: a.study.output.clone(),
+                sweep: true,
+            },
+        ),
         // `capacity` refuses --agents itself, with --segment and --start-at.
-        _ => None,
-    }
+        _ => return None,
+    };
+    scale.agents.map(|n| Agents { n, outputs, sources: scale.agent_source.clone() })
 }
 
 fn load_outputs(l: &crate::cli::args::LoadArgs) -> Outputs {
@@ -52,7 +58,7 @@ fn load_outputs(l: &crate::cli::args::LoadArgs) -> Outputs {
 
 /// The command line without `--agents N` and the output flags (the agents write their own documents).
 fn agent_args(args: &[OsString]) -> Vec<OsString> {
-    const WITH_VALUE: [&str; 6] = ["--agents", "--json", "--csv", "-o", "--output", "--output-path"];
+    const WITH_VALUE: [&str; 7] = ["--agents", "--agent-source", "--json", "--csv", "-o", "--output", "--output-path"];
     let mut out = Vec::new();
     let mut skip = false;
     for a in args {
@@ -71,9 +77,19 @@ fn agent_args(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
-pub fn run_agents(n: usize, outputs: &Outputs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    let (n, outputs) = (agents.n, &agents.outputs);
     if n == 0 {
         return Err(UsageError::new("--agents 0: give at least 1 agent"));
+    }
+    let sources: Vec<&str> =
+        agents.sources.as_deref().map(|s| s.split(',').map(str::trim).collect()).unwrap_or_default();
+    if !sources.is_empty() && sources.len() != n {
+        return Err(UsageError::new(format!(
+            "--agent-source '{}': {} address(es) for {n} agents; give one per agent, separated by commas",
+            agents.sources.as_deref().unwrap_or_default(),
+            sources.len()
+        )));
     }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut base = agent_args(&args);
@@ -89,8 +105,12 @@ pub fn run_agents(n: usize, outputs: &Outputs, interrupt: &AtomicBool) -> Result
         let json = dir.path().join(format!("agent-{i}.json"));
         let log = std::fs::File::create(dir.path().join(format!("agent-{i}.log")))
             .map_err(|e| UsageError::runtime(format!("an agent's log: {e}")))?;
-        let child = Process::new(&exe)
-            .args(&base)
+        let mut agent = Process::new(&exe);
+        agent.args(&base);
+        if let Some(source) = sources.get(i) {
+            agent.args(["--source-address", source]);
+        }
+        let child = agent
             .args(["--segment", &format!("{i}/{n}"), "--json"])
             .arg(&json)
             .arg("-q")

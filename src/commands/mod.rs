@@ -37,8 +37,8 @@ pub fn dispatch(command: Command) -> ExitCode {
     if !matches!(command, Command::Serve(_)) {
         crate::stop::install(&interrupt);
     }
-    if let Some((n, outputs)) = agents::asked(&command) {
-        return match agents::run_agents(n, &outputs, &interrupt) {
+    if let Some(asked) = agents::asked(&command) {
+        return match agents::run_agents(&asked, &interrupt) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("hakaru: error: {e}");

@@ -88,6 +88,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
             Failure::new(ErrorKind::Connect, format!("socket: {e}"))
         }
     })?;
+    if let Some(source) = ep.source {
+        socket
+            .bind(std::net::SocketAddr::new(source, 0))
+            .map_err(|e| Failure::new(ErrorKind::Connect, format!("bind to the source address {source}: {e}")))?;
+    }
     match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
         Ok(Ok(stream)) => Ok(stream),
         Ok(Err(e)) => {

@@ -589,6 +589,7 @@ impl RunPlan {
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             start_at: None,
+            source_address: None,
             sweep: None,
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),

@@ -2,6 +2,7 @@
 //! segments) and their common start (`--start-at`). Segments split connections, requests and rate so that the
 //! N segments add up to the whole exactly; `hakaru merge` joins their documents.
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::RunPlan;
@@ -39,6 +40,8 @@ impl Segment {
 pub struct Scale {
     pub segment: Option<Segment>,
     pub start_at: Option<SystemTime>,
+    /// `--source-address`: the local address every connection is opened from.
+    pub source: Option<IpAddr>,
 }
 
 impl Scale {
@@ -62,8 +65,23 @@ impl Scale {
             })
             .transpose()?;
         let start_at = a.start_at.as_deref().map(parse_instant).transpose()?;
-        Ok(Scale { segment, start_at })
+        let source = a.source_address.as_deref().map(parse_source).transpose()?;
+        Ok(Scale { segment, start_at, source })
     }
+}
+
+/// `--source-address`: an IP address of this machine (checked by binding to it, so a typo or a foreign address is
+/// bad input here rather than every connection failing).
+fn parse_source(text: &str) -> Result<IpAddr, UsageError> {
+    let ip: IpAddr = text.trim().parse().map_err(|_| {
+        UsageError::new(format!("--source-address '{text}': not an IP address; give one of this machine's addresses"))
+    })?;
+    std::net::TcpListener::bind((ip, 0)).map_err(|e| {
+        UsageError::new(format!(
+            "--source-address '{text}': cannot open connections from it ({e}); give one of this machine's addresses"
+        ))
+    })?;
+    Ok(ip)
 }
 
 /// `2026-11-23T21:00:00Z` (RFC 3339) or `1795467600` (Unix seconds, fractions allowed).
@@ -93,6 +111,19 @@ impl RunPlan {
     pub fn scaled(mut self, scale: &Scale) -> Result<RunPlan, UsageError> {
         self.start_at = scale.start_at;
         self.settings.start_at = scale.start_at.map(show_instant);
+        if let Some(source) = scale.source {
+            for ep in &mut self.endpoints {
+                if source.is_ipv4() != ep.addr.is_ipv4() {
+                    return Err(UsageError::new(format!(
+                        "--source-address {source}: {} is reached over {}; give an address of that family",
+                        ep.addr,
+                        if ep.addr.is_ipv4() { "IPv4" } else { "IPv6" }
+                    )));
+                }
+                ep.source = Some(source);
+            }
+            self.settings.source_address = Some(source.to_string());
+        }
         let Some(seg) = scale.segment else { return Ok(self) };
         let all = self.connections as u64;
         let connections = seg.share(all) as usize;
