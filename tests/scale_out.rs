@@ -138,6 +138,110 @@ fn each_agent_opens_its_connections_from_its_own_source_address() {
     }
 }
 
+/// Network namespaces this test creates and deletes (also when it fails): a server namespace with a bridge, and
+/// one namespace per agent joined to it by a veth pair, addresses 10.77.0.1 (server) and 10.77.0.11.. (agents).
+/// Nothing is added to the machine's own namespace.
+struct Namespaces {
+    server: String,
+    agents: Vec<String>,
+}
+
+impl Namespaces {
+    fn ip(args: &[&str]) {
+        let out = Command::new("ip").args(args).output().expect("ip (iproute2) runs");
+        assert!(out.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn create(agents: usize) -> Namespaces {
+        let tag = format!("hk{}", std::process::id() % 100_000);
+        let ns = Namespaces { server: format!("{tag}s"), agents: (0..agents).map(|i| format!("{tag}a{i}")).collect() };
+        let s = ns.server.as_str();
+        Self::ip(&["netns", "add", s]);
+        Self::ip(&["-n", s, "link", "set", "lo", "up"]);
+        Self::ip(&["-n", s, "link", "add", "br0", "type", "bridge"]);
+        Self::ip(&["-n", s, "addr", "add", "10.77.0.1/24", "dev", "br0"]);
+        Self::ip(&["-n", s, "link", "set", "br0", "up"]);
+        for (i, a) in ns.agents.iter().enumerate() {
+            let (veth, peer, addr) = (format!("v{i}"), format!("e{i}"), format!("10.77.0.{}/24", 11 + i));
+            Self::ip(&["netns", "add", a]);
+            Self::ip(&["-n", a, "link", "set", "lo", "up"]);
+            Self::ip(&["-n", s, "link", "add", &veth, "type", "veth", "peer", "name", &peer, "netns", a]);
+            Self::ip(&["-n", s, "link", "set", &veth, "master", "br0", "up"]);
+            Self::ip(&["-n", a, "addr", "add", &addr, "dev", &peer]);
+            Self::ip(&["-n", a, "link", "set", &peer, "up"]);
+        }
+        ns
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in self.agents.iter().chain([&self.server]) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+#[test]
+fn agents_in_network_namespaces_of_their_own_each_have_their_address() {
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: creating network namespaces needs root (CI runs the tests as root)");
+        return;
+    }
+    let ns = Namespaces::create(3);
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap();
+    let conf = format!(
+        "worker_processes 1; daemon off; master_process off; pid {prefix}/nginx.pid; error_log {prefix}/error.log;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{ log_format source '$remote_addr'; access_log {prefix}/who.log source;\n\
+         client_body_temp_path {prefix}/b; proxy_temp_path {prefix}/p; fastcgi_temp_path {prefix}/f;\n\
+         uwsgi_temp_path {prefix}/u; scgi_temp_path {prefix}/s;\n\
+         server {{ listen 10.77.0.1:8080; location / {{ return 200 \"hi\\n\"; }} }} }}\n"
+    );
+    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+    let nginx = which_nginx();
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &ns.server, &nginx, "-p", prefix, "-c"])
+        .arg(dir.path().join("nginx.conf"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Listening: seen from the first agent's namespace (a connection with no request, which nginx does not log).
+    let probe =
+        "for i in $(seq 50); do (exec 3<>/dev/tcp/10.77.0.1/8080) 2>/dev/null && exit 0; sleep 0.1; done; exit 1";
+    let up = Command::new("ip").args(["netns", "exec", &ns.agents[0], "bash", "-c", probe]).status().unwrap();
+    assert!(up.success(), "nginx in the server namespace is not reachable from an agent's");
+    let names = ns.agents.join(",");
+    let out = hakaru_with(
+        &["run", "-q", "--agents", "3", "--agent-netns", &names, "-c", "3", "-n", "300", "http://10.77.0.1:8080/"],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = out.json.expect("the merged document");
+    assert_eq!(doc["steps"][0]["ok"], 300, "{}", out.stdout);
+    let log = std::fs::read_to_string(dir.path().join("who.log")).unwrap();
+    for source in ["10.77.0.11", "10.77.0.12", "10.77.0.13"] {
+        assert_eq!(log.lines().filter(|l| *l == source).count(), 100, "{source}'s segment is a third: {log}");
+    }
+    // A namespace that does not exist is named.
+    let out = hakaru(&["run", "--agents", "2", "--agent-netns", "nosuchns1,nosuchns2", "http://127.0.0.1:1/"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("no network namespace 'nosuchns1'"), "{}", out.stderr);
+}
+
+fn which_nginx() -> String {
+    ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("nginx is installed by the test command")
+        .to_string()
+}
+
 #[test]
 fn agents_on_one_machine_start_together_and_their_windows_line_up() {
     let nginx = Nginx::start();

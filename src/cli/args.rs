@@ -353,6 +353,10 @@ pub struct ScaleArgs {
     /// With --agents N: each agent's --source-address, N addresses separated by commas.
     #[arg(long, value_name = "A,B,...", requires = "agents")]
     pub agent_source: Option<String>,
+    /// With --agents N: run each agent in its network namespace (`ip netns exec NS`, as root), N names separated
+    /// by commas: agents with addresses and routes of their own on one machine.
+    #[arg(long, value_name = "NS,...", requires = "agents")]
+    pub agent_netns: Option<String>,
 }
 
 /// How the steps of a sweep or a capacity search run, and where they are written.

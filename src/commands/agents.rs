@@ -30,6 +30,7 @@ pub struct Agents {
     pub n: usize,
     pub outputs: Outputs,
     pub sources: Option<String>,
+    pub namespaces: Option<String>,
 }
 
 /// `Some` when the command asks for `--agents N`.
@@ -49,7 +50,12 @@ pub fn asked(command: &Command) -> Option<Agents> {
         // `capacity` refuses --agents itself, with --segment and --start-at.
         _ => return None,
     };
-    scale.agents.map(|n| Agents { n, outputs, sources: scale.agent_source.clone() })
+    scale.agents.map(|n| Agents {
+        n,
+        outputs,
+        sources: scale.agent_source.clone(),
+        namespaces: scale.agent_netns.clone(),
+    })
 }
 
 fn load_outputs(l: &crate::cli::args::LoadArgs) -> Outputs {
@@ -58,7 +64,8 @@ fn load_outputs(l: &crate::cli::args::LoadArgs) -> Outputs {
 
 /// The command line without `--agents N` and the output flags (the agents write their own documents).
 fn agent_args(args: &[OsString]) -> Vec<OsString> {
-    const WITH_VALUE: [&str; 7] = ["--agents", "--agent-source", "--json", "--csv", "-o", "--output", "--output-path"];
+    const WITH_VALUE: [&str; 8] =
+        ["--agents", "--agent-source", "--agent-netns", "--json", "--csv", "-o", "--output", "--output-path"];
     let mut out = Vec::new();
     let mut skip = false;
     for a in args {
@@ -77,19 +84,40 @@ fn agent_args(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
+/// A comma-separated list of `flag` with one item per agent (empty when the flag is not given).
+fn one_per_agent<'a>(flag: &str, what: &str, list: Option<&'a str>, n: usize) -> Result<Vec<&'a str>, UsageError> {
+    let Some(list) = list else { return Ok(Vec::new()) };
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    if items.len() != n || items.iter().any(|i| i.is_empty()) {
+        return Err(UsageError::new(format!(
+            "{flag} '{list}': {} {what} for {n} agents; give one per agent, separated by commas",
+            items.len()
+        )));
+    }
+    Ok(items)
+}
+
 pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let (n, outputs) = (agents.n, &agents.outputs);
     if n == 0 {
         return Err(UsageError::new("--agents 0: give at least 1 agent"));
     }
-    let sources: Vec<&str> =
-        agents.sources.as_deref().map(|s| s.split(',').map(str::trim).collect()).unwrap_or_default();
-    if !sources.is_empty() && sources.len() != n {
-        return Err(UsageError::new(format!(
-            "--agent-source '{}': {} address(es) for {n} agents; give one per agent, separated by commas",
-            agents.sources.as_deref().unwrap_or_default(),
-            sources.len()
-        )));
+    let sources = one_per_agent("--agent-source", "address(es)", agents.sources.as_deref(), n)?;
+    let namespaces = one_per_agent("--agent-netns", "namespace(s)", agents.namespaces.as_deref(), n)?;
+    if !namespaces.is_empty() {
+        // SAFETY: geteuid only reads this process's effective user id.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(UsageError::new(
+                "--agent-netns: entering a network namespace (ip netns exec) needs root; run as root or leave it out",
+            ));
+        }
+        for ns in &namespaces {
+            if !std::path::Path::new("/run/netns").join(ns).exists() {
+                return Err(UsageError::new(format!(
+                    "--agent-netns: no network namespace '{ns}' (ip netns list shows them); create it with ip netns add"
+                )));
+            }
+        }
     }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut base = agent_args(&args);
@@ -105,7 +133,14 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         let json = dir.path().join(format!("agent-{i}.json"));
         let log = std::fs::File::create(dir.path().join(format!("agent-{i}.log")))
             .map_err(|e| UsageError::runtime(format!("an agent's log: {e}")))?;
-        let mut agent = Process::new(&exe);
+        let mut agent = match namespaces.get(i) {
+            Some(ns) => {
+                let mut p = Process::new("ip");
+                p.args(["netns", "exec", ns]).arg(&exe);
+                p
+            }
+            None => Process::new(&exe),
+        };
         agent.args(&base);
         if let Some(source) = sources.get(i) {
             agent.args(["--source-address", source]);
