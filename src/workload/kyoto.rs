@@ -370,7 +370,9 @@ impl WickedClient {
             };
         }
         let op = self.rng.random_range(0..16u32);
-        let n = self.key_number();
+        // Kyoto: with p = 1 % another op follows on the same key.
+        let n =
+            if self.last_key != 0 && self.rng.random_range(0..100) == 0 { self.last_key } else { self.key_number() };
         let key = key_of(&prefix, n);
         let present = self.model.get(&n).cloned();
         let lost = self.lost.contains(&n);
