@@ -23,7 +23,8 @@ if ! { [ -f /tmp/bench-nginx/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx/ngin
 fi
 cargo build --release -q
 bin=$PWD/target/release/hakaru
-URL=http://127.0.0.1:18080/
+# URL=... bench/scale-out.sh ...: another target (e.g. hakaru serve with ?delay=, whose latency is set).
+URL=${URL:-http://127.0.0.1:18080/}
 load=(-c "$C" -n "$N")
 [ -n "$RATE" ] && load+=(--rate "$RATE")
 out=/tmp/bench-scale; : > $out/rounds.txt
