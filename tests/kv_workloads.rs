@@ -93,7 +93,8 @@ fn wicked_verify_passes_on_both_servers() {
             assert_eq!(step["requests"], 1200);
             // Every operation of the mix ran, and the random state made some answers expected refusals.
             let rows = step["breakdown"].as_array().unwrap();
-            assert_eq!(rows.len(), 11, "{step}");
+            // Redis has the cursor step too (a SCAN); memcached cannot iterate.
+            assert_eq!(rows.len(), if url.starts_with("redis") { 12 } else { 11 }, "{step}");
             assert!(rows.iter().all(|r| r["requests"].as_u64().unwrap() > 0), "{step}");
             assert!(rows.iter().map(|r| r["expected"].as_u64().unwrap()).sum::<u64>() > 0, "{step}");
         }
