@@ -21,6 +21,14 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 cargo build --release -q
 bin=$PWD/target/release/hakaru
+# The code layout (build.rs) keeps a run's code in few pages, which is most of the peak RSS below; a list whose
+# names the binary no longer has (after a compiler or dependency update) lays out nothing. Say so before measuring.
+if command -v nm >/dev/null && [ -f assets/link-order.txt ]; then
+  listed=$(grep -vc '^#' assets/link-order.txt || true)
+  found=$(nm "$bin" | awk 'NR==FNR { if ($0 !~ /^#/) want[$0] = 1; next } ($3 in want) { n++ } END { print n + 0 }' assets/link-order.txt -)
+  echo "code layout: $found of $listed functions in assets/link-order.txt are in the binary" >&2
+  [ "$found" -lt $((listed * 9 / 10)) ] && echo "bench/kv.sh: the code layout is stale: run scripts/link-order.sh, then this again" >&2
+fi
 out=/tmp/bench-kv; mkdir -p $out; log=$out/rounds.txt; : > "$log"
 RP=16399; MP=11399
 taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > $out/redis.log 2>&1 &
