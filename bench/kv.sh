@@ -13,12 +13,8 @@ need=()
 for b in redis-server:redis-server redis-benchmark:redis-tools memcached:memcached memcaslap:libmemcached-tools taskset:util-linux; do
   command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
 done
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "bench/kv.sh: installing ${need[*]}" >&2
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+. scripts/lib.sh
+apt_install bench/kv.sh ${need[@]+"${need[@]}"}
 cargo build --release -q
 bin=$PWD/target/release/hakaru
 # The code layout (build.rs) keeps a run's code in few pages, which is most of the peak RSS below; a list whose

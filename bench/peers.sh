@@ -14,12 +14,8 @@ for b in wrk:wrk ab:apache2-utils hey:hey h2load:nghttp2-client taskset:util-lin
   command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
 done
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "bench/peers.sh: installing ${need[*]}" >&2
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+. scripts/lib.sh
+apt_install bench/peers.sh ${need[@]+"${need[@]}"}
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 mkdir -p /tmp/bench-nginx /tmp/bench-peers
 if ! { [ -f /tmp/bench-nginx/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx/nginx.pid)" 2>/dev/null; }; then

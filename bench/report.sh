@@ -14,11 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
-if ! command -v chromium >/dev/null 2>&1; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
-fi
+. scripts/lib.sh
+command -v chromium >/dev/null 2>&1 || apt_install bench/report.sh chromium
 cargo build --release -q
 bin=$PWD/target/release/hakaru
 work=$(mktemp -d /tmp/bench-report.XXXXXX)

@@ -11,11 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-60000}; C=${2:-6}; ROUNDS=${3:-5}; RATE=${4:-}
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || {
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
-}
+. scripts/lib.sh
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install bench/scale-out.sh nginx-light
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 mkdir -p /tmp/bench-nginx /tmp/bench-scale
 if ! { [ -f /tmp/bench-nginx/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx/nginx.pid)" 2>/dev/null; }; then

@@ -15,12 +15,8 @@ need=()
 for b in valgrind:valgrind redis-server:redis-server memcached:memcached; do
   command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
 done
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "scripts/link-order.sh: installing ${need[*]}" >&2
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+. scripts/lib.sh
+apt_install scripts/link-order.sh ${need[@]+"${need[@]}"}
 cargo build --release -q
 bin=$PWD/target/release/hakaru
 work=$(mktemp -d /tmp/hakaru-link-order.XXXXXX)

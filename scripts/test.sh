@@ -15,13 +15,8 @@ command -v memcached >/dev/null 2>&1 || need+=(memcached)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "scripts/test.sh: installing ${need[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+. scripts/lib.sh
+apt_install scripts/test.sh ${need[@]+"${need[@]}"}
 
 # kubernetes-validate (PyPI) checks the manifests of `hakaru k8s job` against the Kubernetes API schemas.
 if ! python3 -c 'import kubernetes_validate' >/dev/null 2>&1; then
