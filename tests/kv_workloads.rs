@@ -93,12 +93,42 @@ fn wicked_verify_passes_on_both_servers() {
             assert_eq!(step["requests"], 1200);
             // Every operation of the mix ran, and the random state made some answers expected refusals.
             let rows = step["breakdown"].as_array().unwrap();
-            // Redis has the cursor step too (a SCAN); memcached cannot iterate.
-            assert_eq!(rows.len(), if url.starts_with("redis") { 12 } else { 11 }, "{step}");
-            assert!(rows.iter().all(|r| r["requests"].as_u64().unwrap() > 0), "{step}");
+            // Redis has the cursor step (a SCAN) and transactions too; memcached has neither.
+            assert_eq!(rows.len(), if url.starts_with("redis") { 13 } else { 11 }, "{step}");
+            // A transaction begins at one step in 250: too rare to be sure of in 1,200 (see the test below).
+            let steps = rows.iter().filter(|r| r["name"] != "transaction");
+            assert!(steps.clone().all(|r| r["requests"].as_u64().unwrap() > 0), "{step}");
             assert!(rows.iter().map(|r| r["expected"].as_u64().unwrap()).sum::<u64>() > 0, "{step}");
         }
     }
+}
+
+#[test]
+fn wicked_transactions_on_redis_are_executed_or_discarded_and_checked() {
+    // 40,000 steps: about 160 transactions (one step in 250 begins one), about 16 of them discarded; the chance
+    // that none is discarded is below 1e-7. With --verify, EXEC's answer is checked against every queued op.
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let (code, out, doc) =
+        kv_json(&["--workload", "wicked", "--rnum", "400", "--it", "50", "-c", "2", "--verify", "--seed", "3", &url]);
+    assert_eq!(code, 0, "{out}");
+    let mut transactions = 0;
+    for step in doc["steps"].as_array().unwrap() {
+        assert_eq!(step["failed"], 0, "{out}");
+        transactions += row(step, "transaction")["requests"].as_u64().unwrap();
+    }
+    let stats = ask(r.port, b"INFO commandstats\r\n");
+    let calls = |command: &str| -> u64 {
+        let line = stats.lines().find(|l| l.starts_with(&format!("cmdstat_{command}:"))).unwrap_or_else(|| {
+            panic!("no {command} in {stats}");
+        });
+        line.split(['=', ',']).nth(1).unwrap().parse().unwrap()
+    };
+    // Each transaction is one figure: a MULTI, then an EXEC or a DISCARD.
+    assert!(transactions > 50, "{transactions} transactions: {out}");
+    assert_eq!(calls("multi"), transactions, "{stats}");
+    assert_eq!(calls("exec") + calls("discard"), transactions, "{stats}");
+    assert!(calls("discard") > 0, "{stats}");
 }
 
 #[test]

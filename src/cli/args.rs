@@ -619,7 +619,8 @@ pub struct KvArgs {
     /// order: also add, append and a walk over every key (SCAN; memcached cannot iterate and skips it).
     #[arg(long)]
     pub etc: bool,
-    /// wicked: iterations of rnum operations per client, each timed.
+    /// wicked: iterations of rnum operations per client, each timed (on Redis about 1 % of them in MULTI/EXEC
+    /// transactions, each counted as one operation).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<u64>)]
     pub it: u64,
     /// wicked: each client owns its keys and keeps a model of them; every answer is checked, and the first wrong

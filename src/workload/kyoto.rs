@@ -14,10 +14,15 @@
 //! | set_bulk, remove_bulk, get_bulk (1-3 keys) | MSET, DEL k..., MGET | set, delete (no bulk forms), get k... |
 //! | cursor walk (order `--etc`) | SCAN 0 MATCH prefix* COUNT 1000 until cursor 0 | cannot iterate: skipped, said so |
 //! | cursor jump and read (wicked step 8) | SCAN 0 MATCH key COUNT 100, counted not checked | cannot iterate: a get |
+//! | transaction (about 1 % of steps) | MULTI, 1-4 steps queued, EXEC (one in ten DISCARD): one figure | none |
 //!
-//! Left out, and said so in `--help`: wicked's cursor steps and removals at the cursor, its transactions (1 % of
-//! steps), its database clear at half way (it would wipe other clients' keys under `--verify`), raw binary keys,
-//! expiry times and double increments.
+//! Under `--verify` a transaction's steps move the model as they are queued (EXEC runs them in that order, and
+//! no other client touches the keys), each must answer +QUEUED, and EXEC's answer is checked against all of them;
+//! a DISCARD, or a connection lost before EXEC, undoes them in the model.
+//!
+//! Left out, and said so in the README: wicked's cursor steps and removals at the cursor, its database clear at
+//! half way (it would wipe other clients' keys under `--verify`), raw binary keys, expiry times and double
+//! increments.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -268,10 +273,11 @@ impl Wicked {
             seed,
             rng,
             steps,
-            model,
+            model: Model { values: model, undo: None },
             lost,
             last_key: 0,
             cas_next: None,
+            tran: None,
             last: String::new(),
         }
     }
@@ -291,7 +297,7 @@ pub struct WickedClient {
     /// Ops made so far, for the message that replays a failure.
     steps: u64,
     /// With `--verify`: the value of every key of this client that exists.
-    model: HashMap<u64, Vec<u8>>,
+    model: Model,
     /// Keys that exist but whose value the model cannot know: memcached pads a number an incr shortened when it
     /// rewrites the item in place, and not when it makes a new item (another reference held it), which a client
     /// cannot see. Their answers go unchecked until a read shows the value or a write sets it.
@@ -300,13 +306,80 @@ pub struct WickedClient {
     last_key: u64,
     /// memcached's cas: after a gets, the key, the value to write and (once the gets hit) the token to write with.
     cas_next: Option<(u64, Vec<u8>, Option<u64>)>,
+    /// Redis: the transaction being queued (MULTI sent, EXEC or DISCARD not yet).
+    tran: Option<Tran>,
     /// What the last op was, for a message.
     last: String,
 }
 
+/// A Redis transaction on its way: MULTI sent, ops queued, EXEC (or DISCARD) to come.
+struct Tran {
+    /// Ops still to queue.
+    left: u32,
+    /// With `--verify`: the data EXEC must answer, the queued ops' expected values one after the other (what the
+    /// decoder keeps of an array); None once an op's answer cannot be predicted (a cursor step).
+    replies: Option<Vec<u8>>,
+}
+
+/// What a client knows of its keys: every value, and while a transaction is queued, how to undo it.
+#[derive(Debug, Default)]
+struct Model {
+    values: HashMap<u64, Vec<u8>>,
+    /// While a transaction is queued: each change's key and its value before, oldest first.
+    undo: Option<Vec<(u64, Option<Vec<u8>>)>>,
+}
+
+impl Model {
+    fn get(&self, n: &u64) -> Option<&Vec<u8>> {
+        self.values.get(n)
+    }
+
+    fn insert(&mut self, n: u64, v: Vec<u8>) {
+        let old = self.values.insert(n, v);
+        if let Some(undo) = &mut self.undo {
+            undo.push((n, old));
+        }
+    }
+
+    /// Whether the key existed.
+    fn remove(&mut self, n: u64) -> bool {
+        let old = self.values.remove(&n);
+        let existed = old.is_some();
+        if let (Some(undo), Some(_)) = (&mut self.undo, &old) {
+            undo.push((n, old));
+        }
+        existed
+    }
+
+    /// The changes from here on may be undone (a MULTI).
+    fn begin(&mut self) {
+        self.undo = Some(Vec::new());
+    }
+
+    /// The changes stand (an EXEC).
+    fn commit(&mut self) {
+        self.undo = None;
+    }
+
+    /// The changes since [`begin`](Self::begin) never happened (a DISCARD, or a connection lost before EXEC).
+    fn rollback(&mut self) {
+        for (n, old) in self.undo.take().unwrap_or_default().into_iter().rev() {
+            match old {
+                Some(v) => self.values.insert(n, v),
+                None => self.values.remove(&n),
+            };
+        }
+    }
+}
+
 impl Drop for WickedClient {
     fn drop(&mut self) {
-        let state = (std::mem::take(&mut self.model), std::mem::take(&mut self.lost), self.rng.clone(), self.steps);
+        // A transaction cut off by the end of the step never ran: its connection closes with the client.
+        if self.tran.take().is_some() {
+            self.model.rollback();
+        }
+        let state =
+            (std::mem::take(&mut self.model.values), std::mem::take(&mut self.lost), self.rng.clone(), self.steps);
         if let Ok(mut saved) = self.wicked.saved.lock() {
             saved.insert(self.client, state);
         }
@@ -314,7 +387,7 @@ impl Drop for WickedClient {
 }
 
 /// The spec (figure) each wicked operation counts under; the plan names them in this order.
-pub const WICKED_OPS: [&str; 12] = [
+pub const WICKED_OPS: [&str; 13] = [
     "set",
     "add",
     "replace",
@@ -327,7 +400,14 @@ pub const WICKED_OPS: [&str; 12] = [
     "remove_bulk",
     "get_bulk",
     "cursor",
+    "transaction",
 ];
+
+/// The spec of a transaction's figure (Redis alone).
+const TRANSACTION: usize = 12;
+
+/// One step in this many begins a transaction; with 1-4 ops in each, about 1 % of steps run in one, as in Kyoto.
+const TRANSACTION_ONE_IN: u32 = 250;
 
 impl WickedClient {
     fn key_number(&mut self) -> u64 {
@@ -350,11 +430,16 @@ impl WickedClient {
     }
 
     pub fn continues(&self) -> bool {
-        matches!(self.cas_next, Some((_, _, Some(_))))
+        matches!(self.cas_next, Some((_, _, Some(_)))) || self.tran.is_some()
     }
 
+    /// The chain broke (a failure, which closes the connection, or a wrong answer): a cas has no second half, and
+    /// a transaction whose EXEC was never sent never ran.
     pub fn drop_second_half(&mut self) {
         self.cas_next = None;
+        if self.tran.take().is_some() {
+            self.model.rollback();
+        }
     }
 
     pub fn keeps_values(&self) -> bool {
@@ -363,11 +448,9 @@ impl WickedClient {
 
     pub fn next_op(&mut self) -> Op {
         self.steps += 1;
-        let resp = self.wicked.protocol == Protocol::Resp;
-        let verify = self.wicked.verify;
-        let prefix = self.wicked.key_prefix.clone();
         if let Some((n, value, Some(token))) = self.cas_next.take() {
-            let key = key_of(&prefix, n);
+            let key = key_of(&self.wicked.key_prefix, n);
+            let verify = self.wicked.verify;
             let expect = if verify {
                 self.model.insert(n, value.clone());
                 self.lost.remove(&n);
@@ -382,6 +465,66 @@ impl WickedClient {
                 expect,
             };
         }
+        if self.wicked.protocol == Protocol::Resp
+            && let Some(op) = self.transaction_op()
+        {
+            return op;
+        }
+        self.step_op()
+    }
+
+    /// Redis: the next op of a transaction, or a MULTI that begins one (Kyoto runs about 1 % of wicked's steps in
+    /// transactions). MULTI, each queued op and the EXEC (or one time in ten a DISCARD) are chained into one
+    /// figure, `transaction`, from MULTI's intended send to EXEC's answer. None: an op outside any transaction.
+    fn transaction_op(&mut self) -> Option<Op> {
+        let verify = self.wicked.verify;
+        let checked = |status: u16, value: Option<Vec<u8>>| {
+            if verify { Expect::Exact { status, value } } else { Expect::Any { tolerated: &[] } }
+        };
+        // Sent again on a new connection, a queued op would run outside the transaction: never retried.
+        let op = |bytes: Vec<u8>, expect: Expect| Op { spec: TRANSACTION, request: Request::new(bytes, false), expect };
+        let Some(tran) = self.tran.as_mut() else {
+            if self.rng.random_range(0..TRANSACTION_ONE_IN) != 0 {
+                return None;
+            }
+            let left = self.rng.random_range(1..=4);
+            self.tran = Some(Tran { left, replies: Some(Vec::new()) });
+            self.model.begin();
+            self.last = "MULTI".into();
+            return Some(op(resp::encode(&[b"MULTI"]), checked(VALUE, None)));
+        };
+        if tran.left > 0 {
+            tran.left -= 1;
+            let queued = self.step_op();
+            let Some(tran) = self.tran.as_mut() else { unreachable!("the transaction is open") };
+            tran.replies = match (tran.replies.take(), &queued.expect) {
+                (Some(mut replies), Expect::Exact { value, .. }) => {
+                    // The decoder keeps an array's bulk strings and integers, one after the other; +OK, a nil and
+                    // an error add nothing.
+                    replies.extend_from_slice(value.as_deref().unwrap_or_default());
+                    Some(replies)
+                }
+                _ => None,
+            };
+            self.last = format!("queued {}", self.last);
+            return Some(op(queued.request.bytes, checked(VALUE, None)));
+        }
+        let Some(tran) = self.tran.take() else { unreachable!("the transaction is open") };
+        if self.rng.random_range(0..10) == 0 {
+            self.model.rollback();
+            self.last = "DISCARD".into();
+            return Some(op(resp::encode(&[b"DISCARD"]), checked(VALUE, None)));
+        }
+        self.model.commit();
+        self.last = "EXEC".into();
+        Some(op(resp::encode(&[b"EXEC"]), checked(VALUE, tran.replies)))
+    }
+
+    /// One of wicked's steps outside a transaction (or queued in one).
+    fn step_op(&mut self) -> Op {
+        let resp = self.wicked.protocol == Protocol::Resp;
+        let verify = self.wicked.verify;
+        let prefix = self.wicked.key_prefix.clone();
         let op = self.rng.random_range(0..16u32);
         // Kyoto: with p = 1 % another op follows on the same key.
         let n =
@@ -528,7 +671,7 @@ impl WickedClient {
                 (5, memcache::encode_line(&[b"gets", &key]), if verify { expect } else { tolerate(&[MISS]) })
             }
             6 | 10 if op == 6 || !resp => {
-                let gone = self.model.remove(&n).is_some();
+                let gone = self.model.remove(n);
                 self.lost.remove(&n);
                 let expect = if resp {
                     exact(VALUE, Some(if gone { b"1".to_vec() } else { b"0".to_vec() }))
@@ -544,7 +687,7 @@ impl WickedClient {
                 let mut gone = 0;
                 for i in 0..self.rng.random_range(1..=3) {
                     let m = if i == 0 { n } else { self.key_number() };
-                    gone += u32::from(self.model.remove(&m).is_some());
+                    gone += u32::from(self.model.remove(m));
                     args.push(key_of(&prefix, m));
                 }
                 let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
@@ -661,5 +804,27 @@ mod tests {
         for bad in [&b"18446744073709551616"[..], b"", b"*12", b"12*", b"-1"] {
             assert_eq!(memcached_uint(bad), None, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_discarded_transaction_leaves_the_model_as_it_was() {
+        let mut model = Model::default();
+        model.insert(1, b"one".to_vec());
+        model.insert(2, b"two".to_vec());
+        let before = model.values.clone();
+        model.begin();
+        model.insert(1, b"uno".to_vec());
+        model.insert(1, b"eins".to_vec());
+        assert!(model.remove(2));
+        assert!(!model.remove(4));
+        model.insert(3, b"three".to_vec());
+        model.rollback();
+        assert_eq!(model.values, before);
+        assert!(model.undo.is_none());
+        model.begin();
+        model.insert(3, b"three".to_vec());
+        model.commit();
+        model.rollback();
+        assert_eq!(model.get(&3).map(Vec::as_slice), Some(&b"three"[..]));
     }
 }
