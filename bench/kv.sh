@@ -2,8 +2,9 @@
 # Benchmark (run by hand, not a test): hakaru kv beside redis-benchmark (GET and SET, 50 connections, unpipelined
 # and -P 16) and memcaslap (memaslap: 9:1 get/set, 50 connections), each server pinned to CPU 0 and every
 # generator to CPU 1, one generator thread each, rounds alternating the tools (A B A B) so drift hits all alike.
-# Prints each run's ops/s, peak RSS and peak private (anonymous) memory, then per case the median of each tool
-# and hakaru's ratio to the peer.
+# Prints each run's ops/s, peak RSS and peak private (anonymous) memory, then per case the median of each tool,
+# the ratio of the medians, and the median of each round's ratio (hakaru against the peer run just before it)
+# with the number of rounds hakaru was ahead.
 # Runs from a clean clone: installs redis-server, redis-tools, memcached and libmemcached-tools when missing.
 # Usage: bench/kv.sh [operations=300000 (ten times that pipelined)] [rounds=5] [seconds for memcaslap=8]
 set -euo pipefail
@@ -89,8 +90,10 @@ done
 
 echo "== medians over $ROUNDS rounds (ops/s, peak RSS MB, peak private MB) and hakaru / peer"
 awk '
-  { key=$1" "$2; ops[key]=ops[key]" "$3; rss[key]=rss[key]" "$5; anon[key]=anon[key]" "$7; cases[$1]=1; if ($2!="hakaru") peer[$1]=$2 }
+  { key=$1" "$2; ops[key]=ops[key]" "$3; rss[key]=rss[key]" "$5; anon[key]=anon[key]" "$7; cases[$1]=1
+    # Each round runs the peer, then hakaru, one right after the other: their ratio is the paired figure.
+    if ($2!="hakaru") { peer[$1]=$2; last[$1]=$3 } else if (last[$1]>0) { ratios[$1]=ratios[$1]" "($3/last[$1]); rounds[$1]++; if ($3>=last[$1]) wins[$1]++ } }
   function median(list,   a, n, i, j, t) { n=split(list, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return (n%2)? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2 }
   END { for (c in cases) { p=peer[c]; h=median(ops[c" hakaru"]); q=median(ops[c" "p]);
-          printf "%-10s hakaru %9.0f (%5.1f / %4.1f MB)  %-15s %9.0f (%5.1f / %4.1f MB)  ratio %.2f\n", c, h, median(rss[c" hakaru"]), median(anon[c" hakaru"]), p, q, median(rss[c" "p]), median(anon[c" "p]), (q>0? h/q : 0) } }
+          printf "%-10s hakaru %9.0f (%5.1f / %4.1f MB)  %-15s %9.0f (%5.1f / %4.1f MB)  ratio %.2f  paired %.2f, ahead in %d of %d\n", c, h, median(rss[c" hakaru"]), median(anon[c" hakaru"]), p, q, median(rss[c" "p]), median(anon[c" "p]), (q>0? h/q : 0), median(ratios[c]), wins[c], rounds[c] } }
 ' "$log" | sort

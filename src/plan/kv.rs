@@ -444,8 +444,9 @@ impl KvPlan {
                 no_chain("wicked")?;
                 setup.push(clear());
                 let wicked = Arc::new(Wicked::new(protocol, a.rnum, a.verify, a.key_prefix.clone()));
-                // The cursor step is Redis's alone (memcached cannot iterate; its step 8 is a get).
-                let ops = if protocol == Protocol::Resp { &WICKED_OPS[..] } else { &WICKED_OPS[..11] };
+                // The cursor step and transactions are Redis's alone (memcached cannot iterate, its step 8 is a get,
+                // and it has no transactions).
+                let ops = if protocol == Protocol::Resp { &WICKED_OPS[..] } else { &WICKED_OPS[..12] };
                 let names: Vec<String> = ops.iter().map(|s| s.to_string()).collect();
                 let clients = a.load.connections.max(1) as u64;
                 let mut steps = Vec::new();

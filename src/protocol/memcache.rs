@@ -28,11 +28,16 @@ pub fn encode_set(key: &[u8], value: &[u8]) -> Vec<u8> {
 /// A storage command (`set`, `add`, `replace`, `append`, `prepend`; `cas` with its token):
 /// `<verb> <key> 0 0 <bytes> [<cas>]\r\n<data>\r\n`.
 pub fn encode_store(verb: &str, key: &[u8], value: &[u8], cas: Option<u64>) -> Vec<u8> {
+    encode_store_expiring(verb, key, value, 0, cas)
+}
+
+/// A storage command whose item expires after `exptime` seconds (0: never).
+pub fn encode_store_expiring(verb: &str, key: &[u8], value: &[u8], exptime: u32, cas: Option<u64>) -> Vec<u8> {
     let mut out = Vec::with_capacity(key.len() + value.len() + 48);
     out.extend_from_slice(verb.as_bytes());
     out.push(b' ');
     out.extend_from_slice(key);
-    out.extend_from_slice(format!(" 0 0 {}", value.len()).as_bytes());
+    out.extend_from_slice(format!(" 0 {exptime} {}", value.len()).as_bytes());
     if let Some(cas) = cas {
         out.extend_from_slice(format!(" {cas}").as_bytes());
     }

@@ -8,21 +8,25 @@
 //! |---|---|---|
 //! | set / add / replace | SET, SET NX, SET XX | set / add / replace |
 //! | append | APPEND (creates a missing key) | append (not stored on a missing key) |
-//! | increment | INCRBY 0-99 (integers only: Redis's doubles print in a form the model would have to copy) | incr 0-99 |
+//! | increment | INCRBY 0-99; half the time INCRBYFLOAT (Kyoto's double increment) | incr 0-99 (no doubles) |
 //! | cas (old value = the key) | EVAL of a compare-and-set script, one round trip | gets, then cas: one figure |
 //! | remove / get | DEL / GET | delete / get |
 //! | set_bulk, remove_bulk, get_bulk (1-3 keys) | MSET, DEL k..., MGET | set, delete (no bulk forms), get k... |
 //! | cursor walk (order `--etc`) | SCAN 0 MATCH prefix* COUNT 1000 until cursor 0 | cannot iterate: skipped, said so |
 //! | cursor jump and read (wicked step 8) | SCAN 0 MATCH key COUNT 100, counted not checked | cannot iterate: a get |
 //! | transaction (about 1 % of steps) | MULTI, 1-4 steps queued, EXEC (one in ten DISCARD): one figure | none |
+//! | clear at step rnum / 2, p = 1 / (4 x clients) | FLUSHDB | flush_all |
+//! | expiry rand(600) s of each write | SET ... EX 1-600 (MSET, APPEND, INCR and cas keep theirs) | exptime 1-600 |
+//! | raw keys (1 in 1,000: 1-64 bytes) | any bytes | folded into '!'..='~' (the text protocol's keys) |
 //!
 //! Under `--verify` a transaction's steps move the model as they are queued (EXEC runs them in that order, and
 //! no other client touches the keys), each must answer +QUEUED, and EXEC's answer is checked against all of them;
-//! a DISCARD, or a connection lost before EXEC, undoes them in the model.
+//! a DISCARD, or a connection lost before EXEC, undoes them in the model. An INCRBYFLOAT's answer is checked to
+//! be the sum to 1e-9, then its text becomes the model's value (Redis prints a long double, which Rust has not).
 //!
-//! Left out, and said so in the README: wicked's cursor steps and removals at the cursor, its database clear at
-//! half way (it would wipe other clients' keys under `--verify`), raw binary keys, expiry times and double
-//! increments.
+//! Under `--verify` the clear (it would wipe other clients' keys), raw keys (no client owns them) and expiry times
+//! (the model would have to know when each key goes) are left out. Left out always, and said so in the README:
+//! wicked's cursor steps and removals at the cursor, which Redis's stateless SCAN cannot hold.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -278,6 +282,8 @@ impl Wicked {
             last_key: 0,
             cas_next: None,
             tran: None,
+            float_next: None,
+            made: 0,
             last: String::new(),
         }
     }
@@ -304,12 +310,26 @@ pub struct WickedClient {
     lost: HashSet<u64>,
     /// The key of the last op, for settling a lost key from a read.
     last_key: u64,
-    /// memcached's cas: after a gets, the key, the value to write and (once the gets hit) the token to write with.
-    cas_next: Option<(u64, Vec<u8>, Option<u64>)>,
+    /// memcached's cas: after a gets, what to write and (once the gets hit) the token to write with.
+    cas_next: Option<CasNext>,
     /// Redis: the transaction being queued (MULTI sent, EXEC or DISCARD not yet).
     tran: Option<Tran>,
+    /// Steps begun in this iteration (a client lives one iteration; its model and random stream go on).
+    made: u64,
+    /// With `--verify`, after an INCRBYFLOAT: its key and the sum the model expects about (NaN: not known).
+    float_next: Option<(u64, f64)>,
     /// What the last op was, for a message.
     last: String,
+}
+
+/// The second half of memcached's cas.
+struct CasNext {
+    n: u64,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    /// Seconds to live (0: for ever).
+    exptime: u32,
+    token: Option<u64>,
 }
 
 /// A Redis transaction on its way: MULTI sent, ops queued, EXEC (or DISCARD) to come.
@@ -387,7 +407,7 @@ impl Drop for WickedClient {
 }
 
 /// The spec (figure) each wicked operation counts under; the plan names them in this order.
-pub const WICKED_OPS: [&str; 13] = [
+pub const WICKED_OPS: [&str; 14] = [
     "set",
     "add",
     "replace",
@@ -399,12 +419,15 @@ pub const WICKED_OPS: [&str; 13] = [
     "set_bulk",
     "remove_bulk",
     "get_bulk",
+    "clear",
     "cursor",
     "transaction",
 ];
 
-/// The spec of a transaction's figure (Redis alone).
-const TRANSACTION: usize = 12;
+/// The specs of the figures not every server has: memcached's are the first twelve (no cursor, no transactions).
+const CLEAR: usize = 11;
+const CURSOR: usize = 12;
+const TRANSACTION: usize = 13;
 
 /// One step in this many begins a transaction; with 1-4 ops in each, about 1 % of steps run in one, as in Kyoto.
 const TRANSACTION_ONE_IN: u32 = 250;
@@ -430,7 +453,7 @@ impl WickedClient {
     }
 
     pub fn continues(&self) -> bool {
-        matches!(self.cas_next, Some((_, _, Some(_)))) || self.tran.is_some()
+        self.cas_next.as_ref().is_some_and(|c| c.token.is_some()) || self.tran.is_some()
     }
 
     /// The chain broke (a failure, which closes the connection, or a wrong answer): a cas has no second half, and
@@ -448,8 +471,9 @@ impl WickedClient {
 
     pub fn next_op(&mut self) -> Op {
         self.steps += 1;
-        if let Some((n, value, Some(token))) = self.cas_next.take() {
-            let key = key_of(&self.wicked.key_prefix, n);
+        // An INCRBYFLOAT that failed was never answered: the model keeps the value before it.
+        self.float_next = None;
+        if let Some(CasNext { n, key, value, exptime, token: Some(token) }) = self.cas_next.take() {
             let verify = self.wicked.verify;
             let expect = if verify {
                 self.model.insert(n, value.clone());
@@ -461,13 +485,28 @@ impl WickedClient {
             self.last = format!("cas of {}", shown(&key));
             return Op {
                 spec: 5,
-                request: Request::new(memcache::encode_store("cas", &key, &value, Some(token)), false),
+                request: Request::new(
+                    memcache::encode_store_expiring("cas", &key, &value, exptime, Some(token)),
+                    false,
+                ),
                 expect,
             };
         }
-        if self.wicked.protocol == Protocol::Resp
-            && let Some(op) = self.transaction_op()
-        {
+        let resp = self.wicked.protocol == Protocol::Resp;
+        if self.tran.is_none() {
+            // A new step. Kyoto: at step rnum / 2 each thread clears the database with p = 1 / (4 x threads); not
+            // under --verify, where it would wipe the other clients' keys.
+            self.made += 1;
+            if !self.wicked.verify
+                && self.made == self.wicked.rnum / 2
+                && self.rng.random_range(0..4 * self.clients.max(1)) == 0
+            {
+                self.last = "clear".into();
+                let bytes = if resp { resp::encode(&[b"FLUSHDB"]) } else { memcache::encode_line(&[b"flush_all"]) };
+                return Op { spec: CLEAR, request: Request::new(bytes, false), expect: Expect::Any { tolerated: &[] } };
+            }
+        }
+        if resp && let Some(op) = self.transaction_op() {
             return op;
         }
         self.step_op()
@@ -526,10 +565,22 @@ impl WickedClient {
         let verify = self.wicked.verify;
         let prefix = self.wicked.key_prefix.clone();
         let op = self.rng.random_range(0..16u32);
+        // Kyoto: one key in 1,000 is 1-64 raw bytes (not under --verify: no client owns it; key number 0 stands
+        // for it), and every write expires after rand(600) s (1-600 here: Redis refuses 0 and memcached reads it
+        // as never; not under --verify, whose model would have to know when each key goes).
+        let raw = !verify && self.rng.random_range(0..1000) == 0;
+        let ttl = if verify { 0 } else { self.rng.random_range(1..=600u32) };
+        let ttl_text = ttl.to_string();
+        let expiring: Vec<&[u8]> = if verify { vec![] } else { vec![b"EX", ttl_text.as_bytes()] };
         // Kyoto: with p = 1 % another op follows on the same key.
-        let n =
-            if self.last_key != 0 && self.rng.random_range(0..100) == 0 { self.last_key } else { self.key_number() };
-        let key = key_of(&prefix, n);
+        let n = if raw {
+            0
+        } else if self.last_key != 0 && self.rng.random_range(0..100) == 0 {
+            self.last_key
+        } else {
+            self.key_number()
+        };
+        let key = if raw { raw_key(&mut self.rng, resp) } else { key_of(&prefix, n) };
         let present = self.model.get(&n).cloned();
         let lost = self.lost.contains(&n);
         self.last_key = n;
@@ -542,9 +593,11 @@ impl WickedClient {
                 self.model.insert(n, v.clone());
                 self.lost.remove(&n);
                 let bytes = if resp {
-                    resp::encode(&[b"SET", &key, &v])
+                    let mut args: Vec<&[u8]> = vec![b"SET", &key, &v];
+                    args.extend_from_slice(&expiring);
+                    resp::encode(&args)
                 } else {
-                    memcache::encode_store("set", &key, &v, None)
+                    memcache::encode_store_expiring("set", &key, &v, ttl, None)
                 };
                 (if op == 0 { 0 } else { 8 }, bytes, if verify { exact(VALUE, None) } else { tolerate(&[]) })
             }
@@ -572,9 +625,11 @@ impl WickedClient {
                 }
                 let (flag, verb) = if add { (&b"NX"[..], "add") } else { (&b"XX"[..], "replace") };
                 let bytes = if resp {
-                    resp::encode(&[b"SET", &key, &v, flag])
+                    let mut args: Vec<&[u8]> = vec![b"SET", &key, &v, flag];
+                    args.extend_from_slice(&expiring);
+                    resp::encode(&args)
                 } else {
-                    memcache::encode_store(verb, &key, &v, None)
+                    memcache::encode_store_expiring(verb, &key, &v, ttl, None)
                 };
                 let status = if stores { VALUE } else { refused };
                 (op as usize, bytes, if verify { exact(status, None) } else { tolerate(&[MISS, NOT_STORED]) })
@@ -600,6 +655,12 @@ impl WickedClient {
                     memcache::encode_store("append", &key, &v, None)
                 };
                 (3, bytes, if verify { expect } else { tolerate(&[NOT_STORED]) })
+            }
+            4 if resp && self.tran.is_none() && self.rng.random_range(0..2) == 0 => {
+                // Kyoto increments a double half the time: INCRBYFLOAT. Never queued in a transaction, where its
+                // answer, which the model learns the new value from, would come inside EXEC's.
+                let (bytes, expect) = self.float_increment(n, &key, present.as_deref());
+                (4, bytes, if verify { expect } else { tolerate(&[ERROR]) })
             }
             4 => {
                 let d = self.rng.random_range(0..100u64);
@@ -662,7 +723,7 @@ impl WickedClient {
             5 => {
                 // gets now; the cas follows with the token it answers (see observe), counted as one cas.
                 let v = self.value_for(&key);
-                self.cas_next = Some((n, v, None));
+                self.cas_next = Some(CasNext { n, key: key.clone(), value: v, exptime: ttl, token: None });
                 let expect = match &present {
                     Some(_) if lost => exact(VALUE, None),
                     Some(old) => exact(VALUE, Some(old.clone())),
@@ -723,7 +784,7 @@ impl WickedClient {
                 // SCAN from the start matching the key, one round trip; where the key falls in the table decides
                 // whether one call finds it, so the answer is counted, not checked.
                 let bytes = resp::encode(&[b"SCAN", b"0", b"MATCH", &key, b"COUNT", b"100"]);
-                (11, bytes, tolerate(&[]))
+                (CURSOR, bytes, tolerate(&[]))
             }
             _ => {
                 let expect = match &present {
@@ -736,27 +797,66 @@ impl WickedClient {
             }
         };
         self.last = format!("{} of {}", WICKED_OPS[spec], shown(&key));
-        let idempotent = matches!(spec, 7 | 10 | 11);
+        let idempotent = matches!(spec, 7 | 10 | CURSOR);
         Op { spec, request: Request::new(bytes, idempotent), expect }
     }
 
+    /// Kyoto's double increment on Redis: INCRBYFLOAT by rand(rnum x 10) / (rand(rnum) + 1), as Kyoto draws it.
+    /// Redis adds in a long double and prints 17 decimals without trailing zeros; rather than copy that, the model
+    /// checks that the answer is the sum to 1e-9 of its size and then keeps Redis's text (see `observe`).
+    fn float_increment(&mut self, n: u64, key: &[u8], present: Option<&[u8]>) -> (Vec<u8>, Expect) {
+        let rnum = self.wicked.rnum.max(1);
+        let d = self.rng.random_range(0..rnum.saturating_mul(10)) as f64 / (self.rng.random_range(0..rnum) + 1) as f64;
+        let ds = d.to_string();
+        let bytes = resp::encode(&[b"INCRBYFLOAT", key, ds.as_bytes()]);
+        let (sum, expect) = match present.map(redis_float) {
+            None => (Some(d), Expect::Exact { status: VALUE, value: None }),
+            Some(FloatRead::Number(old)) => (Some(old + d), Expect::Exact { status: VALUE, value: None }),
+            Some(FloatRead::NotANumber) => (None, Expect::Exact { status: ERROR, value: None }),
+            // A form the model does not read (say "12.5" appended to "3"): the answer is learned, not checked.
+            Some(FloatRead::Unsure) => (Some(f64::NAN), Expect::Any { tolerated: &[ERROR] }),
+        };
+        if self.wicked.verify {
+            self.float_next = sum.map(|sum| (n, sum));
+        }
+        (bytes, expect)
+    }
+
     pub fn observe(&mut self, op: &Op, reply: Reply<'_>) -> Verdict {
-        let verdict = judge(&op.expect, reply.answer, reply.value, || {
+        let what = || {
             format!(
                 "wicked --verify: client {} op {} ({}); replay with --seed {}",
                 self.client, self.steps, self.last, self.seed
             )
-        });
+        };
+        let mut verdict = judge(&op.expect, reply.answer, reply.value, what);
+        // An INCRBYFLOAT's answer is the key's new value (only `--verify` keeps answers).
+        if let Some((n, sum)) = self.float_next.take()
+            && reply.answer.status == VALUE
+        {
+            let got = std::str::from_utf8(reply.value).ok().and_then(|t| t.parse::<f64>().ok());
+            let off = |g: f64| (g - sum).abs() > 1e-9 * sum.abs().max(1.0);
+            if verdict == Verdict::Pass && !sum.is_nan() && got.is_none_or(off) {
+                verdict = Verdict::Wrong(format!(
+                    "{}: answered {}, the model expects about {sum}",
+                    what(),
+                    shown(reply.value)
+                ));
+            }
+            self.model.insert(n, reply.value.to_vec());
+        }
         // A read of a key whose value the model lost shows it again.
         if matches!(op.spec, 5 | 7) && reply.answer.status == VALUE && self.lost.remove(&self.last_key) {
             self.model.insert(self.last_key, reply.value.to_vec());
         }
         // The gets of a cas: the cas follows only after a hit, with the token the hit carries.
-        if let Some((n, v, None)) = self.cas_next.take()
+        if let Some(mut cas) = self.cas_next.take()
+            && cas.token.is_none()
             && reply.answer.status == VALUE
             && let Some(token) = reply.cas
         {
-            self.cas_next = Some((n, v, Some(token)));
+            cas.token = Some(token);
+            self.cas_next = Some(cas);
         }
         verdict
     }
@@ -773,6 +873,46 @@ fn redis_int(v: &[u8]) -> Option<i64> {
         return None;
     }
     std::str::from_utf8(v).ok()?.parse().ok()
+}
+
+/// How Redis's INCRBYFLOAT reads a value (its string2ld: strtold over the whole value, no leading space).
+#[derive(Debug, PartialEq)]
+enum FloatRead {
+    /// A plain decimal (`12`, `-3.25`): surely read, as about this.
+    Number(f64),
+    /// Surely refused: empty, or a byte no number has (`key:1`, `***`).
+    NotANumber,
+    /// Some other form strtold may or may not read (`1e5`, `0x1p3`, `inf`, `1.51.5`).
+    Unsure,
+}
+
+fn redis_float(v: &[u8]) -> FloatRead {
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || b"+-.()_".contains(b);
+    if v.is_empty() || !v.iter().all(allowed) {
+        return FloatRead::NotANumber;
+    }
+    let digits = v.strip_prefix(b"-").unwrap_or(v);
+    let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
+        Some(dot) => (&digits[..dot], Some(&digits[dot + 1..])),
+        None => (digits, None),
+    };
+    let plain = v.len() <= 30
+        && !whole.is_empty()
+        && whole.iter().all(u8::is_ascii_digit)
+        && fraction.is_none_or(|f| !f.is_empty() && f.iter().all(u8::is_ascii_digit));
+    match std::str::from_utf8(v).ok().and_then(|t| t.parse::<f64>().ok()) {
+        Some(x) if plain => FloatRead::Number(x),
+        _ => FloatRead::Unsure,
+    }
+}
+
+/// Kyoto's raw key: 1-64 bytes, counting up from 0 or random. memcached's text protocol cannot carry control
+/// bytes or spaces in a key, so there each byte is folded into '!'..='~'.
+fn raw_key(rng: &mut ChaCha8Rng, resp: bool) -> Vec<u8> {
+    let len = rng.random_range(1..=64usize);
+    let counting = rng.random_range(0..2) == 0;
+    let bytes = (0..len).map(|j| if counting { j as u8 } else { rng.random_range(0..=255u8) });
+    if resp { bytes.collect() } else { bytes.map(|b| b'!' + b % 94).collect() }
 }
 
 /// The number memcached's incr reads in a value: leading spaces, digits, then the end or a space (its
@@ -804,6 +944,33 @@ mod tests {
         for bad in [&b"18446744073709551616"[..], b"", b"*12", b"12*", b"-1"] {
             assert_eq!(memcached_uint(bad), None, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn values_read_as_redis_reads_a_float() {
+        assert_eq!(redis_float(b"12"), FloatRead::Number(12.0));
+        assert_eq!(redis_float(b"-3.25"), FloatRead::Number(-3.25));
+        assert_eq!(redis_float(b"00000012"), FloatRead::Number(12.0));
+        for bad in [&b""[..], b"key:00000012", b"***", b" 12", b"12 "] {
+            assert_eq!(redis_float(bad), FloatRead::NotANumber, "{}", String::from_utf8_lossy(bad));
+        }
+        for unsure in [&b"1e5"[..], b"inf", b"1.51.5", b"12.", b"0x1p3", b"abc"] {
+            assert_eq!(redis_float(unsure), FloatRead::Unsure, "{}", String::from_utf8_lossy(unsure));
+        }
+    }
+
+    #[test]
+    fn raw_keys_are_any_bytes_on_redis_and_printable_on_memcached() {
+        let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(5);
+        let redis: Vec<Vec<u8>> = (0..200).map(|_| raw_key(&mut rng, true)).collect();
+        let memcached: Vec<Vec<u8>> = (0..200).map(|_| raw_key(&mut rng, false)).collect();
+        for keys in [&redis, &memcached] {
+            assert!(keys.iter().all(|k| (1..=64).contains(&k.len())));
+        }
+        assert!(redis.iter().flatten().any(|b| b.is_ascii_control() || *b == b' ' || *b >= 0x80));
+        assert!(memcached.iter().flatten().all(|b| b.is_ascii_graphic()));
+        // Half of them count up from 0, as Kyoto's do.
+        assert!(redis.iter().any(|k| k.iter().enumerate().all(|(j, &b)| b == j as u8) && k.len() > 3));
     }
 
     #[test]
