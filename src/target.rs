@@ -37,6 +37,11 @@ impl ParsedUrl {
         let scheme = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => Scheme::Http,
             Some(s) if s.eq_ignore_ascii_case("https") => Scheme::Https,
+            Some(other) if ["redis", "memcache", "memcached"].contains(&other) => {
+                return Err(format!(
+                    "scheme '{other}' is a key-value server, which `hakaru kv` and `hakaru sweep` load; this command takes http:// or https://"
+                ));
+            }
             Some(other) => {
                 return Err(format!("scheme '{other}' is not supported; use http:// or https://"));
             }

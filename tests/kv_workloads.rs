@@ -408,6 +408,66 @@ fn a_mix_sweeps_over_client_counts_into_a_sweep_document() {
 }
 
 #[test]
+fn hakaru_sweep_over_key_value_servers_runs_the_kv_sweep_with_its_own_flags_and_files() {
+    for (_server, url) in servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+        let (json, drnbench, wide) = (file("s.json"), file("s-drnbench.csv"), file("s-wide.csv"));
+        let out = hakaru(&[
+            "sweep",
+            "-q",
+            "--rates",
+            "200,400",
+            "-d",
+            "500ms",
+            "--interval",
+            "0s",
+            "--max-error-rate",
+            "5%",
+            "--json",
+            &json,
+            "-o",
+            &drnbench,
+            "--csv",
+            &wide,
+            &url,
+        ]);
+        assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let sweep = &doc["settings"]["sweep"];
+        assert_eq!(sweep["kind"], "rates", "{sweep}");
+        assert_eq!(sweep["interval_s"], 0.0, "{sweep}");
+        assert_eq!(sweep["max_errors_percent"], 5.0, "{sweep}");
+        let steps = doc["steps"].as_array().unwrap();
+        assert_eq!(steps.iter().map(|s| s["label"].as_str().unwrap()).collect::<Vec<_>>(), ["rate=200", "rate=400"]);
+        // The default mix ran, its gets and sets counted apart, with no failure.
+        for step in steps {
+            assert_eq!(step["failed"], 0, "{step}");
+            assert!(row(step, "GET")["requests"].as_u64().unwrap() > row(step, "SET")["requests"].as_u64().unwrap());
+        }
+        assert!(common::schema_errors(&doc).is_empty(), "{:?}", common::schema_errors(&doc));
+        // drnbench's CSV and the wide one: a header, then a row per step.
+        for csv in [&drnbench, &wide] {
+            let text = std::fs::read_to_string(csv).unwrap();
+            assert_eq!(text.lines().count(), 3, "{text}");
+            assert!(text.starts_with("n_clients,total_n_requests,queries_per_second"), "{text}");
+        }
+    }
+    // A flag only HTTP has, or HTTP and key-value URLs together: one line, exit code 2.
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    for (args, want) in [
+        (vec!["sweep", "--clients", "1", "-H", "X: y", &url], "--header: an HTTP flag"),
+        (vec!["sweep", "--clients", "1", &url, "http://127.0.0.1:1/"], "not both"),
+    ] {
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(want), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn bad_workload_input_is_one_line() {
     for (args, expect) in [
         (vec!["kv", "--workload", "nope", "redis://127.0.0.1:1"], "--workload 'nope'"),

@@ -18,7 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Load an HTTP/1.1 target with N clients for a duration or a number of requests.
     Run(RunArgs),
-    /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis.
+    /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis; HTTP
+    /// URLs, or key-value servers (redis://, memcache://) under kv's default mix.
     Sweep(SweepArgs),
     /// Find the highest rate that meets a latency objective (e.g. --slo 'p99<50ms'), stepping up then bisecting.
     Capacity(CapacityArgs),
@@ -657,6 +658,19 @@ pub struct KvArgs {
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Set by `hakaru sweep` given key-value servers: how its steps run and where they are written.
+    #[arg(skip)]
+    pub from_sweep: Option<SweepStudy>,
+}
+
+/// What `hakaru sweep` over key-value servers keeps of its own flags: `kv` has no --interval, --max-error-rate
+/// or -o, and sweep's --csv is the wide CSV of one row per step.
+#[derive(Debug, Clone)]
+pub struct SweepStudy {
+    pub interval: std::time::Duration,
+    pub max_error_percent: f64,
+    pub drnbench_csv: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
 }
 
 /// `hakaru compare`: results side by side against a baseline.

@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::args::KvArgs;
+use crate::cli::args::{KvArgs, SweepStudy};
 use crate::engine;
 use crate::error::UsageError;
-use crate::export::{Exporter, csv::Csv, json::Json, text::Text};
+use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
 use crate::metrics::ErrorKind;
 use crate::plan::kv::KvPlan;
 use crate::plan::{self, RunPlan};
@@ -37,7 +37,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
     let history = super::history::Recorder::from_args(&args.load.history)?;
     // A wrong answer must end in FAILED and exit code 1, which the phase runner says: Kyoto's workloads go there
     // even with one step.
-    if kv.steps.len() == 1 && kv.warmup.is_none() && !kv.kyoto {
+    if kv.steps.len() == 1 && kv.warmup.is_none() && !kv.kyoto && kv.sweep.is_none() {
         return super::run::run_plan(first, &watchers, &repeat, &history, interrupt);
     }
     if repeat.runs > 1 {
@@ -46,7 +46,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
             repeat.runs, kv.workload
         )));
     }
-    run_phases(&kv, &watchers, &history, &repeat.thresholds, interrupt)
+    run_phases(&kv, &watchers, &history, &repeat.thresholds, args.from_sweep.as_ref(), interrupt)
 }
 
 /// The steps one after another into one document, a line for each as it ends.
@@ -55,6 +55,7 @@ fn run_phases(
     watchers: &crate::monitor::Watchers,
     history: &super::history::Recorder,
     thresholds: &[crate::gates::Threshold],
+    study: Option<&SweepStudy>,
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     let first: &RunPlan = &kv.steps[0].1;
@@ -65,6 +66,14 @@ fn run_phases(
     if let Some(p) = &first.csv {
         outputs.push((p.clone(), Box::new(Csv)));
     }
+    // `hakaru sweep` writes its own files: drnbench's CSV (-o) and the wide CSV of a row per step.
+    if let Some(p) = study.and_then(|s| s.drnbench_csv.as_ref()) {
+        outputs.push((p.clone(), Box::new(DrnbenchCsv)));
+    }
+    if let Some(p) = study.and_then(|s| s.csv.as_ref()) {
+        outputs.push((p.clone(), Box::new(SweepCsv)));
+    }
+    let sweep_pause = study.map_or(SWEEP_PAUSE, |s| s.interval);
     let mut settings = first.settings.clone();
     settings.method = kv.workload.clone();
     if let Some((kind, values)) = &kv.sweep {
@@ -72,11 +81,11 @@ fn run_phases(
             kind: kind.clone(),
             values: values.clone(),
             step_duration_s: first.settings.duration_s.unwrap_or(0.0),
-            interval_s: SWEEP_PAUSE.as_secs_f64(),
+            interval_s: sweep_pause.as_secs_f64(),
             warmup_s: kv.warmup.map_or(0.0, |w| w.as_secs_f64()),
             wait_s: 0.0,
             slo: None,
-            max_errors_percent: Some(1.0),
+            max_errors_percent: Some(study.map_or(1.0, |s| s.max_error_percent)),
         });
     }
     let mut live = LiveDocument::new(settings, true, outputs);
@@ -90,7 +99,7 @@ fn run_phases(
     let mut wrong = None;
     for (i, (label, plan)) in kv.steps.iter().enumerate() {
         if i > 0 && kv.sweep.is_some() {
-            pause(SWEEP_PAUSE, interrupt);
+            pause(sweep_pause, interrupt);
         }
         let (step, interrupted) = measure_step(plan, label, kv.warmup, watchers, interrupt);
         live.say(&phase_line(&step, kv.kyoto));

@@ -18,6 +18,10 @@ use crate::result::SweepSettings;
 use crate::step::{LiveDocument, measure_step, pause};
 
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+    // Redis and memcached are swept by `kv`'s engine and workload, into the same sweep document.
+    if let Some(kv) = crate::plan::kv::from_sweep(a)? {
+        return super::kv::kv(&kv, interrupt);
+    }
     let steps = sweep_steps(a)?;
     let thresholds = crate::gates::parse_all("--threshold", &a.thresholds)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
-use crate::cli::args::{KvArgs, LoadArgs};
+use crate::cli::args::{Cli, Command as CliCommand, KvArgs, LoadArgs, SweepArgs, SweepStudy};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
@@ -160,6 +160,84 @@ pub struct KvPlan {
     pub verify: bool,
     /// `--clients` or `--rates`: the steps are a sweep (`clients` or `rates`, and the values).
     pub sweep: Option<(String, Vec<f64>)>,
+}
+
+/// Whether a URL names a key-value server, which `hakaru sweep` hands to `kv`.
+pub fn is_kv_url(url: &str) -> bool {
+    ["redis://", "memcache://", "memcached://"].iter().any(|scheme| url.starts_with(scheme))
+}
+
+/// `hakaru sweep` over key-value servers: the sweep `kv --clients` or `--rates` makes, of the default mix (90 %
+/// GET, 10 % SET over 1,000 keys), with sweep's step length, pause, error share, warmup and files. None when the
+/// URLs are HTTP ones; refused when both kinds are given or a flag only HTTP has is.
+pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
+    let r = &a.request;
+    let kv_urls = r.urls.iter().filter(|u| is_kv_url(u)).count();
+    if kv_urls == 0 {
+        return Ok(None);
+    }
+    if kv_urls < r.urls.len() || r.hosts.is_some() {
+        return Err(UsageError::new(
+            "URL: a sweep is over HTTP URLs or over key-value servers (redis://, memcache://), not both; sweep them apart",
+        ));
+    }
+    let http_only = [
+        ("--port", r.port.is_some()),
+        ("--path", r.path.is_some()),
+        ("--patterns", r.patterns.is_some()),
+        ("--method", r.method != "GET"),
+        ("--header", !r.headers.is_empty()),
+        ("--body", r.body.is_some()),
+        ("--body-file", r.body_file.is_some()),
+        ("--no-keepalive", r.no_keepalive),
+        ("--insecure", r.insecure),
+        ("--ok-status", r.ok_status != "200-399"),
+        ("--wait", a.wait.is_some()),
+    ];
+    if let Some((flag, _)) = http_only.iter().find(|(_, given)| *given) {
+        return Err(UsageError::new(format!(
+            "{flag}: an HTTP flag, and this sweep is over key-value servers; leave it out (`hakaru kv --clients` takes a workload's flags)"
+        )));
+    }
+    let (clients, rates) = match super::steps::sweep_steps(a)? {
+        super::steps::Steps::Clients(list) => (Some(joined(&list)), None),
+        super::steps::Steps::Rates(list) => (None, Some(joined(&list))),
+    };
+    let s = &a.study;
+    let interval = super::steps::flag_duration_or_zero("--interval", &s.interval)?;
+    let max_error_percent = super::slo::parse_percent("--max-error-rate", &s.max_error_rate)?;
+    let warmup = super::steps::flag_duration_or_zero("--warmup", &s.warmup)?;
+    super::check_outputs(&[("--output", s.output.as_deref()), ("--csv", s.csv.as_deref())])?;
+    // kv's own defaults for everything sweep has no flag for (the mix, keys, value size).
+    let argv = ["hakaru", "kv"].into_iter().map(String::from).chain(r.urls.iter().cloned());
+    let Ok(Cli { command: CliCommand::Kv(mut kv), .. }) = <Cli as clap::Parser>::try_parse_from(argv) else {
+        return Err(UsageError::new("URL: not a key-value server; write redis://HOST:PORT or memcache://HOST:PORT"));
+    };
+    kv.watch = a.watch.clone();
+    kv.timeout = r.timeout.clone();
+    kv.connect_timeout = r.connect_timeout.clone();
+    kv.seed = r.seed;
+    kv.clients = clients;
+    kv.rates = rates;
+    kv.warmup = (!warmup.is_zero()).then(|| s.warmup.clone());
+    let load = &mut kv.load;
+    load.connections = s.connections;
+    load.arrival = s.arrival;
+    load.duration = Some(s.duration.clone());
+    load.threads = s.threads;
+    load.json = s.json.clone();
+    load.quiet = s.quiet;
+    load.thresholds = a.thresholds.clone();
+    load.scale = s.scale.clone();
+    load.history = s.history.clone();
+    kv.from_sweep =
+        Some(SweepStudy { interval, max_error_percent, drnbench_csv: s.output.clone(), csv: s.csv.clone() });
+    Ok(Some(kv))
+}
+
+/// A sweep's values as `--clients` or `--rates` takes them: 1,2,4.
+fn joined<T: std::fmt::Display>(values: &[T]) -> String {
+    values.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// The servers of the URLs, their one protocol and greeting.
