@@ -69,7 +69,7 @@ fn memcached_answers_a_get_set_mix_with_per_operation_figures() {
     let gets = ops.iter().find(|(o, _)| o == "GET").unwrap().1 as f64;
     assert!((0.75..0.85).contains(&(gets / 3000.0)), "get share {gets}/3000");
     // Every value set is 100 bytes: a get of a key that was set returns it whole.
-    let stats = ask(m.port, b"get key:0 key:1 key:2\r\n");
+    let stats = ask(m.port, b"get hakaru:0 hakaru:1 hakaru:2\r\n");
     assert!(stats.ends_with("END\r\n"), "{stats}");
     assert!(stats.lines().filter(|l| l.starts_with("VALUE")).all(|l| l.ends_with(" 100")), "{stats}");
 }

@@ -29,6 +29,16 @@ fn kv_json(args: &[&str]) -> (i32, String, Value) {
     (out.code, format!("{}{}", out.stdout, out.stderr), doc)
 }
 
+/// Keys in a Redis server's database 0, or items on a memcached.
+fn held(port: u16, url: &str) -> u64 {
+    if url.starts_with("redis") {
+        ask(port, b"DBSIZE\r\n").trim().trim_start_matches(':').parse().unwrap_or(0)
+    } else {
+        let stats = ask(port, b"stats\r\n");
+        stats.lines().find_map(|l| l.strip_prefix("STAT curr_items ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
 fn row<'a>(step: &'a Value, name: &str) -> &'a Value {
     step["breakdown"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("{name}: {step}"))
 }
@@ -63,7 +73,7 @@ fn order_sets_gets_and_removes_every_key_on_both_servers() {
         if redis {
             assert_eq!(ask(server.port, b"DBSIZE\r\n"), ":0\r\n");
         } else {
-            assert_eq!(ask(server.port, b"get key:00000001 key:00000900\r\n"), "END\r\n");
+            assert_eq!(ask(server.port, b"get hakaru:00000001 hakaru:00000900\r\n"), "END\r\n");
         }
     }
 }
@@ -138,10 +148,23 @@ fn wicked_transactions_on_redis_are_executed_or_discarded_and_checked() {
 #[test]
 fn wicked_without_verify_clears_at_half_way_and_its_writes_expire_on_both_servers() {
     // Without --verify wicked is Kyoto's whole mix: raw keys, an expiry on every write, and at step rnum / 2 a
-    // clear with p = 1 / (4 x clients). One client, so the seed decides every step.
+    // clear with p = 1 / (4 x clients) (with --flush only: it deletes what others write). One client, so the seed
+    // decides every step.
     for (server, url) in servers() {
-        let (code, out, doc) =
-            kv_json(&["--workload", "wicked", "--rnum", "200", "--it", "40", "-c", "1", "--seed", "9", &url]);
+        let (code, out, doc) = kv_json(&[
+            "--workload",
+            "wicked",
+            "--flush",
+            "--rnum",
+            "200",
+            "--it",
+            "40",
+            "-c",
+            "1",
+            "--seed",
+            "9",
+            &url,
+        ]);
         assert_eq!(code, 0, "{out}");
         let mut clears = 0;
         for step in doc["steps"].as_array().unwrap() {
@@ -167,6 +190,8 @@ fn wicked_verify_passes_with_numeric_values_on_both_servers() {
             let (code, out, _) = kv_json(&[
                 "--workload",
                 "wicked",
+                // Five runs on one server: each starts from an empty one.
+                "--flush",
                 "--key-prefix",
                 "",
                 "--rnum",
@@ -196,19 +221,23 @@ fn order_with_random_keys_and_every_phase_passes_on_both_servers() {
 
 #[test]
 fn wicked_verify_stops_with_the_seed_when_another_client_writes_the_same_keys() {
-    for (_server, url) in servers() {
-        // Another writer on key:00000010 ... key:00000099, which wicked's clients own.
+    for (server, url) in servers() {
+        // Another writer on hakaru:00000010 ... hakaru:00000099, which wicked's clients own.
         let mut other = Command::new(env!("CARGO_BIN_EXE_hakaru"))
-            .args(["kv", "-q", "--mix", "set:1", "--keys", "100", "--key-prefix", "key:000000", "-c", "2", "-d", "20s"])
+            .args(["kv", "-q", "--mix", "set:1", "--keys", "100", "--key-prefix", "hakaru:000000", "-c", "2"])
+            .args(["-d", "60s"])
             .arg(&url)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // It is writing once the server holds a key (waited for, not timed).
+        common::wait_for(Duration::from_secs(30), || held(server.port, &url) > 0);
         let (code, out, doc) = kv_json(&[
             "--workload",
             "wicked",
+            // The other writer's keys are there: wicked starts from an empty server only when told to clear it.
+            "--flush",
             "--rnum",
             "50",
             "--it",
@@ -279,6 +308,8 @@ fn ycsb_d_reads_only_records_whose_insert_has_finished() {
             let (code, out, doc) = kv_json(&[
                 "--workload",
                 "ycsb-d",
+                // The second load finds the first's records.
+                "--flush",
                 "--records",
                 "200",
                 "-n",
@@ -328,7 +359,8 @@ fn ycsb_f_and_e_run_on_redis_and_e_is_refused_on_memcached() {
     let r = redis();
     let url = format!("redis://127.0.0.1:{}", r.port);
     for w in ["ycsb-e", "ycsb-f"] {
-        let (code, out, doc) = kv_json(&["--workload", w, "--records", "500", "-n", "2000", "-c", "2", &url]);
+        let (code, out, doc) =
+            kv_json(&["--workload", w, "--flush", "--records", "500", "-n", "2000", "-c", "2", &url]);
         assert_eq!(code, 0, "{w}: {out}");
         assert_eq!(doc["steps"][1]["failed"], 0, "{w}: {out}");
     }
@@ -388,7 +420,7 @@ fn commands_and_a_loaded_script_run_with_figures_per_command() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(doc["steps"][0]["ok"], 1000, "{out}");
-    let value = ask(m.port, b"get key:1\r\n");
+    let value = ask(m.port, b"get hakaru:1\r\n");
     let size: usize = value.split_whitespace().nth(3).unwrap_or("0").parse().unwrap();
     assert!((5..=50).contains(&size), "{value}");
 }

@@ -575,8 +575,9 @@ pub struct KvArgs {
     pub urls: Vec<String>,
     #[command(flatten)]
     pub watch: WatchArgs,
-    /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they clear the database
-    /// first, as Kyoto's do); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then the run).
+    /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they need an empty database:
+    /// one holding keys is refused unless --flush); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then
+    /// the run).
     #[arg(long, default_value = "mix")]
     pub workload: String,
     /// The operations and their shares: get:90,set:10.
@@ -608,9 +609,19 @@ pub struct KvArgs {
     /// Value sizes drawn uniformly from MIN-MAX bytes instead of --value-size.
     #[arg(long, value_name = "MIN-MAX")]
     pub value_size_range: Option<String>,
-    /// Text before each key's number.
-    #[arg(long, default_value = "key:")]
+    /// Text before each key's number. A prefix of hakaru's own (beginning with "hakaru") is taken as hakaru's
+    /// to overwrite; under any other, keys that already exist are refused unless --overwrite.
+    #[arg(long, default_value = "hakaru:")]
     pub key_prefix: String,
+    /// Delete EVERYTHING in the database (Redis: FLUSHDB of the URL's database) or on the server (memcached:
+    /// flush_all) before the load, including data hakaru did not write. Without it nothing is deleted: order and
+    /// wicked refuse a target that holds keys, and wicked leaves out Kyoto's clear at half way.
+    #[arg(long)]
+    pub flush: bool,
+    /// Allow the mix (under a --key-prefix not hakaru's) and YCSB's load phase to overwrite keys that already
+    /// exist; without it such a target is refused before the load.
+    #[arg(long)]
+    pub overwrite: bool,
     /// order and wicked: operations per client in each phase or iteration (Kyoto's rnum, per thread there).
     #[arg(long, default_value_t = 10000, allow_negative_numbers = true, value_parser = count::<u64>)]
     pub rnum: u64,

@@ -6,6 +6,7 @@
 mod client;
 pub mod conn;
 mod pacer;
+pub mod survey;
 
 use pacer::{Schedule, StartGate};
 

@@ -17,6 +17,9 @@ use crate::workload::keys::KeyPattern;
 use crate::workload::kyoto::{Order, Phase, WICKED_OPS, Wicked};
 use crate::workload::ycsb::{Letter, YCSB_OPS, Ycsb, YcsbPhase};
 
+pub use super::kv_guard::OWN_PREFIX;
+use super::kv_guard::{Guard, Written, shown_range};
+
 /// memcached's default item limit is 1 MB including the item's own overhead: a value near it would only
 /// measure refusals.
 const MAX_VALUE: usize = 1_000_000;
@@ -160,6 +163,8 @@ pub struct KvPlan {
     pub verify: bool,
     /// `--clients` or `--rates`: the steps are a sweep (`clients` or `rates`, and the values).
     pub sweep: Option<(String, Vec<f64>)>,
+    /// What the run may do to data it did not write, judged on what every server holds before the load.
+    pub guard: Guard,
 }
 
 /// Whether a URL names a key-value server, which `hakaru sweep` hands to `kv`.
@@ -362,9 +367,23 @@ impl KvPlan {
         if let Some((_, text)) = &script {
             setup.push(("SCRIPT LOAD".to_string(), resp::encode(&[b"SCRIPT", b"LOAD", text])));
         }
-        let clear = || match protocol {
-            Protocol::Resp => ("FLUSHDB".to_string(), resp::encode(&[b"FLUSHDB"])),
-            _ => ("flush_all".to_string(), memcache::encode_line(&[b"flush_all"])),
+        // Nothing is deleted unless asked (see kv_guard): then before any workload, first of the setup.
+        if a.flush {
+            setup.insert(
+                0,
+                match protocol {
+                    Protocol::Resp => ("FLUSHDB".to_string(), resp::encode(&[b"FLUSHDB"])),
+                    _ => ("flush_all".to_string(), memcache::encode_line(&[b"flush_all"])),
+                },
+            );
+        }
+        let mut guard = Guard {
+            workload: workload_name.clone(),
+            protocol,
+            needs_empty: false,
+            flush: a.flush,
+            overwrite: a.overwrite,
+            writes: None,
         };
         let all: Vec<usize> = (0..endpoints.len()).collect();
         // One spec per operation name: figures go under it; the workload makes the bytes.
@@ -464,6 +483,17 @@ impl KvPlan {
                         return Err(UsageError::new("--command-ratio: every share is 0; give one above 0"));
                     }
                 }
+                if commands.iter().any(|(c, share)| *share > 0.0 && c.writes()) {
+                    let prefix = a.key_prefix.clone();
+                    let key = move |n: u64| format!("{prefix}{n}").into_bytes();
+                    guard.writes = Some(Written {
+                        count: a.keys,
+                        shown: shown_range(&key(0), &key(a.keys - 1)),
+                        key: Arc::new(key),
+                        own: a.key_prefix.starts_with("hakaru"),
+                        instead: "choose another --key-prefix",
+                    });
+                }
                 let names: Vec<String> = commands.iter().map(|(c, _)| c.name.clone()).collect();
                 let method = if a.command.is_empty() { a.mix.clone() } else { a.command.join(" | ") };
                 let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max);
@@ -490,7 +520,7 @@ impl KvPlan {
             }
             "order" => {
                 kyoto = true;
-                setup.push(clear());
+                guard.needs_empty = true;
                 let mut steps = Vec::new();
                 for phase in Phase::all(a.etc) {
                     if phase == Phase::Walk && protocol == Protocol::Memcache {
@@ -520,8 +550,9 @@ impl KvPlan {
             "wicked" => {
                 kyoto = true;
                 no_chain("wicked")?;
-                setup.push(clear());
-                let wicked = Arc::new(Wicked::new(protocol, a.rnum, a.verify, a.key_prefix.clone()));
+                guard.needs_empty = true;
+                // Kyoto's clear at half way deletes whatever others wrote meanwhile: only when --flush allows it.
+                let wicked = Arc::new(Wicked::new(protocol, a.rnum, a.verify, a.flush, a.key_prefix.clone()));
                 // The cursor step and transactions are Redis's alone (memcached cannot iterate, its step 8 is a get,
                 // and it has no transactions).
                 let ops = if protocol == Protocol::Resp { &WICKED_OPS[..] } else { &WICKED_OPS[..12] };
@@ -555,7 +586,15 @@ impl KvPlan {
                     }
                 };
                 if a.ycsb_phase != "run" {
-                    setup.push(clear());
+                    // The load phase writes its own records over whatever holds their keys.
+                    let last = Ycsb::key(a.records - 1);
+                    guard.writes = Some(Written {
+                        count: a.records,
+                        key: Arc::new(Ycsb::key),
+                        shown: format!("the records {}", shown_range(&Ycsb::key(0), &last)),
+                        own: false,
+                        instead: "--ycsb-phase run uses records loaded before",
+                    });
                 }
                 let mut steps = Vec::new();
                 for &phase in phases {
@@ -585,6 +624,7 @@ impl KvPlan {
             kyoto,
             verify: a.verify,
             sweep,
+            guard,
         })
     }
 }

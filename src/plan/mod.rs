@@ -3,6 +3,7 @@
 //! of a capacity search.
 
 pub mod kv;
+pub mod kv_guard;
 pub mod segment;
 pub mod slo;
 pub mod steps;

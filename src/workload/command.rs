@@ -86,6 +86,11 @@ impl Command {
         Ok(Command { name: template.trim().to_string(), args, pattern, storage, idempotent })
     }
 
+    /// It may change the data (anything but a known read): the run then checks what it would overwrite.
+    pub fn writes(&self) -> bool {
+        !self.idempotent
+    }
+
     /// The built-in `get` and `set` of `--mix`.
     pub fn builtin(op: &str, protocol: Protocol, pattern: KeyPattern) -> Command {
         // memcached's commands are lower case; Redis takes either.

@@ -15,7 +15,7 @@
 //! | cursor walk (order `--etc`) | SCAN 0 MATCH prefix* COUNT 1000 until cursor 0 | cannot iterate: skipped, said so |
 //! | cursor jump and read (wicked step 8) | SCAN 0 MATCH key COUNT 100, counted not checked | cannot iterate: a get |
 //! | transaction (about 1 % of steps) | MULTI, 1-4 steps queued, EXEC (one in ten DISCARD): one figure | none |
-//! | clear at step rnum / 2, p = 1 / (4 x clients) | FLUSHDB | flush_all |
+//! | clear at step rnum / 2, p = 1 / (4 x clients), with `--flush` only | FLUSHDB | flush_all |
 //! | expiry rand(600) s of each write | SET ... EX 1-600 (MSET, APPEND, INCR and cas keep theirs) | exptime 1-600 |
 //! | raw keys (1 in 1,000: 1-64 bytes) | any bytes | folded into '!'..='~' (the text protocol's keys) |
 //!
@@ -257,14 +257,16 @@ pub struct Wicked {
     /// `--verify` from the client's own rnum keys.
     pub rnum: u64,
     pub verify: bool,
+    /// Kyoto's clear at half way: only with `--flush`, as it deletes what others wrote meanwhile too.
+    pub clear: bool,
     pub key_prefix: String,
     /// Each client's state between iterations.
     saved: Mutex<HashMap<usize, Saved>>,
 }
 
 impl Wicked {
-    pub fn new(protocol: Protocol, rnum: u64, verify: bool, key_prefix: String) -> Wicked {
-        Wicked { protocol, rnum, verify, key_prefix, saved: Mutex::new(HashMap::new()) }
+    pub fn new(protocol: Protocol, rnum: u64, verify: bool, clear: bool, key_prefix: String) -> Wicked {
+        Wicked { protocol, rnum, verify, clear, key_prefix, saved: Mutex::new(HashMap::new()) }
     }
 
     pub fn client(self: &Arc<Self>, client: usize, clients: usize, seed: u64, rng: ChaCha8Rng) -> WickedClient {
@@ -497,7 +499,8 @@ impl WickedClient {
             // A new step. Kyoto: at step rnum / 2 each thread clears the database with p = 1 / (4 x threads); not
             // under --verify, where it would wipe the other clients' keys.
             self.made += 1;
-            if !self.wicked.verify
+            if self.wicked.clear
+                && !self.wicked.verify
                 && self.made == self.wicked.rnum / 2
                 && self.rng.random_range(0..4 * self.clients.max(1)) == 0
             {

@@ -183,7 +183,8 @@ impl Ycsb {
         Client { ycsb: Arc::clone(self), rng, rmw_update: None, inserting: VecDeque::new() }
     }
 
-    fn key(n: u64) -> Vec<u8> {
+    /// The key of record n.
+    pub fn key(n: u64) -> Vec<u8> {
         let mut k = b"user".to_vec();
         // YCSB's Utils.hash: FNV-64 as a Java long, made positive with Math.abs.
         let _ = write!(k, "{}", (fnv64(n) as i64).wrapping_abs());

@@ -109,6 +109,15 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     }
 }
 
+/// Waits until `ready` says so, polling, for at most `limit` (then the test fails saying how long it waited).
+pub fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "still not ready after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A real nginx from Debian's package, with the config in tests/nginx/, on free loopback ports.
 pub struct Nginx {
     child: Child,
