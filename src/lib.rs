@@ -29,6 +29,7 @@ pub mod provenance;
 pub mod report;
 pub mod result;
 pub mod serve;
+pub mod session;
 pub mod stats;
 pub mod step;
 pub mod stop;

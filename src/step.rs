@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::engine;
 use crate::error::UsageError;
@@ -210,13 +210,5 @@ impl LiveDocument {
         } else {
             let _ = writeln!(std::io::stdout().lock(), "{text}");
         }
-    }
-}
-
-/// Waits `d`, or less if a stop signal comes (the pause between steps).
-pub fn pause(d: Duration, interrupt: &AtomicBool) {
-    let until = Instant::now() + d;
-    while Instant::now() < until && !interrupt.load(Ordering::Relaxed) {
-        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
     }
 }

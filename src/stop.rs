@@ -47,3 +47,11 @@ pub fn reason() -> String {
 pub fn exit_code() -> u8 {
     (128 + received().unwrap_or(libc::SIGINT)) as u8
 }
+
+/// Waits `d`, or less if a stop signal comes (the pause between steps).
+pub fn pause(d: std::time::Duration, interrupt: &AtomicBool) {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until && !interrupt.load(Ordering::Relaxed) {
+        std::thread::sleep((until - std::time::Instant::now()).min(std::time::Duration::from_millis(50)));
+    }
+}

@@ -202,7 +202,7 @@ fn results_and_drnbench_csvs_are_imported_and_the_csv_says_what_it_lacks() {
         Duration::from_secs(60),
         |_| {},
     );
-    ok(&sweep);
+    assert_eq!(sweep.code, 1, "every request failed: {}", sweep.stderr);
     let import = with_db(&["import", json.to_str().unwrap(), csv.to_str().unwrap(), "--label", "src=old"], &db);
     ok(&import);
     assert!(import.stdout.contains("as #1\n"), "{}", import.stdout);

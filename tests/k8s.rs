@@ -131,8 +131,9 @@ fn each_agent_runs_its_segment_from_one_common_start_on_the_image_given() {
     let agent = &spec["initContainers"][0];
     assert_eq!(agent["image"], "registry.example/hakaru:0.1.0");
     let args = strings(&agent["args"]);
-    // The user's command as given (strings stay strings: "30", "X-Debug: on"), then what the Job adds.
-    assert_eq!(args[..8], ["run", "-c", "30", "-d", "30s", "-H", "X-Debug: on", "http://web/"]);
+    // The user's command rendered from its parsed flags (strings stay strings: "30", "X-Debug: on"), then what
+    // the Job adds.
+    assert_eq!(args[..8], ["run", "-H", "X-Debug: on", "-c", "30", "-d", "30s", "http://web/"]);
     let at = |flag: &str| args.iter().enumerate().filter(|(_, a)| **a == flag).map(|(i, _)| i).collect::<Vec<_>>();
     let segment = at("--segment");
     assert_eq!(segment.len(), 1, "{args:?}");

@@ -100,7 +100,8 @@ fn files_naming(named: &str, allowed: &[&str]) -> Vec<String> {
 
 #[test]
 fn only_the_plan_the_commands_and_main_read_the_command_line_types() {
-    let offenders = files_naming("cli", &["cli", "plan", "commands", "main", "lib"]);
+    // A study renders its cases' command lines from the typed flags the child parses (cli::render).
+    let offenders = files_naming("cli", &["cli", "plan", "study", "commands", "main", "lib"]);
     assert!(offenders.is_empty(), "these files name the clap argument module `cli`: {offenders:?}");
 }
 

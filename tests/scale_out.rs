@@ -351,3 +351,36 @@ fn plans_that_do_not_split_or_merge_are_refused_in_one_line() {
     let out = hakaru(&["merge", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert!(out.code == 2 && out.stderr.contains("b.json:1:"), "{}", out.stderr);
 }
+
+#[test]
+fn local_agents_judge_thresholds_on_the_merged_run_and_keep_it_once_in_the_history() {
+    let t = common::target();
+    let url = format!("http://{}/?delay=2ms", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let agents = |threshold: &str| {
+        hakaru_with(
+            &["run", "-q", "--agents", "2", "-c", "2", "-n", "200", "--threshold", threshold, "--label", "who=agents"]
+                .into_iter()
+                .chain(["--db", db.to_str().unwrap(), &url])
+                .collect::<Vec<_>>(),
+            Duration::from_secs(60),
+            |_| {},
+        )
+    };
+    // Every answer takes at least 2 ms: a p50 under 1 us is broken on the merged run, exit 99.
+    let broken = agents("p50<1us");
+    assert_eq!(broken.code, 99, "{}{}", broken.stdout, broken.stderr);
+    assert!(broken.stdout.contains("FAIL  p50<1us"), "{}", broken.stdout);
+    let doc = broken.json.expect("the merged document");
+    assert_eq!(doc["thresholds"][0]["pass"], false, "{doc}");
+    assert_eq!(doc["steps"][0]["requests"], 200);
+    let kept = agents("p50<10s");
+    assert_eq!(kept.code, 0, "{}{}", kept.stdout, kept.stderr);
+    // The merged runs, each once (not each agent's part), with the flags' label.
+    let list = hakaru_with(&["history", "--db", db.to_str().unwrap()], Duration::from_secs(30), |_| {});
+    assert_eq!(list.stdout.matches("who=agents").count(), 2, "{}", list.stdout);
+    let db = hakaru::history::Db::open(&db).unwrap();
+    let found = db.find(&hakaru::history::Filter::default()).unwrap();
+    assert_eq!(found.len(), 2, "two merged runs kept, no agent's part");
+}

@@ -173,7 +173,7 @@ fn dry_run_prints_the_matrix_and_the_time_and_runs_nothing() {
     assert_eq!(listed[..12], INTERLEAVED, "{}", out.stdout);
     // 12 cases of 2 s and 11 pauses of 0 s.
     assert!(out.stdout.contains("12 to run, about 24s of load and pauses"), "{}", out.stdout);
-    assert!(out.stdout.contains("hakaru run -q -c 2 -d 2s"), "{}", out.stdout);
+    assert!(out.stdout.contains("hakaru run --monitor-pid {started-pid} -c 2 -d 2s -q"), "{}", out.stdout);
     assert!(!sentinel.exists(), "a dry run started a target");
     assert!(!out_dir.exists(), "a dry run wrote files");
 }

@@ -77,7 +77,8 @@ fn a_sweep_of_503s_finds_no_plateau_and_says_every_step_failed() {
         json.to_str().unwrap(),
         &url,
     ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Not one request succeeded: there is no measurement of the service (exit 1, as run's).
+    assert_eq!(out.code, 1, "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let a = &doc["analysis"];
     assert_eq!(a["plateau_from"], serde_json::Value::Null, "{a}");
@@ -107,7 +108,7 @@ fn a_capacity_search_never_passes_a_rate_answered_with_503s() {
         "100",
         &url,
     ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 1, "not one request succeeded: {}", out.stderr);
     assert!(out.stdout.contains("fails: failed 100.00 % > 1 % (status 503:"), "{}", out.stdout);
     assert!(out.stdout.contains("capacity: not even 50 req/s meets p99<50ms"), "{}", out.stdout);
     assert!(!out.stdout.contains("meets\n"), "{}", out.stdout);

@@ -21,7 +21,8 @@ fn run_study(args: &[&str]) -> (common::Output, serde_json::Value, String) {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()]);
     let out = hakaru(&all);
-    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    // 1: not one request succeeded (a sweep of 503s), which still writes every file.
+    assert!(out.code == 0 || out.code == 1, "stdout {}\nstderr {}", out.stdout, out.stderr);
     let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     (out, doc, std::fs::read_to_string(&csv).unwrap())
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Serialize;
 
 #[derive(Parser, Debug)]
 #[command(name = "hakaru", version, about = "Measure latency and throughput of network services, honestly.")]
@@ -56,7 +57,7 @@ pub enum Command {
 }
 
 /// Where a result is kept in the history, and its labels (every command that measures).
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct HistoryArgs {
     /// The history database (default: $HAKARU_DB, else $XDG_DATA_HOME/hakaru/history.db, else
     /// ~/.local/share/hakaru/history.db).
@@ -195,7 +196,7 @@ pub struct ChartArgs {
 }
 
 /// What requests to send and how, shared by every command that generates load.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct RequestArgs {
     /// Target URLs, sent round-robin; with --hosts, paths such as /d/select?q=a.
     #[arg(value_name = "URL")]
@@ -250,7 +251,7 @@ pub struct RequestArgs {
 }
 
 /// Watching the server while the load runs.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct WatchArgs {
     /// Report CPU % (all threads and children) and RSS of this server process, every step (repeatable).
     #[arg(long = "monitor-pid", value_name = "PID")]
@@ -274,18 +275,21 @@ pub struct WatchArgs {
     pub expect_hit_rate: Option<String>,
 }
 
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 pub struct RunArgs {
     #[command(flatten)]
+    #[serde(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub watch: WatchArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub load: LoadArgs,
 }
 
 /// How much load one step offers, for how long, and where its result goes (`run` and `kv`).
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 pub struct LoadArgs {
     /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
     #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
@@ -327,13 +331,15 @@ pub struct LoadArgs {
     #[arg(long = "threshold", value_name = "GATE")]
     pub thresholds: Vec<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub history: HistoryArgs,
 }
 
 /// Scale-out: this process's share of a plan run by several agents, and their common start.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct ScaleArgs {
     /// Run segment I of N of the plan (I from 0): connections, -n and --rate split so the N segments add up to
     /// the whole; `hakaru merge` joins their result documents.
@@ -361,7 +367,7 @@ pub struct ScaleArgs {
 }
 
 /// How the steps of a sweep or a capacity search run, and where they are written.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 pub struct StudyFlags {
     /// Open-loop steps: evenly spaced requests, or Poisson arrivals.
     #[arg(long, value_enum, default_value = "uniform")]
@@ -398,18 +404,23 @@ pub struct StudyFlags {
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
+    #[serde(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub history: HistoryArgs,
 }
 
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 pub struct SweepArgs {
     #[command(flatten)]
+    #[serde(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub watch: WatchArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub study: StudyFlags,
     /// First client count; the steps are start, start+step, ... up to the end, a 0 run as 1 (drnbench's rule).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "start-n-clients")]
@@ -448,7 +459,7 @@ pub struct SweepArgs {
 }
 
 /// A capacity search runs shorter steps closer together, with more connections, than a sweep.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 #[command(
     mut_arg("duration", |a| a.default_value("10s")),
     mut_arg("interval", |a| a.default_value("2s")),
@@ -456,10 +467,13 @@ pub struct SweepArgs {
 )]
 pub struct CapacityArgs {
     #[command(flatten)]
+    #[serde(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub watch: WatchArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub study: StudyFlags,
     /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
     // Required, but left to the plan to refuse when empty: its one line names --slo and shows how to write it.
@@ -552,7 +566,8 @@ pub struct DemoArgs {
 }
 
 /// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ArrivalArg {
     /// Evenly spaced, 1/rate apart.
     Uniform,
@@ -567,13 +582,14 @@ fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
 }
 
 /// `hakaru kv`: a key-value server under a memtier-style mix of operations.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Serialize)]
 pub struct KvArgs {
     /// Servers: redis://[USER:PASSWORD@]HOST:PORT[/DB] (RESP2) or memcache://HOST:PORT (the text protocol).
     /// Clients are spread over them round-robin, each client keeping to one.
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub watch: WatchArgs,
     /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they need an empty database:
     /// one holding keys is refused unless --flush); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then
@@ -659,6 +675,7 @@ pub struct KvArgs {
     #[arg(long, value_name = "LIST")]
     pub rates: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub load: LoadArgs,
     /// An operation with no complete reply in this time is recorded with status 0.
     #[arg(long, default_value = "5s")]
@@ -671,6 +688,7 @@ pub struct KvArgs {
     pub seed: Option<u64>,
     /// Set by `hakaru sweep` given key-value servers: how its steps run and where they are written.
     #[arg(skip)]
+    #[serde(skip)]
     pub from_sweep: Option<SweepStudy>,
 }
 

@@ -1,3 +1,4 @@
 //! The bottom layer: what the user typed, as clap parses it ([`args`]), before any check.
 
 pub mod args;
+pub mod render;

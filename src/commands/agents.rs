@@ -1,51 +1,56 @@
 //! `--agents N`: the plan run as N agent processes of this binary on this machine, each its `--segment I/N`
 //! and one common `--start-at`, their documents merged as `hakaru merge` does, then printed and written as one.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::cli::args::Command;
+use crate::cli::args::{Command, HistoryArgs, KvArgs, LoadArgs, RunArgs, ScaleArgs, SweepArgs};
+use crate::cli::render::render;
 use crate::error::UsageError;
-use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
+use crate::plan::Outputs;
 use crate::plan::segment::show_instant;
 use crate::result::ResultDocument;
-use crate::step::LiveDocument;
+use crate::session::{Ending, Session};
 
 /// Time for the agents to start and check their targets before the common instant.
 const START_MARGIN: Duration = Duration::from_secs(2);
 
-/// The output files the merged document goes to, as the command's own flags name them.
-pub struct Outputs {
-    json: Option<PathBuf>,
-    csv: Option<PathBuf>,
-    drnbench: Option<PathBuf>,
-    sweep: bool,
-}
-
 /// What `--agents N` asks: N, where the merged document goes, and each agent's `--source-address` if given.
 pub struct Agents {
     pub n: usize,
+    /// The files the merged document goes to, as the command's own flags name them.
     pub outputs: Outputs,
+    /// `--threshold`: judged on the merged document, as on one process's.
+    pub thresholds: Vec<String>,
+    /// `--label`, `--db`, `--no-history`: the merged document is kept in the history.
+    pub history: HistoryArgs,
     pub sources: Option<String>,
     pub namespaces: Option<String>,
+    pub plan: AgentPlan,
 }
 
 /// `Some` when the command asks for `--agents N`.
 pub fn asked(command: &Command) -> Option<Agents> {
-    let (scale, outputs) = match command {
-        Command::Run(a) => (&a.load.scale, load_outputs(&a.load)),
-        Command::Kv(a) => (&a.load.scale, load_outputs(&a.load)),
+    let (scale, outputs, thresholds, history, plan) = match command {
+        Command::Run(a) => {
+            (&a.load.scale, load_outputs(&a.load), &a.load.thresholds, &a.load.history, AgentPlan::Run(a.clone()))
+        }
+        Command::Kv(a) => {
+            (&a.load.scale, load_outputs(&a.load), &a.load.thresholds, &a.load.history, AgentPlan::Kv(a.clone()))
+        }
         Command::Sweep(a) => (
             &a.study.scale,
             Outputs {
                 json: a.study.json.clone(),
                 csv: a.study.csv.clone(),
+                wide: true,
                 drnbench: a.study.output.clone(),
-                sweep: true,
             },
+            &a.thresholds,
+            &a.study.history,
+            AgentPlan::Sweep(a.clone()),
         ),
         // `capacity` refuses --agents itself, with --segment and --start-at.
         _ => return None,
@@ -53,35 +58,69 @@ pub fn asked(command: &Command) -> Option<Agents> {
     scale.agents.map(|n| Agents {
         n,
         outputs,
+        thresholds: thresholds.clone(),
+        history: history.clone(),
         sources: scale.agent_source.clone(),
         namespaces: scale.agent_netns.clone(),
+        plan,
     })
 }
 
-fn load_outputs(l: &crate::cli::args::LoadArgs) -> Outputs {
-    Outputs { json: l.json.clone(), csv: l.csv.clone(), drnbench: None, sweep: false }
+fn load_outputs(l: &LoadArgs) -> Outputs {
+    Outputs { json: l.json.clone(), csv: l.csv.clone(), ..Outputs::default() }
 }
 
-/// The command line without `--agents N` and the output flags (the agents write their own documents).
-fn agent_args(args: &[OsString]) -> Vec<OsString> {
-    const WITH_VALUE: [&str; 8] =
-        ["--agents", "--agent-source", "--agent-netns", "--json", "--csv", "-o", "--output", "--output-path"];
-    let mut out = Vec::new();
-    let mut skip = false;
-    for a in args {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        let text = a.to_string_lossy();
-        if WITH_VALUE.contains(&text.as_ref()) {
-            skip = true;
-        } else if text == "-q" || text == "--quiet" {
-            // Every agent is quiet; the merged summary is this process's to print.
-        } else if !WITH_VALUE.iter().any(|f| f.starts_with("--") && text.starts_with(&format!("{f}="))) {
-            out.push(a.clone());
+/// The plan every agent runs, as typed flags: its own line is rendered from them (see `cli::render`).
+#[derive(Clone)]
+pub enum AgentPlan {
+    Run(RunArgs),
+    Kv(KvArgs),
+    Sweep(SweepArgs),
+}
+
+impl AgentPlan {
+    /// Agent `i` of `n`'s arguments: its segment, the common start, its own document (`json`), quiet, no history
+    /// (the merged run is kept, by this process), without `--agents` and the merged run's files.
+    fn agent_line(
+        &self,
+        i: usize,
+        n: usize,
+        start_at: &str,
+        json: &std::path::Path,
+        source: Option<&str>,
+    ) -> Vec<String> {
+        let agent = |scale: &mut ScaleArgs, history: &mut HistoryArgs| {
+            scale.agents = None;
+            scale.agent_source = None;
+            scale.agent_netns = None;
+            scale.segment = Some(format!("{i}/{n}"));
+            scale.start_at = Some(scale.start_at.clone().unwrap_or_else(|| start_at.to_string()));
+            if let Some(s) = source {
+                scale.source_address = Some(s.to_string());
+            }
+            history.no_history = true;
+        };
+        let load = |l: &mut LoadArgs| {
+            agent(&mut l.scale, &mut l.history);
+            (l.json, l.csv, l.quiet) = (Some(json.to_path_buf()), None, true);
+        };
+        match self.clone() {
+            AgentPlan::Run(mut a) => {
+                load(&mut a.load);
+                render("run", &a)
+            }
+            AgentPlan::Kv(mut a) => {
+                load(&mut a.load);
+                render("kv", &a)
+            }
+            AgentPlan::Sweep(mut a) => {
+                let s = &mut a.study;
+                agent(&mut s.scale, &mut s.history);
+                (s.json, s.csv, s.output, s.quiet) = (Some(json.to_path_buf()), None, None, true);
+                render("sweep", &a)
+            }
         }
     }
-    out
 }
 
 /// A comma-separated list of `flag` with one item per agent (empty when the flag is not given).
@@ -102,6 +141,9 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     if n == 0 {
         return Err(UsageError::new("--agents 0: give at least 1 agent"));
     }
+    // Checked before any agent starts, as the command's own process would.
+    let thresholds = crate::gates::parse_all("--threshold", &agents.thresholds)?;
+    let history = super::history::recorder(&agents.history)?;
     let sources = one_per_agent("--agent-source", "address(es)", agents.sources.as_deref(), n)?;
     let namespaces = one_per_agent("--agent-netns", "namespace(s)", agents.namespaces.as_deref(), n)?;
     if !namespaces.is_empty() {
@@ -119,13 +161,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             }
         }
     }
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let mut base = agent_args(&args);
-    let start_given = base.iter().any(|a| a.to_string_lossy().starts_with("--start-at"));
-    if !start_given {
-        base.push("--start-at".into());
-        base.push(show_instant(SystemTime::now() + START_MARGIN).into());
-    }
+    let start_at = show_instant(SystemTime::now() + START_MARGIN);
     let dir = AgentDir::new()?;
     let exe = std::env::current_exe().map_err(|e| UsageError::runtime(format!("finding hakaru itself: {e}")))?;
     let mut children = Vec::new();
@@ -141,14 +177,8 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             }
             None => Process::new(&exe),
         };
-        agent.args(&base);
-        if let Some(source) = sources.get(i) {
-            agent.args(["--source-address", source]);
-        }
+        agent.args(agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied()));
         let child = agent
-            .args(["--segment", &format!("{i}/{n}"), "--json"])
-            .arg(&json)
-            .arg("-q")
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -177,27 +207,13 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         }
     }
     let merged = crate::merge::merge(&docs, &names, false).map_err(UsageError::runtime)?;
-    let mut files: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
-    if let Some(p) = &outputs.json {
-        files.push((p.clone(), Box::new(Json)));
+    let (settings, keepalive) = (merged.settings.clone(), merged.settings.keepalive);
+    let mut session = Session::new(settings, keepalive, outputs, thresholds, &history, interrupt).adopting(merged);
+    if interrupt.load(Ordering::Relaxed) {
+        session.live.doc.interrupted = true;
     }
-    if let Some(p) = &outputs.csv {
-        files.push((p.clone(), if outputs.sweep { Box::new(SweepCsv) } else { Box::new(Csv) }));
-    }
-    if let Some(p) = &outputs.drnbench {
-        files.push((p.clone(), Box::new(DrnbenchCsv)));
-    }
-    let keepalive = merged.settings.keepalive;
-    let mut live = LiveDocument::new(merged.settings.clone(), keepalive, files);
-    live.doc = merged;
-    live.write_final()?;
-    live.say(format!("hakaru: {n} agents, merged").as_str());
-    live.say(Text.render(&live.doc).trim_end());
-    Ok(if interrupt.load(Ordering::Relaxed) || live.doc.interrupted {
-        ExitCode::from(crate::stop::exit_code())
-    } else {
-        ExitCode::SUCCESS
-    })
+    session.say(format!("hakaru: {n} agents, merged").as_str());
+    session.end(Ending::Summary)
 }
 
 /// The agents' documents and logs, in a directory of this process's own, removed when the merge is done.

@@ -2,19 +2,20 @@
 //! doubling the rate until a step fails, then bisecting between the last pass and the first failure.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
-use super::{finish, probe_names, step_outputs};
+use super::probe_names;
 use crate::cli::args::CapacityArgs;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
+use crate::export::text::answer_line;
 use crate::load::{LoadModel, Stop};
 use crate::plan::slo::{Slo, parse_percent};
 use crate::plan::steps::StepsPlan;
 use crate::plan::{RunPlan, arrival, parse_rate};
 use crate::result::{CapacityAnswer, StepResult, SweepSettings};
-use crate::step::{LiveDocument, measure_step, pause};
+use crate::session::{Ending, Session};
 
 /// At most this many steps, whatever the precision asked.
 const MAX_STEPS: usize = 30;
@@ -37,18 +38,6 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
     Ok(())
 }
 
-/// The answer as the search prints it at its end (and `hakaru show` again); `start` is the first rate tried.
-pub(super) fn answer_line(answer: &CapacityAnswer, start: f64) -> String {
-    let slo = &answer.slo;
-    match (answer.rate, answer.first_failing_rate) {
-        (Some(p), Some(f)) => format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
-        (Some(p), None) => {
-            format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
-        }
-        (None, _) => format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
-    }
-}
-
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
@@ -69,7 +58,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         ));
     }
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
-    let history = super::history::Recorder::from_args(&a.study.history)?;
+    let history = super::history::recorder(&a.study.history)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let max_errors = parts.max_error_percent;
     let set = &parts.set;
@@ -93,34 +82,27 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         slo: Some(slo.text.clone()),
         max_errors_percent: Some(max_errors),
     });
-    let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
-    live.doc.settings.labels = history.labels.clone();
-    super::check_open_files(&mut live, first.connections, first.threads);
-    super::notes(&mut live, &parts.set.warnings);
-    live.expected_hit_rate = parts.watchers.expected_hit_rate;
-    live.say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));
-    live.say(&format!("{}  verdict", table_header(true, &probe_names(&parts))));
+    let mut session = Session::new(settings, set.keepalive, &parts.outputs(), Vec::new(), &history, interrupt);
+    session.prepare(first.connections, first.threads, &parts.set.warnings, Some(&parts.watchers));
+    session
+        .say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));
+    session.say(&format!("{}  verdict", table_header(true, &probe_names(&parts))));
 
     let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
     let mut rate = start;
     for i in 0..MAX_STEPS {
-        if i > 0 {
-            pause(interval, interrupt);
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            live.doc.interrupted = true;
+        if (i > 0 && session.pause(interval)) || session.stopped() {
             break;
         }
         let plan = plan_at(rate);
-        let (step, interrupted) =
-            measure_step(&plan, &format!("rate={rate:.0}"), Some(warmup), &parts.watchers, interrupt);
+        let (step, interrupted) = session.measure(&plan, &format!("rate={rate:.0}"), Some(warmup), &parts.watchers);
         if interrupted && step.requests == 0 {
             // Stopped before the step measured anything (during its warm-up): nothing to keep.
-            live.doc.interrupted = true;
+            session.stopped();
             break;
         }
         let outcome = verdict(&slo, max_errors, &step);
-        live.say(&format!(
+        session.say(&format!(
             "{}  {}",
             table_row(&step, true),
             match &outcome {
@@ -128,7 +110,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
                 Err(why) => format!("fails: {why}"),
             }
         ));
-        live.push(step, interrupted)?;
+        session.keep(step, interrupted)?;
         if interrupted {
             break;
         }
@@ -149,12 +131,9 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     }
     let answer =
         CapacityAnswer { slo: slo.text.clone(), max_errors_percent: max_errors, rate: pass, first_failing_rate: fail };
-    live.doc.analysis = crate::analysis::analyse(&live.doc.steps, max_errors).map(|mut an| {
-        an.capacity = Some(answer.clone());
-        an
-    });
-    live.say("");
-    live.say(&answer_line(&answer, start));
-    finish(&mut live, &history)?;
-    Ok(if live.doc.interrupted { ExitCode::from(crate::stop::exit_code()) } else { ExitCode::SUCCESS })
+    // The session's analysis keeps the answer beside the plateau and the knee it finds.
+    session.answer(answer.clone());
+    session.say("");
+    session.say(&answer_line(&answer, start));
+    session.end(Ending::Analysis)
 }

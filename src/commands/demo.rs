@@ -8,9 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::AtomicBool;
 
-use clap::Parser;
-
-use crate::cli::args::{Cli, Command as Sub, DemoArgs};
+use crate::cli::args::{DemoArgs, SweepArgs};
 use crate::error::UsageError;
 
 /// The target's capacity: 4 requests served at once, 5 ms each.
@@ -28,19 +26,15 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
         WORKERS * 200
     );
     let url = format!("http://{}/?delay={DELAY}", target.addr);
-    let pid = target.child.id().to_string();
-    let mut argv: Vec<&str> = vec!["hakaru", "sweep", "-q", "--clients", "1,2,4,8,16", "-d", &args.duration];
-    argv.extend(["--interval", "0.5s", "--monitor-pid", &pid]);
-    let json = args.json.as_ref().map(|p| p.display().to_string());
-    if let Some(j) = &json {
-        argv.extend(["--json", j]);
-    }
-    argv.push(&url);
-    let outcome = match Cli::try_parse_from(&argv) {
-        Ok(Cli { command: Sub::Sweep(sweep), .. }) => super::sweep::sweep(&sweep, interrupt),
-        Ok(_) => Err(UsageError::runtime("demo: the sweep's arguments did not parse as a sweep")),
-        Err(e) => Err(UsageError::new(format!("demo: {}", e.render().to_string().lines().next().unwrap_or("")))),
-    };
+    let mut sweep: SweepArgs = crate::cli::render::defaults();
+    sweep.request.urls = vec![url];
+    sweep.clients = Some("1,2,4,8,16".into());
+    sweep.study.quiet = true;
+    sweep.study.duration = args.duration.clone();
+    sweep.study.interval = "0.5s".into();
+    sweep.study.json = args.json.clone();
+    sweep.watch.monitor_pid = vec![target.child.id()];
+    let outcome = super::sweep::sweep(&sweep, interrupt);
     target.stop();
     outcome
 }

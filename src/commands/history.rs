@@ -1,8 +1,8 @@
-//! The history's commands: `hakaru history` (the listing), `show`, `export` and `import`, and the [`Recorder`]
-//! through which run, sweep, capacity and kv keep their final document.
+//! The history's commands: `hakaru history` (the listing), `show`, `export` and `import`, and [`recorder`], the
+//! history sink of run, sweep, capacity and kv made from their flags.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,51 +10,13 @@ use crate::cli::args::{ExportArgs, ExportFormat, HistoryArgs, HistoryListArgs, I
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
-use crate::history::{self, Db, Filter, HistoryError, drnbench_import};
+use crate::history::{self, Db, Filter, HistoryError, Recorder, drnbench_import};
 use crate::result::ResultDocument;
 use crate::units::format_micros;
 
-/// Where a measuring command keeps its result: the database (None with `--no-history`) and the labels.
-pub struct Recorder {
-    path: Option<PathBuf>,
-    pub labels: BTreeMap<String, String>,
-}
-
-/// `--label` values -> labels; a bad one is one line naming the flag.
-fn labels(flag_values: &[String]) -> Result<BTreeMap<String, String>, UsageError> {
-    flag_values
-        .iter()
-        .map(|l| history::parse_label(l).map_err(|why| UsageError::new(format!("--label {why}"))))
-        .collect()
-}
-
-impl Recorder {
-    /// Checks the flags before any load: labels must read; the database is only opened at the end.
-    pub fn from_args(a: &HistoryArgs) -> Result<Recorder, UsageError> {
-        let labels = labels(&a.labels)?;
-        let path = if a.no_history { None } else { history::database_path(a.db.as_deref()) };
-        if !a.no_history && path.is_none() {
-            eprintln!(
-                "hakaru: warning: no history: neither --db, HAKARU_DB nor HOME is set; this result is not kept there"
-            );
-        }
-        Ok(Recorder { path, labels })
-    }
-
-    /// Keeps the final document in the history. A failure (a full disk, a locked or broken database) is a warning
-    /// line: the result files are already written and the exit code stays as the measurement made it.
-    pub fn record(&self, doc: &ResultDocument) {
-        let Some(path) = &self.path else { return };
-        match Db::open(path).and_then(|mut db| db.insert(doc, &self.labels)) {
-            Ok(id) => {
-                // Only on a terminal: scripts read stderr for warnings, and the ID is in `hakaru history`.
-                if std::io::stderr().is_terminal() {
-                    eprintln!("hakaru: kept in the history as #{id} (hakaru show {id})");
-                }
-            }
-            Err(e) => eprintln!("hakaru: warning: the result was not kept in the history: {e} (the files are written)"),
-        }
-    }
+/// The [`Recorder`] a measuring command's `--label`, `--db` and `--no-history` ask for.
+pub fn recorder(a: &HistoryArgs) -> Result<Recorder, UsageError> {
+    Recorder::new(&a.labels, a.db.as_deref(), a.no_history)
 }
 
 /// The stored result a reference names (`42`, `last`, `label=main`), for `compare`, `report` and `chart`:
@@ -106,7 +68,7 @@ fn since(text: &str) -> Result<String, UsageError> {
 pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
     let filter = Filter {
         target: a.target.clone(),
-        labels: labels(&a.labels)?.into_iter().collect(),
+        labels: history::labels(&a.labels)?.into_iter().collect(),
         since: a.since.as_deref().map(since).transpose()?,
         command: a.command.clone(),
         workload: None,
@@ -185,9 +147,9 @@ pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
     lines.extend(doc.steps.iter().map(|s| table_row(s, rates)));
     if let Some(answer) = doc.analysis.as_ref().and_then(|an| an.capacity.as_ref()) {
         lines.push(String::new());
-        lines.push(super::capacity::answer_line(answer, sweep.values.first().copied().unwrap_or(0.0)));
+        lines.push(crate::export::text::answer_line(answer, sweep.values.first().copied().unwrap_or(0.0)));
     }
-    lines.extend(super::closing_lines(&doc));
+    lines.extend(crate::export::text::closing_lines(&doc));
     print(&(lines.join("\n") + "\n"));
     Ok(ExitCode::SUCCESS)
 }
@@ -252,7 +214,7 @@ fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Importe
 
 /// `hakaru import FILE...`: every file read first (a bad one stores none), then stored.
 pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
-    let labels = labels(&a.labels)?;
+    let labels = history::labels(&a.labels)?;
     let files: Vec<Imported> = a.files.iter().map(|f| read_import(f, &labels)).collect::<Result<_, _>>()?;
     let path = history::database_path(a.db.as_deref())
         .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use clap::Parser;
 
 use crate::cli::args::{Cli, Command, K8sCommand, K8sJobArgs, ResultsVolumeArg};
+use crate::cli::render::render;
 use crate::error::UsageError;
 use crate::k8s::{JobPlan, Results, parse_start_at};
 use crate::units::parse_flag_duration;
@@ -17,7 +18,8 @@ pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
 }
 
 fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
-    check_agent_command(&args.command, args.agents as usize)?;
+    // The agents' line rendered from the flags just parsed: what each agent's parser will read back.
+    let command = agent_command(&args.command, args.agents as usize)?;
     let start_at = match &args.start_at {
         Some(at) => parse_start_at(at)?,
         None => {
@@ -35,7 +37,7 @@ fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
         helper_image: args.helper_image.clone(),
         agents: args.agents,
         start_at,
-        command: args.command.clone(),
+        command,
         results: match args.results_volume {
             ResultsVolumeArg::Pvc => Results::Volume,
             ResultsVolumeArg::Stdout => Results::Stdout,
@@ -65,7 +67,7 @@ const SET_BY_THE_JOB: [&str; 3] = ["--segment", "--start-at", "--json"];
 ///
 /// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent in
 /// the cluster, where the names resolve and the files are.
-fn check_agent_command(command: &[String], agents: usize) -> Result<(), UsageError> {
+fn agent_command(command: &[String], agents: usize) -> Result<Vec<String>, UsageError> {
     if let Some(flag) =
         command.iter().find(|a| SET_BY_THE_JOB.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
     {
@@ -104,16 +106,25 @@ fn check_agent_command(command: &[String], agents: usize) -> Result<(), UsageErr
         }
     };
     match &cli.command {
-        Command::Run(crate::cli::args::RunArgs { load, .. }) | Command::Kv(crate::cli::args::KvArgs { load, .. }) => {
-            fewest("connection(s)", load.connections)?;
-            load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))
+        Command::Run(a) => {
+            fewest("connection(s)", a.load.connections)?;
+            a.load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))?;
+            Ok(render("run", a))
         }
-        Command::Sweep(a) => match crate::plan::steps::sweep_steps(a)? {
-            crate::plan::steps::Steps::Clients(list) => {
-                fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1))
+        Command::Kv(a) => {
+            fewest("connection(s)", a.load.connections)?;
+            a.load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))?;
+            Ok(render("kv", a))
+        }
+        Command::Sweep(a) => {
+            match crate::plan::steps::sweep_steps(a)? {
+                crate::plan::steps::Steps::Clients(list) => {
+                    fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1))?
+                }
+                crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections)?,
             }
-            crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections),
-        },
+            Ok(render("sweep", a))
+        }
         _ => Err(UsageError::new(format!(
             "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
             command[0]

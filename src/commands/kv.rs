@@ -8,12 +8,11 @@ use std::sync::atomic::AtomicBool;
 use crate::cli::args::{KvArgs, SweepStudy};
 use crate::engine;
 use crate::error::UsageError;
-use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
-use crate::metrics::ErrorKind;
+use crate::history::Recorder;
 use crate::plan::kv::KvPlan;
-use crate::plan::{self, RunPlan};
+use crate::plan::{self, Outputs, RunPlan};
 use crate::result::{StepResult, SweepSettings};
-use crate::step::{LiveDocument, measure_step, pause};
+use crate::session::{Ending, Session};
 
 /// The pause between the steps of a `--clients` or `--rates` sweep, so the server drains.
 const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -38,7 +37,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
             )));
         }
     }
-    let history = super::history::Recorder::from_args(&args.load.history)?;
+    let history = super::history::recorder(&args.load.history)?;
     // A wrong answer must end in FAILED and exit code 1, which the phase runner says: Kyoto's workloads go there
     // even with one step.
     if kv.steps.len() == 1 && kv.warmup.is_none() && !kv.kyoto && kv.sweep.is_none() {
@@ -57,26 +56,19 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
 fn run_phases(
     kv: &KvPlan,
     watchers: &crate::monitor::Watchers,
-    history: &super::history::Recorder,
+    history: &Recorder,
     thresholds: &[crate::gates::Threshold],
     study: Option<&SweepStudy>,
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     let first: &RunPlan = &kv.steps[0].1;
-    let mut outputs: Vec<(std::path::PathBuf, Box<dyn Exporter>)> = Vec::new();
-    if let Some(p) = &first.json {
-        outputs.push((p.clone(), Box::new(Json)));
-    }
-    if let Some(p) = &first.csv {
-        outputs.push((p.clone(), Box::new(Csv)));
-    }
     // `hakaru sweep` writes its own files: drnbench's CSV (-o) and the wide CSV of a row per step.
-    if let Some(p) = study.and_then(|s| s.drnbench_csv.as_ref()) {
-        outputs.push((p.clone(), Box::new(DrnbenchCsv)));
-    }
-    if let Some(p) = study.and_then(|s| s.csv.as_ref()) {
-        outputs.push((p.clone(), Box::new(SweepCsv)));
-    }
+    let outputs = match study {
+        Some(s) => {
+            Outputs { json: first.json.clone(), csv: s.csv.clone(), wide: true, drnbench: s.drnbench_csv.clone() }
+        }
+        None => Outputs { json: first.json.clone(), csv: first.csv.clone(), ..Outputs::default() },
+    };
     let sweep_pause = study.map_or(SWEEP_PAUSE, |s| s.interval);
     let mut settings = first.settings.clone();
     settings.method = kv.workload.clone();
@@ -92,67 +84,32 @@ fn run_phases(
             max_errors_percent: Some(study.map_or(1.0, |s| s.max_error_percent)),
         });
     }
-    let mut live = LiveDocument::new(settings, true, outputs);
-    live.doc.settings.labels = history.labels.clone();
-    super::check_open_files(&mut live, first.connections, first.threads);
-    super::notes(&mut live, &first.notes);
+    let mut session = Session::new(settings, true, &outputs, thresholds.to_vec(), history, interrupt);
+    let mut notes = first.notes.clone();
     if kv.workload == "wicked" && !kv.guard.flush && !kv.verify {
-        super::notes(
-            &mut live,
-            &["wicked's clear at half way (Kyoto's) is left out: it would delete what others write meanwhile; --flush keeps it"
-                .to_string()],
+        notes.push(
+            "wicked's clear at half way (Kyoto's) is left out: it would delete what others write meanwhile; --flush keeps it"
+                .to_string(),
         );
     }
     if kv.workload == "order" && first.protocol == crate::protocol::Protocol::Memcache && kv.steps.len() > 3 {
-        super::notes(&mut live, &["memcached cannot iterate over its keys: the walk phase is skipped".to_string()]);
+        notes.push("memcached cannot iterate over its keys: the walk phase is skipped".to_string());
     }
-    live.say(&format!("hakaru kv {}  {}", kv.workload, first.settings.targets.join(" ")));
-    let mut wrong = None;
+    session.prepare(first.connections, first.threads, &notes, None);
+    session.say(&format!("hakaru kv {}  {}", kv.workload, first.settings.targets.join(" ")));
     for (i, (label, plan)) in kv.steps.iter().enumerate() {
         if i > 0 && kv.sweep.is_some() {
-            pause(sweep_pause, interrupt);
+            session.pause(sweep_pause);
         }
-        let (step, interrupted) = measure_step(plan, label, kv.warmup, watchers, interrupt);
-        live.say(&phase_line(&step, kv.kyoto));
-        if wrong.is_none() {
-            wrong = step.error_kinds.iter().find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone());
-        }
-        live.push(step, interrupted)?;
-        if interrupted || (wrong.is_some() && kv.kyoto) {
+        let (step, interrupted) = session.measure(plan, label, kv.warmup, watchers);
+        session.say(&phase_line(&step, kv.kyoto));
+        session.keep(step, interrupted)?;
+        if interrupted || (session.found_wrong() && kv.kyoto) {
             break;
         }
     }
-    // Judged on every step merged, as `run` and `sweep` judge (see gates.rs).
-    live.doc.thresholds = crate::gates::judge(&live.doc, thresholds);
-    let broken = crate::gates::any_broken(&live.doc.thresholds);
-    if kv.sweep.is_some() {
-        // A sweep ends as `hakaru sweep` does: the analysis (plateau, knee, bottleneck) and the warnings.
-        super::finish(&mut live, history)?;
-        return Ok(if live.doc.interrupted {
-            ExitCode::from(crate::stop::exit_code())
-        } else if broken {
-            ExitCode::from(crate::gates::EXIT_THRESHOLDS)
-        } else {
-            ExitCode::SUCCESS
-        });
-    }
-    live.refresh_warnings();
-    live.say("");
-    live.say(Text.render(&live.doc).trim_end());
-    // The history is written even when a file could not be: one more place the measurement survives.
-    let written = live.write_final();
-    history.record(&live.doc);
-    written?;
-    if live.doc.interrupted {
-        return Ok(ExitCode::from(crate::stop::exit_code()));
-    }
-    if let Some(sample) = wrong {
-        // Kyoto's tools end a failed check with the seed that replays it.
-        live.say(&format!("FAILED: {}", sample));
-        return Ok(ExitCode::from(1));
-    }
-    live.say("ok");
-    Ok(if broken { ExitCode::from(crate::gates::EXIT_THRESHOLDS) } else { ExitCode::SUCCESS })
+    // Judged on every step merged, as `run` and `sweep` judge (see gates.rs); a sweep ends as `hakaru sweep` does.
+    session.end(if kv.sweep.is_some() { Ending::Analysis } else { Ending::Checked })
 }
 
 /// One phase, as the Kyoto tools print it (`time:` in seconds) with hakaru's figures beside.

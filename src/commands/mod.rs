@@ -17,17 +17,13 @@ pub mod serve;
 pub mod study;
 pub mod sweep;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::analysis::analyse;
 use crate::cli::args::Command;
-use crate::error::{EXIT_USAGE, UsageError};
-use crate::export::{Exporter, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
+use crate::error::EXIT_USAGE;
 use crate::plan::steps::StepsPlan;
-use crate::step::LiveDocument;
 
 /// Runs the command, and maps every failure to one line and an exit code.
 pub fn dispatch(command: Command) -> ExitCode {
@@ -118,78 +114,7 @@ pub(crate) fn clap_error_line(e: &clap::Error) -> String {
     rendered.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string()
 }
 
-/// The files a sweep or a capacity search rewrites after every step: drnbench's CSV, hakaru's wide CSV and the
-/// result document.
-fn step_outputs(plan: &StepsPlan) -> Vec<(PathBuf, Box<dyn Exporter>)> {
-    let mut outputs: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
-    if let Some(p) = &plan.drnbench_csv {
-        outputs.push((p.clone(), Box::new(DrnbenchCsv)));
-    }
-    if let Some(p) = &plan.csv {
-        outputs.push((p.clone(), Box::new(SweepCsv)));
-    }
-    if let Some(p) = &plan.json {
-        outputs.push((p.clone(), Box::new(Json)));
-    }
-    outputs
-}
-
-/// Checks that `connections` fit under the open-file limit (raising it when it may); when they do not, says so
-/// on stderr now and in the document's warnings.
-fn check_open_files(live: &mut LiveDocument, connections: usize, threads: usize) {
-    if let Some(w) = crate::engine::fd_budget(connections, threads).warning() {
-        eprintln!("hakaru: warning: {w}");
-        live.notes.push(w);
-    }
-}
-
-/// Warnings found while planning: on stderr now, and in the document.
-fn notes(live: &mut LiveDocument, found: &[String]) {
-    for w in found {
-        eprintln!("hakaru: warning: {w}");
-        live.notes.push(w.clone());
-    }
-}
-
 /// The probe names for the table header of a sweep or capacity search.
 fn probe_names(plan: &StepsPlan) -> Vec<&str> {
     plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()
-}
-
-/// Adds the analysis, writes the files a last time, keeps the document in the history and prints the findings and
-/// warnings.
-fn finish(live: &mut LiveDocument, history: &history::Recorder) -> Result<(), UsageError> {
-    let capacity = live.doc.analysis.as_ref().and_then(|a| a.capacity.clone());
-    let max_failed = live.doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
-    live.doc.analysis = analyse(&live.doc.steps, max_failed).map(|mut a| {
-        a.capacity = capacity;
-        a
-    });
-    live.refresh_warnings();
-    // The history is written even when a file could not be: one more place the measurement survives.
-    let written = live.write_final();
-    history.record(&live.doc);
-    written?;
-    for line in closing_lines(&live.doc) {
-        live.say(&line);
-    }
-    Ok(())
-}
-
-/// The findings and warnings printed after a sweep's or a capacity search's table.
-fn closing_lines(doc: &crate::result::ResultDocument) -> Vec<String> {
-    let mut lines = Vec::new();
-    if let Some(a) = &doc.analysis {
-        lines.push(String::new());
-        lines.extend(a.summary.iter().map(|s| format!("  {s}")));
-    }
-    let gates = crate::export::text::thresholds_text(&doc.thresholds);
-    if !gates.is_empty() {
-        lines.push(gates.trim_end().to_string());
-    }
-    if !doc.warnings.is_empty() {
-        lines.push("\nwarnings".into());
-        lines.extend(doc.warnings.iter().map(|w| format!("  ! {w}")));
-    }
-    lines
 }

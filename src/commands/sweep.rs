@@ -2,10 +2,10 @@
 //! line as each step ends, the files rewritten after every step, and an analysis at the end.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::{finish, probe_names, step_outputs};
+use super::probe_names;
 use crate::cli::args::SweepArgs;
 use crate::engine;
 use crate::error::UsageError;
@@ -15,7 +15,7 @@ use crate::plan::segment::Scale;
 use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
 use crate::plan::{RunPlan, arrival};
 use crate::result::SweepSettings;
-use crate::step::{LiveDocument, measure_step, pause};
+use crate::session::{Ending, Session};
 
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     // Redis and memcached are swept by `kv`'s engine and workload, into the same sweep document.
@@ -26,7 +26,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let thresholds = crate::gates::parse_all("--threshold", &a.thresholds)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
-    let history = super::history::Recorder::from_args(&a.study.history)?;
+    let history = super::history::recorder(&a.study.history)?;
     // --wait, else the pattern file's "wait" (drnbench's files may carry one), else none.
     let wait = flag_wait.or(parts.set.wait.map(Duration::from_secs_f64)).unwrap_or(Duration::ZERO);
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
@@ -90,47 +90,32 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     engine::preflight(&first)?;
     let first_threads = first.threads;
     drop(first);
-    let mut live = LiveDocument::new(settings, set.keepalive, step_outputs(&parts));
-    live.doc.settings.labels = history.labels.clone();
+    let mut session = Session::new(settings, set.keepalive, &parts.outputs(), thresholds, &history, interrupt);
     let most = match &steps {
         Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
         Steps::Rates(_) => a.study.connections,
     };
-    super::check_open_files(&mut live, most, first_threads);
-    super::notes(&mut live, &parts.set.warnings);
-    live.expected_hit_rate = parts.watchers.expected_hit_rate;
+    session.prepare(most, first_threads, &parts.set.warnings, Some(&parts.watchers));
     let rates = matches!(steps, Steps::Rates(_));
-    live.say(&format!("hakaru sweep  {}", set.targets.join(" ")));
-    live.say(&table_header(rates, &probe_names(&parts)));
+    session.say(&format!("hakaru sweep  {}", set.targets.join(" ")));
+    session.say(&table_header(rates, &probe_names(&parts)));
     for i in 0..steps.len() {
-        if i > 0 {
-            pause(interval, interrupt);
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            live.doc.interrupted = true;
+        if (i > 0 && session.pause(interval)) || session.stopped() {
             break;
         }
         let (label, plan) = plan_of(i);
-        let (step, interrupted) = measure_step(&plan, &label, Some(warmup), &parts.watchers, interrupt);
+        let (step, interrupted) = session.measure(&plan, &label, Some(warmup), &parts.watchers);
         if interrupted && step.requests == 0 {
             // Stopped before the step measured anything (during its warm-up): nothing to keep.
-            live.doc.interrupted = true;
+            session.stopped();
             break;
         }
-        live.say(&table_row(&step, rates));
-        live.push(step, interrupted)?;
+        session.say(&table_row(&step, rates));
+        session.keep(step, interrupted)?;
         if interrupted {
             break;
         }
     }
     // Judged on every step merged, as k6 judges a whole test (see gates.rs).
-    live.doc.thresholds = crate::gates::judge(&live.doc, &thresholds);
-    finish(&mut live, &history)?;
-    Ok(if live.doc.interrupted {
-        ExitCode::from(crate::stop::exit_code())
-    } else if crate::gates::any_broken(&live.doc.thresholds) {
-        ExitCode::from(crate::gates::EXIT_THRESHOLDS)
-    } else {
-        ExitCode::SUCCESS
-    })
+    session.end(Ending::Analysis)
 }

@@ -339,13 +339,38 @@ fn ask(
     what: &str,
 ) -> Result<Asked, String> {
     use crate::protocol::{AnyDecoder, ResponseDecoder};
-    use std::io::{Read, Write};
+    use std::io::Write;
     s.write_all(command).map_err(|e| format!("sending {what}: {e}"))?;
     let mut d = AnyDecoder::new(protocol);
     d.keep_values(true);
     d.start(false);
+    let mut answer = None;
+    read_by(s, deadline, what, |bytes| {
+        answer = d.feed(bytes).map_err(|e| format!("reply to {what}: {e}"))?;
+        Ok(answer.is_some())
+    })?;
+    let answer = answer.expect("read until answered");
+    if d.stray().is_some() {
+        return Err(format!("the server sent more than one reply to {what}"));
+    }
+    let error = (answer.status == crate::protocol::resp::STATUS_ERROR).then(|| match &d {
+        AnyDecoder::Resp(r) => r.error().unwrap_or("an error reply").to_string(),
+        _ => "an error reply".to_string(),
+    });
+    Ok(Asked { error, value: d.value().to_vec() })
+}
+
+/// Reads from a blocking connection until `take` says the bytes so far make a whole reply, by `deadline`: the one
+/// read loop of the checks before the load (greeting, setup, survey), which a dripping server cannot stretch.
+fn read_by(
+    s: &mut std::net::TcpStream,
+    deadline: Instant,
+    what: &str,
+    mut take: impl FnMut(&[u8]) -> Result<bool, String>,
+) -> Result<(), String> {
+    use std::io::Read;
     let mut buf = [0u8; 4096];
-    let answer = loop {
+    loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(format!("no reply to {what} in time"));
@@ -355,18 +380,10 @@ fn ask(
         if n == 0 {
             return Err(format!("the server closed the connection after {what}"));
         }
-        if let Some(a) = d.feed(&buf[..n]).map_err(|e| format!("reply to {what}: {e}"))? {
-            break a;
+        if take(&buf[..n])? {
+            return Ok(());
         }
-    };
-    if d.stray().is_some() {
-        return Err(format!("the server sent more than one reply to {what}"));
     }
-    let error = (answer.status == crate::protocol::resp::STATUS_ERROR).then(|| match &d {
-        AnyDecoder::Resp(r) => r.error().unwrap_or("an error reply").to_string(),
-        _ => "an error reply".to_string(),
-    });
-    Ok(Asked { error, value: d.value().to_vec() })
 }
 
 /// Runs a workload's setup on every server before the load (clearing the database for `order` and `wicked`,

@@ -2,11 +2,11 @@
 //! and which of the keys the run will write exist already, for [`crate::plan::kv_guard::Guard::judge`]. Blocking,
 //! one connection per server, every read under one deadline and a size bound.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{ask, greeted};
+use super::{ask, greeted, read_by};
 use crate::error::UsageError;
 use crate::plan::RunPlan;
 use crate::plan::kv_guard::{Found, Holding, MAX_CHECKED, Written};
@@ -97,22 +97,13 @@ fn read_until(
     done: impl Fn(&[u8]) -> bool,
 ) -> Result<Vec<u8>, String> {
     let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !done(&got) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(format!("no whole reply to {what} in time"));
-        }
-        let _ = s.set_read_timeout(Some(left));
-        let n = s.read(&mut buf).map_err(|e| format!("no reply to {what} ({e})"))?;
-        if n == 0 {
-            return Err(format!("the server closed the connection after {what}"));
-        }
-        got.extend_from_slice(&buf[..n]);
+    read_by(s, deadline, what, |bytes| {
+        got.extend_from_slice(bytes);
         if got.len() > MAX_REPLY {
             return Err(format!("the reply to {what} is longer than {MAX_REPLY} bytes; is it memcached?"));
         }
-    }
+        Ok(done(&got))
+    })?;
     Ok(got)
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::Exporter;
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{ErrorKind, LatencyHistogram};
-use crate::result::{ResultDocument, RunsSummary, Spread, StepResult, ThresholdResult, percentile_key};
+use crate::result::{CapacityAnswer, ResultDocument, RunsSummary, Spread, StepResult, ThresholdResult, percentile_key};
 use crate::units::{count_of, format_bytes, format_micros};
 
 pub struct Text;
@@ -361,5 +361,35 @@ fn render_histogram(out: &mut String, h: &LatencyHistogram) {
         let width = (count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
         let bar = "#".repeat(if count > 0 { width.max(1) } else { 0 });
         let _ = writeln!(out, "  {:>10}  {bar:<BAR_WIDTH$} {count}", format_micros(upper as f64));
+    }
+}
+
+/// The findings and warnings printed after a sweep's or a capacity search's table (and by `hakaru show`).
+pub fn closing_lines(doc: &ResultDocument) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(a) = &doc.analysis {
+        lines.push(String::new());
+        lines.extend(a.summary.iter().map(|s| format!("  {s}")));
+    }
+    let gates = thresholds_text(&doc.thresholds);
+    if !gates.is_empty() {
+        lines.push(gates.trim_end().to_string());
+    }
+    if !doc.warnings.is_empty() {
+        lines.push("\nwarnings".into());
+        lines.extend(doc.warnings.iter().map(|w| format!("  ! {w}")));
+    }
+    lines
+}
+
+/// A capacity search's answer as it prints at its end (and `hakaru show` again); `start` is the first rate tried.
+pub fn answer_line(answer: &CapacityAnswer, start: f64) -> String {
+    let slo = &answer.slo;
+    match (answer.rate, answer.first_failing_rate) {
+        (Some(p), Some(f)) => format!("  capacity: {p:.0} req/s meets {slo}; {f:.0} req/s does not"),
+        (Some(p), None) => {
+            format!("  capacity: at least {p:.0} req/s meets {slo} (the highest rate tried; raise --rate-max)")
+        }
+        (None, _) => format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
     }
 }

@@ -6,6 +6,9 @@
 //! document before it is written ([`scrub_secrets`]), whatever the document already redacted.
 
 pub mod drnbench_import;
+mod recorder;
+
+pub use recorder::{Recorder, labels};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

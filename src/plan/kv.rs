@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
-use crate::cli::args::{Cli, Command as CliCommand, KvArgs, LoadArgs, SweepArgs, SweepStudy};
+use crate::cli::args::{KvArgs, LoadArgs, SweepArgs, SweepStudy};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
@@ -213,11 +213,9 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     let max_error_percent = super::slo::parse_percent("--max-error-rate", &s.max_error_rate)?;
     let warmup = super::steps::flag_duration_or_zero("--warmup", &s.warmup)?;
     super::check_outputs(&[("--output", s.output.as_deref()), ("--csv", s.csv.as_deref())])?;
-    // kv's own defaults for everything sweep has no flag for (the mix, keys, value size).
-    let argv = ["hakaru", "kv"].into_iter().map(String::from).chain(r.urls.iter().cloned());
-    let Ok(Cli { command: CliCommand::Kv(mut kv), .. }) = <Cli as clap::Parser>::try_parse_from(argv) else {
-        return Err(UsageError::new("URL: not a key-value server; write redis://HOST:PORT or memcache://HOST:PORT"));
-    };
+    // kv's own defaults, from its flag definitions, for everything sweep has no flag for (the mix, keys, value size).
+    let mut kv: KvArgs = crate::cli::render::defaults();
+    kv.urls = r.urls.clone();
     kv.watch = a.watch.clone();
     kv.timeout = r.timeout.clone();
     kv.connect_timeout = r.connect_timeout.clone();

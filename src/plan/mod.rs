@@ -28,6 +28,18 @@ use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::units::parse_flag_duration;
 use crate::workload::Workload;
 
+/// The files a run writes, as its flags name them (checked before the load; the session makes the exporters).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// `--json`: the result document.
+    pub json: Option<PathBuf>,
+    /// `--csv`: a row per step; with `wide`, a sweep's one row per step with its breakdown (sweep's `--csv`).
+    pub csv: Option<PathBuf>,
+    pub wide: bool,
+    /// `-o`: drnbench's CSV of a sweep.
+    pub drnbench: Option<PathBuf>,
+}
+
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
 #[derive(Clone, Debug)]
 pub struct RequestSpec {

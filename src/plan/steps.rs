@@ -155,6 +155,16 @@ pub struct StepsPlan {
 }
 
 impl StepsPlan {
+    /// The files the steps are written to: drnbench's CSV, the wide CSV, the document.
+    pub fn outputs(&self) -> super::Outputs {
+        super::Outputs {
+            json: self.json.clone(),
+            csv: self.csv.clone(),
+            wide: true,
+            drnbench: self.drnbench_csv.clone(),
+        }
+    }
+
     pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StudyFlags) -> Result<StepsPlan, UsageError> {
         let duration = flag_duration("--duration", &a.duration)?;
         let interval = flag_duration_or_zero("--interval", &a.interval)?;

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::cli::args::{ArrivalArg, KvArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs};
+use crate::cli::render::{defaults, render};
 use crate::error::UsageError;
 use crate::units::parse_flag_duration;
 
@@ -406,123 +408,116 @@ impl StudyPlan {
         Ok(cases)
     }
 
-    /// The `run` / `sweep` / `kv` arguments of one case (or of its warm-up run).
+    /// The `run` / `sweep` / `kv` arguments of one case (or of its warm-up run), rendered from the typed flags the
+    /// child parses (`cli::render`), so a renamed flag fails a test here rather than a study.
     fn case_args(&self, t: &Target, w: &Workload, warmup: bool) -> Vec<String> {
         let l = &self.load;
-        let mut a: Vec<String> = Vec::new();
-        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        let kv = t.protocol == Protocol::Kv;
-        let command = match (&l.shape, kv) {
-            (_, true) => "kv",
-            (LoadShape::Fixed { .. }, false) => "run",
-            _ => "sweep",
-        };
-        push(&[command, "-q"]);
-        match &l.shape {
-            LoadShape::Fixed { connections, duration, requests, rate } => {
-                push(&["-c", &connections.to_string()]);
-                if warmup {
-                    push(&["-d", &secs(l.warmup)]);
-                } else {
-                    if let Some(d) = duration {
-                        push(&["-d", &secs(*d)]);
-                    }
-                    if let Some(n) = requests {
-                        push(&["-n", &n.to_string()]);
-                    }
-                }
-                if let Some(r) = rate {
-                    push(&["--rate", &r.to_string()]);
-                }
-            }
-            LoadShape::Clients(c) => {
-                let list: Vec<String> = c.iter().map(|x| x.to_string()).collect();
-                push(&["--clients", &list.join(",")]);
-            }
-            LoadShape::Rates { rates, connections } => {
-                let list: Vec<String> = rates.iter().map(|x| x.to_string()).collect();
-                push(&["--rates", &list.join(","), "-c", &connections.to_string()]);
-            }
-        }
-        if command == "sweep" {
-            push(&["-d", &secs(l.step_duration), "--interval", &secs(l.interval), "--warmup", &secs(l.warmup)]);
-        }
-        if let Some(n) = l.threads {
-            push(&["-t", &n.to_string()]);
-        }
-        if let Some(x) = &l.timeout {
-            push(&["--timeout", x]);
-        }
-        if let Some(x) = l.seed {
-            push(&["--seed", &x.to_string()]);
-        }
-        if let Some(x) = &l.arrival
-            && l.rates_or_rate()
-        {
-            push(&["--arrival", x]);
-        }
-        if !warmup {
+        let mut watch = WatchArgs::default();
+        if warmup {
+            watch.no_monitor = true;
+        } else {
             for m in &t.monitor {
                 match m {
-                    MonitorSpec::Pid(p) => push(&["--monitor-pid", &p.to_string()]),
-                    MonitorSpec::Name(n) => push(&["--monitor-name", n]),
-                    MonitorSpec::Port(p) => push(&["--monitor-port", &p.to_string()]),
+                    MonitorSpec::Pid(p) => watch.monitor_pid.push(*p),
+                    MonitorSpec::Name(n) => watch.monitor_name.push(n.clone()),
+                    MonitorSpec::Port(p) => watch.monitor_port.push(*p),
                     // The runner puts the started process's pid in place of this marker.
-                    MonitorSpec::Started => push(&["--monitor-pid", STARTED_PID]),
-                    MonitorSpec::Off => push(&["--no-monitor"]),
+                    MonitorSpec::Started => watch.monitor_pid.push(STARTED_PID),
+                    MonitorSpec::Off => watch.no_monitor = true,
                 }
             }
-            for p in &t.probes {
-                push(&["--probe", p]);
-            }
-        } else {
-            push(&["--no-monitor"]);
+            watch.probe = t.probes.clone();
         }
-        if kv {
+        let arrival = l
+            .arrival
+            .as_deref()
+            .filter(|_| l.rates_or_rate())
+            .and_then(|x| <ArrivalArg as clap::ValueEnum>::from_str(x, true).ok());
+        // A fixed load's flags (run's and kv's): clients, length (a warm-up's own), rate.
+        let fixed = |load: &mut LoadArgs| {
+            load.quiet = true;
+            load.threads = l.threads.map(|n| n as usize);
+            if let LoadShape::Fixed { connections, duration, requests, rate } = &l.shape {
+                load.connections = *connections as usize;
+                if warmup {
+                    load.duration = Some(secs(l.warmup));
+                } else {
+                    load.duration = duration.map(secs);
+                    load.requests = *requests;
+                }
+                load.rate = *rate;
+            }
+            if let Some(a) = arrival {
+                load.arrival = a;
+            }
+        };
+        let list = |xs: &[String]| Some(xs.join(","));
+        let (clients, rates) = match &l.shape {
+            LoadShape::Fixed { .. } => (None, None),
+            LoadShape::Clients(c) => (list(&c.iter().map(u64::to_string).collect::<Vec<_>>()), None),
+            LoadShape::Rates { rates, .. } => (None, list(&rates.iter().map(f64::to_string).collect::<Vec<_>>())),
+        };
+        if t.protocol == Protocol::Kv {
+            let mut a: KvArgs = defaults();
+            a.urls = t.urls.clone();
+            a.watch = watch;
+            fixed(&mut a.load);
+            if clients.is_some() || rates.is_some() {
+                // A kv sweep: each step the study's step length, after its warm-up.
+                a.load.duration = Some(secs(l.step_duration));
+                a.warmup = (!l.warmup.is_zero()).then(|| secs(l.warmup));
+                if let LoadShape::Rates { connections, .. } = &l.shape {
+                    a.load.connections = *connections as usize;
+                }
+            }
+            (a.clients, a.rates) = (clients, rates);
+            a.timeout = l.timeout.clone().unwrap_or(a.timeout);
+            a.seed = l.seed;
             let k = w.kv.clone().unwrap_or_default();
-            if let Some(m) = &k.mix {
-                push(&["--mix", m]);
+            a.mix = k.mix.unwrap_or(a.mix);
+            a.keys = k.keys.unwrap_or(a.keys);
+            a.value_size = k.value_size.map_or(a.value_size, |n| n as usize);
+            a.key_prefix = k.key_prefix.unwrap_or(a.key_prefix);
+            return render("kv", &a);
+        }
+        let h = w.http.clone().unwrap_or_default();
+        let mut request: RequestArgs = defaults();
+        request.method = h.method.unwrap_or(request.method);
+        request.headers = t.headers.iter().chain(&h.headers).cloned().collect();
+        request.insecure = t.insecure;
+        request.body = h.body;
+        request.body_file = h.body_file;
+        request.patterns = h.patterns;
+        request.timeout = l.timeout.clone().unwrap_or(request.timeout);
+        request.seed = l.seed;
+        for base in &t.urls {
+            if h.paths.is_empty() {
+                request.urls.push(base.clone());
             }
-            if let Some(n) = k.keys {
-                push(&["--keys", &n.to_string()]);
+            request.urls.extend(h.paths.iter().map(|p| join_url(base, p)));
+        }
+        match &l.shape {
+            LoadShape::Fixed { .. } => {
+                let mut a: RunArgs = defaults();
+                (a.request, a.watch) = (request, watch);
+                fixed(&mut a.load);
+                render("run", &a)
             }
-            if let Some(n) = k.value_size {
-                push(&["--value-size", &n.to_string()]);
-            }
-            if let Some(p) = &k.key_prefix {
-                push(&["--key-prefix", p]);
-            }
-            a.extend(t.urls.iter().cloned());
-        } else {
-            let h = w.http.clone().unwrap_or_default();
-            if let Some(m) = &h.method {
-                push(&["-m", m]);
-            }
-            for x in t.headers.iter().chain(&h.headers) {
-                push(&["-H", x]);
-            }
-            if t.insecure {
-                push(&["-k"]);
-            }
-            if let Some(b) = &h.body {
-                push(&["-b", b]);
-            }
-            if let Some(f) = &h.body_file {
-                push(&["--body-file", &f.display().to_string()]);
-            }
-            if let Some(f) = &h.patterns {
-                push(&["--patterns", &f.display().to_string()]);
-            }
-            for base in &t.urls {
-                if h.paths.is_empty() {
-                    a.push(base.clone());
+            shape => {
+                let mut a: SweepArgs = defaults();
+                (a.request, a.watch, a.clients, a.rates) = (request, watch, clients, rates);
+                let s = &mut a.study;
+                (s.quiet, s.threads) = (true, l.threads.map(|n| n as usize));
+                (s.duration, s.interval, s.warmup) = (secs(l.step_duration), secs(l.interval), secs(l.warmup));
+                if let LoadShape::Rates { connections, .. } = shape {
+                    s.connections = *connections as usize;
                 }
-                for p in &h.paths {
-                    a.push(join_url(base, p));
+                if let Some(x) = arrival {
+                    s.arrival = x;
                 }
+                render("sweep", &a)
             }
         }
-        a
     }
 
     /// The study's load time (cases, warm-ups, pauses), without starting targets or `before` commands, and the
@@ -576,8 +571,21 @@ impl Load {
 /// The most cases a study may plan (each is a process, a result file and a manifest entry).
 const MAX_CASES: usize = 10_000;
 
-/// The placeholder in a case's arguments for the pid of its target's started process (`monitor = ["started"]`).
-pub const STARTED_PID: &str = "{started-pid}";
+/// The placeholder in a case's `--monitor-pid` for the pid of its target's started process (`monitor =
+/// ["started"]`): a pid no process has (Linux's stay below 2^22).
+pub const STARTED_PID: u32 = u32::MAX;
+
+/// A case's arguments with `pid` in place of [`STARTED_PID`] (the runner's real pid, or `{started-pid}` shown by a
+/// dry run).
+pub fn with_started_pid(args: &[String], pid: &str) -> Vec<String> {
+    let mark = STARTED_PID.to_string();
+    let mut out: Vec<String> = Vec::with_capacity(args.len());
+    for a in args {
+        let placeholder = *a == mark && out.last().is_some_and(|f| f == "--monitor-pid");
+        out.push(if placeholder { pid.to_string() } else { a.clone() });
+    }
+    out
+}
 
 /// A duration for people: `2s`, `500ms`, `1m 30s`.
 fn human(d: Duration) -> String {
@@ -1124,7 +1132,7 @@ name = "warm"
             ids,
             ["r1-a-cold", "r1-a-warm", "r1-b-cold", "r1-b-warm", "r2-a-cold", "r2-a-warm", "r2-b-cold", "r2-b-warm"]
         );
-        assert_eq!(p.cases[0].args, ["run", "-q", "-c", "2", "-d", "1s", "http://127.0.0.1:1/?delay=5ms"]);
+        assert_eq!(p.cases[0].args, ["run", "-c", "2", "-d", "1s", "-q", "http://127.0.0.1:1/?delay=5ms"]);
         let (t, unknown) = p.estimate(&p.cases.iter().collect::<Vec<_>>());
         assert_eq!((t, unknown), (Duration::from_secs(8 + 7), 0));
     }
@@ -1160,10 +1168,8 @@ name = "warm"
         ) + "[[workload]]\nname = \"w\"\nheaders = [\"Accept: text/plain\"]\n";
         let p = plan(&text).unwrap();
         let b = p.cases.iter().find(|c| c.target == 1).unwrap();
-        assert_eq!(
-            b.args[6..],
-            ["-H", "Authorization: Bearer x", "-H", "Accept: text/plain", "-k", "https://127.0.0.1:2/"]
-        );
+        assert_eq!(b.args[..6], ["run", "-H", "Authorization: Bearer x", "-H", "Accept: text/plain", "-k"]);
+        assert_eq!(b.args.last().unwrap(), "https://127.0.0.1:2/");
         let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"redis://127.0.0.1:2\"\ninsecure = true");
         assert!(plan(&bad).unwrap_err().contains("key-value server"));
     }
@@ -1202,12 +1208,19 @@ warmup = "500ms"
 "#;
         let p = plan(text).unwrap();
         assert_eq!(p.cases.len(), 2);
-        assert_eq!(p.cases[1].args[0], "kv");
-        assert!(p.cases[1].args.ends_with(&["--value-size".into(), "10".into(), "redis://127.0.0.1:6379".into()]));
-        assert_eq!(p.cases[0].warmup_args.as_ref().unwrap()[..6], ["run", "-q", "-c", "4", "-d", "0.5s"]);
+        // A flag and its value side by side.
+        let has = |args: &[String], pair: [&str; 2]| args.windows(2).any(|w| w == pair);
+        let kv = &p.cases[1].args;
+        assert_eq!((kv[0].as_str(), kv.last().unwrap().as_str()), ("kv", "redis://127.0.0.1:6379"), "{kv:?}");
+        assert!(has(kv, ["--value-size", "10"]) && has(kv, ["-c", "4"]) && has(kv, ["-d", "1s"]), "{kv:?}");
+        let warm = p.cases[0].warmup_args.as_ref().unwrap();
+        assert_eq!(warm[..5], ["run", "--no-monitor", "-c", "4", "-d"], "{warm:?}");
+        assert!(has(warm, ["-d", "0.5s"]) && warm.contains(&"-q".to_string()), "{warm:?}");
         let sweep = TWO.replace("connections = 2", "clients = [1, 2]");
         let p = plan(&sweep).unwrap();
-        assert_eq!(p.cases[0].args[..4], ["sweep", "-q", "--clients", "1,2"]);
+        let args = &p.cases[0].args;
+        assert_eq!(args[0], "sweep");
+        assert!(has(args, ["--clients", "1,2"]) && has(args, ["-d", "1s"]), "{args:?}");
         assert_eq!(p.load.case_time(), Some(Duration::from_secs(3)));
     }
 }

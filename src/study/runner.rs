@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::error::UsageError;
 use crate::study::manifest::{CaseEntry, CaseStatus, Manifest};
 use crate::study::summary::{self, StepRow};
-use crate::study::{Case, STARTED_PID, StudyPlan, Target};
+use crate::study::{Case, StudyPlan, Target, with_started_pid};
 
 /// How long a `before` or `stop` command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -123,7 +123,7 @@ pub fn run_study(
                     break;
                 }
                 if ran_one {
-                    crate::step::pause(plan.load.pause, interrupt);
+                    crate::stop::pause(plan.load.pause, interrupt);
                     if interrupt.load(Ordering::Relaxed) {
                         break;
                     }
@@ -256,9 +256,7 @@ impl Run<'_> {
             return failed(format!("phase '{}': its before command failed: {e}", phase.name));
         }
         let pid = server.started.as_ref().map(|c| c.id().to_string()).unwrap_or_default();
-        let fill = |args: &[String]| -> Vec<String> {
-            args.iter().map(|a| if a == STARTED_PID { pid.clone() } else { a.clone() }).collect()
-        };
+        let fill = |args: &[String]| with_started_pid(args, &pid);
         if let Some(w) = &case.warmup_args {
             let log = open_log(&log_path, true);
             match self.child(&fill(w), log, self.guard()) {

@@ -1,0 +1,150 @@
+//! Command lines made from the typed flags, for the child processes hakaru starts or prints (local agents, a
+//! Kubernetes Job's agents, a study's cases), and the flags' defaults as values. One function for every command,
+//! driven by clap's own definitions (ids, long names, defaults) and serde's view of the values: a new or renamed
+//! flag needs nothing here, and the round-trip tests (render, parse, compare) hold it.
+
+use clap::{Args, CommandFactory, FromArgMatches};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::args::Cli;
+
+/// The arguments (after `hakaru`) that parse back into `args` as the subcommand `subcommand`: every flag whose
+/// value differs from its default, then the positional values.
+pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Vec<String> {
+    let cli = Cli::command();
+    let sub = cli.find_subcommand(subcommand).unwrap_or_else(|| panic!("'{subcommand}' is not a hakaru command"));
+    let Ok(Value::Object(fields)) = serde_json::to_value(args) else {
+        panic!("the flags of '{subcommand}' serialize as a map");
+    };
+    let mut out = vec![subcommand.to_string()];
+    let mut positional = Vec::new();
+    for arg in sub.get_arguments() {
+        let Some(value) = fields.get(arg.get_id().as_str()) else { continue };
+        // The short form where there is one, as people write them (`-c 4 -d 2s`).
+        let flag = match (arg.get_short(), arg.get_long()) {
+            (Some(short), _) => Some(format!("-{short}")),
+            (None, Some(long)) => Some(format!("--{long}")),
+            (None, None) => None,
+        };
+        let defaults: Vec<String> = arg.get_default_values().iter().map(|d| d.to_string_lossy().into_owned()).collect();
+        let values: Vec<&Value> = match value {
+            Value::Array(items) => items.iter().collect(),
+            Value::Null => Vec::new(),
+            one => vec![one],
+        };
+        for v in values {
+            match (&flag, v) {
+                (None, v) => positional.push(text(v)),
+                // A switch: present when true.
+                (Some(f), Value::Bool(on)) if !arg.get_action().takes_values() => {
+                    if *on {
+                        out.push(f.clone());
+                    }
+                }
+                (Some(f), v) => {
+                    let t = text(v);
+                    if !(defaults.len() == 1 && same(&defaults[0], &t)) {
+                        out.push(f.clone());
+                        out.push(t);
+                    }
+                }
+            }
+        }
+    }
+    out.extend(positional);
+    out
+}
+
+/// A value as the command line writes it.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        // Rust's own float text: 3000 for 3000.0, 50.5 for 50.5 (serde_json would write 3000.0).
+        Value::Number(n) if n.is_f64() => n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// A value equals a default: the same text, or the same number (`100` and `100.0`).
+fn same(default: &str, value: &str) -> bool {
+    default == value || matches!((default.parse::<f64>(), value.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+}
+
+/// The flags' defaults as the parser gives them, positional values empty: the starting point of a command made in
+/// code (a kv sweep's mix, the demo's sweep). Read from clap's definitions, so there is no second list of defaults.
+pub fn defaults<T: Args + FromArgMatches>() -> T {
+    let mut cmd = T::augment_args(clap::Command::new("defaults").no_binary_name(true));
+    let required: Vec<clap::Id> =
+        cmd.get_arguments().filter(|a| a.is_required_set()).map(|a| a.get_id().clone()).collect();
+    for id in required {
+        cmd = cmd.mut_arg(id, |a| a.required(false));
+    }
+    let matches = cmd.try_get_matches_from(Vec::<String>::new()).expect("no arguments parse as the defaults");
+    T::from_arg_matches(&matches).expect("the defaults make the flags' struct")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::super::args::{Command, KvArgs, SweepArgs};
+    use super::*;
+
+    fn parse(line: &[String]) -> Command {
+        let mut argv = vec!["hakaru".to_string()];
+        argv.extend_from_slice(line);
+        Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{line:?}: {e}")).command
+    }
+
+    /// Parses `line`, renders the flags, parses that again: the same flags (compared as their debug text).
+    fn round_trip(line: &str) -> Vec<String> {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let first = parse(&words);
+        let rendered = match &first {
+            Command::Run(a) => render("run", a),
+            Command::Sweep(a) => render("sweep", a),
+            Command::Capacity(a) => render("capacity", a),
+            Command::Kv(a) => render("kv", a),
+            other => panic!("not a measuring command: {other:?}"),
+        };
+        let again = parse(&rendered);
+        assert_eq!(format!("{first:?}"), format!("{again:?}"), "{line}\nrendered as {rendered:?}");
+        rendered
+    }
+
+    #[test]
+    fn every_measuring_command_renders_what_parses_back_into_the_same_flags() {
+        let run = round_trip(
+            "run -c 7 -n 100 --rate 50.5 --arrival poisson -H A:1 -H B:2 --no-keepalive -k --ok-status 200 \
+             --seed 9 --json a.json --csv a.csv -q --runs 3 --threshold p99<5ms --threshold ok_rate>1 \
+             --segment 1/2 --start-at now --label k=v --no-history --monitor-pid 3 --probe http://x/#/a \
+             --timeout 2s -m POST -b {} http://127.0.0.1:1/ http://127.0.0.1:2/",
+        );
+        // Defaults are left out, positional values come last.
+        assert!(!run.contains(&"--connect-timeout".to_string()), "{run:?}");
+        assert_eq!(run.last().unwrap(), "http://127.0.0.1:2/");
+        round_trip("run http://127.0.0.1:1/");
+        round_trip(
+            "sweep --clients 1,2,4 -d 2s --interval 1s --warmup 1s -o d.csv --csv w.csv --json s.json \
+             --max-error-rate 5% --wait 1s --threshold p99<1s --hosts a,b --port 8 --path /x",
+        );
+        round_trip("sweep --rate-start 10 --rate-end 100 --rate-step 10 -c 4 http://127.0.0.1:1/");
+        round_trip("capacity --slo p99<50ms --rate-start 50 --rate-max 5000 --precision 10% http://127.0.0.1:1/");
+        round_trip(
+            "kv --workload wicked --rnum 50 --it 3 --verify --flush --overwrite --key-prefix k: --pipeline 4 \
+             --mix get:1 --command GET_x --command-ratio 2 --keys 10 --value-size-range 1-9 --clients 1,2 \
+             redis://127.0.0.1:1/2",
+        );
+    }
+
+    #[test]
+    fn defaults_are_the_parsers_own() {
+        let kv: KvArgs = defaults();
+        let Command::Kv(parsed) = parse(&["kv".into(), "redis://127.0.0.1:1".into()]) else { panic!("kv") };
+        assert_eq!(format!("{:?}", KvArgs { urls: parsed.urls.clone(), ..kv }), format!("{parsed:?}"));
+        let sweep: SweepArgs = defaults();
+        assert_eq!(sweep.study.duration, "30s");
+        assert!(sweep.request.urls.is_empty());
+    }
+}

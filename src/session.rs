@@ -1,0 +1,257 @@
+//! One owner for a measured run: built once from a plan's outputs, gates and history sink, it owns the live result
+//! document, measures the steps through the step runner (a fixed load, `--runs`, phases, a sweep, capacity's
+//! search) or adopts a merged document (agents), judges the gates, writes the files, hands the run to the history
+//! and gives the exit code. Every measuring command is args -> plan -> session -> exit code, so a new protocol or
+//! load model plugs in here once, not into five commands.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::error::UsageError;
+use crate::export::text::{Text, closing_lines};
+use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
+use crate::gates::{self, Threshold};
+use crate::metrics::ErrorKind;
+use crate::monitor::Watchers;
+use crate::plan::{Outputs, RunPlan};
+use crate::result::{CapacityAnswer, ResultDocument, RunsSummary, Settings, StepResult};
+use crate::step::{LiveDocument, measure_step};
+
+/// Exit code of a run that measured nothing of the service: every request failed, or a checked workload found a
+/// wrong answer.
+pub const EXIT_FAILED: u8 = 1;
+
+/// Where a run keeps its final document besides its files (the history); passed in by the command, so the session
+/// needs no database of its own.
+pub trait Sink {
+    /// The labels the run is kept under (also written into the document's settings).
+    fn labels(&self) -> BTreeMap<String, String>;
+    /// Keeps the final document; a failure is the sink's to say, never the run's.
+    fn record(&self, doc: &ResultDocument);
+}
+
+/// No history (tests, and runs whose documents are someone else's to keep).
+pub struct NoSink;
+
+impl Sink for NoSink {
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+    fn record(&self, _doc: &ResultDocument) {}
+}
+
+/// The plan's output files made into exporters: here, once, for every command.
+fn exporters(o: &Outputs) -> Vec<(PathBuf, Box<dyn Exporter>)> {
+    let mut out: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
+    if let Some(p) = &o.drnbench {
+        out.push((p.clone(), Box::new(DrnbenchCsv)));
+    }
+    if let Some(p) = &o.csv {
+        out.push((p.clone(), if o.wide { Box::new(SweepCsv) } else { Box::new(Csv) }));
+    }
+    if let Some(p) = &o.json {
+        out.push((p.clone(), Box::new(Json)));
+    }
+    out
+}
+
+/// How the run's text ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The text summary (run, a mix, merged agents).
+    Summary,
+    /// The summary after a blank line, then `ok` or `FAILED: ...` with the seed that replays it (kv's phased
+    /// workloads, as the Kyoto tools end).
+    Checked,
+    /// A sweep's or capacity search's closing: the analysis (plateau, knee, bottleneck) and the warnings.
+    Analysis,
+}
+
+/// A measured run in progress.
+pub struct Session<'a> {
+    pub live: LiveDocument,
+    sink: &'a dyn Sink,
+    thresholds: Vec<Threshold>,
+    interrupt: &'a AtomicBool,
+    /// `--runs N`: the document carries the runs' summary, rewritten after each.
+    runs: usize,
+    /// The files are rewritten after every step (not for a single run: written once, whole, at the end).
+    each: bool,
+    /// The first wrong answer a checked workload found (its sample, which names the seed).
+    wrong: Option<String>,
+    /// A capacity search's answer, kept in the analysis.
+    capacity: Option<CapacityAnswer>,
+}
+
+impl<'a> Session<'a> {
+    /// A run of `settings` into `outputs`, judged by `thresholds` when it ends and kept in `sink`.
+    pub fn new(
+        settings: Settings,
+        keepalive: bool,
+        outputs: &Outputs,
+        thresholds: Vec<Threshold>,
+        sink: &'a dyn Sink,
+        interrupt: &'a AtomicBool,
+    ) -> Session<'a> {
+        let mut live = LiveDocument::new(settings, keepalive, exporters(outputs));
+        live.doc.settings.labels = sink.labels();
+        Session { live, sink, thresholds, interrupt, runs: 1, each: true, wrong: None, capacity: None }
+    }
+
+    /// A document made elsewhere (the agents' merged one) in place of the new one, to be judged, written and kept
+    /// as a measured one is; the flags' labels join its own.
+    pub fn adopting(mut self, doc: ResultDocument) -> Self {
+        let labels = std::mem::take(&mut self.live.doc.settings.labels);
+        self.live.doc = doc;
+        self.live.doc.settings.labels.extend(labels);
+        self
+    }
+
+    /// `--runs N`: the steps are repeated runs of one plan.
+    pub fn repeated(mut self, runs: usize) -> Self {
+        self.runs = runs;
+        self.each = runs > 1;
+        self
+    }
+
+    /// What the run found before its steps: whether `connections` fit under the open-file limit, the plan's
+    /// notes, the hit rate the watchers expect. Said on stderr now and kept in the document's warnings.
+    pub fn prepare(&mut self, connections: usize, threads: usize, notes: &[String], watchers: Option<&Watchers>) {
+        if let Some(w) = crate::engine::fd_budget(connections, threads).warning() {
+            self.note(&w);
+        }
+        for n in notes {
+            self.note(n);
+        }
+        self.live.expected_hit_rate = watchers.and_then(|w| w.expected_hit_rate);
+    }
+
+    /// A warning about the whole run, on stderr now and in the document.
+    pub fn note(&mut self, text: &str) {
+        eprintln!("hakaru: warning: {text}");
+        self.live.notes.push(text.to_string());
+    }
+
+    /// A line of the human text (see [`LiveDocument::say`]).
+    pub fn say(&self, text: &str) {
+        self.live.say(text);
+    }
+
+    /// Whether a stop signal has come; the document is then marked cut short.
+    pub fn stopped(&mut self) -> bool {
+        let stopped = self.interrupt.load(Ordering::Relaxed);
+        self.live.doc.interrupted |= stopped;
+        stopped
+    }
+
+    /// The pause between steps (so the server drains), cut short by a stop signal; true when one came.
+    pub fn pause(&mut self, d: Duration) -> bool {
+        crate::stop::pause(d, self.interrupt);
+        self.stopped()
+    }
+
+    /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it.
+    pub fn measure(
+        &self,
+        plan: &RunPlan,
+        label: &str,
+        warmup: Option<Duration>,
+        watchers: &Watchers,
+    ) -> (StepResult, bool) {
+        measure_step(plan, label, warmup, watchers, self.interrupt)
+    }
+
+    /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.
+    pub fn keep(&mut self, step: StepResult, interrupted: bool) -> Result<(), UsageError> {
+        if self.wrong.is_none() {
+            self.wrong =
+                step.error_kinds.iter().find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone());
+        }
+        let i = self.live.doc.steps.len() + 1;
+        self.live.doc.steps.push(step);
+        self.live.doc.interrupted |= interrupted;
+        self.live.refresh_warnings();
+        if self.runs > 1 {
+            // Ctrl-C in run 3 keeps runs 1 and 2 whole, and run 3 marked as cut short.
+            self.live.doc.runs = RunsSummary::of(&self.live.doc.steps, self.runs, interrupted.then_some(i));
+        }
+        if self.each {
+            self.live.write()?;
+        }
+        Ok(())
+    }
+
+    /// A capacity search's answer, for the analysis the run ends with.
+    pub fn answer(&mut self, answer: CapacityAnswer) {
+        self.capacity = Some(answer);
+    }
+
+    /// A wrong answer was found (a checked workload stops at the first).
+    pub fn found_wrong(&self) -> bool {
+        self.wrong.is_some()
+    }
+
+    /// Ends the run: the gates judged on every step merged, the analysis of a sweep, the text, the files written a
+    /// last time, the history; then the one exit code of every measuring command.
+    pub fn end(mut self, ending: Ending) -> Result<ExitCode, UsageError> {
+        let doc = &mut self.live.doc;
+        doc.thresholds = gates::judge(doc, &self.thresholds);
+        if ending == Ending::Analysis {
+            let capacity = self.capacity.take().or_else(|| doc.analysis.as_ref().and_then(|a| a.capacity.clone()));
+            let max_failed = doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
+            doc.analysis = crate::analysis::analyse(&doc.steps, max_failed).map(|mut a| {
+                a.capacity = capacity;
+                a
+            });
+        }
+        // A signal in the pause after the last step came after the last refresh: the warnings must still say so.
+        self.live.refresh_warnings();
+        match ending {
+            Ending::Summary => self.say(Text.render(&self.live.doc).trim_end()),
+            Ending::Checked => {
+                self.say("");
+                self.say(Text.render(&self.live.doc).trim_end());
+            }
+            Ending::Analysis => {}
+        }
+        // The history is written even when a file could not be: one more place the measurement survives.
+        let written = self.live.write_final();
+        self.sink.record(&self.live.doc);
+        written?;
+        match ending {
+            Ending::Analysis => {
+                for line in closing_lines(&self.live.doc) {
+                    self.say(&line);
+                }
+            }
+            Ending::Checked if !self.live.doc.interrupted => match &self.wrong {
+                // Kyoto's tools end a failed check with the seed that replays it.
+                Some(sample) => self.say(&format!("FAILED: {sample}")),
+                None => self.say("ok"),
+            },
+            _ => {}
+        }
+        Ok(ExitCode::from(exit_code(&self.live.doc, self.wrong.is_some())))
+    }
+}
+
+/// The exit code of a measured run, for every command: 128 + the signal when one stopped it; 1 when a checked
+/// workload found a wrong answer or not one request succeeded (there is no measurement of the service, and scripts
+/// must not take it for one); 99 when a `--threshold` is broken; else 0.
+pub fn exit_code(doc: &ResultDocument, wrong: bool) -> u8 {
+    let nothing_succeeded = !doc.steps.is_empty() && doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
+    if doc.interrupted {
+        crate::stop::exit_code()
+    } else if wrong {
+        EXIT_FAILED
+    } else if gates::any_broken(&doc.thresholds) {
+        gates::EXIT_THRESHOLDS
+    } else if nothing_succeeded {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
