@@ -723,7 +723,14 @@ impl StepResult {
                 ));
             }
         }
-        if self.requests > 0 && self.responses == 0 {
+        if self.requests == 0 {
+            // A server that accepts and never answers: nothing was measured, and the output must say so.
+            w.push(format!(
+                "no request completed ({} still waiting when the step ended); there are no figures: the target \
+                 accepted {} connection(s) and answered nothing in time",
+                self.unfinished, self.connections.opened
+            ));
+        } else if self.responses == 0 {
             w.push("no request got an answer; there are no latency figures".into());
         } else if self.requests > 0 && self.ok == 0 {
             w.push(format!("no request succeeded ({}); there are no latency figures of successes", self.failure_mix()));

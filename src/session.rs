@@ -239,10 +239,11 @@ impl<'a> Session<'a> {
 }
 
 /// The exit code of a measured run, for every command: 128 + the signal when one stopped it; 1 when a checked
-/// workload found a wrong answer or not one request succeeded (there is no measurement of the service, and scripts
-/// must not take it for one); 99 when a `--threshold` is broken; else 0.
+/// workload found a wrong answer or not one request succeeded, failed or never completed (there is no measurement
+/// of the service, and scripts must not take it for one); 99 when a `--threshold` is broken; else 0.
 pub fn exit_code(doc: &ResultDocument, wrong: bool) -> u8 {
-    let nothing_succeeded = !doc.steps.is_empty() && doc.steps.iter().all(|s| s.requests > 0 && s.ok == 0);
+    // Every step ended without one success: all failed, or none completed (a server that never answers).
+    let nothing_succeeded = !doc.steps.is_empty() && doc.steps.iter().all(|s| s.ok == 0);
     if doc.interrupted {
         crate::stop::exit_code()
     } else if wrong {

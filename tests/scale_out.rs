@@ -323,6 +323,11 @@ fn plans_that_do_not_split_or_merge_are_refused_in_one_line() {
         (vec!["run", "--start-at", "soon", &url], "--start-at 'soon'"),
         (vec!["sweep", "--segment", "0/2", "--clients", "1,2", "-d", "1s", &url], "cannot be split over 2 agents"),
         (vec!["capacity", "--segment", "0/2", "--slo", "p99<50ms", &url], "--segment and --start-at are for"),
+        // Local agents: the split and a bound checked before any agent starts.
+        (vec!["run", "--agents", "100000", "-n", "5", &url], "--agents 100000: at most 64 agents on one machine"),
+        (vec!["run", "--agents", "3", "-c", "2", &url], "--agents 3: 2 connection(s) cannot be split over 3 agents"),
+        (vec!["run", "--agents", "4", "-c", "8", "-n", "3", &url], "--agents 4: 3 request(s) cannot be split"),
+        (vec!["sweep", "--agents", "2", "--clients", "1,4", &url], "--agents 2: 1 client(s) in a step cannot"),
     ] {
         let out = hakaru(&args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);

@@ -123,3 +123,21 @@ fn a_bad_ok_status_is_one_line_naming_the_flag() {
         "hakaru: error: --ok-status '2xx': '2xx' is not a status code (100 to 999); write codes and ranges like 200-299,304"
     );
 }
+
+#[test]
+fn a_server_that_accepts_and_never_answers_measures_nothing_and_exits_1() {
+    // Accepts every connection and holds it, reading nothing and writing nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let out = hakaru(&["run", "-c", "2", "-d", "1s", "--timeout", "60s", &format!("http://{addr}/")]);
+    assert_eq!(out.code, 1, "nothing was measured: {}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("no request completed (2 still waiting when the step ended)"), "{}", out.stdout);
+    let step = out.step();
+    assert_eq!((step["requests"].as_u64(), step["unfinished"].as_u64()), (Some(0), Some(2)), "{step}");
+}

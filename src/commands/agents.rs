@@ -14,6 +14,9 @@ use crate::plan::segment::show_instant;
 use crate::result::ResultDocument;
 use crate::session::{Ending, Session};
 
+/// The most agents `--agents` starts on one machine: each is a process with its own threads on the same cores.
+const MOST_LOCAL_AGENTS: usize = 64;
+
 /// Time for the agents to start and check their targets before the common instant.
 const START_MARGIN: Duration = Duration::from_secs(2);
 
@@ -78,7 +81,66 @@ pub enum AgentPlan {
     Sweep(SweepArgs),
 }
 
+/// The agents started, killed and waited for if this process leaves before it waited for them.
+struct Children(Vec<(usize, PathBuf, Option<std::process::Child>)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, _, child) in &mut self.0 {
+            if let Some(mut c) = child.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
 impl AgentPlan {
+    /// The flags a parsed command carries, when it is one that takes a segment of a plan.
+    pub fn of(command: &Command) -> Option<AgentPlan> {
+        match command {
+            Command::Run(a) => Some(AgentPlan::Run(a.clone())),
+            Command::Kv(a) => Some(AgentPlan::Kv(a.clone())),
+            Command::Sweep(a) => Some(AgentPlan::Sweep(a.clone())),
+            _ => None,
+        }
+    }
+
+    /// The command line of the plan as it is (`k8s job` adds each agent's part in its manifests).
+    pub fn render(&self) -> Vec<String> {
+        match self {
+            AgentPlan::Run(a) => render("run", a),
+            AgentPlan::Kv(a) => render("kv", a),
+            AgentPlan::Sweep(a) => render("sweep", a),
+        }
+    }
+
+    /// Every one of `agents` gets a part: no fewer connections, requests or step clients than agents (`lead`
+    /// names who asked, for the message).
+    pub fn check_split(&self, agents: usize, lead: &str) -> Result<(), UsageError> {
+        let fewest = |what: &str, n: u64| {
+            if n < agents as u64 {
+                Err(UsageError::new(format!(
+                    "{lead}: {n} {what} cannot be split over {agents} agents; give at least {agents}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => {
+                fewest("connection(s)", load.connections as u64)?;
+                load.requests.map_or(Ok(()), |n| fewest("request(s)", n))
+            }
+            AgentPlan::Sweep(a) => match crate::plan::steps::sweep_steps(a)? {
+                crate::plan::steps::Steps::Clients(list) => {
+                    fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1) as u64)
+                }
+                crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections as u64),
+            },
+        }
+    }
+
     /// Agent `i` of `n`'s arguments: its segment, the common start, its own document (`json`), quiet, no history
     /// (the merged run is kept, by this process), without `--agents` and the merged run's files.
     fn agent_line(
@@ -141,7 +203,14 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     if n == 0 {
         return Err(UsageError::new("--agents 0: give at least 1 agent"));
     }
-    // Checked before any agent starts, as the command's own process would.
+    if n > MOST_LOCAL_AGENTS {
+        return Err(UsageError::new(format!(
+            "--agents {n}: at most {MOST_LOCAL_AGENTS} agents on one machine (they share its cores); spread more over \
+             machines with --segment I/N or hakaru k8s job"
+        )));
+    }
+    // Checked before any agent starts, as the command's own process would: every agent must get a part.
+    agents.plan.check_split(n, &format!("--agents {n}"))?;
     let thresholds = crate::gates::parse_all("--threshold", &agents.thresholds)?;
     let history = super::history::recorder(&agents.history)?;
     let sources = one_per_agent("--agent-source", "address(es)", agents.sources.as_deref(), n)?;
@@ -164,7 +233,9 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     let start_at = show_instant(SystemTime::now() + START_MARGIN);
     let dir = AgentDir::new()?;
     let exe = std::env::current_exe().map_err(|e| UsageError::runtime(format!("finding hakaru itself: {e}")))?;
-    let mut children = Vec::new();
+    // Every child started is waited for on every path (a failed start, an agent that fails): no zombie, no agent
+    // left running after this process.
+    let mut children = Children(Vec::new());
     for i in 0..n {
         let json = dir.path().join(format!("agent-{i}.json"));
         let log = std::fs::File::create(dir.path().join(format!("agent-{i}.log")))
@@ -183,14 +254,19 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             .stderr(log)
             .spawn()
             .map_err(|e| UsageError::runtime(format!("starting agent {i}/{n}: {e}")))?;
-        children.push((i, json, child));
+        children.0.push((i, json, Some(child)));
     }
     // A stop signal reaches the agents too (they are in this process group on a terminal); here it only ends
     // the wait for them, and what they wrote is merged.
+    let mut ended = Vec::new();
+    for (i, json, child) in &mut children.0 {
+        let Some(mut child) = child.take() else { continue };
+        ended.push((*i, json.clone(), child.wait()));
+    }
     let mut docs = Vec::new();
     let mut names = Vec::new();
-    for (i, json, mut child) in children {
-        let status = child.wait().map_err(|e| UsageError::runtime(format!("waiting for agent {i}/{n}: {e}")))?;
+    for (i, json, status) in ended {
+        let status = status.map_err(|e| UsageError::runtime(format!("waiting for agent {i}/{n}: {e}")))?;
         let log = std::fs::read_to_string(dir.path().join(format!("agent-{i}.log"))).unwrap_or_default();
         let said = log.lines().find(|l| l.starts_with("hakaru: error:")).map(str::to_string);
         match std::fs::read_to_string(&json).ok().and_then(|t| serde_json::from_str::<ResultDocument>(&t).ok()) {

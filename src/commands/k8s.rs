@@ -5,8 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 
-use crate::cli::args::{Cli, Command, K8sCommand, K8sJobArgs, ResultsVolumeArg};
-use crate::cli::render::render;
+use crate::cli::args::{Cli, K8sCommand, K8sJobArgs, ResultsVolumeArg};
 use crate::error::UsageError;
 use crate::k8s::{JobPlan, Results, parse_start_at};
 use crate::units::parse_flag_duration;
@@ -96,38 +95,12 @@ fn agent_command(command: &[String], agents: usize) -> Result<Vec<String>, Usage
             ))
         })?;
     // Every agent must get a part: a plan with fewer connections or requests than agents would fail in its pods.
-    let fewest = |what: &str, n: usize| {
-        if n < agents {
-            Err(UsageError::new(format!(
-                "the agents' command: {n} {what} cannot be split over {agents} agents; give at least {agents}"
-            )))
-        } else {
-            Ok(())
-        }
-    };
-    match &cli.command {
-        Command::Run(a) => {
-            fewest("connection(s)", a.load.connections)?;
-            a.load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))?;
-            Ok(render("run", a))
-        }
-        Command::Kv(a) => {
-            fewest("connection(s)", a.load.connections)?;
-            a.load.requests.map_or(Ok(()), |n| fewest("request(s)", n.min(usize::MAX as u64) as usize))?;
-            Ok(render("kv", a))
-        }
-        Command::Sweep(a) => {
-            match crate::plan::steps::sweep_steps(a)? {
-                crate::plan::steps::Steps::Clients(list) => {
-                    fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1))?
-                }
-                crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections)?,
-            }
-            Ok(render("sweep", a))
-        }
-        _ => Err(UsageError::new(format!(
+    let Some(plan) = super::agents::AgentPlan::of(&cli.command) else {
+        return Err(UsageError::new(format!(
             "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
             command[0]
-        ))),
-    }
+        )));
+    };
+    plan.check_split(agents, "the agents' command")?;
+    Ok(plan.render())
 }
