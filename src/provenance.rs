@@ -19,18 +19,117 @@ pub struct Provenance {
     pub seed: u64,
 }
 
-/// Headers whose values must not end up in result files that people share.
-const SECRET_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "x-api-key"];
+/// Headers whose values must not end up in anything hakaru prints or writes (README, "Safety"); more with
+/// `--redact-header NAME` (or `HAKARU_REDACT_HEADERS=a,b`).
+pub const SECRET_HEADERS: [&str; 11] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "x-api-token",
+    "x-auth-token",
+    "x-access-token",
+    "x-csrf-token",
+    "api-key",
+    "x-amz-security-token",
+];
 
-/// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`;
-/// anything else is returned as it is.
+/// Query parameters whose values are hidden the same way; more with `--redact-param NAME` (or
+/// `HAKARU_REDACT_PARAMS=a,b`).
+pub const SECRET_PARAMS: [&str; 20] = [
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "auth",
+    "auth_token",
+    "sig",
+    "signature",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "jwt",
+    "session",
+    "sessionid",
+    "x-amz-signature",
+    "x-amz-credential",
+];
+
+/// The environment variables that carry the user's own secret names to every process of a run (agents, a
+/// study's cases inherit them): set from `--redact-header` and `--redact-param` before anything runs.
+pub const REDACT_HEADERS_VAR: &str = "HAKARU_REDACT_HEADERS";
+pub const REDACT_PARAMS_VAR: &str = "HAKARU_REDACT_PARAMS";
+
+/// The names of one list from its variable, lower case.
+fn extra(var: &str) -> &'static [String] {
+    static HEADERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let cell = if var == REDACT_HEADERS_VAR { &HEADERS } else { &PARAMS };
+    cell.get_or_init(|| {
+        std::env::var(var)
+            .unwrap_or_default()
+            .split(',')
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect()
+    })
+}
+
+/// Whether a header's value is a secret.
+pub fn is_secret_header(name: &str) -> bool {
+    let name = name.trim();
+    SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
+        || extra(REDACT_HEADERS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
+fn is_secret_param(name: &str) -> bool {
+    SECRET_PARAMS.iter().any(|s| name.eq_ignore_ascii_case(s))
+        || extra(REDACT_PARAMS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
+/// Every query in `text` (after each `?`, up to `#`, a space or a quote) with the values of secret parameters
+/// replaced by `***`: `/?q=a&token=abc` -> `/?q=a&token=***`.
+fn redact_query(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(q) = rest.find('?') {
+        out.push_str(&rest[..=q]);
+        rest = &rest[q + 1..];
+        let end = rest.find(|c: char| c == '#' || c == '"' || c == '\'' || c.is_whitespace()).unwrap_or(rest.len());
+        for (k, pair) in rest[..end].split('&').enumerate() {
+            if k > 0 {
+                out.push('&');
+            }
+            match pair.split_once('=') {
+                Some((name, value)) if !value.is_empty() && is_secret_param(name) => {
+                    out.push_str(name);
+                    out.push_str("=***");
+                }
+                _ => out.push_str(pair),
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`,
+/// `http://h/?token=abc` -> `http://h/?token=***`; anything else is returned as it is.
 pub fn redact_secret(arg: &str) -> String {
     // A secret header first: a URL inside its value must not decide how it is shown.
     if let Some((name, _)) = arg.split_once(':')
-        && SECRET_HEADERS.iter().any(|s| name.trim().eq_ignore_ascii_case(s))
+        && !name.contains(' ')
+        && is_secret_header(name)
     {
         return format!("{}: <redacted>", name.trim());
     }
+    let arg = &redact_query(arg);
     if let Some(at) = arg.find("://") {
         let rest = &arg[at + 3..];
         // Key-value URLs have no '@' after their host, so everything up to the last '@' is the user and password
@@ -45,6 +144,45 @@ pub fn redact_secret(arg: &str) -> String {
         }
     }
     arg.to_string()
+}
+
+/// Replaces secrets in every string of a JSON value (a result document, a manifest): secret header values,
+/// passwords in URLs, secret query parameters, and the same inside flags (`--header=Authorization: x`,
+/// `-HCookie: y`) and longer texts, whatever the value already redacted. Every file hakaru writes goes through it.
+pub fn scrub_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            let clean = scrub_text(s);
+            if clean != *s {
+                *s = clean;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(scrub_value),
+        serde_json::Value::Object(o) => o.values_mut().for_each(scrub_value),
+        _ => {}
+    }
+}
+
+/// One text with its secrets hidden: as a whole (a flag, a header, a URL), then word by word (a message, a target
+/// list, a command line in one string).
+pub fn scrub_text(s: &str) -> String {
+    let once = redact_arg(s);
+    if once != s {
+        return once;
+    }
+    if s.contains(' ') && (s.contains('@') || s.contains('?') || s.contains(':')) {
+        let mut words = Vec::new();
+        for word in s.split(' ') {
+            // A secret header inside a text (`-H X-Auth-Token: abc`): its value is the rest of the text.
+            if let Some(name) = word.strip_suffix(':').filter(|n| is_secret_header(n)) {
+                words.push(format!("{name}: <redacted>"));
+                return words.join(" ");
+            }
+            words.push(redact_secret(word));
+        }
+        return words.join(" ");
+    }
+    s.to_string()
 }
 
 /// One command-line argument with its secrets redacted, a flag with its value glued on included:
@@ -113,6 +251,24 @@ mod tests {
         assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
         assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
         assert_eq!(redact_secret("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/");
+    }
+
+    #[test]
+    fn secret_query_parameters_are_hidden_wherever_a_query_stands() {
+        assert_eq!(redact_secret("http://h/a?q=1&api_key=K&b=2#f"), "http://h/a?q=1&api_key=***&b=2#f");
+        assert_eq!(redact_secret("GET /?TOKEN=abc"), "GET /?TOKEN=***");
+        assert_eq!(redact_secret("/x?sig=s&sig=t"), "/x?sig=***&sig=***");
+        assert_eq!(redact_secret("http://h/?key=1"), "http://h/?key=1");
+        assert_eq!(redact_secret("http://u:pw@h/?token=t"), "http://u:***@h/?token=***");
+        assert_eq!(redact_secret("X-Auth-Token: abc"), "X-Auth-Token: <redacted>");
+        assert_eq!(scrub_text("target http://h/?access_token=A said no"), "target http://h/?access_token=*** said no");
+        assert_eq!(scrub_text("hakaru run -H Cookie: a=b c http://h/"), "hakaru run -H Cookie: <redacted>");
+        let mut v = serde_json::json!({"a": ["Proxy-Authorization: Basic x", "-HX-Api-Token: y"], "b": 1});
+        scrub_value(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["Proxy-Authorization: <redacted>", "-HX-Api-Token: <redacted>"], "b": 1})
+        );
     }
 
     #[test]

@@ -18,7 +18,6 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::error::UsageError;
-use crate::provenance::{redact_arg, redact_secret};
 use crate::result::ResultDocument;
 
 /// How long a writer waits for another process's transaction before giving up (SQLITE_BUSY).
@@ -148,32 +147,9 @@ pub fn parse_label(text: &str) -> std::result::Result<(String, String), String> 
     Ok((k.to_string(), v.to_string()))
 }
 
-/// Replaces secrets in every string of a document: secret header values, passwords in URLs, and the same inside
-/// flags (`--header=Authorization: x`, `-HCookie: y`), whatever the document already redacted.
+/// Replaces secrets in every string of a document (see [`crate::provenance::scrub_value`]).
 pub fn scrub_secrets(v: &mut Value) {
-    match v {
-        Value::String(s) => {
-            let clean = scrub_text(s);
-            if clean != *s {
-                *s = clean;
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(scrub_secrets),
-        Value::Object(o) => o.values_mut().for_each(scrub_secrets),
-        _ => {}
-    }
-}
-
-fn scrub_text(s: &str) -> String {
-    let once = redact_arg(s);
-    if once != s {
-        return once;
-    }
-    // A URL with a password inside a longer text (a message, a target list): each word on its own.
-    if s.contains("://") && s.contains('@') {
-        return s.split(' ').map(redact_secret).collect::<Vec<_>>().join(" ");
-    }
-    s.to_string()
+    crate::provenance::scrub_value(v);
 }
 
 /// A stored result as the listing shows it.

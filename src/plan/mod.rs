@@ -395,7 +395,13 @@ impl Builder {
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
         let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
-        RequestSpec { endpoints: endpoints.to_vec(), prepared, timeout, group: 0, label: format!("{method} {target}") }
+        RequestSpec {
+            endpoints: endpoints.to_vec(),
+            prepared,
+            timeout,
+            group: 0,
+            label: crate::provenance::redact_secret(&format!("{method} {target}")),
+        }
     }
 
     fn pattern_specs(
