@@ -122,6 +122,7 @@ impl Sample {
             p999_us: lat(99.9),
             requests: step.requests,
             failed: step.failed,
+            answers: l.count,
             histogram: LatencyHistogram::from_base64(&step.histogram.data).ok(),
         }
     }
@@ -168,6 +169,8 @@ fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), Usag
                 p999_us: None,
                 requests: requests as u64,
                 failed,
+                // drnbench times no answer apart: no percentile, so none is needed.
+                answers: 0,
                 histogram: None,
             },
         );
@@ -196,7 +199,7 @@ struct CaseEntry {
 
 /// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
 /// first target first), each case that finished a run of its side.
-fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
+pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
     let path = dir.join("study.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         UsageError::new(format!(
@@ -215,23 +218,7 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
     })?;
     let mut groups: Vec<Group> = Vec::new();
     for case in &manifest.cases {
-        let title = format!("workload {}, phase {}", case.workload, case.phase);
-        let gi = match groups.iter().position(|g| g.title == title) {
-            Some(i) => i,
-            None => {
-                groups.push(Group { title, sides: Vec::new() });
-                groups.len() - 1
-            }
-        };
-        let sides = &mut groups[gi].sides;
-        let si = match sides.iter().position(|s| s.name == case.target) {
-            Some(i) => i,
-            None => {
-                sides.push(Side::new(&case.target));
-                sides.len() - 1
-            }
-        };
-        let side = &mut sides[si];
+        let side = side_in(&mut groups, &study_group_title(&case.workload, &case.phase), &case.target);
         let Some(file) = case.file.as_ref().filter(|_| case.status == "ok") else {
             side.notes.push(format!("a case of {} is {} and left out", case.target, case.status));
             continue;
@@ -242,6 +229,27 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
         return Err(UsageError::new(format!("compare '{}': the study has no cases yet", dir.display())));
     }
     Ok(groups)
+}
+
+/// The title of a study's group: its cases of one workload and phase.
+pub fn study_group_title(workload: &str, phase: &str) -> String {
+    format!("workload {workload}, phase {phase}")
+}
+
+/// The side of `target` in the group titled `title`, each made when first named: groups and sides keep the order
+/// of the manifest's cases, failed ones included, so the first target is the baseline. The report sorts a study
+/// through this too, so its verdicts are compare's.
+pub fn side_in<'g>(groups: &'g mut Vec<Group>, title: &str, target: &str) -> &'g mut Side {
+    let gi = groups.iter().position(|g| g.title == title).unwrap_or_else(|| {
+        groups.push(Group { title: title.to_string(), sides: Vec::new() });
+        groups.len() - 1
+    });
+    let sides = &mut groups[gi].sides;
+    let si = sides.iter().position(|s| s.name == target).unwrap_or_else(|| {
+        sides.push(Side::new(target));
+        sides.len() - 1
+    });
+    &mut sides[si]
 }
 
 /// serde_json's message without its trailing " at line L column C" (the line and column are said before it).

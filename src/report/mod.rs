@@ -31,6 +31,20 @@ pub struct Input {
     /// The file it was read from, for the reader.
     pub origin: String,
     pub source: Source,
+    /// The study case it is, when it came from a study directory: where its verdicts are sorted.
+    pub case: Option<Case>,
+}
+
+/// A study case's place among the sides `compare` would make of its study.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The group (`compare::input::study_group_title`): its workload and phase.
+    pub group: String,
+    pub target: String,
+    /// Every target of the group in the manifest's order, failed cases included: the first is the baseline.
+    pub targets: Vec<String>,
+    /// The case ran to the end (status `ok`): only such cases are runs of a side.
+    pub ok: bool,
 }
 
 /// One row of drnbench's CSV.
@@ -79,10 +93,10 @@ fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageEr
             ))
         })?;
         let label = doc_label(&doc, stem);
-        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }]);
+        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }]);
     }
     let rows = parse_drnbench(origin, text)?;
-    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows) }])
+    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows), case: None }])
 }
 
 /// serde_json's message without its own position, which the line already gives.
@@ -98,7 +112,7 @@ fn json_reason(e: &serde_json::Error) -> String {
 /// An input from a result document read elsewhere (the history), named by its target or else `origin`.
 pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
     let label = doc_label(&doc, origin);
-    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }
+    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }
 }
 
 fn doc_label(doc: &ResultDocument, stem: &str) -> String {
@@ -219,8 +233,20 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
             json_reason(&e)
         ))
     })?;
+    let group_of = |c: &StudyCase| {
+        crate::compare::input::study_group_title(c.workload.as_deref().unwrap_or(""), c.phase.as_deref().unwrap_or(""))
+    };
     let mut inputs = Vec::new();
     for case in &cases {
+        let group = group_of(case);
+        let mut targets: Vec<String> = Vec::new();
+        for c in cases.iter().filter(|c| group_of(c) == group) {
+            if !targets.contains(&c.target) {
+                targets.push(c.target.clone());
+            }
+        }
+        let ok = case.status.as_deref().is_none_or(|s| s == "ok");
+        let tag = Case { group, target: case.target.clone(), targets, ok };
         let Some(file) = &case.file else { continue };
         let path = dir.join(file);
         // A failed case may have no result; one that has a file is read like any other input.
@@ -233,6 +259,7 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
         })?;
         for mut input in load_text(&origin, &case.target, &text)? {
             input.label = case.target.clone();
+            input.case = Some(tag.clone());
             inputs.push((input, case.clone()));
         }
     }
@@ -327,9 +354,6 @@ pub struct RunsView {
     pub n: usize,
     pub ok_per_s: Bar,
     pub p99_ms: Bar,
-    /// The per-run values, for the verdicts.
-    #[serde(skip)]
-    values: (Vec<f64>, Vec<f64>),
 }
 
 /// A mean and its 95 % confidence interval (the runs' range when there are too few for one).
@@ -340,20 +364,26 @@ pub struct Bar {
     pub hi: f64,
 }
 
-/// A target against the first one with repeated runs, on one figure.
+/// A target against the baseline on one figure, as `hakaru compare` gives it (one cell of its table).
 #[derive(Clone, Debug, Serialize)]
 pub struct VerdictRow {
+    /// A study's `workload W, phase P`; empty for inputs with repeated runs.
+    pub group: String,
+    /// A sweep's load point (`c=4`); empty for a fixed load.
+    pub point: String,
     pub target: String,
     pub baseline: String,
-    /// `ok/s` or `p99`.
+    /// `ok/s`, `mean`, `p50`, `p99`, `p99.9` or `failed`.
     pub metric: String,
-    /// The target's mean over the baseline's.
-    pub ratio: f64,
-    /// Fieller's 95 % interval of the ratio; null when unbounded or too few runs.
+    /// The target's value over the baseline's; null when either is missing or the baseline's is 0.
+    pub ratio: Option<f64>,
+    /// Fieller's 95 % interval of the ratio of the mean per-run values; null when unbounded or not tested.
     pub interval: Option<[f64; 2]>,
-    /// Welch's two-sided p-value; null with too few runs.
+    /// Welch's two-sided p-value, this comparison alone; null when not tested.
     pub p: Option<f64>,
-    /// `faster`, `slower`, `no significant difference` or `too few runs to tell`.
+    /// `p` adjusted over every comparison of the report (Holm), what the verdict is judged on.
+    pub p_adjusted: Option<f64>,
+    /// compare's words: `faster`, `slower`, `no significant difference`, `too few runs to tell`, ...
     pub verdict: String,
 }
 
@@ -412,7 +442,7 @@ impl Report {
                 s.name = format!("{} ({})", s.name, file.unwrap_or_else(|| input.origin.clone()));
             }
         }
-        let verdicts = verdicts(&series);
+        let verdicts = verdicts(&series, inputs);
         Report {
             title: title.into(),
             generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")),
@@ -423,45 +453,58 @@ impl Report {
     }
 }
 
-/// Each later target with repeated runs against the first: the ratio of the means, Fieller's interval and
-/// Welch's test on the run values (`crate::stats`), as `hakaru compare` gives them.
-fn verdicts(series: &[Series]) -> Vec<VerdictRow> {
-    let with_runs: Vec<(&Series, &RunsView)> = series.iter().filter_map(|s| s.runs.as_ref().map(|r| (s, r))).collect();
-    let Some((base, base_runs)) = with_runs.first() else { return Vec::new() };
+/// The verdicts `hakaru compare` gives on the same inputs, from the same code (`compare::compare_groups`, one
+/// family): a study's targets per workload and phase, the first target the baseline; other inputs with repeated
+/// runs (`--runs`) against the first of them.
+fn verdicts(series: &[Series], inputs: &[Input]) -> Vec<VerdictRow> {
+    use crate::compare::input::{add_document, side_in};
+    use crate::compare::{Group, Side, compare_groups};
+    let mut groups: Vec<Group> = Vec::new();
+    let mut repeated = Group { title: String::new(), sides: Vec::new() };
+    for (s, input) in series.iter().zip(inputs) {
+        let Source::Result(doc) = &input.source else { continue };
+        match &input.case {
+            Some(case) => {
+                for t in &case.targets {
+                    side_in(&mut groups, &case.group, t);
+                }
+                if case.ok {
+                    add_document(side_in(&mut groups, &case.group, &case.target), doc, &input.origin);
+                }
+            }
+            None if doc.runs.is_some() => {
+                let mut side = Side::new(&s.name);
+                add_document(&mut side, doc, &input.origin);
+                repeated.sides.push(side);
+            }
+            None => {}
+        }
+    }
+    if repeated.sides.len() > 1 {
+        groups.push(repeated);
+    }
+    groups.retain(|g| g.sides.len() > 1);
+    // Sides of a study are unique by construction, and a report's inputs by name: no baseline to look up fails.
+    let Ok(compared) = compare_groups(&groups, None) else { return Vec::new() };
     let mut rows = Vec::new();
-    for (s, r) in with_runs.iter().skip(1) {
-        for (metric, a, b, higher_better) in
-            [("ok/s", &base_runs.values.0, &r.values.0, true), ("p99", &base_runs.values.1, &r.values.1, false)]
-        {
-            let ci = crate::stats::ratio_ci(a, b, 0.95);
-            let ratio = crate::stats::mean(b) / crate::stats::mean(a).max(f64::MIN_POSITIVE);
-            let verdict = match ci.and_then(|c| c.interval) {
-                None => "too few runs to tell",
-                Some((lo, _)) if lo > 1.0 => {
-                    if higher_better {
-                        "faster"
-                    } else {
-                        "slower"
-                    }
+    for g in &compared {
+        for p in &g.points {
+            for r in &p.rows {
+                for c in r.cells.iter().skip(1) {
+                    rows.push(VerdictRow {
+                        group: g.title.clone(),
+                        point: p.point.clone(),
+                        target: c.side.clone(),
+                        baseline: g.baseline.clone(),
+                        metric: r.metric.name().into(),
+                        ratio: c.ratio,
+                        interval: c.ci95,
+                        p: c.p,
+                        p_adjusted: c.p_adjusted,
+                        verdict: c.verdict_words(r.metric),
+                    });
                 }
-                Some((lo, hi)) if hi < 1.0 && lo <= hi => {
-                    if higher_better {
-                        "slower"
-                    } else {
-                        "faster"
-                    }
-                }
-                Some(_) => "no significant difference",
-            };
-            rows.push(VerdictRow {
-                target: s.name.clone(),
-                baseline: base.name.clone(),
-                metric: metric.into(),
-                ratio,
-                interval: ci.and_then(|c| c.interval).map(|(lo, hi)| [lo, hi]),
-                p: ci.map(|c| c.welch.p),
-                verdict: verdict.into(),
-            });
+            }
         }
     }
     rows
@@ -474,12 +517,7 @@ fn runs_view(doc: &ResultDocument) -> Option<RunsView> {
         let (lo, hi) = s.ci95.map_or((s.min, s.max), |c| (c[0], c[1]));
         Bar { mean: s.mean * scale, lo: lo * scale, hi: hi * scale }
     };
-    Some(RunsView {
-        n: r.ok_per_s.values.len(),
-        ok_per_s: bar(&r.ok_per_s, 1.0),
-        p99_ms: bar(&r.p99_us, 0.001),
-        values: (r.ok_per_s.values.clone(), r.p99_us.values.iter().map(|v| v / 1000.0).collect()),
-    })
+    Some(RunsView { n: r.ok_per_s.values.len(), ok_per_s: bar(&r.ok_per_s, 1.0), p99_ms: bar(&r.p99_us, 0.001) })
 }
 
 fn ms(us: f64) -> f64 {
@@ -765,7 +803,8 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
 
     #[test]
     fn study_cases_of_one_target_are_told_apart_only_as_far_as_needed() {
-        let input = |l: &str| Input { label: l.into(), origin: String::new(), source: Source::Drnbench(vec![]) };
+        let input =
+            |l: &str| Input { label: l.into(), origin: String::new(), source: Source::Drnbench(vec![]), case: None };
         let case = |t: &str, w: &str, p: &str, r: u64| StudyCase {
             target: t.into(),
             workload: Some(w.into()),
