@@ -128,47 +128,36 @@ impl Sample {
     }
 }
 
-/// drnbench's CSV: one row per client count; successes per second are the rate of requests times the share of
-/// 2xx and 3xx statuses; the mean time is of every request (drnbench times failures too); no percentiles.
+/// drnbench's CSV (`crate::inputs::drnbench`): one row per client count; successes per second are the rate of
+/// requests times the share of 2xx and 3xx statuses; the mean time is of every request (drnbench times failures
+/// too); no percentiles.
 fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), UsageError> {
-    let bad = |line: usize, why: String| {
+    use crate::inputs::drnbench::{CsvError, parse};
+    let rows = parse(text).map_err(|e| {
+        let (line, why) = match e {
+            CsvError::Header(e) => (1, e),
+            CsvError::NotDrnbench(_) => (1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))),
+            CsvError::Row { line, error } => (line, error),
+            CsvError::NotANumber { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a number")),
+            CsvError::NotWhole { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a whole number")),
+        };
         UsageError::new(format!(
             "compare: '{}' line {line}: {why}; give a CSV written by drnbench or `hakaru sweep -o`",
             path.display()
         ))
-    };
-    let mut r = ::csv::Reader::from_reader(text.as_bytes());
-    let header: Vec<String> = r.headers().map_err(|e| bad(1, e.to_string()))?.iter().map(String::from).collect();
-    if header.len() < DRNBENCH_COLUMNS.len() || header[..DRNBENCH_COLUMNS.len()] != DRNBENCH_COLUMNS {
-        return Err(bad(1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))));
-    }
-    for (i, row) in r.records().enumerate() {
-        let line = i + 2;
-        let row = row.map_err(|e| bad(line, e.to_string()))?;
-        let num = |col: usize| -> Result<f64, UsageError> {
-            let cell = row.get(col).unwrap_or("");
-            cell.trim().parse::<f64>().map_err(|_| bad(line, format!("'{cell}' in {} is not a number", header[col])))
-        };
-        let (clients, requests, qps, mean_s) = (num(0)?, num(1)?, num(2)?, row.get(5).unwrap_or("").trim());
-        let mut ok_percent = 0.0;
-        for (col, name) in header.iter().enumerate().skip(DRNBENCH_COLUMNS.len()) {
-            let code: u16 = name.trim().parse().unwrap_or(0);
-            if (200..400).contains(&code) {
-                ok_percent += num(col)?;
-            }
-        }
-        let ok_share = (ok_percent / 100.0).clamp(0.0, 1.0);
-        let failed = (requests * (1.0 - ok_share)).round() as u64;
+    })?;
+    for r in rows {
+        let ok_share = (r.ok_percent() / 100.0).clamp(0.0, 1.0);
         side.add(
-            &format!("c={clients}"),
+            &format!("c={}", r.clients),
             Sample {
-                ok_per_s: qps * ok_share,
-                mean_us: mean_s.parse::<f64>().ok().map(|s| s * 1e6),
+                ok_per_s: r.qps * ok_share,
+                mean_us: r.mean_s.map(|s| s * 1e6),
                 p50_us: None,
                 p99_us: None,
                 p999_us: None,
-                requests: requests as u64,
-                failed,
+                requests: r.requests,
+                failed: (r.requests as f64 * (1.0 - ok_share)).round() as u64,
                 // drnbench times no answer apart: no percentile, so none is needed.
                 answers: 0,
                 histogram: None,

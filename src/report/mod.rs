@@ -47,19 +47,7 @@ pub struct Case {
     pub ok: bool,
 }
 
-/// One row of drnbench's CSV.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DrnbenchRow {
-    pub clients: usize,
-    pub requests: u64,
-    pub qps: f64,
-    /// Seconds, as drnbench writes them; empty cells (no request timed) are None.
-    pub min_s: Option<f64>,
-    pub max_s: Option<f64>,
-    pub mean_s: Option<f64>,
-    /// Status -> percent of the step's requests.
-    pub status_percent: BTreeMap<String, f64>,
-}
+pub use crate::inputs::drnbench::DrnbenchRow;
 
 /// Turns one input string into documents: a result JSON file, a drnbench CSV file or a study directory.
 /// History IDs and labels will be read here too, once the history store exists.
@@ -122,68 +110,29 @@ fn doc_label(doc: &ResultDocument, stem: &str) -> String {
     }
 }
 
-/// Reads drnbench's CSV: the six fixed columns, then one column per status holding a percentage.
+/// Reads drnbench's CSV (`crate::inputs::drnbench`), its errors said as the report says them.
 pub fn parse_drnbench(origin: &str, text: &str) -> Result<Vec<DrnbenchRow>, UsageError> {
-    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| UsageError::new(format!("input '{origin}': line 1: cannot read the CSV header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let fixed = crate::export::drnbench::DRNBENCH_COLUMNS;
-    if header.len() < fixed.len() || header[..fixed.len()].iter().zip(fixed).any(|(h, f)| h != f) {
-        return Err(UsageError::new(format!(
-            "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench CSV",
-            header.join(","),
-            fixed.join(",")
-        )));
-    }
-    let mut rows = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i + 2;
-        let record = record.map_err(|e| UsageError::new(format!("input '{origin}': line {line}: {e}")))?;
-        let cell = |c: usize| record.get(c).unwrap_or("").trim();
-        let number = |c: usize| -> Result<Option<f64>, UsageError> {
-            let t = cell(c);
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<f64>().map(Some).map_err(|_| {
-                UsageError::new(format!(
-                    "input '{origin}': line {line} column {} ({}): '{t}' is not a number; fix the cell",
-                    c + 1,
-                    header[c]
-                ))
-            })
-        };
-        let whole = |c: usize| -> Result<u64, UsageError> {
-            let v = number(c)?.unwrap_or(0.0);
-            if v < 0.0 || v.fract() != 0.0 {
-                return Err(UsageError::new(format!(
-                    "input '{origin}': line {line} column {} ({}): '{}' is not a whole number; fix the cell",
-                    c + 1,
-                    header[c],
-                    cell(c)
-                )));
-            }
-            Ok(v as u64)
-        };
-        let mut status_percent = BTreeMap::new();
-        for (c, code) in header.iter().enumerate().skip(fixed.len()) {
-            status_percent.insert(code.clone(), number(c)?.unwrap_or(0.0));
-        }
-        rows.push(DrnbenchRow {
-            clients: whole(0)? as usize,
-            requests: whole(1)?,
-            qps: number(2)?.unwrap_or(0.0),
-            min_s: number(3)?,
-            max_s: number(4)?,
-            mean_s: number(5)?,
-            status_percent,
-        });
-    }
-    Ok(rows)
+    use crate::inputs::drnbench::{CsvError, parse};
+    parse(text).map_err(|e| {
+        UsageError::new(match e {
+            CsvError::Header(e) => format!("input '{origin}': line 1: cannot read the CSV header: {e}"),
+            CsvError::NotDrnbench(header) => format!(
+                "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench \
+                 CSV",
+                header.join(","),
+                crate::export::drnbench::DRNBENCH_COLUMNS.join(",")
+            ),
+            CsvError::Row { line, error } => format!("input '{origin}': line {line}: {error}"),
+            CsvError::NotANumber { line, column, name, cell } => format!(
+                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a number; fix the cell",
+                column + 1
+            ),
+            CsvError::NotWhole { line, column, name, cell } => format!(
+                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a whole number; fix the cell",
+                column + 1
+            ),
+        })
+    })
 }
 
 /// One case of a study's manifest (`study.json`).
