@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::{Group, Sample, Side};
 use crate::error::UsageError;
 use crate::export::drnbench::DRNBENCH_COLUMNS;
@@ -68,7 +66,7 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
                 path.display(),
                 e.line(),
                 e.column(),
-                without_position(&e)
+                crate::inputs::study::json_reason(&e)
             ))
         })?;
         add_document(side, &doc, &path.display().to_string());
@@ -171,45 +169,29 @@ fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), Usag
     Ok(())
 }
 
-/// The part of `study.json` compare reads (the study runner writes more).
-#[derive(Deserialize)]
-struct Manifest {
-    cases: Vec<CaseEntry>,
-}
-
-#[derive(Deserialize)]
-struct CaseEntry {
-    target: String,
-    workload: String,
-    phase: String,
-    status: String,
-    file: Option<String>,
-}
-
 /// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
 /// first target first), each case that finished a run of its side.
 pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
-    let path = dir.join("study.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        UsageError::new(format!(
-            "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
-            dir.display()
-        ))
-    })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-        UsageError::new(format!(
-            "compare: '{}' line {} column {}: not a study manifest ({})",
-            path.display(),
-            e.line(),
-            e.column(),
-            without_position(&e)
-        ))
+    use crate::inputs::study::{MANIFEST, ManifestError, read_cases};
+    let cases = read_cases(dir).map_err(|e| {
+        UsageError::new(match e {
+            ManifestError::Unreadable(e) => format!(
+                "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
+                dir.display()
+            ),
+            ManifestError::NotAManifest { line, column, reason } => format!(
+                "compare: '{}' line {line} column {column}: not a study manifest ({reason})",
+                dir.join(MANIFEST).display()
+            ),
+        })
     })?;
     let mut groups: Vec<Group> = Vec::new();
-    for case in &manifest.cases {
-        let side = side_in(&mut groups, &study_group_title(&case.workload, &case.phase), &case.target);
-        let Some(file) = case.file.as_ref().filter(|_| case.status == "ok") else {
-            side.notes.push(format!("a case of {} is {} and left out", case.target, case.status));
+    for case in &cases {
+        let (workload, phase) = (case.workload.as_deref().unwrap_or(""), case.phase.as_deref().unwrap_or(""));
+        let side = side_in(&mut groups, &study_group_title(workload, phase), &case.target);
+        let Some(file) = case.file.as_ref().filter(|_| case.ok()) else {
+            let status = case.status.as_deref().unwrap_or("ok");
+            side.notes.push(format!("a case of {} is {status} and left out", case.target));
             continue;
         };
         add_file(side, &dir.join(file))?;
@@ -239,11 +221,4 @@ pub fn side_in<'g>(groups: &'g mut Vec<Group>, title: &str, target: &str) -> &'g
         sides.len() - 1
     });
     &mut sides[si]
-}
-
-/// serde_json's message without its trailing " at line L column C" (the line and column are said before it).
-fn without_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let cut = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&cut).unwrap_or(&text).to_string()
 }

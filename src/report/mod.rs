@@ -9,9 +9,10 @@ pub mod html;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::UsageError;
+use crate::inputs::study::{MANIFEST, ManifestError, StudyCase, json_reason, read_cases};
 use crate::metrics::LatencyHistogram;
 use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
@@ -87,15 +88,6 @@ fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageEr
     Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows), case: None }])
 }
 
-/// serde_json's message without its own position, which the line already gives.
-fn json_reason(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
-
 /// A document's legend name: its one target URL, else (several targets or none) the file stem.
 /// An input from a result document read elsewhere (the history), named by its target or else `origin`.
 pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
@@ -135,52 +127,20 @@ pub fn parse_drnbench(origin: &str, text: &str) -> Result<Vec<DrnbenchRow>, Usag
     })
 }
 
-/// One case of a study's manifest (`study.json`).
-#[derive(Clone, Debug, Deserialize)]
-struct StudyCase {
-    target: String,
-    #[serde(default)]
-    workload: Option<String>,
-    #[serde(default)]
-    phase: Option<String>,
-    #[serde(default)]
-    repetition: Option<u64>,
-    #[serde(default)]
-    status: Option<String>,
-    /// The case's result JSON, relative to the study directory.
-    #[serde(default)]
-    file: Option<String>,
-}
-
-/// The manifest: `{"cases": [...], ...}`, or the list of cases alone.
-#[derive(Deserialize)]
-struct Manifest {
-    cases: Vec<StudyCase>,
-}
-
 /// Reads a study directory through its manifest: each case's result document, labelled by its target.
 fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
-    let manifest_path = dir.join("study.json");
-    let shown = manifest_path.display().to_string();
-    let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
-        UsageError::new(format!(
-            "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
-            dir.display()
-        ))
-    })?;
-    // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
-    let cases = if text.trim_start().starts_with('[') {
-        serde_json::from_str::<Vec<StudyCase>>(&text)
-    } else {
-        serde_json::from_str::<Manifest>(&text).map(|m| m.cases)
-    }
-    .map_err(|e| {
-        UsageError::new(format!(
-            "input '{shown}': line {} column {}: not a study manifest: {}; it lists cases with target and file",
-            e.line(),
-            e.column(),
-            json_reason(&e)
-        ))
+    let shown = dir.join(MANIFEST).display().to_string();
+    let cases = read_cases(dir).map_err(|e| {
+        UsageError::new(match e {
+            ManifestError::Unreadable(e) => format!(
+                "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
+                dir.display()
+            ),
+            ManifestError::NotAManifest { line, column, reason } => format!(
+                "input '{shown}': line {line} column {column}: not a study manifest: {reason}; it lists cases with \
+                 target and file"
+            ),
+        })
     })?;
     let group_of = |c: &StudyCase| {
         crate::compare::input::study_group_title(c.workload.as_deref().unwrap_or(""), c.phase.as_deref().unwrap_or(""))
@@ -194,8 +154,7 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
                 targets.push(c.target.clone());
             }
         }
-        let ok = case.status.as_deref().is_none_or(|s| s == "ok");
-        let tag = Case { group, target: case.target.clone(), targets, ok };
+        let tag = Case { group, target: case.target.clone(), targets, ok: case.ok() };
         let Some(file) = &case.file else { continue };
         let path = dir.join(file);
         // A failed case may have no result; one that has a file is read like any other input.
