@@ -16,6 +16,7 @@ pub mod error;
 pub mod export;
 pub mod gates;
 pub mod history;
+pub mod inputs;
 pub mod k8s;
 pub mod load;
 pub mod merge;

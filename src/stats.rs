@@ -1,6 +1,7 @@
 //! Statistics of repeated runs: mean, sample standard deviation, Student's t distribution (computed through the
-//! regularized incomplete beta function, not tabulated), the 95 % interval of a mean, Welch's t-test and Fieller's
-//! interval of a ratio of two means.
+//! regularized incomplete beta function, not tabulated), the 95 % interval of a mean, Welch's t-test, Fieller's
+//! interval of a ratio of two means, the test of a ratio against any value, and Holm's adjustment of a family of
+//! p-values.
 //!
 //! The sample is a run, not a request: requests inside one run share its drift, so callers pass one figure per
 //! run (its throughput, its p99). Everything here is pure arithmetic on `f64` and imports nothing of the crate.
@@ -288,6 +289,48 @@ pub fn ratio_ci(a: &[f64], b: &[f64], level: f64) -> Option<RatioInterval> {
     Some(RatioInterval { ratio, interval, welch: w })
 }
 
+/// The test behind Fieller's interval, at any ratio `r0`: t = (mean(b) - r0 mean(a)) / sqrt(vb + r0² va), with the
+/// interval's degrees of freedom (Welch–Satterthwaite of the two samples, as [`ratio_ci`] uses), so the 95 %
+/// interval excludes `r0` exactly when this p is below 0.05. At `r0` = 1 it is Welch's test of b against a. None
+/// when either sample has fewer than two values.
+pub fn ratio_test(a: &[f64], b: &[f64], r0: f64) -> Option<Welch> {
+    let w = welch(b, a)?;
+    let (va, vb) = (sample_variance(a) / a.len() as f64, sample_variance(b) / b.len() as f64);
+    let diff = mean(b) - r0 * mean(a);
+    let se2 = vb + r0 * r0 * va;
+    if se2 == 0.0 {
+        // No spread on either side, as in `welch`: equal is no evidence, different is certain.
+        return Some(if diff == 0.0 {
+            Welch { t: 0.0, df: w.df, p: 1.0 }
+        } else {
+            Welch { t: diff.signum() * f64::INFINITY, df: w.df, p: 0.0 }
+        });
+    }
+    let t = diff / se2.sqrt();
+    Some(Welch { t, df: w.df, p: t_two_sided_p(t, w.df) })
+}
+
+/// Holm's step-down adjustment of a family of p-values, in the order given: sorted ascending, the k-th smallest
+/// (from 0) is multiplied by (m - k), the running maximum taken and capped at 1. Rejecting where the adjusted p is
+/// below alpha keeps the chance of any false rejection in the whole family at or below alpha, whatever the
+/// dependence between the tests (Holm 1979); it is never less powerful than Bonferroni. A NaN sorts last and stays
+/// NaN.
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| ps[i].total_cmp(&ps[j]));
+    let mut out = vec![f64::NAN; m];
+    let mut running = 0.0_f64;
+    for (k, &i) in order.iter().enumerate() {
+        if ps[i].is_nan() {
+            continue;
+        }
+        running = running.max(((m - k) as f64 * ps[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 #[cfg(test)]
 // The reference values are quoted with every digit mpmath printed.
 #[allow(clippy::excessive_precision)]
@@ -426,5 +469,37 @@ mod tests {
         assert!(seen[0] > 200 && seen[1] > 200, "both outcomes are exercised: {seen:?}");
         // A denominator that is not clearly away from zero: no bounded interval.
         assert!(ratio_ci(&[-1.0, 1.0, 0.5], &[1.0, 2.0, 3.0], 0.95).unwrap().interval.is_none());
+    }
+
+    #[test]
+    fn the_ratio_test_is_welch_at_one_and_agrees_with_fieller_elsewhere() {
+        let a = [1.01, 1.05, 1.03];
+        let b = [0.90, 0.91, 0.89, 0.92];
+        assert_eq!(ratio_test(&a, &b, 1.0).unwrap(), welch(&b, &a).unwrap());
+        let (lo, hi) = ratio_ci(&a, &b, 0.95).unwrap().interval.unwrap();
+        // At the interval's ends the test sits exactly at 5 %; inside above it, outside below it.
+        for end in [lo, hi] {
+            assert!(close(ratio_test(&a, &b, end).unwrap().p, 0.05, 1e-6), "{end}");
+        }
+        assert!(ratio_test(&a, &b, (lo + hi) / 2.0).unwrap().p > 0.05);
+        assert!(ratio_test(&a, &b, hi * 1.05).unwrap().p < 0.05);
+        assert!(ratio_test(&a, &b, hi * 1.05).unwrap().t < 0.0, "b is below 1.05 x the upper end");
+        assert_eq!(ratio_test(&[2.0, 2.0], &[4.0, 4.0], 2.0).unwrap().p, 1.0);
+        assert!(ratio_test(&[1.0], &b, 1.0).is_none());
+    }
+
+    #[test]
+    fn holm_multiplies_the_smallest_by_m_and_keeps_the_order() {
+        // Worked by hand: sorted 0.01, 0.02, 0.03, 0.5 -> 0.04, 0.06, 0.06 (the running maximum), 0.5.
+        let adj = holm(&[0.03, 0.01, 0.5, 0.02]);
+        let want = [0.06, 0.04, 0.5, 0.06];
+        for (got, want) in adj.iter().zip(want) {
+            assert!(close(*got, want, 1e-12), "{adj:?}");
+        }
+        assert_eq!(holm(&[0.04]), [0.04]);
+        assert_eq!(holm(&[0.9, 0.8]), [1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
+        let with_nan = holm(&[f64::NAN, 0.01]);
+        assert!(with_nan[0].is_nan() && close(with_nan[1], 0.02, 1e-12), "{with_nan:?}");
     }
 }

@@ -73,6 +73,19 @@ pub fn count_of(n: impl Into<u64>, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// A count with thousands separated by commas, as people read it: `380`, `10,000`.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Formats a duration given in microseconds for people: `850us`, `12.35ms`, `1.20s`.
 pub fn format_micros(us: f64) -> String {
     if us < 1000.0 {
@@ -137,5 +150,14 @@ mod tests {
         assert_eq!(format_micros(850.0), "850us");
         assert_eq!(format_micros(12_345.0), "12.35ms");
         assert_eq!(format_micros(1_200_000.0), "1.20s");
+    }
+
+    #[test]
+    fn counts_group_their_thousands() {
+        assert_eq!(format_count(0), "0");
+        assert_eq!(format_count(380), "380");
+        assert_eq!(format_count(1_000), "1,000");
+        assert_eq!(format_count(10_000), "10,000");
+        assert_eq!(format_count(1_234_567), "1,234,567");
     }
 }

@@ -95,7 +95,7 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     let out = common::hakaru(&["compare", "--markdown", "-", fast, slow]);
     assert_eq!(out.code, 0);
     assert!(
-        out.stdout.contains("| metric | side | n | value | ratio | 95 % interval | p | verdict |"),
+        out.stdout.contains("| metric | side | n | value | ratio | 95 % interval | p | Holm p | verdict |"),
         "{}",
         out.stdout
     );
@@ -143,8 +143,11 @@ fn the_same_target_twice_shows_no_significant_difference() {
         let c = cell(&doc, metric);
         assert_eq!(c["n"].as_u64(), Some(3));
         assert_eq!(c["verdict"], "no_significant_difference", "{metric}: {c}\n{}", out.stdout);
+        // The verdict is judged over the family (Holm); the interval is of this comparison alone, so on the same
+        // target it may just miss 1 now and then while the family finds nothing.
         let (lo, hi) = interval(c);
-        assert!(lo <= 1.0 && 1.0 <= hi, "{metric}: {lo} .. {hi}");
+        assert!(lo <= hi, "{metric}: {lo} .. {hi}");
+        assert!(c["p_adjusted"].as_f64().unwrap() >= 0.05, "{metric}: {c}");
     }
     assert_eq!(doc["fail_if"][0]["failed"], false);
 }

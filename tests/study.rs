@@ -515,3 +515,97 @@ fn thresholds_judge_every_case_and_the_study_writes_its_report() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--threshold"), "{}", out.stderr);
 }
+
+/// The page's embedded report model.
+fn embedded_report(page: &str) -> serde_json::Value {
+    let start = page.find("id=\"hakaru-data\">").expect("the page embeds its data") + "id=\"hakaru-data\">".len();
+    let end = start + page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..end]).unwrap()
+}
+
+#[test]
+fn report_and_compare_give_the_same_verdicts_on_a_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "300ms"));
+    let dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let json = tmp.path().join("compare.json");
+    let out = common::hakaru(&["compare", "--json", json.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let compared: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // compare's verdicts, keyed like the report's rows: group, point, target, metric -> (words, Holm p).
+    let name = |m: &str| {
+        match m {
+            "qps" => "ok/s",
+            "p999" => "p99.9",
+            other => other,
+        }
+        .to_string()
+    };
+    let mut from_compare = Vec::new();
+    for g in compared["groups"].as_array().unwrap() {
+        for p in g["points"].as_array().unwrap() {
+            for r in p["rows"].as_array().unwrap() {
+                for c in r["cells"].as_array().unwrap().iter().skip(1) {
+                    let key = (
+                        g["title"].clone(),
+                        p["point"].clone(),
+                        c["side"].clone(),
+                        name(r["metric"].as_str().unwrap()),
+                    );
+                    from_compare.push((key, c["verdict"].clone(), c["p_adjusted"].clone()));
+                }
+            }
+        }
+    }
+    // The study's own report and `hakaru report DIR` say the same.
+    let page = tmp.path().join("again.html");
+    let out = common::hakaru(&["report", dir.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for html in [dir.join("report.html"), page] {
+        let report = embedded_report(&std::fs::read_to_string(&html).unwrap());
+        let from_report: Vec<_> = report["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                let key = (
+                    v["group"].clone(),
+                    v["point"].clone(),
+                    v["target"].clone(),
+                    v["metric"].as_str().unwrap().to_string(),
+                );
+                (key, v["verdict"].clone(), v["p_adjusted"].clone())
+            })
+            .collect();
+        assert_eq!(from_report.len(), from_compare.len(), "{}: {from_report:?}", html.display());
+        for ((key, words, p), (ckey, verdict, cp)) in from_report.iter().zip(&from_compare) {
+            assert_eq!(key, ckey);
+            assert_eq!(p, cp, "{key:?}: the same Holm-adjusted p");
+            let words = words.as_str().unwrap();
+            let same = match verdict.as_str().unwrap() {
+                "no_significant_difference" => words == "no significant difference",
+                "too_few_answers" => words.starts_with(&format!("too few answers per run for {}", key.3)),
+                "too_few_runs" => words == "too few runs to tell",
+                "fewer" => words == "fewer failures",
+                "more" => words == "more failures",
+                "not_available" => words == "-",
+                v => words == v,
+            };
+            assert!(same, "{key:?}: compare says {verdict}, the report {words}");
+        }
+        // The 10 ms target against the 5 ms one: slower on the median in both phases; its p99 rests on runs of
+        // about 60 answers and gets no verdict.
+        for phase in ["cold", "warm"] {
+            let verdict = |metric: &str| {
+                from_report
+                    .iter()
+                    .find(|(k, ..)| k.0 == format!("workload default, phase {phase}") && k.3 == metric)
+                    .map(|(_, v, _)| v.as_str().unwrap().to_string())
+            };
+            assert_eq!(verdict("p50").as_deref(), Some("slower"), "{from_report:?}");
+            assert!(verdict("p99").unwrap().starts_with("too few answers per run for p99 ("), "{from_report:?}");
+        }
+    }
+}

@@ -305,8 +305,7 @@
     const list = series.filter((s) => s.runs);
     if (!list.length) return;
     const sec = section("Repeated runs", "Each target's mean over its complete runs (--runs), the whisker its 95 % " +
-      "confidence interval (Student's t; the runs' range below two runs). Verdicts: each target against the first, " +
-      "Welch's test on the run values and Fieller's interval of the ratio, as hakaru compare gives them.");
+      "confidence interval (Student's t; the runs' range below two runs).");
     const names = (u, vals) => vals.map((v) => (list[v - 1] ? list[v - 1].name : ""));
     for (const [key, title, unit] of [["ok_per_s", "Successes per second", "ok/s"], ["p99_ms", "p99 latency", "p99 (ms)"]]) {
       addChart(sec, { title: title + " over repeated runs", xLabel: "target", yLabel: unit, xValues: names,
@@ -315,12 +314,20 @@
           ys: [s.runs[key].mean] })),
         bars: list.map((s, i) => Object.assign({ x: i + 1, color: s.color }, s.runs[key])) });
     }
-    if (data.verdicts.length) {
-      sec.append(table(["target", { text: "against" }, { text: "figure" }, "ratio", { text: "95 % interval" }, "p",
-        { text: "verdict" }], data.verdicts.map((v) => [v.target, { text: v.baseline }, { text: v.metric },
-        num(v.ratio, 3), { text: v.interval ? num(v.interval[0], 3) + " – " + num(v.interval[1], 3) : "–" },
-        v.p === null ? "–" : num(v.p, 4), { text: v.verdict }])));
-    }
+  }
+  function verdicts() {
+    if (!data.verdicts.length) return;
+    const sec = section("Verdicts", "As hakaru compare gives them: each target against the first (a study's, per " +
+      "workload and phase), Welch's test on the run values and Fieller's interval of the ratio; a verdict only " +
+      "where the p-value adjusted over every comparison here (Holm) is below 0.05, so the chance of any false " +
+      "alarm stays at 5 %. A percentile gets none when a run has fewer than 10 answers beyond it (p99: 1,000 a " +
+      "run, p99.9: 10,000): longer runs give it one.");
+    const where = (v) => [v.group, v.point].filter((x) => x).join(", ") || "–";
+    sec.append(table(["target", { text: "against" }, { text: "where" }, { text: "figure" }, "ratio",
+      { text: "95 % interval" }, "p", "Holm p", { text: "verdict" }], data.verdicts.map((v) => [v.target,
+      { text: v.baseline }, { text: where(v) }, { text: v.metric }, num(v.ratio, 3),
+      { text: v.interval ? num(v.interval[0], 3) + " – " + num(v.interval[1], 3) : "–" },
+      v.p === null ? "–" : num(v.p, 4), v.p_adjusted === null ? "–" : num(v.p_adjusted, 4), { text: v.verdict }])));
   }
   function mix() {
     const sec = section("Status and failure mix", "Answers by status and requests that ended with an error, every " +
@@ -352,6 +359,7 @@
   overTime();
   monitors();
   repeatedRuns();
+  verdicts();
   mix();
   warnings();
   drawAll();

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::args::CompareArgs;
 use crate::compare::input::{Loaded, load};
-use crate::compare::{Comparison, FailIf, Group, compare_group, judge_fail_ifs, render};
+use crate::compare::{Comparison, FailIf, Group, compare_groups, judge_fail_ifs, render};
 use crate::error::UsageError;
 use crate::export::{is_stdout, write_atomically};
 
@@ -49,7 +49,7 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     };
-    let compared = groups.iter().map(|g| compare_group(g, a.baseline.as_deref())).collect::<Result<Vec<_>, _>>()?;
+    let compared = compare_groups(&groups, a.baseline.as_deref())?;
     let fail_if = judge_fail_ifs(&compared, &gates);
     let comparison = Comparison { schema: "hakaru.compare/1".into(), groups: compared, fail_if };
     let mut to_stdout = false;

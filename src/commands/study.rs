@@ -222,6 +222,23 @@ fn write_report(plan: &StudyPlan, dir: &Path) {
     }
 }
 
+/// The study's verdicts as `hakaru compare DIR` gives them (the same code: one family over every target, metric
+/// and phase), when it has targets to compare.
+fn verdicts(dir: &Path) {
+    let Ok(groups) = crate::compare::input::study(dir) else { return };
+    if groups.iter().all(|g| g.sides.len() < 2) {
+        return;
+    }
+    match crate::compare::compare_groups(&groups, None) {
+        Ok(groups) => {
+            let comparison = crate::compare::Comparison { schema: String::new(), groups, fail_if: Vec::new() };
+            say!("\nverdicts (each target against the first, as hakaru compare {} gives them)", dir.display());
+            say!("{}", crate::compare::render::text(&comparison).trim_end());
+        }
+        Err(e) => say!("  ! no verdicts: {e}"),
+    }
+}
+
 /// The closing summary: the table over repetitions, what failed, where the files are. The study's verdicts
 /// (`compare`), its report and its threshold gates are added here, from the same manifest and groups.
 fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
@@ -235,6 +252,7 @@ fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
             "summary over repetitions (mean and standard deviation of the runs; p99 pooled: of their merged histograms)"
         );
         say!("{}", summary::table(&groups).trim_end());
+        verdicts(dir);
     }
     let (ok, failed, skipped) = (count(CaseStatus::Ok), count(CaseStatus::Failed), count(CaseStatus::Skipped));
     let resumed =

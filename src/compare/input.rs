@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::{Group, Sample, Side};
 use crate::error::UsageError;
 use crate::export::drnbench::DRNBENCH_COLUMNS;
@@ -68,7 +66,7 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
                 path.display(),
                 e.line(),
                 e.column(),
-                without_position(&e)
+                crate::inputs::study::json_reason(&e)
             ))
         })?;
         add_document(side, &doc, &path.display().to_string());
@@ -122,52 +120,44 @@ impl Sample {
             p999_us: lat(99.9),
             requests: step.requests,
             failed: step.failed,
+            answers: l.count,
             histogram: LatencyHistogram::from_base64(&step.histogram.data).ok(),
         }
     }
 }
 
-/// drnbench's CSV: one row per client count; successes per second are the rate of requests times the share of
-/// 2xx and 3xx statuses; the mean time is of every request (drnbench times failures too); no percentiles.
+/// drnbench's CSV (`crate::inputs::drnbench`): one row per client count; successes per second are the rate of
+/// requests times the share of 2xx and 3xx statuses; the mean time is of every request (drnbench times failures
+/// too); no percentiles.
 fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), UsageError> {
-    let bad = |line: usize, why: String| {
+    use crate::inputs::drnbench::{CsvError, parse};
+    let rows = parse(text).map_err(|e| {
+        let (line, why) = match e {
+            CsvError::Header(e) => (1, e),
+            CsvError::NotDrnbench(_) => (1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))),
+            CsvError::Row { line, error } => (line, error),
+            CsvError::NotANumber { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a number")),
+            CsvError::NotWhole { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a whole number")),
+        };
         UsageError::new(format!(
             "compare: '{}' line {line}: {why}; give a CSV written by drnbench or `hakaru sweep -o`",
             path.display()
         ))
-    };
-    let mut r = ::csv::Reader::from_reader(text.as_bytes());
-    let header: Vec<String> = r.headers().map_err(|e| bad(1, e.to_string()))?.iter().map(String::from).collect();
-    if header.len() < DRNBENCH_COLUMNS.len() || header[..DRNBENCH_COLUMNS.len()] != DRNBENCH_COLUMNS {
-        return Err(bad(1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))));
-    }
-    for (i, row) in r.records().enumerate() {
-        let line = i + 2;
-        let row = row.map_err(|e| bad(line, e.to_string()))?;
-        let num = |col: usize| -> Result<f64, UsageError> {
-            let cell = row.get(col).unwrap_or("");
-            cell.trim().parse::<f64>().map_err(|_| bad(line, format!("'{cell}' in {} is not a number", header[col])))
-        };
-        let (clients, requests, qps, mean_s) = (num(0)?, num(1)?, num(2)?, row.get(5).unwrap_or("").trim());
-        let mut ok_percent = 0.0;
-        for (col, name) in header.iter().enumerate().skip(DRNBENCH_COLUMNS.len()) {
-            let code: u16 = name.trim().parse().unwrap_or(0);
-            if (200..400).contains(&code) {
-                ok_percent += num(col)?;
-            }
-        }
-        let ok_share = (ok_percent / 100.0).clamp(0.0, 1.0);
-        let failed = (requests * (1.0 - ok_share)).round() as u64;
+    })?;
+    for r in rows {
+        let ok_share = (r.ok_percent() / 100.0).clamp(0.0, 1.0);
         side.add(
-            &format!("c={clients}"),
+            &format!("c={}", r.clients),
             Sample {
-                ok_per_s: qps * ok_share,
-                mean_us: mean_s.parse::<f64>().ok().map(|s| s * 1e6),
+                ok_per_s: r.qps * ok_share,
+                mean_us: r.mean_s.map(|s| s * 1e6),
                 p50_us: None,
                 p99_us: None,
                 p999_us: None,
-                requests: requests as u64,
-                failed,
+                requests: r.requests,
+                failed: (r.requests as f64 * (1.0 - ok_share)).round() as u64,
+                // drnbench times no answer apart: no percentile, so none is needed.
+                answers: 0,
                 histogram: None,
             },
         );
@@ -179,61 +169,29 @@ fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), Usag
     Ok(())
 }
 
-/// The part of `study.json` compare reads (the study runner writes more).
-#[derive(Deserialize)]
-struct Manifest {
-    cases: Vec<CaseEntry>,
-}
-
-#[derive(Deserialize)]
-struct CaseEntry {
-    target: String,
-    workload: String,
-    phase: String,
-    status: String,
-    file: Option<String>,
-}
-
 /// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
 /// first target first), each case that finished a run of its side.
-fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
-    let path = dir.join("study.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        UsageError::new(format!(
-            "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
-            dir.display()
-        ))
-    })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-        UsageError::new(format!(
-            "compare: '{}' line {} column {}: not a study manifest ({})",
-            path.display(),
-            e.line(),
-            e.column(),
-            without_position(&e)
-        ))
+pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
+    use crate::inputs::study::{MANIFEST, ManifestError, read_cases};
+    let cases = read_cases(dir).map_err(|e| {
+        UsageError::new(match e {
+            ManifestError::Unreadable(e) => format!(
+                "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
+                dir.display()
+            ),
+            ManifestError::NotAManifest { line, column, reason } => format!(
+                "compare: '{}' line {line} column {column}: not a study manifest ({reason})",
+                dir.join(MANIFEST).display()
+            ),
+        })
     })?;
     let mut groups: Vec<Group> = Vec::new();
-    for case in &manifest.cases {
-        let title = format!("workload {}, phase {}", case.workload, case.phase);
-        let gi = match groups.iter().position(|g| g.title == title) {
-            Some(i) => i,
-            None => {
-                groups.push(Group { title, sides: Vec::new() });
-                groups.len() - 1
-            }
-        };
-        let sides = &mut groups[gi].sides;
-        let si = match sides.iter().position(|s| s.name == case.target) {
-            Some(i) => i,
-            None => {
-                sides.push(Side::new(&case.target));
-                sides.len() - 1
-            }
-        };
-        let side = &mut sides[si];
-        let Some(file) = case.file.as_ref().filter(|_| case.status == "ok") else {
-            side.notes.push(format!("a case of {} is {} and left out", case.target, case.status));
+    for case in &cases {
+        let (workload, phase) = (case.workload.as_deref().unwrap_or(""), case.phase.as_deref().unwrap_or(""));
+        let side = side_in(&mut groups, &study_group_title(workload, phase), &case.target);
+        let Some(file) = case.file.as_ref().filter(|_| case.ok()) else {
+            let status = case.status.as_deref().unwrap_or("ok");
+            side.notes.push(format!("a case of {} is {status} and left out", case.target));
             continue;
         };
         add_file(side, &dir.join(file))?;
@@ -244,9 +202,23 @@ fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
     Ok(groups)
 }
 
-/// serde_json's message without its trailing " at line L column C" (the line and column are said before it).
-fn without_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let cut = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&cut).unwrap_or(&text).to_string()
+/// The title of a study's group: its cases of one workload and phase.
+pub fn study_group_title(workload: &str, phase: &str) -> String {
+    format!("workload {workload}, phase {phase}")
+}
+
+/// The side of `target` in the group titled `title`, each made when first named: groups and sides keep the order
+/// of the manifest's cases, failed ones included, so the first target is the baseline. The report sorts a study
+/// through this too, so its verdicts are compare's.
+pub fn side_in<'g>(groups: &'g mut Vec<Group>, title: &str, target: &str) -> &'g mut Side {
+    let gi = groups.iter().position(|g| g.title == title).unwrap_or_else(|| {
+        groups.push(Group { title: title.to_string(), sides: Vec::new() });
+        groups.len() - 1
+    });
+    let sides = &mut groups[gi].sides;
+    let si = sides.iter().position(|s| s.name == target).unwrap_or_else(|| {
+        sides.push(Side::new(target));
+        sides.len() - 1
+    });
+    &mut sides[si]
 }

@@ -1,21 +1,24 @@
 //! `compare`: two or more sides (result files, drnbench CSVs, a study's targets) point by point and metric by
 //! metric, each against the baseline (the first, or `--baseline`): the ratio, and where both sides have
-//! repeated runs a 95 % interval of the ratio and a verdict (faster, slower, no significant difference, or too
-//! few runs to tell). `--fail-if` gates judge the interval, so noise never fails a build.
+//! repeated runs a 95 % interval of the ratio and a verdict (faster, slower, no significant difference, too few
+//! runs to tell, or too few answers per run for a percentile). `--fail-if` gates judge the interval, so noise
+//! never fails a build.
 //!
 //! The sample is a run: a step of `--runs`, a case of a study, one file. Percentiles of a side are read from its
-//! runs' histograms merged exactly; the interval and the test use one value per run. The interval is Fieller's
-//! for the ratio of the mean per-run values with Welch–Satterthwaite degrees of freedom, so it excludes 1
-//! exactly when Welch's t-test on the run values finds a difference at 5 % (see `stats::ratio_ci`).
+//! runs' histograms merged exactly; the interval and the test use one value per run. Verdicts come from
+//! `verdict.rs`, judged over every comparison of one call of [`compare_groups`] at once (Holm), and so do the gates.
 
 pub mod input;
 pub mod render;
+pub mod verdict;
 
 use serde::Serialize;
 
 use crate::error::UsageError;
 use crate::metrics::LatencyHistogram;
 use crate::stats;
+use crate::units::format_count;
+use verdict::Test;
 
 /// One run of a side at one load point.
 #[derive(Clone, Debug)]
@@ -27,6 +30,8 @@ pub struct Sample {
     pub p999_us: Option<f64>,
     pub requests: u64,
     pub failed: u64,
+    /// Answers whose latency was timed (the successes): what the run's percentiles rest on.
+    pub answers: u64,
     /// The latency histogram of the successes, when the input has one (not in drnbench CSV).
     pub histogram: Option<LatencyHistogram>,
 }
@@ -147,6 +152,16 @@ impl Metric {
         }
     }
 
+    /// The percentile a metric is, e.g. 99.9; None for the others.
+    fn percentile(self) -> Option<f64> {
+        match self {
+            Metric::P50 => Some(50.0),
+            Metric::P99 => Some(99.0),
+            Metric::P999 => Some(99.9),
+            _ => None,
+        }
+    }
+
     /// Whether a higher value is better (throughput) rather than worse (latency, failures).
     fn higher_is_better(self) -> bool {
         self == Metric::Qps
@@ -165,6 +180,8 @@ pub enum Verdict {
     NoSignificantDifference,
     /// Fewer than two runs on a side: no test can tell.
     TooFewRuns,
+    /// A percentile from runs too short to estimate it (fewer than 10 answers beyond it in some run).
+    TooFewAnswers,
     /// The figure is missing on a side (no successes, no percentiles in a CSV, no such point).
     NotAvailable,
 }
@@ -179,6 +196,7 @@ impl Verdict {
             Verdict::More => "more failures",
             Verdict::NoSignificantDifference => "no significant difference",
             Verdict::TooFewRuns => "too few runs to tell",
+            Verdict::TooFewAnswers => "too few answers per run",
             Verdict::NotAvailable => "-",
         }
     }
@@ -197,9 +215,35 @@ pub struct Cell {
     /// 95 % interval of the ratio of the mean per-run values (Fieller, cut at 0); null without two runs a side,
     /// or when unbounded.
     pub ci95: Option<[f64; 2]>,
-    /// Welch's two-sided p-value on the per-run values.
+    /// Welch's two-sided p-value on the per-run values, this comparison alone.
     pub p: Option<f64>,
+    /// `p` adjusted over every comparison made at once (Holm): what the verdict is judged on.
+    pub p_adjusted: Option<f64>,
+    /// For a percentile: the fewest answers of any run on either side, and how many each run needs.
+    pub answers_per_run: Option<u64>,
+    pub answers_needed: Option<u64>,
     pub verdict: Verdict,
+    /// The per-run values tested (baseline, this side), for the gates.
+    #[serde(skip)]
+    runs: Option<[Vec<f64>; 2]>,
+    /// The comparison, until the family judges it.
+    #[serde(skip)]
+    test: Option<Test>,
+}
+
+impl Cell {
+    /// The verdict in words; a percentile without enough answers says how many it had and needs.
+    pub fn verdict_words(&self, metric: Metric) -> String {
+        match (self.verdict, self.answers_per_run, self.answers_needed) {
+            (Verdict::TooFewAnswers, Some(had), Some(needed)) => format!(
+                "too few answers per run for {} ({}; {} needed)",
+                metric.name(),
+                format_count(had),
+                format_count(needed)
+            ),
+            (v, _, _) => v.words().to_string(),
+        }
+    }
 }
 
 /// One metric at one point: the baseline first, then every other side.
@@ -233,8 +277,26 @@ pub struct Comparison {
     pub fail_if: Vec<FailIfResult>,
 }
 
-/// Compares every side of `group` with its baseline (the side named `baseline`, else the first).
-pub fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupComparison, UsageError> {
+/// Compares every side of every group with its baseline (the side named `baseline`, else the first), and judges
+/// all those comparisons as one family: this is what `compare` prints and the report shows.
+pub fn compare_groups(groups: &[Group], baseline: Option<&str>) -> Result<Vec<GroupComparison>, UsageError> {
+    let mut out = groups.iter().map(|g| compare_group(g, baseline)).collect::<Result<Vec<_>, _>>()?;
+    let mut cells: Vec<(Metric, &mut Cell)> = Vec::new();
+    for row in out.iter_mut().flat_map(|g| &mut g.points).flat_map(|p| &mut p.rows) {
+        let metric = row.metric;
+        cells.extend(row.cells.iter_mut().skip(1).filter(|c| c.test.is_some()).map(|c| (metric, c)));
+    }
+    let tests: Vec<Test> = cells.iter_mut().filter_map(|(_, c)| c.test.take()).collect();
+    let calls = verdict::judge(&tests.iter().collect::<Vec<_>>());
+    for ((metric, c), call) in cells.into_iter().zip(calls) {
+        c.p_adjusted = Some(call.p_adjusted);
+        c.verdict = verdict_of(metric, call.higher);
+    }
+    Ok(out)
+}
+
+/// Compares every side of `group` with its baseline; the verdicts wait for the family ([`compare_groups`]).
+fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupComparison, UsageError> {
     let bi = match baseline {
         None => 0,
         Some(b) => group.sides.iter().position(|s| s.name == b).ok_or_else(|| {
@@ -281,7 +343,12 @@ pub fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompa
                         ratio: None,
                         ci95: None,
                         p: None,
+                        p_adjusted: None,
+                        answers_per_run: None,
+                        answers_needed: None,
                         verdict: Verdict::Baseline,
+                        runs: None,
+                        test: None,
                     }];
                     for s in &others {
                         let runs = s.runs_at(&point).unwrap_or(empty);
@@ -292,7 +359,21 @@ pub fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompa
                 .collect();
             Point { point, rows }
         })
-        .collect();
+        .collect::<Vec<Point>>();
+    // How to get a verdict on a percentile that had none: once per metric, with the fewest answers seen.
+    for &metric in &METRICS {
+        let short = points.iter().flat_map(|p| &p.rows).filter(|r| r.metric == metric).flat_map(|r| &r.cells);
+        let short = short.filter(|c| c.verdict == Verdict::TooFewAnswers);
+        let Some(needed) = short.clone().filter_map(|c| c.answers_needed).max() else { continue };
+        let had = short.filter_map(|c| c.answers_per_run).min().unwrap_or(0);
+        notes.push(format!(
+            "{} has no verdict: each run needs {} answers (10 beyond it), the shortest had {}; give the runs a \
+             longer duration (-d, or duration in a study's [load])",
+            metric.name(),
+            format_count(needed),
+            format_count(had)
+        ));
+    }
     Ok(GroupComparison { title: group.title.clone(), baseline: base.name.clone(), points, notes })
 }
 
@@ -302,8 +383,20 @@ fn cell(metric: Metric, name: &str, base_runs: &[Sample], base_value: Option<f64
         (Some(v), Some(b)) if b != 0.0 => Some(v / b),
         _ => None,
     };
-    let mut c =
-        Cell { side: name.into(), n: runs.len(), value, ratio, ci95: None, p: None, verdict: Verdict::NotAvailable };
+    let mut c = Cell {
+        side: name.into(),
+        n: runs.len(),
+        value,
+        ratio,
+        ci95: None,
+        p: None,
+        p_adjusted: None,
+        answers_per_run: None,
+        answers_needed: None,
+        verdict: Verdict::NotAvailable,
+        runs: None,
+        test: None,
+    };
     let per_run = |rs: &[Sample]| -> Option<Vec<f64>> { rs.iter().map(|r| metric.of_run(r)).collect() };
     let (Some(a), Some(b)) = (per_run(base_runs), per_run(runs)) else { return c };
     if value.is_none() || base_value.is_none() || a.is_empty() || b.is_empty() {
@@ -313,44 +406,32 @@ fn cell(metric: Metric, name: &str, base_runs: &[Sample], base_value: Option<f64
         c.verdict = Verdict::TooFewRuns;
         return c;
     }
-    // Which way the candidate differs, if significantly: from the interval when it is bounded, else (a zero
-    // baseline, e.g. no failures) from Welch's test alone.
-    let higher = match stats::ratio_ci(&a, &b, 0.95) {
-        Some(r) => {
-            c.p = Some(r.welch.p);
-            // Every figure compared is positive, so is their ratio: Fieller's set is cut at 0.
-            c.ci95 = r.interval.map(|(lo, hi)| [lo.max(0.0), hi]);
-            match r.interval {
-                Some((lo, _)) if lo > 1.0 => Some(true),
-                Some((_, hi)) if hi < 1.0 => Some(false),
-                Some(_) => None,
-                // Unbounded (the baseline's mean is not clearly away from 0): Welch's test alone.
-                None => (r.welch.p < 0.05).then_some(r.welch.t > 0.0),
-            }
+    if let Some(percentile) = metric.percentile() {
+        let needed = verdict::answers_needed(percentile);
+        let had = base_runs.iter().chain(runs).map(|r| r.answers).min().unwrap_or(0);
+        (c.answers_per_run, c.answers_needed) = (Some(had), Some(needed));
+        if had < needed {
+            c.verdict = Verdict::TooFewAnswers;
+            return c;
         }
-        None => stats::welch(&b, &a).and_then(|w| {
-            c.p = Some(w.p);
-            (w.p < 0.05).then_some(w.t > 0.0)
-        }),
-    };
-    c.verdict = match (higher, metric) {
-        (None, _) => Verdict::NoSignificantDifference,
-        (Some(h), Metric::Failed) => {
-            if h {
-                Verdict::More
-            } else {
-                Verdict::Fewer
-            }
-        }
-        (Some(h), m) => {
-            if h == m.higher_is_better() {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            }
-        }
-    };
+    }
+    let Some(test) = verdict::test(&a, &b, 1.0) else { return c };
+    (c.p, c.ci95) = (Some(test.p), test.ci95);
+    c.verdict = Verdict::NoSignificantDifference;
+    c.test = Some(test);
+    c.runs = Some([a, b]);
     c
+}
+
+/// The word for a direction the family found (or did not).
+fn verdict_of(metric: Metric, higher: Option<bool>) -> Verdict {
+    match (higher, metric) {
+        (None, _) => Verdict::NoSignificantDifference,
+        (Some(true), Metric::Failed) => Verdict::More,
+        (Some(false), Metric::Failed) => Verdict::Fewer,
+        (Some(h), m) if h == m.higher_is_better() => Verdict::Faster,
+        (Some(_), _) => Verdict::Slower,
+    }
 }
 
 /// `--fail-if 'p99 > 1.10 * baseline'`: a candidate fails only when the whole 95 % interval of its ratio to the
@@ -409,38 +490,49 @@ pub struct FailIfResult {
     pub side: String,
     pub ratio: Option<f64>,
     pub ci95: Option<[f64; 2]>,
-    /// True when the interval lies wholly beyond the bound: exit code 1.
+    /// The two-sided p of the ratio against the gate's factor, this judgement alone; null when not judged.
+    pub p: Option<f64>,
+    /// `p` adjusted over every gate judgement made at once (Holm); null when not judged.
+    pub p_adjusted: Option<f64>,
+    /// True when the interval lies wholly beyond the bound and the adjusted p is below 0.05: exit code 1.
     pub failed: bool,
     /// Why, in words.
     pub reason: String,
 }
 
-/// Judges every `--fail-if` on every candidate side and point.
+/// Judges every `--fail-if` on every candidate side and point. A gate fails when the whole 95 % interval of the
+/// ratio lies beyond its factor and, so that several gates, sides and points together raise a false alarm at
+/// most 5 % of the time, the test of the ratio against the factor stays below 0.05 after Holm's adjustment over
+/// every judgement made (`verdict.rs`). With one judgement the two conditions are the same.
 pub fn judge_fail_ifs(groups: &[GroupComparison], gates: &[FailIf]) -> Vec<FailIfResult> {
     let mut out = Vec::new();
+    // The judged results (index into `out`, the interval lies beyond, the gate's side) and their tests.
+    let mut judged: Vec<(usize, bool, bool, Test)> = Vec::new();
     for gate in gates {
+        let bound = format!("{}{}", if gate.above { ">" } else { "<" }, if gate.inclusive { "=" } else { "" });
         for g in groups {
             for p in &g.points {
                 let Some(row) = p.rows.iter().find(|r| r.metric == gate.metric) else { continue };
                 for c in row.cells.iter().skip(1) {
-                    let bound =
-                        format!("{}{}", if gate.above { ">" } else { "<" }, if gate.inclusive { "=" } else { "" });
-                    let (failed, reason) = match (c.ci95, c.verdict) {
-                        (Some([lo, hi]), _) => {
+                    let test = c.runs.as_ref().and_then(|[a, b]| verdict::test(a, b, gate.factor));
+                    let reason = match (c.ci95, c.verdict, test) {
+                        (Some([lo, hi]), _, Some(test)) => {
                             let beyond = match (gate.above, gate.inclusive) {
                                 (true, false) => lo > gate.factor,
                                 (true, true) => lo >= gate.factor,
                                 (false, false) => hi < gate.factor,
                                 (false, true) => hi <= gate.factor,
                             };
+                            judged.push((out.len(), beyond, gate.above, test));
                             let words = if beyond { "lies wholly" } else { "does not lie wholly" };
-                            (beyond, format!("the 95 % interval {lo:.3} .. {hi:.3} {words} {bound} {}", gate.factor))
+                            format!("the 95 % interval {lo:.3} .. {hi:.3} {words} {bound} {}", gate.factor)
                         }
-                        (None, Verdict::TooFewRuns) => {
-                            (false, "too few runs to tell (at least 2 a side): not judged".to_string())
+                        (None, Verdict::TooFewRuns, _) => {
+                            "too few runs to tell (at least 2 a side): not judged".to_string()
                         }
-                        (None, Verdict::NotAvailable) => (false, "the figure is missing: not judged".to_string()),
-                        (None, _) => (false, "the interval is unbounded (too noisy): not judged".to_string()),
+                        (None, Verdict::TooFewAnswers, _) => format!("{}: not judged", c.verdict_words(row.metric)),
+                        (None, Verdict::NotAvailable, _) => "the figure is missing: not judged".to_string(),
+                        _ => "the interval is unbounded (too noisy): not judged".to_string(),
                     };
                     out.push(FailIfResult {
                         fail_if: gate.text.clone(),
@@ -449,14 +541,34 @@ pub fn judge_fail_ifs(groups: &[GroupComparison], gates: &[FailIf]) -> Vec<FailI
                         side: c.side.clone(),
                         ratio: c.ratio,
                         ci95: c.ci95,
-                        failed,
+                        p: None,
+                        p_adjusted: None,
+                        failed: false,
                         reason,
                     });
                 }
             }
         }
     }
+    let calls = verdict::judge(&judged.iter().map(|(.., t)| t).collect::<Vec<_>>());
+    let m = judged.len();
+    for ((i, beyond, above, test), call) in judged.iter().zip(calls) {
+        let r = &mut out[*i];
+        r.p = Some(test.p);
+        r.p_adjusted = Some(call.p_adjusted);
+        r.failed = *beyond && call.higher == Some(*above);
+        let family = if m == 1 { String::new() } else { format!(" over {m} gate judgements") };
+        r.reason.push_str(&format!(" (p {}, Holm-adjusted{family} {})", p_text(test.p), p_text(call.p_adjusted)));
+        if *beyond && !r.failed {
+            r.reason.push_str(": within chance for so many gates, not failed");
+        }
+    }
     out
+}
+
+/// A p-value as the tables print it: four decimals, or `<0.0001`.
+pub fn p_text(p: f64) -> String {
+    if p < 0.0001 { "<0.0001".to_string() } else { format!("{p:.4}") }
 }
 
 #[cfg(test)]
@@ -474,6 +586,7 @@ mod tests {
             p999_us: Some(p99_us),
             requests: 100,
             failed: 0,
+            answers: 10_000,
             histogram: Some(h),
         }
     }
@@ -483,7 +596,8 @@ mod tests {
     }
 
     fn group(a: Vec<Sample>, b: Vec<Sample>) -> GroupComparison {
-        compare_group(&Group { title: String::new(), sides: vec![side("a", a), side("b", b)] }, None).unwrap()
+        let g = Group { title: String::new(), sides: vec![side("a", a), side("b", b)] };
+        compare_groups(&[g], None).unwrap().remove(0)
     }
 
     fn verdict(g: &GroupComparison, m: Metric) -> Verdict {

@@ -1,10 +1,10 @@
 //! A comparison for people: a text table per point for the terminal, or Markdown for CI comments. Each metric
 //! lists the baseline, then every other side with its ratio to the baseline, the 95 % interval of the ratio, the
-//! p-value and the verdict.
+//! p-value, the p-value adjusted over the family (Holm) and the verdict.
 
 use std::fmt::Write as _;
 
-use super::{Cell, Comparison, Metric};
+use super::{Cell, Comparison, Metric, p_text};
 use crate::units::format_micros;
 
 fn value(metric: Metric, v: Option<f64>) -> String {
@@ -16,16 +16,12 @@ fn value(metric: Metric, v: Option<f64>) -> String {
     }
 }
 
-/// The columns after the side's name: n, value, ratio, interval, p, verdict.
-fn columns(metric: Metric, c: &Cell) -> [String; 6] {
+/// The columns after the side's name: n, value, ratio, interval, p, Holm-adjusted p, verdict.
+fn columns(metric: Metric, c: &Cell) -> [String; 7] {
     let ratio = c.ratio.map_or(String::new(), |r| format!("{r:.3}"));
     let ci = c.ci95.map_or(String::new(), |[lo, hi]| format!("{lo:.3} .. {hi:.3}"));
-    let p = match c.p {
-        Some(p) if p < 0.0001 => "<0.0001".to_string(),
-        Some(p) => format!("{p:.4}"),
-        None => String::new(),
-    };
-    [c.n.to_string(), value(metric, c.value), ratio, ci, p, c.verdict.words().to_string()]
+    let (p, holm) = (c.p.map_or(String::new(), p_text), c.p_adjusted.map_or(String::new(), p_text));
+    [c.n.to_string(), value(metric, c.value), ratio, ci, p, holm, c.verdict_words(metric)]
 }
 
 fn heading(title: &str, point: &str) -> Option<String> {
@@ -50,16 +46,17 @@ pub fn text(c: &Comparison) -> String {
             }
             let _ = writeln!(
                 out,
-                "  {:<7} {:<width$} {:>3} {:>11} {:>7}  {:<16} {:>8}  verdict",
-                "metric", "side", "n", "value", "ratio", "95 % interval", "p"
+                "  {:<7} {:<width$} {:>3} {:>11} {:>7}  {:<16} {:>8} {:>8}  verdict",
+                "metric", "side", "n", "value", "ratio", "95 % interval", "p", "Holm p"
             );
             for r in &p.rows {
                 for (i, cell) in r.cells.iter().enumerate() {
-                    let [n, v, ratio, ci, pv, verdict] = columns(r.metric, cell);
+                    let [n, v, ratio, ci, pv, holm, verdict] = columns(r.metric, cell);
                     let metric = if i == 0 { r.metric.name() } else { "" };
                     let side: String = cell.side.chars().take(width).collect();
-                    let line =
-                        format!("  {metric:<7} {side:<width$} {n:>3} {v:>11} {ratio:>7}  {ci:<16} {pv:>8}  {verdict}");
+                    let line = format!(
+                        "  {metric:<7} {side:<width$} {n:>3} {v:>11} {ratio:>7}  {ci:<16} {pv:>8} {holm:>8}  {verdict}"
+                    );
                     let _ = writeln!(out, "{}", line.trim_end());
                 }
             }
@@ -92,14 +89,17 @@ pub fn markdown(c: &Comparison) -> String {
             if let Some(h) = heading(&g.title, &p.point) {
                 let _ = writeln!(out, "**{h}**\n");
             }
-            out.push_str("| metric | side | n | value | ratio | 95 % interval | p | verdict |\n");
-            out.push_str("|---|---|---:|---:|---:|---|---:|---|\n");
+            out.push_str("| metric | side | n | value | ratio | 95 % interval | p | Holm p | verdict |\n");
+            out.push_str("|---|---|---:|---:|---:|---|---:|---:|---|\n");
             for r in &p.rows {
                 for (i, cell) in r.cells.iter().enumerate() {
-                    let [n, v, ratio, ci, pv, verdict] = columns(r.metric, cell);
+                    let [n, v, ratio, ci, pv, holm, verdict] = columns(r.metric, cell);
                     let metric = if i == 0 { r.metric.name() } else { "" };
                     let side = cell.side.replace('|', "\\|");
-                    let _ = writeln!(out, "| {metric} | `{side}` | {n} | {v} | {ratio} | {ci} | {pv} | {verdict} |");
+                    let _ = writeln!(
+                        out,
+                        "| {metric} | `{side}` | {n} | {v} | {ratio} | {ci} | {pv} | {holm} | {verdict} |"
+                    );
                 }
             }
             out.push('\n');

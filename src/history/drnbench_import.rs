@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::export::drnbench::DRNBENCH_COLUMNS;
+use crate::inputs::drnbench::{CsvError, parse};
 use crate::metrics::{StatusSet, StepMetrics};
 use crate::provenance::Provenance;
 use crate::result::{ResultDocument, SCHEMA, Settings, StepLoad, StepResult, SweepSettings};
@@ -17,39 +18,25 @@ pub const ABSENT: &str = "latency percentiles (p50, p99, ...), the latency histo
 /// Reads drnbench's CSV (`text`, from `name`; `started_at` is when the file was written, RFC 3339) into a
 /// document; the error names the line and column of what does not read.
 pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<ResultDocument, String> {
-    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| format!("{name}: the header does not read as CSV: {e}"))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    if header.len() < DRNBENCH_COLUMNS.len() || header[..DRNBENCH_COLUMNS.len()] != DRNBENCH_COLUMNS {
-        return Err(format!(
+    let rows = parse(text).map_err(|e| match e {
+        CsvError::Header(e) => format!("{name}: the header does not read as CSV: {e}"),
+        CsvError::NotDrnbench(header) => format!(
             "{name}:1: not a drnbench CSV: its first columns must be {} (found {})",
             DRNBENCH_COLUMNS.join(","),
             header.join(",")
-        ));
-    }
+        ),
+        CsvError::Row { line, error } => format!("{name}:{line}: {error}"),
+        CsvError::NotANumber { line, column, name: col, cell } => {
+            format!("{name}:{line}:{}: {col} '{cell}' is not a number", column + 1)
+        }
+        CsvError::NotWhole { line, column, name: col, cell } => {
+            format!("{name}:{line}:{}: {col} '{cell}' is not a whole number", column + 1)
+        }
+    })?;
     let ok_status = StatusSet::default();
     let mut steps = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i + 2;
-        let record = record.map_err(|e| format!("{name}:{line}: {e}"))?;
-        let cell = |col: usize| record.get(col).unwrap_or("").trim();
-        let number = |col: usize| -> Result<Option<f64>, String> {
-            let c = cell(col);
-            if c.is_empty() {
-                return Ok(None);
-            }
-            c.parse::<f64>().map(Some).map_err(|_| {
-                format!("{name}:{line}:{}: {} '{c}' is not a number", col + 1, header.get(col).map_or("", |h| h))
-            })
-        };
-        let clients = number(0)?.unwrap_or(0.0) as usize;
-        let requests = number(1)?.unwrap_or(0.0) as u64;
-        let qps = number(2)?.unwrap_or(0.0);
-        let (min, max, mean) = (number(3)?, number(4)?, number(5)?);
+    for r in rows {
+        let (clients, requests, qps) = (r.clients, r.requests, r.qps);
         // drnbench divides by the duration asked for: requests / rate gives it back (to the microsecond, so that
         // the rate written out again is the rate read).
         let duration = if qps > 0.0 { (requests as f64 / qps * 1e6).round() / 1e6 } else { 0.0 };
@@ -57,8 +44,7 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         let secs = std::time::Duration::from_secs_f64(duration);
         let mut step = StepResult::from_metrics(&format!("c={clients}"), load, &StepMetrics::new(), Vec::new(), secs);
         let mut status = BTreeMap::new();
-        for (col, code) in header.iter().enumerate().skip(DRNBENCH_COLUMNS.len()) {
-            let share = number(col)?.unwrap_or(0.0);
+        for (code, share) in &r.status_percent {
             let count = (share / 100.0 * requests as f64).round() as u64;
             if count > 0 {
                 status.insert(code.clone(), count);
@@ -85,11 +71,11 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         step.throughput.requests_per_s = qps;
         step.throughput.ok_per_s = if duration > 0.0 { step.ok as f64 / duration } else { 0.0 };
         // drnbench times every request, failures and timeouts included: these are those times, in microseconds.
-        step.latency.count = if mean.is_some() { requests } else { 0 };
-        step.latency.min = min.map_or(0, |s| (s * 1e6).round() as u64);
-        step.latency.max = max.map_or(0, |s| (s * 1e6).round() as u64);
+        step.latency.count = if r.mean_s.is_some() { requests } else { 0 };
+        step.latency.min = r.min_s.map_or(0, |s| (s * 1e6).round() as u64);
+        step.latency.max = r.max_s.map_or(0, |s| (s * 1e6).round() as u64);
         // To the nanosecond, as hakaru rounds its means: the file's figure comes back out unchanged.
-        step.latency.mean = mean.map_or(0.0, |s| (s * 1e9).round() / 1e3);
+        step.latency.mean = r.mean_s.map_or(0.0, |s| (s * 1e9).round() / 1e3);
         step.latency.percentiles.clear();
         step.failed_latency = None;
         step.histogram.data.clear();

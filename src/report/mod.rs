@@ -9,9 +9,10 @@ pub mod html;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::UsageError;
+use crate::inputs::study::{MANIFEST, ManifestError, StudyCase, json_reason, read_cases};
 use crate::metrics::LatencyHistogram;
 use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
@@ -31,21 +32,23 @@ pub struct Input {
     /// The file it was read from, for the reader.
     pub origin: String,
     pub source: Source,
+    /// The study case it is, when it came from a study directory: where its verdicts are sorted.
+    pub case: Option<Case>,
 }
 
-/// One row of drnbench's CSV.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DrnbenchRow {
-    pub clients: usize,
-    pub requests: u64,
-    pub qps: f64,
-    /// Seconds, as drnbench writes them; empty cells (no request timed) are None.
-    pub min_s: Option<f64>,
-    pub max_s: Option<f64>,
-    pub mean_s: Option<f64>,
-    /// Status -> percent of the step's requests.
-    pub status_percent: BTreeMap<String, f64>,
+/// A study case's place among the sides `compare` would make of its study.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The group (`compare::input::study_group_title`): its workload and phase.
+    pub group: String,
+    pub target: String,
+    /// Every target of the group in the manifest's order, failed cases included: the first is the baseline.
+    pub targets: Vec<String>,
+    /// The case ran to the end (status `ok`): only such cases are runs of a side.
+    pub ok: bool,
 }
+
+pub use crate::inputs::drnbench::DrnbenchRow;
 
 /// Turns one input string into documents: a result JSON file, a drnbench CSV file or a study directory.
 /// History IDs and labels will be read here too, once the history store exists.
@@ -79,26 +82,17 @@ fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageEr
             ))
         })?;
         let label = doc_label(&doc, stem);
-        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }]);
+        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }]);
     }
     let rows = parse_drnbench(origin, text)?;
-    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows) }])
-}
-
-/// serde_json's message without its own position, which the line already gives.
-fn json_reason(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
+    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows), case: None }])
 }
 
 /// A document's legend name: its one target URL, else (several targets or none) the file stem.
 /// An input from a result document read elsewhere (the history), named by its target or else `origin`.
 pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
     let label = doc_label(&doc, origin);
-    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)) }
+    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }
 }
 
 fn doc_label(doc: &ResultDocument, stem: &str) -> String {
@@ -108,119 +102,59 @@ fn doc_label(doc: &ResultDocument, stem: &str) -> String {
     }
 }
 
-/// Reads drnbench's CSV: the six fixed columns, then one column per status holding a percentage.
+/// Reads drnbench's CSV (`crate::inputs::drnbench`), its errors said as the report says them.
 pub fn parse_drnbench(origin: &str, text: &str) -> Result<Vec<DrnbenchRow>, UsageError> {
-    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| UsageError::new(format!("input '{origin}': line 1: cannot read the CSV header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let fixed = crate::export::drnbench::DRNBENCH_COLUMNS;
-    if header.len() < fixed.len() || header[..fixed.len()].iter().zip(fixed).any(|(h, f)| h != f) {
-        return Err(UsageError::new(format!(
-            "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench CSV",
-            header.join(","),
-            fixed.join(",")
-        )));
-    }
-    let mut rows = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i + 2;
-        let record = record.map_err(|e| UsageError::new(format!("input '{origin}': line {line}: {e}")))?;
-        let cell = |c: usize| record.get(c).unwrap_or("").trim();
-        let number = |c: usize| -> Result<Option<f64>, UsageError> {
-            let t = cell(c);
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<f64>().map(Some).map_err(|_| {
-                UsageError::new(format!(
-                    "input '{origin}': line {line} column {} ({}): '{t}' is not a number; fix the cell",
-                    c + 1,
-                    header[c]
-                ))
-            })
-        };
-        let whole = |c: usize| -> Result<u64, UsageError> {
-            let v = number(c)?.unwrap_or(0.0);
-            if v < 0.0 || v.fract() != 0.0 {
-                return Err(UsageError::new(format!(
-                    "input '{origin}': line {line} column {} ({}): '{}' is not a whole number; fix the cell",
-                    c + 1,
-                    header[c],
-                    cell(c)
-                )));
-            }
-            Ok(v as u64)
-        };
-        let mut status_percent = BTreeMap::new();
-        for (c, code) in header.iter().enumerate().skip(fixed.len()) {
-            status_percent.insert(code.clone(), number(c)?.unwrap_or(0.0));
-        }
-        rows.push(DrnbenchRow {
-            clients: whole(0)? as usize,
-            requests: whole(1)?,
-            qps: number(2)?.unwrap_or(0.0),
-            min_s: number(3)?,
-            max_s: number(4)?,
-            mean_s: number(5)?,
-            status_percent,
-        });
-    }
-    Ok(rows)
-}
-
-/// One case of a study's manifest (`study.json`).
-#[derive(Clone, Debug, Deserialize)]
-struct StudyCase {
-    target: String,
-    #[serde(default)]
-    workload: Option<String>,
-    #[serde(default)]
-    phase: Option<String>,
-    #[serde(default)]
-    repetition: Option<u64>,
-    #[serde(default)]
-    status: Option<String>,
-    /// The case's result JSON, relative to the study directory.
-    #[serde(default)]
-    file: Option<String>,
-}
-
-/// The manifest: `{"cases": [...], ...}`, or the list of cases alone.
-#[derive(Deserialize)]
-struct Manifest {
-    cases: Vec<StudyCase>,
+    use crate::inputs::drnbench::{CsvError, parse};
+    parse(text).map_err(|e| {
+        UsageError::new(match e {
+            CsvError::Header(e) => format!("input '{origin}': line 1: cannot read the CSV header: {e}"),
+            CsvError::NotDrnbench(header) => format!(
+                "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench \
+                 CSV",
+                header.join(","),
+                crate::export::drnbench::DRNBENCH_COLUMNS.join(",")
+            ),
+            CsvError::Row { line, error } => format!("input '{origin}': line {line}: {error}"),
+            CsvError::NotANumber { line, column, name, cell } => format!(
+                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a number; fix the cell",
+                column + 1
+            ),
+            CsvError::NotWhole { line, column, name, cell } => format!(
+                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a whole number; fix the cell",
+                column + 1
+            ),
+        })
+    })
 }
 
 /// Reads a study directory through its manifest: each case's result document, labelled by its target.
 fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
-    let manifest_path = dir.join("study.json");
-    let shown = manifest_path.display().to_string();
-    let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
-        UsageError::new(format!(
-            "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
-            dir.display()
-        ))
+    let shown = dir.join(MANIFEST).display().to_string();
+    let cases = read_cases(dir).map_err(|e| {
+        UsageError::new(match e {
+            ManifestError::Unreadable(e) => format!(
+                "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
+                dir.display()
+            ),
+            ManifestError::NotAManifest { line, column, reason } => format!(
+                "input '{shown}': line {line} column {column}: not a study manifest: {reason}; it lists cases with \
+                 target and file"
+            ),
+        })
     })?;
-    // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
-    let cases = if text.trim_start().starts_with('[') {
-        serde_json::from_str::<Vec<StudyCase>>(&text)
-    } else {
-        serde_json::from_str::<Manifest>(&text).map(|m| m.cases)
-    }
-    .map_err(|e| {
-        UsageError::new(format!(
-            "input '{shown}': line {} column {}: not a study manifest: {}; it lists cases with target and file",
-            e.line(),
-            e.column(),
-            json_reason(&e)
-        ))
-    })?;
+    let group_of = |c: &StudyCase| {
+        crate::compare::input::study_group_title(c.workload.as_deref().unwrap_or(""), c.phase.as_deref().unwrap_or(""))
+    };
     let mut inputs = Vec::new();
     for case in &cases {
+        let group = group_of(case);
+        let mut targets: Vec<String> = Vec::new();
+        for c in cases.iter().filter(|c| group_of(c) == group) {
+            if !targets.contains(&c.target) {
+                targets.push(c.target.clone());
+            }
+        }
+        let tag = Case { group, target: case.target.clone(), targets, ok: case.ok() };
         let Some(file) = &case.file else { continue };
         let path = dir.join(file);
         // A failed case may have no result; one that has a file is read like any other input.
@@ -233,6 +167,7 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
         })?;
         for mut input in load_text(&origin, &case.target, &text)? {
             input.label = case.target.clone();
+            input.case = Some(tag.clone());
             inputs.push((input, case.clone()));
         }
     }
@@ -327,9 +262,6 @@ pub struct RunsView {
     pub n: usize,
     pub ok_per_s: Bar,
     pub p99_ms: Bar,
-    /// The per-run values, for the verdicts.
-    #[serde(skip)]
-    values: (Vec<f64>, Vec<f64>),
 }
 
 /// A mean and its 95 % confidence interval (the runs' range when there are too few for one).
@@ -340,20 +272,26 @@ pub struct Bar {
     pub hi: f64,
 }
 
-/// A target against the first one with repeated runs, on one figure.
+/// A target against the baseline on one figure, as `hakaru compare` gives it (one cell of its table).
 #[derive(Clone, Debug, Serialize)]
 pub struct VerdictRow {
+    /// A study's `workload W, phase P`; empty for inputs with repeated runs.
+    pub group: String,
+    /// A sweep's load point (`c=4`); empty for a fixed load.
+    pub point: String,
     pub target: String,
     pub baseline: String,
-    /// `ok/s` or `p99`.
+    /// `ok/s`, `mean`, `p50`, `p99`, `p99.9` or `failed`.
     pub metric: String,
-    /// The target's mean over the baseline's.
-    pub ratio: f64,
-    /// Fieller's 95 % interval of the ratio; null when unbounded or too few runs.
+    /// The target's value over the baseline's; null when either is missing or the baseline's is 0.
+    pub ratio: Option<f64>,
+    /// Fieller's 95 % interval of the ratio of the mean per-run values; null when unbounded or not tested.
     pub interval: Option<[f64; 2]>,
-    /// Welch's two-sided p-value; null with too few runs.
+    /// Welch's two-sided p-value, this comparison alone; null when not tested.
     pub p: Option<f64>,
-    /// `faster`, `slower`, `no significant difference` or `too few runs to tell`.
+    /// `p` adjusted over every comparison of the report (Holm), what the verdict is judged on.
+    pub p_adjusted: Option<f64>,
+    /// compare's words: `faster`, `slower`, `no significant difference`, `too few runs to tell`, ...
     pub verdict: String,
 }
 
@@ -412,7 +350,7 @@ impl Report {
                 s.name = format!("{} ({})", s.name, file.unwrap_or_else(|| input.origin.clone()));
             }
         }
-        let verdicts = verdicts(&series);
+        let verdicts = verdicts(&series, inputs);
         Report {
             title: title.into(),
             generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")),
@@ -423,45 +361,58 @@ impl Report {
     }
 }
 
-/// Each later target with repeated runs against the first: the ratio of the means, Fieller's interval and
-/// Welch's test on the run values (`crate::stats`), as `hakaru compare` gives them.
-fn verdicts(series: &[Series]) -> Vec<VerdictRow> {
-    let with_runs: Vec<(&Series, &RunsView)> = series.iter().filter_map(|s| s.runs.as_ref().map(|r| (s, r))).collect();
-    let Some((base, base_runs)) = with_runs.first() else { return Vec::new() };
+/// The verdicts `hakaru compare` gives on the same inputs, from the same code (`compare::compare_groups`, one
+/// family): a study's targets per workload and phase, the first target the baseline; other inputs with repeated
+/// runs (`--runs`) against the first of them.
+fn verdicts(series: &[Series], inputs: &[Input]) -> Vec<VerdictRow> {
+    use crate::compare::input::{add_document, side_in};
+    use crate::compare::{Group, Side, compare_groups};
+    let mut groups: Vec<Group> = Vec::new();
+    let mut repeated = Group { title: String::new(), sides: Vec::new() };
+    for (s, input) in series.iter().zip(inputs) {
+        let Source::Result(doc) = &input.source else { continue };
+        match &input.case {
+            Some(case) => {
+                for t in &case.targets {
+                    side_in(&mut groups, &case.group, t);
+                }
+                if case.ok {
+                    add_document(side_in(&mut groups, &case.group, &case.target), doc, &input.origin);
+                }
+            }
+            None if doc.runs.is_some() => {
+                let mut side = Side::new(&s.name);
+                add_document(&mut side, doc, &input.origin);
+                repeated.sides.push(side);
+            }
+            None => {}
+        }
+    }
+    if repeated.sides.len() > 1 {
+        groups.push(repeated);
+    }
+    groups.retain(|g| g.sides.len() > 1);
+    // Sides of a study are unique by construction, and a report's inputs by name: no baseline to look up fails.
+    let Ok(compared) = compare_groups(&groups, None) else { return Vec::new() };
     let mut rows = Vec::new();
-    for (s, r) in with_runs.iter().skip(1) {
-        for (metric, a, b, higher_better) in
-            [("ok/s", &base_runs.values.0, &r.values.0, true), ("p99", &base_runs.values.1, &r.values.1, false)]
-        {
-            let ci = crate::stats::ratio_ci(a, b, 0.95);
-            let ratio = crate::stats::mean(b) / crate::stats::mean(a).max(f64::MIN_POSITIVE);
-            let verdict = match ci.and_then(|c| c.interval) {
-                None => "too few runs to tell",
-                Some((lo, _)) if lo > 1.0 => {
-                    if higher_better {
-                        "faster"
-                    } else {
-                        "slower"
-                    }
+    for g in &compared {
+        for p in &g.points {
+            for r in &p.rows {
+                for c in r.cells.iter().skip(1) {
+                    rows.push(VerdictRow {
+                        group: g.title.clone(),
+                        point: p.point.clone(),
+                        target: c.side.clone(),
+                        baseline: g.baseline.clone(),
+                        metric: r.metric.name().into(),
+                        ratio: c.ratio,
+                        interval: c.ci95,
+                        p: c.p,
+                        p_adjusted: c.p_adjusted,
+                        verdict: c.verdict_words(r.metric),
+                    });
                 }
-                Some((lo, hi)) if hi < 1.0 && lo <= hi => {
-                    if higher_better {
-                        "slower"
-                    } else {
-                        "faster"
-                    }
-                }
-                Some(_) => "no significant difference",
-            };
-            rows.push(VerdictRow {
-                target: s.name.clone(),
-                baseline: base.name.clone(),
-                metric: metric.into(),
-                ratio,
-                interval: ci.and_then(|c| c.interval).map(|(lo, hi)| [lo, hi]),
-                p: ci.map(|c| c.welch.p),
-                verdict: verdict.into(),
-            });
+            }
         }
     }
     rows
@@ -474,12 +425,7 @@ fn runs_view(doc: &ResultDocument) -> Option<RunsView> {
         let (lo, hi) = s.ci95.map_or((s.min, s.max), |c| (c[0], c[1]));
         Bar { mean: s.mean * scale, lo: lo * scale, hi: hi * scale }
     };
-    Some(RunsView {
-        n: r.ok_per_s.values.len(),
-        ok_per_s: bar(&r.ok_per_s, 1.0),
-        p99_ms: bar(&r.p99_us, 0.001),
-        values: (r.ok_per_s.values.clone(), r.p99_us.values.iter().map(|v| v / 1000.0).collect()),
-    })
+    Some(RunsView { n: r.ok_per_s.values.len(), ok_per_s: bar(&r.ok_per_s, 1.0), p99_ms: bar(&r.p99_us, 0.001) })
 }
 
 fn ms(us: f64) -> f64 {
@@ -765,7 +711,8 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
 
     #[test]
     fn study_cases_of_one_target_are_told_apart_only_as_far_as_needed() {
-        let input = |l: &str| Input { label: l.into(), origin: String::new(), source: Source::Drnbench(vec![]) };
+        let input =
+            |l: &str| Input { label: l.into(), origin: String::new(), source: Source::Drnbench(vec![]), case: None };
         let case = |t: &str, w: &str, p: &str, r: u64| StudyCase {
             target: t.into(),
             workload: Some(w.into()),

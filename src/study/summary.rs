@@ -149,18 +149,9 @@ pub fn groups(manifest: &Manifest, rows_of: &BTreeMap<String, Vec<StepRow>>) -> 
     out
 }
 
-/// Mean and sample standard deviation (0 for one value).
+/// Mean and sample standard deviation (`crate::stats`), 0 where too few runs give none: the table prints numbers.
 pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    if xs.is_empty() {
-        return (0.0, 0.0);
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, 0.0);
-    }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
+    crate::stats::summarize(xs).map_or((0.0, 0.0), |s| (s.mean, if s.sd.is_nan() { 0.0 } else { s.sd }))
 }
 
 /// The table over repetitions, one line per group.
