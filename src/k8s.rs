@@ -49,8 +49,12 @@ pub struct JobPlan {
     pub agents: u32,
     /// The common start of the load.
     pub start_at: SystemTime,
-    /// The agents' hakaru command (run, sweep or kv) and its flags, as the user gave them.
+    /// The agents' hakaru command (run, sweep or kv) and its flags, rendered from the parsed flags, without the
+    /// arguments that hold a secret.
     pub command: Vec<String>,
+    /// The arguments that hold a secret (a secret header, a URL's password, a secret query parameter) with their
+    /// flags: in a Secret the manifests create, read by the agents from their environment, never in a pod's args.
+    pub secret_args: Vec<String>,
     pub results: Results,
     pub storage_size: String,
     pub storage_class: Option<String>,
@@ -133,13 +137,35 @@ impl JobPlan {
 
     /// Every manifest, in the order to apply them (the claim before the pods that mount it).
     pub fn manifests(&self) -> Vec<Manifest> {
-        match self.results {
-            Results::Volume => vec![
-                Manifest::Claim(self.claim()),
-                Manifest::Job(self.agents_job()),
-                Manifest::Job(self.collector_job()),
-            ],
-            Results::Stdout => vec![Manifest::Job(self.agents_job())],
+        let mut all = Vec::new();
+        if !self.secret_args.is_empty() {
+            all.push(Manifest::Secret(self.secret()));
+        }
+        if self.results == Results::Volume {
+            all.push(Manifest::Claim(self.claim()));
+        }
+        all.push(Manifest::Job(self.agents_job()));
+        if self.results == Results::Volume {
+            all.push(Manifest::Job(self.collector_job()));
+        }
+        all
+    }
+
+    fn secret_name(&self) -> String {
+        format!("{}-args", self.name)
+    }
+
+    /// The Secret holding the agents' secret arguments, as the JSON list hakaru reads from `HAKARU_SECRET_ARGS`.
+    fn secret(&self) -> SecretObject {
+        SecretObject {
+            api_version: "v1",
+            kind: "Secret",
+            metadata: self.metadata(self.secret_name(), "agent"),
+            kind_of_secret: "Opaque",
+            string_data: BTreeMap::from([(
+                SECRET_KEY,
+                serde_json::to_string(&self.secret_args).expect("a list of strings"),
+            )]),
         }
     }
 
@@ -227,9 +253,22 @@ impl JobPlan {
         let index_env = vec![EnvVar {
             name: INDEX_VAR,
             value: None,
-            value_from: Some(FieldSource { field_ref: FieldRef { field_path: INDEX_ANNOTATION } }),
+            value_from: Some(FieldSource {
+                field_ref: Some(FieldRef { field_path: INDEX_ANNOTATION }),
+                secret_key_ref: None,
+            }),
         }];
         let mut agent_env = index_env.clone();
+        if !self.secret_args.is_empty() {
+            agent_env.push(EnvVar {
+                name: crate::secrets::SECRET_ARGS_VAR,
+                value: None,
+                value_from: Some(FieldSource {
+                    field_ref: None,
+                    secret_key_ref: Some(SecretKeyRef { name: self.secret_name(), key: SECRET_KEY }),
+                }),
+            });
+        }
         if self.results == Results::Volume {
             // A failed agent says so on the volume (hakaru writes this file when it exits with a failure), so the
             // collector stops waiting for a document that will never come.
@@ -430,6 +469,7 @@ fn check_quantity(flag: &str, value: &str) -> Result<(), UsageError> {
 #[derive(Serialize, Debug)]
 #[serde(untagged)]
 pub enum Manifest {
+    Secret(SecretObject),
     Claim(Object<ClaimSpec>),
     Job(Object<JobSpec>),
 }
@@ -542,7 +582,31 @@ pub struct EnvVar {
 #[derive(Serialize, Debug, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldSource {
-    pub field_ref: FieldRef,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_ref: Option<FieldRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_key_ref: Option<SecretKeyRef>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct SecretKeyRef {
+    pub name: String,
+    pub key: &'static str,
+}
+
+/// The key of the agents' Secret that holds their secret arguments.
+const SECRET_KEY: &str = "args";
+
+/// A Secret: no spec, its data beside the metadata.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretObject {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub metadata: Metadata,
+    #[serde(rename = "type")]
+    pub kind_of_secret: &'static str,
+    pub string_data: BTreeMap<&'static str, String>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -596,6 +660,7 @@ mod tests {
             agents: 3,
             start_at: parse_start_at("2026-11-23T21:00:00Z").unwrap(),
             command: vec!["run".into(), "http://web/".into()],
+            secret_args: Vec::new(),
             results: Results::Volume,
             storage_size: "1Gi".into(),
             storage_class: None,

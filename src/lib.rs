@@ -8,6 +8,7 @@
 //! `docs/architecture.md` has the layers and what each may import.
 
 pub mod analysis;
+pub mod bounded;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -29,6 +30,7 @@ pub mod protocol;
 pub mod provenance;
 pub mod report;
 pub mod result;
+pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod stats;

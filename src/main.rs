@@ -5,8 +5,25 @@ use clap::Parser;
 use hakaru::cli::args::Cli;
 
 fn main() -> std::process::ExitCode {
-    match Cli::try_parse() {
-        Ok(cli) => hakaru::commands::dispatch(cli.command),
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Arguments holding secrets, handed over by the process that started this one (an agent, a study's case): read
+    // here, never seen in `ps`; taken out of the environment so they reach no further child by accident.
+    if let Some(extra) = std::env::var_os(hakaru::secrets::SECRET_ARGS_VAR) {
+        // SAFETY: nothing else runs yet: no other thread reads the environment.
+        unsafe { std::env::remove_var(hakaru::secrets::SECRET_ARGS_VAR) };
+        match serde_json::from_str::<Vec<String>>(&extra.to_string_lossy()) {
+            Ok(args) => argv.extend(args.into_iter().map(Into::into)),
+            Err(e) => {
+                eprintln!("hakaru: error: {}: not a JSON list of arguments ({e})", hakaru::secrets::SECRET_ARGS_VAR);
+                return std::process::ExitCode::from(2);
+            }
+        }
+    }
+    match Cli::try_parse_from(argv) {
+        Ok(cli) => {
+            hakaru::commands::also_secret(&cli.redact_header, &cli.redact_param);
+            hakaru::commands::dispatch(cli.command)
+        }
         Err(e) => hakaru::commands::clap_error(e),
     }
 }

@@ -131,8 +131,9 @@ impl<'a> Session<'a> {
 
     /// A warning about the whole run, on stderr now and in the document.
     pub fn note(&mut self, text: &str) {
+        let text = crate::secrets::scrub_text(text);
         eprintln!("hakaru: warning: {text}");
-        self.live.notes.push(text.to_string());
+        self.live.notes.push(text);
     }
 
     /// A line of the human text (see [`LiveDocument::say`]).

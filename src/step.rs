@@ -203,6 +203,8 @@ impl LiveDocument {
     /// the file there stays one clean document.
     pub fn say(&self, text: &str) {
         use std::io::Write as _;
+        // Every line printed has its secrets hidden, whatever it quotes (a probe's URL, a request).
+        let text = crate::secrets::scrub_text(text);
         // A reader that went away (`| head`) must not turn a finished measurement into a panic: the files are
         // still written; what could not be printed is dropped.
         if self.outputs.iter().any(|(p, _)| is_stdout(p)) {

@@ -371,3 +371,39 @@ fn the_manifests_match_the_golden_file() {
         .unwrap_or_else(|e| panic!("{}: {e}; run with HAKARU_UPDATE_GOLDEN=1", path.display()));
     assert_eq!(yaml, expected, "differs from {}", path.display());
 }
+
+#[test]
+fn secrets_go_into_a_secret_the_agents_read_from_their_environment_never_into_args() {
+    let yaml = manifests(&[
+        "--agents",
+        "2",
+        "--",
+        "run",
+        "-c",
+        "4",
+        "-H",
+        "Authorization: Bearer S3CRET-A",
+        "-H",
+        "Accept: text/plain",
+        "http://u:S3CRET-B@web/?token=S3CRET-C",
+        "http://web/health",
+    ]);
+    assert_valid(&yaml);
+    let docs = documents(&yaml);
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").expect("a Secret");
+    let name = secret["metadata"]["name"].as_str().unwrap();
+    let held: Vec<String> = serde_json::from_str(secret["stringData"]["args"].as_str().unwrap()).unwrap();
+    assert_eq!(held, ["-H", "Authorization: Bearer S3CRET-A", "http://u:S3CRET-B@web/?token=S3CRET-C"]);
+    // Only the Secret holds them: not the Jobs' args, not the comment line.
+    for d in docs.iter().filter(|d| d["kind"] != "Secret") {
+        assert!(!d.to_string().contains("S3CRET"), "{d}");
+    }
+    assert_eq!(yaml.matches("S3CRET").count(), 3, "{yaml}");
+    let agent = &pod(&docs, "hakaru")["initContainers"][0];
+    let args = strings(&agent["args"]);
+    assert_eq!(args[..6], ["run", "-H", "Accept: text/plain", "-c", "4", "http://web/health"]);
+    let env = agent["env"].as_array().unwrap();
+    let from = env.iter().find(|e| e["name"] == "HAKARU_SECRET_ARGS").expect("the variable");
+    assert_eq!(from["valueFrom"]["secretKeyRef"]["name"], name);
+    assert_eq!(from["valueFrom"]["secretKeyRef"]["key"], "args");
+}

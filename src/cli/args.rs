@@ -11,6 +11,14 @@ use serde::Serialize;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// A header whose value is a secret, besides the built-in list (Authorization, Cookie, X-Api-Key, X-Auth-Token
+    /// ...): never printed, written or passed on a command line. Repeatable, on any command.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub redact_header: Vec<String>,
+    /// A query parameter whose value is a secret, besides the built-in list (token, api_key, access_token, sig ...).
+    /// Repeatable, on any command.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub redact_param: Vec<String>,
 }
 
 // The arguments are parsed once per process: their size does not matter.

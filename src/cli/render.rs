@@ -56,6 +56,42 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Vec<String> {
     out
 }
 
+/// A command line (as [`render`] makes it: the subcommand first) split in two: what may be shown (in `ps`, a
+/// manifest, a log) and the arguments holding a secret (a secret header, a URL with a password or a secret query
+/// parameter), each with its flag, which a child reads from its environment instead (`HAKARU_SECRET_ARGS`).
+/// `is_secret` says whether one argument's text holds a secret.
+pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
+    let cli = Cli::command();
+    let sub = line.first().and_then(|name| cli.find_subcommand(name));
+    // Whether a flag as written (`-H`, `--header`) takes the next argument as its value.
+    let takes_value = |flag: &str| {
+        sub.is_some_and(|sub| {
+            sub.get_arguments().any(|a| {
+                let named = match flag.strip_prefix("--") {
+                    Some(long) => a.get_long() == Some(long),
+                    None => flag.len() == 2 && a.get_short() == flag.chars().nth(1),
+                };
+                named && a.get_action().takes_values()
+            })
+        })
+    };
+    let (mut shown, mut hidden) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < line.len() {
+        let arg = &line[i];
+        let pair = i > 0 && arg.starts_with('-') && !arg.contains('=') && takes_value(arg) && i + 1 < line.len();
+        let take = if pair { 2 } else { 1 };
+        let part = &line[i..i + take];
+        if i > 0 && part.iter().any(|a| is_secret(a)) {
+            hidden.extend_from_slice(part);
+        } else {
+            shown.extend_from_slice(part);
+        }
+        i += take;
+    }
+    (shown, hidden)
+}
+
 /// A value as the command line writes it.
 fn text(v: &Value) -> String {
     match v {
@@ -136,6 +172,24 @@ mod tests {
              --mix get:1 --command GET_x --command-ratio 2 --keys 10 --value-size-range 1-9 --clients 1,2 \
              redis://127.0.0.1:1/2",
         );
+    }
+
+    #[test]
+    fn secrets_leave_the_shown_line_with_their_flags_and_come_back_whole() {
+        let line: Vec<String> =
+            ["run", "-H", "Authorization: x", "-H", "A: 1", "-c", "2", "-q", "http://u:pw@h/", "http://h/"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let secret = |a: &str| a.contains("Authorization") || a.contains("pw@");
+        let (shown, hidden) = split_secrets(&line, secret);
+        assert_eq!(shown, ["run", "-H", "A: 1", "-c", "2", "-q", "http://h/"]);
+        assert_eq!(hidden, ["-H", "Authorization: x", "http://u:pw@h/"]);
+        // Shown then hidden parse as the whole line did.
+        let again: Vec<String> = shown.iter().chain(&hidden).cloned().collect();
+        let (Command::Run(a), Command::Run(b)) = (parse(&line), parse(&again)) else { panic!("run") };
+        assert_eq!(a.request.headers.len(), b.request.headers.len());
+        assert_eq!(b.request.urls, ["http://h/", "http://u:pw@h/"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::cli::args::{Command, HistoryArgs, KvArgs, LoadArgs, RunArgs, ScaleArgs, SweepArgs};
-use crate::cli::render::render;
+use crate::cli::render::{render, split_secrets};
 use crate::error::UsageError;
 use crate::plan::Outputs;
 use crate::plan::segment::show_instant;
@@ -248,7 +248,13 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             }
             None => Process::new(&exe),
         };
-        agent.args(agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied()));
+        // A secret (a header, a URL's password) reaches the agent through its environment, never its command line.
+        let line = agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied());
+        let (shown, hidden) = split_secrets(&line, crate::secrets::holds_secret);
+        agent.args(shown);
+        if !hidden.is_empty() {
+            agent.env(crate::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
+        }
         let child = agent
             .stdout(Stdio::null())
             .stderr(log)

@@ -18,7 +18,8 @@ pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
 
 fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
     // The agents' line rendered from the flags just parsed: what each agent's parser will read back.
-    let command = agent_command(&args.command, args.agents as usize)?;
+    let line = agent_command(&args.command, args.agents as usize)?;
+    let (command, secret_args) = crate::cli::render::split_secrets(&line, crate::secrets::holds_secret);
     let start_at = match &args.start_at {
         Some(at) => parse_start_at(at)?,
         None => {
@@ -37,6 +38,7 @@ fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
         agents: args.agents,
         start_at,
         command,
+        secret_args,
         results: match args.results_volume {
             ResultsVolumeArg::Pvc => Results::Volume,
             ResultsVolumeArg::Stdout => Results::Stdout,

@@ -25,6 +25,21 @@ use crate::cli::args::Command;
 use crate::error::EXIT_USAGE;
 use crate::plan::steps::StepsPlan;
 
+/// `--redact-header` and `--redact-param`: the names join the ones the environment already gives, in the
+/// environment, so every process this one starts (agents, a study's cases) hides them too. Called first thing, before
+/// any thread starts and before anything is redacted.
+pub fn also_secret(headers: &[String], params: &[String]) {
+    for (var, names) in [(crate::secrets::REDACT_HEADERS_VAR, headers), (crate::secrets::REDACT_PARAMS_VAR, params)] {
+        if names.is_empty() {
+            continue;
+        }
+        let mut all: Vec<String> = std::env::var(var).ok().into_iter().filter(|v| !v.is_empty()).collect();
+        all.extend(names.iter().cloned());
+        // SAFETY: called from main before any other thread exists, so nothing reads the environment meanwhile.
+        unsafe { std::env::set_var(var, all.join(",")) };
+    }
+}
+
 /// Runs the command, and maps every failure to one line and an exit code.
 pub fn dispatch(command: Command) -> ExitCode {
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -37,7 +52,7 @@ pub fn dispatch(command: Command) -> ExitCode {
         return match agents::run_agents(&asked, &interrupt) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("hakaru: error: {e}");
+                eprintln!("hakaru: error: {}", crate::secrets::scrub_text(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         };
@@ -64,8 +79,11 @@ pub fn dispatch(command: Command) -> ExitCode {
     let (code, failure) = match outcome {
         Ok(code) => (code, (code != ExitCode::SUCCESS).then(|| "exited with a failure code".to_string())),
         Err(e) => {
-            eprintln!("hakaru: error: {e}");
-            (ExitCode::from(e.exit_code()), Some(format!("exit code {}: {e}", e.exit_code())))
+            // Whatever a message quotes (a URL with its password, a header), its secrets stay hidden, here and in
+            // the failure file.
+            let said = crate::secrets::scrub_text(&e.to_string());
+            eprintln!("hakaru: error: {said}");
+            (ExitCode::from(e.exit_code()), Some(format!("exit code {}: {said}", e.exit_code())))
         }
     };
     if let Some(why) = failure {

@@ -177,7 +177,12 @@ fn temporary_beside(real: &Path) -> PathBuf {
 fn replace_file(real: &Path, content: &[u8]) -> std::io::Result<()> {
     let tmp = temporary_beside(real);
     let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        // A new file is the user's alone (0600): results carry target names and what the run saw of them. The
+        // mode is the file's from its creation, never a moment readable by others.
+        let mut f = {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?
+        };
         f.write_all(content)?;
         // The file replaced keeps its permissions (a result made readable to a group stays so).
         if let Ok(old) = std::fs::metadata(real) {

@@ -147,9 +147,9 @@ pub fn parse_label(text: &str) -> std::result::Result<(String, String), String> 
     Ok((k.to_string(), v.to_string()))
 }
 
-/// Replaces secrets in every string of a document (see [`crate::provenance::scrub_value`]).
+/// Replaces secrets in every string of a document (see [`crate::secrets::scrub_value`]).
 pub fn scrub_secrets(v: &mut Value) {
-    crate::provenance::scrub_value(v);
+    crate::secrets::scrub_value(v);
 }
 
 /// A stored result as the listing shows it.
@@ -282,11 +282,19 @@ pub struct Db {
 impl Db {
     /// Opens (creating it and its folder when needed) and migrates the database at `path`.
     pub fn open(path: &Path) -> Result<Db> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| HistoryError::Io {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            // The user's alone (0700): the history keeps every target and result.
+            use std::os::unix::fs::DirBuilderExt as _;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| HistoryError::Io {
                 path: path.display().to_string(),
                 what: format!("cannot create its folder: {e}"),
             })?;
+        }
+        // A new database file is made 0600 before SQLite opens it (SQLite would make it 0644 less the umask); its WAL
+        // and shared-memory files take the database's mode.
+        if !path.exists() {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
         }
         let conn = Connection::open(path).map_err(|e| sql_error(path, e))?;
         let mut db = Db { conn, path: path.to_path_buf() };

@@ -31,7 +31,10 @@ impl Probe {
     /// Bad input (UsageError, one line naming --probe, the value, and the fix) when the URL does not parse or the
     /// `#/pointer` part is missing or does not start with '/'. `name` is the last pointer segment.
     pub fn parse(spec: &str) -> Result<Probe, UsageError> {
-        let bad = |why: String| UsageError::new(format!("--probe '{spec}': {why}"));
+        // The spec is kept and shown with its secrets hidden (a password in the URL, a token in its query); the
+        // parsed URL keeps them for the request.
+        let shown = crate::secrets::redact_secret(spec);
+        let bad = |why: String| UsageError::new(format!("--probe '{shown}': {why}"));
         // A URL cannot hold a raw '#' before its fragment, so the first one starts the pointer.
         let Some((url, pointer)) = spec.split_once('#') else {
             return Err(bad(format!("the '#/json/pointer' to the figure is missing; {EXAMPLE}")));
@@ -40,7 +43,7 @@ impl Probe {
             return Err(bad(format!("the JSON pointer after '#' must start with '/'; {EXAMPLE}")));
         }
         let url = ParsedUrl::parse(url).map_err(bad)?;
-        Ok(Probe { spec: spec.to_string(), url, pointer: pointer.to_string(), name: pointer_name(pointer) })
+        Ok(Probe { spec: shown.clone(), url, pointer: pointer.to_string(), name: pointer_name(pointer) })
     }
 
     /// The URL part of the spec, for messages.

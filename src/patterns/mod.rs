@@ -59,7 +59,8 @@ std::thread_local! {
 
 /// Reads a pattern file; the error names the file, the line and column where known, and the fix.
 pub fn load(path: &Path) -> Result<PatternSet, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text =
+        crate::bounded::read_text(path, crate::bounded::PATTERNS).map_err(|e| format!("{}: {e}", path.display()))?;
     parse(&text).map_err(|e| format!("{}:{e}", path.display()))
 }
 

@@ -842,12 +842,19 @@ fn write_terms(value: &Value, escape: bool, out: &mut dyn Write) -> std::io::Res
 fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), UsageError> {
     let mut bytes = Vec::new();
     if file.as_os_str() == "-" {
-        stdin.read_to_end(&mut bytes).map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
+        // Standard input has no size to look at first: read at most one byte more than the cap.
+        stdin
+            .take(crate::bounded::TERMS + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
+        if bytes.len() as u64 > crate::bounded::TERMS {
+            return Err(UsageError::new("stdin: more than the 64 MiB it may have; give a smaller input"));
+        }
         return Ok(("stdin".into(), bytes));
     }
     let name = file.display().to_string();
-    bytes = std::fs::read(file)
-        .map_err(|e| UsageError::new(format!("{name}: cannot read: {e}; give an existing file, or - for stdin")))?;
+    bytes = crate::bounded::read(file, crate::bounded::TERMS)
+        .map_err(|e| UsageError::new(format!("{name}: {e} (or - for stdin)")))?;
     Ok((name, bytes))
 }
 

@@ -64,7 +64,7 @@ struct KvUrl {
 
 /// Reads a server URL. A password in it is never echoed in an error.
 fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
-    let shown = crate::provenance::redact_secret(url);
+    let shown = crate::secrets::redact_secret(url);
     let bad = |why: &str| UsageError::new(format!("URL '{shown}': {why}"));
     let (protocol, rest, default_port) = if let Some(r) = url.strip_prefix("redis://") {
         (Protocol::Resp, r, 6379)
@@ -250,7 +250,7 @@ fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>
     let mut hello: Option<Option<Greeting>> = None;
     for url in urls {
         let u = parse_url(url)?;
-        let shown = crate::provenance::redact_secret(url);
+        let shown = crate::secrets::redact_secret(url);
         if protocol.is_some_and(|q| q != u.protocol) {
             return Err(UsageError::new(format!(
                 "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
@@ -331,8 +331,8 @@ fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, U
     if protocol != Protocol::Resp {
         return Err(UsageError::new(format!("--script {}: scripts run on Redis; memcached has none", path.display())));
     }
-    let text = std::fs::read(path)
-        .map_err(|e| UsageError::new(format!("--script {}: cannot read it ({e}); give a Lua file", path.display())))?;
+    let text = crate::bounded::read(path, crate::bounded::SMALL)
+        .map_err(|e| UsageError::new(format!("--script {}: {e}", path.display())))?;
     let sha = sha1_smol::Sha1::from(&text).digest().to_string();
     Ok(Some((sha, text)))
 }
@@ -411,7 +411,7 @@ impl KvPlan {
             connect_timeout,
             seed,
             insecure: false,
-            targets: a.urls.iter().map(|u| crate::provenance::redact_secret(u)).collect(),
+            targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),
             body_bytes: value_max,
             // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless
             // the workload expected it.

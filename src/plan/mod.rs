@@ -136,32 +136,10 @@ pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
 /// The largest `--body-file` read: the body is held in memory once per request and endpoint.
 pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
 
-/// Reads `--body-file`: a regular file of at most [`MAX_BODY_FILE`] bytes. A device such as /dev/zero would be read
-/// without end and a FIFO could block before the load forever, so both are refused before they are opened.
+/// Reads `--body-file` (see [`crate::bounded`]: a regular file of at most 64 MiB).
 fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    let name = path.display();
-    let bad = |why: String| UsageError::new(format!("--body-file '{name}': {why}"));
-    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?;
-    if !meta.is_file() {
-        return Err(bad("not a regular file (a device, FIFO or directory); give a regular file".into()));
-    }
-    if meta.len() > MAX_BODY_FILE {
-        return Err(bad(format!("{} bytes, more than the 64 MiB a body may have; give a smaller file", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // Read at most one byte more than the limit, in case the file grew since it was looked at.
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            std::fs::File::open(path).map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?,
-            MAX_BODY_FILE + 1,
-        ),
-        &mut bytes,
-    )
-    .map_err(|e| bad(format!("cannot read it ({e}); give a readable file")))?;
-    if bytes.len() as u64 > MAX_BODY_FILE {
-        return Err(bad("more than the 64 MiB a body may have; give a smaller file".into()));
-    }
-    Ok(bytes)
+    crate::bounded::read(path, crate::bounded::BODY)
+        .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))
 }
 
 /// Requests and endpoints as built from [`RequestArgs`].
@@ -279,7 +257,7 @@ impl RequestSet {
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
                 }
-                targets.push(crate::provenance::redact_secret(url));
+                targets.push(crate::secrets::redact_secret(url));
                 if a.patterns.is_none() {
                     specs.push(b.spec(&[idx], &u.path_and_query, &defaults, None));
                 }
@@ -307,7 +285,7 @@ impl RequestSet {
         }
         Ok(RequestSet {
             method: method.clone(),
-            headers: a.headers.iter().map(|h| crate::provenance::redact_secret(h)).collect(),
+            headers: a.headers.iter().map(|h| crate::secrets::redact_secret(h)).collect(),
             patterns: a.patterns.as_ref().map(|p| p.display().to_string()),
             endpoints: b.endpoints,
             requests: specs,
@@ -400,7 +378,7 @@ impl Builder {
             prepared,
             timeout,
             group: 0,
-            label: crate::provenance::redact_secret(&format!("{method} {target}")),
+            label: crate::secrets::redact_secret(&format!("{method} {target}")),
         }
     }
 

@@ -269,8 +269,8 @@ pub struct StudyPlan {
 impl StudyPlan {
     /// Reads and checks a study file.
     pub fn from_file(path: &Path) -> Result<StudyPlan, UsageError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError::new(format!("study file {}: cannot read it ({e})", path.display())))?;
+        let text = crate::bounded::read_text(path, crate::bounded::SMALL)
+            .map_err(|e| UsageError::new(format!("study file {}: {e}", path.display())))?;
         StudyPlan::parse(path, &text)
     }
 

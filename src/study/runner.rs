@@ -140,7 +140,7 @@ pub fn run_study(
                 e.file = file;
                 if let Some(args) = run.last_command.take() {
                     e.command = std::iter::once("hakaru".to_string())
-                        .chain(args.iter().map(|a| crate::provenance::redact_secret(a)))
+                        .chain(args.iter().map(|a| crate::secrets::redact_secret(a)))
                         .collect();
                 }
                 let rows = run.rows.get(&case.id).map(Vec::as_slice);
@@ -167,7 +167,7 @@ pub fn run_study(
 /// A case's manifest entry before it runs.
 fn entry(plan: &StudyPlan, opts: &RunOptions, c: &Case) -> CaseEntry {
     let mut command = vec!["hakaru".to_string()];
-    command.extend(c.args.iter().map(|a| crate::provenance::redact_secret(a)));
+    command.extend(c.args.iter().map(|a| crate::secrets::redact_secret(a)));
     command.extend(["--json".to_string(), opts.dir.join(relative_case_file(c)).display().to_string()]);
     CaseEntry {
         id: c.id.clone(),
@@ -314,7 +314,12 @@ impl Run<'_> {
         guard: Option<Duration>,
     ) -> Result<(ExitStatus, Option<String>), String> {
         let mut cmd = Command::new(&self.opts.exe);
-        cmd.args(args).current_dir(&self.plan.base_dir).stdin(Stdio::null());
+        // A secret (a header, a URL's password) reaches the case through its environment, never its command line.
+        let (shown, hidden) = crate::cli::render::split_secrets(args, crate::secrets::holds_secret);
+        cmd.args(shown).current_dir(&self.plan.base_dir).stdin(Stdio::null());
+        if !hidden.is_empty() {
+            cmd.env(crate::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
+        }
         output_to(&mut cmd, log);
         own_group(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", self.opts.exe.display()))?;

@@ -1,0 +1,63 @@
+//! Input files read whole, each with a documented cap: a regular file only (a device such as /dev/zero never ends
+//! and a FIFO can block before the load forever), at most `cap` bytes, checked before reading and while reading (the
+//! file may grow). The caps are in the README's "Safety" section.
+
+use std::io::Read as _;
+use std::path::Path;
+
+/// A body (`--body-file`).
+pub const BODY: u64 = 64 << 20;
+/// A request pattern file (`--patterns`): about 600,000 requests; each becomes prepared bytes in memory.
+pub const PATTERNS: u64 = 64 << 20;
+/// A study file, a Lua script (`kv --script`).
+pub const SMALL: u64 = 1 << 20;
+/// The terms of `patterns generate --terms`, and `patterns extract`'s inputs read whole.
+pub const TERMS: u64 = 64 << 20;
+/// A result document, drnbench CSV or study manifest read back (`compare`, `report`, `chart`, `merge`, `import`).
+pub const RESULT: u64 = 256 << 20;
+
+/// `n` bytes for people: `64 MiB`, `1 MiB`.
+fn mib(n: u64) -> String {
+    format!("{} MiB", n >> 20)
+}
+
+/// The bytes of `path`, or why not, in words that name no flag (the caller puts the flag and the file before them).
+pub fn read(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    if !meta.is_file() {
+        return Err("not a regular file (a device, FIFO or directory); give a regular file".into());
+    }
+    if meta.len() > cap {
+        return Err(format!("{} bytes, more than the {} it may have; give a smaller file", meta.len(), mib(cap)));
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // One byte more than the cap: a file that grew since it was looked at is refused, not cut.
+    file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("more than the {} it may have; give a smaller file", mib(cap)));
+    }
+    Ok(bytes)
+}
+
+/// [`read`] as UTF-8 text.
+pub fn read_text(path: &Path, cap: u64) -> Result<String, String> {
+    String::from_utf8(read(path, cap)?).map_err(|_| "not UTF-8 text; convert it to UTF-8 (iconv -t UTF-8)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_directories_and_files_over_the_cap_are_refused_before_reading() {
+        assert!(read(Path::new("/dev/zero"), BODY).unwrap_err().starts_with("not a regular file"));
+        assert!(read(Path::new("/tmp"), BODY).unwrap_err().starts_with("not a regular file"));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![b'x'; 2 << 20]).unwrap();
+        assert_eq!(read(&f, SMALL).unwrap_err(), "2097152 bytes, more than the 1 MiB it may have; give a smaller file");
+        assert_eq!(read(&f, BODY).unwrap().len(), 2 << 20);
+        assert!(read(&dir.path().join("none"), BODY).unwrap_err().starts_with("cannot read it"));
+    }
+}

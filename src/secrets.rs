@@ -1,0 +1,259 @@
+//! What hakaru never shows: secret header values, passwords in URLs, secret query parameters, wherever they stand
+//! (a flag, a message, a document). The lists are documented in the README's "Safety" section; a user adds names
+//! with `--redact-header` and `--redact-param`, which reach every process of a run through the environment.
+
+/// Headers whose values must not end up in anything hakaru prints or writes (README, "Safety"); more with
+/// `--redact-header NAME` (or `HAKARU_REDACT_HEADERS=a,b`).
+pub const SECRET_HEADERS: [&str; 11] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "x-api-token",
+    "x-auth-token",
+    "x-access-token",
+    "x-csrf-token",
+    "api-key",
+    "x-amz-security-token",
+];
+
+/// Query parameters whose values are hidden the same way; more with `--redact-param NAME` (or
+/// `HAKARU_REDACT_PARAMS=a,b`).
+pub const SECRET_PARAMS: [&str; 20] = [
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "auth",
+    "auth_token",
+    "sig",
+    "signature",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "jwt",
+    "session",
+    "sessionid",
+    "x-amz-signature",
+    "x-amz-credential",
+];
+
+/// The environment variables that carry the user's own secret names to every process of a run (agents, a
+/// study's cases inherit them): set from `--redact-header` and `--redact-param` before anything runs.
+pub const REDACT_HEADERS_VAR: &str = "HAKARU_REDACT_HEADERS";
+pub const REDACT_PARAMS_VAR: &str = "HAKARU_REDACT_PARAMS";
+
+/// The arguments of a child's command line that hold secrets, as a JSON array of strings: the child appends them to
+/// its own arguments (`main.rs`), so they never stand in a process list or a manifest's args.
+pub const SECRET_ARGS_VAR: &str = "HAKARU_SECRET_ARGS";
+
+/// Whether one argument holds a secret that [`redact_arg`] would hide.
+pub fn holds_secret(arg: &str) -> bool {
+    redact_arg(arg) != arg
+}
+
+/// The names of one list from its variable, lower case.
+fn extra(var: &str) -> &'static [String] {
+    static HEADERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let cell = if var == REDACT_HEADERS_VAR { &HEADERS } else { &PARAMS };
+    cell.get_or_init(|| {
+        std::env::var(var)
+            .unwrap_or_default()
+            .split(',')
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect()
+    })
+}
+
+/// Whether a header's value is a secret.
+pub fn is_secret_header(name: &str) -> bool {
+    let name = name.trim();
+    SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
+        || extra(REDACT_HEADERS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
+fn is_secret_param(name: &str) -> bool {
+    SECRET_PARAMS.iter().any(|s| name.eq_ignore_ascii_case(s))
+        || extra(REDACT_PARAMS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
+/// Every query in `text` (after each `?`, up to `#`, a space or a quote) with the values of secret parameters
+/// replaced by `***`: `/?q=a&token=abc` -> `/?q=a&token=***`.
+fn redact_query(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(q) = rest.find('?') {
+        out.push_str(&rest[..=q]);
+        rest = &rest[q + 1..];
+        let end = rest.find(|c: char| c == '#' || c == '"' || c == '\'' || c.is_whitespace()).unwrap_or(rest.len());
+        for (k, pair) in rest[..end].split('&').enumerate() {
+            if k > 0 {
+                out.push('&');
+            }
+            match pair.split_once('=') {
+                Some((name, value)) if !value.is_empty() && is_secret_param(name) => {
+                    out.push_str(name);
+                    out.push_str("=***");
+                }
+                _ => out.push_str(pair),
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`,
+/// `http://h/?token=abc` -> `http://h/?token=***`; anything else is returned as it is.
+pub fn redact_secret(arg: &str) -> String {
+    // A secret header first: a URL inside its value must not decide how it is shown.
+    if let Some((name, _)) = arg.split_once(':')
+        && !name.contains(' ')
+        && is_secret_header(name)
+    {
+        return format!("{}: <redacted>", name.trim());
+    }
+    let arg = &redact_query(arg);
+    if let Some(at) = arg.find("://") {
+        let rest = &arg[at + 3..];
+        // Key-value URLs have no '@' after their host, so everything up to the last '@' is the user and password
+        // (which may hold '/', as base64 passwords do); an HTTP URL's authority ends at '/', '?' or '#'.
+        let kv = ["redis", "memcache", "memcached"].contains(&arg[..at].to_ascii_lowercase().as_str());
+        let authority = if kv { rest } else { &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())] };
+        if let Some(amp) = authority.rfind('@') {
+            let userinfo = &rest[..amp];
+            let user = userinfo.split_once(':').map_or("", |(u, _)| u);
+            let hidden = if user.is_empty() { "***".to_string() } else { format!("{user}:***") };
+            return format!("{}{hidden}{}", &arg[..at + 3], &rest[amp..]);
+        }
+    }
+    arg.to_string()
+}
+
+/// Replaces secrets in every string of a JSON value (a result document, a manifest): secret header values,
+/// passwords in URLs, secret query parameters, and the same inside flags (`--header=Authorization: x`,
+/// `-HCookie: y`) and longer texts, whatever the value already redacted. Every file hakaru writes goes through it.
+pub fn scrub_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            let clean = scrub_text(s);
+            if clean != *s {
+                *s = clean;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(scrub_value),
+        serde_json::Value::Object(o) => o.values_mut().for_each(scrub_value),
+        _ => {}
+    }
+}
+
+/// One text with its secrets hidden: a flag or header as a whole (its value runs to the end), else word by word (a
+/// message, a target list, a command line in one string).
+pub fn scrub_text(s: &str) -> String {
+    if s.contains('\n') {
+        return s.split('\n').map(scrub_line).collect::<Vec<_>>().join("\n");
+    }
+    scrub_line(s)
+}
+
+/// [`scrub_text`] of one line: a secret header's value runs to the line's end.
+fn scrub_line(s: &str) -> String {
+    if !s.contains(' ') {
+        return redact_arg(s);
+    }
+    let header_first = s.split_once(':').is_some_and(|(name, _)| !name.contains(' ') && is_secret_header(name));
+    if s.starts_with('-') || header_first {
+        let whole = redact_arg(s);
+        if whole != s {
+            return whole;
+        }
+    }
+    let mut words = Vec::new();
+    for word in s.split(' ') {
+        // A secret header inside a text (`-H X-Auth-Token: abc`): its value is the rest of the text.
+        if let Some(name) = word.strip_suffix(':').filter(|n| is_secret_header(n)) {
+            words.push(format!("{name}: <redacted>"));
+            return words.join(" ");
+        }
+        words.push(redact_arg(word));
+    }
+    words.join(" ")
+}
+
+/// One command-line argument with its secrets redacted, a flag with its value glued on included:
+/// `--header=Authorization: x` -> `--header=Authorization: <redacted>`, `-HCookie: y` -> `-HCookie: <redacted>`.
+pub fn redact_arg(arg: &str) -> String {
+    if let Some(rest) = arg.strip_prefix("--")
+        && let Some((flag, value)) = rest.split_once('=')
+    {
+        return format!("--{flag}={}", redact_secret(value));
+    }
+    if let Some(value) = arg.strip_prefix("-H").filter(|v| !v.is_empty()) {
+        return format!("-H{}", redact_secret(value));
+    }
+    redact_secret(arg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_in_urls_are_hidden() {
+        assert_eq!(redact_secret("redis://u:hunter2@127.0.0.1:6379/2"), "redis://u:***@127.0.0.1:6379/2");
+        assert_eq!(redact_secret("redis://:hunter2@h"), "redis://***@h");
+        assert_eq!(redact_secret("http://127.0.0.1/a@b"), "http://127.0.0.1/a@b");
+        // A password holding '/', a query holding '@', a secret header holding a URL.
+        assert_eq!(redact_secret("redis://:ab/cd@127.0.0.1"), "redis://***@127.0.0.1");
+        assert_eq!(redact_secret("http://h:8080?email=a@b.com"), "http://h:8080?email=a@b.com");
+        assert_eq!(redact_secret("Cookie: sid=S; r=https://u@x"), "Cookie: <redacted>");
+    }
+
+    #[test]
+    fn secret_headers_are_redacted_and_others_kept() {
+        assert_eq!(redact_secret("Authorization: Bearer abc"), "Authorization: <redacted>");
+        assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
+        assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
+        assert_eq!(redact_secret("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/");
+    }
+
+    #[test]
+    fn secret_query_parameters_are_hidden_wherever_a_query_stands() {
+        assert_eq!(redact_secret("http://h/a?q=1&api_key=K&b=2#f"), "http://h/a?q=1&api_key=***&b=2#f");
+        assert_eq!(redact_secret("GET /?TOKEN=abc"), "GET /?TOKEN=***");
+        assert_eq!(redact_secret("/x?sig=s&sig=t"), "/x?sig=***&sig=***");
+        assert_eq!(redact_secret("http://h/?key=1"), "http://h/?key=1");
+        assert_eq!(redact_secret("http://u:pw@h/?token=t"), "http://u:***@h/?token=***");
+        assert_eq!(redact_secret("X-Auth-Token: abc"), "X-Auth-Token: <redacted>");
+        assert_eq!(scrub_text("target http://h/?access_token=A said no"), "target http://h/?access_token=*** said no");
+        assert_eq!(scrub_text("hakaru run -H Cookie: a=b c http://h/"), "hakaru run -H Cookie: <redacted>");
+        assert_eq!(scrub_text("a Cookie: x\nnext line\n"), "a Cookie: <redacted>\nnext line\n");
+        assert_eq!(
+            scrub_text("before: http://u:A@h/s: no; after: http://u:B@h/s: no"),
+            "before: http://u:***@h/s: no; after: http://u:***@h/s: no"
+        );
+        let mut v = serde_json::json!({"a": ["Proxy-Authorization: Basic x", "-HX-Api-Token: y"], "b": 1});
+        scrub_value(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["Proxy-Authorization: <redacted>", "-HX-Api-Token: <redacted>"], "b": 1})
+        );
+    }
+
+    #[test]
+    fn flags_with_their_secret_values_glued_on_are_redacted() {
+        assert_eq!(redact_arg("--header=Authorization: Bearer abc"), "--header=Authorization: <redacted>");
+        assert_eq!(redact_arg("-HCookie: sid=1"), "-HCookie: <redacted>");
+        assert_eq!(redact_arg("--url=redis://:pw@127.0.0.1"), "--url=redis://***@127.0.0.1");
+        assert_eq!(redact_arg("--label=branch=main"), "--label=branch=main");
+        assert_eq!(redact_arg("-H"), "-H");
+    }
+}

@@ -1,0 +1,226 @@
+//! No secret reaches any output: a password in a URL, secret query parameters (built-in and `--redact-param`),
+//! secret headers (built-in and `--redact-header`) and a probe's password are planted in a run, local agents and a
+//! study, and every output, file, history database and process command line is searched for them (the trust
+//! issue's item 7). Files hakaru creates are the user's alone.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{hakaru_with, target};
+
+/// Every secret planted carries this mark, so one search finds them all.
+const MARK: &str = "S3CRET";
+
+/// Every file under `dir` (the history's WAL included) holding the mark.
+fn files_holding_the_mark(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in walk(dir) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        if bytes.windows(MARK.len()).any(|w| w == MARK.as_bytes()) {
+            found.push(entry.display().to_string());
+        }
+    }
+    found
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+/// The command lines of every process whose command line holds `needle` (as `ps` shows them).
+fn command_lines_with(needle: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if line.contains(needle) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// The command lines holding `needle` and `also`, once there are `count` of them (waited for, 30 s at most).
+fn wait_for_command_lines(needle: &str, also: &str, count: usize) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let mut seen = command_lines_with(needle);
+        seen.retain(|l| l.contains(also));
+        if seen.len() >= count || start.elapsed() > Duration::from_secs(30) {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_run_writes_and_prints_no_secret_and_its_files_are_the_users_alone() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history/h.db");
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let url = format!("http://user:{MARK}-pw@{}/?q=1&token={MARK}-token&mysig={MARK}-sig", t.addr());
+    let probe = format!("http://u:{MARK}-probe@{}/status#/requests", t.addr());
+    let out = hakaru_with(
+        &[
+            "run",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "--redact-param",
+            "mysig",
+            "--redact-header",
+            "X-Custom",
+            "-H",
+            &format!("X-Auth-Token: {MARK}-a"),
+            "-H",
+            &format!("X-Custom: {MARK}-custom"),
+            "-H",
+            &format!("Cookie: sid={MARK}-cookie"),
+            "--probe",
+            &probe,
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            &url,
+        ],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains(MARK) && !out.stderr.contains(MARK), "{}{}", out.stdout, out.stderr);
+    // The report and the history's own commands read what was kept: still nothing.
+    let report = dir.path().join("report.html");
+    let r = hakaru_with(
+        &["report", json.to_str().unwrap(), "-o", report.to_str().unwrap()],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for args in [vec!["show", "last"], vec!["export", "last"], vec!["history"]] {
+        let mut all = args.clone();
+        all.extend(["--db", db.to_str().unwrap()]);
+        let o = hakaru_with(&all, Duration::from_secs(30), |_| {});
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        assert!(!o.stdout.contains(MARK), "{args:?}: {}", o.stdout);
+    }
+    assert_eq!(files_holding_the_mark(dir.path()), Vec::<String>::new());
+    // What the run created is the user's alone.
+    assert_eq!((mode(&json), mode(&csv), mode(&db)), (0o600, 0o600, 0o600));
+    assert_eq!(mode(db.parent().unwrap()), 0o700);
+}
+
+#[test]
+fn an_error_quoting_a_url_hides_its_password_and_token_in_the_failure_file_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let failure = dir.path().join("failed");
+    for url in [
+        format!("http://user:{MARK}@127.0.0.1:99999/?token={MARK}"),
+        format!("htp://user:{MARK}@h/"),
+        format!("http://user:{MARK}@/x"),
+    ] {
+        let out = hakaru_with(&["run", "-n", "1", &url], Duration::from_secs(30), |c| {
+            c.env("HAKARU_FAILURE_FILE", &failure);
+        });
+        assert_eq!(out.code, 2, "{url}: {}", out.stderr);
+        assert!(!out.stderr.contains(MARK), "{}", out.stderr);
+        assert!(out.stderr.contains("user:***@"), "{}", out.stderr);
+        assert!(!std::fs::read_to_string(&failure).unwrap().contains(MARK));
+    }
+}
+
+#[test]
+fn local_agents_get_secrets_through_their_environment_not_their_command_line() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://user:{MARK}-pw@{}/?delay=1ms&token={MARK}-t", t.addr());
+    let json = dir.path().join("merged.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["run", "-q", "--agents", "2", "-c", "2", "-d", "3s", "--no-history", "--json"])
+        .arg(&json)
+        .args(["-H", &format!("Authorization: Bearer {MARK}-bearer"), &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the agents run, their command lines (what `ps` shows) hold no secret.
+    // The agents of this run: their documents go to the run's own directory, named after its pid.
+    let seen = wait_for_command_lines(&format!("hakaru-agents-{}-", child.id()), "--segment", 2);
+    assert_eq!(seen.len(), 2, "both agents seen running: {seen:?}");
+    for line in &seen {
+        assert!(!line.contains(MARK), "{line}");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The agents ran the plan: the URL, held only in their environment, reached them.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["steps"][0]["ok"].as_u64().unwrap() > 0, "{doc}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(MARK));
+    assert_eq!(files_holding_the_mark(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_study_keeps_secrets_out_of_its_files_output_and_case_command_lines() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "secret"
+[[target]]
+name = "a"
+url = "http://user:{MARK}-pw@{addr}/?delay=1ms&token={MARK}-t"
+headers = ["X-Api-Key: {MARK}-key"]
+[[workload]]
+name = "w"
+[load]
+connections = 1
+duration = "2s"
+"#,
+            addr = t.addr()
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let dry = hakaru_with(&["study", file.to_str().unwrap(), "--dry-run"], Duration::from_secs(30), |_| {});
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(!dry.stdout.contains(MARK), "{}", dry.stdout);
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
+        .env("HAKARU_DB", dir.path().join("h.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_command_lines("cases/r1-a", "run", 1);
+    assert!(!seen.is_empty(), "the case was seen running");
+    assert!(seen.iter().all(|l| !l.contains(MARK)), "{seen:?}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(MARK));
+    // Everything the study wrote (the study file is the user's own, and holds them).
+    let mut written = files_holding_the_mark(&out_dir);
+    written.retain(|f| !f.ends_with("s.toml"));
+    assert_eq!(written, Vec::<String>::new());
+    let db = std::fs::read(dir.path().join("h.db")).unwrap_or_default();
+    assert!(!db.windows(MARK.len()).any(|w| w == MARK.as_bytes()));
+}
