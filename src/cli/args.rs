@@ -343,6 +343,9 @@ pub struct ScaleArgs {
     /// machines start together; a late start is said in the output.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// `ok`: run a load whose --start-at is more than 5 s past (refused without it), starting now.
+    #[arg(long, value_name = "ok")]
+    pub start_late: Option<String>,
     /// Run the plan as N agent processes on this machine (each its --segment, one common --start-at), then
     /// merge their documents: more cores than one process uses well, and the rehearsal of a scale-out.
     #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>)]
