@@ -333,3 +333,12 @@ fn start_late_ok_runs_a_past_start_now_and_a_start_a_moment_past_still_counts_fr
     let late = out.step()["start_late_s"].as_f64().unwrap();
     assert!((1.0..5.0).contains(&late), "{late}");
 }
+
+#[test]
+fn max_line_out_of_its_range_is_refused_naming_the_range() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["run", "--max-line", "10", &url], &["--max-line '10'", "1KiB to 1MiB", "--max-line 64KiB"]);
+    rejects(&["run", "--max-line", "1gib", &url], &["--max-line '1gib'", "1KiB to 1MiB"]);
+    rejects(&["kv", "--max-line", "lots", "redis://127.0.0.1:1"], &["--max-line 'lots'", "not a size"]);
+}

@@ -230,6 +230,9 @@ pub struct RequestArgs {
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: String,
+    /// The longest response head or chunk-size line taken; a longer one fails the request as line_too_long.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    pub max_line: String,
     /// Open a new connection for every request and send `Connection: close` (like ab without -k). Keep-alive is
     /// on by default: ab needs -k for it, hakaru does not.
     #[arg(long, conflicts_with = "keepalive")]
@@ -669,6 +672,9 @@ pub struct KvArgs {
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: String,
+    /// The longest reply line taken; a longer one fails the operation as line_too_long.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    pub max_line: String,
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,

@@ -341,10 +341,12 @@ fn ask(
     use crate::protocol::{AnyDecoder, ResponseDecoder};
     use std::io::{Read, Write};
     s.write_all(command).map_err(|e| format!("sending {what}: {e}"))?;
-    let mut d = AnyDecoder::new(protocol);
+    let mut d = AnyDecoder::new(protocol, crate::protocol::DEFAULT_MAX_LINE);
     d.keep_values(true);
     d.start(false);
     let mut buf = [0u8; 4096];
+    // The reply's data is kept: a server that answers with an endless array would fill memory before the deadline.
+    let mut read = 0;
     let answer = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -354,6 +356,14 @@ fn ask(
         let n = s.read(&mut buf).map_err(|e| format!("no reply to {what} ({e})"))?;
         if n == 0 {
             return Err(format!("the server closed the connection after {what}"));
+        }
+        read += n;
+        if read > survey::MAX_REPLY {
+            return Err(format!(
+                "the reply to {what} is longer than {} bytes; is it {}?",
+                survey::MAX_REPLY,
+                protocol.name()
+            ));
         }
         if let Some(a) = d.feed(&buf[..n]).map_err(|e| format!("reply to {what}: {e}"))? {
             break a;

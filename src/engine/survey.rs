@@ -14,8 +14,9 @@ use crate::protocol::{Protocol, memcache, resp};
 
 /// Keys asked about in one command (Redis `EXISTS k1 ... kN`) or one pipelined batch (memcached `mg`).
 const BATCH: u64 = 1000;
-/// The most bytes one survey reply may take (memcached's `stats` is about 3 kB; a batch of `mg` replies 4 kB).
-const MAX_REPLY: usize = 1 << 20;
+/// The most bytes one survey or setup reply may take (memcached's `stats` is about 3 kB; a batch of `mg` replies
+/// 4 kB; Redis answers DBSIZE, EXISTS, FLUSHDB and SCRIPT LOAD in a line).
+pub(super) const MAX_REPLY: usize = 1 << 20;
 
 /// What every server of the plan holds; the keys of `written` are looked up where it holds anything.
 pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>, UsageError> {
