@@ -253,6 +253,13 @@ fn endless_frames_time_out_each_of_n_requests_on_time() {
         assert!(slowest_failure(&out) < 1.1 + 0.1, "{what}: {}", out.step()["failed_latency"]);
         assert_ne!(out.code, 0, "{what}");
     }
+    // Pipelined (kv's own read loop): the batch's first reply never ends, so all four ops time out at once.
+    let redis = &FRAMES[0];
+    let (out, took) =
+        redis.run(Duration::ZERO, &["-c", "1", "-t", "1", "-n", "4", "--pipeline", "4", "--timeout", "1s"]);
+    assert!(took < on_time(Duration::from_secs(1)), "pipelined: took {took:?}\n{}", out.stderr);
+    assert_eq!(out.error_count("timeout"), 4, "{}", out.step()["error_kinds"]);
+    assert!(slowest_failure(&out) < 1.1 + 0.1, "{}", out.step()["failed_latency"]);
 }
 
 #[test]
