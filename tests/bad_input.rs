@@ -281,3 +281,64 @@ fn a_body_file_that_is_not_a_regular_file_or_too_large_is_refused() {
     rejects(&["run", "-n", "5", "--body-file", big.to_str().unwrap(), &url], &["--body-file", "64 MiB"]);
     rejects(&["run", "-n", "5", "--body-file", dir.path().to_str().unwrap(), &url], &["--body-file", "regular file"]);
 }
+
+/// `--start-at` as Unix seconds, `secs` from now (negative: in the past).
+fn unix_from_now(secs: i64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    (now + secs).to_string()
+}
+
+#[test]
+fn a_start_far_in_the_past_or_ahead_is_refused_in_one_line_never_a_panic() {
+    // Issue 28: 30 days back grew to 2.5 GB, 1970 aborted (exit 134), 99999999999999 panicked (exit 101), the year
+    // 9999 slept without a word.
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let month_ago = unix_from_now(-30 * 86_400);
+    for (at, needles) in [
+        (month_ago.as_str(), &["30days", "ago", "more than 5s in the past", "--start-late ok"][..]),
+        ("1970-01-01T00:00:00Z", &["ago", "--start-late ok"]),
+        ("0", &["ago", "--start-late ok"]),
+        ("99999999999999", &["from now, more than a day ahead", "within the next 24h"]),
+        ("9999-12-31T23:59:59Z", &["more than a day ahead"]),
+        ("1e300", &["beyond any clock"]),
+    ] {
+        let flag = format!("--start-at '{at}'");
+        let mut needles = needles.to_vec();
+        needles.push(&flag);
+        rejects(&["run", "-n", "5", "--start-at", at, &url], &needles);
+        rejects(&["sweep", "--clients", "1", "-d", "1s", "--start-at", at, &url], &needles);
+        rejects(&["kv", "-n", "5", "--start-at", at, "redis://127.0.0.1:1"], &needles);
+    }
+    rejects(&["run", "--start-at", &month_ago, "--start-late", "yes", &url], &["--start-late 'yes'", "ok"]);
+}
+
+#[test]
+fn start_late_ok_runs_a_past_start_now_and_a_start_a_moment_past_still_counts_from_its_instant() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let started = std::time::Instant::now();
+    let out =
+        hakaru(&["run", "-n", "5", "-c", "1", "--start-at", &unix_from_now(-30 * 86_400), "--start-late", "ok", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 5, "{}", out.step());
+    assert!(out.stdout.contains("--start-late ok: --start-at was 30days"), "{}", out.stdout);
+    // Run from now: no start instant recorded, no lateness, and none of a month's empty windows.
+    assert!(out.doc()["settings"]["start_at"].is_null(), "{}", out.doc()["settings"]);
+    assert!(out.step()["windows"].as_array().is_none_or(|w| w.len() < 10), "{}", out.step()["windows"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    // Two seconds past is an agent started late: kept, its step counting from the instant.
+    let out = hakaru(&["run", "-d", "3s", "-c", "1", "--start-at", &unix_from_now(-2), &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let late = out.step()["start_late_s"].as_f64().unwrap();
+    assert!((1.0..5.0).contains(&late), "{late}");
+}
+
+#[test]
+fn max_line_out_of_its_range_is_refused_naming_the_range() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    rejects(&["run", "--max-line", "10", &url], &["--max-line '10'", "1KiB to 1MiB", "--max-line 64KiB"]);
+    rejects(&["run", "--max-line", "1gib", &url], &["--max-line '1gib'", "1KiB to 1MiB"]);
+    rejects(&["kv", "--max-line", "lots", "redis://127.0.0.1:1"], &["--max-line 'lots'", "not a size"]);
+}

@@ -1,11 +1,17 @@
 //! A seeded-random fuzz harness for every parser of outside input: pattern files (JSON and plain text), the HTTP
-//! response decoder, URLs and host:port, durations and sizes, status sets and objectives. Each parser gets a fixed
-//! number of cases mutated from valid inputs, so `cargo test` runs it in seconds; `HAKARU_FUZZ_CASES` raises the
-//! number and `HAKARU_FUZZ_SEED` repeats a run (scripts/fuzz.sh runs it long). No case may panic; where it is
-//! cheap, what parses must round-trip. Inputs that once panicked are kept below as fixed cases.
+//! response decoder, URLs and host:port, durations and sizes, status sets and objectives; and answers that never
+//! end: endless frames fed to the decoders, slow-drip and endless-frame servers run against the hakaru binary.
+//! Each parser gets a fixed number of cases mutated from valid inputs, so `cargo test` runs it in seconds;
+//! `HAKARU_FUZZ_CASES` raises the number and `HAKARU_FUZZ_SEED` repeats a run (scripts/fuzz.sh runs it long). No
+//! case may panic; where it is cheap, what parses must round-trip. Inputs that once panicked are kept below as
+//! fixed cases.
+
+mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
+
+use common::endless::{FRAMES, on_time, slowest_failure};
 
 use hakaru::metrics::StatusSet;
 use hakaru::plan::slo::Slo;
@@ -168,16 +174,22 @@ enum Outcome {
     Answer(Answer, bool),
     Malformed,
     Truncated,
+    LineTooLong,
+}
+
+/// The kind of a decoding error.
+fn classify(e: DecodeError) -> Outcome {
+    match e {
+        DecodeError::Malformed(_) => Outcome::Malformed,
+        DecodeError::Truncated(_) => Outcome::Truncated,
+        DecodeError::LineTooLong(_) => Outcome::LineTooLong,
+    }
 }
 
 /// Decodes `response` fed in pieces cut at `cuts`, closing the connection after the last piece.
 fn decode(response: &[u8], cuts: &[usize], head: bool) -> Outcome {
     let mut d = HttpDecoder::default();
     d.start(head);
-    let classify = |e: DecodeError| match e {
-        DecodeError::Malformed(_) => Outcome::Malformed,
-        DecodeError::Truncated(_) => Outcome::Truncated,
-    };
     let mut start = 0;
     for &end in cuts.iter().chain([response.len()].iter()) {
         match d.feed(&response[start..end]) {
@@ -347,15 +359,13 @@ fn decode_kv(decoder: &mut dyn ResponseDecoder, reply: &[u8], cuts: &[usize]) ->
         match decoder.feed(&reply[start..end]) {
             Ok(Some(answer)) => return Outcome::Answer(answer, decoder.stray().is_some()),
             Ok(None) => {}
-            Err(DecodeError::Malformed(_)) => return Outcome::Malformed,
-            Err(DecodeError::Truncated(_)) => return Outcome::Truncated,
+            Err(e) => return classify(e),
         }
         start = end;
     }
     match decoder.eof() {
         Ok(answer) => Outcome::Answer(answer, false),
-        Err(DecodeError::Malformed(_)) => Outcome::Malformed,
-        Err(DecodeError::Truncated(_)) => Outcome::Truncated,
+        Err(e) => classify(e),
     }
 }
 
@@ -402,5 +412,118 @@ fn the_redis_and_memcached_decoders_never_panic_and_decode_the_same_split_anywhe
             decode_kv(&mut *fresh(), input, &[]);
             decode_kv(&mut *fresh(), input, &cuts);
         });
+    }
+}
+
+/// A random endless frame: `start` once, then `unit` again and again; `line`: the frame is one line that never
+/// ends (so the decoder must refuse it past its bound), else every line ends and the answer does not.
+fn endless_frame(rng: &mut ChaCha8Rng) -> (&'static str, Vec<u8>, Vec<u8>, bool) {
+    // Bytes of a line that never ends: anything but LF.
+    let no_lf = |rng: &mut ChaCha8Rng| -> Vec<u8> {
+        (0..rng.random_range(1..=8)).map(|_| rng.random::<u8>()).map(|b| if b == b'\n' { b'x' } else { b }).collect()
+    };
+    let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    match rng.random_range(0..8) {
+        0 => {
+            let n = rng.random_range(1_000_000..=i32::MAX as u64);
+            let units = [
+                format!(":{}\r\n", rng.random::<i64>()),
+                "+OK\r\n".into(),
+                "$1\r\nx\r\n".into(),
+                "*1\r\n:1\r\n".into(),
+            ];
+            (
+                "resp",
+                format!("*{n}\r\n").into_bytes(),
+                units[rng.random_range(0..units.len())].clone().into_bytes(),
+                false,
+            )
+        }
+        1 => {
+            let code = [100, 102, 103][rng.random_range(0..3)];
+            let unit = format!("HTTP/1.1 {code} Wait\r\nX-{}: {}\r\n\r\n", rng.random::<u16>(), rng.random::<u32>());
+            ("http", Vec::new(), unit.into_bytes(), false)
+        }
+        2 => ("http", [&chunked[..], format!("{:x};", rng.random_range(1..999)).as_bytes()].concat(), no_lf(rng), true),
+        3 => ("http", chunked, b"0".repeat(rng.random_range(1..=8)), true),
+        4 => ("http", [&chunked[..], b"0\r\nX-T: "].concat(), no_lf(rng), true),
+        5 => {
+            // A header value of visible bytes (httparse refuses control bytes in one, rightly, as malformed).
+            let value = (0..rng.random_range(1..=8)).map(|_| rng.random_range(0x20..0x7f)).collect();
+            ("http", b"HTTP/1.1 200 OK\r\nX-Endless: ".to_vec(), value, true)
+        }
+        6 => ("memcache", b"VALUE k 0 ".to_vec(), no_lf(rng), true),
+        _ => ("resp", [b"+", b"-", b":", b"$", b"*"][rng.random_range(0..5)].to_vec(), no_lf(rng), true),
+    }
+}
+
+#[test]
+fn endless_frames_are_refused_past_the_line_bound_or_left_to_the_deadline() {
+    use hakaru::protocol::memcache::MemcacheDecoder;
+    use hakaru::protocol::resp::RespDecoder;
+    let mut rng = rng_for("endless frames");
+    // Each case feeds a few times its bound: a tenth as many cases as the other parsers.
+    for i in 0..cases().div_ceil(10) {
+        let (protocol, start, unit, line) = endless_frame(&mut rng);
+        let max_line = rng.random_range(1024..=8192);
+        let mut d: Box<dyn ResponseDecoder> = match protocol {
+            "http" => Box::new(HttpDecoder::new(max_line)),
+            "resp" => Box::new(RespDecoder::new(max_line)),
+            _ => Box::new(MemcacheDecoder::new(max_line)),
+        };
+        d.start(false);
+        let stream: Vec<u8> = [&start[..], &unit.repeat(4 * max_line / unit.len() + 1)].concat();
+        let case = || {
+            format!(
+                "case {i} (HAKARU_FUZZ_SEED={}): max {max_line}, {} then {}",
+                seed(),
+                literal(&start),
+                literal(&unit)
+            )
+        };
+        let mut fed = 0;
+        let mut ended = None;
+        while fed < stream.len() {
+            let piece = rng.random_range(1..=4096).min(stream.len() - fed);
+            let result = catch_unwind(AssertUnwindSafe(|| d.feed(&stream[fed..fed + piece])));
+            fed += piece;
+            match result.unwrap_or_else(|_| panic!("{}: panicked", case())) {
+                Ok(None) => {}
+                Ok(Some(answer)) => panic!("{}: an answer {answer:?} from an endless frame", case()),
+                Err(e) => {
+                    ended = Some(e);
+                    break;
+                }
+            }
+        }
+        match ended {
+            // A line that never ends is refused once it passes the bound: within the read that passed it.
+            Some(DecodeError::LineTooLong(_)) if line => {
+                assert!(fed <= start.len() + max_line + 4096, "{}: refused only after {fed} bytes", case());
+            }
+            // Lines that end, an answer that does not: only the deadline ends it.
+            None if !line => {}
+            other => panic!("{}: {other:?} after {fed} bytes", case()),
+        }
+    }
+}
+
+#[test]
+fn slow_drip_and_endless_frame_servers_never_keep_a_request_past_its_timeout() {
+    // hakaru itself against the servers of tests/common/endless.rs: a frame, a pace and a timeout drawn at random.
+    // A few seconds a case: one in `cargo test`, more under scripts/fuzz.sh.
+    let mut rng = rng_for("endless servers");
+    for i in 0..(cases() / 20_000).max(1) {
+        let frame = &FRAMES[rng.random_range(0..FRAMES.len())];
+        let gap = Duration::from_millis([0, 0, 1, 5, 20][rng.random_range(0..5)]);
+        let timeout = Duration::from_millis(rng.random_range(200..=800));
+        let limit = format!("{}ms", timeout.as_millis());
+        let (out, took) = frame.run(gap, &["-c", "1", "-t", "1", "-n", "2", "--timeout", &limit]);
+        let case = format!("case {i} (HAKARU_FUZZ_SEED={}): {} every {gap:?}, --timeout {limit}", seed(), frame.name);
+        assert!(took < on_time(2 * timeout), "{case}: took {took:?}\n{}", out.stderr);
+        let kinds = out.error_count("timeout") + out.error_count("line_too_long");
+        assert_eq!((out.step()["errors"].as_u64(), kinds), (Some(2), 2), "{case}: {}", out.step()["error_kinds"]);
+        assert!(slowest_failure(&out) < timeout.as_secs_f64() * 1.1 + 0.1, "{case}: {}", out.step()["failed_latency"]);
+        assert_ne!(out.code, 0, "{case}: nothing measured is not a success");
     }
 }

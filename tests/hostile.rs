@@ -4,61 +4,14 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::endless::{FRAMES, on_time, slowest_failure};
 use common::hakaru;
-
-/// A server that runs `handle` on a thread of its own for every connection it accepts (hakaru's preflight check
-/// included). It stops accepting when dropped; each handler ends when its client closes or after a read timeout.
-struct Hostile {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    acceptor: Option<JoinHandle<()>>,
-}
-
-impl Hostile {
-    fn start(handle: impl Fn(TcpStream) + Send + Sync + 'static) -> Hostile {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let handle = Arc::new(handle);
-        let acceptor = {
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    // A handler blocked on a client that vanished still ends, so the test process does not keep it.
-                    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    let handle = Arc::clone(&handle);
-                    std::thread::spawn(move || handle(conn));
-                }
-            })
-        };
-        Hostile { addr, stop, acceptor: Some(acceptor) }
-    }
-
-    fn url(&self, scheme: &str) -> String {
-        format!("{scheme}://{}/", self.addr)
-    }
-}
-
-impl Drop for Hostile {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wakes the blocked accept so the thread sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.acceptor.take() {
-            let _ = a.join();
-        }
-    }
-}
+use common::hostile::Hostile;
 
 /// Reads one request head (hakaru sends GETs without a body and never pipelines); false at end of stream.
 fn read_request(s: &mut TcpStream) -> bool {
@@ -262,4 +215,90 @@ fn https_against_a_silent_plain_server_is_a_tls_handshake_error_and_exits_non_ze
     assert!(out.stderr.contains("500ms"), "{}", out.stderr);
     assert!(!out.stdout.contains("0 requests"), "{}", out.stdout);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+#[test]
+fn endless_frames_at_full_speed_end_every_request_and_the_step_on_time() {
+    // Issue 28: -c 2 -d 3s --timeout 1s ran on at 90 % CPU and ended "ok 0, failed 0", exit 0.
+    for frame in &FRAMES {
+        let (out, took) = frame.run(Duration::ZERO, &["-c", "2", "-t", "2", "-d", "2s", "--timeout", "1s"]);
+        assert!(took < on_time(Duration::from_secs(2)), "{}: took {took:?}\n{}", frame.name, out.stderr);
+        let what = format!("{}: {}\n{}", frame.name, out.step()["error_kinds"], out.stderr);
+        assert_ne!(out.code, 0, "{what}: nothing measured is not a success");
+        assert_eq!(out.step()["ok"], 0, "{what}");
+        let failed = out.error_count(frame.flooded);
+        assert_eq!(out.step()["errors"], failed, "{what}: only {}", frame.flooded);
+        if frame.flooded == "timeout" {
+            // Each client's first request times out at 1 s, its second by the step's end at 2 s.
+            assert!((2..=4).contains(&failed), "{what}");
+            assert!(slowest_failure(&out) < 1.1 + 0.1, "{what}: {}", out.step()["failed_latency"]);
+        } else {
+            // A line is refused as soon as it passes 64 KiB: many requests, each at once.
+            assert!(failed >= 2, "{what}");
+            let sample = out.step()["error_kinds"][0]["sample"].as_str().unwrap().to_string();
+            assert!(sample.ends_with("longer than 65536 bytes (--max-line)"), "{sample}");
+        }
+    }
+}
+
+#[test]
+fn endless_frames_time_out_each_of_n_requests_on_time() {
+    // -n: no step deadline to end the run, only each request's timeout (a 1 s timeout ran 8 to 23 s).
+    for frame in FRAMES.iter().filter(|f| f.flooded == "timeout") {
+        let (out, took) = frame.run(Duration::ZERO, &["-c", "1", "-t", "1", "-n", "3", "--timeout", "1s"]);
+        assert!(took < on_time(Duration::from_secs(3)), "{}: took {took:?}\n{}", frame.name, out.stderr);
+        let what = format!("{}: {}\n{}", frame.name, out.step()["error_kinds"], out.stderr);
+        assert_eq!(out.error_count("timeout"), 3, "{what}");
+        assert_eq!(out.step()["requests"], 3, "{what}");
+        assert!(slowest_failure(&out) < 1.1 + 0.1, "{what}: {}", out.step()["failed_latency"]);
+        assert_ne!(out.code, 0, "{what}");
+    }
+    // Pipelined (kv's own read loop): the batch's first reply never ends, so all four ops time out at once.
+    let redis = &FRAMES[0];
+    let (out, took) =
+        redis.run(Duration::ZERO, &["-c", "1", "-t", "1", "-n", "4", "--pipeline", "4", "--timeout", "1s"]);
+    assert!(took < on_time(Duration::from_secs(1)), "pipelined: took {took:?}\n{}", out.stderr);
+    assert_eq!(out.error_count("timeout"), 4, "{}", out.step()["error_kinds"]);
+    assert!(slowest_failure(&out) < 1.1 + 0.1, "{}", out.step()["failed_latency"]);
+}
+
+#[test]
+fn endless_frames_dripped_a_unit_at_a_time_are_timeouts_on_time() {
+    // Slowly, no line reaches --max-line within the timeout: the timer ends each request.
+    for frame in &FRAMES {
+        let gap = Duration::from_millis(20);
+        let (out, took) = frame.run(gap, &["-c", "1", "-t", "1", "-n", "2", "--timeout", "500ms"]);
+        assert!(took < on_time(Duration::from_secs(1)), "{}: took {took:?}\n{}", frame.name, out.stderr);
+        let what = format!("{}: {}\n{}", frame.name, out.step()["error_kinds"], out.stderr);
+        assert_eq!(out.error_count("timeout"), 2, "{what}");
+        assert!(slowest_failure(&out) < 0.55 + 0.1, "{what}: {}", out.step()["failed_latency"]);
+        assert_ne!(out.code, 0, "{what}");
+    }
+}
+
+#[test]
+fn max_line_sets_the_bound_of_a_line() {
+    let zeros = FRAMES.iter().find(|f| f.unit == b"0").unwrap();
+    let (out, _) = zeros.run(Duration::ZERO, &["-c", "1", "-n", "2", "--max-line", "1KiB"]);
+    assert_eq!(out.error_count("line_too_long"), 2, "{}", out.step()["error_kinds"]);
+    let sample = out.step()["error_kinds"][0]["sample"].as_str().unwrap();
+    assert_eq!(sample, "a chunk-size line longer than 1024 bytes (--max-line)");
+}
+
+#[test]
+fn the_look_before_a_kv_load_reads_an_endless_reply_no_further_than_a_mebibyte() {
+    // Issue 28: DBSIZE answered with an endless array held kv for 30 s while its kept elements grew.
+    let server = Hostile::start(|mut s| {
+        let mut buf = [0u8; 1024];
+        if !matches!(s.read(&mut buf), Ok(n) if n > 0) || s.write_all(b"*2147483647\r\n").is_err() {
+            return;
+        }
+        let burst = b":1\r\n".repeat(256);
+        while s.write_all(&burst).is_ok() {}
+    });
+    let started = Instant::now();
+    let out = hakaru(&["kv", "-q", "-n", "5", &format!("redis://{}", server.addr)]);
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("the reply to DBSIZE is longer than 1048576 bytes"), "{}", out.stderr);
 }

@@ -239,6 +239,9 @@ pub struct RequestArgs {
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: String,
+    /// The longest response head or chunk-size line taken; a longer one fails the request as line_too_long.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    pub max_line: String,
     /// Open a new connection for every request and send `Connection: close` (like ab without -k). Keep-alive is
     /// on by default: ab needs -k for it, hakaru does not.
     #[arg(long, conflicts_with = "keepalive")]
@@ -357,6 +360,9 @@ pub struct ScaleArgs {
     /// machines start together; a late start is said in the output.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// `ok`: run a load whose --start-at is more than 5 s past (refused without it), starting now.
+    #[arg(long, value_name = "ok")]
+    pub start_late: Option<String>,
     /// Run the plan as N agent processes on this machine (each its --segment, one common --start-at), then
     /// merge their documents: more cores than one process uses well, and the rehearsal of a scale-out.
     #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>)]
@@ -691,6 +697,9 @@ pub struct KvArgs {
     /// Time allowed to open a connection.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: String,
+    /// The longest reply line taken; a longer one fails the operation as line_too_long.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    pub max_line: String,
     /// Seed of the random choices, so a run can be repeated; random when absent.
     #[arg(long)]
     pub seed: Option<u64>,

@@ -26,7 +26,7 @@ use crate::workload::{Reply, Source, Verdict};
 pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
     let mut backoff = Backoff::default();
-    let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol);
+    let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol, ctx.shared.plan.max_line);
     // Clients start at different places in the round-robin so that targets share the load from the start.
     let mut turn = id;
     // One timeout timer per client, reset for each request: tokio only moves a timer in its wheel when it
@@ -273,12 +273,13 @@ impl Exchange<'_> {
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
             decoder.start(self.request.expects_no_body);
-            timer.as_mut().reset((sent + self.timeout).into());
+            let deadline = Deadline { at: sent + self.timeout, limit: self.timeout };
+            timer.as_mut().reset(deadline.at.into());
             let attempt = async {
                 conn.write_all(self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 self.written.set(self.written.get() + self.request.bytes.len() as u64);
-                read_answer(ctx, conn, decoder, None).await
+                read_answer(ctx, conn, decoder, None, deadline).await
             };
             let outcome = tokio::select! {
                 biased;
@@ -316,10 +317,7 @@ impl Exchange<'_> {
                 }
                 None => {
                     close(ctx, slot);
-                    return Err(Failure::new(
-                        ErrorKind::Timeout,
-                        format!("no complete answer within {}", humantime::format_duration(self.timeout)),
-                    ));
+                    return Err(timeout_failure(self.timeout));
                 }
             }
         }
@@ -362,6 +360,8 @@ async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Resu
 async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
     let Some(g) = &ctx.shared.plan.greeting else { return Ok(()) };
     let limit = ctx.shared.plan.connect_timeout;
+    let deadline = Deadline { at: Instant::now() + limit, limit };
+    let missed = || Failure::new(ErrorKind::ConnectTimeout, format!("no reply to {} within {limit:?}", g.what));
     let exchange = async {
         let mut decoder = RespDecoder::default();
         for command in &g.commands {
@@ -369,8 +369,10 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
             ctx.metrics.borrow_mut().bytes_out += command.len() as u64;
             decoder.start(false);
             let mut any = AnyDecoder::Resp(decoder);
-            let answer =
-                read_answer(ctx, conn, &mut any, None).await.map_err(|f| Failure::new(f.kind, g.scrub(&f.message)))?;
+            let answer = read_answer(ctx, conn, &mut any, None, deadline).await.map_err(|f| match f.kind {
+                ErrorKind::Timeout => missed(),
+                kind => Failure::new(kind, g.scrub(&f.message)),
+            })?;
             let AnyDecoder::Resp(d) = any else { unreachable!("built as Resp") };
             decoder = d;
             if answer.status == resp::STATUS_ERROR {
@@ -384,9 +386,7 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
         }
         Ok(())
     };
-    tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| {
-        Err(Failure::new(ErrorKind::ConnectTimeout, format!("no reply to {} within {limit:?}", g.what)))
-    })
+    tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| Err(missed()))
 }
 
 /// A workload's view of the answer just decoded.
@@ -556,9 +556,10 @@ async fn run_batch(
         }
         let conn = slot.as_mut().expect("open while no failure");
         decoder.start(false);
+        let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
         let outcome = tokio::select! {
             biased;
-            r = read_answer(ctx, conn, decoder, Some(pending)) => r,
+            r = read_answer(ctx, conn, decoder, Some(pending), deadline) => r,
             _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
         };
         // A reply's end is when the read that brought it returned, not when it was decoded: replies that came in
@@ -609,14 +610,27 @@ fn timeout_failure(limit: Duration) -> Failure {
     Failure::new(ErrorKind::Timeout, format!("no complete answer within {}", humantime::format_duration(limit)))
 }
 
+/// When an answer must be complete, and the limit it comes from (for the message).
+#[derive(Clone, Copy)]
+struct Deadline {
+    at: Instant,
+    limit: Duration,
+}
+
 /// Reads until the decoder has a complete answer. Bytes go through the thread's one read buffer, borrowed only
 /// inside `poll`, so a thousand connections do not each hold a large buffer. With `pending` (pipelined replies),
 /// bytes after the answer are kept there, as the next reply's start, and bytes already there are read first.
+///
+/// `deadline` is checked after every read that leaves the answer unfinished. The caller's timer is not enough: a
+/// server that never stops sending keeps every read ready, each read spends tokio's task budget, and a timer polled
+/// with none left stays pending, so a 1 s timeout ran 30 s and more (issue 28). The clock is read only on those
+/// reads: an answer that comes in one read costs nothing more.
 async fn read_answer(
     ctx: &ThreadCtx,
     conn: &mut Conn,
     decoder: &mut AnyDecoder,
     mut pending: Option<&mut Pending>,
+    deadline: Deadline,
 ) -> Result<Answer, Failure> {
     if let Some(p) = pending.as_deref_mut().filter(|p| p.at < p.bytes.len()) {
         match decoder.feed(p.unread()).map_err(decode_failure)? {
@@ -642,9 +656,10 @@ async fn read_answer(
                 return Poll::Ready(decoder.eof().map_err(decode_failure));
             }
             ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
-            if let Some(p) = pending.as_deref_mut() {
+            let arrived = pending.as_deref_mut().map(|p| {
                 p.arrived = Instant::now();
-            }
+                p.arrived
+            });
             match decoder.feed(data) {
                 Ok(Some(answer)) => {
                     if let Some(p) = pending.as_deref_mut() {
@@ -653,7 +668,11 @@ async fn read_answer(
                     }
                     return Poll::Ready(Ok(answer));
                 }
-                Ok(None) => continue,
+                Ok(None) => {
+                    if arrived.unwrap_or_else(Instant::now) >= deadline.at {
+                        return Poll::Ready(Err(timeout_failure(deadline.limit)));
+                    }
+                }
                 Err(e) => return Poll::Ready(Err(decode_failure(e))),
             }
         }
@@ -665,5 +684,6 @@ fn decode_failure(e: DecodeError) -> Failure {
     match e {
         DecodeError::Malformed(m) => Failure::new(ErrorKind::Malformed, m),
         DecodeError::Truncated(m) => Failure::new(ErrorKind::Closed, m),
+        DecodeError::LineTooLong(m) => Failure::new(ErrorKind::LineTooLong, m),
     }
 }

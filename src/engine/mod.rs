@@ -341,7 +341,7 @@ fn ask(
     use crate::protocol::{AnyDecoder, ResponseDecoder};
     use std::io::Write;
     s.write_all(command).map_err(|e| format!("sending {what}: {e}"))?;
-    let mut d = AnyDecoder::new(protocol);
+    let mut d = AnyDecoder::new(protocol, crate::protocol::DEFAULT_MAX_LINE);
     d.keep_values(true);
     d.start(false);
     let mut answer = None;
@@ -370,6 +370,9 @@ fn read_by(
 ) -> Result<(), String> {
     use std::io::Read;
     let mut buf = [0u8; 4096];
+    // What is read is bounded too: a server that answers with an endless array would fill memory before the
+    // deadline.
+    let mut read = 0;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -379,6 +382,13 @@ fn read_by(
         let n = s.read(&mut buf).map_err(|e| format!("no reply to {what} ({e})"))?;
         if n == 0 {
             return Err(format!("the server closed the connection after {what}"));
+        }
+        read += n;
+        if read > survey::MAX_REPLY {
+            return Err(format!(
+                "the reply to {what} is longer than {} bytes; is it the server you meant?",
+                survey::MAX_REPLY
+            ));
         }
         if take(&buf[..n])? {
             return Ok(());

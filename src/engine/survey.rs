@@ -14,8 +14,9 @@ use crate::protocol::{Protocol, memcache, resp};
 
 /// Keys asked about in one command (Redis `EXISTS k1 ... kN`) or one pipelined batch (memcached `mg`).
 const BATCH: u64 = 1000;
-/// The most bytes one survey reply may take (memcached's `stats` is about 3 kB; a batch of `mg` replies 4 kB).
-const MAX_REPLY: usize = 1 << 20;
+/// The most bytes one survey or setup reply may take (memcached's `stats` is about 3 kB; a batch of `mg` replies
+/// 4 kB; Redis answers DBSIZE, EXISTS, FLUSHDB and SCRIPT LOAD in a line).
+pub(super) const MAX_REPLY: usize = 1 << 20;
 
 /// What every server of the plan holds; the keys of `written` are looked up where it holds anything.
 pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>, UsageError> {
@@ -89,7 +90,7 @@ fn redis_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instant) -
     Ok(Found::Counted { checked, existing })
 }
 
-/// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes.
+/// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes (`read_by`).
 fn read_until(
     s: &mut std::net::TcpStream,
     deadline: Instant,
@@ -99,9 +100,6 @@ fn read_until(
     let mut got = Vec::new();
     read_by(s, deadline, what, |bytes| {
         got.extend_from_slice(bytes);
-        if got.len() > MAX_REPLY {
-            return Err(format!("the reply to {what} is longer than {MAX_REPLY} bytes; is it memcached?"));
-        }
         Ok(done(&got))
     })?;
     Ok(got)

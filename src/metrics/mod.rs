@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Timeout,
     /// The bytes received are not a valid response of the protocol.
     Malformed,
+    /// A response head or a reply line went on past `--max-line` without ending: the server is sending something
+    /// other than an answer (or answers with more than the bound allows).
+    LineTooLong,
     /// The server sent bytes no request asked for (before a request was written, or after its answer), so
     /// the connection could not carry the request: answers would be credited to the wrong requests.
     Unsolicited,
@@ -43,7 +46,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -52,6 +55,7 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Timeout,
         ErrorKind::Malformed,
+        ErrorKind::LineTooLong,
         ErrorKind::Unsolicited,
         ErrorKind::Tls,
         ErrorKind::Io,
@@ -69,6 +73,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Malformed => "malformed_response",
+            ErrorKind::LineTooLong => "line_too_long",
             ErrorKind::Unsolicited => "unsolicited_response",
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
@@ -92,6 +97,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed before the response was complete",
             ErrorKind::Timeout => "no complete answer in time; status 0",
             ErrorKind::Malformed => "malformed response",
+            ErrorKind::LineTooLong => "a header or line longer than --max-line",
             ErrorKind::Unsolicited => "bytes no request asked for",
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",

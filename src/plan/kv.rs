@@ -219,6 +219,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     kv.watch = a.watch.clone();
     kv.timeout = r.timeout.clone();
     kv.connect_timeout = r.connect_timeout.clone();
+    kv.max_line = r.max_line.clone();
     kv.seed = r.seed;
     kv.clients = clients;
     kv.rates = rates;
@@ -343,6 +344,7 @@ impl KvPlan {
         super::load_parts(&a.load)?;
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
+        let max_line = super::flag_max_line(&a.max_line)?;
         let warmup = a.warmup.as_deref().map(|w| super::steps::flag_duration_or_zero("--warmup", w)).transpose()?;
         if protocol == Protocol::Memcache
             && (a.key_prefix.len() + 20 > 250 || a.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f))
@@ -409,6 +411,7 @@ impl KvPlan {
             group_names: names,
             keepalive: true,
             connect_timeout,
+            max_line,
             seed,
             insecure: false,
             targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),

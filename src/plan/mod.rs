@@ -77,6 +77,8 @@ pub struct RunPlan {
     pub load: LoadModel,
     pub keepalive: bool,
     pub connect_timeout: Duration,
+    /// `--max-line`: the longest response head or reply line a decoder takes.
+    pub max_line: usize,
     pub seed: u64,
     pub insecure: bool,
     pub json: Option<PathBuf>,
@@ -133,6 +135,17 @@ pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
     Ok(d)
 }
 
+/// `--max-line` from 1 KiB (an ordinary response head fits) to 1 MiB: a decoder holds up to this much per
+/// connection while a head or line is incomplete.
+pub fn flag_max_line(value: &str) -> Result<usize, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--max-line '{value}': {why}"));
+    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    if !(1024..=1024 * 1024).contains(&bytes) {
+        return Err(bad(format!("{bytes} bytes; give 1KiB to 1MiB, e.g. --max-line 64KiB")));
+    }
+    Ok(bytes as usize)
+}
+
 /// The largest `--body-file` read: the body is held in memory once per request and endpoint.
 pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
 
@@ -156,6 +169,8 @@ pub struct RequestSet {
     pub group_names: Vec<String>,
     pub keepalive: bool,
     pub connect_timeout: Duration,
+    /// `--max-line`: the longest response head or reply line a decoder takes.
+    pub max_line: usize,
     pub seed: u64,
     pub insecure: bool,
     /// Descriptions of the targets for the result document.
@@ -181,6 +196,7 @@ impl RequestSet {
     pub fn from_args(a: &RequestArgs) -> Result<RequestSet, UsageError> {
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
+        let max_line = flag_max_line(&a.max_line)?;
         let method = a.method.trim().to_ascii_uppercase();
         check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
         let headers = a
@@ -293,6 +309,7 @@ impl RequestSet {
             group_names,
             keepalive: !a.no_keepalive,
             connect_timeout,
+            max_line,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
             targets,
@@ -602,6 +619,7 @@ impl RunPlan {
             load,
             keepalive: set.keepalive,
             connect_timeout: set.connect_timeout,
+            max_line: set.max_line,
             seed: set.seed,
             insecure: set.insecure,
             json: None,

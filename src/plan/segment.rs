@@ -35,11 +35,22 @@ impl Segment {
     }
 }
 
+/// How far past `--start-at` may be and still be kept: an agent started a moment late still counts from the
+/// common instant (it says by how much). Further back it is a saved command or manifest run again, whose step
+/// would count from an instant long gone (30 days back: 2.5 GB of empty windows, absurd latencies).
+pub const LATE_LIMIT: Duration = Duration::from_secs(5);
+/// How far ahead `--start-at` may be: agents are started shortly before their instant; beyond a day it is a typo
+/// (a year, a Unix time in milliseconds) that would sleep without a word, or overflow the clock.
+pub const AHEAD_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
 /// The scale-out flags, read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Scale {
     pub segment: Option<Segment>,
+    /// The common start; None when absent, or past and run anyway (`started_late`).
     pub start_at: Option<SystemTime>,
+    /// `--start-late ok` took a `--start-at` more than [`LATE_LIMIT`] past: by how much. The load starts now.
+    pub started_late: Option<Duration>,
     /// `--source-address`: the local address every connection is opened from.
     pub source: Option<IpAddr>,
 }
@@ -64,9 +75,45 @@ impl Scale {
                 Ok(Segment { index, count })
             })
             .transpose()?;
-        let start_at = a.start_at.as_deref().map(parse_instant).transpose()?;
+        let late_ok = match a.start_late.as_deref() {
+            None => false,
+            Some("ok") => true,
+            Some(other) => {
+                return Err(UsageError::new(format!(
+                    "--start-late '{other}': the only value is ok (--start-late ok runs a load whose --start-at is past)"
+                )));
+            }
+        };
+        let (mut start_at, mut started_late) = (None, None);
+        if let Some(text) = a.start_at.as_deref() {
+            let at = parse_instant(text)?;
+            match check_start(text, at, SystemTime::now(), late_ok)? {
+                Some(late) => started_late = Some(late),
+                None => start_at = Some(at),
+            }
+        }
         let source = a.source_address.as_deref().map(parse_source).transpose()?;
-        Ok(Scale { segment, start_at, source })
+        Ok(Scale { segment, start_at, started_late, source })
+    }
+}
+
+/// Where `at` (as the user wrote it: `text`) lies from `now`: refused more than [`AHEAD_LIMIT`] ahead, or more
+/// than [`LATE_LIMIT`] past unless `late_ok`. Some(lateness) when a start that far past is run anyway.
+fn check_start(text: &str, at: SystemTime, now: SystemTime, late_ok: bool) -> Result<Option<Duration>, UsageError> {
+    // Whole seconds: "30days 2h 5s", not nanoseconds.
+    let said = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs().max(1))).to_string();
+    match at.duration_since(now) {
+        Ok(ahead) if ahead > AHEAD_LIMIT => Err(UsageError::new(format!(
+            "--start-at '{text}': {} from now, more than a day ahead; give an instant within the next 24h (RFC 3339 in UTC or Unix seconds)",
+            said(ahead)
+        ))),
+        Ok(_) => Ok(None),
+        Err(past) if past.duration() <= LATE_LIMIT => Ok(None),
+        Err(past) if late_ok => Ok(Some(past.duration())),
+        Err(past) => Err(UsageError::new(format!(
+            "--start-at '{text}': {} ago, more than 5s in the past; give an instant ahead, or add --start-late ok to start the load now anyway",
+            said(past.duration())
+        ))),
     }
 }
 
@@ -87,10 +134,14 @@ fn parse_source(text: &str) -> Result<IpAddr, UsageError> {
 /// `2026-11-23T21:00:00Z` (RFC 3339) or `1795467600` (Unix seconds, fractions allowed).
 fn parse_instant(text: &str) -> Result<SystemTime, UsageError> {
     if let Ok(secs) = text.trim().parse::<f64>()
-        && secs.is_finite()
         && secs >= 0.0
     {
-        return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+        // Checked: 1e300 seconds is no Duration, and a Duration past the clock's range no SystemTime.
+        return Duration::try_from_secs_f64(secs).ok().and_then(|d| UNIX_EPOCH.checked_add(d)).ok_or_else(|| {
+            UsageError::new(format!(
+                "--start-at '{text}': beyond any clock; give an instant within the next 24h (RFC 3339 or Unix seconds)"
+            ))
+        });
     }
     humantime::parse_rfc3339_weak(text.trim()).map_err(|_| {
         UsageError::new(format!(
@@ -111,6 +162,12 @@ impl RunPlan {
     pub fn scaled(mut self, scale: &Scale) -> Result<RunPlan, UsageError> {
         self.start_at = scale.start_at;
         self.settings.start_at = scale.start_at.map(show_instant);
+        if let Some(late) = scale.started_late {
+            self.notes.push(format!(
+                "--start-late ok: --start-at was {} past, so this load started when hakaru was ready, not with other agents",
+                humantime::format_duration(Duration::from_secs(late.as_secs()))
+            ));
+        }
         if let Some(source) = scale.source {
             for ep in &mut self.endpoints {
                 if source.is_ipv4() != ep.addr.is_ipv4() {
@@ -181,21 +238,46 @@ mod tests {
 
     #[test]
     fn flags_read_or_refuse_in_one_line() {
-        let a = ScaleArgs {
-            segment: Some("1/3".into()),
-            start_at: Some("2026-11-23T21:00:00Z".into()),
-            ..Default::default()
-        };
+        let soon = show_instant(SystemTime::now() + Duration::from_secs(60));
+        let a = ScaleArgs { segment: Some("1/3".into()), start_at: Some(soon.clone()), ..Default::default() };
         let s = Scale::from_args(&a).unwrap();
         assert_eq!(s.segment, Some(Segment { index: 1, count: 3 }));
-        assert_eq!(show_instant(s.start_at.unwrap()), "2026-11-23T21:00:00.000Z");
-        let unix = Scale::from_args(&ScaleArgs { start_at: Some("1795467600".into()), ..Default::default() }).unwrap();
-        assert_eq!(unix.start_at, Some(UNIX_EPOCH + Duration::from_secs(1_795_467_600)));
+        assert_eq!(show_instant(s.start_at.unwrap()), soon);
+        assert_eq!(show_instant(parse_instant("2026-11-23T21:00:00Z").unwrap()), "2026-11-23T21:00:00.000Z");
+        assert_eq!(parse_instant("1795467600").unwrap(), UNIX_EPOCH + Duration::from_secs(1_795_467_600));
         for bad in ["3/3", "1", "a/b", "0/0"] {
             let e = Scale::from_args(&ScaleArgs { segment: Some(bad.into()), ..Default::default() }).unwrap_err();
             assert!(e.to_string().starts_with(&format!("--segment '{bad}'")), "{e}");
         }
         let e = Scale::from_args(&ScaleArgs { start_at: Some("tomorrow".into()), ..Default::default() }).unwrap_err();
         assert!(e.to_string().contains("--start-at 'tomorrow'"), "{e}");
+    }
+
+    #[test]
+    fn a_start_far_from_now_is_refused_unless_a_late_one_is_meant() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_467_600);
+        let at = |secs: i64| now.checked_add(Duration::from_secs(secs.unsigned_abs())).unwrap();
+        let before = |secs: u64| now.checked_sub(Duration::from_secs(secs)).unwrap();
+        // Within 5 s past and a day ahead: kept, the step counting from the instant.
+        for ok in [before(5), before(1), now, at(3600), at(24 * 3600)] {
+            assert_eq!(check_start("t", ok, now, false).unwrap(), None);
+        }
+        let e = check_start("t", before(30 * 86_400), now, false).unwrap_err().to_string();
+        assert!(e.contains("--start-at 't': 30days ago") && e.contains("--start-late ok"), "{e}");
+        let e = check_start("t", at(24 * 3600 + 1), now, false).unwrap_err().to_string();
+        assert!(e.contains("1day 1s from now, more than a day ahead"), "{e}");
+        // --start-late ok: run now, saying how late.
+        assert_eq!(check_start("t", before(6), now, true).unwrap(), Some(Duration::from_secs(6)));
+        assert_eq!(check_start("t", before(1), now, true).unwrap(), None);
+    }
+
+    #[test]
+    fn instants_beyond_the_clock_are_refused_not_a_panic() {
+        for text in ["1e300", "99999999999999999999999"] {
+            let e = parse_instant(text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--start-at '{text}': beyond any clock")), "{e}");
+        }
+        let e = Scale::from_args(&ScaleArgs { start_late: Some("yes".into()), ..Default::default() }).unwrap_err();
+        assert!(e.to_string().starts_with("--start-late 'yes': the only value is ok"), "{e}");
     }
 }

@@ -4,26 +4,27 @@
 use super::DecodeError;
 
 /// Reads `data` into `line` up to LF. Returns true when the line is complete (its CR LF removed, `data` moved past
-/// it); false when it continues in the next read. `what` names the line in errors.
+/// it); false when it continues in the next read. A line longer than `max` bytes (CR LF included) is an error
+/// whether it came in one read or many. `what` names the line in errors.
 pub(crate) fn read_line(line: &mut Vec<u8>, data: &mut &[u8], max: usize, what: &str) -> Result<bool, DecodeError> {
-    match data.iter().position(|&b| b == b'\n') {
-        Some(i) => {
-            line.extend_from_slice(&data[..i]);
-            *data = &data[i + 1..];
-            if line.pop() != Some(b'\r') {
-                return Err(DecodeError::Malformed(format!("{what} ends without CR LF")));
-            }
-            Ok(true)
-        }
-        None => {
-            line.extend_from_slice(data);
-            *data = &[];
-            if line.len() > max {
-                return Err(DecodeError::Malformed(format!("{what} longer than {max} bytes")));
-            }
-            Ok(false)
-        }
+    let (piece, complete) = match data.iter().position(|&b| b == b'\n') {
+        Some(i) => (i, true),
+        None => (data.len(), false),
+    };
+    if line.len() + piece + usize::from(complete) > max {
+        return Err(too_long(what, max));
     }
+    line.extend_from_slice(&data[..piece]);
+    *data = &data[(piece + usize::from(complete))..];
+    if complete && line.pop() != Some(b'\r') {
+        return Err(DecodeError::Malformed(format!("{what} ends without CR LF")));
+    }
+    Ok(complete)
+}
+
+/// A header or line past the `--max-line` bound.
+pub(crate) fn too_long(what: &str, max: usize) -> DecodeError {
+    DecodeError::LineTooLong(format!("{what} longer than {max} bytes (--max-line)"))
 }
 
 /// Skips up to `left` bytes of a block whose last two bytes are CR LF (checking those that fall in this read);
@@ -97,4 +98,34 @@ impl Stray {
 
 pub(crate) fn quote(data: &[u8]) -> String {
     super::http::response::quote(&data[..data.len().min(64)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_too_long_in_one_read_or_many_and_never_kept_beyond_it() {
+        let mut line = Vec::new();
+        let mut data: &[u8] = b"VALUE k 0 12345678901234567890";
+        assert!(matches!(read_line(&mut line, &mut data, 16, "a reply line"), Err(DecodeError::LineTooLong(_))));
+        line.clear();
+        let mut result = Ok(false);
+        for _ in 0..100 {
+            let mut piece: &[u8] = b"99999";
+            result = read_line(&mut line, &mut piece, 16, "a reply line");
+            assert!(line.len() <= 16, "{}", line.len());
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(
+            matches!(result, Err(DecodeError::LineTooLong(m)) if m == "a reply line longer than 16 bytes (--max-line)")
+        );
+        // Exactly at the bound, CR LF included: taken.
+        line.clear();
+        let mut data: &[u8] = b"12345678901234\r\nEND";
+        assert_eq!(read_line(&mut line, &mut data, 16, "a reply line"), Ok(true));
+        assert_eq!((line.as_slice(), data), (&b"12345678901234"[..], &b"END"[..]));
+    }
 }

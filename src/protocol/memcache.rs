@@ -8,15 +8,13 @@
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
 use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DecodeError, ResponseDecoder};
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
 
 pub const STATUS_VALUE: u16 = 200;
 pub const STATUS_MISS: u16 = 204;
 pub const STATUS_NOT_STORED: u16 = 409;
 pub const STATUS_ERROR: u16 = 500;
 
-/// The longest reply line accepted (a `VALUE` line with a 250-byte key is far shorter).
-const MAX_LINE: usize = 2048;
 /// The largest item a `VALUE` line may announce (memcached's `-I` allows at most 1 GB).
 const MAX_ITEM: u64 = 1 << 30;
 
@@ -79,6 +77,8 @@ enum State {
 pub struct MemcacheDecoder {
     state: State,
     line: Vec<u8>,
+    /// The longest reply line taken (`--max-line`; a `VALUE` line with a 250-byte key is far shorter).
+    max_line: usize,
     /// Items of a retrieval reply seen so far.
     items: u32,
     status: u16,
@@ -100,6 +100,7 @@ impl Default for MemcacheDecoder {
         Self {
             state: State::Done,
             line: Vec::new(),
+            max_line: DEFAULT_MAX_LINE,
             items: 0,
             status: 0,
             received: false,
@@ -118,6 +119,11 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 }
 
 impl MemcacheDecoder {
+    /// A decoder whose reply lines may be at most `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        Self { max_line, ..Self::default() }
+    }
+
     /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
     pub fn keep_values(&mut self, keep: bool) {
         self.keep = keep;
@@ -197,7 +203,7 @@ impl ResponseDecoder for MemcacheDecoder {
         while !data.is_empty() && self.state != State::Done {
             match self.state {
                 State::Line => {
-                    if read_line(&mut self.line, &mut data, MAX_LINE, "a reply line")? {
+                    if read_line(&mut self.line, &mut data, self.max_line, "a reply line")? {
                         self.line_done()?;
                     }
                 }

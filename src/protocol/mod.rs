@@ -50,12 +50,17 @@ pub enum AnyDecoder {
     Memcache(memcache::MemcacheDecoder),
 }
 
+/// The longest header or line a decoder takes by default (`--max-line`): an HTTP response head, a chunk-size line, a
+/// RESP or memcached reply line. A server that sends more without ending it is answering with something else.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
+
 impl AnyDecoder {
-    pub fn new(protocol: Protocol) -> Self {
+    /// A decoder of `protocol` whose heads and lines may be at most `max_line` bytes.
+    pub fn new(protocol: Protocol, max_line: usize) -> Self {
         match protocol {
-            Protocol::Http => AnyDecoder::Http(Default::default()),
-            Protocol::Resp => AnyDecoder::Resp(Default::default()),
-            Protocol::Memcache => AnyDecoder::Memcache(Default::default()),
+            Protocol::Http => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
+            Protocol::Resp => AnyDecoder::Resp(resp::RespDecoder::new(max_line)),
+            Protocol::Memcache => AnyDecoder::Memcache(memcache::MemcacheDecoder::new(max_line)),
         }
     }
 }
@@ -195,6 +200,9 @@ pub enum DecodeError {
     /// The peer closed the connection before the answer was complete.
     #[error("{0}")]
     Truncated(String),
+    /// A header or line went on past the decoder's bound (`--max-line`) without ending.
+    #[error("{0}")]
+    LineTooLong(String),
 }
 
 /// Decodes one answer at a time from a byte stream; reused for every request on a connection.

@@ -8,15 +8,13 @@
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
 use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DecodeError, ResponseDecoder};
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
 
 /// A reply's outcome, as the engine counts it.
 pub const STATUS_VALUE: u16 = 200;
 pub const STATUS_MISS: u16 = 204;
 pub const STATUS_ERROR: u16 = 500;
 
-/// The longest header line (`$123\r\n`, `+OK`, an error message) accepted before the reply is called malformed.
-const MAX_LINE: usize = 4096;
 /// The largest bulk string Redis allows (proto-max-bulk-len's default).
 const MAX_BULK: i64 = 512 * 1024 * 1024;
 /// Arrays nested deeper than this are refused rather than tracked without bound.
@@ -57,8 +55,10 @@ enum State {
 #[derive(Debug)]
 pub struct RespDecoder {
     state: State,
-    /// The current header line (without its type byte), kept until its CRLF; bounded by `MAX_LINE`.
+    /// The current header line (without its type byte), kept until its CRLF; bounded by `max_line`.
     line: Vec<u8>,
+    /// The longest header line (`$123`, `+OK`, an error message) taken (`--max-line`).
+    max_line: usize,
     /// Elements still expected by each open array, innermost last.
     open: Vec<u64>,
     /// The top-level reply's status, once its type is known.
@@ -81,6 +81,7 @@ impl Default for RespDecoder {
         Self {
             state: State::Done,
             line: Vec::new(),
+            max_line: DEFAULT_MAX_LINE,
             open: Vec::new(),
             status: 0,
             received: false,
@@ -99,6 +100,11 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 }
 
 impl RespDecoder {
+    /// A decoder whose header lines may be at most `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        Self { max_line, ..Self::default() }
+    }
+
     /// The last top-level error reply's text, if the reply was one.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
@@ -240,7 +246,7 @@ impl ResponseDecoder for RespDecoder {
                     data = &data[1..];
                 }
                 State::Line(t) => {
-                    if read_line(&mut self.line, &mut data, MAX_LINE, "a RESP line")? {
+                    if read_line(&mut self.line, &mut data, self.max_line, "a RESP line")? {
                         self.line_done(t)?;
                     }
                 }

@@ -2,6 +2,9 @@
 //! JSON result read back. Everything listens on 127.0.0.1 only and is stopped when the test ends.
 #![allow(dead_code)]
 
+pub mod endless;
+pub mod hostile;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

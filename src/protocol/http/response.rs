@@ -3,24 +3,26 @@
 //! Body bytes are counted, never stored: memory per connection stays at the size of a response head, whatever
 //! the size of the bodies. Heads are parsed straight from the read buffer and copied only when they span reads.
 
-use crate::protocol::{Answer, DecodeError, ResponseDecoder};
+use crate::protocol::framing::too_long;
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
 
-/// A response head larger than this is an error rather than a reason to grow without bound.
-const MAX_HEAD: usize = 64 * 1024;
 const MAX_HEADERS: usize = 100;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Chunk {
-    /// Reading the hex size; `digits` tells whether one was seen.
-    Size { value: u64, digits: bool },
-    /// Skipping a chunk extension up to the end of the line.
-    Extension { value: u64 },
+    /// Reading the hex size; `len` counts the line's bytes so far (0: no digit yet), so that a size of endless
+    /// zeros is bounded.
+    Size { value: u64, len: usize },
+    /// Skipping a chunk extension up to the end of the line, `len` bytes of the line so far.
+    Extension { value: u64, len: usize },
     /// Inside chunk data, with this many bytes left.
     Data(u64),
     /// After chunk data: expecting CRLF.
     DataEnd { seen_cr: bool },
-    /// After the last chunk: trailer lines until an empty one; `line_len` counts the current line.
-    Trailer { line_len: usize },
+    /// After the last chunk: trailer lines until an empty one (nothing but CR before its LF); `line_len` counts
+    /// the current line's bytes, CRs too (an endless run of them is bounded as well), `text` says whether any
+    /// was not a CR.
+    Trailer { line_len: usize, text: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,6 +39,9 @@ enum State {
 pub struct HttpDecoder {
     /// Head bytes kept when the head spans reads; empty otherwise.
     head: Vec<u8>,
+    /// The longest head, chunk-size line or trailer line taken (`--max-line`): more is an error rather than a
+    /// reason to grow or to read on without end.
+    max_line: usize,
     state: State,
     expects_no_body: bool,
     status: u16,
@@ -50,6 +55,7 @@ impl Default for HttpDecoder {
     fn default() -> Self {
         Self {
             head: Vec::new(),
+            max_line: DEFAULT_MAX_LINE,
             state: State::Done,
             expects_no_body: false,
             status: 0,
@@ -61,6 +67,11 @@ impl Default for HttpDecoder {
 }
 
 impl HttpDecoder {
+    /// A decoder whose heads and chunk lines may be at most `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        Self { max_line, ..Self::default() }
+    }
+
     fn answer(&self) -> Answer {
         Answer { status: self.status, keep_alive: self.keep_alive }
     }
@@ -114,7 +125,7 @@ impl HttpDecoder {
         } else if self.expects_no_body || status == 204 || status == 304 {
             State::Done
         } else if chunked {
-            State::Chunked(Chunk::Size { value: 0, digits: false })
+            State::Chunked(Chunk::Size { value: 0, len: 0 })
         } else if let Some(n) = length {
             if n == 0 { State::Done } else { State::Length(n) }
         } else {
@@ -151,45 +162,49 @@ impl HttpDecoder {
                 continue;
             }
             let b = data[i];
+            let max = self.max_line;
             chunk = match chunk {
                 Chunk::Data(_) => chunk,
-                Chunk::Size { value, digits } => match b {
+                Chunk::Size { len, .. } | Chunk::Extension { len, .. } if len >= max && b != b'\n' => {
+                    return Err(too_long("a chunk-size line", max));
+                }
+                Chunk::Size { value, len } => match b {
                     b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
                         let digit = (b as char).to_digit(16).expect("hex digit") as u64;
                         let value = value
                             .checked_mul(16)
                             .and_then(|v| v.checked_add(digit))
                             .ok_or_else(|| DecodeError::Malformed("chunk size too large".into()))?;
-                        Chunk::Size { value, digits: true }
+                        Chunk::Size { value, len: len + 1 }
                     }
-                    b';' | b' ' | b'\t' | b'\r' if digits => Chunk::Extension { value },
-                    b'\n' if digits => next_after_size(value),
+                    b';' | b' ' | b'\t' | b'\r' if len > 0 => Chunk::Extension { value, len: len + 1 },
+                    b'\n' if len > 0 => next_after_size(value),
                     _ => {
                         return Err(DecodeError::Malformed(format!("bad chunk size byte 0x{b:02x}")));
                     }
                 },
-                Chunk::Extension { value } => {
+                Chunk::Extension { value, len } => {
                     if b == b'\n' {
                         next_after_size(value)
                     } else {
-                        Chunk::Extension { value }
+                        Chunk::Extension { value, len: len + 1 }
                     }
                 }
                 Chunk::DataEnd { seen_cr } => match b {
                     b'\r' if !seen_cr => Chunk::DataEnd { seen_cr: true },
-                    b'\n' => Chunk::Size { value: 0, digits: false },
+                    b'\n' => Chunk::Size { value: 0, len: 0 },
                     _ => {
                         return Err(DecodeError::Malformed("chunk data not followed by CRLF".into()));
                     }
                 },
-                Chunk::Trailer { line_len } => match b {
-                    b'\n' if line_len == 0 => {
+                Chunk::Trailer { line_len, text } => match b {
+                    b'\n' if !text => {
                         self.state = State::Done;
                         return Ok(i + 1);
                     }
-                    b'\n' => Chunk::Trailer { line_len: 0 },
-                    b'\r' => Chunk::Trailer { line_len },
-                    _ => Chunk::Trailer { line_len: line_len + 1 },
+                    b'\n' => Chunk::Trailer { line_len: 0, text: false },
+                    _ if line_len >= max => return Err(too_long("a trailer line", max)),
+                    _ => Chunk::Trailer { line_len: line_len + 1, text: text || b != b'\r' },
                 },
             };
             i += 1;
@@ -200,7 +215,7 @@ impl HttpDecoder {
 }
 
 fn next_after_size(value: u64) -> Chunk {
-    if value == 0 { Chunk::Trailer { line_len: 0 } } else { Chunk::Data(value) }
+    if value == 0 { Chunk::Trailer { line_len: 0, text: false } } else { Chunk::Data(value) }
 }
 
 /// A malformed-response error quoting the start of what was received, so the sample tells what the server sent.
@@ -264,8 +279,8 @@ impl ResponseDecoder for HttpDecoder {
                     match parsed {
                         Some(used_from_data) => data = &data[used_from_data..],
                         None => {
-                            if self.head.len() > MAX_HEAD {
-                                return Err(DecodeError::Malformed("response head larger than 64 KiB".into()));
+                            if self.head.len() > self.max_line {
+                                return Err(too_long("a response head", self.max_line));
                             }
                             return Ok(None);
                         }
@@ -428,19 +443,52 @@ mod tests {
         assert_eq!(answer.unwrap(), Some(Answer { status: 204, keep_alive: true }));
     }
 
-    #[test]
-    fn an_endless_head_is_refused() {
-        let mut d = HttpDecoder::default();
+    /// Feeds `start`, then `unit` again and again: the error it ends in, with the bytes it took.
+    fn endless(d: &mut HttpDecoder, start: &[u8], unit: &[u8]) -> (DecodeError, usize) {
         d.start(false);
-        d.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
-        let line = b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
-        let mut result = Ok(None);
-        for _ in 0..2000 {
-            result = d.feed(line);
-            if result.is_err() {
-                break;
+        let mut fed = start.len();
+        if let Err(e) = d.feed(start) {
+            return (e, fed);
+        }
+        for _ in 0..100_000 {
+            fed += unit.len();
+            match d.feed(unit) {
+                Ok(None) => {}
+                Ok(Some(a)) => panic!("an answer {a:?} from an endless frame"),
+                Err(e) => return (e, fed),
             }
         }
-        assert!(result.is_err());
+        panic!("still reading after {fed} bytes");
+    }
+
+    #[test]
+    fn an_endless_head_chunk_size_extension_or_trailer_is_a_line_too_long() {
+        let mut d = HttpDecoder::new(1024);
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for (start, unit, what) in [
+            (
+                &b"HTTP/1.1 200 OK\r\n"[..],
+                &b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"[..],
+                "a response head",
+            ),
+            (b"HTTP/1.1 200 OK\r\nX-Endless: ", b"a", "a response head"),
+            (chunked, b"0", "a chunk-size line"),
+            (&[&chunked[..], b"5;"].concat(), b"ext", "a chunk-size line"),
+            (&[&chunked[..], b"0\r\n"].concat(), b"X-Trailer-", "a trailer line"),
+            (&[&chunked[..], b"0\r\n"].concat(), b"\r", "a trailer line"),
+        ] {
+            let (e, fed) = endless(&mut d, start, unit);
+            assert!(
+                matches!(&e, DecodeError::LineTooLong(m) if m == &format!("{what} longer than 1024 bytes (--max-line)")),
+                "{e:?}"
+            );
+            // Refused within a read of the bound: nothing is kept or read on without end.
+            assert!(fed <= 1024 + start.len() + 64, "{fed}");
+            assert!(d.head.capacity() <= 4096, "{}", d.head.capacity());
+        }
+        // A long line within the bound is fine, and the bound holds per line, not per body.
+        d.start(false);
+        let long = [&chunked[..], b"1;", &[b'x'; 1000], b"\r\na\r\n1;", &[b'y'; 1000], b"\r\nb\r\n0\r\n\r\n"].concat();
+        assert_eq!(d.feed(&long).unwrap().map(|a| a.status), Some(200));
     }
 }
