@@ -23,21 +23,42 @@ fn mib(n: u64) -> String {
 
 /// The bytes of `path`, or why not, in words that name no flag (the caller puts the flag and the file before them).
 pub fn read(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    read_io(path, cap).map_err(|e| match e.kind() {
+        // A refusal of this module's own is its words; the system's errors say what failed.
+        std::io::ErrorKind::Other | std::io::ErrorKind::InvalidInput => e.to_string(),
+        _ => format!("cannot read it ({e}); give a readable file"),
+    })
+}
+
+/// [`read`] for callers that word I/O errors themselves: a refusal of this module is an error of kind `InvalidInput`
+/// whose text is the reason.
+pub fn read_io(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err("not a regular file (a device, FIFO or directory); give a regular file".into());
+        return Err(refuse("not a regular file (a device, FIFO or directory); give a regular file".into()));
     }
     if meta.len() > cap {
-        return Err(format!("{} bytes, more than the {} it may have; give a smaller file", meta.len(), mib(cap)));
+        return Err(refuse(format!(
+            "{} bytes, more than the {} it may have; give a smaller file",
+            meta.len(),
+            mib(cap)
+        )));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // One byte more than the cap: a file that grew since it was looked at is refused, not cut.
-    file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read it ({e}); give a readable file"))?;
+    file.take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
-        return Err(format!("more than the {} it may have; give a smaller file", mib(cap)));
+        return Err(refuse(format!("more than the {} it may have; give a smaller file", mib(cap))));
     }
     Ok(bytes)
+}
+
+/// [`read_io`] as UTF-8 text (not UTF-8: an error of kind `InvalidData`, as `std::fs::read_to_string` says it).
+pub fn read_text_io(path: &Path, cap: u64) -> std::io::Result<String> {
+    String::from_utf8(read_io(path, cap)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }
 
 /// [`read`] as UTF-8 text.

@@ -9,11 +9,24 @@
 use std::collections::BTreeMap;
 
 use crate::metrics::{LatencyHistogram, WindowSummary};
-use crate::result::{AgentReport, BreakdownRow, ErrorCount, LatencySummary, ResultDocument, SlowRequest, StepResult};
+use crate::plan::segment::Segment;
+use crate::result::{
+    AgentReport, BreakdownRow, ErrorCount, LatencySummary, ResultDocument, SlowRequest, StepResult, WholePlan,
+};
 
-/// The settings that must be the same in every agent's document for the sum to mean anything.
+/// An optional setting in words, for a message: its value, or `none`.
+fn or_none<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "none".to_string(), |v| v.to_string())
+}
+
+/// The settings that must be the same in every agent's document for the sum to mean anything, by their names in
+/// the document, in words.
 fn plan_fingerprint(doc: &ResultDocument) -> Vec<(&'static str, String)> {
     let s = &doc.settings;
+    let sweep = s.sweep.as_ref().map(|w| {
+        let values: Vec<String> = w.values.iter().map(f64::to_string).collect();
+        format!("{} {}", w.kind, values.join(","))
+    });
     vec![
         ("command", s.command.clone()),
         ("targets", s.targets.join(" ")),
@@ -21,45 +34,94 @@ fn plan_fingerprint(doc: &ResultDocument) -> Vec<(&'static str, String)> {
         ("headers", s.headers.join("; ")),
         ("body_bytes", s.body_bytes.to_string()),
         ("load_model", s.load_model.clone()),
-        ("duration_s", format!("{:?}", s.duration_s)),
+        ("duration_s", or_none(s.duration_s)),
         ("keepalive", s.keepalive.to_string()),
         ("timeout_s", s.timeout_s.to_string()),
-        ("patterns", format!("{:?}", s.patterns)),
+        ("patterns", or_none(s.patterns.as_deref())),
         ("ok_status", s.ok_status.clone()),
-        ("sweep", format!("{:?}", s.sweep.as_ref().map(|w| (&w.kind, &w.values)))),
-        ("start_at", format!("{:?}", s.start_at)),
+        ("sweep", or_none(sweep)),
+        ("start_at", or_none(s.start_at.as_deref())),
         ("steps", doc.steps.iter().map(|st| st.label.as_str()).collect::<Vec<_>>().join(",")),
     ]
 }
 
+/// The whole plan's figures by their names in the document: each segment's own are its shares of these.
+fn whole_plan_fields(w: &WholePlan) -> [(&'static str, String); 3] {
+    [
+        ("whole_plan.connections", w.connections.to_string()),
+        ("whole_plan.requests", or_none(w.requests)),
+        ("whole_plan.rate", or_none(w.rate)),
+    ]
+}
+
+/// Each document's own connections, requests and rate must be its segment's share of the whole plan: the plan it
+/// records, or for documents written before plans were recorded, the sum of the segments when all are there.
+fn check_shares(docs: &[ResultDocument], names: &[String], segments: &[Segment], complete: bool) -> Result<(), String> {
+    let derived = complete.then(|| WholePlan {
+        connections: docs.iter().map(|d| d.settings.connections).sum(),
+        requests: docs.iter().map(|d| d.settings.requests).sum(),
+        rate: docs.iter().map(|d| d.settings.rate).sum(),
+    });
+    for ((doc, name), seg) in docs.iter().zip(names).zip(segments) {
+        let Some(whole) = doc.settings.whole_plan.as_ref().or(derived.as_ref()) else { continue };
+        let s = &doc.settings;
+        let rate_share = whole.rate.map(|r| r / seg.count as f64);
+        let wrong = if seg.share(whole.connections as u64) != s.connections as u64 {
+            Some(("connections", s.connections.to_string(), seg.share(whole.connections as u64).to_string()))
+        } else if whole.requests.map(|n| seg.share(n)) != s.requests {
+            Some(("requests", or_none(s.requests), or_none(whole.requests.map(|n| seg.share(n)))))
+        } else if !rate_share.zip(s.rate).map_or(rate_share == s.rate, |(a, b)| (a - b).abs() <= 1e-9 * a.abs()) {
+            Some(("rate", or_none(s.rate), or_none(rate_share)))
+        } else {
+            None
+        };
+        if let Some((key, found, share)) = wrong {
+            return Err(format!(
+                "{name}: {key} is {found}, not {share}, segment {}'s share of the whole plan: the documents are of \
+                 different plans",
+                seg.label()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Merges the agents' documents; `names` name them in messages (their files). Documents of different plans, two
-/// of the same segment, or a segment missing are refused, with the difference named; with `allow_partial` a
-/// missing segment is recorded in the merged document (`missing_segments`) and its warnings instead.
+/// of the same segment, or a segment missing are refused, with the difference named in one line; with
+/// `allow_partial` a missing segment is recorded in the merged document (`missing_segments`) and its warnings
+/// instead.
 pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> Result<ResultDocument, String> {
     let first = docs.first().ok_or("no document to merge")?;
-    let base = plan_fingerprint(first);
     for (doc, name) in docs.iter().zip(names).skip(1) {
-        for ((key, a), (_, b)) in base.iter().zip(plan_fingerprint(doc)) {
-            if *a != b {
-                return Err(format!(
-                    "{name}: {key} is {b}, not {a} as in {}: the documents are of different plans",
-                    names[0]
-                ));
-            }
+        // A document that does not record its whole plan is checked by its share (`check_shares`).
+        let wholes = first.settings.whole_plan.as_ref().zip(doc.settings.whole_plan.as_ref());
+        let (mut a, mut b) = (plan_fingerprint(first), plan_fingerprint(doc));
+        if let Some((wa, wb)) = wholes {
+            a.extend(whole_plan_fields(wa));
+            b.extend(whole_plan_fields(wb));
+        }
+        if let Some(((key, a), (_, b))) = a.iter().zip(&b).find(|(a, b)| a.1 != b.1) {
+            return Err(format!(
+                "{name}: {key} is {b}, not {a} as in {}: the documents are of different plans",
+                names[0]
+            ));
         }
     }
     let mut seen: BTreeMap<(usize, usize), &str> = BTreeMap::new();
+    let mut segments = Vec::new();
     for (doc, name) in docs.iter().zip(names) {
         let seg = doc.settings.segment.as_deref().ok_or_else(|| {
             format!("{name}: not a segment (run with --segment I/N); merge joins the agents of one plan")
         })?;
-        let (i, n) = seg
+        let (index, count) = seg
             .split_once('/')
             .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+            .filter(|&(i, n)| i < n)
             .ok_or_else(|| format!("{name}: segment '{seg}' is not I/N"))?;
-        if let Some(other) = seen.insert((i, n), name) {
+        if let Some(other) = seen.insert((index, count), name) {
             return Err(format!("{name}: segment {seg} is also in {other}; give each agent's document once"));
         }
+        segments.push(Segment { index, count });
     }
     let count = seen.keys().next().map_or(0, |k| k.1);
     if seen.keys().any(|k| k.1 != count) {
@@ -67,6 +129,7 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
     }
     let missing: Vec<String> =
         (0..count).filter(|i| !seen.contains_key(&(*i, count))).map(|i| format!("{i}/{count}")).collect();
+    check_shares(docs, names, &segments, missing.is_empty())?;
     if !missing.is_empty() && !allow_partial {
         return Err(format!(
             "segment(s) {} missing: merge every agent's document (or give --allow-partial to merge the others, \
@@ -82,6 +145,10 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
     s.requests = docs.iter().map(|d| d.settings.requests).sum();
     s.rate = docs.iter().map(|d| d.settings.rate).sum();
     s.segment = None;
+    // A complete merge is the whole plan; a partial one keeps the plan its figures are part of.
+    if missing.is_empty() {
+        s.whole_plan = None;
+    }
     let sources: Vec<String> = docs.iter().filter_map(|d| d.settings.source_address.clone()).collect();
     s.source_address = (!sources.is_empty()).then(|| sources.join(","));
     out.interrupted = docs.iter().any(|d| d.interrupted);
@@ -279,4 +346,42 @@ fn merge_breakdown(steps: &[&StepResult], secs: f64) -> Vec<BreakdownRow> {
         x.mean_us = (x.mean_us * 1000.0).round() / 1000.0;
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Segment `index` of `count` of a plan at `whole` requests per second (recorded or not), running `rate`.
+    fn segment(index: usize, count: usize, rate: f64, whole: Option<f64>) -> ResultDocument {
+        let mut doc: ResultDocument =
+            serde_json::from_str(include_str!("../tests/fixtures/report/sweep-4ms.json")).unwrap();
+        let s = &mut doc.settings;
+        s.segment = Some(format!("{index}/{count}"));
+        s.rate = Some(rate);
+        s.whole_plan = whole.map(|r| WholePlan { connections: s.connections * count, requests: None, rate: Some(r) });
+        doc
+    }
+
+    fn names() -> Vec<String> {
+        vec!["a.json".into(), "b.json".into()]
+    }
+
+    #[test]
+    fn rates_of_different_plans_are_refused_recorded_or_derived_and_the_same_plan_merges() {
+        let e = merge(&[segment(0, 2, 100.0, Some(200.0)), segment(1, 2, 150.0, Some(300.0))], &names(), false);
+        assert_eq!(
+            e.unwrap_err(),
+            "b.json: whole_plan.rate is 300, not 200 as in a.json: the documents are of different plans"
+        );
+        // Written before the plan was recorded: the whole is the segments' sum, 250/s, of which a's share is 125.
+        let e = merge(&[segment(0, 2, 100.0, None), segment(1, 2, 150.0, None)], &names(), false).unwrap_err();
+        assert!(e.starts_with("a.json: rate is 100, not 125, segment 0/2's share of the whole plan"), "{e}");
+        let merged = merge(&[segment(0, 2, 100.0, Some(200.0)), segment(1, 2, 100.0, Some(200.0))], &names(), false);
+        let merged = merged.unwrap();
+        assert_eq!((merged.settings.rate, merged.settings.whole_plan), (Some(200.0), None));
+        // With a segment missing, the merged document keeps the plan its figures are part of.
+        let partial = merge(&[segment(0, 2, 100.0, Some(200.0))], &names(), true).unwrap();
+        assert_eq!(partial.settings.whole_plan.and_then(|w| w.rate), Some(200.0));
+    }
 }

@@ -43,6 +43,11 @@ pub struct Settings {
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.
     #[serde(default)]
     pub segment: Option<String>,
+    /// Scale-out: the plan a segment was split from, so that `merge` can tell segments of different plans apart
+    /// (their own connections, requests and rate are their shares). Absent for a whole plan, a complete merge
+    /// and documents written before it was recorded (left out rather than null: such documents stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_plan: Option<WholePlan>,
     /// Scale-out: the instant the load was to start (`--start-at`), RFC 3339; null when it started at once.
     #[serde(default)]
     pub start_at: Option<String>,
@@ -56,6 +61,16 @@ pub struct Settings {
     /// history; empty when none were given.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// The plan before `--segment I/N` split it: what its N segments add up to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WholePlan {
+    pub connections: usize,
+    /// `-n`: the requests of every segment together; null for a plan that runs for a time.
+    pub requests: Option<u64>,
+    /// Open loop: the rate of every segment together; null for a closed loop.
+    pub rate: Option<f64>,
 }
 
 /// How a sweep (or capacity search) runs its steps.

@@ -342,3 +342,30 @@ fn max_line_out_of_its_range_is_refused_naming_the_range() {
     rejects(&["run", "--max-line", "1gib", &url], &["--max-line '1gib'", "1KiB to 1MiB"]);
     rejects(&["kv", "--max-line", "lots", "redis://127.0.0.1:1"], &["--max-line 'lots'", "not a size"]);
 }
+
+#[test]
+fn documents_of_another_schema_are_refused_by_every_reader_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report/sweep-4ms.json");
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (html, svg, db) = (out("r.html"), out("c.svg"), out("history.db"));
+    for found in ["hakaru.result/2", "other/1"] {
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(good).unwrap()).unwrap();
+        doc["schema"] = found.into();
+        // A field this version reads differently: the schema is the reason given, not the field.
+        doc["settings"]["connections"] = "all of them".into();
+        let file = out(&format!("{}.json", found.replace('/', "-")));
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let name = format!("schema '{found}'");
+        for args in [
+            vec!["compare", &file, good],
+            vec!["report", &file, "-o", &html],
+            vec!["chart", &file, "-o", &svg],
+            vec!["import", &file, "--db", &db],
+            vec!["merge", &file],
+        ] {
+            rejects(&args, &[&file, &name, "this hakaru reads hakaru.result/1"]);
+        }
+    }
+    assert!(!std::path::Path::new(&db).exists(), "nothing imported");
+}

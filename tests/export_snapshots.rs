@@ -56,6 +56,7 @@ fn settings() -> Settings {
         patterns: None,
         ok_status: "200-399".into(),
         segment: None,
+        whole_plan: None,
         start_at: None,
         source_address: None,
         labels: Default::default(),

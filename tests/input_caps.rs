@@ -41,5 +41,14 @@ fn devices_and_oversized_files_are_refused_wherever_a_file_is_read() {
     refused(&["kv", "--script", "/dev/zero", "--command", "EVALSHA __sha__ 0", "redis://127.0.0.1:1"], device);
     refused(&["kv", "--script", &script, "--command", "EVALSHA __sha__ 0", "redis://127.0.0.1:1"], "1 MiB");
     refused(&["patterns", "generate", "--terms", "/dev/zero", "--template", "/s?q={term}"], device);
+    // Results read back: a device is refused by every reader.
+    for args in [
+        vec!["compare", "/dev/zero", "/dev/zero"],
+        vec!["report", "/dev/zero", "-o", "/tmp/never-written.html"],
+        vec!["merge", "/dev/zero"],
+        vec!["import", "/dev/zero", "--db", "/tmp/hakaru-never-made/h.db"],
+    ] {
+        refused(&args, "not a regular file");
+    }
     refused(&["patterns", "generate", "--terms", &terms, "--template", "/s?q={term}"], "more than the 64 MiB");
 }

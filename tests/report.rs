@@ -212,6 +212,20 @@ fn a_study_directory_is_read_through_its_manifest_and_labelled_by_target() {
 }
 
 #[test]
+fn files_joined_by_commas_are_read_as_compare_reads_them_each_its_own_series() {
+    let list = format!("{},{}", fixture("sweep-2ms.json"), fixture("drnbench.csv"));
+    let (page, _, _out) = report(&[&list]);
+    let kinds: Vec<String> =
+        embedded(&page)["series"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap().into()).collect();
+    assert_eq!(kinds, ["result", "drnbench"]);
+    // One missing from a list is named; a history reference stands alone.
+    let list = format!("{},nowhere.json", fixture("sweep-2ms.json"));
+    let o = hakaru(&["report", &list, "-o", "/dev/null"]);
+    assert_eq!((o.code, o.stderr.trim().lines().count()), (2, 1), "{}", o.stderr);
+    assert!(o.stderr.contains("'nowhere.json' is not a file"), "{}", o.stderr);
+}
+
+#[test]
 fn the_report_refuses_bad_inputs_with_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let bad_json = dir.path().join("bad.json");

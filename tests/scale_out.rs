@@ -358,6 +358,65 @@ fn plans_that_do_not_split_or_merge_are_refused_in_one_line() {
 }
 
 #[test]
+fn segments_of_different_plans_are_refused_naming_the_field_in_one_line() {
+    let nginx = Nginx::start();
+    let url = nginx.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let segment = |name: &str, args: &[&str]| {
+        let path = dir.path().join(name);
+        let status = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["run", "-q"])
+            .args(args)
+            .args(["--json", path.to_str().unwrap(), &url])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        path.to_str().unwrap().to_string()
+    };
+    let refused = |files: &[&str], expect: &str| {
+        let mut args = vec!["merge"];
+        args.extend(files);
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{files:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(expect), "{expect} not in {}", out.stderr);
+        // Values in words, never Rust's debug text.
+        assert!(!out.stderr.contains("Some(") && !out.stderr.contains("None"), "{}", out.stderr);
+    };
+    // Issue 28: `-c 2 -n 200` and `-c 4 -n 400` had merged into "200 requests" over "ok 300".
+    let a = segment("a.json", &["-c", "2", "-n", "200", "--segment", "0/2"]);
+    let b = segment("b.json", &["-c", "4", "-n", "400", "--segment", "1/2"]);
+    let doc = read(std::path::Path::new(&a));
+    assert_eq!(doc["settings"]["whole_plan"], serde_json::json!({"connections": 2, "requests": 200, "rate": null}));
+    assert_eq!((doc["settings"]["connections"].as_u64(), doc["settings"]["requests"].as_u64()), (Some(1), Some(100)));
+    assert!(common::schema_errors(&doc).is_empty(), "{:?}", common::schema_errors(&doc));
+    refused(&[&a, &b], "b.json: whole_plan.connections is 4, not 2 as in");
+    // The same plan in all but its requests.
+    let c = segment("c.json", &["-c", "2", "-n", "300", "--segment", "1/2"]);
+    refused(&[&a, &c], "c.json: whole_plan.requests is 300, not 200 as in");
+    // Documents written before the whole plan was recorded: it is derived from the segments' shares.
+    for f in [&a, &b] {
+        let mut doc = read(std::path::Path::new(f));
+        doc["settings"].as_object_mut().unwrap().remove("whole_plan");
+        std::fs::write(f, doc.to_string()).unwrap();
+    }
+    refused(&[&a, &b], "a.json: connections is 1, not 2, segment 0/2's share of the whole plan");
+    // A setting that is absent in one plan and given in the other is named in words.
+    let d = segment("d.json", &["-c", "2", "-d", "1s", "--segment", "1/2"]);
+    refused(&[&c, &d], "d.json: duration_s is 1, not none as in");
+    // The same plan merges, into the whole plan.
+    let e = segment("e.json", &["-c", "2", "-n", "200", "--segment", "1/2"]);
+    let a = segment("a.json", &["-c", "2", "-n", "200", "--segment", "0/2"]);
+    let merged = dir.path().join("all.json");
+    let out = hakaru(&["merge", &a, &e, "-o", merged.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = read(&merged);
+    assert_eq!(doc["settings"]["requests"], 200);
+    assert!(doc["settings"].get("whole_plan").is_none(), "a complete merge is the whole plan: {}", doc["settings"]);
+}
+
+#[test]
 fn local_agents_judge_thresholds_on_the_merged_run_and_keep_it_once_in_the_history() {
     let t = common::target();
     let url = format!("http://{}/?delay=2ms", t.addr());

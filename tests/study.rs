@@ -146,12 +146,15 @@ fn two_targets_by_two_phases_by_three_repetitions_run_interleaved_with_every_cas
     assert_eq!(summary.lines().count(), 5, "a line per target x phase:\n{summary}");
     assert!(summary.lines().any(|l| l.starts_with("fast ") && l.contains(" 3/3 ")), "{summary}");
     assert!(out.stdout.contains("12 of 12 cases ok"), "{}", out.stdout);
-    // What compare and report start from: the directory read back into samples, one per repetition.
-    let (read, rows) = hakaru::study::summary::read_dir(&out_dir).unwrap();
-    let groups = hakaru::study::summary::groups(&read, &rows);
-    let keys: Vec<(&str, &str, usize)> =
-        groups.iter().map(|g| (g.target.as_str(), g.phase.as_str(), g.runs.len())).collect();
-    assert_eq!(keys, [("fast", "cold", 3), ("fast", "warm", 3), ("slow", "cold", 3), ("slow", "warm", 3)]);
+    // What compare and report start from (the one reader, `hakaru::inputs`): the directory read back into sides
+    // per workload and phase, one run per repetition.
+    let groups = hakaru::compare::input::study(&out_dir).unwrap();
+    let keys: Vec<(&str, &str, usize)> = groups
+        .iter()
+        .flat_map(|g| g.sides.iter().map(move |s| (g.title.as_str(), s.name.as_str(), s.points[0].1.len())))
+        .collect();
+    let (cold, warm) = ("workload default, phase cold", "workload default, phase warm");
+    assert_eq!(keys, [(cold, "fast", 3), (cold, "slow", 3), (warm, "fast", 3), (warm, "slow", 3)]);
     let log = std::fs::read_to_string(out_dir.join("logs/r2-slow-cold.log")).unwrap();
     // The before command ran with the case's target, port and phase in its environment.
     assert!(log.starts_with("flushing slow ") && log.lines().next().unwrap().ends_with(" cold"), "{log}");

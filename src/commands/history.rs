@@ -181,32 +181,34 @@ struct Imported {
     note: Option<String>,
 }
 
-/// Reads a result JSON file or a drnbench CSV; the error is one line with the file, line and column.
+/// Reads a result JSON file or a drnbench CSV (`crate::inputs::result`); the error is one line with the file, line
+/// and column.
 fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Imported, UsageError> {
+    use crate::inputs::result::{Contents, ReadError, read_file};
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError::new(format!("import '{name}': {e}; give a result JSON or a drnbench CSV file")))?;
-    let (mut doc, note) = if text.trim_start().starts_with('{') {
-        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
-            UsageError::new(format!(
-                "{name}:{}:{}: not a hakaru result document: {e}; give a file written by --json",
-                e.line(),
-                e.column()
-            ))
-        })?;
-        (doc, None)
-    } else {
-        let modified = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::now());
-        let started = humantime::format_rfc3339_seconds(modified).to_string();
-        let doc = drnbench_import::from_drnbench_csv(&name, &text, &started).map_err(UsageError::new)?;
-        (doc, Some(format!("a drnbench CSV; absent: {}", drnbench_import::ABSENT)))
+    let (mut doc, note) = match read_file(path) {
+        Ok(Contents::Document(doc)) => (*doc, None),
+        Ok(Contents::Drnbench(rows)) => {
+            let modified = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::now());
+            let started = humantime::format_rfc3339_seconds(modified).to_string();
+            let doc = drnbench_import::from_rows(&name, rows, &started).map_err(UsageError::new)?;
+            (doc, Some(format!("a drnbench CSV; absent: {}", drnbench_import::ABSENT)))
+        }
+        Err(e) => {
+            return Err(UsageError::new(match e {
+                ReadError::Unreadable(e) => {
+                    format!("import '{name}': {e}; give a result JSON or a drnbench CSV file")
+                }
+                ReadError::NotADocument(e) => format!(
+                    "{name}:{}:{}: not a hakaru result document: {e}; give a file written by --json",
+                    e.line(),
+                    e.column()
+                ),
+                ReadError::Schema(schema) => format!("{name}: {schema}"),
+                ReadError::Drnbench(e) => drnbench_import::csv_error(&name, e),
+            }));
+        }
     };
-    if !doc.schema.starts_with("hakaru.result/") {
-        return Err(UsageError::new(format!(
-            "{name}: schema '{}' is not a hakaru result document (hakaru.result/1)",
-            doc.schema
-        )));
-    }
     doc.settings.labels.extend(labels.clone());
     let doc = serde_json::to_value(&doc).map_err(|e| UsageError::runtime(e.to_string()))?;
     Ok(Imported { file: path.to_path_buf(), doc, note })

@@ -1,4 +1,4 @@
-//! `hakaru merge`: the agents' result documents of one plan read, merged, printed and written.
+//! `hakaru merge`: the agents' result documents of one plan read (`crate::inputs`), merged, printed and written.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use crate::cli::args::MergeArgs;
 use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, json::Json, text::Text, write_atomically};
-use crate::result::ResultDocument;
+use crate::inputs::result::{ReadError, read_document};
 
 pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
     let mut docs = Vec::new();
@@ -14,27 +14,28 @@ pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
     let mut absent = Vec::new();
     for path in &a.files {
         let shown = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let doc = match read_document(path) {
+            Ok(doc) => doc,
             // A failed agent never published its document: with --allow-partial, its segment is named as missing.
-            Err(e) if a.allow_partial && e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadError::Unreadable(e)) if a.allow_partial && e.kind() == std::io::ErrorKind::NotFound => {
                 absent.push(shown);
                 continue;
             }
-            Err(e) => {
+            Err(ReadError::Unreadable(e)) => {
                 return Err(UsageError::new(format!(
                     "{shown}: cannot read it ({e}); give the agents' --json files{}",
                     if e.kind() == std::io::ErrorKind::NotFound { " (or --allow-partial)" } else { "" }
                 )));
             }
+            Err(ReadError::NotADocument(e)) => {
+                return Err(UsageError::new(format!(
+                    "{shown}:{}:{}: not a hakaru result document ({e}); give the agents' --json files",
+                    e.line(),
+                    e.column()
+                )));
+            }
+            Err(e) => return Err(UsageError::new(format!("{shown}: {e}"))),
         };
-        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
-            UsageError::new(format!(
-                "{shown}:{}:{}: not a hakaru result document ({e}); give the agents' --json files",
-                e.line(),
-                e.column()
-            ))
-        })?;
         docs.push(doc);
         names.push(shown);
     }

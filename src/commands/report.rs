@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use crate::cli::args::ReportArgs;
 use crate::error::UsageError;
 use crate::export::{check_output, write_atomically};
-use crate::report::{Input, Report, html, load_input};
+use crate::inputs::argument::{Argument, ArgumentError, classify};
+use crate::report::{Input, Report, html, load_file, load_input};
 
 pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let output = Path::new(&a.output);
@@ -19,16 +20,34 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every input read, in the order given; the first bad one is reported.
+/// Every input read, in the order given (a study directory, files joined by commas, or a history reference, as
+/// `compare` takes them); the first bad one is reported.
 pub(super) fn load_all(args: &[String], db: Option<&std::path::Path>) -> Result<Vec<Input>, UsageError> {
     let mut inputs = Vec::new();
     for arg in args {
-        if std::path::Path::new(arg).exists() {
-            inputs.extend(load_input(arg)?);
-        } else {
-            // Not a file: a history reference (42, label=main).
-            for doc in super::history::documents(db, "input", arg)? {
-                inputs.push(crate::report::input_from_document(arg, doc));
+        match classify(arg) {
+            Ok(Argument::Study(_)) => inputs.extend(load_input(arg)?),
+            Ok(Argument::Files(files)) => {
+                for file in files {
+                    inputs.push(load_file(file)?);
+                }
+            }
+            Ok(Argument::Reference(reference)) => {
+                for doc in super::history::documents(db, "input", reference)? {
+                    inputs.push(crate::report::input_from_document(arg, doc));
+                }
+            }
+            Err(ArgumentError::Empty) => {
+                return Err(UsageError::new(format!(
+                    "input '{arg}': an empty input; give a result JSON file, a drnbench CSV file or a study \
+                     directory, or a reference the history holds"
+                )));
+            }
+            Err(ArgumentError::NotAFile(missing)) => {
+                return Err(UsageError::new(format!(
+                    "input '{arg}': '{missing}' is not a file; join result files with commas, or give one reference \
+                     the history holds"
+                )));
             }
         }
     }

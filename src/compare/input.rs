@@ -1,13 +1,14 @@
-//! What `compare` reads: result documents (JSON), drnbench CSV files (hakaru's `sweep -o` layout) and study
-//! directories (`study.json` and one result document per case), turned into sides of runs per load point.
-//! History IDs and labels come through the resolver the command gives [`load`] (the history is the commands'
-//! to open).
+//! What `compare` makes of its inputs: result documents (JSON), drnbench CSV files (hakaru's `sweep -o` layout)
+//! and study directories (`study.json` and one result document per case), read by `crate::inputs`, turned into
+//! sides of runs per load point. History IDs and labels come through the resolver the command gives [`load`]
+//! (the history is the commands' to open).
 
 use std::path::Path;
 
 use super::{Group, Sample, Side};
 use crate::error::UsageError;
 use crate::export::drnbench::DRNBENCH_COLUMNS;
+use crate::inputs::drnbench::{CsvError, DrnbenchRow};
 use crate::metrics::LatencyHistogram;
 use crate::result::{ResultDocument, StepResult};
 
@@ -18,59 +19,78 @@ pub enum Loaded {
 }
 
 /// Reads one input: `FILE[,FILE...]` (result JSON or drnbench CSV, their runs pooled as one side), a study
-/// directory, or else a history reference.
+/// directory, or else a history reference (`crate::inputs::argument` tells which).
 pub fn load(
     input: &str,
     history: &dyn Fn(&str) -> Result<Vec<ResultDocument>, UsageError>,
 ) -> Result<Loaded, UsageError> {
-    let path = Path::new(input);
-    if path.is_dir() {
-        return study(path).map(Loaded::Study);
-    }
-    // A file whose name holds a comma is that file, not a list.
-    let parts: Vec<&str> =
-        if path.is_file() { vec![input] } else { input.split(',').map(str::trim).filter(|p| !p.is_empty()).collect() };
-    if parts.is_empty() {
-        return Err(UsageError::new(format!("compare '{input}': an empty input; give a result JSON file")));
-    }
-    if !parts.iter().all(|p| Path::new(p).is_file()) {
-        if parts.len() == 1 {
+    use crate::inputs::argument::{Argument, ArgumentError, classify};
+    let files = match classify(input) {
+        Ok(Argument::Study(dir)) => return study(dir).map(Loaded::Study),
+        Ok(Argument::Files(files)) => files,
+        Ok(Argument::Reference(reference)) => {
             let mut side = Side::new(input);
-            for doc in history(input)? {
+            for doc in history(reference)? {
                 add_document(&mut side, &doc, input);
             }
             return Ok(Loaded::Side(side));
         }
-        let missing = parts.iter().find(|p| !Path::new(p).is_file()).expect("one is missing");
-        return Err(UsageError::new(format!(
-            "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
-        )));
-    }
+        Err(ArgumentError::Empty) => {
+            return Err(UsageError::new(format!("compare '{input}': an empty input; give a result JSON file")));
+        }
+        Err(ArgumentError::NotAFile(missing)) => {
+            return Err(UsageError::new(format!(
+                "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
+            )));
+        }
+    };
     let mut side = Side::new(input);
-    for p in parts {
+    for p in files {
         add_file(&mut side, Path::new(p))?;
     }
     Ok(Loaded::Side(side))
 }
 
-/// Adds the runs of one file (result JSON, or drnbench CSV by its `.csv` name) to `side`.
+/// Adds the runs of one file (result JSON or drnbench CSV, as `crate::inputs::result` tells them) to `side`.
 fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError::new(format!("compare: reading '{}': {e}", path.display())))?;
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")) {
-        add_drnbench_csv(side, path, &text)
-    } else {
-        let doc: ResultDocument = serde_json::from_str(&text).map_err(|e| {
-            UsageError::new(format!(
-                "compare: '{}' line {} column {}: not a hakaru result document ({}); give the file `--json` wrote",
-                path.display(),
+    use crate::inputs::result::{Contents, ReadError, read_file};
+    let shown = path.display();
+    match read_file(path) {
+        Ok(Contents::Document(doc)) => {
+            add_document(side, &doc, &shown.to_string());
+            Ok(())
+        }
+        Ok(Contents::Drnbench(rows)) => {
+            add_drnbench_rows(side, path, rows);
+            Ok(())
+        }
+        Err(e) => Err(UsageError::new(match e {
+            ReadError::Unreadable(e) => format!("compare: reading '{shown}': {e}"),
+            ReadError::NotADocument(e) => format!(
+                "compare: '{shown}' line {} column {}: not a hakaru result document ({}); give the file `--json` \
+                 wrote",
                 e.line(),
                 e.column(),
-                crate::inputs::study::json_reason(&e)
-            ))
-        })?;
-        add_document(side, &doc, &path.display().to_string());
-        Ok(())
+                crate::inputs::json_reason(&e)
+            ),
+            ReadError::Schema(schema) => format!("compare: '{shown}': {schema}"),
+            ReadError::Drnbench(e) => {
+                let (line, why) = match e {
+                    CsvError::Header(e) => (1, e),
+                    CsvError::NotDrnbench(_) => {
+                        (1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(",")))
+                    }
+                    CsvError::Row { line, error } => (line, error),
+                    CsvError::NotANumber { line, name, cell, .. } => {
+                        (line, format!("'{cell}' in {name} is not a number"))
+                    }
+                    CsvError::NotWhole { line, name, cell, .. } => {
+                        (line, format!("'{cell}' in {name} is not a whole number"))
+                    }
+                };
+                format!("compare: '{shown}' line {line}: {why}; give a CSV written by drnbench or `hakaru sweep -o`")
+            }
+        })),
     }
 }
 
@@ -129,21 +149,7 @@ impl Sample {
 /// drnbench's CSV (`crate::inputs::drnbench`): one row per client count; successes per second are the rate of
 /// requests times the share of 2xx and 3xx statuses; the mean time is of every request (drnbench times failures
 /// too); no percentiles.
-fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), UsageError> {
-    use crate::inputs::drnbench::{CsvError, parse};
-    let rows = parse(text).map_err(|e| {
-        let (line, why) = match e {
-            CsvError::Header(e) => (1, e),
-            CsvError::NotDrnbench(_) => (1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(","))),
-            CsvError::Row { line, error } => (line, error),
-            CsvError::NotANumber { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a number")),
-            CsvError::NotWhole { line, name, cell, .. } => (line, format!("'{cell}' in {name} is not a whole number")),
-        };
-        UsageError::new(format!(
-            "compare: '{}' line {line}: {why}; give a CSV written by drnbench or `hakaru sweep -o`",
-            path.display()
-        ))
-    })?;
+fn add_drnbench_rows(side: &mut Side, path: &Path, rows: Vec<DrnbenchRow>) {
     for r in rows {
         let ok_share = (r.ok_percent() / 100.0).clamp(0.0, 1.0);
         side.add(
@@ -166,7 +172,6 @@ fn add_drnbench_csv(side: &mut Side, path: &Path, text: &str) -> Result<(), Usag
         "{}: drnbench's CSV has no percentiles, and its mean time counts failed requests too",
         path.display()
     ));
-    Ok(())
 }
 
 /// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
@@ -175,14 +180,8 @@ pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
     use crate::inputs::study::{MANIFEST, ManifestError, read_cases};
     let cases = read_cases(dir).map_err(|e| {
         UsageError::new(match e {
-            ManifestError::Unreadable(e) => format!(
-                "compare '{}': a directory without a readable study.json ({e}); give a study's output directory",
-                dir.display()
-            ),
-            ManifestError::NotAManifest { line, column, reason } => format!(
-                "compare: '{}' line {line} column {column}: not a study manifest ({reason})",
-                dir.join(MANIFEST).display()
-            ),
+            e @ ManifestError::Unreadable(_) => format!("compare '{}': {e}", dir.display()),
+            e @ ManifestError::NotAManifest { .. } => format!("compare: '{}' {e}", dir.join(MANIFEST).display()),
         })
     })?;
     let mut groups: Vec<Group> = Vec::new();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::export::drnbench::DRNBENCH_COLUMNS;
-use crate::inputs::drnbench::{CsvError, parse};
+use crate::inputs::drnbench::{CsvError, DrnbenchRow, parse};
 use crate::metrics::{StatusSet, StepMetrics};
 use crate::provenance::Provenance;
 use crate::result::{ResultDocument, SCHEMA, Settings, StepLoad, StepResult, SweepSettings};
@@ -18,7 +18,12 @@ pub const ABSENT: &str = "latency percentiles (p50, p99, ...), the latency histo
 /// Reads drnbench's CSV (`text`, from `name`; `started_at` is when the file was written, RFC 3339) into a
 /// document; the error names the line and column of what does not read.
 pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<ResultDocument, String> {
-    let rows = parse(text).map_err(|e| match e {
+    from_rows(name, parse(text).map_err(|e| csv_error(name, e))?, started_at)
+}
+
+/// Why `name` is not drnbench's CSV, as `history import` says it: `file:line:column: what`.
+pub fn csv_error(name: &str, e: CsvError) -> String {
+    match e {
         CsvError::Header(e) => format!("{name}: the header does not read as CSV: {e}"),
         CsvError::NotDrnbench(header) => format!(
             "{name}:1: not a drnbench CSV: its first columns must be {} (found {})",
@@ -32,7 +37,11 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
         CsvError::NotWhole { line, column, name: col, cell } => {
             format!("{name}:{line}:{}: {col} '{cell}' is not a whole number", column + 1)
         }
-    })?;
+    }
+}
+
+/// drnbench's rows (read by `crate::inputs`) from `name` as a document; a header without rows is refused.
+pub fn from_rows(name: &str, rows: Vec<DrnbenchRow>, started_at: &str) -> Result<ResultDocument, String> {
     let ok_status = StatusSet::default();
     let mut steps = Vec::new();
     for r in rows {

@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::error::UsageError;
+use crate::inputs::result::ReadError;
 use crate::result::ResultDocument;
 
 /// How long a writer waits for another process's transaction before giving up (SQLITE_BUSY).
@@ -431,8 +432,14 @@ impl Db {
     /// [`Db::resolve`], read as a result document.
     pub fn resolve_document(&self, reference: &str) -> Result<(i64, ResultDocument)> {
         let (id, json) = self.resolve(reference)?;
-        let doc = serde_json::from_value(json).map_err(|e| {
-            HistoryError::BadInput(format!("result #{id} is not a result document this hakaru can read: {e}"))
+        // Read as any result file is (`crate::inputs`): a document a later hakaru stored is refused by its schema.
+        let doc = crate::inputs::result::document_from_value(json).map_err(|e| {
+            HistoryError::BadInput(match e {
+                ReadError::NotADocument(e) => {
+                    format!("result #{id} is not a result document this hakaru can read: {e}")
+                }
+                e => format!("result #{id}: {e}"),
+            })
         })?;
         Ok((id, doc))
     }

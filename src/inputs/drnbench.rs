@@ -34,18 +34,24 @@ fn is_success(code: &str) -> bool {
     code.parse::<u16>().is_ok_and(|c| (200..400).contains(&c))
 }
 
-/// Why a text is not drnbench's CSV; lines count from 1 (the header), columns from 0.
-#[derive(Clone, Debug, PartialEq)]
+/// Why a text is not drnbench's CSV; lines count from 1 (the header), columns from 0. Each command words these
+/// itself; the wording here is for the rest.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CsvError {
     /// The header does not read as CSV.
+    #[error("line 1: cannot read the CSV header: {0}")]
     Header(String),
     /// The header does not start with drnbench's six columns; the header as found.
+    #[error("line 1: the header '{}' is not drnbench's ({})", .0.join(","), DRNBENCH_COLUMNS.join(","))]
     NotDrnbench(Vec<String>),
     /// A row does not read as CSV.
+    #[error("line {line}: {error}")]
     Row { line: usize, error: String },
     /// A cell that should hold a number.
+    #[error("line {line} column {} ({name}): '{cell}' is not a number", column + 1)]
     NotANumber { line: usize, column: usize, name: String, cell: String },
     /// A client or request count that is negative or has a fraction.
+    #[error("line {line} column {} ({name}): '{cell}' is not a whole number", column + 1)]
     NotWhole { line: usize, column: usize, name: String, cell: String },
 }
 

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::json_reason;
+
 /// The manifest's file name inside a study directory.
 pub const MANIFEST: &str = "study.json";
 
@@ -40,18 +42,22 @@ struct Manifest {
     cases: Vec<StudyCase>,
 }
 
-/// Why a directory's manifest does not read.
-#[derive(Debug)]
+/// Why a directory's manifest does not read; each command words these itself (after the directory's name), the
+/// wording here is for the rest.
+#[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     /// No readable `study.json` (the I/O error).
+    #[error("a directory without a readable study.json ({0}); give a study's output directory")]
     Unreadable(std::io::Error),
     /// It is not a manifest: where and why (serde's message without its position).
+    #[error("line {line} column {column}: not a study manifest ({reason})")]
     NotAManifest { line: usize, column: usize, reason: String },
 }
 
 /// The cases of the study in `dir`, in the manifest's order.
 pub fn read_cases(dir: &Path) -> Result<Vec<StudyCase>, ManifestError> {
-    let text = std::fs::read_to_string(dir.join(MANIFEST)).map_err(ManifestError::Unreadable)?;
+    let text =
+        crate::bounded::read_text_io(&dir.join(MANIFEST), crate::bounded::RESULT).map_err(ManifestError::Unreadable)?;
     // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
     if text.trim_start().starts_with('[') {
         serde_json::from_str::<Vec<StudyCase>>(&text)
@@ -59,13 +65,6 @@ pub fn read_cases(dir: &Path) -> Result<Vec<StudyCase>, ManifestError> {
         serde_json::from_str::<Manifest>(&text).map(|m| m.cases)
     }
     .map_err(|e| ManifestError::NotAManifest { line: e.line(), column: e.column(), reason: json_reason(&e) })
-}
-
-/// serde_json's message without its trailing " at line L column C" (callers say the line and column first).
-pub fn json_reason(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let cut = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&cut).unwrap_or(&text).to_string()
 }
 
 #[cfg(test)]

@@ -602,6 +602,7 @@ impl RunPlan {
             patterns: set.patterns.clone(),
             ok_status: set.ok_status.text().to_string(),
             segment: None,
+            whole_plan: None,
             start_at: None,
             source_address: None,
             sweep: None,

@@ -9,6 +9,7 @@ use super::RunPlan;
 use crate::cli::args::ScaleArgs;
 use crate::error::UsageError;
 use crate::load::{LoadModel, Stop};
+use crate::result::WholePlan;
 
 /// Segment `index` (from 0) of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +183,9 @@ impl RunPlan {
             self.settings.source_address = Some(source.to_string());
         }
         let Some(seg) = scale.segment else { return Ok(self) };
+        // Recorded before the split, so that `merge` refuses segments of different plans.
+        let s = &self.settings;
+        let whole = WholePlan { connections: self.connections, requests: s.requests, rate: s.rate };
         let all = self.connections as u64;
         let connections = seg.share(all) as usize;
         if connections == 0 {
@@ -217,6 +221,7 @@ impl RunPlan {
         self.settings.connections = connections;
         self.settings.threads = self.threads;
         self.settings.segment = Some(seg.label());
+        self.settings.whole_plan = Some(whole);
         Ok(self)
     }
 }

@@ -1,7 +1,8 @@
 //! Reports and charts: result documents, drnbench CSVs and study directories read into one model (a series of
 //! points per target), which the HTML report (`html.rs`) and the one-chart images (`chart.rs`) draw.
 //!
-//! [`load_input`] is the one place an input string becomes documents, so history IDs and labels join there.
+//! The files are read by `crate::inputs`; [`load_input`] makes a file or a study directory into inputs, and
+//! `commands::report` gives the documents of history references to [`input_from_document`].
 
 pub mod chart;
 pub mod html;
@@ -12,7 +13,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::inputs::study::{MANIFEST, ManifestError, StudyCase, json_reason, read_cases};
+use crate::inputs::drnbench::CsvError;
+use crate::inputs::json_reason;
+use crate::inputs::result::{Contents, ReadError, read_file};
+use crate::inputs::study::{MANIFEST, ManifestError, StudyCase, read_cases};
 use crate::metrics::LatencyHistogram;
 use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
@@ -50,8 +54,9 @@ pub struct Case {
 
 pub use crate::inputs::drnbench::DrnbenchRow;
 
-/// Turns one input string into documents: a result JSON file, a drnbench CSV file or a study directory.
-/// History IDs and labels will be read here too, once the history store exists.
+/// Turns one input that names a file or a directory into inputs: a result JSON file, a drnbench CSV file or a
+/// study directory. History IDs and labels are the command's to look up (only the commands open the history); it
+/// gives their documents to [`input_from_document`].
 pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
     let path = Path::new(arg);
     if path.is_dir() {
@@ -63,38 +68,32 @@ pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
              directory, or a reference the history holds (hakaru history lists them)"
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError::new(format!("input '{arg}': cannot read it: {e}; give a readable file")))?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string());
-    load_text(arg, &stem, &text)
+    load_file(arg).map(|input| vec![input])
 }
 
-/// Reads a file's text as a result document (it starts with `{`) or as a drnbench CSV.
-fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageError> {
-    if text.trim_start().starts_with('{') {
-        let doc: ResultDocument = serde_json::from_str(text).map_err(|e| {
-            UsageError::new(format!(
-                "input '{origin}': line {} column {}: not a hakaru result document: {}; give the JSON that \
-                 'hakaru run/sweep --json FILE' writes",
-                e.line(),
-                e.column(),
-                json_reason(&e)
-            ))
-        })?;
-        let label = doc_label(&doc, stem);
-        return Ok(vec![Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }]);
-    }
-    let rows = parse_drnbench(origin, text)?;
-    Ok(vec![Input { label: stem.to_string(), origin: origin.into(), source: Source::Drnbench(rows), case: None }])
+/// One result file given by name, labelled by its document's one target or else its file stem.
+pub fn load_file(arg: &str) -> Result<Input, UsageError> {
+    let path = Path::new(arg);
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string());
+    let contents = read_file(path).map_err(|e| read_error(arg, e))?;
+    Ok(input_of(arg, &stem, contents))
+}
+
+/// What a file held as one input: a document named by its one target (else `stem`), drnbench's rows by `stem`.
+fn input_of(origin: &str, stem: &str, contents: Contents) -> Input {
+    let (label, source) = match contents {
+        Contents::Document(doc) => (doc_label(&doc, stem), Source::Result(doc)),
+        Contents::Drnbench(rows) => (stem.to_string(), Source::Drnbench(rows)),
+    };
+    Input { label, origin: origin.into(), source, case: None }
+}
+
+/// An input from a result document read elsewhere (the history), named by its target or else `origin`.
+pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
+    input_of(origin, origin, Contents::Document(Box::new(doc)))
 }
 
 /// A document's legend name: its one target URL, else (several targets or none) the file stem.
-/// An input from a result document read elsewhere (the history), named by its target or else `origin`.
-pub fn input_from_document(origin: &str, doc: ResultDocument) -> Input {
-    let label = doc_label(&doc, origin);
-    Input { label, origin: origin.into(), source: Source::Result(Box::new(doc)), case: None }
-}
-
 fn doc_label(doc: &ResultDocument, stem: &str) -> String {
     match doc.settings.targets.as_slice() {
         [one] => one.clone(),
@@ -102,28 +101,25 @@ fn doc_label(doc: &ResultDocument, stem: &str) -> String {
     }
 }
 
-/// Reads drnbench's CSV (`crate::inputs::drnbench`), its errors said as the report says them.
-pub fn parse_drnbench(origin: &str, text: &str) -> Result<Vec<DrnbenchRow>, UsageError> {
-    use crate::inputs::drnbench::{CsvError, parse};
-    parse(text).map_err(|e| {
-        UsageError::new(match e {
-            CsvError::Header(e) => format!("input '{origin}': line 1: cannot read the CSV header: {e}"),
-            CsvError::NotDrnbench(header) => format!(
-                "input '{origin}': line 1: the header '{}' is not drnbench's ({}); give a result JSON or a drnbench \
-                 CSV",
-                header.join(","),
-                crate::export::drnbench::DRNBENCH_COLUMNS.join(",")
-            ),
-            CsvError::Row { line, error } => format!("input '{origin}': line {line}: {error}"),
-            CsvError::NotANumber { line, column, name, cell } => format!(
-                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a number; fix the cell",
-                column + 1
-            ),
-            CsvError::NotWhole { line, column, name, cell } => format!(
-                "input '{origin}': line {line} column {} ({name}): '{cell}' is not a whole number; fix the cell",
-                column + 1
-            ),
-        })
+/// A result file that does not read (`crate::inputs::result`), as the report says it.
+fn read_error(origin: &str, e: ReadError) -> UsageError {
+    UsageError::new(match e {
+        ReadError::Unreadable(e) => format!("input '{origin}': cannot read it: {e}; give a readable file"),
+        ReadError::NotADocument(e) => format!(
+            "input '{origin}': line {} column {}: not a hakaru result document: {}; give the JSON that \
+             'hakaru run/sweep --json FILE' writes",
+            e.line(),
+            e.column(),
+            json_reason(&e)
+        ),
+        ReadError::Schema(schema) => format!("input '{origin}': {schema}"),
+        ReadError::Drnbench(e @ CsvError::NotDrnbench(_)) => {
+            format!("input '{origin}': {e}; give a result JSON or a drnbench CSV")
+        }
+        ReadError::Drnbench(e @ (CsvError::NotANumber { .. } | CsvError::NotWhole { .. })) => {
+            format!("input '{origin}': {e}; fix the cell")
+        }
+        ReadError::Drnbench(e) => format!("input '{origin}': {e}"),
     })
 }
 
@@ -132,10 +128,7 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
     let shown = dir.join(MANIFEST).display().to_string();
     let cases = read_cases(dir).map_err(|e| {
         UsageError::new(match e {
-            ManifestError::Unreadable(e) => format!(
-                "input '{}': a directory without a readable study.json ({e}); give a study's output directory",
-                dir.display()
-            ),
+            e @ ManifestError::Unreadable(_) => format!("input '{}': {e}", dir.display()),
             ManifestError::NotAManifest { line, column, reason } => format!(
                 "input '{shown}': line {line} column {column}: not a study manifest: {reason}; it lists cases with \
                  target and file"
@@ -162,14 +155,16 @@ fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
             continue;
         }
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            UsageError::new(format!("input '{shown}': case file '{file}': cannot read it: {e}; rerun the case"))
+        let contents = read_file(&path).map_err(|e| match e {
+            ReadError::Unreadable(e) => {
+                UsageError::new(format!("input '{shown}': case file '{file}': cannot read it: {e}; rerun the case"))
+            }
+            e => read_error(&origin, e),
         })?;
-        for mut input in load_text(&origin, &case.target, &text)? {
-            input.label = case.target.clone();
-            input.case = Some(tag.clone());
-            inputs.push((input, case.clone()));
-        }
+        let mut input = input_of(&origin, &case.target, contents);
+        input.label = case.target.clone();
+        input.case = Some(tag.clone());
+        inputs.push((input, case.clone()));
     }
     Ok(disambiguate(inputs))
 }
@@ -646,6 +641,12 @@ mod tests {
     const DRNBENCH: &str = "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,\
 average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722916,0,100.0\n\
 2,1800,60.0,0.002,0.5,0.03,1.0,99.0\n";
+
+    /// A file's text read as the report reads the file.
+    fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageError> {
+        let contents = crate::inputs::result::read_text(Path::new(origin), text).map_err(|e| read_error(origin, e))?;
+        Ok(vec![input_of(origin, stem, contents)])
+    }
 
     #[test]
     fn a_drnbench_csv_reads_as_a_clients_series_with_counts_from_percentages() {

@@ -1,7 +1,7 @@
 //! What a study's finished cases say together: the merged CSV (`study.csv`, one row per case and step) and the
 //! table over repetitions (`summary.txt`: per target x workload x phase and step, the mean and spread of the
-//! runs' ok/s and p99, and the p99 of the runs' histograms merged). [`groups`] gives the per-run figures a
-//! comparison tests on.
+//! runs' ok/s and p99, and the p99 of the runs' histograms merged), from the cases this run of the study
+//! recorded. A study directory is read back (by `compare`, `report`) through `crate::inputs`, as every result is.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,25 +58,8 @@ pub fn rows(doc: &ResultDocument) -> Vec<StepRow> {
 /// Reads the result document of a finished case, when it is complete: it parses, was not interrupted, and has
 /// the `steps` it should (a sweep killed half-way leaves a valid document with fewer steps).
 pub fn complete_document(path: &Path, steps: usize) -> Option<ResultDocument> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let doc: ResultDocument = serde_json::from_str(&text).ok()?;
+    let doc = crate::inputs::result::read_document(path).ok()?;
     (!doc.interrupted && doc.steps.len() == steps).then_some(doc)
-}
-
-/// A study directory read back: its manifest and the rows of its ok cases, by case id (what a comparison or a
-/// report of the study starts from; [`groups`] sorts them into samples).
-pub fn read_dir(dir: &Path) -> Result<(Manifest, BTreeMap<String, Vec<StepRow>>), String> {
-    let manifest = Manifest::read(dir)?;
-    let mut rows_of = BTreeMap::new();
-    for c in manifest.ok() {
-        let Some(file) = &c.file else { continue };
-        let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let doc: ResultDocument =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not a result document ({e})", path.display()))?;
-        rows_of.insert(c.id.clone(), rows(&doc));
-    }
-    Ok((manifest, rows_of))
 }
 
 /// The merged CSV of the ok cases, in the manifest's order.
