@@ -33,6 +33,22 @@ impl ParsedUrl {
     /// Parses an absolute `http://` or `https://` URL. The error is a fix for the user, without the flag name.
     pub fn parse(text: &str) -> Result<ParsedUrl, String> {
         let example = "write it like http://127.0.0.1:8080/path";
+        if text.len() > MAX_URL {
+            return Err(format!(
+                "a URL of {} bytes, longer than the {MAX_URL} a request line can carry here; shorten it (send data in a \
+                 body with -b or --body-file)",
+                text.len()
+            ));
+        }
+        // An international host name is sent as its ASCII form (punycode), and a path with other than ASCII
+        // percent-encoded, as browsers do; the http crate takes ASCII only.
+        let ascii;
+        let text = if text.is_ascii() {
+            text
+        } else {
+            ascii = to_ascii_url(text)?;
+            ascii.as_str()
+        };
         let uri: http::Uri = text.parse().map_err(|e| format!("not a valid URL ({e}); {example}"))?;
         let scheme = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => Scheme::Http,
@@ -66,6 +82,69 @@ impl ParsedUrl {
         let path_and_query = if path_and_query.is_empty() { "/" } else { path_and_query }.to_string();
         Ok(ParsedUrl { scheme, host, port, path_and_query })
     }
+}
+
+/// A URL as a message quotes it: whole when short, else its start and its length (a 100 kB URL is not echoed).
+pub fn shown(url: &str) -> String {
+    const MOST: usize = 120;
+    if url.len() <= MOST {
+        return url.to_string();
+    }
+    let cut = (0..=MOST).rev().find(|&i| url.is_char_boundary(i)).unwrap_or(0);
+    format!("{}... ({} bytes)", &url[..cut], url.len())
+}
+
+/// The longest URL taken: the http crate's own limit on a request target.
+pub const MAX_URL: usize = 65_534;
+
+/// A URL with its host in IDNA ASCII form (`bücher.example` -> `xn--bcher-kva.example`) and every other non-ASCII
+/// byte percent-encoded as UTF-8 (`/ä` -> `/%C3%A4`).
+fn to_ascii_url(text: &str) -> Result<String, String> {
+    let (scheme, rest) =
+        text.split_once("://").ok_or("not an absolute URL; write it like http://127.0.0.1:8080/path")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((u, hp)) => (Some(u), hp),
+        None => (None, authority),
+    };
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.contains(']') && p.bytes().all(|b| b.is_ascii_digit()) => (h, Some(p)),
+        _ => (host_port, None),
+    };
+    let host = if host.is_ascii() {
+        host.to_string()
+    } else {
+        idna::domain_to_ascii(host)
+            .map_err(|_| format!("host '{host}' is not a valid international domain name; check its spelling"))?
+    };
+    let mut out = format!("{scheme}://");
+    if let Some(u) = userinfo {
+        out.push_str(&percent_encode_non_ascii(u));
+        out.push('@');
+    }
+    out.push_str(&host);
+    if let Some(p) = port {
+        out.push(':');
+        out.push_str(p);
+    }
+    out.push_str(&percent_encode_non_ascii(tail));
+    Ok(out)
+}
+
+fn percent_encode_non_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
 }
 
 /// A port number from 1 to 65535; the error is the fix, without the flag name.
@@ -142,6 +221,18 @@ impl fmt::Display for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn international_hosts_are_sent_in_ascii_and_long_urls_refused_without_echo() {
+        let u = ParsedUrl::parse("http://bücher.example:8080/ä?q=ü").unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("xn--bcher-kva.example", 8080));
+        assert_eq!(u.path_and_query, "/%C3%A4?q=%C3%BC");
+        assert_eq!(ParsedUrl::parse("https://例え.jp/").unwrap().host, "xn--r8jz45g.jp");
+        let long = format!("http://h/{}", "a".repeat(100_000));
+        let e = ParsedUrl::parse(&long).unwrap_err();
+        assert!(e.starts_with("a URL of 100009 bytes, longer than the 65534"), "{e}");
+        assert!(e.len() < 300, "not echoed: {e}");
+    }
 
     #[test]
     fn urls_split_into_scheme_host_port_and_target() {

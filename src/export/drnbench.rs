@@ -27,9 +27,12 @@ impl Exporter for DrnbenchCsv {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let header: Vec<&str> = DRNBENCH_COLUMNS.iter().copied().chain(statuses.iter().copied()).collect();
         w.write_record(&header).expect("writing to memory");
-        for step in &doc.steps {
-            // drnbench divides by the duration asked for, not the one measured.
-            let duration = nominal.unwrap_or(step.duration_s).max(1e-9);
+        let last = doc.steps.len().saturating_sub(1);
+        for (i, step) in doc.steps.iter().enumerate() {
+            // drnbench divides by the duration asked for, not the one measured; a step cut short by a signal ran
+            // less than that, and is divided by the time it ran (its rate is the table's, not a fraction of it).
+            let cut_short = doc.interrupted && i == last;
+            let duration = if cut_short { step.duration_s } else { nominal.unwrap_or(step.duration_s) }.max(1e-9);
             let (min, max, mean) = every_request_times(step);
             let seconds = |us: Option<f64>| us.map(|us| ruby_float(us / 1e6)).unwrap_or_default();
             let mut row = vec![

@@ -309,7 +309,33 @@ impl Db {
         if !path.exists() {
             return Err(HistoryError::Missing(path.display().to_string()));
         }
-        Db::open(path)
+        match Db::open(path) {
+            Ok(db) => Ok(db),
+            // A database only read (a read-only directory, a file of someone else's) is opened read-only: listing,
+            // showing and comparing need no write.
+            Err(writable) => Db::open_read_only(path).map_err(|_| writable),
+        }
+    }
+
+    /// Opens an existing database read-only, as immutable (no WAL or shared-memory file is created beside it, so
+    /// a read-only directory serves; a writer's last commits not yet checkpointed are not seen, and a writer
+    /// checkpoints when it closes). Its schema must be this binary's: a read-only file cannot be migrated.
+    fn open_read_only(path: &Path) -> Result<Db> {
+        use rusqlite::OpenFlags;
+        let uri = format!("file:{}?immutable=1", path.display());
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(|e| sql_error(path, e))?;
+        let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| sql_error(path, e))?;
+        if found != SCHEMA_VERSION {
+            return Err(HistoryError::Io {
+                path: path.display().to_string(),
+                what: format!(
+                    "read-only, and of schema version {found} where this hakaru reads {SCHEMA_VERSION}; open it once \
+                     where it can be written"
+                ),
+            });
+        }
+        Ok(Db { conn, path: path.to_path_buf() })
     }
 
     pub fn path(&self) -> &Path {

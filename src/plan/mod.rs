@@ -266,9 +266,10 @@ impl RequestSet {
                 return Err(UsageError::new("--port: only used with --hosts; put the port in the URL instead"));
             }
             for url in &a.urls {
-                let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
+                let shown = crate::target::shown(url);
+                let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
                 let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
-                    .map_err(|e| UsageError::new(format!("URL '{url}': {e}")))?;
+                    .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);

@@ -59,6 +59,20 @@ pub fn check_header(name: &str, value: &str) -> Result<(), String> {
             value.escape_debug()
         ));
     }
+    // The message's framing is hakaru's to set: a Content-Length that is not the body's makes every request wait
+    // for bytes that never come (or cut the next request), and a connection hakaru thinks is kept alive must be.
+    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
+        return Err(format!(
+            "header '{name}': hakaru frames every request itself (Content-Length from the body); leave it out and give \
+             the body with -b or --body-file"
+        ));
+    }
+    if name.eq_ignore_ascii_case("connection") && !value.trim().eq_ignore_ascii_case("keep-alive") {
+        return Err(format!(
+            "header '{name}: {value}': hakaru manages connections itself; leave it out (--no-keepalive sends \
+             Connection: close and counts a new connection per request)"
+        ));
+    }
     Ok(())
 }
 
