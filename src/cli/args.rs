@@ -44,8 +44,10 @@ pub enum Command {
     #[command(subcommand)]
     Patterns(PatternsCommand),
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
+    #[command(after_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
     /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
+    #[command(after_help = help::DEMO_EXAMPLES)]
     Demo(DemoArgs),
     /// Load a Redis or memcached server: a mix, commands, Kyoto's order/wicked, YCSB (redis://, memcache://).
     #[command(after_help = help::KV_EXAMPLES, after_long_help = help::KV_EXAMPLES_LONG)]
@@ -53,6 +55,7 @@ pub enum Command {
     /// Join the result documents of the agents that ran the segments of one plan (--segment I/N) into one.
     Merge(MergeArgs),
     /// List the results kept in the history, newest first: id, time, command, target, labels, ok/s and p99.
+    #[command(after_help = help::HISTORY_EXAMPLES)]
     History(HistoryListArgs),
     /// Print a stored result's summary as its run printed it: hakaru show 42, hakaru show branch=main.
     Show(ShowArgs),
@@ -61,12 +64,14 @@ pub enum Command {
     /// Store result JSON files (hakaru --json) and drnbench CSV files in the history.
     Import(ImportArgs),
     /// Compare results: ratios to the first, 95 % intervals and verdicts from repeated runs, CI gates.
+    #[command(after_help = help::COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// Write one self-contained HTML report (tables and charts) from result JSON, drnbench CSV or study directories.
     Report(ReportArgs),
     /// Draw one chart (qps, p99, mean or the percentile spectrum) as an SVG or PNG image.
     Chart(ChartArgs),
     /// Run a study file: targets x workloads x phases x repetitions, interleaved, every result kept.
+    #[command(after_help = help::STUDY_EXAMPLES)]
     Study(StudyArgs),
     /// Print Kubernetes manifests that spread one run over many machines and merge the results (kubectl apply -f -).
     #[command(subcommand)]

@@ -1,5 +1,6 @@
 //! What `-h` and `--help` say besides each flag's own text: the headings the flags are grouped under, and the
-//! examples that end each command's help (`-h` gives the three command lines, `--help` says what each does).
+//! examples that end a command's help (for the measuring commands `-h` gives the three command lines and `--help`
+//! says what each does; the others give the same three lines in both).
 //! The common flags carry no heading: clap lists them first, under "Options".
 
 /// The headings, in the words of the help; each command shows the ones its flags use, in the order of its fields.
@@ -130,6 +131,41 @@ Examples:
 
 Nothing on the server is deleted unless --flush is given.";
 
+/// The end of `hakaru compare`'s help.
+pub const COMPARE_EXAMPLES: &str = "\
+Examples:
+  hakaru compare before.json after.json
+  hakaru compare a1.json,a2.json,a3.json b1.json,b2.json,b3.json --fail-if 'p99 > 1.10 * baseline'
+  hakaru compare label=main label=branch --markdown -";
+
+/// The end of `hakaru study`'s help.
+pub const STUDY_EXAMPLES: &str = "\
+Examples:
+  hakaru study examples/lua-vs-luajit-builds.toml --dry-run
+  hakaru study examples/lua-vs-luajit-builds.toml -o study-lua
+  hakaru study examples/lua-vs-luajit-builds.toml --resume study-lua";
+
+/// The end of `hakaru serve`'s help.
+pub const SERVE_EXAMPLES: &str = "\
+Examples:
+  hakaru serve
+  hakaru serve --listen 127.0.0.1:0 --workers 4
+  hakaru serve --workers 2 --miss-cost 10ms --cache-size 1000";
+
+/// The end of `hakaru demo`'s help.
+pub const DEMO_EXAMPLES: &str = "\
+Examples:
+  hakaru demo
+  hakaru demo -d 1s
+  hakaru demo --json demo.json";
+
+/// The end of `hakaru history`'s help.
+pub const HISTORY_EXAMPLES: &str = "\
+Examples:
+  hakaru history
+  hakaru history --label branch=main --since 7d --limit 5
+  hakaru history --command sweep --target 127.0.0.1";
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
@@ -169,6 +205,11 @@ mod tests {
             (SWEEP_EXAMPLES, SWEEP_EXAMPLES_LONG),
             (CAPACITY_EXAMPLES, CAPACITY_EXAMPLES_LONG),
             (KV_EXAMPLES, KV_EXAMPLES_LONG),
+            (COMPARE_EXAMPLES, COMPARE_EXAMPLES),
+            (STUDY_EXAMPLES, STUDY_EXAMPLES),
+            (SERVE_EXAMPLES, SERVE_EXAMPLES),
+            (DEMO_EXAMPLES, DEMO_EXAMPLES),
+            (HISTORY_EXAMPLES, HISTORY_EXAMPLES),
         ] {
             let (a, b) = (command_lines(short), command_lines(long));
             assert_eq!(a.len(), 3, "{short}");
@@ -190,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn every_measuring_command_ends_its_help_with_its_examples() {
+    fn the_commands_end_their_help_with_their_examples() {
         let cli = Cli::command();
         for (name, short) in
             [("run", RUN_EXAMPLES), ("sweep", SWEEP_EXAMPLES), ("capacity", CAPACITY_EXAMPLES), ("kv", KV_EXAMPLES)]
@@ -198,6 +239,16 @@ mod tests {
             let sub = cli.find_subcommand(name).unwrap();
             assert_eq!(sub.get_after_help().map(|s| s.to_string()), Some(short.to_string()), "{name}");
             assert!(sub.get_after_long_help().is_some(), "{name}");
+        }
+        for (name, text) in [
+            ("compare", COMPARE_EXAMPLES),
+            ("study", STUDY_EXAMPLES),
+            ("serve", SERVE_EXAMPLES),
+            ("demo", DEMO_EXAMPLES),
+            ("history", HISTORY_EXAMPLES),
+        ] {
+            let sub = cli.find_subcommand(name).unwrap();
+            assert_eq!(sub.get_after_help().map(|s| s.to_string()), Some(text.to_string()), "{name}");
         }
     }
 }
