@@ -95,7 +95,7 @@ fn an_unreadable_body_file_is_named() {
 #[test]
 fn no_target_and_unknown_flags_say_what_to_give() {
     rejects(&["run"], &["give a URL"]);
-    rejects(&["run", "--frobnicate", "http://127.0.0.1/"], &["--frobnicate", "hakaru help"]);
+    rejects(&["run", "--frobnicate", "http://127.0.0.1/"], &["--frobnicate", "hakaru run --help"]);
     rejects(&["run", "-H", "NoColon", "http://127.0.0.1/"], &["--header 'NoColon'", "Name: value"]);
 }
 

@@ -6,18 +6,23 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use super::help::{self, heading};
+
 #[derive(Parser, Debug)]
 #[command(name = "hakaru", version, about = "Measure latency and throughput of network services, honestly.")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// A header whose value is a secret, besides the built-in list (Authorization, Cookie, X-Api-Key, X-Auth-Token
-    /// ...): never printed, written or passed on a command line. Repeatable, on any command.
-    #[arg(long, value_name = "NAME", global = true)]
+    /// A header whose value is a secret, never shown (repeatable).
+    ///
+    /// Besides the built-in list (Authorization, Cookie, X-Api-Key, X-Auth-Token ...): never printed, written or
+    /// passed on a command line. Repeatable, on any command.
+    #[arg(long, value_name = "NAME", global = true, help_heading = heading::SECRETS, hide_short_help = true)]
     pub redact_header: Vec<String>,
-    /// A query parameter whose value is a secret, besides the built-in list (token, api_key, access_token, sig ...).
-    /// Repeatable, on any command.
-    #[arg(long, value_name = "NAME", global = true)]
+    /// A query parameter whose value is a secret, never shown (repeatable).
+    ///
+    /// Besides the built-in list (token, api_key, access_token, sig ...). Repeatable, on any command.
+    #[arg(long, value_name = "NAME", global = true, help_heading = heading::SECRETS, hide_short_help = true)]
     pub redact_param: Vec<String>,
 }
 
@@ -26,24 +31,31 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Load an HTTP/1.1 target with N clients for a duration or a number of requests.
+    #[command(after_help = help::RUN_EXAMPLES, after_long_help = help::RUN_EXAMPLES_LONG)]
     Run(RunArgs),
     /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis; HTTP
     /// URLs, or key-value servers (redis://, memcache://) under kv's default mix.
+    #[command(after_help = help::SWEEP_EXAMPLES, after_long_help = help::SWEEP_EXAMPLES_LONG)]
     Sweep(SweepArgs),
     /// Find the highest rate that meets a latency objective (e.g. --slo 'p99<50ms'), stepping up then bisecting.
+    #[command(after_help = help::CAPACITY_EXAMPLES, after_long_help = help::CAPACITY_EXAMPLES_LONG)]
     Capacity(CapacityArgs),
     /// Make request pattern files: extract search terms, generate drnbench pattern files.
     #[command(subcommand)]
     Patterns(PatternsCommand),
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
+    #[command(after_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
     /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
+    #[command(after_help = help::DEMO_EXAMPLES)]
     Demo(DemoArgs),
     /// Load a Redis or memcached server: a mix, commands, Kyoto's order/wicked, YCSB (redis://, memcache://).
+    #[command(after_help = help::KV_EXAMPLES, after_long_help = help::KV_EXAMPLES_LONG)]
     Kv(KvArgs),
     /// Join the result documents of the agents that ran the segments of one plan (--segment I/N) into one.
     Merge(MergeArgs),
     /// List the results kept in the history, newest first: id, time, command, target, labels, ok/s and p99.
+    #[command(after_help = help::HISTORY_EXAMPLES)]
     History(HistoryListArgs),
     /// Print a stored result's summary as its run printed it: hakaru show 42, hakaru show branch=main.
     Show(ShowArgs),
@@ -52,12 +64,14 @@ pub enum Command {
     /// Store result JSON files (hakaru --json) and drnbench CSV files in the history.
     Import(ImportArgs),
     /// Compare results: ratios to the first, 95 % intervals and verdicts from repeated runs, CI gates.
+    #[command(after_help = help::COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// Write one self-contained HTML report (tables and charts) from result JSON, drnbench CSV or study directories.
     Report(ReportArgs),
     /// Draw one chart (qps, p99, mean or the percentile spectrum) as an SVG or PNG image.
     Chart(ChartArgs),
     /// Run a study file: targets x workloads x phases x repetitions, interleaved, every result kept.
+    #[command(after_help = help::STUDY_EXAMPLES)]
     Study(StudyArgs),
     /// Print Kubernetes manifests that spread one run over many machines and merge the results (kubectl apply -f -).
     #[command(subcommand)]
@@ -69,14 +83,15 @@ pub enum Command {
 pub struct HistoryArgs {
     /// The history database (default: $HAKARU_DB, else $XDG_DATA_HOME/hakaru/history.db, else
     /// ~/.local/share/hakaru/history.db).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true, help_heading = heading::HISTORY)]
     pub db: Option<PathBuf>,
     /// Do not keep this result in the history.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::HISTORY)]
     pub no_history: bool,
-    /// A label kept with the result, to find it again: key=value, e.g. branch=main (repeatable); a bare word is
-    /// label=WORD.
-    #[arg(long = "label", value_name = "KEY=VALUE")]
+    /// A label kept with the result, to find it again: key=value, e.g. branch=main (repeatable).
+    ///
+    /// A bare word is label=WORD.
+    #[arg(long = "label", value_name = "KEY=VALUE", help_heading = heading::HISTORY)]
     pub labels: Vec<String>,
 }
 
@@ -209,80 +224,85 @@ pub struct RequestArgs {
     /// Target URLs, sent round-robin; with --hosts, paths such as /d/select?q=a.
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
-    /// Hosts to spread requests over round-robin, as a load balancer would (with --port and paths).
-    #[arg(long, value_name = "H1,H2,...", visible_alias = "default-hosts", alias = "default-host")]
-    pub hosts: Option<String>,
-    /// Port for --hosts (default 80; a host:port entry of --hosts keeps its own port).
-    #[arg(long, allow_negative_numbers = true, visible_alias = "default-port")]
-    pub port: Option<u16>,
-    /// Path for --hosts when neither paths nor --patterns are given (drnbench's --default-path).
-    #[arg(long, value_name = "PATH", visible_alias = "default-path")]
-    pub path: Option<String>,
-    /// Request pattern file in drnbench's plain-text or JSON format.
-    #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file")]
-    pub patterns: Option<PathBuf>,
     /// HTTP method.
-    #[arg(short, long, default_value = "GET", visible_alias = "default-method")]
+    #[arg(short, long, default_value = "GET", visible_alias = "default-method", help_heading = heading::REQUEST)]
     pub method: String,
     /// Extra header, "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", display_order = 5)]
     pub headers: Vec<String>,
     /// Request body.
-    #[arg(short, long, value_name = "STRING", conflicts_with = "body_file")]
+    #[arg(short, long, value_name = "STRING", conflicts_with = "body_file", help_heading = heading::REQUEST)]
     pub body: Option<String>,
     /// Request body read from a file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = heading::REQUEST)]
     pub body_file: Option<PathBuf>,
     /// A request with no complete answer in this time is recorded with status 0 (a bare number is seconds).
-    #[arg(long, default_value = "5s", visible_alias = "default-timeout")]
+    #[arg(long, value_name = "TIME", default_value = "5s", visible_alias = "default-timeout", help_heading = heading::REQUEST)]
     pub timeout: String,
     /// Time allowed to open a connection.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::REQUEST)]
     pub connect_timeout: String,
     /// The longest response head or chunk-size line taken; a longer one fails the request as line_too_long.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::REQUEST, hide_short_help = true)]
     pub max_line: String,
-    /// Open a new connection for every request and send `Connection: close` (like ab without -k). Keep-alive is
-    /// on by default: ab needs -k for it, hakaru does not.
-    #[arg(long, conflicts_with = "keepalive")]
+    /// A new connection for every request, with `Connection: close` (ab without -k).
+    ///
+    /// Keep-alive is on by default: ab needs -k for it, hakaru does not.
+    #[arg(long, conflicts_with = "keepalive", help_heading = heading::REQUEST)]
     pub no_keepalive: bool,
     /// Keep connections alive: the default, accepted for those used to ab's -k (hakaru's -k is curl's --insecure).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
     pub keepalive: bool,
     /// Accept any TLS certificate (self-signed test servers).
-    #[arg(long, short = 'k')]
+    #[arg(long, short = 'k', help_heading = heading::REQUEST)]
     pub insecure: bool,
-    /// Statuses that count as success: codes and ranges, e.g. 200-299,304. Other answers are failures: counted
-    /// apart, out of the headline latency figures.
-    #[arg(long, value_name = "CODES", default_value = "200-399")]
+    /// Statuses that count as success: codes and ranges, e.g. 200-299,304.
+    ///
+    /// Other answers are failures: counted apart, out of the headline latency figures.
+    #[arg(long, value_name = "CODES", default_value = "200-399", help_heading = heading::REQUEST)]
     pub ok_status: String,
     /// Seed of the random choices (patterns), so a run can be repeated; random when absent.
-    #[arg(long, allow_negative_numbers = true, value_parser = count::<u64>)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::REQUEST, hide_short_help = true)]
     pub seed: Option<u64>,
+    /// Hosts to spread requests over round-robin, as a load balancer would (with --port and paths).
+    #[arg(long, value_name = "H1,H2,...", visible_alias = "default-hosts", alias = "default-host", help_heading = heading::HOSTS)]
+    pub hosts: Option<String>,
+    /// Port for --hosts (default 80; a host:port entry of --hosts keeps its own port).
+    #[arg(long, allow_negative_numbers = true, visible_alias = "default-port", help_heading = heading::HOSTS)]
+    pub port: Option<u16>,
+    /// Path for --hosts when neither paths nor --patterns are given.
+    #[arg(long, value_name = "PATH", visible_alias = "default-path", help_heading = heading::HOSTS)]
+    pub path: Option<String>,
+    /// Request pattern file in drnbench's plain-text or JSON format.
+    #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file", help_heading = heading::HOSTS)]
+    pub patterns: Option<PathBuf>,
 }
 
 /// Watching the server while the load runs.
 #[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct WatchArgs {
     /// Report CPU % (all threads and children) and RSS of this server process, every step (repeatable).
-    #[arg(long = "monitor-pid", value_name = "PID")]
+    #[arg(long = "monitor-pid", value_name = "PID", help_heading = heading::WATCH)]
     pub monitor_pid: Vec<u32>,
     /// Watch every process with this name (repeatable).
-    #[arg(long = "monitor-name", value_name = "NAME")]
+    #[arg(long = "monitor-name", value_name = "NAME", help_heading = heading::WATCH)]
     pub monitor_name: Vec<String>,
-    /// Watch the processes listening on this port (repeatable). Without any --monitor-* flag, a target on this
-    /// machine is found this way by itself.
-    #[arg(long = "monitor-port", value_name = "PORT")]
+    /// Watch the processes listening on this port (repeatable).
+    ///
+    /// Without any --monitor-* flag, a target on this machine is found this way by itself.
+    #[arg(long = "monitor-port", value_name = "PORT", help_heading = heading::WATCH)]
     pub monitor_port: Vec<u16>,
     /// Do not look for a target on this machine to watch.
-    #[arg(long = "no-monitor")]
+    #[arg(long = "no-monitor", help_heading = heading::WATCH)]
     pub no_monitor: bool,
     /// Fetch a JSON value before and after every step: 'http://host/d/status#/1/cache_hit_rate' (repeatable).
-    #[arg(long = "probe", value_name = "URL#/POINTER")]
+    #[arg(long = "probe", value_name = "URL#/POINTER", help_heading = heading::WATCH)]
     pub probe: Vec<String>,
-    /// The cache hit rate planned (0.5 or 50%, e.g. from `patterns generate --hit-rate`): warn when a probe whose
-    /// name mentions "hit" measures more than 0.1 away from it.
-    #[arg(long, value_name = "RATE")]
+    /// The cache hit rate planned (0.5 or 50%): warn when a probe measures another.
+    ///
+    /// The rate comes for example from `patterns generate --hit-rate`; the warning is given when a probe whose name
+    /// mentions "hit" measures more than 0.1 away from it.
+    #[arg(long, value_name = "RATE", hide_short_help = true, help_heading = heading::WATCH)]
     pub expect_hit_rate: Option<String>,
 }
 
@@ -302,44 +322,49 @@ pub struct RunArgs {
 /// How much load one step offers, for how long, and where its result goes (`run` and `kv`).
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct LoadArgs {
-    /// Concurrent connections (closed-loop clients); with --rate, the most connections that may be opened.
-    #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
+    /// Concurrent connections (closed-loop clients); with --rate, the most that may be opened.
+    #[arg(short, long, value_name = "N", default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>, display_order = 1)]
     pub connections: usize,
-    /// Open loop: send this many requests per second in total, whatever the answers take; latency is measured
-    /// from each request's intended send time (coordinated omission corrected) and from the actual send.
-    #[arg(long, value_name = "PER_SECOND", allow_negative_numbers = true)]
+    /// Open loop: this many requests per second in total, whatever the answers take.
+    ///
+    /// Latency is measured from each request's intended send time (coordinated omission corrected) and from the
+    /// actual send.
+    #[arg(long, value_name = "PER_SECOND", allow_negative_numbers = true, display_order = 4)]
     pub rate: Option<f64>,
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
-    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    #[arg(long, value_enum, default_value = "uniform", requires = "rate", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,
     /// Stop after this many requests in total.
-    #[arg(short = 'n', long, allow_negative_numbers = true, value_parser = count::<u64>)]
+    #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, display_order = 2)]
     pub requests: Option<u64>,
     /// Stop after this long: 500ms, 30s, 2m (default 10s when neither -n nor -d is given).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "TIME", display_order = 3)]
     pub duration: Option<String>,
     /// Threads generating load (default: the number of cores).
-    #[arg(short, long, allow_negative_numbers = true, value_parser = count::<usize>)]
+    #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// Write the result document (JSON) to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", display_order = 6)]
     pub json: Option<PathBuf>,
     /// Write one CSV row (loadtest's columns, then percentiles) to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub csv: Option<PathBuf>,
     /// No live progress on stderr.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,
-    /// Run the same load N times back to back: one row per run, then the mean, spread and 95 % interval of
-    /// throughput and p99, with the runs' histograms merged.
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
+    /// Run the same load N times back to back, then the mean, spread and 95 % interval.
+    ///
+    /// One row per run; the mean, spread and interval are of throughput and p99, with the runs' histograms merged.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub runs: usize,
     /// With --runs: pause between runs (lets the server drain).
-    #[arg(long, value_name = "T", default_value = "1s")]
+    #[arg(long, value_name = "T", default_value = "1s", help_heading = heading::LOAD, hide_short_help = true)]
     pub run_interval: String,
-    /// A gate for CI, judged on the whole result: 'p99<50ms', 'errors<1%', 'qps>1000' (p50..p99.99, mean, max;
-    /// < <= > >=; repeatable). A broken one exits with code 99 after every result is written.
-    #[arg(long = "threshold", value_name = "GATE")]
+    /// A gate for CI, judged on the whole result: 'p99<50ms', 'errors<1%', 'qps>1000' (repeatable).
+    ///
+    /// The figures are p50..p99.99, mean, max, errors and qps; the comparisons < <= > >=. A broken gate exits with
+    /// code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE", help_heading = heading::OUTPUT)]
     pub thresholds: Vec<String>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -352,31 +377,40 @@ pub struct LoadArgs {
 /// Scale-out: this process's share of a plan run by several agents, and their common start.
 #[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct ScaleArgs {
-    /// Run segment I of N of the plan (I from 0): connections, -n and --rate split so the N segments add up to
-    /// the whole; `hakaru merge` joins their result documents.
-    #[arg(long, value_name = "I/N")]
+    /// Run segment I of N of the plan (I from 0); `hakaru merge` joins the segments' documents.
+    ///
+    /// Connections, -n and --rate are split so the N segments add up to the whole.
+    #[arg(long, value_name = "I/N", hide_short_help = true, help_heading = heading::SCALE)]
     pub segment: Option<String>,
-    /// Start the load at this instant (RFC 3339, 2026-11-23T21:00:00Z, or Unix seconds), so agents on several
-    /// machines start together; a late start is said in the output.
-    #[arg(long, value_name = "TIME")]
+    /// Start the load at this instant (RFC 3339 or Unix seconds), so agents start together.
+    ///
+    /// For example 2026-11-23T21:00:00Z or 1795467600, the same on every machine; a late start is said in the
+    /// output.
+    #[arg(long, value_name = "TIME", hide_short_help = true, help_heading = heading::SCALE)]
     pub start_at: Option<String>,
     /// `ok`: run a load whose --start-at is more than 5 s past (refused without it), starting now.
-    #[arg(long, value_name = "ok")]
+    #[arg(long, value_name = "ok", hide_short_help = true, help_heading = heading::SCALE)]
     pub start_late: Option<String>,
-    /// Run the plan as N agent processes on this machine (each its --segment, one common --start-at), then
-    /// merge their documents: more cores than one process uses well, and the rehearsal of a scale-out.
-    #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>)]
+    /// Run the plan as N agent processes on this machine, then merge their documents.
+    ///
+    /// Each agent runs its --segment from one common --start-at: more cores than one process uses well, and the
+    /// rehearsal of a scale-out.
+    #[arg(long, value_name = "N", conflicts_with = "segment", allow_negative_numbers = true, value_parser = count::<usize>, hide_short_help = true, help_heading = heading::SCALE)]
     pub agents: Option<usize>,
-    /// Open every connection from this local address (bound before connecting): an agent's own address, or one
-    /// of several on one machine (127.0.0.2 ... on loopback) to spread connections over more source ports.
-    #[arg(long, value_name = "ADDR")]
+    /// Open every connection from this local address (bound before connecting).
+    ///
+    /// An agent's own address, or one of several on one machine (127.0.0.2 ... on loopback) to spread connections
+    /// over more source ports.
+    #[arg(long, value_name = "ADDR", hide_short_help = true, help_heading = heading::SCALE)]
     pub source_address: Option<String>,
     /// With --agents N: each agent's --source-address, N addresses separated by commas.
-    #[arg(long, value_name = "A,B,...", requires = "agents")]
+    #[arg(long, value_name = "A,B,...", requires = "agents", hide_short_help = true, help_heading = heading::SCALE)]
     pub agent_source: Option<String>,
-    /// With --agents N: run each agent in its network namespace (`ip netns exec NS`, as root), N names separated
-    /// by commas: agents with addresses and routes of their own on one machine.
-    #[arg(long, value_name = "NS,...", requires = "agents")]
+    /// With --agents N: each agent in its network namespace, N names separated by commas.
+    ///
+    /// Each agent runs under `ip netns exec NS` (as root): agents with addresses and routes of their own on one
+    /// machine.
+    #[arg(long, value_name = "NS,...", requires = "agents", hide_short_help = true, help_heading = heading::SCALE)]
     pub agent_netns: Option<String>,
 }
 
@@ -384,38 +418,40 @@ pub struct ScaleArgs {
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct StudyFlags {
     /// Open-loop steps: evenly spaced requests, or Poisson arrivals.
-    #[arg(long, value_enum, default_value = "uniform")]
+    #[arg(long, value_enum, default_value = "uniform", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,
     /// Open-loop steps: the most connections a step may open.
-    #[arg(short, long, default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>)]
+    #[arg(short, long, value_name = "N", default_value_t = 50, allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub connections: usize,
     /// Length of each step.
-    #[arg(short, long, default_value = "30s")]
+    #[arg(short, long, value_name = "TIME", default_value = "30s", display_order = 3)]
     pub duration: String,
-    /// A step with more failed requests than this share (errors and statuses outside --ok-status) does not
-    /// count: not as a plateau in a sweep, not as meeting the objective in a capacity search. 1%, 0.001, 0.
-    #[arg(long, visible_alias = "max-errors", value_name = "SHARE", default_value = "1%")]
+    /// A step with a larger share of failed requests does not count: 1%, 0.001, 0.
+    ///
+    /// Failed requests are errors and statuses outside --ok-status. Such a step counts neither as a plateau in a
+    /// sweep nor as meeting the objective in a capacity search.
+    #[arg(long, visible_alias = "max-errors", value_name = "SHARE", default_value = "1%", help_heading = heading::LOAD)]
     pub max_error_rate: String,
     /// Pause between steps (lets the server drain).
-    #[arg(long, default_value = "10s")]
+    #[arg(long, value_name = "TIME", default_value = "10s", help_heading = heading::LOAD)]
     pub interval: String,
     /// Load before each step, measured apart and left out of the step's figures.
-    #[arg(long, default_value = "0s")]
+    #[arg(long, value_name = "TIME", default_value = "0s", help_heading = heading::LOAD)]
     pub warmup: String,
     /// Threads generating load (default: the number of cores).
-    #[arg(short, long, allow_negative_numbers = true, value_parser = count::<usize>)]
+    #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// drnbench's CSV, exactly (its six columns, then a percentage per status), written after every step.
-    #[arg(short, long, value_name = "FILE", visible_alias = "output-path")]
+    #[arg(short, long, value_name = "FILE", visible_alias = "output-path", help_heading = heading::OUTPUT)]
     pub output: Option<PathBuf>,
     /// hakaru's wide CSV: drnbench's columns, then percentiles, failures, CPU, rates, probes and statuses.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub csv: Option<PathBuf>,
     /// The result document (JSON), written after every step.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", display_order = 6)]
     pub json: Option<PathBuf>,
     /// No live progress on stderr.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,
     #[command(flatten)]
     #[serde(flatten)]
@@ -427,6 +463,39 @@ pub struct StudyFlags {
 
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct SweepArgs {
+    /// Explicit client counts, a step each: 1,2,4,8,16.
+    #[arg(long, value_name = "N,N,...", conflicts_with_all = ["start_clients", "end_clients", "rates", "rate_start"], display_order = 1)]
+    pub clients: Option<String>,
+    /// Open-loop rate sweep: requests per second of each step, 1000,2000,4000.
+    #[arg(long, value_name = "R,R,...", conflicts_with_all = ["start_clients", "end_clients", "rate_start"], display_order = 2)]
+    pub rates: Option<String>,
+    /// First client count; the steps are start, start+step, ... up to the end (drnbench's rule).
+    ///
+    /// A count of 0 is run as 1, as drnbench does.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "start-n-clients", help_heading = heading::STEPS)]
+    pub start_clients: Option<usize>,
+    /// Last client count.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "end-n-clients", help_heading = heading::STEPS)]
+    pub end_clients: Option<usize>,
+    /// Client count added at each step.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::STEPS)]
+    pub step: usize,
+    /// Rate sweep from this rate ...
+    // The pairs are checked by the plan rather than with `requires`: clap's message for a missing one does not
+    // fit on the one line hakaru prints, and would lose the flag's name.
+    #[arg(long, value_name = "R", allow_negative_numbers = true, help_heading = heading::STEPS)]
+    pub rate_start: Option<f64>,
+    /// ... to this rate ...
+    #[arg(long, value_name = "R", allow_negative_numbers = true, help_heading = heading::STEPS)]
+    pub rate_end: Option<f64>,
+    /// ... in steps of this many requests per second (default: 4 steps).
+    #[arg(long, value_name = "R", allow_negative_numbers = true, help_heading = heading::STEPS)]
+    pub rate_step: Option<f64>,
+    /// Each client waits this long after each answer (drnbench's --wait).
+    ///
+    /// The default is a "wait" in seconds given in the pattern file, else 0.
+    #[arg(long, value_name = "TIME", help_heading = heading::STEPS)]
+    pub wait: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestArgs,
@@ -436,39 +505,10 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub study: StudyFlags,
-    /// First client count; the steps are start, start+step, ... up to the end, a 0 run as 1 (drnbench's rule).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "start-n-clients")]
-    pub start_clients: Option<usize>,
-    /// Last client count.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, visible_alias = "end-n-clients")]
-    pub end_clients: Option<usize>,
-    /// Client count added at each step.
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
-    pub step: usize,
-    /// Explicit client counts instead: 1,2,4,8,16.
-    #[arg(long, value_name = "N,N,...", conflicts_with_all = ["start_clients", "end_clients", "rates", "rate_start"])]
-    pub clients: Option<String>,
-    /// Open-loop rate sweep: requests per second of each step, 1000,2000,4000.
-    #[arg(long, value_name = "R,R,...", conflicts_with_all = ["start_clients", "end_clients", "rate_start"])]
-    pub rates: Option<String>,
-    /// Rate sweep from this rate ...
-    // The pairs are checked by the plan rather than with `requires`: clap's message for a missing one does not
-    // fit on the one line hakaru prints, and would lose the flag's name.
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
-    pub rate_start: Option<f64>,
-    /// ... to this rate ...
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
-    pub rate_end: Option<f64>,
-    /// ... in steps of this many requests per second (default: 4 steps).
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
-    pub rate_step: Option<f64>,
-    /// Each client waits this long after each answer (drnbench's --wait).
-    /// (default: a "wait" in seconds given in the pattern file, else 0).
-    #[arg(long)]
-    pub wait: Option<String>,
-    /// A gate for CI, judged on every step merged (as k6 judges a whole test): 'p99<50ms', 'errors<1%',
-    /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result is written.
-    #[arg(long = "threshold", value_name = "GATE")]
+    /// A gate for CI, judged on every step merged: 'p99<50ms', 'errors<1%', 'qps>1000' (repeatable).
+    ///
+    /// As k6 judges a whole test. A broken gate exits with code 99 after every result is written.
+    #[arg(long = "threshold", value_name = "GATE", help_heading = heading::OUTPUT)]
     pub thresholds: Vec<String>,
 }
 
@@ -480,6 +520,19 @@ pub struct SweepArgs {
     mut_arg("connections", |a| a.default_value("200"))
 )]
 pub struct CapacityArgs {
+    /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
+    // Required, but left to the plan to refuse when empty: its one line names --slo and shows how to write it.
+    #[arg(long, default_value = "", hide_default_value = true, display_order = 1)]
+    pub slo: String,
+    /// First rate tried (requests per second); it doubles until the objective fails, then bisects.
+    #[arg(long, value_name = "R", default_value_t = 100.0, allow_negative_numbers = true, help_heading = heading::SEARCH)]
+    pub rate_start: f64,
+    /// Highest rate tried.
+    #[arg(long, value_name = "R", default_value_t = 1_000_000.0, allow_negative_numbers = true, help_heading = heading::SEARCH)]
+    pub rate_max: f64,
+    /// Stop bisecting when the interval between passing and failing rates is this share of the passing rate.
+    #[arg(long, value_name = "SHARE", default_value = "5%", help_heading = heading::SEARCH)]
+    pub precision: String,
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestArgs,
@@ -489,19 +542,6 @@ pub struct CapacityArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub study: StudyFlags,
-    /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
-    // Required, but left to the plan to refuse when empty: its one line names --slo and shows how to write it.
-    #[arg(long, default_value = "", hide_default_value = true)]
-    pub slo: String,
-    /// First rate tried (requests per second); it doubles until the objective fails, then bisects.
-    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
-    pub rate_start: f64,
-    /// Highest rate tried.
-    #[arg(long, default_value_t = 1_000_000.0, allow_negative_numbers = true)]
-    pub rate_max: f64,
-    /// Stop bisecting when the interval between passing and failing rates is this share of the passing rate.
-    #[arg(long, default_value = "5%")]
-    pub precision: String,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -602,107 +642,125 @@ pub struct KvArgs {
     /// Clients are spread over them round-robin, each client keeping to one.
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
+    /// mix (--mix or --command), order or wicked (Kyoto Tycoon's), ycsb-a ... ycsb-f (YCSB's).
+    ///
+    /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they need an empty database: one
+    /// holding keys is refused unless --flush); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then the
+    /// run).
+    #[arg(long, default_value = "mix", display_order = 7)]
+    pub workload: String,
+    /// The operations and their shares: get:90,set:10.
+    #[arg(long, default_value = "get:90,set:10", display_order = 8)]
+    pub mix: String,
+    /// Requests written together on a connection before their replies are read.
+    ///
+    /// Each request's latency runs from the write to its own reply.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
+    pub pipeline: usize,
+    /// Load before the measurement, left out of the figures: 5s.
+    #[arg(long, value_name = "TIME", help_heading = heading::LOAD)]
+    pub warmup: Option<String>,
+    /// A sweep of the mix over client counts, a step each (with -d or -n per step): 1,2,4,8,16.
+    #[arg(long, value_name = "LIST", conflicts_with = "rates", help_heading = heading::LOAD)]
+    pub clients: Option<String>,
+    /// A sweep of the mix over open-loop rates, a step each: 1000,2000,4000.
+    #[arg(long, value_name = "LIST", help_heading = heading::LOAD)]
+    pub rates: Option<String>,
+    /// Distinct keys (drawn as the run goes; none are prepared).
+    #[arg(long, value_name = "N", default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::KEYS)]
+    pub keys: u64,
+    /// How keys are drawn: R uniform, G Gaussian, S sequential, P parallel, Z zipfian.
+    ///
+    /// memtier's letters: R uniform, G Gaussian, S sequential (every client the same walk), P parallel (each client
+    /// its own part), Z zipfian (0.99).
+    #[arg(long, default_value = "R", value_name = "R|G|S|P|Z", help_heading = heading::KEYS)]
+    pub key_pattern: String,
+    /// Bytes of each value set.
+    #[arg(long, value_name = "N", default_value_t = 32, allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::KEYS)]
+    pub value_size: usize,
+    /// Value sizes drawn uniformly from MIN-MAX bytes instead of --value-size.
+    #[arg(long, value_name = "MIN-MAX", help_heading = heading::KEYS)]
+    pub value_size_range: Option<String>,
+    /// Text before each key's number; keys under a prefix not hakaru's are never overwritten.
+    ///
+    /// A prefix of hakaru's own (beginning with "hakaru") is taken as hakaru's to overwrite; under any other, keys
+    /// that already exist are refused unless --overwrite.
+    #[arg(long, default_value = "hakaru:", help_heading = heading::KEYS)]
+    pub key_prefix: String,
+    /// A command template instead of --mix (repeatable): 'SET __key__ __data__'.
+    ///
+    /// For example 'SET __key__ __data__', 'EVALSHA __sha__ 1 __key__'; on memcached any storage or retrieval
+    /// command ('set __key__ __data__', 'get __key__').
+    #[arg(long, value_name = "TEMPLATE", help_heading = heading::COMMANDS)]
+    pub command: Vec<String>,
+    /// Share of each --command, in the order given (default 1 each).
+    #[arg(long, value_name = "N", help_heading = heading::COMMANDS)]
+    pub command_ratio: Vec<f64>,
+    /// Key pattern of each --command, in the order given (default: --key-pattern).
+    #[arg(long, value_name = "R|G|S|P|Z", help_heading = heading::COMMANDS, hide_short_help = true)]
+    pub command_key_pattern: Vec<String>,
+    /// A Lua script loaded on every Redis server before the run; its SHA1 is __sha__ in --command.
+    ///
+    /// Loaded with SCRIPT LOAD.
+    #[arg(long, value_name = "FILE", help_heading = heading::COMMANDS)]
+    pub script: Option<PathBuf>,
+    /// Delete EVERYTHING in the database (FLUSHDB) or on the server (flush_all) before the load.
+    ///
+    /// Redis: FLUSHDB of the URL's database; memcached: flush_all. This includes data hakaru did not write. Without
+    /// it nothing is deleted: order and wicked refuse a target that holds keys, and wicked leaves out Kyoto's clear
+    /// at half way.
+    #[arg(long, help_heading = heading::DATA)]
+    pub flush: bool,
+    /// Allow the mix and YCSB's load phase to overwrite keys that already exist.
+    ///
+    /// The mix only under a --key-prefix not hakaru's; without --overwrite such a target is refused before the
+    /// load.
+    #[arg(long, help_heading = heading::DATA)]
+    pub overwrite: bool,
+    /// order and wicked: operations per client in each phase or iteration (Kyoto's rnum, per thread there).
+    #[arg(long, value_name = "N", default_value_t = 10000, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::KYOTO, hide_short_help = true)]
+    pub rnum: u64,
+    /// order: keys drawn at random from every client's range (some reads miss) instead of each client's own.
+    #[arg(long, help_heading = heading::KYOTO, hide_short_help = true)]
+    pub rnd: bool,
+    /// order: also add, append and a walk over every key (SCAN; memcached cannot iterate and skips it).
+    #[arg(long, help_heading = heading::KYOTO, hide_short_help = true)]
+    pub etc: bool,
+    /// wicked: iterations of rnum operations per client, each timed.
+    ///
+    /// On Redis about 1 % of them run in MULTI/EXEC transactions, each counted as one operation.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::KYOTO, hide_short_help = true)]
+    pub it: u64,
+    /// wicked: check every answer against each client's model of its keys; the first wrong one stops the run.
+    ///
+    /// Each client owns its keys and keeps a model of them; the run stops at the first wrong answer with the seed
+    /// that replays it.
+    #[arg(long, help_heading = heading::KYOTO, hide_short_help = true)]
+    pub verify: bool,
+    /// YCSB: records inserted by the load phase.
+    #[arg(long, value_name = "N", default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::YCSB, hide_short_help = true)]
+    pub records: u64,
+    /// YCSB: load, run, or both (load then run).
+    #[arg(long, default_value = "both", value_name = "load|run|both", help_heading = heading::YCSB, hide_short_help = true)]
+    pub ycsb_phase: String,
+    /// An operation with no complete reply in this time is recorded with status 0.
+    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::CONNECTION)]
+    pub timeout: String,
+    /// Time allowed to open a connection.
+    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::CONNECTION)]
+    pub connect_timeout: String,
+    /// The longest reply line taken; a longer one fails the operation as line_too_long.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::CONNECTION, hide_short_help = true)]
+    pub max_line: String,
+    /// Seed of the random choices, so a run can be repeated; random when absent.
+    #[arg(long, help_heading = heading::KEYS, hide_short_help = true)]
+    pub seed: Option<u64>,
     #[command(flatten)]
     #[serde(flatten)]
     pub watch: WatchArgs,
-    /// mix: --mix or --command; order and wicked: Kyoto Tycoon's test patterns (they need an empty database:
-    /// one holding keys is refused unless --flush); ycsb-a ... ycsb-f: YCSB's core workloads (a load phase, then
-    /// the run).
-    #[arg(long, default_value = "mix")]
-    pub workload: String,
-    /// The operations and their shares: get:90,set:10.
-    #[arg(long, default_value = "get:90,set:10")]
-    pub mix: String,
-    /// A command template instead of --mix, repeatable: 'SET __key__ __data__', 'EVALSHA __sha__ 1 __key__';
-    /// on memcached any storage or retrieval command ('set __key__ __data__', 'get __key__').
-    #[arg(long, value_name = "TEMPLATE")]
-    pub command: Vec<String>,
-    /// Share of each --command, in the order given (default 1 each).
-    #[arg(long, value_name = "N")]
-    pub command_ratio: Vec<f64>,
-    /// Key pattern of each --command, in the order given (default: --key-pattern).
-    #[arg(long, value_name = "R|G|S|P|Z")]
-    pub command_key_pattern: Vec<String>,
-    /// A Lua script loaded on every Redis server before the run (SCRIPT LOAD); its SHA1 is __sha__ in --command.
-    #[arg(long, value_name = "FILE")]
-    pub script: Option<PathBuf>,
-    /// Distinct keys (drawn as the run goes; none are prepared).
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>)]
-    pub keys: u64,
-    /// How keys are drawn (memtier's letters): R uniform, G Gaussian, S sequential (every client the same walk),
-    /// P parallel (each client its own part), Z zipfian (0.99).
-    #[arg(long, default_value = "R", value_name = "R|G|S|P|Z")]
-    pub key_pattern: String,
-    /// Bytes of each value set.
-    #[arg(long, default_value_t = 32, allow_negative_numbers = true, value_parser = count::<usize>)]
-    pub value_size: usize,
-    /// Value sizes drawn uniformly from MIN-MAX bytes instead of --value-size.
-    #[arg(long, value_name = "MIN-MAX")]
-    pub value_size_range: Option<String>,
-    /// Text before each key's number. A prefix of hakaru's own (beginning with "hakaru") is taken as hakaru's
-    /// to overwrite; under any other, keys that already exist are refused unless --overwrite.
-    #[arg(long, default_value = "hakaru:")]
-    pub key_prefix: String,
-    /// Delete EVERYTHING in the database (Redis: FLUSHDB of the URL's database) or on the server (memcached:
-    /// flush_all) before the load, including data hakaru did not write. Without it nothing is deleted: order and
-    /// wicked refuse a target that holds keys, and wicked leaves out Kyoto's clear at half way.
-    #[arg(long)]
-    pub flush: bool,
-    /// Allow the mix (under a --key-prefix not hakaru's) and YCSB's load phase to overwrite keys that already
-    /// exist; without it such a target is refused before the load.
-    #[arg(long)]
-    pub overwrite: bool,
-    /// order and wicked: operations per client in each phase or iteration (Kyoto's rnum, per thread there).
-    #[arg(long, default_value_t = 10000, allow_negative_numbers = true, value_parser = count::<u64>)]
-    pub rnum: u64,
-    /// order: keys drawn at random from every client's range (some reads miss) instead of each client's own.
-    #[arg(long)]
-    pub rnd: bool,
-    /// order: also add, append and a walk over every key (SCAN; memcached cannot iterate and skips it).
-    #[arg(long)]
-    pub etc: bool,
-    /// wicked: iterations of rnum operations per client, each timed (on Redis about 1 % of them in MULTI/EXEC
-    /// transactions, each counted as one operation).
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<u64>)]
-    pub it: u64,
-    /// wicked: each client owns its keys and keeps a model of them; every answer is checked, and the first wrong
-    /// one stops the run with the seed that replays it.
-    #[arg(long)]
-    pub verify: bool,
-    /// YCSB: records inserted by the load phase.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>)]
-    pub records: u64,
-    /// YCSB: load, run, or both (load then run).
-    #[arg(long, default_value = "both", value_name = "load|run|both")]
-    pub ycsb_phase: String,
-    /// Requests written together on a connection before their replies are read; each request's latency runs
-    /// from the write to its own reply.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
-    pub pipeline: usize,
-    /// Load before the measurement, left out of the figures: 5s.
-    #[arg(long)]
-    pub warmup: Option<String>,
-    /// A sweep of the mix over client counts, a step each (with -d or -n per step): 1,2,4,8,16.
-    #[arg(long, value_name = "LIST", conflicts_with = "rates")]
-    pub clients: Option<String>,
-    /// A sweep of the mix over open-loop rates, a step each: 1000,2000,4000.
-    #[arg(long, value_name = "LIST")]
-    pub rates: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
-    /// An operation with no complete reply in this time is recorded with status 0.
-    #[arg(long, default_value = "5s")]
-    pub timeout: String,
-    /// Time allowed to open a connection.
-    #[arg(long, default_value = "5s")]
-    pub connect_timeout: String,
-    /// The longest reply line taken; a longer one fails the operation as line_too_long.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
-    pub max_line: String,
-    /// Seed of the random choices, so a run can be repeated; random when absent.
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Set by `hakaru sweep` given key-value servers: how its steps run and where they are written.
     #[arg(skip)]
     #[serde(skip)]

@@ -115,10 +115,36 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
-            eprintln!("hakaru: error: {} (see 'hakaru help' for the flags)", clap_error_line(&e));
+            let tip = clap_error_tip(&e).map(|t| format!("; {t}")).unwrap_or_default();
+            let help = own_help(std::env::args().skip(1));
+            eprintln!("hakaru: error: {}{tip} (see '{help}' for the flags)", clap_error_line(&e));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// clap's "did you mean": `a similar argument exists: '--connections'` (or subcommand, value), when it has one.
+fn clap_error_tip(e: &clap::Error) -> Option<String> {
+    let rendered = e.render().to_string();
+    rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tip: "))
+        .filter(|t| t.starts_with("a similar"))
+        .map(String::from)
+}
+
+/// The help of the command the arguments name (`hakaru run --help`, `hakaru patterns generate --help`), found by
+/// walking clap's subcommands along them; `hakaru --help` when they name none.
+fn own_help(args: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let mut cmd = crate::cli::args::Cli::command();
+    let mut path = vec!["hakaru".to_string()];
+    for arg in args {
+        let Some(sub) = cmd.find_subcommand(&arg).cloned() else { continue };
+        path.push(arg);
+        cmd = sub;
+    }
+    format!("{} --help", path.join(" "))
 }
 
 /// A flag clap refused, in one line (without the hint where to look).
@@ -135,4 +161,23 @@ pub(crate) fn clap_error_line(e: &clap::Error) -> String {
 /// The probe names for the table header of a sweep or capacity search.
 fn probe_names(plan: &StepsPlan) -> Vec<&str> {
     plan.watchers.probes.iter().map(|p| p.name.as_str()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_help;
+
+    fn help_of(line: &str) -> String {
+        own_help(line.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn a_refused_flag_points_to_its_own_commands_help() {
+        assert_eq!(help_of("run --conections 5 http://h/"), "hakaru run --help");
+        assert_eq!(help_of("--redact-header X kv -c many redis://h"), "hakaru kv --help");
+        assert_eq!(help_of("patterns generate --hit-rat 5"), "hakaru patterns generate --help");
+        assert_eq!(help_of("runn -c 5"), "hakaru --help");
+        // A word after the command that happens to be a command's name is a value, not a command.
+        assert_eq!(help_of("run --label sweep http://h/"), "hakaru run --help");
+    }
 }
