@@ -79,17 +79,10 @@ fn agent_command(command: &[String], agents: usize) -> Result<Vec<String>, Usage
     }
     let cli =
         Cli::try_parse_from(std::iter::once("hakaru").chain(command.iter().map(String::as_str))).map_err(|e| {
-            // clap's suggestion ("a similar argument exists: '--connections'") is the fix: keep it on the line.
-            let rendered = e.render().to_string();
-            let tip = rendered
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("tip: "))
-                .filter(|t| t.starts_with("a similar"))
-                .map(|t| format!("; {t}"));
-            let help = match command.first().map(String::as_str) {
-                Some(c @ ("run" | "sweep" | "kv")) => format!("hakaru help {c}"),
-                _ => "hakaru help".to_string(),
-            };
+            // clap's suggestion ("a similar argument exists: '--connections'") is the fix: keep it on the line, with
+            // the agents' command's own help.
+            let tip = super::clap_error_tip(&e).map(|t| format!("; {t}"));
+            let help = super::own_help(command.iter().cloned());
             UsageError::new(format!(
                 "the agents' command: {}{} (see '{help}')",
                 super::clap_error_line(&e),

@@ -124,7 +124,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 }
 
 /// clap's "did you mean": `a similar argument exists: '--connections'` (or subcommand, value), when it has one.
-fn clap_error_tip(e: &clap::Error) -> Option<String> {
+pub(crate) fn clap_error_tip(e: &clap::Error) -> Option<String> {
     let rendered = e.render().to_string();
     rendered
         .lines()
@@ -135,7 +135,7 @@ fn clap_error_tip(e: &clap::Error) -> Option<String> {
 
 /// The help of the command the arguments name (`hakaru run --help`, `hakaru patterns generate --help`), found by
 /// walking clap's subcommands along them; `hakaru --help` when they name none.
-fn own_help(args: impl Iterator<Item = String>) -> String {
+pub(crate) fn own_help(args: impl Iterator<Item = String>) -> String {
     use clap::CommandFactory;
     let mut cmd = crate::cli::args::Cli::command();
     let mut path = vec!["hakaru".to_string()];
