@@ -55,6 +55,8 @@ pub struct JobPlan {
     /// The arguments that hold a secret (a secret header, a URL's password, a secret query parameter) with their
     /// flags: in a Secret the manifests create, read by the agents from their environment, never in a pod's args.
     pub secret_args: Vec<String>,
+    /// `HAKARU_REDACT_HEADERS` and `_PARAMS` for every pod: the secret names the agents and the collector hide.
+    pub redact: Vec<(&'static str, String)>,
     pub results: Results,
     pub storage_size: String,
     pub storage_class: Option<String>,
@@ -149,6 +151,11 @@ impl JobPlan {
             all.push(Manifest::Job(self.collector_job()));
         }
         all
+    }
+
+    /// The secret names every pod hides, as environment variables.
+    fn redact_env(&self) -> Vec<EnvVar> {
+        self.redact.iter().map(|(name, value)| EnvVar { name, value: Some(value.clone()), value_from: None }).collect()
     }
 
     fn secret_name(&self) -> String {
@@ -259,6 +266,7 @@ impl JobPlan {
             }),
         }];
         let mut agent_env = index_env.clone();
+        agent_env.extend(self.redact_env());
         if !self.secret_args.is_empty() {
             agent_env.push(EnvVar {
                 name: crate::secrets::SECRET_ARGS_VAR,
@@ -357,7 +365,7 @@ impl JobPlan {
             image: self.image.clone(),
             command: None,
             args: merge_args,
-            env: Vec::new(),
+            env: self.redact_env(),
             resources: None,
             volume_mounts: vec![mount.clone()],
         };
@@ -661,6 +669,7 @@ mod tests {
             start_at: parse_start_at("2026-11-23T21:00:00Z").unwrap(),
             command: vec!["run".into(), "http://web/".into()],
             secret_args: Vec::new(),
+            redact: Vec::new(),
             results: Results::Volume,
             storage_size: "1Gi".into(),
             storage_class: None,

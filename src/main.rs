@@ -14,7 +14,9 @@ fn main() -> std::process::ExitCode {
         match serde_json::from_str::<Vec<String>>(&extra.to_string_lossy()) {
             Ok(args) => argv.extend(args.into_iter().map(Into::into)),
             Err(e) => {
-                eprintln!("hakaru: error: {}: not a JSON list of arguments ({e})", hakaru::secrets::SECRET_ARGS_VAR);
+                let said = format!("{}: not a JSON list of arguments ({e})", hakaru::secrets::SECRET_ARGS_VAR);
+                eprintln!("hakaru: error: {said}");
+                hakaru::commands::mark_failure(&format!("exit code 2: {said}"));
                 return std::process::ExitCode::from(2);
             }
         }

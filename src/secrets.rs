@@ -57,6 +57,23 @@ pub fn holds_secret(arg: &str) -> bool {
     redact_arg(arg) != arg
 }
 
+/// [`holds_secret`], or a secret by the names of another process's `--redact-header`/`--redact-param` (a Kubernetes
+/// agent's command, whose names this process's environment does not hold).
+pub fn holds_secret_named(arg: &str, headers: &[String], params: &[String]) -> bool {
+    if holds_secret(arg) {
+        return true;
+    }
+    let header =
+        arg.split_once(':').is_some_and(|(name, _)| headers.iter().any(|h| name.trim().eq_ignore_ascii_case(h)));
+    let param = arg.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split(['&', '#'])
+            .filter_map(|p| p.split_once('='))
+            .any(|(n, _)| params.iter().any(|x| n.eq_ignore_ascii_case(x)))
+    });
+    header || param
+}
+
 /// The names of one list from its variable, lower case.
 fn extra(var: &str) -> &'static [String] {
     static HEADERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
@@ -121,21 +138,43 @@ pub fn redact_secret(arg: &str) -> String {
     {
         return format!("{}: <redacted>", name.trim());
     }
-    let arg = &redact_query(arg);
-    if let Some(at) = arg.find("://") {
-        let rest = &arg[at + 3..];
-        // Key-value URLs have no '@' after their host, so everything up to the last '@' is the user and password
-        // (which may hold '/', as base64 passwords do); an HTTP URL's authority ends at '/', '?' or '#'.
-        let kv = ["redis", "memcache", "memcached"].contains(&arg[..at].to_ascii_lowercase().as_str());
-        let authority = if kv { rest } else { &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())] };
-        if let Some(amp) = authority.rfind('@') {
-            let userinfo = &rest[..amp];
-            let user = userinfo.split_once(':').map_or("", |(u, _)| u);
-            let hidden = if user.is_empty() { "***".to_string() } else { format!("{user}:***") };
-            return format!("{}{hidden}{}", &arg[..at + 3], &rest[amp..]);
+    redact_userinfo(&redact_query(arg))
+}
+
+/// Every URL's password in `text` hidden, however many URLs it holds (`a,b` lists, quoted, after a `name=`).
+fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        // The scheme: the letters right before `://` (a quote or `name=` before them is not part of it).
+        let scheme_start = rest[..at]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+            .last()
+            .map_or(at, |(i, _)| i);
+        let scheme = rest[scheme_start..at].to_ascii_lowercase();
+        out.push_str(&rest[..at + 3]);
+        let after = &rest[at + 3..];
+        // This URL ends where a list, a quote or a space begins; key-value URLs have no '@' after their host, so up
+        // to their last '@' is the user and password (which may hold '/', as base64 passwords do); an HTTP URL's
+        // authority ends at '/', '?' or '#'.
+        let end = after.find([',', ' ', '\'', '"']).unwrap_or(after.len());
+        let url = &after[..end];
+        let kv = ["redis", "memcache", "memcached"].contains(&scheme.as_str());
+        let authority = if kv { url } else { &url[..url.find(['/', '?', '#']).unwrap_or(url.len())] };
+        match authority.rfind('@') {
+            Some(amp) => {
+                let user = url[..amp].split_once(':').map_or("", |(u, _)| u);
+                out.push_str(&if user.is_empty() { "***".to_string() } else { format!("{user}:***") });
+                out.push_str(&url[amp..]);
+            }
+            None => out.push_str(url),
         }
+        rest = &after[end..];
     }
-    arg.to_string()
+    out.push_str(rest);
+    out
 }
 
 /// Replaces secrets in every string of a JSON value (a result document, a manifest): secret header values,
@@ -178,9 +217,15 @@ fn scrub_line(s: &str) -> String {
     }
     let mut words = Vec::new();
     for word in s.split(' ') {
-        // A secret header inside a text (`-H X-Auth-Token: abc`): its value is the rest of the text.
-        if let Some(name) = word.strip_suffix(':').filter(|n| is_secret_header(n)) {
-            words.push(format!("{name}: <redacted>"));
+        // A secret header inside a text (`-H X-Auth-Token: abc`, `-HCookie:a`, `'Authorization: x`): its value is the
+        // rest of the line.
+        let bare = word.trim_start_matches(['\'', '"', '(']);
+        let bare = bare.strip_prefix("--header=").or_else(|| bare.strip_prefix("-H")).unwrap_or(bare);
+        if let Some((name, _)) = bare.split_once(':')
+            && is_secret_header(name)
+        {
+            let lead = &word[..word.len() - bare.len()];
+            words.push(format!("{lead}{name}: <redacted>"));
             return words.join(" ");
         }
         words.push(redact_arg(word));
@@ -196,8 +241,18 @@ pub fn redact_arg(arg: &str) -> String {
     {
         return format!("--{flag}={}", redact_secret(value));
     }
-    if let Some(value) = arg.strip_prefix("-H").filter(|v| !v.is_empty()) {
-        return format!("-H{}", redact_secret(value));
+    // A cluster of short flags with -H's value glued on: `-HCookie: y`, `-H=Cookie: y`, `-kHX-Api-Key: y`.
+    if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.starts_with('-'))
+        && let Some(h) = cluster.find('H')
+        && cluster[..h].chars().all(|c| c.is_ascii_alphabetic())
+        && h + 1 < arg.len() - 1
+    {
+        let value = &cluster[h + 1..];
+        let (eq, value) = match value.strip_prefix('=') {
+            Some(v) => ("=", v),
+            None => ("", value),
+        };
+        return format!("-{}{eq}{}", &cluster[..=h], redact_secret(value));
     }
     redact_secret(arg)
 }
@@ -246,6 +301,23 @@ mod tests {
             v,
             serde_json::json!({"a": ["Proxy-Authorization: <redacted>", "-HX-Api-Token: <redacted>"], "b": 1})
         );
+    }
+
+    #[test]
+    fn every_url_in_a_text_and_every_glued_header_is_hidden() {
+        assert_eq!(redact_secret("'redis://:s3cr/et@127.0.0.1:6379'"), "'redis://***@127.0.0.1:6379'");
+        assert_eq!(redact_secret("a=http://h/,b=redis://:pw@h"), "a=http://h/,b=redis://***@h");
+        assert_eq!(redact_secret("http://u:p@h/,redis://:pw@h2"), "http://u:***@h/,redis://***@h2");
+        assert_eq!(redact_arg("-H=Authorization:Bearer_X"), "-H=Authorization: <redacted>");
+        assert_eq!(redact_arg("-kHX-Api-Key:Y"), "-kHX-Api-Key: <redacted>");
+        assert_eq!(redact_arg("-k"), "-k");
+        assert_eq!(
+            scrub_text("hakaru run -HAuthorization: Bearer abc http://h/"),
+            "hakaru run -HAuthorization: <redacted>"
+        );
+        assert_eq!(scrub_text("x --header=Cookie: sid=abc more"), "x --header=Cookie: <redacted>");
+        assert_eq!(scrub_text("header Authorization:Bearer abc"), "header Authorization: <redacted>");
+        assert_eq!(scrub_text("--header 'Authorization: x y': bad"), "--header 'Authorization: <redacted>");
     }
 
     #[test]

@@ -107,6 +107,8 @@ impl<'a> Session<'a> {
         let labels = std::mem::take(&mut self.live.doc.settings.labels);
         self.live.doc = doc;
         self.live.doc.settings.labels.extend(labels);
+        // A wrong answer an agent found fails the merged run as it failed the agent's.
+        self.wrong = first_wrong(&self.live.doc.steps);
         self
     }
 
@@ -168,8 +170,7 @@ impl<'a> Session<'a> {
     /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.
     pub fn keep(&mut self, step: StepResult, interrupted: bool) -> Result<(), UsageError> {
         if self.wrong.is_none() {
-            self.wrong =
-                step.error_kinds.iter().find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone());
+            self.wrong = first_wrong(std::slice::from_ref(&step));
         }
         let i = self.live.doc.steps.len() + 1;
         self.live.doc.steps.push(step);
@@ -237,6 +238,11 @@ impl<'a> Session<'a> {
         }
         Ok(ExitCode::from(exit_code(&self.live.doc, self.wrong.is_some())))
     }
+}
+
+/// The first wrong answer a checked workload recorded in `steps` (its sample names the seed that replays it).
+fn first_wrong(steps: &[StepResult]) -> Option<String> {
+    steps.iter().flat_map(|s| &s.error_kinds).find(|e| e.kind == ErrorKind::WrongValue.key()).map(|e| e.sample.clone())
 }
 
 /// The exit code of a measured run, for every command: 128 + the signal when one stopped it; 1 when a checked

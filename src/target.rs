@@ -87,6 +87,8 @@ impl ParsedUrl {
 /// A URL as a message quotes it: whole when short, else its start and its length (a 100 kB URL is not echoed).
 pub fn shown(url: &str) -> String {
     const MOST: usize = 120;
+    // Its secrets hidden before it is cut: a cut could leave a password without the '@' that marks it.
+    let url = &crate::secrets::redact_secret(url);
     if url.len() <= MOST {
         return url.to_string();
     }

@@ -11,11 +11,17 @@ use super::args::Cli;
 
 /// The arguments (after `hakaru`) that parse back into `args` as the subcommand `subcommand`: every flag whose
 /// value differs from its default, then the positional values.
-pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Vec<String> {
+///
+/// Refused (a message naming why) only when a value cannot be written as text: a path that is not UTF-8.
+pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, String> {
     let cli = Cli::command();
-    let sub = cli.find_subcommand(subcommand).unwrap_or_else(|| panic!("'{subcommand}' is not a hakaru command"));
-    let Ok(Value::Object(fields)) = serde_json::to_value(args) else {
-        panic!("the flags of '{subcommand}' serialize as a map");
+    let sub = cli.find_subcommand(subcommand).ok_or_else(|| format!("'{subcommand}' is not a hakaru command"))?;
+    let fields = match serde_json::to_value(args) {
+        Ok(Value::Object(fields)) => fields,
+        // serde refuses a path that is not UTF-8: it cannot stand on another process's command line as text.
+        Ok(_) | Err(_) => {
+            return Err(format!("a value of '{subcommand}' (a file name?) is not UTF-8 text; rename it"));
+        }
     };
     let mut out = vec![subcommand.to_string()];
     let mut positional = Vec::new();
@@ -45,15 +51,22 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Vec<String> {
                 (Some(f), v) => {
                     let t = text(v);
                     if !(defaults.len() == 1 && same(&defaults[0], &t)) {
-                        out.push(f.clone());
-                        out.push(t);
+                        match arg.get_long() {
+                            // A value that starts with '-' (a multipart body's `--boundary`) would read as a flag:
+                            // glued to its flag it is a value.
+                            Some(long) if t.starts_with('-') => out.push(format!("--{long}={t}")),
+                            _ => {
+                                out.push(f.clone());
+                                out.push(t);
+                            }
+                        }
                     }
                 }
             }
         }
     }
     out.extend(positional);
-    out
+    Ok(out)
 }
 
 /// A command line (as [`render`] makes it: the subcommand first) split in two: what may be shown (in `ps`, a
@@ -138,10 +151,10 @@ mod tests {
         let words: Vec<String> = line.split_whitespace().map(String::from).collect();
         let first = parse(&words);
         let rendered = match &first {
-            Command::Run(a) => render("run", a),
-            Command::Sweep(a) => render("sweep", a),
-            Command::Capacity(a) => render("capacity", a),
-            Command::Kv(a) => render("kv", a),
+            Command::Run(a) => render("run", a).unwrap(),
+            Command::Sweep(a) => render("sweep", a).unwrap(),
+            Command::Capacity(a) => render("capacity", a).unwrap(),
+            Command::Kv(a) => render("kv", a).unwrap(),
             other => panic!("not a measuring command: {other:?}"),
         };
         let again = parse(&rendered);
@@ -161,6 +174,9 @@ mod tests {
         assert!(!run.contains(&"--connect-timeout".to_string()), "{run:?}");
         assert_eq!(run.last().unwrap(), "http://127.0.0.1:2/");
         round_trip("run http://127.0.0.1:1/");
+        // A value that looks like a flag stays a value.
+        let glued = round_trip("run --body=--boundary --label=-x http://127.0.0.1:1/");
+        assert!(glued.contains(&"--body=--boundary".to_string()), "{glued:?}");
         round_trip(
             "sweep --clients 1,2,4 -d 2s --interval 1s --warmup 1s -o d.csv --csv w.csv --json s.json \
              --max-error-rate 5% --wait 1s --threshold p99<1s --hosts a,b --port 8 --path /x",

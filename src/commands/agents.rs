@@ -107,12 +107,13 @@ impl AgentPlan {
     }
 
     /// The command line of the plan as it is (`k8s job` adds each agent's part in its manifests).
-    pub fn render(&self) -> Vec<String> {
+    pub fn render(&self) -> Result<Vec<String>, UsageError> {
         match self {
             AgentPlan::Run(a) => render("run", a),
             AgentPlan::Kv(a) => render("kv", a),
             AgentPlan::Sweep(a) => render("sweep", a),
         }
+        .map_err(UsageError::new)
     }
 
     /// Every one of `agents` gets a part: no fewer connections, requests or step clients than agents (`lead`
@@ -150,7 +151,7 @@ impl AgentPlan {
         start_at: &str,
         json: &std::path::Path,
         source: Option<&str>,
-    ) -> Vec<String> {
+    ) -> Result<Vec<String>, UsageError> {
         let agent = |scale: &mut ScaleArgs, history: &mut HistoryArgs| {
             scale.agents = None;
             scale.agent_source = None;
@@ -169,19 +170,20 @@ impl AgentPlan {
         match self.clone() {
             AgentPlan::Run(mut a) => {
                 load(&mut a.load);
-                render("run", &a)
+                AgentPlan::Run(a)
             }
             AgentPlan::Kv(mut a) => {
                 load(&mut a.load);
-                render("kv", &a)
+                AgentPlan::Kv(a)
             }
             AgentPlan::Sweep(mut a) => {
                 let s = &mut a.study;
                 agent(&mut s.scale, &mut s.history);
                 (s.json, s.csv, s.output, s.quiet) = (Some(json.to_path_buf()), None, None, true);
-                render("sweep", &a)
+                AgentPlan::Sweep(a)
             }
         }
+        .render()
     }
 }
 
@@ -249,7 +251,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             None => Process::new(&exe),
         };
         // A secret (a header, a URL's password) reaches the agent through its environment, never its command line.
-        let line = agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied());
+        let line = agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied())?;
         let (shown, hidden) = split_secrets(&line, crate::secrets::holds_secret);
         agent.args(shown);
         if !hidden.is_empty() {
@@ -295,7 +297,9 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         session.live.doc.interrupted = true;
     }
     session.say(format!("hakaru: {n} agents, merged").as_str());
-    session.end(Ending::Summary)
+    // A checked workload ends as its agents' would: `ok`, or `FAILED:` with the seed that replays it.
+    let checked = matches!(&agents.plan, AgentPlan::Kv(a) if a.workload.trim() != "mix");
+    session.end(if checked { Ending::Checked } else { Ending::Summary })
 }
 
 /// The agents' documents and logs, in a directory of this process's own, removed when the merge is done.

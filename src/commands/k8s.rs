@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 
+use super::agents::AgentPlan;
 use crate::cli::args::{Cli, K8sCommand, K8sJobArgs, ResultsVolumeArg};
 use crate::error::UsageError;
 use crate::k8s::{JobPlan, Results, parse_start_at};
@@ -18,8 +19,24 @@ pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
 
 fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
     // The agents' line rendered from the flags just parsed: what each agent's parser will read back.
-    let line = agent_command(&args.command, args.agents as usize)?;
-    let (command, secret_args) = crate::cli::render::split_secrets(&line, crate::secrets::holds_secret);
+    let (line, redact) = agent_command(&args.command, args.agents as usize)?;
+    // Secret names this process knows (its environment, from its own flags) and the agents' command's own: the
+    // arguments they name go into the Secret, and every pod hides them too.
+    let names = |var: &str, own: &[String]| -> Vec<String> {
+        let mut all: Vec<String> = std::env::var(var)
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        all.extend(own.iter().cloned());
+        all
+    };
+    let headers = names(crate::secrets::REDACT_HEADERS_VAR, &redact.0);
+    let params = names(crate::secrets::REDACT_PARAMS_VAR, &redact.1);
+    let (command, secret_args) =
+        crate::cli::render::split_secrets(&line, |a| crate::secrets::holds_secret_named(a, &headers, &params));
     let start_at = match &args.start_at {
         Some(at) => parse_start_at(at)?,
         None => {
@@ -39,6 +56,13 @@ fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
         start_at,
         command,
         secret_args,
+        redact: [
+            (crate::secrets::REDACT_HEADERS_VAR, headers.join(",")),
+            (crate::secrets::REDACT_PARAMS_VAR, params.join(",")),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect(),
         results: match args.results_volume {
             ResultsVolumeArg::Pvc => Results::Volume,
             ResultsVolumeArg::Stdout => Results::Stdout,
@@ -68,7 +92,11 @@ const SET_BY_THE_JOB: [&str; 3] = ["--segment", "--start-at", "--json"];
 ///
 /// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent in
 /// the cluster, where the names resolve and the files are.
-fn agent_command(command: &[String], agents: usize) -> Result<Vec<String>, UsageError> {
+/// The agents' command line as rendered from its parsed flags, and the secret names (`--redact-header`,
+/// `--redact-param`) it carries, which its rendering leaves out (they are global flags) and the pods get instead.
+type AgentCommand = (Vec<String>, (Vec<String>, Vec<String>));
+
+fn agent_command(command: &[String], agents: usize) -> Result<AgentCommand, UsageError> {
     if let Some(flag) =
         command.iter().find(|a| SET_BY_THE_JOB.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
     {
@@ -90,12 +118,31 @@ fn agent_command(command: &[String], agents: usize) -> Result<Vec<String>, Usage
             ))
         })?;
     // Every agent must get a part: a plan with fewer connections or requests than agents would fail in its pods.
-    let Some(plan) = super::agents::AgentPlan::of(&cli.command) else {
+    let Some(plan) = AgentPlan::of(&cli.command) else {
         return Err(UsageError::new(format!(
             "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
             command[0]
         )));
     };
     plan.check_split(agents, "the agents' command")?;
-    Ok(plan.render())
+    // Each pod is one agent already: local agents inside it would multiply the plan.
+    let scale = match &plan {
+        AgentPlan::Run(a) => &a.load.scale,
+        AgentPlan::Kv(a) => &a.load.scale,
+        AgentPlan::Sweep(a) => &a.study.scale,
+    };
+    if scale.agents.is_some() || scale.agent_source.is_some() || scale.agent_netns.is_some() {
+        return Err(UsageError::new(
+            "the agents' command sets --agents: remove it (and --agent-source, --agent-netns); each pod is one agent of --agents N",
+        ));
+    }
+    let rate = match &plan {
+        AgentPlan::Run(a) => a.load.rate,
+        AgentPlan::Kv(a) => a.load.rate,
+        AgentPlan::Sweep(_) => None,
+    };
+    if let Some(r) = rate {
+        crate::plan::parse_rate("--rate", r)?;
+    }
+    Ok((plan.render()?, (cli.redact_header.clone(), cli.redact_param.clone())))
 }

@@ -94,7 +94,7 @@ pub fn dispatch(command: Command) -> ExitCode {
 
 /// Writes why the command failed to the file `HAKARU_FAILURE_FILE` names, when it is set (a Kubernetes agent):
 /// whole or not at all (a rename), and a failure to write it is only said, never a second failure.
-fn mark_failure(why: &str) {
+pub fn mark_failure(why: &str) {
     let Some(path) = std::env::var_os(crate::error::FAILURE_FILE_VAR) else { return };
     let path = std::path::PathBuf::from(path);
     if let Err(e) = crate::export::write_atomically(&path, &format!("{why}\n")) {
@@ -112,12 +112,17 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             let _ = e.print();
+            mark_failure("exit code 2: no command given");
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
             let tip = clap_error_tip(&e).map(|t| format!("; {t}")).unwrap_or_default();
             let help = own_help(std::env::args().skip(1));
-            eprintln!("hakaru: error: {}{tip} (see '{help}' for the flags)", clap_error_line(&e));
+            let said =
+                crate::secrets::scrub_text(&format!("{}{tip} (see '{help}' for the flags)", clap_error_line(&e)));
+            eprintln!("hakaru: error: {said}");
+            // A Kubernetes agent refused by the parser must still tell the collector, which waits for it.
+            mark_failure(&format!("exit code 2: {said}"));
             ExitCode::from(EXIT_USAGE)
         }
     }

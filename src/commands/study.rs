@@ -16,9 +16,14 @@ use crate::study::{Case, StudyPlan};
 
 /// A line on stdout; a reader that went away (`| head`) must not stop the study: the files are still written.
 macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        // Secrets hidden in every line (a start or before command, an error quoting one).
+        let _ = writeln!(std::io::stdout().lock(), "{}", crate::secrets::scrub_text(&format!($($arg)*)));
     }};
 }
 

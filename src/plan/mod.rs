@@ -204,7 +204,10 @@ impl RequestSet {
             .iter()
             .map(|h| {
                 let (name, value) = h.split_once(':').ok_or_else(|| {
-                    UsageError::new(format!("--header '{h}': missing ':'; write it as \"Name: value\""))
+                    // Only the header's first word is quoted: without its ':' its value cannot be told from its name,
+                    // and may be a secret (`Authorization Bearer x`).
+                    let first = h.split_whitespace().next().unwrap_or("");
+                    UsageError::new(format!("--header '{first} ...': missing ':'; write it as \"Name: value\""))
                 })?;
                 let (name, value) = (name.trim(), value.trim());
                 check_header(name, value)

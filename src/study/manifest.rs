@@ -55,13 +55,18 @@ impl Manifest {
     /// Reads a study directory's manifest.
     pub fn read(dir: &Path) -> Result<Manifest, String> {
         let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::bounded::read_text_io(&path, crate::bounded::RESULT)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: not a study manifest ({e})", path.display()))
     }
 
-    /// Writes it atomically (a reader sees the previous complete manifest or the new one).
+    /// Writes it atomically (a reader sees the previous complete manifest or the new one), every string scrubbed
+    /// of secrets (a failed `before` command quoted in an error may hold a token), its fields in their order.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let mut v = serde_json::to_value(self).map_err(std::io::Error::other)?;
+        crate::secrets::scrub_value(&mut v);
+        let clean: Manifest = serde_json::from_value(v).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string_pretty(&clean).map_err(std::io::Error::other)?;
         crate::export::write_atomically(&dir.join(MANIFEST), &(text + "\n"))
     }
 

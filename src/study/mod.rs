@@ -395,9 +395,9 @@ impl StudyPlan {
                                 &format!("two cases would both be named '{id}' (names joined by '-'): rename a target, workload or phase"),
                             ));
                         }
-                        let args = self.case_args(t, w, false);
+                        let args = self.case_args(t, w, false)?;
                         let warmup_args = match self.load.shape {
-                            LoadShape::Fixed { .. } if !self.load.warmup.is_zero() => Some(self.case_args(t, w, true)),
+                            LoadShape::Fixed { .. } if !self.load.warmup.is_zero() => Some(self.case_args(t, w, true)?),
                             _ => None,
                         };
                         cases.push(Case { id, repetition, target: ti, workload: wi, phase: pi, args, warmup_args });
@@ -410,7 +410,7 @@ impl StudyPlan {
 
     /// The `run` / `sweep` / `kv` arguments of one case (or of its warm-up run), rendered from the typed flags the
     /// child parses (`cli::render`), so a renamed flag fails a test here rather than a study.
-    fn case_args(&self, t: &Target, w: &Workload, warmup: bool) -> Vec<String> {
+    fn case_args(&self, t: &Target, w: &Workload, warmup: bool) -> Result<Vec<String>, UsageError> {
         let l = &self.load;
         let mut watch = WatchArgs::default();
         if warmup {
@@ -478,7 +478,7 @@ impl StudyPlan {
             a.keys = k.keys.unwrap_or(a.keys);
             a.value_size = k.value_size.map_or(a.value_size, |n| n as usize);
             a.key_prefix = k.key_prefix.unwrap_or(a.key_prefix);
-            return render("kv", &a);
+            return render("kv", &a).map_err(UsageError::new);
         }
         let h = w.http.clone().unwrap_or_default();
         let mut request: RequestArgs = defaults();
@@ -501,7 +501,7 @@ impl StudyPlan {
                 let mut a: RunArgs = defaults();
                 (a.request, a.watch) = (request, watch);
                 fixed(&mut a.load);
-                render("run", &a)
+                render("run", &a).map_err(UsageError::new)
             }
             shape => {
                 let mut a: SweepArgs = defaults();
@@ -515,7 +515,7 @@ impl StudyPlan {
                 if let Some(x) = arrival {
                     s.arrival = x;
                 }
-                render("sweep", &a)
+                render("sweep", &a).map_err(UsageError::new)
             }
         }
     }

@@ -54,10 +54,8 @@ pub fn check_header(name: &str, value: &str) -> Result<(), String> {
         ));
     }
     if value.contains(['\r', '\n', '\0']) {
-        return Err(format!(
-            "header '{name}' has a CR, LF or NUL in its value '{}'; give one header per -H",
-            value.escape_debug()
-        ));
+        // The value is not quoted: it may be a secret.
+        return Err(format!("header '{name}' has a CR, LF or NUL in its value; give one header per -H"));
     }
     // The message's framing is hakaru's to set: a Content-Length that is not the body's makes every request wait
     // for bytes that never come (or cut the next request), and a connection hakaru thinks is kept alive must be.
