@@ -202,8 +202,7 @@ impl<'a> Session<'a> {
         doc.thresholds = gates::judge(doc, &self.thresholds);
         if ending == Ending::Analysis {
             let capacity = self.capacity.take().or_else(|| doc.analysis.as_ref().and_then(|a| a.capacity.clone()));
-            let max_failed = doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
-            doc.analysis = crate::analysis::analyse(&doc.steps, max_failed).map(|mut a| {
+            doc.analysis = crate::analysis::analyse(&doc.steps, doc.settings.sweep.as_ref()).map(|mut a| {
                 a.capacity = capacity;
                 a
             });

@@ -282,12 +282,14 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     }
     if let Some(s) = &step.server {
         let pids: Vec<String> = s.pids.iter().map(u32::to_string).collect();
+        let thread = s.busiest_thread.as_ref().map(|t| format!(", busiest thread {} {:.0} %", t.name, t.cpu_percent));
         let _ = writeln!(
             out,
-            "  server       {:.0} % of one core, at most {:.0} % ({} on this machine), RSS {}, pid {}{}",
+            "  server       {:.0} % of one core, at most {:.0} % ({} on this machine){}, RSS {}, pid {}{}",
             s.cpu_percent_mean,
             s.cpu_percent_max,
             count_of(s.cores as u64, "core"),
+            thread.unwrap_or_default(),
             format_bytes(s.rss_max_bytes as f64),
             pids.join(","),
             if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }
