@@ -1,7 +1,7 @@
 //! What a sweep shows, in figures and in words: peak throughput and where it plateaus, the knee where latency
 //! starts to climb, and whether the server or hakaru was the bottleneck.
 
-use crate::result::{Analysis, StepResult};
+use crate::result::{Analysis, StepResult, SweepSettings};
 
 /// Throughput within this share of the peak counts as the plateau.
 const PLATEAU_SHARE: f64 = 0.9;
@@ -13,8 +13,11 @@ pub fn step_axis(step: &StepResult) -> f64 {
     step.load.rate.unwrap_or(step.load.connections as f64)
 }
 
+/// Fewer steps than this show no trend: no plateau, no knee, no "still grows".
+const MIN_STEPS: usize = 3;
+
 fn fmt_x(axis: &str, x: f64) -> String {
-    if axis == "rate" { format!("{x:.0}/s") } else { format!("{x:.0} clients") }
+    if axis == "rate" { format!("{x:.0}/s") } else { crate::units::count_of(x.round() as u64, "client") }
 }
 
 /// Last x before the metric climbs above `CLIMB_FACTOR` x its lowest value; None when it never climbs.
@@ -30,7 +33,15 @@ fn knee(steps: &[&StepResult], metric: impl Fn(&StepResult) -> f64) -> Option<f6
 /// Analyses the steps of a sweep (in the order they ran, by increasing load). A step where more than
 /// `max_failed_percent` of the requests failed does not count: its throughput is not a plateau, its latency
 /// (of the few successes) not a knee.
-pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis> {
+///
+/// `sweep` gives the share of failures that disqualifies a step (1 % without it) and whether a capacity search
+/// chose the steps (then a short search is an answer, not a sweep lacking a range).
+pub fn analyse(steps: &[StepResult], sweep: Option<&SweepSettings>) -> Option<Analysis> {
+    let max_failed = sweep.and_then(|s| s.max_errors_percent).unwrap_or(1.0);
+    analyse_steps(steps, max_failed, sweep.is_some_and(|s| s.kind == "capacity"))
+}
+
+fn analyse_steps(steps: &[StepResult], max_failed_percent: f64, search: bool) -> Option<Analysis> {
     let mut all: Vec<&StepResult> = steps.iter().collect();
     all.sort_by(|a, b| step_axis(a).total_cmp(&step_axis(b)));
     let axis = if all.first()?.load.rate.is_some() { "rate" } else { "clients" }.to_string();
@@ -50,7 +61,8 @@ pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis
             bottleneck: "failing".into(),
             capacity: None,
             summary: vec![format!(
-                "every step failed more than {max_failed_percent} % of its requests (at {}: {:.1} % failed, {}):                  there is no throughput to analyse; check the target, or --ok-status",
+                "every step failed more than {max_failed_percent} % of its requests (at {}: {:.1} % failed, {}): \
+                 there is no throughput to analyse; check the target, or --ok-status",
                 fmt_x(&axis, step_axis(s)),
                 s.failed_percent(),
                 s.failure_mix()
@@ -58,6 +70,9 @@ pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis
         });
     };
     let peak = sorted.iter().max_by(|a, b| a.throughput.ok_per_s.total_cmp(&b.throughput.ok_per_s))?;
+    if all.len() < MIN_STEPS && !search {
+        return Some(too_few_steps(&axis, &all, peak, failing_from));
+    }
     let peak_rps = peak.throughput.ok_per_s;
     let plateau_from = sorted
         .iter()
@@ -106,26 +121,10 @@ pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis
     // Look at the loaded steps: those from the plateau on (all steps when there is none).
     let from = plateau_from.unwrap_or(f64::NEG_INFINITY);
     let loaded: Vec<&&StepResult> = sorted.iter().filter(|s| step_axis(s) >= from).collect();
-    let server_saturated = loaded.iter().find(|s| s.server.as_ref().is_some_and(|r| r.saturated));
-    let generator_saturated = loaded.iter().find(|s| s.generator.saturated);
     let watched = sorted.iter().any(|s| s.server.is_some());
-    let bottleneck = if let Some(s) = server_saturated {
-        let r = s.server.as_ref().expect("checked above");
-        summary.push(format!(
-            "the server was at {:.0} % CPU on {} cores from {}: that is its limit",
-            r.cpu_percent_mean,
-            r.cores,
-            fmt_x(&axis, step_axis(s))
-        ));
-        "server"
-    } else if let Some(s) = generator_saturated {
-        summary.push(format!(
-            "hakaru itself was at {:.0} % CPU of its {} cores from {}: the generator may be the limit, not the server",
-            s.generator.cpu_percent,
-            s.generator.cores,
-            fmt_x(&axis, step_axis(s))
-        ));
-        "generator"
+    let bottleneck = if let Some(found) = saturation(&axis, &loaded) {
+        summary.push(found.1);
+        found.0
     } else if !reached {
         let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
         let server = if watched { format!("the server was at most at {most:.0} % CPU; ") } else { String::new() };
@@ -134,8 +133,9 @@ pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis
     } else if let Some((s, r)) = loaded
         .iter()
         .filter_map(|s| s.server.as_ref().map(|r| (s, r)))
-        .find(|(_, r)| r.cores > 1 && (85.0..=115.0).contains(&r.cpu_percent_mean))
+        .find(|(_, r)| r.busiest_thread.is_none() && r.cores > 1 && (85.0..=115.0).contains(&r.cpu_percent_mean))
     {
+        // Only a guess where threads could not be read; where they could, the busiest one said more above.
         summary.push(format!(
             "the server used about one core ({:.0} % CPU) from {}: if it runs one thread (Redis, a single event \
              loop), that is its limit",
@@ -171,6 +171,78 @@ pub fn analyse(steps: &[StepResult], max_failed_percent: f64) -> Option<Analysis
     })
 }
 
+/// The server or the generator CPU-bound at one of `loaded`'s steps: the bottleneck's name and the sentence
+/// saying so. A server counts as CPU-bound when the process used 90 % of its cores, or when its busiest thread
+/// used 90 % of one core: an event loop (Redis, a one-worker nginx, node) is at its limit then, however many
+/// cores sit idle.
+fn saturation(axis: &str, loaded: &[&&StepResult]) -> Option<(&'static str, String)> {
+    if let Some((s, r)) = loaded.iter().find_map(|s| s.server.as_ref().filter(|r| r.saturated).map(|r| (s, r))) {
+        let at = fmt_x(axis, step_axis(s));
+        let cores = crate::units::count_of(r.cores as u64, "core");
+        let sentence =
+            match r.busiest_thread.as_ref().filter(|_| !crate::monitor::is_saturated(r.cpu_percent_mean, r.cores)) {
+                Some(t) => format!(
+                    "the server's busiest thread ({}) was at {:.0} % of one core from {at} (the process at {:.0} % of \
+                 {cores}): one thread is its limit, as in an event-loop server",
+                    t.name, t.cpu_percent, r.cpu_percent_mean
+                ),
+                None => {
+                    format!("the server was at {:.0} % CPU on {cores} from {at}: that is its limit", r.cpu_percent_mean)
+                }
+            };
+        return Some(("server", sentence));
+    }
+    let s = loaded.iter().find(|s| s.generator.saturated)?;
+    Some((
+        "generator",
+        format!(
+            "hakaru itself was at {:.0} % CPU of its {} from {}: the generator may be the limit, not the server",
+            s.generator.cpu_percent,
+            crate::units::count_of(s.generator.cores as u64, "core"),
+            fmt_x(axis, step_axis(s))
+        ),
+    ))
+}
+
+/// A sweep of one or two steps: what was measured, and the range to give, instead of a trend two points cannot
+/// show. A CPU-bound server or generator is still said: that was seen, not guessed.
+fn too_few_steps(axis: &str, all: &[&StepResult], peak: &StepResult, failing_from: Option<f64>) -> Analysis {
+    let n = all.len();
+    let range = if axis == "rate" {
+        let top = all.iter().map(|s| step_axis(s)).fold(1.0, f64::max);
+        format!("--rates {:.0},{:.0},{:.0},{:.0}", top / 4.0, top / 2.0, top, top * 2.0)
+    } else {
+        "--clients 1,2,4,8,16".to_string()
+    };
+    let mut summary = vec![format!(
+        "{} successful req/s at {}; a sweep of {} shows no plateau or knee: give a range of at least {MIN_STEPS} \
+         steps, e.g. {range}",
+        peak.throughput.ok_per_s.round(),
+        fmt_x(axis, step_axis(peak)),
+        crate::units::count_of(n as u64, "step"),
+    )];
+    let loaded: Vec<&&StepResult> = all.iter().collect();
+    let bottleneck = match saturation(axis, &loaded) {
+        Some((name, sentence)) => {
+            summary.push(sentence);
+            name
+        }
+        None => "unknown",
+    };
+    Analysis {
+        axis: axis.to_string(),
+        peak_rps: peak.throughput.ok_per_s,
+        peak_at: step_axis(peak),
+        plateau_from: None,
+        knee_mean: None,
+        knee_p99: None,
+        failing_from,
+        bottleneck: bottleneck.into(),
+        capacity: None,
+        summary,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,7 +266,7 @@ mod tests {
     fn a_two_worker_server_plateaus_at_two_clients_and_latency_climbs_after() {
         // workers=2, delay=10ms: 100, 200, 200, 200 req/s; latency 10, 10, 15, 20 ms.
         let steps = vec![step(1, 100.0, 10), step(2, 200.0, 10), step(3, 200.0, 15), step(4, 200.0, 20)];
-        let a = analyse(&steps, 1.0).unwrap();
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
         assert_eq!(a.plateau_from, Some(2.0));
         assert_eq!(a.knee_mean, Some(2.0));
         assert_eq!(a.knee_p99, Some(2.0));
@@ -215,22 +287,70 @@ mod tests {
                 rss_max_bytes: 0,
                 cores: 1,
                 saturated: i > 0,
+                busiest_thread: None,
             });
         }
-        let a = analyse(&steps, 1.0).unwrap();
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
         assert_eq!(a.bottleneck, "server");
         assert!(
-            a.summary.iter().any(|s| s.contains("the server was at 95 % CPU on 1 cores from 2 clients")),
+            a.summary.iter().any(|s| s.contains("the server was at 95 % CPU on 1 core from 2 clients")),
             "{:?}",
             a.summary
         );
     }
 
     #[test]
+    fn an_event_loop_at_one_full_core_of_two_is_the_limit() {
+        let mut steps = vec![step(1, 100.0, 1), step(2, 150.0, 1), step(4, 155.0, 3)];
+        for (i, s) in steps.iter_mut().enumerate() {
+            let thread = [60.0, 94.0, 96.0][i];
+            s.server = Some(crate::monitor::ProcessReport {
+                pids: vec![1],
+                cpu_percent_mean: thread + 3.0,
+                cpu_percent_max: thread + 5.0,
+                rss_max_bytes: 0,
+                cores: 2,
+                saturated: crate::monitor::server_saturated(thread + 3.0, 2, Some(thread)),
+                busiest_thread: Some(crate::monitor::BusiestThread {
+                    name: "redis-server".into(),
+                    cpu_percent: thread,
+                }),
+            });
+        }
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
+        assert_eq!(a.bottleneck, "server", "{:?}", a.summary);
+        assert_eq!(
+            a.summary[2],
+            "the server's busiest thread (redis-server) was at 94 % of one core from 2 clients (the process at 97 % \
+             of 2 cores): one thread is its limit, as in an event-loop server"
+        );
+    }
+
+    #[test]
+    fn a_sweep_of_fewer_than_three_steps_asks_for_a_range_and_claims_no_trend() {
+        for steps in [vec![step(1, 100.0, 5)], vec![step(1, 100.0, 5), step(2, 200.0, 5)]] {
+            let a = analyse_steps(&steps, 1.0, false).unwrap();
+            let text = a.summary.join("\n");
+            assert!(text.contains("give a range of at least 3 steps, e.g. --clients 1,2,4,8,16"), "{text}");
+            assert!(!text.contains("still grows") && !text.contains("flat") && !text.contains("no limit"), "{text}");
+            assert_eq!((a.plateau_from, a.knee_mean, a.bottleneck.as_str()), (None, None, "unknown"));
+        }
+        let one = analyse_steps(&[step(1, 100.0, 5)], 1.0, false).unwrap();
+        assert!(
+            one.summary[0].starts_with("100 successful req/s at 1 client; a sweep of 1 step "),
+            "{:?}",
+            one.summary
+        );
+        // A capacity search chose its own steps: two of them are its answer, not a sweep lacking a range.
+        let searched = analyse_steps(&[step(1, 100.0, 5), step(2, 200.0, 5)], 1.0, true).unwrap();
+        assert!(!searched.summary.join(" ").contains("give a range"), "{:?}", searched.summary);
+    }
+
+    #[test]
     fn a_slow_first_step_is_not_a_knee() {
         // A cold cache: 15 ms at 1 client, then 10 ms flat.
         let steps = vec![step(1, 66.0, 15), step(2, 200.0, 10), step(3, 300.0, 10), step(4, 400.0, 10)];
-        let a = analyse(&steps, 1.0).unwrap();
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
         assert_eq!(a.knee_mean, None, "{:?}", a.summary);
         assert_eq!(a.summary[1], "latency stays flat over the steps");
     }
@@ -238,7 +358,7 @@ mod tests {
     #[test]
     fn growing_throughput_and_flat_latency_say_so() {
         let steps = vec![step(1, 100.0, 5), step(2, 200.0, 5), step(4, 400.0, 5)];
-        let a = analyse(&steps, 1.0).unwrap();
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
         assert!(a.summary[0].contains("still grows"), "{:?}", a.summary);
         assert_eq!(a.summary[1], "latency stays flat over the steps");
         assert_eq!(a.knee_mean, None);

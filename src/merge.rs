@@ -179,9 +179,8 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
          breakdown rows' and failures' percentiles are the highest of the agents' (an upper bound)"
             .into(),
     );
-    let max_failed = out.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
     if out.settings.sweep.is_some() {
-        out.analysis = crate::analysis::analyse(&out.steps, max_failed);
+        out.analysis = crate::analysis::analyse(&out.steps, out.settings.sweep.as_ref());
     }
     Ok(out)
 }

@@ -461,10 +461,11 @@ pub struct Analysis {
     /// The first client count (or rate) where more than `max_errors_percent` of the requests failed; null when
     /// none did. Such steps count in no peak, plateau or knee.
     pub failing_from: Option<f64>,
-    /// `server` (its CPU was saturated), `one_core` (it used one core of several: its limit if single-threaded),
-    /// `generator` (hakaru's CPU was saturated), `elsewhere` (neither was), `not_reached`
-    /// (throughput still grew at the last step: no limit was reached), `unknown` (the server was not watched), or
-    /// `failing` (every step failed too often to analyse).
+    /// `server` (its CPU, or its busiest thread's, was saturated), `one_core` (it used one core of several: its
+    /// limit if single-threaded), `generator` (hakaru's CPU was saturated), `elsewhere` (neither was),
+    /// `not_reached` (throughput still grew at the last step: no limit was reached), `unknown` (the server was not
+    /// watched, or a sweep of fewer than 3 steps showed neither it nor hakaru CPU-bound), or `failing` (every step
+    /// failed too often to analyse).
     pub bottleneck: String,
     /// Capacity search: the highest rate that met the objective.
     pub capacity: Option<CapacityAnswer>,

@@ -63,9 +63,9 @@ fn exporters(o: &Outputs) -> Vec<(PathBuf, Box<dyn Exporter>)> {
 pub enum Ending {
     /// The text summary (run, a mix, merged agents).
     Summary,
-    /// The summary after a blank line, then `ok` or `FAILED: ...` with the seed that replays it (kv's phased
-    /// workloads, as the Kyoto tools end).
-    Checked,
+    /// The summary after a blank line, then `FAILED: ...` with the seed that replays it (kv's phased workloads,
+    /// as the Kyoto tools end), or, when the workload checked its answers (true), that every answer was right.
+    Checked(bool),
     /// A sweep's or capacity search's closing: the analysis (plateau, knee, bottleneck) and the warnings.
     Analysis,
 }
@@ -203,8 +203,7 @@ impl<'a> Session<'a> {
         doc.thresholds = gates::judge(doc, &self.thresholds);
         if ending == Ending::Analysis {
             let capacity = self.capacity.take().or_else(|| doc.analysis.as_ref().and_then(|a| a.capacity.clone()));
-            let max_failed = doc.settings.sweep.as_ref().and_then(|s| s.max_errors_percent).unwrap_or(1.0);
-            doc.analysis = crate::analysis::analyse(&doc.steps, max_failed).map(|mut a| {
+            doc.analysis = crate::analysis::analyse(&doc.steps, doc.settings.sweep.as_ref()).map(|mut a| {
                 a.capacity = capacity;
                 a
             });
@@ -213,7 +212,7 @@ impl<'a> Session<'a> {
         self.live.refresh_warnings();
         match ending {
             Ending::Summary => self.say(Text.render(&self.live.doc).trim_end()),
-            Ending::Checked => {
+            Ending::Checked(_) => {
                 self.say("");
                 self.say(Text.render(&self.live.doc).trim_end());
             }
@@ -229,10 +228,11 @@ impl<'a> Session<'a> {
                     self.say(&line);
                 }
             }
-            Ending::Checked if !self.live.doc.interrupted => match &self.wrong {
+            Ending::Checked(checked) if !self.live.doc.interrupted => match &self.wrong {
                 // Kyoto's tools end a failed check with the seed that replays it.
                 Some(sample) => self.say(&format!("FAILED: {sample}")),
-                None => self.say("ok"),
+                None if checked => self.say("checked: every answer right"),
+                None => {}
             },
             _ => {}
         }

@@ -247,6 +247,34 @@ fn document_without_answers() -> ResultDocument {
     }
 }
 
+/// YCSB's two phases against Redis: a load phase of 1000 inserts and a run phase of 2000 operations.
+fn kv_document() -> ResultDocument {
+    let kv = |label: &str, n: u64, spread: u64| {
+        let latencies: Vec<u64> = (0..n).map(|i| 20 + i % spread).collect();
+        let mut s = step(label, 2, &latencies, &[("200", n)], vec![], 0.1);
+        s.protocol = "redis".into();
+        s
+    };
+    let mut settings = settings();
+    settings.command = "kv".into();
+    settings.method = "ycsb-a".into();
+    settings.targets = vec!["redis://127.0.0.1:6379".into()];
+    settings.connections = 2;
+    settings.requests = Some(3000);
+    ResultDocument {
+        schema: SCHEMA.into(),
+        provenance: provenance(),
+        settings,
+        interrupted: false,
+        steps: vec![kv("load", 1000, 50), kv("run", 2000, 400)],
+        warnings: Vec::new(),
+        analysis: None,
+        runs: None,
+        thresholds: Vec::new(),
+        missing_segments: Vec::new(),
+    }
+}
+
 /// Compares line by line so a failure shows where the output differs, then as a whole.
 fn assert_text_eq(actual: &str, expected: &str) {
     for (i, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
@@ -359,6 +387,81 @@ warnings
   ! stopped by Ctrl-C (SIGINT): the figures cover only the time until then
 ";
     assert_text_eq(&Text.render(&document_without_answers()), expected);
+}
+
+#[test]
+fn the_text_summary_of_kv_phases_names_each_phase_and_says_nothing_of_keep_alive() {
+    // Every step named (the run phase too), the request count of both phases, no "keep-alive" (HTTP's word), and
+    // the kv status legend under each step.
+    let expected = "\
+hakaru kv  redis://127.0.0.1:6379
+  2 connections, 2 threads, 3000 requests, timeout 5s
+
+step load
+  throughput   10000.0 req/s   (1000 requests in 0.10 s)
+  requests     ok 1000, failed 0 (0.00 %)
+  transfer     in 1.80 MB/s   out 700.0 kB/s
+  latency      min 20us   mean 44us   stdev 14us   max 69us
+
+  percentile   latency
+  p50          44us
+  p75          57us
+  p90          64us
+  p95          67us
+  p99          69us
+  p99.9        69us
+  p99.99       69us
+
+  histogram (up to)
+        23us  ####################                     80
+        26us  ###############                          60
+        29us  ###############                          60
+        33us  ####################                     80
+        38us  #########################                100
+        43us  #########################                100
+        48us  #########################                100
+        54us  ##############################           120
+        61us  ###################################      140
+        69us  ######################################## 160
+
+  status       200: 1000
+               (200 a value or done, 204 a miss, 409 not stored, 500 an error reply, 0 timeout)
+  errors       none
+  connections  2 of 2 open at once, 2 opened, 0 reconnects
+
+step run
+  throughput   20000.0 req/s   (2000 requests in 0.10 s)
+  requests     ok 2000, failed 0 (0.00 %)
+  transfer     in 3.60 MB/s   out 1.40 MB/s
+  latency      min 20us   mean 220us   stdev 115us   max 419us
+
+  percentile   latency
+  p50          219us
+  p75          319us
+  p90          379us
+  p95          399us
+  p99          415us
+  p99.9        419us
+  p99.99       419us
+
+  histogram (up to)
+        28us  ###                                      45
+        37us  ###                                      45
+        50us  #####                                    65
+        68us  #######                                  90
+        92us  #########                                120
+       125us  ############                             165
+       169us  ################                         220
+       229us  ######################                   300
+       310us  ##############################           405
+       419us  ######################################## 545
+
+  status       200: 2000
+               (200 a value or done, 204 a miss, 409 not stored, 500 an error reply, 0 timeout)
+  errors       none
+  connections  2 of 2 open at once, 2 opened, 0 reconnects
+";
+    assert_text_eq(&Text.render(&kv_document()), expected);
 }
 
 #[test]

@@ -150,6 +150,20 @@ fn sweeps_capacity_searches_and_kv_runs_are_kept_too() {
 }
 
 #[test]
+fn a_run_without_a_success_lists_its_p99_as_a_dash() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let failing = with_db(&["run", "-q", "-n", "20", "-c", "1", &format!("http://{}/?status=500", t.addr())], &db);
+    assert_eq!(failing.code, 1, "every request failed: {}", failing.stderr);
+    let list = with_db(&["history"], &db);
+    let row = list.stdout.lines().nth(1).unwrap_or_else(|| panic!("{}", list.stdout));
+    // The last two columns: ok/s 0.0 and p99 "-" (no success has a latency), never `0us`.
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 2..], ["0.0", "-"], "{}", list.stdout);
+}
+
+#[test]
 fn secrets_from_headers_cookies_and_urls_never_reach_the_database_file() {
     let t = target();
     let dir = tempfile::tempdir().unwrap();

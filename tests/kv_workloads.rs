@@ -96,7 +96,8 @@ fn wicked_verify_passes_on_both_servers() {
             &url,
         ]);
         assert_eq!(code, 0, "{url}: {out}");
-        assert!(out.trim_end().ends_with("ok"), "{out}");
+        // A check ran and found nothing wrong: said in words, not a lone `ok`.
+        assert!(out.contains("\nchecked: every answer right\n"), "{out}");
         assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
         for step in doc["steps"].as_array().unwrap() {
             assert_eq!(step["failed"], 0, "{out}");
@@ -346,6 +347,11 @@ fn ycsb_a_reads_and_updates_half_and_half() {
     let updates = row(run, "UPDATE")["requests"].as_f64().unwrap();
     assert_eq!(reads + updates, 10000.0);
     assert!((0.48..=0.52).contains(&(reads / 10000.0)), "reads {reads} of 10000");
+    // The summary counts both phases' requests, names the run phase too, and has no check to report.
+    assert!(out.contains(" threads, 11000 requests, timeout"), "both phases, no keep-alive: {out}");
+    assert!(!out.contains("keep-alive"), "{out}");
+    assert!(out.contains("\nstep load\n") && out.contains("\nstep run\n"), "{out}");
+    assert!(!out.contains("checked:") && !out.trim_end().ends_with("ok"), "{out}");
     // Each record is a hash of 10 fields of 100 bytes under user<number>.
     let key = ask(r.port, b"RANDOMKEY\r\n");
     let key = key.lines().nth(1).unwrap_or_default().to_string();
@@ -437,6 +443,61 @@ fn a_mix_sweeps_over_client_counts_into_a_sweep_document() {
     assert_eq!(steps[1]["load"]["connections"], 3);
     assert!(steps.iter().all(|s| s["ok"] == 600), "{out}");
     assert!(doc["analysis"].is_object(), "a sweep is analysed as hakaru sweep's are: {out}");
+    // And printed as `hakaru sweep` prints one: its table with hakaru's and the server's CPU, a row per step.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("hakaru kv  {url}"), "{out}");
+    let header: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(header, ["clients", "ok/s", "mean", "p50", "p99", "max", "failed", "hakaru", "server"], "{out}");
+    for (line, clients) in lines[2..4].iter().zip(["1", "3"]) {
+        assert_eq!(line.split_whitespace().next(), Some(clients), "{out}");
+        assert!(line.trim_end().ends_with('%'), "the server's CPU (found by its port): {out}");
+    }
+    assert!(!out.contains("count: "), "no phase lines: {out}");
+}
+
+#[test]
+fn a_redis_busy_on_its_one_thread_is_found_by_its_busiest_thread() {
+    // Each call loops in Lua on Redis's one main thread: the work is the server's, hakaru's is a few bytes.
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let port = r.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("busy.lua");
+    std::fs::write(&script, "local x = 0 for i = 1, 200000 do x = x + i end return x").unwrap();
+    let (code, out, doc) = kv_json(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--command",
+        "EVALSHA __sha__ 0",
+        "--clients",
+        "1,2,4",
+        "-d",
+        "1s",
+        "--monitor-port",
+        &port,
+        &url,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let mut busiest = 0.0_f64;
+    for step in doc["steps"].as_array().unwrap() {
+        let server = &step["server"];
+        let thread = &server["busiest_thread"];
+        assert_eq!(thread["name"], "redis-server", "{server}");
+        let (t, process) = (thread["cpu_percent"].as_f64().unwrap(), server["cpu_percent_mean"].as_f64().unwrap());
+        // The main thread does nearly all of the process's work.
+        assert!(t <= process + 5.0 && t >= process * 0.7, "{server}");
+        let cores = server["cores"].as_f64().unwrap();
+        assert_eq!(server["saturated"], t >= 90.0 || process >= 90.0 * cores, "{server}");
+        busiest = busiest.max(t);
+    }
+    let analysis = &doc["analysis"];
+    eprintln!("busiest thread at most {busiest:.0} %: {analysis}");
+    // On a machine kept busy by others Redis may not get a whole core; when it got 90 % of one, that is the limit.
+    if busiest >= 90.0 {
+        assert_eq!(analysis["bottleneck"], "server", "{analysis}");
+        assert!(analysis["summary"].to_string().contains("busiest thread (redis-server)"), "{analysis}");
+        assert!(!analysis["summary"].to_string().contains("no limit was reached"), "{analysis}");
+    }
 }
 
 #[test]

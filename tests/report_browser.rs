@@ -278,3 +278,99 @@ fn repeated_runs_are_drawn_as_bars_with_intervals_beside_the_verdicts() {
     // answers a run and gets no verdict).
     assert!(dom.contains("slower"), "a verdict in the table");
 }
+
+/// The hue (0-360) and lightness (0-1) of a `#rrggbb` colour.
+fn hue_lightness(hex: &str) -> (f64, f64) {
+    let c: Vec<f64> =
+        (0..3).map(|i| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap() as f64 / 255.0).collect();
+    let (max, min) = (c.iter().cloned().fold(0.0, f64::max), c.iter().cloned().fold(1.0, f64::min));
+    let d = max - min;
+    let hue = if d == 0.0 {
+        0.0
+    } else if max == c[0] {
+        60.0 * ((c[1] - c[2]) / d).rem_euclid(6.0)
+    } else if max == c[1] {
+        60.0 * ((c[2] - c[0]) / d + 2.0)
+    } else {
+        60.0 * ((c[0] - c[1]) / d + 4.0)
+    };
+    (hue, (max + min) / 2.0)
+}
+
+#[test]
+fn a_study_report_leads_with_its_answer_and_draws_repetitions_in_shades_and_short_cases_as_points() {
+    // Two targets of the built-in server (1 ms and 4 ms a request), three repetitions each, interleaved as a study
+    // runs them; each case 1 s long, so its over-time figures are one or two per-second windows.
+    let work = tempfile::tempdir().unwrap();
+    let study = work.path().join("study");
+    std::fs::create_dir_all(study.join("cases")).unwrap();
+    let target = hakaru::serve::start(hakaru::serve::ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut cases = Vec::new();
+    for repetition in 1..=3 {
+        for (name, delay) in [("quick", "1ms"), ("lazy", "4ms")] {
+            let file = format!("cases/r{repetition}-{name}.json");
+            let url = format!("http://{}/?delay={delay}", target.addr());
+            let json = study.join(&file);
+            let o =
+                hakaru(&["run", "-q", "--no-history", "-c", "1", "-d", "1s", "--json", json.to_str().unwrap(), &url]);
+            assert_eq!(o.code, 0, "{name} #{repetition}: {}", o.stderr);
+            cases.push(serde_json::json!({"target": name, "workload": "get", "phase": "main",
+                "repetition": repetition, "status": "ok", "file": file}));
+        }
+    }
+    std::fs::write(study.join("study.json"), serde_json::json!({ "cases": cases }).to_string()).unwrap();
+    let page = work.path().join("report.html");
+    let o = hakaru(&["report", study.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+
+    // The model: per target the mean of its three repetitions and an interval around it, the study's order kept.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let start = html.find("id=\"hakaru-data\">").unwrap() + "id=\"hakaru-data\">".len();
+    let data: serde_json::Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()])
+        .expect("the embedded model is JSON");
+    let answer = data["answer"].as_array().unwrap();
+    assert_eq!(answer.iter().map(|a| a["target"].as_str().unwrap()).collect::<Vec<_>>(), ["quick", "lazy"]);
+    for a in answer {
+        assert_eq!(a["n"], 3, "{a}");
+        for key in ["ok_per_s", "mean_ms", "p99_ms"] {
+            let b = &a[key];
+            let (lo, mean, hi) = (b["lo"].as_f64().unwrap(), b["mean"].as_f64().unwrap(), b["hi"].as_f64().unwrap());
+            assert!(lo <= mean && mean <= hi, "{key}: {a}");
+        }
+    }
+    let mean = |i: usize| answer[i]["mean_ms"]["mean"].as_f64().unwrap();
+    assert!(mean(1) > mean(0) * 2.0, "4 ms against 1 ms: {answer:?}");
+
+    let (dom, stderr, _) = open_in_chromium(&page, &["--dump-dom"], work.path());
+    assert_eq!(body_attr(&dom, "ready").as_deref(), Some("1"), "{stderr}");
+    assert_eq!(body_attr(&dom, "errors").as_deref(), Some("0"), "{}", console_lines(&stderr).join("\n"));
+    let charts: usize = body_attr(&dom, "charts").unwrap().parse().unwrap();
+    let drawn: usize = body_attr(&dom, "charts-drawn").unwrap_or_default().parse().unwrap_or(0);
+    assert_eq!(drawn, charts, "{drawn} of {charts} charts drew, the answer's bars and the points over time included");
+    // The answer, then the verdicts, then the detail.
+    let at = |h: &str| dom.find(&format!("<h2>{h}</h2>")).unwrap_or_else(|| panic!("no section {h}"));
+    assert!(at("Answer") < at("Verdicts") && at("Verdicts") < at("Summary") && at("Summary") < at("Over time"));
+    let verdicts = &dom[at("Verdicts")..at("Summary")];
+    assert!(verdicts.contains("slower"), "lazy is slower than quick: {verdicts}");
+    // Six series in two families: one hue per target, three lightnesses within it.
+    let colours: Vec<String> = body_attr(&dom, "series-colors").unwrap().split(',').map(String::from).collect();
+    assert_eq!(colours.len(), 6, "{colours:?}");
+    let hl: Vec<(f64, f64)> = colours.iter().map(|c| hue_lightness(c)).collect();
+    // The series come in the manifest's order: quick, lazy, quick, lazy...
+    let quick: Vec<(f64, f64)> = hl.iter().step_by(2).cloned().collect();
+    let lazy: Vec<(f64, f64)> = hl.iter().skip(1).step_by(2).cloned().collect();
+    // Hues on a circle: 359.7 and 0 are neighbours.
+    let apart = |a: f64, b: f64| (a - b).abs().min(360.0 - (a - b).abs());
+    for family in [&quick, &lazy] {
+        assert!(family.iter().all(|(h, _)| apart(*h, family[0].0) < 3.0), "one hue: {colours:?}");
+        assert!(family[0].1 < family[1].1 && family[1].1 < family[2].1, "lighter with each repetition: {colours:?}");
+    }
+    assert!(apart(quick[0].0, lazy[0].0) > 30.0, "two targets, two hues: {colours:?}");
+    // Every case is one or two seconds: its per-second figures are points, not a line.
+    assert_eq!(body_attr(&dom, "points-only").as_deref(), Some("6"), "short cases drawn as points");
+}

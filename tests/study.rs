@@ -120,6 +120,12 @@ fn two_targets_by_two_phases_by_three_repetitions_run_interleaved_with_every_cas
         assert!(doc["steps"][0]["ok"].as_u64().unwrap() > 0, "{}", c["id"]);
         let command: Vec<&str> = c["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
         assert_eq!(command[..2], ["hakaru", "run"]);
+        // Kept in the history with labels that tell targets, workloads and phases apart.
+        let labels: Vec<&str> = command.windows(2).filter(|w| w[0] == "--label").map(|w| w[1]).collect();
+        let want =
+            [format!("target={}", c["target"].as_str().unwrap()), format!("phase={}", c["phase"].as_str().unwrap())];
+        assert!(want.iter().all(|w| labels.contains(&w.as_str())), "{command:?}");
+        assert!(labels.contains(&"workload=default") && labels.contains(&"study=delays"), "{command:?}");
         if c["target"] == "fast" {
             // monitor = ["started"]: the started server's pid, not the placeholder.
             let pid = command[command.iter().position(|a| *a == "--monitor-pid").unwrap() + 1];

@@ -230,6 +230,35 @@ fn patterns_extract_prints_a_column_of_groonga_select_results() {
 }
 
 #[test]
+fn a_sweep_of_two_steps_asks_for_a_range_and_a_sweep_without_one_is_refused() {
+    let t = target_with(target_opts(None));
+    let url = format!("http://{}/", t.addr());
+    let (out, doc, _) = run_study(&["sweep", "--clients", "1,2", "-d", "300ms", "--interval", "0s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Two steps cannot show a plateau, a knee or growth: the analysis says what was measured and the range to give.
+    let summary: Vec<&str> = doc["analysis"]["summary"].as_array().unwrap().iter().filter_map(|s| s.as_str()).collect();
+    assert!(summary[0].contains("a sweep of 2 steps shows no plateau or knee"), "{summary:?}");
+    assert!(summary[0].contains("--clients 1,2,4,8,16"), "{summary:?}");
+    assert!(!out.stdout.contains("still grows") && !out.stdout.contains("stays flat"), "{}", out.stdout);
+    assert!(!out.stdout.contains("1 clients"), "{}", out.stdout);
+    // No range at all: refused before any load, with ranges to copy (and `run` for one step).
+    for bare in [&["sweep", &url][..], &["sweep", "-d", "1s", &url]] {
+        let out = hakaru(bare);
+        assert_eq!(out.code, 2, "{bare:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        for needle in ["no range given", "--clients 1,2,4,8,16", "--start-clients 0 --end-clients 20 --step 2"] {
+            assert!(out.stderr.contains(needle), "{needle}: {}", out.stderr);
+        }
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    }
+    assert_eq!(hakaru(&["sweep", "redis://127.0.0.1:9"]).code, 2, "a key-value sweep needs a range too");
+    // drnbench's own flags for one step are a range given on purpose: run, and the analysis asks for more.
+    let (out, doc, _) = run_study(&["sweep", "--end-clients", "1", "-d", "200ms", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(doc["analysis"]["summary"][0].as_str().unwrap().contains("at 1 client; a sweep of 1 step"), "{doc}");
+}
+
+#[test]
 fn bad_sweep_and_capacity_input_is_one_line_naming_the_flag() {
     let cases: [(&[&str], &str); 5] = [
         (

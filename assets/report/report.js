@@ -6,10 +6,33 @@
   const body = document.body;
   const data = JSON.parse(document.getElementById("hakaru-data").textContent);
   const main = document.getElementById("report");
+  // Per-second windows up to this many make no trend: over-time charts draw them as points.
+  const SHORT_WINDOWS = 2;
   const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     "#7f7f7f", "#bcbd22"];
   const color = (i) => PALETTE[i % PALETTE.length];
-  const series = data.series.map((s, i) => Object.assign({ color: color(i) }, s));
+  // A study's repetitions of one target share the target's colour in shades (the first the colour itself, the
+  // later ones lighter), so ten runs of two targets read as two families, not ten unrelated lines.
+  const family = (s) => (s.target === null || s.target === undefined ? "\u0000" + s.name : s.target);
+  const families = [...new Set(data.series.map(family))];
+  function shade(hex, r, n) {
+    if (n < 2 || r === 0) return hex;
+    const t = 0.6 * r / (n - 1);
+    return "#" + [1, 3, 5].map((i) => {
+      const c = parseInt(hex.slice(i, i + 2), 16);
+      return Math.round(c + (255 - c) * t).toString(16).padStart(2, "0");
+    }).join("");
+  }
+  const met = new Map();
+  const series = data.series.map((s) => {
+    const f = family(s);
+    const r = met.get(f) || 0;
+    met.set(f, r + 1);
+    const n = data.series.filter((x) => family(x) === f).length;
+    return Object.assign({ color: shade(color(families.indexOf(f)), r, n), base: color(families.indexOf(f)) }, s);
+  });
+  const targetColor = (name) => color(Math.max(0, families.indexOf(name)));
+  body.dataset.seriesColors = series.map((s) => s.color).join(",");
 
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
@@ -124,9 +147,11 @@
       },
       axes: [xAxis, Object.assign(axis(spec.yLabel), { size: 70 })],
       series: [{ label: spec.xLabel, value: spec.xLegend || ((u, v) => v === null ? "–" : num(v, 3)) }].concat(
-        spec.lines.map((l) => ({ label: l.name, stroke: l.color, width: 2, dash: l.dash, spanGaps: true,
+        spec.lines.map((l) => Object.assign({ label: l.name, stroke: l.color, width: 2, dash: l.dash, spanGaps: true,
           points: { show: l.points !== false, size: 5, fill: l.color },
-          value: (u, v) => v === null ? "–" : num(v, 3) }))),
+          value: (u, v) => v === null ? "–" : num(v, 3) },
+          // Two points or fewer make no trend: drawn as points, with no line between them.
+          l.pointsOnly ? { paths: () => null, points: { show: true, size: 8, space: 0, fill: l.color } } : {}))),
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
       hooks: {
@@ -174,7 +199,8 @@
     // Bars: one place per target, and room for the top of every interval.
     if (spec.bars && spec.bars.length) {
       const top = Math.max(...spec.bars.map((b) => b.hi));
-      opts.scales.x = { time: false, range: () => [0.5, spec.bars.length + 0.5] };
+      const slots = spec.barSlots || spec.bars.length;
+      opts.scales.x = { time: false, range: () => [0.5, slots + 0.5] };
       opts.scales.y = { range: () => [0, top > 0 ? top * 1.1 : 1] };
       opts.axes[0].splits = () => spec.bars.map((b) => b.x);
     }
@@ -268,10 +294,14 @@
   function overTime() {
     const list = series.filter((s) => s.windows.length);
     if (!list.length) return;
+    const short = list.filter((s) => s.windows.length <= SHORT_WINDOWS);
     const sec = section("Over time", "Per second, the steps one after another (pauses between steps left out; " +
-      "a step's last window, when shorter than half a second, too).");
-    const line = (s, i) => ({ name: s.name, color: s.color, points: false, xs: s.windows.map((w) => w[0]),
-      ys: s.windows.map((w) => w[i]) });
+      "a step's last window, when shorter than half a second, too)." + (short.length ? " Inputs with " +
+      SHORT_WINDOWS + " seconds or fewer (" + short.length + " of " + list.length + ") are drawn as points: so few " +
+      "make no trend." : ""));
+    const line = (s, i) => ({ name: s.name, color: s.color, points: false, pointsOnly: s.windows.length <= SHORT_WINDOWS,
+      xs: s.windows.map((w) => w[0]), ys: s.windows.map((w) => w[i]) });
+    body.dataset.pointsOnly = String(short.length);
     addChart(sec, { title: "Throughput per second", xLabel: "time (s)", yLabel: "requests/s", lines: list.map((s) => line(s, 1)) });
     addChart(sec, { title: "p99 latency per second", xLabel: "time (s)", yLabel: "p99 latency (ms)",
       lines: list.map((s) => line(s, 3)) });
@@ -315,6 +345,32 @@
         bars: list.map((s, i) => Object.assign({ x: i + 1, color: s.color }, s.runs[key])) });
     }
   }
+  function answer() {
+    if (!data.answer.length) return;
+    const sec = section("Answer", "Per target, workload and phase (and sweep step): the mean over the repetitions " +
+      "that ran to the end and its 95 % confidence interval (Student's t; the repetitions' range below two). Each " +
+      "repetition is one sample. The verdicts below judge the differences; the detail follows them.");
+    const where = (a) => [a.group, a.point].filter((x) => x).join(", ") || "–";
+    const withCi = (b, d) => b ? num(b.mean, d) + " (" + num(b.lo, d) + " – " + num(b.hi, d) + ")" : "–";
+    sec.append(table(["target", { text: "where" }, "runs", "ok/s (95 % interval)", "mean ms (95 % interval)",
+      "p99 ms (95 % interval)"], data.answer.map((a) => [
+      el("span", { class: "name" }, el("span", { class: "swatch", style: "background:" + targetColor(a.target) }, ""),
+        a.target), { text: where(a) }, a.n, withCi(a.ok_per_s, 1), withCi(a.mean_ms, 2), withCi(a.p99_ms, 2)])));
+    // Bars with whiskers, one per row, in the target's colour: readable up to a few dozen rows.
+    if (data.answer.length > 40) return;
+    const label = (a) => a.target + (where(a) === "–" ? "" : " · " + where(a));
+    const names = (u, vals) => vals.map((v) => (data.answer[v - 1] ? label(data.answer[v - 1]) : ""));
+    for (const [key, title, unit] of [["ok_per_s", "Successes per second", "ok/s"], ["p99_ms", "p99 latency", "p99 (ms)"]]) {
+      const rows = data.answer.map((a, i) => ({ a, i })).filter((r) => r.a[key]);
+      if (!rows.length) continue;
+      addChart(sec, { title: title + ": mean and 95 % interval over the repetitions", xLabel: "target", yLabel: unit,
+        xValues: names, xLegend: (u, v) => (data.answer[v - 1] ? label(data.answer[v - 1]) : "–"),
+        lines: rows.map((r) => ({ name: label(r.a) + " (" + r.a.n + " runs)", color: targetColor(r.a.target),
+          xs: [r.i + 1], ys: [r.a[key].mean] })),
+        bars: rows.map((r) => Object.assign({ x: r.i + 1, color: targetColor(r.a.target) }, r.a[key])),
+        barSlots: data.answer.length });
+    }
+  }
   function verdicts() {
     if (!data.verdicts.length) return;
     const sec = section("Verdicts", "As hakaru compare gives them: each target against the first (a study's, per " +
@@ -352,6 +408,9 @@
 
   const t0 = performance.now();
   header();
+  // The answer first (the means, their intervals, the verdicts), then the detail.
+  answer();
+  verdicts();
   summary();
   versusClients();
   versusRate();
@@ -359,7 +418,6 @@
   overTime();
   monitors();
   repeatedRuns();
-  verdicts();
   mix();
   warnings();
   drawAll();

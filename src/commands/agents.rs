@@ -298,8 +298,11 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     }
     session.say(format!("hakaru: {n} agents, merged").as_str());
     // A checked workload ends as its agents' would: `ok`, or `FAILED:` with the seed that replays it.
-    let checked = matches!(&agents.plan, AgentPlan::Kv(a) if a.workload.trim() != "mix");
-    session.end(if checked { Ending::Checked } else { Ending::Summary })
+    let (phased, checked) = match &agents.plan {
+        AgentPlan::Kv(a) => (a.workload.trim() != "mix", a.workload.trim() == "order" || a.verify),
+        _ => (false, false),
+    };
+    session.end(if phased { Ending::Checked(checked) } else { Ending::Summary })
 }
 
 /// The agents' documents and logs, in a directory of this process's own, removed when the merge is done.

@@ -87,6 +87,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         slo: None,
         max_errors_percent: Some(parts.max_error_percent),
     });
+    crate::plan::steps::require_range(a)?;
     engine::preflight(&first)?;
     let first_threads = first.threads;
     drop(first);

@@ -22,22 +22,27 @@ impl Exporter for Text {
             (None, Some(d)) => format!("{d}s"),
             (None, None) => String::new(),
         };
+        // Key-value clients always keep their connections: keep-alive is HTTP's word, said for HTTP alone.
+        let keepalive = match is_kv(doc) {
+            true => String::new(),
+            false => format!(", keep-alive {}", if s.keepalive { "on" } else { "off" }),
+        };
         let _ = writeln!(
             out,
-            "hakaru {}  {}\n  {}, {}, keep-alive {}, {}, timeout {}s",
+            "hakaru {}  {}\n  {}, {}{keepalive}, {}, timeout {}s",
             s.command,
             s.targets.join(" "),
             crate::units::count_of(s.connections as u64, "connection"),
             crate::units::count_of(s.threads as u64, "thread"),
-            if s.keepalive { "on" } else { "off" },
             limit,
             s.timeout_s
         );
         match &doc.runs {
             Some(runs) => render_runs(&mut out, doc, runs),
             None => {
+                // A lone run's step needs no name; each of several (kv's phases: load, run) is named.
                 for step in &doc.steps {
-                    render_step(&mut out, step);
+                    render_step(&mut out, step, doc.steps.len() > 1);
                 }
             }
         }
@@ -138,11 +143,19 @@ pub fn thresholds_text(results: &[ThresholdResult]) -> String {
     out
 }
 
-fn render_step(out: &mut String, step: &StepResult) {
+/// Whether the document measured key-value servers (redis://, memcache://) rather than HTTP.
+fn is_kv(doc: &ResultDocument) -> bool {
+    match doc.steps.first() {
+        Some(step) => step.protocol == "redis" || step.protocol == "memcached",
+        None => doc.settings.targets.iter().all(|t| t.starts_with("redis") || t.starts_with("memcache")),
+    }
+}
+
+fn render_step(out: &mut String, step: &StepResult, named: bool) {
     let l = &step.latency;
     let t = &step.throughput;
     let _ = writeln!(out);
-    if step.label != "run" {
+    if named || step.label != "run" {
         let _ = writeln!(out, "step {}", step.label);
     }
     // peers.sh and other scripts take the first number of the first line that mentions req/s: keep it the rate.
@@ -269,12 +282,14 @@ fn render_step(out: &mut String, step: &StepResult) {
     }
     if let Some(s) = &step.server {
         let pids: Vec<String> = s.pids.iter().map(u32::to_string).collect();
+        let thread = s.busiest_thread.as_ref().map(|t| format!(", busiest thread {} {:.0} %", t.name, t.cpu_percent));
         let _ = writeln!(
             out,
-            "  server       {:.0} % of one core, at most {:.0} % ({} on this machine), RSS {}, pid {}{}",
+            "  server       {:.0} % of one core, at most {:.0} % ({} on this machine){}, RSS {}, pid {}{}",
             s.cpu_percent_mean,
             s.cpu_percent_max,
             count_of(s.cores as u64, "core"),
+            thread.unwrap_or_default(),
             format_bytes(s.rss_max_bytes as f64),
             pids.join(","),
             if s.saturated { " (saturated: the server is CPU-bound at this load)" } else { "" }

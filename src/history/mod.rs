@@ -247,13 +247,10 @@ impl Facts {
         let text = |p: &str| doc.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
         let targets = doc.pointer("/settings/targets").and_then(Value::as_array);
         let target = targets.map(|t| t.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "));
-        // The headline: the step with the most successes per second (a run has one step).
-        let best = doc.pointer("/steps").and_then(Value::as_array).and_then(|steps| {
-            steps.iter().max_by(|a, b| {
-                let q = |s: &Value| s.pointer("/throughput/ok_per_s").and_then(Value::as_f64).unwrap_or(-1.0);
-                q(a).total_cmp(&q(b))
-            })
-        });
+        let steps = doc.pointer("/steps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let best = headline_step(doc, steps);
+        // A p99 of no successes would be the empty histogram's 0: shown as "-", not as `0us`.
+        let answered = best.filter(|s| s.pointer("/latency/count").and_then(Value::as_u64).unwrap_or(1) > 0);
         Facts {
             time: text("/provenance/started_at"),
             command: text("/settings/command"),
@@ -261,10 +258,25 @@ impl Facts {
             hakaru_version: text("/provenance/hakaru_version"),
             host: text("/provenance/hostname"),
             ok_per_s: best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
-            p99_us: best.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
+            p99_us: answered.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
             workload: workload_id(doc),
         }
     }
+}
+
+/// The step a listing row stands for. A capacity search's is the capacity found (the highest rate that met the
+/// objective; none when no rate did), not a faster failing step; any other document's is the step with the most
+/// successes per second (a run has one step).
+fn headline_step<'a>(doc: &Value, steps: &'a [Value]) -> Option<&'a Value> {
+    let rate = |s: &Value| s.pointer("/load/rate").and_then(Value::as_f64);
+    if let Some(capacity) = doc.pointer("/analysis/capacity").filter(|c| c.is_object()) {
+        let found = capacity.get("rate").and_then(Value::as_f64)?;
+        return steps.iter().find(|s| rate(s) == Some(found));
+    }
+    steps.iter().max_by(|a, b| {
+        let q = |s: &Value| s.pointer("/throughput/ok_per_s").and_then(Value::as_f64).unwrap_or(-1.0);
+        q(a).total_cmp(&q(b))
+    })
 }
 
 fn labels_of(doc: &Value) -> BTreeMap<String, String> {
@@ -591,6 +603,27 @@ mod tests {
             "steps": [{"throughput": {"ok_per_s": qps}, "latency": {"percentiles": {"p99": p99}}},
                       {"throughput": {"ok_per_s": qps / 2.0}, "latency": {"percentiles": {"p99": 1}}}],
         })
+    }
+
+    #[test]
+    fn a_run_without_success_has_no_p99_and_a_capacity_row_is_the_capacity_found() {
+        let mut none = doc("run", "http://127.0.0.1:1/", 0.0, 0, json!({}));
+        none["steps"] = json!([{"throughput": {"ok_per_s": 0.0}, "latency": {"count": 0, "percentiles": {"p99": 0}}}]);
+        let facts = Facts::of(&none);
+        assert_eq!((facts.ok_per_s, facts.p99_us), (Some(0.0), None), "no success: p99 '-', not 0us");
+        // 100/s passed (p99 2 ms), 200/s failed the objective with more successes per second (p99 90 ms).
+        let step = |rate: f64, ok: f64, p99: u64| {
+            json!({"load": {"rate": rate}, "throughput": {"ok_per_s": ok},
+                   "latency": {"count": 10, "percentiles": {"p99": p99}}})
+        };
+        let mut capacity = doc("capacity", "http://127.0.0.1:1/", 0.0, 0, json!({}));
+        capacity["steps"] = json!([step(100.0, 100.0, 2000), step(200.0, 150.0, 90_000)]);
+        capacity["analysis"] = json!({"capacity": {"rate": 100.0, "first_failing_rate": 200.0}});
+        let facts = Facts::of(&capacity);
+        assert_eq!((facts.ok_per_s, facts.p99_us), (Some(100.0), Some(2000)));
+        capacity["analysis"]["capacity"]["rate"] = Value::Null;
+        let facts = Facts::of(&capacity);
+        assert_eq!((facts.ok_per_s, facts.p99_us), (None, None), "no rate met the objective: nothing to show");
     }
 
     #[test]

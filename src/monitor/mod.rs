@@ -10,7 +10,7 @@ mod procfs;
 use std::time::Duration;
 
 pub use probe::{Probe, ProbeReading, apply_pointer, delta, probe_all, readings, unique_names};
-pub use process::{ProcessMonitor, ProcessReport, WatchSpec, is_saturated};
+pub use process::{BusiestThread, ProcessMonitor, ProcessReport, WatchSpec, is_saturated, server_saturated};
 
 /// The processes holding a socket that listens on `port`.
 pub fn pids_listening(port: u16) -> Vec<u32> {

@@ -39,13 +39,33 @@ pub struct ProcessReport {
     pub rss_max_bytes: u64,
     /// Cores the watched processes may use (affinity of the first pid, else the machine's).
     pub cores: usize,
-    /// `cpu_percent_mean` reached 90 % of `cores * 100`: the server was CPU-bound.
+    /// The server was CPU-bound: `cpu_percent_mean` reached 90 % of `cores * 100`, or its busiest thread 90 % of
+    /// one core (an event loop such as Redis's cannot use a second core).
     pub saturated: bool,
+    /// The busiest thread of the watched processes over the step; null when threads could not be read (or in a
+    /// document written before hakaru read them).
+    #[serde(default)]
+    pub busiest_thread: Option<BusiestThread>,
+}
+
+/// One thread's share of a core over a step.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BusiestThread {
+    /// Its name (/proc/PID/task/TID/comm: `redis-server`, `nginx`, `io_thd_1`).
+    pub name: String,
+    /// 100 = one core fully busy, over the whole step.
+    pub cpu_percent: f64,
 }
 
 /// Whether a CPU figure (100 = one core) is at least 90 % of what `cores` cores can give.
 pub fn is_saturated(cpu_percent: f64, cores: usize) -> bool {
     cpu_percent >= 0.9 * cores.max(1) as f64 * 100.0
+}
+
+/// The saturation rule for a server: its processes at 90 % of their cores, or one thread at 90 % of one core
+/// (whatever the cores, a single thread's work cannot spread to the others).
+pub fn server_saturated(cpu_percent: f64, cores: usize, busiest_thread: Option<f64>) -> bool {
+    is_saturated(cpu_percent, cores) || busiest_thread.is_some_and(|t| is_saturated(t, 1))
 }
 
 /// Samples CPU and RSS of the watched processes (all their threads, and their descendant processes) every
@@ -103,13 +123,22 @@ impl ProcessMonitor {
         let wall = s.prev_at.duration_since(s.step_start).as_secs_f64();
         let mean = if wall > 0.0 { s.step_ticks as f64 / s.ticks_per_second / wall * 100.0 } else { 0.0 };
         let max = s.step_max.unwrap_or(mean);
+        // A thread cannot use more than one core: a tick counted late by the kernel is cut off there.
+        let busiest_thread =
+            s.step_threads.values().max_by_key(|(ticks, _)| *ticks).filter(|_| wall > 0.0).map(|(ticks, name)| {
+                BusiestThread {
+                    name: name.clone(),
+                    cpu_percent: (*ticks as f64 / s.ticks_per_second / wall * 100.0).min(100.0),
+                }
+            });
         ProcessReport {
             pids: self.pids.clone(),
             cpu_percent_mean: mean,
             cpu_percent_max: max,
             rss_max_bytes: s.step_rss_max,
             cores: self.cores,
-            saturated: is_saturated(mean, self.cores),
+            saturated: server_saturated(mean, self.cores, busiest_thread.as_ref().map(|t| t.cpu_percent)),
+            busiest_thread,
         }
     }
 }
@@ -189,6 +218,10 @@ struct Sampler {
     step_ticks: u64,
     step_max: Option<f64>,
     step_rss_max: u64,
+    /// Each thread of the family at the previous sample: thread id -> (start time, CPU ticks).
+    prev_threads: HashMap<u32, (u64, u64)>,
+    /// The CPU ticks of each thread during the step, and its name.
+    step_threads: HashMap<u32, (u64, String)>,
 }
 
 impl Sampler {
@@ -205,6 +238,8 @@ impl Sampler {
             step_ticks: 0,
             step_max: None,
             step_rss_max: 0,
+            prev_threads: HashMap::new(),
+            step_threads: HashMap::new(),
         }
     }
 
@@ -214,6 +249,7 @@ impl Sampler {
         self.step_ticks = 0;
         self.step_max = None;
         self.step_rss_max = self.last_rss();
+        self.step_threads.clear();
     }
 
     fn last_rss(&self) -> u64 {
@@ -228,6 +264,15 @@ impl Sampler {
         let stats = procfs::all_stats();
         let family = procfs::family(&self.roots, &stats);
         let (delta, next) = cpu_delta(&self.prev, self.prev_boot_ticks, &family);
+        // The same accounting per thread, for the busiest one: a thread's ticks are its own.
+        let threads: Vec<Stat> = family.iter().flat_map(|s| procfs::thread_stats(s.pid)).collect();
+        let thread_refs: Vec<&Stat> = threads.iter().collect();
+        let (_, next_threads) = cpu_delta(&self.prev_threads, self.prev_boot_ticks, &thread_refs);
+        for t in &threads {
+            let entry = self.step_threads.entry(t.pid).or_insert_with(|| (0, t.comm.clone()));
+            entry.0 += grown(&self.prev_threads, self.prev_boot_ticks, t);
+        }
+        self.prev_threads = next_threads;
         let rss: u64 = family.iter().filter_map(|s| procfs::read_rss(s.pid)).sum();
         let dt = now.duration_since(self.prev_at);
         if counts_for_max && dt >= self.interval / 2 {
@@ -255,14 +300,19 @@ fn cpu_delta(
     let mut delta = 0;
     let mut next = HashMap::with_capacity(family.len());
     for s in family {
-        delta += match prev.get(&s.pid) {
-            Some(&(start, ticks)) if start == s.starttime => s.ticks.saturating_sub(ticks),
-            _ if !prev.is_empty() && s.starttime >= prev_boot_ticks => s.ticks,
-            _ => 0,
-        };
+        delta += grown(prev, prev_boot_ticks, s);
         next.insert(s.pid, (s.starttime, s.ticks));
     }
     (delta, next)
+}
+
+/// The ticks one process (or thread) spent since the previous sample, by [`cpu_delta`]'s rules.
+fn grown(prev: &HashMap<u32, (u64, u64)>, prev_boot_ticks: u64, s: &Stat) -> u64 {
+    match prev.get(&s.pid) {
+        Some(&(start, ticks)) if start == s.starttime => s.ticks.saturating_sub(ticks),
+        _ if !prev.is_empty() && s.starttime >= prev_boot_ticks => s.ticks,
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

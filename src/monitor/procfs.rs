@@ -41,6 +41,18 @@ pub(crate) fn read_stat(pid: u32) -> Option<Stat> {
     parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// The stat of every thread of a process (`/proc/PID/task/TID/stat`: the pid field is the thread's id, the
+/// name the thread's own, the ticks its own); empty for a process that is gone.
+pub(crate) fn thread_stats(pid: u32) -> Vec<Stat> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|e| {
+            let tid = e.ok()?.file_name();
+            parse_stat(&fs::read_to_string(format!("/proc/{pid}/task/{}/stat", tid.to_str()?)).ok()?)
+        })
+        .collect()
+}
+
 /// Resident pages from a `/proc/PID/statm` line (its second field).
 pub(crate) fn parse_statm_resident(line: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()

@@ -213,6 +213,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     let max_error_percent = super::slo::parse_percent("--max-error-rate", &s.max_error_rate)?;
     let warmup = super::steps::flag_duration_or_zero("--warmup", &s.warmup)?;
     super::check_outputs(&[("--output", s.output.as_deref()), ("--csv", s.csv.as_deref())])?;
+    super::steps::require_range(a)?;
     // kv's own defaults, from its flag definitions, for everything sweep has no flag for (the mix, keys, value size).
     let mut kv: KvArgs = crate::cli::render::defaults();
     kv.urls = r.urls.clone();

@@ -45,6 +45,25 @@ pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: 
         .collect()
 }
 
+/// A sweep given no range at all is refused rather than run as drnbench's default of one step of one client,
+/// which can show neither a plateau nor a knee; nor is it run as the drnbench tutorial's range (0 to 20 by 2:
+/// eleven 30 s steps and their pauses, about 7 minutes) that a bare command line gives no hint of. The message
+/// gives both ranges to copy. Checked after every other flag, so a misspelt one is named first.
+pub fn require_range(a: &SweepArgs) -> Result<(), UsageError> {
+    let (clients, rates) = (
+        a.clients.is_some() || a.start_clients.is_some() || a.end_clients.is_some(),
+        a.rates.is_some() || a.rate_start.is_some() || a.rate_end.is_some(),
+    );
+    if clients || rates {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        "sweep: no range given, and a sweep needs at least 3 steps to show where throughput levels off; give \
+         --clients 1,2,4,8,16 (or drnbench's --start-clients 0 --end-clients 20 --step 2, or --rates 1000,2000,4000); \
+         one step of N clients is `hakaru run -c N`",
+    ))
+}
+
 /// The steps the flags ask for.
 pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
     let rate_sweep = a.rates.is_some() || a.rate_start.is_some() || a.rate_end.is_some();

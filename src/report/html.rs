@@ -92,6 +92,7 @@ mod tests {
             series: vec![],
             notes: vec![],
             verdicts: vec![],
+            answer: vec![],
         };
         let page = render(&report);
         assert!(page.contains("<title>t &lt;b&gt;</title>"));

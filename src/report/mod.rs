@@ -219,6 +219,24 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Every target with repeated runs against the first one, as `hakaru compare` judges them.
     pub verdicts: Vec<VerdictRow>,
+    /// A study's answer, what the page leads with: per target, workload and phase (and sweep step), the mean over
+    /// the repetitions and its 95 % interval; empty for other inputs.
+    pub answer: Vec<AnswerRow>,
+}
+
+/// One target's figures in one place of a study (a workload and phase, a sweep's step) over its repetitions.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnswerRow {
+    /// The workload and phase (`compare::input::study_group_title`), as the verdicts name it.
+    pub group: String,
+    /// A sweep's load point (`c=4`); empty for a fixed load.
+    pub point: String,
+    pub target: String,
+    /// The repetitions that ran to the end: the samples.
+    pub n: usize,
+    pub ok_per_s: Bar,
+    pub mean_ms: Option<Bar>,
+    pub p99_ms: Option<Bar>,
 }
 
 /// One input's figures: its steps as points, and what its analysis found.
@@ -249,6 +267,9 @@ pub struct Series {
     pub interrupted: bool,
     /// Repeated runs (`--runs`): the mean of each figure over the complete runs and its 95 % interval.
     pub runs: Option<RunsView>,
+    /// A study case's target: the page draws the repetitions of one target in shades of one colour. Null for
+    /// other inputs (each its own colour).
+    pub target: Option<String>,
 }
 
 /// A result of repeated runs, for the bars with intervals.
@@ -346,12 +367,14 @@ impl Report {
             }
         }
         let verdicts = verdicts(&series, inputs);
+        let answer = answer(&series, inputs);
         Report {
             title: title.into(),
             generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")),
             series,
             notes,
             verdicts,
+            answer,
         }
     }
 }
@@ -413,13 +436,67 @@ fn verdicts(series: &[Series], inputs: &[Input]) -> Vec<VerdictRow> {
     rows
 }
 
+/// A study's answer: the cases that ran to the end, per group, target (in the study's order) and step, their
+/// mean and its 95 % interval over the repetitions (each repetition one sample, as `compare` takes them).
+fn answer(series: &[Series], inputs: &[Input]) -> Vec<AnswerRow> {
+    // (group, target, point) -> the repetitions' points, in the order first met.
+    type Place<'a> = ((String, String, String), Vec<&'a Point>);
+    let mut places: Vec<Place> = Vec::new();
+    for (s, input) in series.iter().zip(inputs) {
+        let Some(case) = input.case.as_ref().filter(|c| c.ok) else { continue };
+        for p in &s.points {
+            let point = if s.axis == "none" { String::new() } else { p.label.clone() };
+            let key = (case.group.clone(), case.target.clone(), point);
+            match places.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, runs)) => runs.push(p),
+                None => places.push((key, vec![p])),
+            }
+        }
+    }
+    // Targets in the study's order within each group, as the verdicts put them.
+    let order = |group: &str, target: &str| {
+        inputs
+            .iter()
+            .filter_map(|i| i.case.as_ref())
+            .find(|c| c.group == group)
+            .and_then(|c| c.targets.iter().position(|t| t == target))
+    };
+    let groups: Vec<String> = places.iter().map(|((g, _, _), _)| g.clone()).fold(Vec::new(), |mut all, g| {
+        if !all.contains(&g) {
+            all.push(g);
+        }
+        all
+    });
+    places.sort_by_key(|((g, t, _), _)| (groups.iter().position(|x| x == g), order(g, t)));
+    places
+        .into_iter()
+        .map(|((group, target, point), runs)| {
+            let of = |f: &dyn Fn(&Point) -> Option<f64>| {
+                let values: Vec<f64> = runs.iter().filter_map(|p| f(p)).collect();
+                (values.len() == runs.len()).then(|| crate::result::Spread::of(&values)).flatten().map(|s| bar(&s, 1.0))
+            };
+            AnswerRow {
+                group,
+                point,
+                target,
+                n: runs.len(),
+                ok_per_s: of(&|p| p.ok_per_s.or(Some(p.qps))).expect("every point has a throughput"),
+                mean_ms: of(&|p| p.mean_ms),
+                p99_ms: of(&|p| p.p99_ms),
+            }
+        })
+        .collect()
+}
+
+/// A spread as a bar: its mean and 95 % interval (the values' range when there are too few for one), scaled.
+fn bar(s: &crate::result::Spread, scale: f64) -> Bar {
+    let (lo, hi) = s.ci95.map_or((s.min, s.max), |c| (c[0], c[1]));
+    Bar { mean: s.mean * scale, lo: lo * scale, hi: hi * scale }
+}
+
 /// The runs of a document with `--runs`, as bars.
 fn runs_view(doc: &ResultDocument) -> Option<RunsView> {
     let r = doc.runs.as_ref()?;
-    let bar = |s: &crate::result::Spread, scale: f64| {
-        let (lo, hi) = s.ci95.map_or((s.min, s.max), |c| (c[0], c[1]));
-        Bar { mean: s.mean * scale, lo: lo * scale, hi: hi * scale }
-    };
     Some(RunsView { n: r.ok_per_s.values.len(), ok_per_s: bar(&r.ok_per_s, 1.0), p99_ms: bar(&r.p99_us, 0.001) })
 }
 
@@ -488,6 +565,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         warnings: vec!["drnbench's CSV has no percentiles: only the mean latency is drawn".into()],
         interrupted: false,
         runs: None,
+        target: input.case.as_ref().map(|c| c.target.clone()),
     }
 }
 
@@ -552,6 +630,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         warnings: doc.warnings.clone(),
         interrupted: doc.interrupted,
         runs: runs_view(doc),
+        target: input.case.as_ref().map(|c| c.target.clone()),
     }
 }
 

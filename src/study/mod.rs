@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::cli::args::{ArrivalArg, KvArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs};
+use crate::cli::args::{ArrivalArg, HistoryArgs, KvArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs};
 use crate::cli::render::{defaults, render};
 use crate::error::UsageError;
 use crate::units::parse_flag_duration;
@@ -395,9 +395,11 @@ impl StudyPlan {
                                 &format!("two cases would both be named '{id}' (names joined by '-'): rename a target, workload or phase"),
                             ));
                         }
-                        let args = self.case_args(t, w, false)?;
+                        let args = self.case_args(t, w, p, false)?;
                         let warmup_args = match self.load.shape {
-                            LoadShape::Fixed { .. } if !self.load.warmup.is_zero() => Some(self.case_args(t, w, true)?),
+                            LoadShape::Fixed { .. } if !self.load.warmup.is_zero() => {
+                                Some(self.case_args(t, w, p, true)?)
+                            }
                             _ => None,
                         };
                         cases.push(Case { id, repetition, target: ti, workload: wi, phase: pi, args, warmup_args });
@@ -410,8 +412,16 @@ impl StudyPlan {
 
     /// The `run` / `sweep` / `kv` arguments of one case (or of its warm-up run), rendered from the typed flags the
     /// child parses (`cli::render`), so a renamed flag fails a test here rather than a study.
-    fn case_args(&self, t: &Target, w: &Workload, warmup: bool) -> Result<Vec<String>, UsageError> {
+    fn case_args(&self, t: &Target, w: &Workload, p: &Phase, warmup: bool) -> Result<Vec<String>, UsageError> {
         let l = &self.load;
+        // Labels, so that `hakaru history` tells the cases of two targets (workloads, phases) apart; a warm-up
+        // is thrown away, so it is not kept in the history at all.
+        let labels = [("study", &self.name), ("target", &t.name), ("workload", &w.name), ("phase", &p.name)];
+        let history = HistoryArgs {
+            labels: if warmup { Vec::new() } else { labels.iter().map(|(k, v)| format!("{k}={v}")).collect() },
+            no_history: warmup,
+            ..defaults()
+        };
         let mut watch = WatchArgs::default();
         if warmup {
             watch.no_monitor = true;
@@ -462,6 +472,7 @@ impl StudyPlan {
             a.urls = t.urls.clone();
             a.watch = watch;
             fixed(&mut a.load);
+            a.load.history = history;
             if clients.is_some() || rates.is_some() {
                 // A kv sweep: each step the study's step length, after its warm-up.
                 a.load.duration = Some(secs(l.step_duration));
@@ -501,12 +512,14 @@ impl StudyPlan {
                 let mut a: RunArgs = defaults();
                 (a.request, a.watch) = (request, watch);
                 fixed(&mut a.load);
+                a.load.history = history;
                 render("run", &a).map_err(UsageError::new)
             }
             shape => {
                 let mut a: SweepArgs = defaults();
                 (a.request, a.watch, a.clients, a.rates) = (request, watch, clients, rates);
                 let s = &mut a.study;
+                s.history = history;
                 (s.quiet, s.threads) = (true, l.threads.map(|n| n as usize));
                 (s.duration, s.interval, s.warmup) = (secs(l.step_duration), secs(l.interval), secs(l.warmup));
                 if let LoadShape::Rates { connections, .. } = shape {
@@ -1132,7 +1145,11 @@ name = "warm"
             ids,
             ["r1-a-cold", "r1-a-warm", "r1-b-cold", "r1-b-warm", "r2-a-cold", "r2-a-warm", "r2-b-cold", "r2-b-warm"]
         );
-        assert_eq!(p.cases[0].args, ["run", "-c", "2", "-d", "1s", "-q", "http://127.0.0.1:1/?delay=5ms"]);
+        let labels =
+            ["--label", "study=t", "--label", "target=a", "--label", "workload=default", "--label", "phase=cold"];
+        let expected =
+            [&["run", "-c", "2", "-d", "1s", "-q"][..], &labels, &["http://127.0.0.1:1/?delay=5ms"]].concat();
+        assert_eq!(p.cases[0].args, expected);
         let (t, unknown) = p.estimate(&p.cases.iter().collect::<Vec<_>>());
         assert_eq!((t, unknown), (Duration::from_secs(8 + 7), 0));
     }
@@ -1216,6 +1233,11 @@ warmup = "500ms"
         let warm = p.cases[0].warmup_args.as_ref().unwrap();
         assert_eq!(warm[..5], ["run", "--no-monitor", "-c", "4", "-d"], "{warm:?}");
         assert!(has(warm, ["-d", "0.5s"]) && warm.contains(&"-q".to_string()), "{warm:?}");
+        // Each case is labelled in the history with its study, target, workload and phase; a warm-up is not kept.
+        for label in ["study=", "target=redis", "workload=small", "phase=default"] {
+            assert!(kv.windows(2).any(|w| w[0] == "--label" && w[1].starts_with(label)), "{label}: {kv:?}");
+        }
+        assert!(warm.contains(&"--no-history".to_string()) && !warm.contains(&"--label".to_string()), "{warm:?}");
         let sweep = TWO.replace("connections = 2", "clients = [1, 2]");
         let p = plan(&sweep).unwrap();
         let args = &p.cases[0].args;
