@@ -182,3 +182,32 @@ fn a_selected_redis_database_is_looked_at_alone() {
     assert_eq!(intact(r.port, PLANTED, true), PLANTED);
     assert_eq!(flushes(r.port, true), 0);
 }
+
+#[test]
+fn templates_and_large_key_ranges_cannot_slip_past_the_look() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    plant(r.port, PLANTED, true);
+    let refused = |args: &[&str], says: &str| {
+        let mut all = args.to_vec();
+        all.push(&url);
+        let out = kv(&all);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    };
+    // A template that deletes everything.
+    refused(&["--command", "FLUSHDB", "-n", "10"], "deletes everything in the database or server");
+    // A fixed key, and a key built around __key__ that lands on the user's keys.
+    refused(&["--command", "SET mine __data__", "-n", "10"], "writes keys hakaru cannot look up");
+    refused(
+        &["--command", "SET app:user:__key__ __data__", "--key-prefix", "", "--keys", "100", "-n", "10"],
+        "100 of the 100 keys this run writes (app:user:0 ... app:user:99) already exist",
+    );
+    // More keys than are looked up one by one, under a prefix not hakaru's: a sample could miss one.
+    refused(&["--mix", "set:1", "--key-prefix", "app:user:", "--keys", "10000000", "-n", "10"], "cannot be told");
+    assert_eq!(intact(r.port, PLANTED, true), PLANTED, "nothing was written");
+    assert_eq!(flushes(r.port, true), 0);
+    // Allowed when told: the flush by --flush, the rest by --overwrite.
+    let out = kv(&["--command", "SET mine __data__", "-n", "10", "--overwrite", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

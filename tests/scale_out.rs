@@ -448,3 +448,30 @@ fn local_agents_judge_thresholds_on_the_merged_run_and_keep_it_once_in_the_histo
     let found = db.find(&hakaru::history::Filter::default()).unwrap();
     assert_eq!(found.len(), 2, "two merged runs kept, no agent's part");
 }
+
+#[test]
+fn local_agents_of_a_checked_workload_fail_as_one_agent_would_on_a_wrong_answer() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    // Another writer on the keys wicked's clients own (hakaru:00000010 ...), until the test ends.
+    let mut other = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["kv", "-q", "--mix", "set:1", "--keys", "100", "--key-prefix", "hakaru:000000", "-c", "2"])
+        .args(["-d", "60s", "--no-history", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(Duration::from_secs(30), || ask(r.port, b"DBSIZE\r\n") != ":0\r\n");
+    let out = hakaru_with(
+        &["kv", "--workload", "wicked", "--verify", "--flush", "--rnum", "50", "--it", "200", "-c", "2"]
+            .into_iter()
+            .chain(["--agents", "2", "--seed", "9", "--no-history", &url])
+            .collect::<Vec<_>>(),
+        Duration::from_secs(120),
+        |_| {},
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.lines().any(|l| l.starts_with("FAILED: ")), "{}{}", out.stdout, out.stderr);
+}

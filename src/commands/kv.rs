@@ -79,6 +79,12 @@ fn run_phases(
         let counts: Option<Vec<u64>> = kv.steps.iter().map(|(_, p)| p.settings.requests).collect();
         settings.requests = counts.map(|n| n.iter().sum());
         settings.duration_s = kv.steps.iter().find_map(|(_, p)| p.settings.duration_s);
+        // An agent's whole plan counts the same way, so `merge` finds each segment's requests its share.
+        if let Some(whole) = settings.whole_plan.as_mut() {
+            let wholes: Option<Vec<u64>> =
+                kv.steps.iter().map(|(_, p)| p.settings.whole_plan.as_ref().and_then(|w| w.requests)).collect();
+            whole.requests = wholes.map(|n| n.iter().sum());
+        }
     }
     if let Some((kind, values)) = &kv.sweep {
         settings.sweep = Some(SweepSettings {

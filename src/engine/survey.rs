@@ -52,10 +52,17 @@ pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>,
 }
 
 /// The numbers of the keys looked at: all of them, or an evenly spaced sample of [`MAX_CHECKED`].
-fn sample(count: u64) -> impl Iterator<Item = u64> {
+fn sample(first: u64, count: u64) -> impl Iterator<Item = u64> {
     let checked = count.min(MAX_CHECKED);
-    (0..checked)
-        .map(move |i| if count <= MAX_CHECKED { i } else { (i as u128 * count as u128 / checked as u128) as u64 })
+    (0..checked).map(move |i| {
+        first + if count <= MAX_CHECKED { i } else { (i as u128 * count as u128 / checked as u128) as u64 }
+    })
+}
+
+/// Why the keys are not looked up: more than are looked up one by one, under a prefix not hakaru's (a sample of
+/// them could miss someone's key, which the run would then overwrite).
+fn too_many(w: &Written) -> Option<Found> {
+    (!w.own && w.count > MAX_CHECKED).then_some(Found::Unknown("more than 100,000 keys to look up one by one"))
 }
 
 fn number(value: &[u8], what: &str) -> Result<u64, String> {
@@ -74,8 +81,11 @@ fn redis_dbsize(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, S
 }
 
 fn redis_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instant) -> Result<Found, String> {
+    if let Some(f) = too_many(w) {
+        return Ok(f);
+    }
     let (mut checked, mut existing) = (0, 0);
-    let numbers: Vec<u64> = sample(w.count).collect();
+    let numbers: Vec<u64> = sample(w.first, w.count).collect();
     for batch in numbers.chunks(BATCH as usize) {
         let keys: Vec<Vec<u8>> = batch.iter().map(|&n| (w.key)(n)).collect();
         let mut args: Vec<&[u8]> = vec![b"EXISTS"];
@@ -127,8 +137,11 @@ fn memcached_items(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64
 /// memcached's meta get without flags answers `HD` for a key that exists and `EN` for one that does not, without
 /// its value; `mn` closes the batch with `MN`. A server without meta commands answers `ERROR`: Unknown.
 fn memcached_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instant) -> Result<Found, String> {
+    if let Some(f) = too_many(w) {
+        return Ok(f);
+    }
     let (mut checked, mut existing) = (0, 0);
-    let numbers: Vec<u64> = sample(w.count).collect();
+    let numbers: Vec<u64> = sample(w.first, w.count).collect();
     for batch in numbers.chunks(BATCH as usize) {
         let mut out = Vec::new();
         for &n in batch {
@@ -138,7 +151,7 @@ fn memcached_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instan
         s.write_all(&out).map_err(|e| format!("sending mg: {e}"))?;
         let got = read_until(s, deadline, "mg", |g| g == b"MN\r\n" || ends_with_line(g, b"\r\nMN\r\n"))?;
         if !got.ends_with(b"MN\r\n") {
-            return Ok(Found::Unknown);
+            return Ok(Found::Unknown("memcached answers no meta commands; memcached 1.6 does"));
         }
         existing += got.split(|&b| b == b'\n').filter(|l| l.starts_with(b"HD")).count() as u64;
         checked += batch.len() as u64;
@@ -152,8 +165,9 @@ mod tests {
 
     #[test]
     fn a_large_key_range_is_sampled_evenly_and_a_small_one_whole() {
-        assert_eq!(sample(3).collect::<Vec<_>>(), [0, 1, 2]);
-        let big: Vec<u64> = sample(10 * MAX_CHECKED).collect();
+        assert_eq!(sample(0, 3).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(sample(5, 2).collect::<Vec<_>>(), [5, 6]);
+        let big: Vec<u64> = sample(0, 10 * MAX_CHECKED).collect();
         assert_eq!(big.len() as u64, MAX_CHECKED);
         assert_eq!((big[0], big[1], *big.last().unwrap()), (0, 10, 10 * MAX_CHECKED - 10));
     }

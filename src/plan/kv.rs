@@ -305,6 +305,10 @@ fn per_client(mut plan: RunPlan, rnum: u64) -> RunPlan {
     let n = rnum.saturating_mul(plan.connections as u64);
     plan.stop = crate::load::Stop::Requests(n);
     plan.settings.requests = Some(n);
+    // A segment's whole plan is rnum for each of all the agents' clients, so its share is this segment's.
+    if let Some(whole) = plan.settings.whole_plan.as_mut() {
+        whole.requests = Some(rnum.saturating_mul(whole.connections as u64));
+    }
     plan
 }
 
@@ -485,14 +489,47 @@ impl KvPlan {
                         return Err(UsageError::new("--command-ratio: every share is 0; give one above 0"));
                     }
                 }
-                if commands.iter().any(|(c, share)| *share > 0.0 && c.writes()) {
+                // A template that deletes wholesale deletes what hakaru did not write: only when told.
+                if let Some((c, _)) = commands.iter().find(|(c, share)| *share > 0.0 && c.clears())
+                    && !a.flush
+                {
+                    return Err(UsageError::new(format!(
+                        "--command '{}': deletes everything in the database or server, data hakaru did not write \
+                         included; add --flush to allow it",
+                        c.name
+                    )));
+                }
+                let writers: Vec<&Command> =
+                    commands.iter().filter(|(c, share)| *share > 0.0 && c.writes()).map(|(c, _)| c).collect();
+                if let Some(first) = writers.first() {
+                    // The keys the writes touch: the text around `__key__` of their templates (one shape for all), else
+                    // keys hakaru cannot look up before the run.
+                    let shape = first.key_word();
+                    let one_shape = shape.is_some() && writers.iter().all(|c| c.key_word() == shape);
+                    if !one_shape && !a.overwrite && !a.flush {
+                        let odd = writers.iter().find(|c| c.key_word().is_none()).unwrap_or(first);
+                        return Err(UsageError::new(format!(
+                            "--command '{}': writes keys hakaru cannot look up before the run (write the key as one \
+                             __key__, the same in every writing template), and could overwrite someone's data; add \
+                             --overwrite to allow it",
+                            odd.name
+                        )));
+                    }
+                    let (before, after) = shape.unwrap_or_default();
                     let prefix = a.key_prefix.clone();
-                    let key = move |n: u64| format!("{prefix}{n}").into_bytes();
+                    let key = move |n: u64| {
+                        let mut k = before.clone();
+                        k.extend_from_slice(format!("{prefix}{n}").as_bytes());
+                        k.extend_from_slice(&after);
+                        k
+                    };
+                    let own = a.key_prefix.starts_with("hakaru") && key(0).starts_with(b"hakaru");
                     guard.writes = Some(Written {
+                        first: 0,
                         count: a.keys,
                         shown: shown_range(&key(0), &key(a.keys - 1)),
                         key: Arc::new(key),
-                        own: a.key_prefix.starts_with("hakaru"),
+                        own,
                         instead: "choose another --key-prefix",
                     });
                 }
@@ -587,13 +624,23 @@ impl KvPlan {
                         return Err(UsageError::new(format!("--ycsb-phase '{other}': give load, run or both")));
                     }
                 };
-                if a.ycsb_phase != "run" {
-                    // The load phase writes its own records over whatever holds their keys.
-                    let last = Ycsb::key(a.records - 1);
+                // The load phase writes its records; D's and E's run phase inserts new ones after them, at most one
+                // per operation (with -d their count is not known: as many as 10 x the records are looked at).
+                let loads = a.ycsb_phase != "run";
+                let inserts = if matches!(letter, Letter::D | Letter::E) && a.ycsb_phase != "load" {
+                    a.load.requests.unwrap_or(a.records.saturating_mul(10))
+                } else {
+                    0
+                };
+                let first = if loads { 0 } else { a.records };
+                let count = if loads { a.records } else { 0 } + inserts;
+                if count > 0 {
+                    let last = Ycsb::key(first + count - 1);
                     guard.writes = Some(Written {
-                        count: a.records,
+                        first,
+                        count,
                         key: Arc::new(Ycsb::key),
-                        shown: format!("the records {}", shown_range(&Ycsb::key(0), &last)),
+                        shown: format!("the records {}", shown_range(&Ycsb::key(first), &last)),
                         own: false,
                         instead: "--ycsb-phase run uses records loaded before",
                     });

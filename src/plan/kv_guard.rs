@@ -18,7 +18,9 @@ pub const OWN_PREFIX: &str = "hakaru:";
 /// Keys the run writes, and whether existing ones are hakaru's by name.
 #[derive(Clone)]
 pub struct Written {
-    /// How many keys: numbered 0 .. count.
+    /// The first key's number: keys are numbered first .. first + count.
+    pub first: u64,
+    /// How many keys.
     pub count: u64,
     /// The key of number n.
     pub key: Arc<dyn Fn(u64) -> Vec<u8> + Send + Sync>,
@@ -67,8 +69,9 @@ pub struct Holding {
 pub enum Found {
     /// `existing` of `checked` keys exist; `checked` is below the run's key count when a sample was looked at.
     Counted { checked: u64, existing: u64 },
-    /// The server has no way to ask for a key's existence without its value (memcached before meta commands).
-    Unknown,
+    /// The keys could not all be looked up: why (memcached without meta commands; more keys than are looked up one
+    /// by one, under a prefix not hakaru's, where a sample could miss someone's key).
+    Unknown(&'static str),
 }
 
 /// The most keys looked at on one server: beyond, an evenly spaced sample (100 round trips of 1,000 on Redis).
@@ -137,9 +140,9 @@ impl Guard {
                         )));
                     }
                 }
-                Some(Found::Unknown) if !w.own && !self.overwrite => {
+                Some(Found::Unknown(why)) if !w.own && !self.overwrite => {
                     return Err(UsageError::new(format!(
-                        "target {}: holds {} {unit} and cannot say whether the keys this run writes ({}) are among them (no meta commands: memcached 1.6 has them); {}, or add --overwrite",
+                        "target {}: holds {} {unit}, and whether the keys this run writes ({}) are among them cannot be told ({why}); {}, or add --overwrite",
                         h.target, h.items, w.shown, w.instead
                     )));
                 }
@@ -167,6 +170,7 @@ mod tests {
             flush,
             overwrite,
             writes: (!needs_empty).then(|| Written {
+                first: 0,
                 count: 1000,
                 key: Arc::new(|n| format!("k:{n}").into_bytes()),
                 shown: "k:0 ... k:999".into(),
@@ -211,7 +215,8 @@ mod tests {
         // Keys elsewhere in the database are not the run's business.
         let none = Some(Found::Counted { checked: 1000, existing: 0 });
         assert!(guard(false, false, false, false).judge(&held(50, none)).unwrap().is_empty());
-        let e = guard(false, false, false, false).judge(&held(50, Some(Found::Unknown))).unwrap_err().to_string();
-        assert!(e.contains("cannot say"), "{e}");
+        let unknown = Some(Found::Unknown("no meta commands"));
+        let e = guard(false, false, false, false).judge(&held(50, unknown)).unwrap_err().to_string();
+        assert!(e.contains("cannot be told (no meta commands)"), "{e}");
     }
 }

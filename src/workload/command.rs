@@ -91,6 +91,41 @@ impl Command {
         !self.idempotent
     }
 
+    /// Whether it deletes data wholesale (`FLUSHDB`, `FLUSHALL`, `flush_all`, `SWAPDB`, `SCRIPT FLUSH`, `FUNCTION
+    /// FLUSH`): only with `--flush`.
+    pub fn clears(&self) -> bool {
+        let word = |i: usize| {
+            self.args.get(i).map(|a| {
+                a.iter()
+                    .map(|p| match p {
+                        Piece::Text(t) => String::from_utf8_lossy(t).to_ascii_lowercase(),
+                        _ => String::new(),
+                    })
+                    .collect::<String>()
+            })
+        };
+        match word(0).as_deref() {
+            Some("flushdb" | "flushall" | "flush_all" | "swapdb") => true,
+            Some("script" | "function") => word(1).as_deref() == Some("flush"),
+            _ => false,
+        }
+    }
+
+    /// The text around `__key__` in the argument that holds it (`user:__key__` -> `user:`, ``): the key the command
+    /// touches is that text around `--key-prefix` and the key's number. None when no argument holds exactly one
+    /// `__key__` (a fixed key, or a key the template builds otherwise).
+    pub fn key_word(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let arg = self.args.iter().find(|a| a.contains(&Piece::Key))?;
+        if arg.iter().filter(|p| **p == Piece::Key).count() != 1 || arg.contains(&Piece::Data) {
+            return None;
+        }
+        let at = arg.iter().position(|p| *p == Piece::Key)?;
+        let text = |pieces: &[Piece]| -> Vec<u8> {
+            pieces.iter().flat_map(|p| if let Piece::Text(t) = p { t.clone() } else { Vec::new() }).collect()
+        };
+        Some((text(&arg[..at]), text(&arg[at + 1..])))
+    }
+
     /// The built-in `get` and `set` of `--mix`.
     pub fn builtin(op: &str, protocol: Protocol, pattern: KeyPattern) -> Command {
         // memcached's commands are lower case; Redis takes either.
