@@ -26,4 +26,5 @@ if ! python3 -c 'import kubernetes_validate' >/dev/null 2>&1; then
     python3 -m pip install --quiet --break-system-packages kubernetes-validate
 fi
 
-cargo test --all-targets "$@"
+# --no-fail-fast: a failing test file does not hide the results of the files after it.
+cargo test --all-targets --no-fail-fast "$@"

@@ -21,6 +21,11 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
+    // `hakaru URL` (oha's and hey's form) runs as `hakaru run URL`, saying so.
+    if let Some((with_run, note)) = hakaru::commands::habits::implied_run(&argv) {
+        eprintln!("hakaru: note: {note}");
+        argv = with_run;
+    }
     match Cli::try_parse_from(argv) {
         Ok(cli) => {
             hakaru::commands::also_secret(&cli.redact_header, &cli.redact_param);

@@ -282,6 +282,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.generator.cores = steps.iter().map(|s| s.generator.cores).sum();
     out.generator.saturated = steps.iter().any(|s| s.generator.saturated);
     out.start_late_s = steps.iter().filter_map(|s| s.start_late_s).reduce(f64::max);
+    out.first_error_reply = steps.iter().find_map(|s| s.first_error_reply.clone());
     out.agents = parts
         .iter()
         .map(|(s, d)| AgentReport {

@@ -289,6 +289,10 @@ pub struct StepResult {
     /// A merged document (`hakaru merge`): each agent's share and its own checks; empty otherwise.
     #[serde(default)]
     pub agents: Vec<AgentReport>,
+    /// The text of the first failed answer: a Redis or memcached error reply (`NOAUTH Authentication required.`),
+    /// an HTTP status and reason (`503 Service Unavailable`), secrets scrubbed; null when none failed so.
+    #[serde(default)]
+    pub first_error_reply: Option<String>,
 }
 
 /// One agent's part of a merged step.
@@ -583,6 +587,7 @@ impl StepResult {
             hit_rate: None,
             start_late_s: None,
             agents: Vec::new(),
+            first_error_reply: m.first_error_reply.clone(),
         }
     }
 
@@ -673,6 +678,9 @@ impl StepResult {
                 "only {} of {} connections were open at once; the load was lower than asked",
                 self.connections.max_open, self.connections.asked
             ));
+        }
+        if let Some(text) = self.first_error_reply.as_ref().filter(|_| self.failed > 0) {
+            w.push(format!("the server's first error reply: {text}"));
         }
         if self.failed > 0 && self.ok > 0 {
             w.push(format!(

@@ -28,11 +28,7 @@ impl PreciseTimer {
     }
 
     pub async fn sleep(&self, d: Duration) -> io::Result<()> {
-        let d = d.max(Duration::from_nanos(1)); // a zero it_value would disarm the timer
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long },
-        };
+        let spec = one_shot(d);
         // SAFETY: fd is a valid timerfd; spec lives for the call.
         if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
             return Err(io::Error::last_os_error());
@@ -53,13 +49,32 @@ impl PreciseTimer {
     }
 }
 
+/// The timerfd setting that fires once, `d` from now, to the nanosecond (never rounded to a millisecond).
+fn one_shot(d: Duration) -> libc::itimerspec {
+    let d = d.max(Duration::from_nanos(1)); // a zero it_value would disarm the timer
+    libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long },
+    }
+}
+
+/// The last stretch of a precise sleep, left to the timerfd: tokio's timer, up to 2 ms late, must end before the
+/// deadline.
+const FINE: Duration = Duration::from_millis(2);
+
+/// Until when tokio's coarse timer may sleep on the way to `deadline` (none for a sleep of at most [`FINE`]).
+fn coarse_until(start: Instant, deadline: Instant) -> Option<Instant> {
+    (deadline.saturating_duration_since(start) > FINE).then(|| deadline - FINE)
+}
+
 /// Sleeps `d` precisely: tokio's timer for all but the last 2 ms, then a timerfd. The timerfd lives only for
-/// those last 2 ms, so many concurrent sleepers do not hold many descriptors.
+/// those last 2 ms, so many concurrent sleepers do not hold many descriptors. (Its precision is measured by
+/// `cargo bench --bench timer`, not by a test: a busy machine wakes any sleeper late.)
 pub async fn precise_sleep(d: Duration) {
-    let deadline = Instant::now() + d;
-    const FINE: Duration = Duration::from_millis(2);
-    if d > FINE {
-        tokio::time::sleep_until((deadline - FINE).into()).await;
+    let start = Instant::now();
+    let deadline = start + d;
+    if let Some(until) = coarse_until(start, deadline) {
+        tokio::time::sleep_until(until.into()).await;
     }
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
@@ -72,40 +87,53 @@ pub async fn precise_sleep(d: Duration) {
     }
 }
 
+// Only what holds on a busy machine is tested here: a sleep never ends early, tokio's millisecond timer never
+// holds the last stretch, and the timerfd is armed to the nanosecond. How late the wake-ups come is measured by
+// bench/timer.rs (`cargo bench --bench timer`), as a figure, not a pass or fail.
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_precise_timer_wakes_within_a_fraction_of_a_millisecond() {
+    fn the_precise_timer_never_wakes_early() {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let timer = PreciseTimer::new().unwrap();
-            let mut late = Vec::new();
-            for _ in 0..21 {
+            for _ in 0..5 {
                 let start = Instant::now();
                 timer.sleep(Duration::from_micros(300)).await.unwrap();
-                late.push(start.elapsed().saturating_sub(Duration::from_micros(300)));
+                assert!(start.elapsed() >= Duration::from_micros(300), "{:?}", start.elapsed());
             }
-            late.sort();
-            // tokio's own timer is 1 ms late on average; a correctness bound on the median, not a benchmark.
-            assert!(late[10] < Duration::from_micros(700), "median lateness {:?}", late[10]);
         });
     }
 
     #[test]
-    fn a_precise_sleep_of_10ms_takes_10ms_not_11() {
+    fn the_timerfd_is_armed_to_the_nanosecond_once_and_never_disarmed_by_a_zero() {
+        let spec = one_shot(Duration::from_micros(10_300));
+        assert_eq!((spec.it_value.tv_sec, spec.it_value.tv_nsec), (0, 10_300_000), "not rounded to 11 ms");
+        assert_eq!((spec.it_interval.tv_sec, spec.it_interval.tv_nsec), (0, 0), "fires once");
+        let spec = one_shot(Duration::from_millis(2_500));
+        assert_eq!((spec.it_value.tv_sec, spec.it_value.tv_nsec), (2, 500_000_000));
+        let zero = one_shot(Duration::ZERO);
+        assert_eq!((zero.it_value.tv_sec, zero.it_value.tv_nsec), (0, 1), "a zero would disarm the timer");
+    }
+
+    #[test]
+    fn a_precise_sleep_of_10ms_leaves_its_last_2ms_to_the_timerfd_and_never_ends_early() {
+        // tokio's timer rounds up to the next millisecond and its event loop adds another (10 ms would take 11):
+        // it sleeps only until 2 ms before the deadline, the timerfd does the rest.
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(10);
+        assert_eq!(coarse_until(start, deadline), Some(start + Duration::from_millis(8)));
+        assert_eq!(coarse_until(start, start + Duration::from_millis(2)), None, "all of it on the timerfd");
+        assert_eq!(coarse_until(deadline, deadline), None, "a deadline passed: no coarse sleep");
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
-            let mut took: Vec<Duration> = Vec::new();
-            for _ in 0..11 {
+            for _ in 0..3 {
                 let start = Instant::now();
                 precise_sleep(Duration::from_millis(10)).await;
-                took.push(start.elapsed());
+                assert!(start.elapsed() >= Duration::from_millis(10), "{:?}", start.elapsed());
             }
-            took.sort();
-            assert!(took[0] >= Duration::from_millis(10));
-            assert!(took[5] < Duration::from_micros(10_800), "median {:?}", took[5]);
         });
     }
 }

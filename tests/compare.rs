@@ -69,8 +69,13 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     // their ratios are checked.
     let p50 = cell(&doc, "p50");
     assert_eq!((p50["n"].as_u64(), p50["verdict"].as_str()), (Some(3), Some("slower")), "{p50}");
+    // Slower beyond noise: the interval excludes 1. The ratio is about 2 (less when a busy machine adds the same
+    // overhead to both); the interval's upper end, from 3 runs a side, widens with the machine's load, so it is only
+    // bounded loosely.
     let (lo, hi) = interval(p50);
-    assert!(lo > 1.0 && hi < 3.0, "p50 ratio interval {lo} .. {hi}");
+    assert!(lo > 1.0 && hi < 10.0, "p50 ratio interval {lo} .. {hi}");
+    let ratio = p50["ratio"].as_f64().unwrap();
+    assert!((1.2..3.0).contains(&ratio), "p50 ratio {ratio}");
     assert!(p50["p"].as_f64().unwrap() < 0.05);
     let qps = cell(&doc, "qps");
     assert!(qps["ratio"].as_f64().unwrap() < 0.8, "{qps}");

@@ -121,6 +121,7 @@ fn step(
         hit_rate: None,
         start_late_s: None,
         agents: Vec::new(),
+        first_error_reply: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

@@ -74,17 +74,38 @@ fn memcached_answers_a_get_set_mix_with_per_operation_figures() {
     assert!(stats.lines().filter(|l| l.starts_with("VALUE")).all(|l| l.ends_with(" 100")), "{stats}");
 }
 
+/// The commands a redis-server has processed so far (INFO's total_commands_processed; 0 when unreadable).
+fn commands_processed(port: u16) -> u64 {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return 0 };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut buf = [0u8; 8192];
+    let n = s.write_all(b"INFO stats\r\n").and_then(|_| s.read(&mut buf)).unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n])
+        .lines()
+        .find_map(|l| l.strip_prefix("total_commands_processed:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 fn a_server_that_goes_away_mid_run_is_counted_not_a_crash() {
     let r = redis();
     let url = format!("redis://127.0.0.1:{}", r.port);
+    // The server goes away once hakaru's load has reached it (a few hundred commands), however long hakaru took
+    // to start on a busy machine; a fixed delay could kill it before the first connection (then the run is
+    // refused, exit 2) or after the run.
+    let port = r.port;
     let killer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
+        let began = std::time::Instant::now();
+        while commands_processed(port) < 300 && began.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         drop(r);
     });
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("kv.json");
-    let out = hakaru(&["kv", "-q", "-c", "2", "-d", "2s", "--keys", "10", "--json", json.to_str().unwrap(), &url]);
+    let out = hakaru(&["kv", "-q", "-c", "2", "-d", "5s", "--keys", "10", "--json", json.to_str().unwrap(), &url]);
     killer.join().unwrap();
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     assert_eq!(out.code, 0, "some operations succeeded before: {}", out.stderr);

@@ -67,9 +67,9 @@ fn a_busy_child_is_about_one_core_and_saturation_follows_its_cores() {
     let independent = (cpu_seconds(kid.pid()) - cpu0) / t0.elapsed().as_secs_f64() * 100.0;
     eprintln!("{report:?}; independently {independent:.1} %");
     assert_eq!(report.pids, vec![kid.pid()]);
-    // A busy loop gets most of a core; a parallel build on this 2-core machine can take part of it.
-    assert!((40.0..=110.0).contains(&report.cpu_percent_mean), "{report:?}");
-    assert!((report.cpu_percent_mean - independent).abs() < 15.0, "{report:?} vs {independent}");
+    // A busy loop gets a core when the machine is idle, and what is left of one when it is busy: the monitor's
+    // figure is checked against the kernel's count for the same time, not against a share of the machine.
+    assert_agrees(report.cpu_percent_mean, independent, &report);
     assert!(report.cpu_percent_max >= report.cpu_percent_mean * 0.9, "{report:?}");
     assert!(report.cpu_percent_max <= 100.0 * report.cores as f64 + 25.0, "{report:?}");
     assert!(report.cores >= 1);
@@ -122,24 +122,49 @@ fn a_busy_child_pinned_to_one_core_is_saturated() {
     if independent >= 97.0 {
         assert!(report.saturated, "{report:?}; independently {independent:.1} %");
     }
-    // A busy loop gets most of a core; a parallel build on this 2-core machine can take part of it.
-    assert!((40.0..=110.0).contains(&report.cpu_percent_mean), "{report:?}");
+    assert_agrees(report.cpu_percent_mean, independent, &report);
+}
+
+/// The monitor's mean CPU agrees with the kernel's count read here for the same time (`independent`): above zero
+/// (a busy loop is seen), within 15 points, never more than the one core a single-threaded loop can use.
+fn assert_agrees(mean: f64, independent: f64, report: &hakaru::monitor::ProcessReport) {
+    eprintln!("{report:?}; independently {independent:.1} %");
+    assert!(mean > 1.0 && mean <= 110.0, "{report:?}");
+    assert!((mean - independent).abs() < 15.0, "{report:?} vs {independent:.1} % independently");
 }
 
 #[test]
 fn busy_descendants_count_for_the_watched_parent_even_when_born_mid_step() {
     let _cpu = cpu_lock();
-    // The outer shell only waits; the subshell it forks 300 ms into the step does the work.
-    let kid = Kid::spawn(Command::new("sh").args(["-c", "sleep 0.3; (while :; do :; done) & wait"]));
+    // The outer shell only waits; the subshell it forks once the step has begun (when the test says go) does the
+    // work.
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let script = format!("while [ ! -e '{}' ]; do sleep 0.02; done; (while :; do :; done) & wait", go.display());
+    let kid = Kid::spawn(Command::new("sh").args(["-c", &script]));
     let monitor = ProcessMonitor::start(&watch_pid(kid.pid()), Duration::from_millis(200)).unwrap();
     monitor.begin_step();
-    std::thread::sleep(Duration::from_millis(1200));
+    let t0 = Instant::now();
+    std::fs::write(&go, "").unwrap();
+    // The busy subshell: the shell's only child named sh once the waiting loop has ended.
+    let mut busy = None;
+    common::wait_for(Duration::from_secs(30), || {
+        let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", kid.pid())).unwrap_or_default();
+        busy = children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<u32>().ok())
+            .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sh"));
+        busy.is_some()
+    });
+    std::thread::sleep(Duration::from_millis(1000));
     let report = monitor.end_step();
+    // All the subshell's CPU time falls in the step: born after it began, read before the kill.
+    let independent = cpu_seconds(busy.unwrap()) / t0.elapsed().as_secs_f64() * 100.0;
     drop(kid);
-    // About 900 ms of 1200 busy: 75 %, less what the machine's other work takes (on 2 cores, a parallel build can
-    // take half). Uncounted descendants would read about 0 %, so these bounds still tell the two apart.
-    assert!((25.0..=90.0).contains(&report.cpu_percent_mean), "{report:?}");
-    assert!(report.cpu_percent_max >= 45.0, "{report:?}");
+    // Uncounted descendants would read about 0 %: the figure must be the subshell's, whatever share of a core a
+    // busy machine left it.
+    assert_agrees(report.cpu_percent_mean, independent, &report);
+    assert!(report.cpu_percent_max >= report.cpu_percent_mean, "{report:?}");
 }
 
 #[test]
@@ -164,7 +189,11 @@ fn an_idle_child_uses_almost_no_cpu_and_is_found_by_name() {
 
     // By the file name of the command line's first word (argv[0]), unique to this test.
     let named = Kid::spawn(Command::new("sleep").arg0("/opt/hakaru-monitor-test-idle").arg("5"));
-    std::thread::sleep(Duration::from_millis(50));
+    // Found once it has exec'd (its command line is the new one), however late a busy machine runs it.
+    common::wait_for(Duration::from_secs(30), || {
+        std::fs::read(format!("/proc/{}/cmdline", named.pid()))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("hakaru-monitor-test-idle"))
+    });
     let by_cmdline = ProcessMonitor::start(
         &WatchSpec { names: vec!["hakaru-monitor-test-idle".into()], ..Default::default() },
         Duration::from_millis(200),
@@ -211,20 +240,26 @@ fn a_missing_pid_or_name_is_bad_input_naming_the_flag() {
 fn own_cpu_time_grows_while_a_thread_spins() {
     let _cpu = cpu_lock();
     let (before, t0) = (own_cpu_time(), Instant::now());
-    std::thread::spawn(|| {
-        let start = Instant::now();
+    // Spins until this process has used 200 ms more CPU, however long a busy machine makes that take (60 s at
+    // most: a clock that never grows fails the test).
+    std::thread::spawn(move || {
         let mut x = 0u64;
-        while start.elapsed() < Duration::from_millis(400) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        while own_cpu_time().saturating_sub(before) < Duration::from_millis(200) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "own CPU time did not grow: {:?}", own_cpu_time());
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
         }
     })
     .join()
     .unwrap();
-    let after = own_cpu_time();
-    assert!(after.saturating_sub(before) >= Duration::from_millis(150), "{before:?} -> {after:?}");
-    let check = SelfCheck::measure(before, after, t0.elapsed());
+    let (after, wall) = (own_cpu_time(), t0.elapsed());
+    assert!(after.saturating_sub(before) >= Duration::from_millis(200), "{before:?} -> {after:?}");
+    let check = SelfCheck::measure(before, after, wall);
     assert_eq!(check.cores, own_cores());
-    assert!(check.cpu_percent > 30.0, "{check:?}");
+    // The share is CPU over wall time (at most the cores'), whatever share a busy machine left.
+    let expected = ((after - before).as_secs_f64() / wall.as_secs_f64() * 100.0).min(own_cores() as f64 * 100.0);
+    assert!(check.cpu_percent > 0.0 && (check.cpu_percent - expected).abs() < 0.01, "{check:?} vs {expected:.1}");
     assert_eq!(check.saturated, check.warning().is_some());
 }
 
@@ -301,7 +336,7 @@ fn probe_failures_are_errors_not_panics() {
     let t0 = Instant::now();
     let e = slow.fetch(Duration::from_millis(300)).unwrap_err();
     assert!(e.contains("within"), "{e}");
-    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 
     let r = readings(
         std::slice::from_ref(&closed),

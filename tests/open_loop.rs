@@ -26,9 +26,10 @@ fn a_server_freeze_shows_in_the_corrected_p99_and_not_in_the_service_time_p99() 
     let t = target();
     let addr = t.addr();
     let url = format!("http://{addr}/");
-    // One second into a 4 s run at 500/s on one connection, the whole target freezes for 1 s.
+    // Once the 4 s run at 500/s on one connection is under way (100 requests answered, not after a fixed time a
+    // slow start on a busy machine outlasts), the whole target freezes for 1 s.
     let freezer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1000));
+        common::wait_served(addr, 100, Duration::from_secs(30));
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         s.write_all(b"GET /?freeze=1s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
@@ -202,13 +203,19 @@ fn the_server_sees_exactly_the_requests_hakaru_counts_when_an_open_loop_step_end
     assert_eq!(out.code, 0, "{}", out.stderr);
     let step = out.step();
     let counted = step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    let served = target_status(t.addr())["n_requests"].as_u64().unwrap();
-    assert_eq!(served, counted, "{step}");
-    // Per-second windows hold the requests of their second: 400 each, give or take the timer's jitter.
+    // The target counts a request when it reads it, which may come a little after hakaru has ended: wait until
+    // it has seen as many, then check that it saw no more.
+    let served = || target_status(t.addr())["n_requests"].as_u64().unwrap();
+    let began = std::time::Instant::now();
+    while served() < counted && began.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(served(), counted, "{step}");
+    // Per-second windows hold the requests of their second: 400 each, give or take the requests that end across
+    // a window's edge (a window counts a request when it ends, which a busy machine can delay by tens of ms).
     let windows = step["windows"].as_array().unwrap();
     for w in &windows[..windows.len().min(2)] {
         let n = w["requests"].as_u64().unwrap();
-        assert!((392..=408).contains(&n), "window {w}");
+        assert!((360..=440).contains(&n), "window {w}");
     }
 }

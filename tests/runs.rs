@@ -71,7 +71,11 @@ fn ctrl_c_during_run_3_keeps_runs_1_and_2_on_disk_and_marks_run_3() {
         assert!(start.elapsed() < Duration::from_secs(30), "two runs never reached the file");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // Run 3 is under way once the target has answered more requests than runs 1 and 2 counted (plus the at most
+    // 2 in flight when run 2 ended): the signal then stops it in its middle, however slow the machine.
+    let done =
+        read(&json).unwrap()["steps"].as_array().unwrap().iter().map(|s| s["requests"].as_u64().unwrap()).sum::<u64>();
+    common::wait_served(target.addr(), done + 2 + 20, Duration::from_secs(30));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

@@ -317,6 +317,10 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    /// wrk's --latency, accepted: hakaru always prints the latency percentiles.
+    #[arg(long)]
+    #[serde(skip)]
+    pub latency: bool,
 }
 
 /// How much load one step offers, for how long, and where its result goes (`run` and `kv`).

@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod chart;
 pub mod compare;
 pub mod demo;
+pub mod habits;
 pub mod history;
 pub mod k8s;
 pub mod kv;
@@ -47,6 +48,9 @@ pub fn dispatch(command: Command) -> ExitCode {
     // `serve` waits for its own signals.
     if !matches!(command, Command::Serve(_)) {
         crate::stop::install(&interrupt);
+    }
+    for line in habits::notes(&command) {
+        eprintln!("hakaru: {line}");
     }
     if let Some(asked) = agents::asked(&command) {
         return match agents::run_agents(&asked, &interrupt) {

@@ -164,6 +164,9 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         if matches!(verdict, Verdict::Wrong(_)) && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong()) {
             ctx.shared.halt.store(true, Ordering::Relaxed);
         }
+        if let Ok((answer, _)) = &result {
+            ctx.keep_error_reply(answer, &decoder);
+        }
         ctx.record(spec_index, result, intended, ready, end, verdict);
         ready = end;
         if let Some(pause) = pause {
@@ -574,6 +577,7 @@ async fn run_batch(
                     ctx.shared.halt.store(true, Ordering::Relaxed);
                 }
                 keep_alive &= answer.keep_alive;
+                ctx.keep_error_reply(&answer, decoder);
                 ctx.record(op.spec, Ok((answer, sent)), intended, sent, end, verdict);
             }
             Err(f) => {

@@ -167,6 +167,18 @@ impl ThreadCtx {
         true
     }
 
+    /// Keeps the text of the step's first failed answer while its decoder still holds it; after the first, a
+    /// failure costs one check.
+    fn keep_error_reply(&self, answer: &Answer, decoder: &crate::protocol::AnyDecoder) {
+        if self.shared.plan.ok_status.contains(answer.status) {
+            return;
+        }
+        let mut m = self.metrics.borrow_mut();
+        if m.first_error_reply.is_none() {
+            m.first_error_reply = decoder.error_text(answer.status).map(|t| crate::secrets::scrub_text(&t));
+        }
+    }
+
     /// Records how one request ended. `ready`: when its client was ready to send; a failed request's lag counts
     /// from there (it may have failed before sending), so failures are in the late counts too.
     /// `verdict`: how a workload judged the answer; a wrong answer counts as a failure of kind `wrong_value`, an
@@ -266,9 +278,11 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             )));
         }
     }
-    if let Some(g) = &plan.greeting {
+    // A Redis server is asked one command (after the greeting) before the load: one that wants a password given
+    // none, or refuses for another reason, is bad input in the server's own words, not a run of "500"s.
+    if plan.protocol == crate::protocol::Protocol::Resp || plan.greeting.is_some() {
         for ep in &plan.endpoints {
-            greet_now(ep, g, plan.connect_timeout)
+            ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout)
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
@@ -289,11 +303,31 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The greeting (Redis AUTH, SELECT) tried once before the load: a wrong password or database is bad input,
-/// said in one line, not a million connection errors.
-fn greet_now(ep: &crate::target::Endpoint, g: &crate::protocol::Greeting, limit: Duration) -> Result<(), String> {
-    // One deadline for the whole greeting: a server that dribbles a byte at a time cannot stall it.
-    greeted(ep, Some(g), limit, Instant::now() + limit).map(drop)
+/// The greeting (Redis AUTH, SELECT) and a PING tried once before the load: a wrong password or database, or a
+/// server that wants a password given none (`NOAUTH`), is bad input said in one line, not a million failures.
+fn ping_now(
+    ep: &crate::target::Endpoint,
+    g: Option<&crate::protocol::Greeting>,
+    limit: Duration,
+) -> Result<(), String> {
+    // One deadline for the whole exchange: a server that dribbles a byte at a time cannot stall it.
+    let deadline = Instant::now() + limit;
+    let mut s = greeted(ep, g, limit, deadline)?;
+    let ping = std::sync::Arc::from(crate::protocol::resp::encode(&[b"PING"]));
+    let reply = ask(&mut s, crate::protocol::Protocol::Resp, &ping, deadline, "PING")?;
+    match reply.error {
+        None => Ok(()),
+        Some(error) => {
+            let said = crate::secrets::scrub_text(&error);
+            let fix = if said.starts_with("NOAUTH") {
+                "it wants a password: give it in the URL, ':PASSWORD@' before the host ('USER:PASSWORD@' for an ACL \
+                 user)"
+            } else {
+                "is it the server you meant?"
+            };
+            Err(format!("the server refused PING ({said}): {fix}"))
+        }
+    }
 }
 
 /// A blocking connection to `ep`, greeted (AUTH, SELECT) by `deadline`: an error reply refuses it, in words that

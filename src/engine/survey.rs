@@ -62,6 +62,9 @@ fn sample(first: u64, count: u64) -> impl Iterator<Item = u64> {
 /// Why the keys are not looked up: more than are looked up one by one, under a prefix not hakaru's (a sample of
 /// them could miss someone's key, which the run would then overwrite).
 fn too_many(w: &Written) -> Option<Found> {
+    if let Some(why) = w.unknowable {
+        return Some(Found::Unknown(why));
+    }
     (!w.own && w.count > MAX_CHECKED).then_some(Found::Unknown("more than 100,000 keys to look up one by one"))
 }
 

@@ -355,6 +355,9 @@ pub struct StepMetrics {
     pub by_group: Vec<Breakdown>,
     /// The slowest requests, slowest first, at most [`SLOWEST`].
     pub slowest: Vec<Slow>,
+    /// The text of the first failed answer (a Redis or memcached error reply, an HTTP status), secrets scrubbed:
+    /// "500" says that the server refused, this says why.
+    pub first_error_reply: Option<String>,
 }
 
 /// Status codes above this are counted as this (no real server sends them).
@@ -382,6 +385,7 @@ impl StepMetrics {
             late: 0,
             max_lag_us: 0,
             starved: 0,
+            first_error_reply: None,
             window: WindowAccum::new(),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -517,6 +521,9 @@ impl StepMetrics {
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
+        if self.first_error_reply.is_none() {
+            self.first_error_reply.clone_from(&other.first_error_reply);
+        }
         self.window.merge(&other.window);
         if self.by_request.len() < other.by_request.len() {
             self.by_request.resize_with(other.by_request.len(), Breakdown::new);

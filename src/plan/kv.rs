@@ -506,15 +506,6 @@ impl KvPlan {
                     // keys hakaru cannot look up before the run.
                     let shape = first.key_word();
                     let one_shape = shape.is_some() && writers.iter().all(|c| c.key_word() == shape);
-                    if !one_shape && !a.overwrite && !a.flush {
-                        let odd = writers.iter().find(|c| c.key_word().is_none()).unwrap_or(first);
-                        return Err(UsageError::new(format!(
-                            "--command '{}': writes keys hakaru cannot look up before the run (write the key as one \
-                             __key__, the same in every writing template), and could overwrite someone's data; add \
-                             --overwrite to allow it",
-                            odd.name
-                        )));
-                    }
                     let (before, after) = shape.unwrap_or_default();
                     let prefix = a.key_prefix.clone();
                     let key = move |n: u64| {
@@ -529,7 +520,11 @@ impl KvPlan {
                         count: a.keys,
                         shown: shown_range(&key(0), &key(a.keys - 1)),
                         key: Arc::new(key),
-                        own,
+                        own: own && one_shape,
+                        // Looked up only when every writing template writes one `__key__`, the same way.
+                        unknowable: (!one_shape).then_some(
+                            "a --command writes a key other than one __key__ (the same in every writing template)",
+                        ),
                         instead: "choose another --key-prefix",
                     });
                 }
@@ -642,6 +637,7 @@ impl KvPlan {
                         key: Arc::new(Ycsb::key),
                         shown: format!("the records {}", shown_range(&Ycsb::key(first), &last)),
                         own: false,
+                        unknowable: None,
                         instead: "--ycsb-phase run uses records loaded before",
                     });
                 }

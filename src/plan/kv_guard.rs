@@ -28,6 +28,9 @@ pub struct Written {
     pub shown: String,
     /// Under hakaru's own prefix: keys found are an earlier run's, overwritten with a note.
     pub own: bool,
+    /// Why the keys written cannot be looked up (a template writing a key other than one `__key__`): a server
+    /// holding anything is then refused unless `--overwrite`.
+    pub unknowable: Option<&'static str>,
     /// What else the user may do, said in a refusal (before `--overwrite`).
     pub instead: &'static str,
 }
@@ -175,6 +178,7 @@ mod tests {
                 key: Arc::new(|n| format!("k:{n}").into_bytes()),
                 shown: "k:0 ... k:999".into(),
                 own,
+                unknowable: None,
                 instead: "choose another --key-prefix",
             }),
         }

@@ -206,8 +206,10 @@ impl RequestSet {
                 let (name, value) = h.split_once(':').ok_or_else(|| {
                     // Only the header's first word is quoted: without its ':' its value cannot be told from its name,
                     // and may be a secret (`Authorization Bearer x`).
-                    let first = h.split_whitespace().next().unwrap_or("");
-                    UsageError::new(format!("--header '{first} ...': missing ':'; write it as \"Name: value\""))
+                    let mut words = h.split_whitespace();
+                    let first = words.next().unwrap_or("");
+                    let more = if words.next().is_some() { " ..." } else { "" };
+                    UsageError::new(format!("--header '{first}{more}': missing ':'; write it as \"Name: value\""))
                 })?;
                 let (name, value) = (name.trim(), value.trim());
                 check_header(name, value)

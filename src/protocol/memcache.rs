@@ -93,6 +93,9 @@ pub struct MemcacheDecoder {
     /// The reply was a SERVER_ERROR, after which memcached may close the connection (ERROR and CLIENT_ERROR
     /// leave it open).
     server_error: bool,
+    /// The last reply's text when it was an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`), for the
+    /// result document's first error reply.
+    error: Option<String>,
 }
 
 impl Default for MemcacheDecoder {
@@ -110,6 +113,7 @@ impl Default for MemcacheDecoder {
             cas: None,
             unread: 0,
             server_error: false,
+            error: None,
         }
     }
 }
@@ -133,6 +137,11 @@ impl MemcacheDecoder {
     /// answered).
     pub fn value(&self) -> &[u8] {
         &self.value
+    }
+
+    /// The last reply's text when it was an error reply.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
 
     /// When values are kept: the first item's cas token (`gets`).
@@ -165,9 +174,13 @@ impl MemcacheDecoder {
             "END" | "NOT_FOUND" => STATUS_MISS,
             "STORED" | "DELETED" | "TOUCHED" | "OK" => STATUS_VALUE,
             "NOT_STORED" | "EXISTS" => STATUS_NOT_STORED,
-            "ERROR" | "CLIENT_ERROR" => STATUS_ERROR,
+            "ERROR" | "CLIENT_ERROR" => {
+                self.error = Some(text.to_string());
+                STATUS_ERROR
+            }
             "SERVER_ERROR" => {
                 self.server_error = true;
+                self.error = Some(text.to_string());
                 STATUS_ERROR
             }
             n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && self.items == 0 => {
@@ -194,6 +207,7 @@ impl ResponseDecoder for MemcacheDecoder {
         self.cas = None;
         self.unread = 0;
         self.server_error = false;
+        self.error = None;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -297,5 +311,17 @@ mod tests {
             d.start(false);
             assert!(d.feed(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn an_error_reply_keeps_its_text_until_the_next_reply() {
+        let mut d = MemcacheDecoder::default();
+        d.start(false);
+        let a = d.feed(b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n").unwrap().unwrap();
+        assert_eq!(a.status, STATUS_ERROR);
+        assert_eq!(d.error(), Some("CLIENT_ERROR cannot increment or decrement non-numeric value"));
+        d.start(false);
+        d.feed(b"STORED\r\n").unwrap().unwrap();
+        assert_eq!(d.error(), None);
     }
 }

@@ -63,6 +63,22 @@ impl AnyDecoder {
             Protocol::Memcache => AnyDecoder::Memcache(memcache::MemcacheDecoder::new(max_line)),
         }
     }
+
+    /// The last answer's text as an error reply, given its `status`: a Redis error (`NOAUTH ...`), memcached's
+    /// `SERVER_ERROR ...`; for HTTP, whose failures are statuses, the status and its reason (`503 Service
+    /// Unavailable`). `None` when a key-value reply was no error.
+    pub fn error_text(&self, status: u16) -> Option<String> {
+        match self {
+            AnyDecoder::Resp(d) => d.error().map(String::from),
+            AnyDecoder::Memcache(d) => d.error().map(String::from),
+            AnyDecoder::Http(_) => {
+                Some(match ::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()) {
+                    Some(reason) => format!("{status} {reason}"),
+                    None => format!("status {status}"),
+                })
+            }
+        }
+    }
 }
 
 impl ResponseDecoder for AnyDecoder {

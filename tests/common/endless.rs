@@ -114,7 +114,7 @@ impl Frame {
         if self.scheme == "http" { "run" } else { "kv" }
     }
 
-    /// Answers kv's look before the load as an empty server would (`DBSIZE`, `stats`), then meets the first request
+    /// Answers kv's look before the load as an empty server would (`PING`, `DBSIZE`, `stats`), then meets the first request
     /// with the frame until the client goes away (or a minute has passed, so no handler outlives its test).
     fn serve(&self, mut s: TcpStream, gap: Duration) {
         let mut buf = [0u8; 4096];
@@ -123,7 +123,9 @@ impl Frame {
                 Ok(0) | Err(_) => return,
                 Ok(n) => &buf[..n],
             };
-            let empty: &[u8] = if got.windows(6).any(|w| w == b"DBSIZE") {
+            let empty: &[u8] = if got.windows(4).any(|w| w == b"PING") {
+                b"+PONG\r\n"
+            } else if got.windows(6).any(|w| w == b"DBSIZE") {
                 b":0\r\n"
             } else if got.starts_with(b"stats") {
                 b"STAT curr_items 0\r\nEND\r\n"

@@ -121,6 +121,21 @@ pub fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// Waits until the built-in target at `addr` has answered at least `n` requests (its /status polls are not
+/// counted), for at most `limit`: the event a test acts on, instead of a fixed sleep that a busy machine outlasts.
+pub fn wait_served(addr: SocketAddr, n: u64, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        // Not listening yet (a target a study starts) is waited for too.
+        let served = try_target_status(addr).and_then(|s| s["n_requests"].as_u64()).unwrap_or(0);
+        if served >= n {
+            return;
+        }
+        assert!(start.elapsed() < limit, "the target answered {served} requests of {n} after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A real nginx from Debian's package, with the config in tests/nginx/, on free loopback ports.
 pub struct Nginx {
     child: Child,
@@ -195,14 +210,18 @@ fn which(name: &str) -> Option<PathBuf> {
 
 /// The built-in target's counters from /status: `[[0, start, elapsed], {counters}]`.
 pub fn target_status(addr: SocketAddr) -> serde_json::Value {
-    use std::io::{Read, Write};
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
+    try_target_status(addr).unwrap_or_else(|| panic!("no status from the target at {addr}"))
+}
+
+/// [`target_status`], or `None` when the target does not answer (not listening yet, gone).
+pub fn try_target_status(addr: SocketAddr) -> Option<serde_json::Value> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").ok()?;
     let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let body = text.split("\r\n\r\n").nth(1).expect("a body");
-    serde_json::from_str::<serde_json::Value>(body).unwrap()[1].clone()
+    s.read_to_string(&mut text).ok()?;
+    let body = text.split("\r\n\r\n").nth(1)?;
+    Some(serde_json::from_str::<serde_json::Value>(body).ok()?[1].clone())
 }
 
 /// A key-value server process on loopback (redis-server, memcached from Debian; scripts/test.sh installs them),
