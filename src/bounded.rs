@@ -34,7 +34,13 @@ pub fn read(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
 /// whose text is the reason.
 pub fn read_io(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    let meta = std::fs::metadata(path)?;
+    // What is looked at is what was opened (no swap between a look by name and the open). Opening a FIFO for
+    // reading would wait for a writer: a path that is not a regular file by name is refused before it is opened.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(refuse("not a regular file (a device, FIFO or directory); give a regular file".into()));
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(refuse("not a regular file (a device, FIFO or directory); give a regular file".into()));
     }
@@ -45,7 +51,6 @@ pub fn read_io(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
             mib(cap)
         )));
     }
-    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // One byte more than the cap: a file that grew since it was looked at is refused, not cut.
     file.take(cap + 1).read_to_end(&mut bytes)?;

@@ -69,9 +69,12 @@ fn a_sweep_step_cut_short_has_drnbenchs_qps_over_the_time_it_ran() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("d.csv");
     let json = dir.path().join("s.json");
+    let wide = dir.path().join("w.csv");
     let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
         .args(["sweep", "--clients", "1,2", "-d", "20s", "--interval", "0s", "--no-history", "-o"])
         .arg(&csv)
+        .arg("--csv")
+        .arg(&wide)
         .arg("--json")
         .arg(&json)
         .arg(format!("http://{}/?delay=1ms", t.addr()))
@@ -99,6 +102,10 @@ fn a_sweep_step_cut_short_has_drnbenchs_qps_over_the_time_it_ran() {
         (qps - measured).abs() <= 0.01 * measured + 0.01,
         "drnbench qps {qps}, requests over the time ran {measured}"
     );
+    // hakaru's own CSV marks the step cut short (drnbench's keeps drnbench's columns).
+    let wide = std::fs::read_to_string(&wide).unwrap();
+    assert!(wide.lines().next().unwrap().ends_with(",partial"), "{wide}");
+    assert!(wide.lines().nth(1).unwrap().ends_with(",yes"), "{wide}");
     // The rest of the sweep never ran.
     assert_eq!(doc["steps"].as_array().unwrap().len(), 1);
 }

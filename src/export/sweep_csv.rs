@@ -60,8 +60,14 @@ impl Exporter for SweepCsv {
         header.extend(breakdown_header(&keys, "s"));
         header.extend(statuses.iter().map(u16::to_string));
         header.extend(threshold_header(doc));
+        // A run stopped by a signal marks the step it cut short (a column only then, so a whole run's file is as
+        // it always was): its figures cover only the time until the signal.
+        if doc.interrupted {
+            header.push("partial".into());
+        }
         w.write_record(&header).expect("writing to memory");
-        for step in &doc.steps {
+        let last = doc.steps.len().saturating_sub(1);
+        for (i, step) in doc.steps.iter().enumerate() {
             let mut r = row(step, rates, &probe_names, &keys, &statuses);
             // The error kinds go before the breakdown and status columns.
             let at = r.len() - statuses.len() - breakdown_header(&keys, "s").len();
@@ -69,6 +75,9 @@ impl Exporter for SweepCsv {
                 kinds.iter().map(|k| step.error_kinds.iter().find(|e| e.kind == *k).map_or(0, |e| e.count).to_string());
             r.splice(at..at, counts);
             r.extend(threshold_cells(doc));
+            if doc.interrupted {
+                r.push(if i == last { "yes" } else { "" }.into());
+            }
             w.write_record(r).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of ASCII fields")
