@@ -22,9 +22,9 @@ pub enum Arrival {
     Poisson,
 }
 
-/// When a step ends.
+/// When a step ends: after a number of requests, or a duration (the stop signals are `stop.rs`'s).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Stop {
+pub enum Until {
     Requests(u64),
     Duration(Duration),
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, write_atomically};
-use crate::load::Stop;
+use crate::load::Until;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
 use crate::progress::Progress;
@@ -63,7 +63,7 @@ pub fn measure_step(
     };
     let warmup = warmup.map(|d| {
         let mut warm = plan.clone();
-        warm.stop = Stop::Duration(d);
+        warm.stop = Until::Duration(d);
         let mut progress = Progress::new(plan.quiet);
         let out = engine::run_step(&warm, interrupt, |w| progress.window(w));
         progress.finish();

@@ -420,7 +420,7 @@ pub struct ScaleArgs {
 
 /// How the steps of a sweep or a capacity search run, and where they are written.
 #[derive(Args, Debug, Clone, Serialize)]
-pub struct StudyFlags {
+pub struct StepFlags {
     /// Open-loop steps: evenly spaced requests, or Poisson arrivals.
     #[arg(long, value_enum, default_value = "uniform", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,
@@ -508,7 +508,7 @@ pub struct SweepArgs {
     pub watch: WatchArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub study: StudyFlags,
+    pub steps: StepFlags,
     /// A gate for CI, judged on every step merged: 'p99<50ms', 'errors<1%', 'qps>1000' (repeatable).
     ///
     /// As k6 judges a whole test. A broken gate exits with code 99 after every result is written.
@@ -545,7 +545,7 @@ pub struct CapacityArgs {
     pub watch: WatchArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub study: StudyFlags,
+    pub steps: StepFlags,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -768,13 +768,13 @@ pub struct KvArgs {
     /// Set by `hakaru sweep` given key-value servers: how its steps run and where they are written.
     #[arg(skip)]
     #[serde(skip)]
-    pub from_sweep: Option<SweepStudy>,
+    pub from_sweep: Option<KvSweep>,
 }
 
 /// What `hakaru sweep` over key-value servers keeps of its own flags: `kv` has no --interval, --max-error-rate
 /// or -o, and sweep's --csv is the wide CSV of one row per step.
 #[derive(Debug, Clone)]
-pub struct SweepStudy {
+pub struct KvSweep {
     pub interval: std::time::Duration,
     pub max_error_percent: f64,
     pub drnbench_csv: Option<PathBuf>,

@@ -214,7 +214,7 @@ mod tests {
         let Command::Kv(parsed) = parse(&["kv".into(), "redis://127.0.0.1:1".into()]) else { panic!("kv") };
         assert_eq!(format!("{:?}", KvArgs { urls: parsed.urls.clone(), ..kv }), format!("{parsed:?}"));
         let sweep: SweepArgs = defaults();
-        assert_eq!(sweep.study.duration, "30s");
+        assert_eq!(sweep.steps.duration, "30s");
         assert!(sweep.request.urls.is_empty());
     }
 }

@@ -44,15 +44,15 @@ pub fn asked(command: &Command) -> Option<Agents> {
             (&a.load.scale, load_outputs(&a.load), &a.load.thresholds, &a.load.history, AgentPlan::Kv(a.clone()))
         }
         Command::Sweep(a) => (
-            &a.study.scale,
+            &a.steps.scale,
             Outputs {
-                json: a.study.json.clone(),
-                csv: a.study.csv.clone(),
+                json: a.steps.json.clone(),
+                csv: a.steps.csv.clone(),
                 wide: true,
-                drnbench: a.study.output.clone(),
+                drnbench: a.steps.output.clone(),
             },
             &a.thresholds,
-            &a.study.history,
+            &a.steps.history,
             AgentPlan::Sweep(a.clone()),
         ),
         // `capacity` refuses --agents itself, with --segment and --start-at.
@@ -137,7 +137,7 @@ impl AgentPlan {
                 crate::plan::steps::Steps::Clients(list) => {
                     fewest("client(s) in a step", list.iter().copied().min().unwrap_or(1) as u64)
                 }
-                crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.study.connections as u64),
+                crate::plan::steps::Steps::Rates(_) => fewest("connection(s)", a.steps.connections as u64),
             },
         }
     }
@@ -177,7 +177,7 @@ impl AgentPlan {
                 AgentPlan::Kv(a)
             }
             AgentPlan::Sweep(mut a) => {
-                let s = &mut a.study;
+                let s = &mut a.steps;
                 agent(&mut s.scale, &mut s.history);
                 (s.json, s.csv, s.output, s.quiet) = (Some(json.to_path_buf()), None, None, true);
                 AgentPlan::Sweep(a)

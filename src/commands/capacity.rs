@@ -10,7 +10,7 @@ use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
 use crate::export::text::answer_line;
-use crate::load::{LoadModel, Stop};
+use crate::load::{LoadModel, Until};
 use crate::plan::slo::{Slo, parse_percent};
 use crate::plan::steps::StepsPlan;
 use crate::plan::{RunPlan, arrival, parse_rate};
@@ -49,24 +49,24 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     if max < start {
         return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
-    if a.study.scale.agents.is_some() {
+    if a.steps.scale.agents.is_some() {
         return Err(UsageError::new("--agents: not for capacity: agents searching apart would each decide alone"));
     }
-    if a.study.scale.segment.is_some() || a.study.scale.start_at.is_some() {
+    if a.steps.scale.segment.is_some() || a.steps.scale.start_at.is_some() {
         return Err(UsageError::new(
             "--segment and --start-at are for run, sweep and kv: agents searching for a capacity apart would each decide alone",
         ));
     }
-    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
-    let history = super::history::recorder(&a.study.history)?;
+    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.steps)?;
+    let history = super::history::recorder(&a.steps.history)?;
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let max_errors = parts.max_error_percent;
     let set = &parts.set;
     let plan_at = |rate: f64| {
-        let load = LoadModel::Open { rate, arrival: arrival(a.study.arrival) };
+        let load = LoadModel::Open { rate, arrival: arrival(a.steps.arrival) };
         let mut plan =
-            RunPlan::new(set, "capacity", a.study.connections, a.study.threads, Stop::Duration(duration), load);
-        plan.quiet = a.study.quiet;
+            RunPlan::new(set, "capacity", a.steps.connections, a.steps.threads, Until::Duration(duration), load);
+        plan.quiet = a.steps.quiet;
         plan
     };
     let first = plan_at(start);

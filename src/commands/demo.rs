@@ -29,10 +29,10 @@ pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageEr
     let mut sweep: SweepArgs = crate::cli::render::defaults();
     sweep.request.urls = vec![url];
     sweep.clients = Some("1,2,4,8,16".into());
-    sweep.study.quiet = true;
-    sweep.study.duration = args.duration.clone();
-    sweep.study.interval = "0.5s".into();
-    sweep.study.json = args.json.clone();
+    sweep.steps.quiet = true;
+    sweep.steps.duration = args.duration.clone();
+    sweep.steps.interval = "0.5s".into();
+    sweep.steps.json = args.json.clone();
     sweep.watch.monitor_pid = vec![target.child.id()];
     let outcome = super::sweep::sweep(&sweep, interrupt);
     target.stop();

@@ -129,7 +129,7 @@ fn agent_command(command: &[String], agents: usize) -> Result<AgentCommand, Usag
     let scale = match &plan {
         AgentPlan::Run(a) => &a.load.scale,
         AgentPlan::Kv(a) => &a.load.scale,
-        AgentPlan::Sweep(a) => &a.study.scale,
+        AgentPlan::Sweep(a) => &a.steps.scale,
     };
     if scale.agents.is_some() || scale.agent_source.is_some() || scale.agent_netns.is_some() {
         return Err(UsageError::new(

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::args::{KvArgs, SweepStudy};
+use crate::cli::args::{KvArgs, KvSweep};
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
@@ -59,7 +59,7 @@ fn run_phases(
     watchers: &crate::monitor::Watchers,
     history: &Recorder,
     thresholds: &[crate::gates::Threshold],
-    study: Option<&SweepStudy>,
+    study: Option<&KvSweep>,
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     let first: &RunPlan = &kv.steps[0].1;

@@ -10,7 +10,7 @@ use crate::cli::args::SweepArgs;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
-use crate::load::{LoadModel, Stop};
+use crate::load::{LoadModel, Until};
 use crate::plan::segment::Scale;
 use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
 use crate::plan::{RunPlan, arrival};
@@ -25,18 +25,18 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let steps = sweep_steps(a)?;
     let thresholds = crate::gates::parse_all("--threshold", &a.thresholds)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
-    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.study)?;
-    let history = super::history::recorder(&a.study.history)?;
+    let parts = StepsPlan::from_args(&a.request, &a.watch, &a.steps)?;
+    let history = super::history::recorder(&a.steps.history)?;
     // --wait, else the pattern file's "wait" (drnbench's files may carry one), else none.
     let wait = flag_wait.or(parts.set.wait.map(Duration::from_secs_f64)).unwrap_or(Duration::ZERO);
     let (duration, interval, warmup) = (parts.duration, parts.interval, parts.warmup);
     let set = &parts.set;
-    let scale = Scale::from_args(&a.study.scale)?;
+    let scale = Scale::from_args(&a.steps.scale)?;
     if let Some(seg) = scale.segment {
         // Every step must split: checked before the first step, not found at the fifth.
         let fewest = match &steps {
             Steps::Clients(list) => list.iter().copied().min().unwrap_or(1),
-            Steps::Rates(_) => a.study.connections,
+            Steps::Rates(_) => a.steps.connections,
         };
         if fewest < seg.count {
             return Err(UsageError::new(format!(
@@ -49,20 +49,20 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     }
     // One plan per step, built as the step begins: a large pattern file is held once, not once per step.
     let plan_of = |i: usize| -> (String, RunPlan) {
-        let stop = Stop::Duration(duration);
+        let stop = Until::Duration(duration);
         let mut plan = match &steps {
             Steps::Clients(list) => {
                 let c = list[i];
                 let load = LoadModel::Closed { think: wait };
-                (format!("c={c}"), RunPlan::new(set, "sweep", c, a.study.threads, stop, load))
+                (format!("c={c}"), RunPlan::new(set, "sweep", c, a.steps.threads, stop, load))
             }
             Steps::Rates(list) => {
                 let rate = list[i];
-                let load = LoadModel::Open { rate, arrival: arrival(a.study.arrival) };
-                (format!("rate={rate}"), RunPlan::new(set, "sweep", a.study.connections, a.study.threads, stop, load))
+                let load = LoadModel::Open { rate, arrival: arrival(a.steps.arrival) };
+                (format!("rate={rate}"), RunPlan::new(set, "sweep", a.steps.connections, a.steps.threads, stop, load))
             }
         };
-        plan.1.quiet = a.study.quiet;
+        plan.1.quiet = a.steps.quiet;
         // The agents start the first step together; the later ones follow as each agent's steps end (on time:
         // the steps are timed).
         let step_scale = Scale { start_at: scale.start_at.filter(|_| i == 0), ..scale };
@@ -94,7 +94,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     let mut session = Session::new(settings, set.keepalive, &parts.outputs(), thresholds, &history, interrupt);
     let most = match &steps {
         Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
-        Steps::Rates(_) => a.study.connections,
+        Steps::Rates(_) => a.steps.connections,
     };
     session.prepare(most, first_threads, &parts.set.warnings, Some(&parts.watchers));
     let rates = matches!(steps, Steps::Rates(_));

@@ -24,7 +24,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
-use crate::load::{Arrival, LoadModel, Stop};
+use crate::load::{Arrival, LoadModel, Until};
 use crate::metrics::{Breakdown, ErrorKind, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
@@ -554,13 +554,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
     let (start, late_start) = scheduled_start(plan.start_at);
     let deadline = match plan.stop {
-        Stop::Duration(d) => Some(start + d),
-        Stop::Requests(_) => None,
+        Until::Duration(d) => Some(start + d),
+        Until::Requests(_) => None,
     };
 
     let budget = match plan.stop {
-        Stop::Requests(n) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
-        Stop::Duration(_) => None,
+        Until::Requests(n) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
+        Until::Duration(_) => None,
     };
     let gate = Arc::new(StartGate::new(threads));
     let handles: Vec<_> = (0..threads)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
-use crate::cli::args::{KvArgs, LoadArgs, SweepArgs, SweepStudy};
+use crate::cli::args::{KvArgs, KvSweep, LoadArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
@@ -208,7 +208,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         super::steps::Steps::Clients(list) => (Some(joined(&list)), None),
         super::steps::Steps::Rates(list) => (None, Some(joined(&list))),
     };
-    let s = &a.study;
+    let s = &a.steps;
     let interval = super::steps::flag_duration_or_zero("--interval", &s.interval)?;
     let max_error_percent = super::slo::parse_percent("--max-error-rate", &s.max_error_rate)?;
     let warmup = super::steps::flag_duration_or_zero("--warmup", &s.warmup)?;
@@ -235,8 +235,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     load.thresholds = a.thresholds.clone();
     load.scale = s.scale.clone();
     load.history = s.history.clone();
-    kv.from_sweep =
-        Some(SweepStudy { interval, max_error_percent, drnbench_csv: s.output.clone(), csv: s.csv.clone() });
+    kv.from_sweep = Some(KvSweep { interval, max_error_percent, drnbench_csv: s.output.clone(), csv: s.csv.clone() });
     Ok(Some(kv))
 }
 
@@ -303,7 +302,7 @@ fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
 /// Kyoto's rnum is per client: the step's budget is rnum for each of its connections (a segment's too).
 fn per_client(mut plan: RunPlan, rnum: u64) -> RunPlan {
     let n = rnum.saturating_mul(plan.connections as u64);
-    plan.stop = crate::load::Stop::Requests(n);
+    plan.stop = crate::load::Until::Requests(n);
     plan.settings.requests = Some(n);
     // A segment's whole plan is rnum for each of all the agents' clients, so its share is this segment's.
     if let Some(whole) = plan.settings.whole_plan.as_mut() {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
 use crate::error::UsageError;
-use crate::load::{Arrival, LoadModel, Stop};
+use crate::load::{Arrival, LoadModel, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
@@ -73,7 +73,7 @@ pub struct RunPlan {
     pub group_names: Vec<String>,
     pub connections: usize,
     pub threads: usize,
-    pub stop: Stop,
+    pub stop: Until,
     pub load: LoadModel,
     pub keepalive: bool,
     pub connect_timeout: Duration,
@@ -514,7 +514,7 @@ pub fn parse_rate(flag: &str, r: f64) -> Result<f64, UsageError> {
 }
 
 /// The load flags of `run` and `kv`, checked: when the step stops and how clients send.
-pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Stop, LoadModel), UsageError> {
+pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError> {
     if a.connections == 0 {
         return Err(UsageError::new("--connections 0: must be at least 1; try -c 50"));
     }
@@ -525,9 +525,9 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Stop, LoadModel), UsageError> 
             ));
         }
         (Some(0), None) => return Err(UsageError::new("--requests 0: must be at least 1")),
-        (Some(n), None) => Stop::Requests(n),
-        (None, Some(d)) => Stop::Duration(flag_duration("--duration", d)?),
-        (None, None) => Stop::Duration(Duration::from_secs(10)),
+        (Some(n), None) => Until::Requests(n),
+        (None, Some(d)) => Until::Duration(flag_duration("--duration", d)?),
+        (None, None) => Until::Duration(Duration::from_secs(10)),
     };
     check_threads(a.threads)?;
     let load = match a.rate {
@@ -563,11 +563,11 @@ impl RunPlan {
         command: &str,
         connections: usize,
         threads: Option<usize>,
-        stop: Stop,
+        stop: Until,
         load: LoadModel,
     ) -> RunPlan {
         let mut connections = connections.max(1);
-        if let Stop::Requests(n) = stop {
+        if let Until::Requests(n) = stop {
             // More clients than requests would only open idle connections.
             connections = connections.min(n as usize);
         }
@@ -581,12 +581,12 @@ impl RunPlan {
             connections,
             threads,
             requests: match stop {
-                Stop::Requests(n) => Some(n),
-                Stop::Duration(_) => None,
+                Until::Requests(n) => Some(n),
+                Until::Duration(_) => None,
             },
             duration_s: match stop {
-                Stop::Duration(d) => Some(d.as_secs_f64()),
-                Stop::Requests(_) => None,
+                Until::Duration(d) => Some(d.as_secs_f64()),
+                Until::Requests(_) => None,
             },
             load_model: match load {
                 LoadModel::Closed { .. } => "closed".into(),

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::RunPlan;
 use crate::cli::args::ScaleArgs;
 use crate::error::UsageError;
-use crate::load::{LoadModel, Stop};
+use crate::load::{LoadModel, Until};
 use crate::result::WholePlan;
 
 /// Segment `index` (from 0) of `count`.
@@ -195,7 +195,7 @@ impl RunPlan {
                 seg.count
             )));
         }
-        if let Stop::Requests(n) = self.stop {
+        if let Until::Requests(n) = self.stop {
             let mine = seg.share(n);
             if mine == 0 {
                 return Err(UsageError::new(format!(
@@ -204,7 +204,7 @@ impl RunPlan {
                     seg.count
                 )));
             }
-            self.stop = Stop::Requests(mine);
+            self.stop = Until::Requests(mine);
             self.settings.requests = Some(mine);
         }
         if let LoadModel::Open { rate, arrival } = self.load {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::slo::parse_percent;
 use super::{RequestSet, check_threads, flag_duration, parse_rate};
-use crate::cli::args::{RequestArgs, StudyFlags, SweepArgs, WatchArgs};
+use crate::cli::args::{RequestArgs, StepFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
 use crate::units::parse_flag_duration;
@@ -184,7 +184,7 @@ impl StepsPlan {
         }
     }
 
-    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StudyFlags) -> Result<StepsPlan, UsageError> {
+    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StepFlags) -> Result<StepsPlan, UsageError> {
         let duration = flag_duration("--duration", &a.duration)?;
         let interval = flag_duration_or_zero("--interval", &a.interval)?;
         let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;

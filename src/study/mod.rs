@@ -518,7 +518,7 @@ impl StudyPlan {
             shape => {
                 let mut a: SweepArgs = defaults();
                 (a.request, a.watch, a.clients, a.rates) = (request, watch, clients, rates);
-                let s = &mut a.study;
+                let s = &mut a.steps;
                 s.history = history;
                 (s.quiet, s.threads) = (true, l.threads.map(|n| n as usize));
                 (s.duration, s.interval, s.warmup) = (secs(l.step_duration), secs(l.interval), secs(l.warmup));
