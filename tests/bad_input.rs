@@ -369,3 +369,16 @@ fn documents_of_another_schema_are_refused_by_every_reader_naming_both_versions(
     }
     assert!(!std::path::Path::new(&db).exists(), "nothing imported");
 }
+
+#[test]
+fn https_against_a_plain_http_port_says_to_use_http() {
+    let t = target();
+    let out = hakaru(&["run", "-n", "1", &format!("https://{}/", t.addr())]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the server answered in plain HTTP, not TLS; use http:// for this port"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+}

@@ -170,6 +170,9 @@ fn single_runs_are_too_few_to_tell_and_never_fail_a_gate() {
     assert_eq!(c["verdict"], "too_few_runs");
     assert!(c["ratio"].as_f64().unwrap() > 1.5, "{c}");
     assert!(out.stdout.contains("too few runs to tell"), "{}", out.stdout);
+    // The ratio is printed, and a note says why it is not judged and how to get verdicts.
+    assert!(out.stdout.contains("one run a side cannot tell a difference from run-to-run noise"), "{}", out.stdout);
+    assert!(out.stdout.contains("--runs 5"), "{}", out.stdout);
     assert!(!out.stdout.contains("ran another load"), "{}", out.stdout);
     // Another load is compared, with a warning.
     let c = dir.path().join("c.json");

@@ -374,6 +374,16 @@ fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompariso
             format_count(had)
         ));
     }
+    // One run a side: the ratio is printed, but nothing tells it from run-to-run noise. Say so once, and how to get
+    // verdicts.
+    let single = points.iter().flat_map(|p| &p.rows).flat_map(|r| &r.cells).any(|c| c.verdict == Verdict::TooFewRuns);
+    if single {
+        notes.push(
+            "one run a side cannot tell a difference from run-to-run noise: the ratios above are measured, not \
+             judged; run each side 5 times (--runs 5, or repeat = 5 in a study) for verdicts"
+                .to_string(),
+        );
+    }
     Ok(GroupComparison { title: group.title.clone(), baseline: base.name.clone(), points, notes })
 }
 

@@ -133,7 +133,25 @@ impl HandshakeError {
                 ep.addr,
                 humantime::format_duration(timeout)
             ),
+            // An answer that is not a TLS record at all: the port speaks plain HTTP.
+            HandshakeError::Failed(e) if self.is_plain_answer() => format!(
+                "TLS handshake with {}: the server answered in plain HTTP, not TLS; use http:// for this port",
+                ep.addr
+            ),
             HandshakeError::Failed(e) => format!("TLS handshake with {}: {e}", ep.addr),
+        }
+    }
+
+    /// The server's first bytes were not a TLS record (rustls: corrupt message of type InvalidContentType), as when
+    /// an `https://` URL names a plain-HTTP port.
+    fn is_plain_answer(&self) -> bool {
+        match self {
+            HandshakeError::Failed(e) => {
+                e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).is_some_and(|r| {
+                    matches!(r, rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType))
+                })
+            }
+            _ => false,
         }
     }
 

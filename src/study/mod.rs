@@ -1011,7 +1011,13 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// The header (`[load]`, `[[target]]`) of the table the byte offset is in.
 fn table_at(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
+    // The lines before the one that holds the offset: a table header there (`[[workloads]]`) is a key of the top
+    // level, not the table it names.
+    let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    if text[line_start..].trim_start().starts_with('[') {
+        return "the top level".into();
+    }
+    let before = &text[..line_start];
     before
         .lines()
         .rev()
@@ -1019,6 +1025,22 @@ fn table_at(text: &str, offset: usize) -> String {
         .find(|l| l.starts_with('[') && !l.contains('='))
         .map(|l| l.split('#').next().unwrap_or(l).trim().to_string())
         .unwrap_or_else(|| "the top level".into())
+}
+
+/// Levenshtein's distance between two keys (short ASCII words: the plain table is enough).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// An example of each key, for the fix of a wrong type.
@@ -1082,12 +1104,20 @@ fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> UsageError {
     if let Some(rest) = message.strip_prefix("unknown field") {
         let key = quoted.unwrap_or_default();
         let expected = rest.split_once("expected").map(|(_, e)| e.replace('`', "").trim().to_string());
+        let known: Vec<String> = expected
+            .as_deref()
+            .map(|e| e.trim_start_matches("one of ").split(',').map(|k| k.trim().to_string()).collect())
+            .unwrap_or_default();
         let keys = expected
             .map(|e| format!(" (the keys of {table}: {})", e.trim_start_matches("one of ").trim()))
             .unwrap_or_default();
-        return UsageError::new(format!(
-            "{place}: unknown key '{key}' in {table}{keys}: remove it or correct its spelling"
-        ));
+        // The nearest known key, when one is a slip away (`workloads` -> `workload`).
+        let fix = match known.iter().map(|k| (edit_distance(&key, k), k)).filter(|(d, _)| *d <= 2).min() {
+            Some((_, k)) => format!("did you mean '{k}'?"),
+            None => "remove it or correct its spelling".to_string(),
+        };
+        let at = if table == "the top level" { "at the top level".to_string() } else { format!("in {table}") };
+        return UsageError::new(format!("{place}: unknown key '{key}' {at}{keys}: {fix}"));
     }
     if message.starts_with("missing field") {
         let key = quoted.unwrap_or_default();
@@ -1158,8 +1188,15 @@ name = "warm"
     fn an_unknown_key_names_its_line_column_table_and_fix() {
         let e = plan(&TWO.replace("repeat = 2", "repeat = 2\nrepeats = 3")).unwrap_err();
         assert!(e.starts_with("s.toml:13:1: unknown key 'repeats' in [load]"), "{e}");
-        assert!(e.contains("remove it or correct its spelling"), "{e}");
+        assert!(e.ends_with("did you mean 'repeat'?"), "{e}");
         assert_eq!(e.lines().count(), 1);
+        // A table of the top level misspelled is a key of the top level, not of the table above it.
+        let e = plan(&(TWO.to_string() + "[[workloads]]\nname = \"w\"\n")).unwrap_err();
+        assert!(e.contains("unknown key 'workloads' at the top level"), "{e}");
+        assert!(e.ends_with("did you mean 'workload'?"), "{e}");
+        // Nothing near: the fix is to remove it.
+        let e = plan(&TWO.replace("repeat = 2", "repeat = 2\nzzzzzz = 3")).unwrap_err();
+        assert!(e.ends_with("remove it or correct its spelling"), "{e}");
     }
 
     #[test]
