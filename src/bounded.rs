@@ -1,6 +1,6 @@
 //! Input files read whole, each with a documented cap: a regular file only (a device such as /dev/zero never ends
 //! and a FIFO can block before the load forever), at most `cap` bytes, checked before reading and while reading (the
-//! file may grow). The caps are in the README's "Safety" section.
+//! file may grow). The caps are in docs/counting.md, "Safety".
 
 use std::io::Read as _;
 use std::path::Path;

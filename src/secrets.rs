@@ -1,5 +1,5 @@
 //! What hakaru never shows: secret header values, passwords in URLs, secret query parameters, wherever they stand
-//! (a flag, a message, a document). The lists are documented in the README's "Safety" section; a user adds names
+//! (a flag, a message, a document). The lists are documented in docs/counting.md, "Safety"; a user adds names
 //! with `--redact-header` and `--redact-param`, which reach every process of a run through the environment.
 
 /// Headers whose values must not end up in anything hakaru prints or writes (README, "Safety"); more with

@@ -454,10 +454,10 @@ fn every_example_study_parses_and_says_what_stands_in_for_what() {
 }
 
 #[test]
-fn the_readmes_study_file_parses() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+fn the_study_pages_study_file_parses() {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/study.md")).unwrap();
     let block =
-        readme.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block in the README");
+        page.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block in docs/study.md");
     let tmp = tempfile::tempdir().unwrap();
     let file = write(tmp.path(), "readme.toml", block);
     let out = study(&[file.to_str().unwrap(), "--dry-run"]);

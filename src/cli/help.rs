@@ -46,7 +46,8 @@ Examples:
   hakaru run --rate 2000 -d 1m --json result.json http://127.0.0.1:8080/
   hakaru run -n 10000 -c 8 -m POST -H 'Content-Type: application/json' -b '{\"q\":1}' http://127.0.0.1:8080/api
 
-Every flag (scale-out, secrets, the history database), and what the examples do: hakaru run --help";
+Every flag (scale-out, secrets, the history database), and what the examples do: hakaru run --help
+Reference: docs/run.md in hakaru's repository";
 
 /// The end of `hakaru run --help`.
 pub const RUN_EXAMPLES_LONG: &str = "\
@@ -61,7 +62,8 @@ Examples:
   hakaru run -n 10000 -c 8 -m POST -H 'Content-Type: application/json' -b '{\"q\":1}' http://127.0.0.1:8080/api
 
 Keep-alive is on by default (ab needs -k for it; hakaru's -k is curl's --insecure). drnbench's flag names are
-accepted as aliases (--default-hosts, --request-patterns-file ...).";
+accepted as aliases (--default-hosts, --request-patterns-file ...).
+Reference: docs/run.md in hakaru's repository";
 
 /// The end of `hakaru sweep -h`.
 pub const SWEEP_EXAMPLES: &str = "\
@@ -70,7 +72,8 @@ Examples:
   hakaru sweep --rates 1000,2000,4000,8000 -d 20s --json sweep.json http://127.0.0.1:8080/
   hakaru sweep --start-clients 10 --end-clients 50 --step 10 --hosts h1,h2 --patterns p.json -o d.csv
 
-Every flag, and what the examples do: hakaru sweep --help";
+Every flag, and what the examples do: hakaru sweep --help
+Reference: docs/sweep-capacity.md in hakaru's repository";
 
 /// The end of `hakaru sweep --help`.
 pub const SWEEP_EXAMPLES_LONG: &str = "\
@@ -85,7 +88,8 @@ Examples:
   # drnbench's CSV written to d.csv
   hakaru sweep --start-clients 10 --end-clients 50 --step 10 --hosts h1,h2 --patterns p.json -o d.csv
 
-drnbench's flag names are accepted as aliases (--start-n-clients, --default-hosts, --output-path ...).";
+drnbench's flag names are accepted as aliases (--start-n-clients, --default-hosts, --output-path ...).
+Reference: docs/sweep-capacity.md in hakaru's repository";
 
 /// The end of `hakaru capacity -h`.
 pub const CAPACITY_EXAMPLES: &str = "\
@@ -94,7 +98,8 @@ Examples:
   hakaru capacity --slo 'p99<20ms,mean<5ms' --rate-start 1000 --rate-max 50000 -d 20s http://127.0.0.1:8080/
   hakaru capacity --slo 'p99.9<=200ms' --max-error-rate 0.1% --json capacity.json http://127.0.0.1:8080/
 
-Every flag, and what the examples do: hakaru capacity --help";
+Every flag, and what the examples do: hakaru capacity --help
+Reference: docs/sweep-capacity.md in hakaru's repository";
 
 /// The end of `hakaru capacity --help`.
 pub const CAPACITY_EXAMPLES_LONG: &str = "\
@@ -106,7 +111,9 @@ Examples:
   hakaru capacity --slo 'p99<20ms,mean<5ms' --rate-start 1000 --rate-max 50000 -d 20s http://127.0.0.1:8080/
 
   # A step with more than 0.1 % failed requests fails the objective too; every step kept as JSON
-  hakaru capacity --slo 'p99.9<=200ms' --max-error-rate 0.1% --json capacity.json http://127.0.0.1:8080/";
+  hakaru capacity --slo 'p99.9<=200ms' --max-error-rate 0.1% --json capacity.json http://127.0.0.1:8080/
+
+Reference: docs/sweep-capacity.md in hakaru's repository";
 
 /// The end of `hakaru kv -h`.
 pub const KV_EXAMPLES: &str = "\
@@ -115,7 +122,8 @@ Examples:
   hakaru kv --mix get:50,set:50 --keys 100000 --key-pattern Z --pipeline 16 -d 30s redis://127.0.0.1:6379
   hakaru kv --workload ycsb-b --records 100000 -n 100000 memcache://127.0.0.1:11211
 
-Every flag (order and wicked, YCSB, scale-out, secrets), and what the examples do: hakaru kv --help";
+Every flag (order and wicked, YCSB, scale-out, secrets), and what the examples do: hakaru kv --help
+Reference: docs/kv.md in hakaru's repository";
 
 /// The end of `hakaru kv --help`.
 pub const KV_EXAMPLES_LONG: &str = "\
@@ -129,42 +137,53 @@ Examples:
   # YCSB's workload B (95 % reads) on memcached: 100,000 records loaded, then 100,000 operations
   hakaru kv --workload ycsb-b --records 100000 -n 100000 memcache://127.0.0.1:11211
 
-Nothing on the server is deleted unless --flush is given.";
+Nothing on the server is deleted unless --flush is given.
+Reference: docs/kv.md in hakaru's repository";
 
 /// The end of `hakaru compare`'s help.
 pub const COMPARE_EXAMPLES: &str = "\
 Examples:
   hakaru compare before.json after.json
   hakaru compare a1.json,a2.json,a3.json b1.json,b2.json,b3.json --fail-if 'p99 > 1.10 * baseline'
-  hakaru compare label=main label=branch --markdown -";
+  hakaru compare label=main label=branch --markdown -
+
+Reference: docs/compare-report-history.md in hakaru's repository";
 
 /// The end of `hakaru study`'s help.
 pub const STUDY_EXAMPLES: &str = "\
 Examples:
   hakaru study examples/lua-vs-luajit-builds.toml --dry-run
   hakaru study examples/lua-vs-luajit-builds.toml -o study-lua
-  hakaru study examples/lua-vs-luajit-builds.toml --resume study-lua";
+  hakaru study examples/lua-vs-luajit-builds.toml --resume study-lua
+
+Reference: docs/study.md in hakaru's repository";
 
 /// The end of `hakaru serve`'s help.
 pub const SERVE_EXAMPLES: &str = "\
 Examples:
   hakaru serve
   hakaru serve --listen 127.0.0.1:0 --workers 4
-  hakaru serve --workers 2 --miss-cost 10ms --cache-size 1000";
+  hakaru serve --workers 2 --miss-cost 10ms --cache-size 1000
+
+Reference: docs/patterns-serve-demo.md in hakaru's repository";
 
 /// The end of `hakaru demo`'s help.
 pub const DEMO_EXAMPLES: &str = "\
 Examples:
   hakaru demo
   hakaru demo -d 1s
-  hakaru demo --json demo.json";
+  hakaru demo --json demo.json
+
+Reference: docs/patterns-serve-demo.md in hakaru's repository";
 
 /// The end of `hakaru history`'s help.
 pub const HISTORY_EXAMPLES: &str = "\
 Examples:
   hakaru history
   hakaru history --label branch=main --since 7d --limit 5
-  hakaru history --command sweep --target 127.0.0.1";
+  hakaru history --command sweep --target 127.0.0.1
+
+Reference: docs/compare-report-history.md in hakaru's repository";
 
 #[cfg(test)]
 mod tests {

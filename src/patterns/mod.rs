@@ -138,7 +138,11 @@ fn parse_json(text: &str) -> Result<PatternSet, String> {
         let message = e.to_string();
         // serde_json appends " at line L column C"; put the position first, as compilers do.
         let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-        format!("{}:{}: {message}; see the drnbench pattern format in the README", e.line(), e.column())
+        format!(
+            "{}:{}: {message}; see the drnbench pattern format in hakaru's docs/patterns-serve-demo.md",
+            e.line(),
+            e.column()
+        )
     };
     // drnbench looks at the first element of a top-level list: a pattern (a path, or an object without
     // "patterns") makes the list one group of patterns; otherwise it is a list of groups.

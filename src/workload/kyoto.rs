@@ -25,7 +25,7 @@
 //! be the sum to 1e-9, then its text becomes the model's value (Redis prints a long double, which Rust has not).
 //!
 //! Under `--verify` the clear (it would wipe other clients' keys), raw keys (no client owns them) and expiry times
-//! (the model would have to know when each key goes) are left out. Left out always, and said so in the README:
+//! (the model would have to know when each key goes) are left out. Left out always, and said so in docs/kv.md:
 //! wicked's cursor steps and removals at the cursor, which Redis's stateless SCAN cannot hold.
 
 use std::collections::{HashMap, HashSet};
