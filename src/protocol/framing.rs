@@ -96,8 +96,9 @@ impl Stray {
     }
 }
 
+/// The start of `data`, printable, for error samples (every protocol's; HTTP's decoder quotes with it too).
 pub(crate) fn quote(data: &[u8]) -> String {
-    super::http::response::quote(&data[..data.len().min(64)])
+    String::from_utf8_lossy(&data[..data.len().min(40)]).escape_debug().collect()
 }
 
 #[cfg(test)]

@@ -225,7 +225,7 @@ fn malformed(buf: &[u8], what: &str) -> DecodeError {
 
 /// The start of `bytes`, printable, for error samples.
 pub fn quote(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).escape_debug().collect()
+    crate::protocol::framing::quote(bytes)
 }
 
 impl ResponseDecoder for HttpDecoder {
