@@ -701,6 +701,11 @@ mod tests {
         // A server that echoes the password back in its error does not get it printed.
         let echo = "ERR unknown command 'AUTH', with args beginning with: 'pw'";
         assert_eq!(g.scrub(echo), "ERR unknown command 'AUTH', with args beginning with: '***'");
+        // A password longer than Redis quotes comes back cut, and is hidden all the same.
+        let long = "p".repeat(200);
+        let g = greeting(&parse_url(&format!("redis://:{long}@127.0.0.1/3")).unwrap()).unwrap();
+        let echo = format!("ERR with args beginning with: '{}'", &long[..128]);
+        assert!(!g.scrub(&echo).contains(&long[..64]), "{}", g.scrub(&echo));
         let e = parse_url("redis://user:secret@127.0.0.1:6379/x").err().expect("refused").to_string();
         assert!(!e.contains("secret") && e.contains("user:***"), "{e}");
         assert!(parse_url("http://127.0.0.1/").is_err());

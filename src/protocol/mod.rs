@@ -182,7 +182,17 @@ pub struct Greeting {
 impl Greeting {
     /// `text` with every secret replaced by `***`.
     pub fn scrub(&self, text: &str) -> String {
-        self.secrets.iter().fold(text.to_string(), |t, s| t.replace(s.as_str(), "***"))
+        // Whole, and cut: Redis quotes at most 128 bytes of an argument in its errors, so a longer password comes
+        // back as its first 128 (or 64) bytes, which are hidden too.
+        self.secrets.iter().fold(text.to_string(), |t, s| {
+            let mut t = t.replace(s.as_str(), "***");
+            for cut in [128, 64] {
+                if s.len() > cut && s.is_char_boundary(cut) {
+                    t = t.replace(&s[..cut], "***");
+                }
+            }
+            t
+        })
     }
 }
 
