@@ -74,8 +74,8 @@ pub fn holds_secret_named(arg: &str, headers: &[String], params: &[String]) -> b
     header || param
 }
 
-/// The names of one list from its variable, lower case.
-fn extra(var: &str) -> &'static [String] {
+/// The user's secret names of one list, from its variable (`REDACT_HEADERS_VAR` or `REDACT_PARAMS_VAR`), lower case.
+pub fn user_names(var: &str) -> &'static [String] {
     static HEADERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let cell = if var == REDACT_HEADERS_VAR { &HEADERS } else { &PARAMS };
@@ -93,12 +93,12 @@ fn extra(var: &str) -> &'static [String] {
 pub fn is_secret_header(name: &str) -> bool {
     let name = name.trim();
     SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
-        || extra(REDACT_HEADERS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+        || user_names(REDACT_HEADERS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
 }
 
 fn is_secret_param(name: &str) -> bool {
     SECRET_PARAMS.iter().any(|s| name.eq_ignore_ascii_case(s))
-        || extra(REDACT_PARAMS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
+        || user_names(REDACT_PARAMS_VAR).iter().any(|s| name.eq_ignore_ascii_case(s))
 }
 
 /// Every query in `text` (after each `?`, up to `#`, a space or a quote) with the values of secret parameters
@@ -191,6 +191,18 @@ pub fn scrub_value(v: &mut serde_json::Value) {
         serde_json::Value::Array(a) => a.iter_mut().for_each(scrub_value),
         serde_json::Value::Object(o) => o.values_mut().for_each(scrub_value),
         _ => {}
+    }
+}
+
+/// A document (a result, a study's manifest) as pretty JSON with every string scrubbed ([`scrub_value`]): read
+/// back into its own type first so its fields keep their order (a JSON value's map would sort them), the scrubbed
+/// value itself if it no longer reads as its type.
+pub fn scrubbed_json<T: serde::Serialize + serde::de::DeserializeOwned>(doc: &T) -> serde_json::Result<String> {
+    let mut v = serde_json::to_value(doc)?;
+    scrub_value(&mut v);
+    match serde_json::from_value::<T>(v.clone()) {
+        Ok(clean) => serde_json::to_string_pretty(&clean),
+        Err(_) => serde_json::to_string_pretty(&v),
     }
 }
 

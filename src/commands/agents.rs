@@ -36,30 +36,26 @@ pub struct Agents {
 
 /// `Some` when the command asks for `--agents N`.
 pub fn asked(command: &Command) -> Option<Agents> {
-    let (scale, outputs, thresholds, history, plan) = match command {
-        Command::Run(a) => {
-            (&a.load.scale, load_outputs(&a.load), &a.load.thresholds, &a.load.history, AgentPlan::Run(a.clone()))
-        }
-        Command::Kv(a) => {
-            (&a.load.scale, load_outputs(&a.load), &a.load.thresholds, &a.load.history, AgentPlan::Kv(a.clone()))
-        }
-        Command::Sweep(a) => (
-            &a.steps.scale,
-            Outputs {
-                json: a.steps.json.clone(),
-                csv: a.steps.csv.clone(),
-                wide: true,
-                drnbench: a.steps.output.clone(),
-            },
-            &a.thresholds,
-            &a.steps.history,
-            AgentPlan::Sweep(a.clone()),
-        ),
-        // `capacity` refuses --agents itself, with --segment and --start-at.
-        _ => return None,
+    // `capacity` refuses --agents itself, with --segment and --start-at.
+    let plan = AgentPlan::of(command)?;
+    let scale = plan.scale();
+    let (thresholds, history) = match &plan {
+        AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => (&load.thresholds, &load.history),
+        AgentPlan::Sweep(a) => (&a.thresholds, &a.steps.history),
     };
-    scale.agents.map(|n| Agents {
-        n,
+    let outputs = match &plan {
+        AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => {
+            Outputs { json: load.json.clone(), csv: load.csv.clone(), ..Outputs::default() }
+        }
+        AgentPlan::Sweep(a) => Outputs {
+            json: a.steps.json.clone(),
+            csv: a.steps.csv.clone(),
+            wide: true,
+            drnbench: a.steps.output.clone(),
+        },
+    };
+    Some(Agents {
+        n: scale.agents?,
         outputs,
         thresholds: thresholds.clone(),
         history: history.clone(),
@@ -67,10 +63,6 @@ pub fn asked(command: &Command) -> Option<Agents> {
         namespaces: scale.agent_netns.clone(),
         plan,
     })
-}
-
-fn load_outputs(l: &LoadArgs) -> Outputs {
-    Outputs { json: l.json.clone(), csv: l.csv.clone(), ..Outputs::default() }
 }
 
 /// The plan every agent runs, as typed flags: its own line is rendered from them (see `cli::render`).
@@ -103,6 +95,22 @@ impl AgentPlan {
             Command::Kv(a) => Some(AgentPlan::Kv(a.clone())),
             Command::Sweep(a) => Some(AgentPlan::Sweep(a.clone())),
             _ => None,
+        }
+    }
+
+    /// Its scale-out flags (`--agents`, `--segment`, `--start-at`...).
+    pub fn scale(&self) -> &ScaleArgs {
+        match self {
+            AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => &load.scale,
+            AgentPlan::Sweep(a) => &a.steps.scale,
+        }
+    }
+
+    /// `--rate`, where the command has one (a sweep's rates are its steps).
+    pub fn rate(&self) -> Option<f64> {
+        match self {
+            AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => load.rate,
+            AgentPlan::Sweep(_) => None,
         }
     }
 

@@ -23,15 +23,7 @@ fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
     // Secret names this process knows (its environment, from its own flags) and the agents' command's own: the
     // arguments they name go into the Secret, and every pod hides them too.
     let names = |var: &str, own: &[String]| -> Vec<String> {
-        let mut all: Vec<String> = std::env::var(var)
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(String::from)
-            .collect();
-        all.extend(own.iter().cloned());
-        all
+        crate::secrets::user_names(var).iter().chain(own).cloned().collect()
     };
     let headers = names(crate::secrets::REDACT_HEADERS_VAR, &redact.0);
     let params = names(crate::secrets::REDACT_PARAMS_VAR, &redact.1);
@@ -126,22 +118,13 @@ fn agent_command(command: &[String], agents: usize) -> Result<AgentCommand, Usag
     };
     plan.check_split(agents, "the agents' command")?;
     // Each pod is one agent already: local agents inside it would multiply the plan.
-    let scale = match &plan {
-        AgentPlan::Run(a) => &a.load.scale,
-        AgentPlan::Kv(a) => &a.load.scale,
-        AgentPlan::Sweep(a) => &a.steps.scale,
-    };
+    let scale = plan.scale();
     if scale.agents.is_some() || scale.agent_source.is_some() || scale.agent_netns.is_some() {
         return Err(UsageError::new(
             "the agents' command sets --agents: remove it (and --agent-source, --agent-netns); each pod is one agent of --agents N",
         ));
     }
-    let rate = match &plan {
-        AgentPlan::Run(a) => a.load.rate,
-        AgentPlan::Kv(a) => a.load.rate,
-        AgentPlan::Sweep(_) => None,
-    };
-    if let Some(r) = rate {
+    if let Some(r) = plan.rate() {
         crate::plan::parse_rate("--rate", r)?;
     }
     Ok((plan.render()?, (cli.redact_header.clone(), cli.redact_param.clone())))

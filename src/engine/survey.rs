@@ -39,8 +39,8 @@ pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>,
         let found = match written {
             Some(w) if items > 0 => Some(
                 match plan.protocol {
-                    Protocol::Resp => redis_existing(&mut s, w, deadline),
-                    _ => memcached_existing(&mut s, w, deadline),
+                    Protocol::Resp => look_up(w, |keys| redis_existing(&mut s, keys, deadline)),
+                    _ => look_up(w, |keys| memcached_existing(&mut s, keys, deadline)),
                 }
                 .map_err(fail)?,
             ),
@@ -59,13 +59,27 @@ fn sample(first: u64, count: u64) -> impl Iterator<Item = u64> {
     })
 }
 
-/// Why the keys are not looked up: more than are looked up one by one, under a prefix not hakaru's (a sample of
-/// them could miss someone's key, which the run would then overwrite).
-fn too_many(w: &Written) -> Option<Found> {
+/// How many of the keys `w` writes exist, asked a batch at a time (`ask` answers a batch's count, or None when the
+/// server cannot say). Not looked up: keys no template names one way, or more than are looked up one by one under
+/// a prefix not hakaru's (a sample of them could miss someone's key, which the run would then overwrite).
+fn look_up(w: &Written, mut ask: impl FnMut(&[Vec<u8>]) -> Result<Option<u64>, String>) -> Result<Found, String> {
     if let Some(why) = w.unknowable {
-        return Some(Found::Unknown(why));
+        return Ok(Found::Unknown(why));
     }
-    (!w.own && w.count > MAX_CHECKED).then_some(Found::Unknown("more than 100,000 keys to look up one by one"))
+    if !w.own && w.count > MAX_CHECKED {
+        return Ok(Found::Unknown("more than 100,000 keys to look up one by one"));
+    }
+    let (mut checked, mut existing) = (0, 0);
+    let numbers: Vec<u64> = sample(w.first, w.count).collect();
+    for batch in numbers.chunks(BATCH as usize) {
+        let keys: Vec<Vec<u8>> = batch.iter().map(|&n| (w.key)(n)).collect();
+        match ask(&keys)? {
+            Some(n) => existing += n,
+            None => return Ok(Found::Unknown("memcached answers no meta commands; memcached 1.6 does")),
+        }
+        checked += batch.len() as u64;
+    }
+    Ok(Found::Counted { checked, existing })
 }
 
 fn number(value: &[u8], what: &str) -> Result<u64, String> {
@@ -83,24 +97,15 @@ fn redis_dbsize(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, S
     number(&reply.value, "DBSIZE")
 }
 
-fn redis_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instant) -> Result<Found, String> {
-    if let Some(f) = too_many(w) {
-        return Ok(f);
+/// `EXISTS k1 ... kN`: how many of the keys exist.
+fn redis_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
+    let mut args: Vec<&[u8]> = vec![b"EXISTS"];
+    args.extend(keys.iter().map(Vec::as_slice));
+    let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&args)), deadline, "EXISTS")?;
+    if let Some(e) = reply.error {
+        return Err(format!("the server refused EXISTS: {e}"));
     }
-    let (mut checked, mut existing) = (0, 0);
-    let numbers: Vec<u64> = sample(w.first, w.count).collect();
-    for batch in numbers.chunks(BATCH as usize) {
-        let keys: Vec<Vec<u8>> = batch.iter().map(|&n| (w.key)(n)).collect();
-        let mut args: Vec<&[u8]> = vec![b"EXISTS"];
-        args.extend(keys.iter().map(Vec::as_slice));
-        let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&args)), deadline, "EXISTS")?;
-        if let Some(e) = reply.error {
-            return Err(format!("the server refused EXISTS: {e}"));
-        }
-        existing += number(&reply.value, "EXISTS")?;
-        checked += batch.len() as u64;
-    }
-    Ok(Found::Counted { checked, existing })
+    number(&reply.value, "EXISTS").map(Some)
 }
 
 /// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes (`read_by`).
@@ -138,28 +143,19 @@ fn memcached_items(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64
 }
 
 /// memcached's meta get without flags answers `HD` for a key that exists and `EN` for one that does not, without
-/// its value; `mn` closes the batch with `MN`. A server without meta commands answers `ERROR`: Unknown.
-fn memcached_existing(s: &mut std::net::TcpStream, w: &Written, deadline: Instant) -> Result<Found, String> {
-    if let Some(f) = too_many(w) {
-        return Ok(f);
+/// its value; `mn` closes the batch with `MN`. A server without meta commands answers `ERROR`: None.
+fn memcached_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
+    let mut out = Vec::new();
+    for key in keys {
+        out.extend_from_slice(&memcache::encode_line(&[b"mg", key]));
     }
-    let (mut checked, mut existing) = (0, 0);
-    let numbers: Vec<u64> = sample(w.first, w.count).collect();
-    for batch in numbers.chunks(BATCH as usize) {
-        let mut out = Vec::new();
-        for &n in batch {
-            out.extend_from_slice(&memcache::encode_line(&[b"mg", &(w.key)(n)]));
-        }
-        out.extend_from_slice(&memcache::encode_line(&[b"mn"]));
-        s.write_all(&out).map_err(|e| format!("sending mg: {e}"))?;
-        let got = read_until(s, deadline, "mg", |g| g == b"MN\r\n" || ends_with_line(g, b"\r\nMN\r\n"))?;
-        if !got.ends_with(b"MN\r\n") {
-            return Ok(Found::Unknown("memcached answers no meta commands; memcached 1.6 does"));
-        }
-        existing += got.split(|&b| b == b'\n').filter(|l| l.starts_with(b"HD")).count() as u64;
-        checked += batch.len() as u64;
+    out.extend_from_slice(&memcache::encode_line(&[b"mn"]));
+    s.write_all(&out).map_err(|e| format!("sending mg: {e}"))?;
+    let got = read_until(s, deadline, "mg", |g| g == b"MN\r\n" || ends_with_line(g, b"\r\nMN\r\n"))?;
+    if !got.ends_with(b"MN\r\n") {
+        return Ok(None);
     }
-    Ok(Found::Counted { checked, existing })
+    Ok(Some(got.split(|&b| b == b'\n').filter(|l| l.starts_with(b"HD")).count() as u64))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! What a key-value run may do to data it did not write: nothing without a flag. The plan says what the workload
-//! needs (an empty database, keys it will write); the engine looks at every server before the load
-//! ([`crate::engine::survey`]); [`Guard::judge`] turns what it found into a refusal or notes.
+//! needs (an empty database, keys it will write); the engine looks at every server before the load (its
+//! `survey`, which this layer below it does not name); [`Guard::judge`] turns what it found into a refusal or notes.
 //!
 //! redis-benchmark, memtier_benchmark and YCSB never clear a server; Kyoto's order and wicked do, as their model of
 //! the data starts from nothing. So: order and wicked refuse a target holding keys unless `--flush`; the mix and

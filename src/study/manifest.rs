@@ -63,10 +63,7 @@ impl Manifest {
     /// Writes it atomically (a reader sees the previous complete manifest or the new one), every string scrubbed
     /// of secrets (a failed `before` command quoted in an error may hold a token), its fields in their order.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let mut v = serde_json::to_value(self).map_err(std::io::Error::other)?;
-        crate::secrets::scrub_value(&mut v);
-        let clean: Manifest = serde_json::from_value(v).map_err(std::io::Error::other)?;
-        let text = serde_json::to_string_pretty(&clean).map_err(std::io::Error::other)?;
+        let text = crate::secrets::scrubbed_json(self).map_err(std::io::Error::other)?;
         crate::export::write_atomically(&dir.join(MANIFEST), &(text + "\n"))
     }
 
