@@ -15,8 +15,8 @@ use tokio::time::Sleep;
 
 use std::sync::atomic::Ordering;
 
-use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect};
+use super::{ThreadCtx, Which};
 use crate::metrics::ErrorKind;
 use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
@@ -167,7 +167,8 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         if let Ok((answer, _)) = &result {
             ctx.keep_error_reply(answer, &decoder);
         }
-        ctx.record(spec_index, result, intended, ready, end, verdict);
+        let which = Which { spec: spec_index, op: op.as_ref().map(|_| wire.as_slice()) };
+        ctx.record(which, result, intended, ready, end, verdict);
         ready = end;
         if let Some(pause) = pause {
             tokio::time::sleep(pause).await;
@@ -406,8 +407,9 @@ struct Batches {
     /// Replies read but not decoded yet.
     pending: Pending,
     backoff: Backoff,
-    /// The batch's ops with their intended send times, and their bytes in one buffer (one write).
-    ops: Vec<(crate::workload::Op, Instant)>,
+    /// The batch's ops with their intended send times and where their bytes start in `wire`, one buffer (one
+    /// write).
+    ops: Vec<(crate::workload::Op, Instant, usize)>,
     wire: Vec<u8>,
 }
 
@@ -493,19 +495,20 @@ async fn run_batch(
             more = false;
             break;
         }
+        let start = wire.len();
         let Some(op) = source.next_op_into(wire) else {
             more = false;
             break;
         };
         // A closed loop's ops are all intended when the batch is sent (set below).
-        ops.push((op, intended.unwrap_or(placeholder)));
+        ops.push((op, intended.unwrap_or(placeholder), start));
     }
     if ops.is_empty() {
         return false;
     }
     let now = Instant::now();
     if ctx.schedule.is_none() {
-        for (_, intended) in ops.iter_mut() {
+        for (_, intended, _) in ops.iter_mut() {
             *intended = now;
         }
     } else if let Some(schedule) = &ctx.schedule {
@@ -550,11 +553,13 @@ async fn run_batch(
         Err(f) => failure = Some(f),
     }
     pending.clear();
-    for (op, intended) in ops.iter() {
+    for (i, (op, intended, start)) in ops.iter().enumerate() {
         let intended = *intended;
+        let bytes = &wire[*start..ops.get(i + 1).map_or(wire.len(), |next| next.2)];
+        let which = Which { spec: op.spec, op: Some(bytes) };
         if let Some(f) = &failure {
             source.finished(op);
-            ctx.record(op.spec, Err(f.clone()), intended, sent, Instant::now(), Verdict::Pass);
+            ctx.record(which, Err(f.clone()), intended, sent, Instant::now(), Verdict::Pass);
             continue;
         }
         let conn = slot.as_mut().expect("open while no failure");
@@ -578,11 +583,11 @@ async fn run_batch(
                 }
                 keep_alive &= answer.keep_alive;
                 ctx.keep_error_reply(&answer, decoder);
-                ctx.record(op.spec, Ok((answer, sent)), intended, sent, end, verdict);
+                ctx.record(which, Ok((answer, sent)), intended, sent, end, verdict);
             }
             Err(f) => {
                 close(ctx, slot);
-                ctx.record(op.spec, Err(f.clone()), intended, sent, end, Verdict::Pass);
+                ctx.record(which, Err(f.clone()), intended, sent, end, Verdict::Pass);
                 failure = Some(f);
             }
         }

@@ -31,6 +31,13 @@ use crate::protocol::Answer;
 use crate::target::Scheme;
 use crate::workload::Verdict;
 
+/// Which request ended: its index in the plan, and a workload op's bytes (none for the plan's prepared requests).
+#[derive(Clone, Copy)]
+struct Which<'a> {
+    spec: usize,
+    op: Option<&'a [u8]>,
+}
+
 /// Width of the time-series windows.
 pub const WINDOW: Duration = Duration::from_secs(1);
 
@@ -185,7 +192,7 @@ impl ThreadCtx {
     /// expected one (a miss, a refused add) as a success counted apart.
     fn record(
         &self,
-        spec: usize,
+        which: Which<'_>,
         result: Result<(Answer, Instant), Failure>,
         intended: Instant,
         ready: Instant,
@@ -200,13 +207,16 @@ impl ThreadCtx {
         self.rotate_windows(end);
         let mut m = self.metrics.borrow_mut();
         let latency_us = end.saturating_duration_since(intended).as_micros().min(u64::MAX as u128) as u64;
+        let Which { spec, op } = which;
         let group = self.shared.plan.requests[spec].group;
+        // Parsed only for a request that enters the slowest list.
+        let key = || self.shared.plan.protocol.command_and_key(op?);
         match result {
             Ok(((answer, sent), expected)) => {
                 m.record_lag(sent.saturating_duration_since(intended));
                 let ok = expected || self.shared.plan.ok_status.contains(answer.status);
                 m.record_response(answer.status, ok, intended, sent, end);
-                m.record_detail(spec, group, ok, latency_us, answer.status, None);
+                m.record_detail(spec, group, ok, latency_us, Ok(answer.status), key);
                 if expected {
                     m.record_expected(spec, group);
                 }
@@ -215,7 +225,7 @@ impl ThreadCtx {
                 m.record_lag(ready.saturating_duration_since(intended));
                 let kind = f.kind;
                 m.record_failure(kind, || f.message, intended, end);
-                m.record_detail(spec, group, false, latency_us, 0, Some(kind));
+                m.record_detail(spec, group, false, latency_us, Err(kind), key);
             }
         }
     }
