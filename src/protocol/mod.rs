@@ -49,8 +49,8 @@ const SHOWN_KEY: usize = 100;
 pub struct CommandKey {
     /// The command as sent (`GET`, `HGETALL`, memcached's `get`).
     pub command: String,
-    /// Its first argument, printable and at most [`SHOWN_KEY`] bytes; none for a command without one (`PING`) and
-    /// for `AUTH`, whose argument is a password.
+    /// Its key (most commands' first argument), printable and at most [`SHOWN_KEY`] bytes; none for a command
+    /// without one (`PING`, `SCAN`'s cursor) and for `AUTH`, whose argument is a password.
     pub key: Option<String>,
 }
 
@@ -63,13 +63,35 @@ impl Protocol {
             Protocol::Resp => resp::command_and_key(request)?,
             Protocol::Memcache => memcache::command_and_key(request)?,
         };
-        let secret = command.eq_ignore_ascii_case(b"auth");
+        let keyed = !NO_KEY.iter().any(|c| command.eq_ignore_ascii_case(c.as_bytes()));
         Some(CommandKey {
             command: framing::printable(command, SHOWN_KEY),
-            key: key.filter(|_| !secret).map(|k| crate::secrets::scrub_text(&framing::printable(k, SHOWN_KEY))),
+            key: key.filter(|_| keyed).map(|k| crate::secrets::scrub_text(&framing::printable(k, SHOWN_KEY))),
         })
     }
 }
+
+/// Commands whose first argument is no key: a password (`AUTH`, `HELLO 3 AUTH ...`: never shown), a cursor, a
+/// pattern, a subcommand, a number.
+const NO_KEY: [&str; 17] = [
+    "auth",
+    "hello",
+    "ping",
+    "echo",
+    "select",
+    "scan",
+    "keys",
+    "info",
+    "config",
+    "client",
+    "script",
+    "function",
+    "flushdb",
+    "flushall",
+    "flush_all",
+    "stats",
+    "verbosity",
+];
 
 /// The decoder of one of the protocols: an enum rather than a trait object, so the engine's hot path makes a
 /// direct call.
@@ -302,6 +324,8 @@ mod tests {
         assert_eq!(named(Protocol::Resp, &set), some("SET", Some("hakaru:000123")));
         assert_eq!(named(Protocol::Resp, &resp::encode(&[b"GET", b"k"])), some("GET", Some("k")));
         assert_eq!(named(Protocol::Resp, &resp::encode(&[b"PING"])), some("PING", None));
+        // A cursor is no key.
+        assert_eq!(named(Protocol::Resp, &resp::encode(&[b"SCAN", b"0", b"MATCH", b"p*"])), some("SCAN", None));
         // A script's key is its first key, not the script.
         let eval = resp::encode(&[b"EVAL", b"return redis.call('GET', KEYS[1])", b"1", b"user42", b"x"]);
         assert_eq!(named(Protocol::Resp, &eval), some("EVAL", Some("user42")));
@@ -321,6 +345,9 @@ mod tests {
         assert_eq!(named(Protocol::Memcache, &set), some("set", Some("hakaru:7")));
         assert_eq!(named(Protocol::Memcache, &memcache::encode_get(b"k")), some("get", Some("k")));
         assert_eq!(named(Protocol::Memcache, b"version\r\n"), some("version", None));
+        assert_eq!(named(Protocol::Memcache, b"flush_all 10\r\n"), some("flush_all", None));
+        // gat's first argument is the expiry time, its key the second.
+        assert_eq!(named(Protocol::Memcache, b"gat 60 k1 k2\r\n"), some("gat", Some("k1")));
         assert_eq!(named(Protocol::Memcache, b"no line end"), None);
     }
 
