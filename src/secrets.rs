@@ -51,6 +51,36 @@ pub const REDACT_PARAMS_VAR: &str = "HAKARU_REDACT_PARAMS";
 /// The arguments of a child's command line that hold secrets, as a JSON array of strings: the child appends them to
 /// its own arguments (`main.rs`), so they never stand in a process list or a manifest's args.
 pub const SECRET_ARGS_VAR: &str = "HAKARU_SECRET_ARGS";
+/// The same list in a file this variable names: an orchestrator's secret mounted as a file (a Docker secret under
+/// `/run/secrets/`), which no `docker inspect` or environment listing shows.
+pub const SECRET_ARGS_FILE_VAR: &str = "HAKARU_SECRET_ARGS_FILE";
+
+/// The arguments holding secrets handed to this process ([`SECRET_ARGS_VAR`], then the file
+/// [`SECRET_ARGS_FILE_VAR`] names), both variables taken out of the environment so they reach no further child.
+/// The error names the variable (or the file) and what it should hold; it never quotes the content.
+///
+/// Call it before any other thread exists: it changes the environment.
+pub fn take_secret_args() -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    let list = |text: &str, from: &str| {
+        serde_json::from_str::<Vec<String>>(text)
+            .map_err(|e| format!("{from}: not a JSON list of arguments (line {}, column {})", e.line(), e.column()))
+    };
+    if let Some(extra) = std::env::var_os(SECRET_ARGS_VAR) {
+        // SAFETY: the caller runs this before any other thread exists.
+        unsafe { std::env::remove_var(SECRET_ARGS_VAR) };
+        args.extend(list(&extra.to_string_lossy(), SECRET_ARGS_VAR)?);
+    }
+    if let Some(path) = std::env::var_os(SECRET_ARGS_FILE_VAR) {
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(SECRET_ARGS_FILE_VAR) };
+        let path = std::path::PathBuf::from(path);
+        let from = format!("{SECRET_ARGS_FILE_VAR} '{}'", path.display());
+        let text = crate::bounded::read_text(&path, crate::bounded::SMALL).map_err(|e| format!("{from}: {e}"))?;
+        args.extend(list(&text, &from)?);
+    }
+    Ok(args)
+}
 
 /// Whether one argument holds a secret that [`redact_arg`] would hide.
 pub fn holds_secret(arg: &str) -> bool {
