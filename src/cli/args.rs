@@ -388,7 +388,9 @@ pub struct LoadArgs {
 pub struct ScaleArgs {
     /// Run segment I of N of the plan (I from 0); `hakaru merge` joins the segments' documents.
     ///
-    /// Connections, -n and --rate are split so the N segments add up to the whole.
+    /// Connections, -n and --rate are split so the N segments add up to the whole. auto/N takes I from
+    /// JOB_COMPLETION_INDEX (Kubernetes, from 0) or HAKARU_AGENT_SLOT (Docker Swarm's slot, from 1); {index} in
+    /// --json and --csv stands for I.
     #[arg(long, value_name = "I/N", hide_short_help = true, help_heading = heading::SCALE)]
     pub segment: Option<String>,
     /// Start the load at this instant (RFC 3339 or Unix seconds), so agents start together.
