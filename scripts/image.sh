@@ -36,4 +36,4 @@ strip --strip-debug -o "$context/hakaru" "$bin"
 cp Dockerfile.scratch "$context/Dockerfile"
 docker build --quiet -t "$tag" -t "${tag%%:*}:latest" "$context" >/dev/null
 size=$(docker image inspect --format '{{.Size}}' "$tag")
-echo "scripts/image.sh: built $tag ($((size / 1000000)) MB, $size bytes) from $bin"
+echo "scripts/image.sh: built $tag ($(awk "BEGIN { printf \"%.1f\", $size / 1e6 }") MB, $size bytes) from $bin"
