@@ -1,7 +1,7 @@
 //! Framing shared by the line-oriented key-value protocols (RESP, memcached text): a header line ending in CR LF,
 //! and a block of announced size ending in CR LF, both read from whatever each read returns.
 
-use super::DecodeError;
+use super::{Answer, DecodeError, ResponseDecoder};
 
 /// Reads `data` into `line` up to LF. Returns true when the line is complete (its CR LF removed, `data` moved past
 /// it); false when it continues in the next read. A line longer than `max` bytes (CR LF included) is an error
@@ -65,6 +65,68 @@ pub(crate) fn closed(received: bool) -> DecodeError {
     } else {
         "the server closed the connection without a reply".into()
     })
+}
+
+/// What a line-protocol decoder keeps about the edges of a reply, the same for RESP and memcached: whether any
+/// byte of it has arrived, and what followed it in the read that completed it.
+#[derive(Debug, Default)]
+pub(crate) struct Edges {
+    received: bool,
+    stray: Stray,
+    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
+    unread: usize,
+}
+
+/// A reply decoder of a line protocol (RESP, memcached text). It parses; [`ResponseDecoder`] is answered around
+/// it, from its [`Edges`], once for both protocols.
+pub(crate) trait LineDecoder {
+    fn edges(&self) -> &Edges;
+    fn edges_mut(&mut self) -> &mut Edges;
+    /// Prepares for the next reply (the edges are reset apart).
+    fn begin(&mut self);
+    /// Consumes `data` from its front up to the end of the reply at most: the answer once the reply is complete.
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError>;
+}
+
+impl<D: LineDecoder> ResponseDecoder for D {
+    fn start(&mut self, _expects_no_body: bool) {
+        self.begin();
+        let edges = self.edges_mut();
+        edges.received = false;
+        edges.stray.clear();
+        edges.unread = 0;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        if !data.is_empty() {
+            self.edges_mut().received = true;
+        }
+        let answer = self.parse(&mut data)?;
+        if answer.is_some() {
+            let edges = self.edges_mut();
+            if !data.is_empty() {
+                edges.stray.set(data);
+            }
+            edges.unread = data.len();
+        }
+        Ok(answer)
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.edges().stray.get()
+    }
+
+    fn unread(&self) -> usize {
+        self.edges().unread
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        Err(closed(self.edges().received))
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.edges().received
+    }
 }
 
 /// The first bytes of `data`, printable, for an error sample.

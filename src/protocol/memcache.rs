@@ -7,8 +7,8 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
-use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
+use super::framing::{Edges, LineDecoder, quote, read_line, take_block};
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError};
 
 pub const STATUS_VALUE: u16 = 200;
 pub const STATUS_MISS: u16 = 204;
@@ -82,14 +82,11 @@ pub struct MemcacheDecoder {
     /// Items of a retrieval reply seen so far.
     items: u32,
     status: u16,
-    received: bool,
-    stray: Stray,
+    edges: Edges,
     /// Keep the items' data and the first one's cas token: set by a workload that checks values (or runs cas).
     keep: bool,
     value: Vec<u8>,
     cas: Option<u64>,
-    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
-    unread: usize,
     /// The reply was a SERVER_ERROR, after which memcached may close the connection (ERROR and CLIENT_ERROR
     /// leave it open).
     server_error: bool,
@@ -106,12 +103,10 @@ impl Default for MemcacheDecoder {
             max_line: DEFAULT_MAX_LINE,
             items: 0,
             status: 0,
-            received: false,
-            stray: Stray::default(),
+            edges: Edges::default(),
             keep: false,
             value: Vec::new(),
             cas: None,
-            unread: 0,
             server_error: false,
             error: None,
         }
@@ -195,35 +190,37 @@ impl MemcacheDecoder {
     }
 }
 
-impl ResponseDecoder for MemcacheDecoder {
-    fn start(&mut self, _expects_no_body: bool) {
+impl LineDecoder for MemcacheDecoder {
+    fn edges(&self) -> &Edges {
+        &self.edges
+    }
+
+    fn edges_mut(&mut self) -> &mut Edges {
+        &mut self.edges
+    }
+
+    fn begin(&mut self) {
         self.state = State::Line;
         self.line.clear();
         self.items = 0;
         self.status = 0;
-        self.received = false;
-        self.stray.clear();
         self.value.clear();
         self.cas = None;
-        self.unread = 0;
         self.server_error = false;
         self.error = None;
     }
 
-    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
-        if !data.is_empty() {
-            self.received = true;
-        }
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError> {
         while !data.is_empty() && self.state != State::Done {
             match self.state {
                 State::Line => {
-                    if read_line(&mut self.line, &mut data, self.max_line, "a reply line")? {
+                    if read_line(&mut self.line, data, self.max_line, "a reply line")? {
                         self.line_done()?;
                     }
                 }
                 State::Data(left) => {
                     let keep = self.keep.then_some(&mut self.value);
-                    let rest = take_block(&mut data, left, "an item's data", keep)?;
+                    let rest = take_block(data, left, "an item's data", keep)?;
                     self.state = if rest == 0 { State::Line } else { State::Data(rest) };
                 }
                 State::Done => unreachable!("the loop stops at Done"),
@@ -232,46 +229,18 @@ impl ResponseDecoder for MemcacheDecoder {
         if self.state != State::Done {
             return Ok(None);
         }
-        if !data.is_empty() {
-            self.stray.set(data);
-        }
-        self.unread = data.len();
         // memcached closes the connection after some SERVER_ERRORs: do not reuse it after one.
         Ok(Some(Answer { status: self.status, keep_alive: !self.server_error }))
-    }
-
-    fn stray(&self) -> Option<&str> {
-        self.stray.get()
-    }
-
-    fn unread(&self) -> usize {
-        self.unread
-    }
-
-    fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(closed(self.received))
-    }
-
-    fn nothing_received(&self) -> bool {
-        !self.received
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{ResponseDecoder, decode_every_split};
 
     fn decode(wire: &[u8]) -> Answer {
-        let mut d = MemcacheDecoder::default();
-        d.start(false);
-        let whole = d.feed(wire).unwrap().expect("complete");
-        for cut in 1..wire.len() {
-            let mut d = MemcacheDecoder::default();
-            d.start(false);
-            assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
-            assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
-        }
-        whole
+        decode_every_split::<MemcacheDecoder>(wire, false).unwrap()
     }
 
     #[test]
