@@ -67,65 +67,68 @@ pub(crate) fn closed(received: bool) -> DecodeError {
     })
 }
 
-/// What a line-protocol decoder keeps about the edges of a reply, the same for RESP and memcached: whether any
-/// byte of it has arrived, and what followed it in the read that completed it.
+/// A reply decoder of a line protocol (RESP, memcached text): `R` parses the replies; around it, what both
+/// protocols keep about a reply's edges: whether any byte of it has arrived, and what followed it in the read
+/// that completed it.
 #[derive(Debug, Default)]
-pub(crate) struct Edges {
+pub struct LineDecoder<R> {
+    pub(super) replies: R,
     received: bool,
     stray: Stray,
     /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
     unread: usize,
 }
 
-/// A reply decoder of a line protocol (RESP, memcached text). It parses; [`ResponseDecoder`] is answered around
-/// it, from its [`Edges`], once for both protocols.
-pub(crate) trait LineDecoder {
-    fn edges(&self) -> &Edges;
-    fn edges_mut(&mut self) -> &mut Edges;
-    /// Prepares for the next reply (the edges are reset apart).
+impl<R> From<R> for LineDecoder<R> {
+    fn from(replies: R) -> Self {
+        Self { replies, received: false, stray: Stray::default(), unread: 0 }
+    }
+}
+
+/// The parser of one line protocol's replies, one after another on one connection.
+pub trait Replies {
+    /// Prepares for the next reply.
     fn begin(&mut self);
-    /// Consumes `data` from its front up to the end of the reply at most: the answer once the reply is complete.
+    /// Consumes `data` from its front, up to the end of the reply at most: the answer once the reply is complete.
     fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError>;
 }
 
-impl<D: LineDecoder> ResponseDecoder for D {
+impl<R: Replies> ResponseDecoder for LineDecoder<R> {
     fn start(&mut self, _expects_no_body: bool) {
-        self.begin();
-        let edges = self.edges_mut();
-        edges.received = false;
-        edges.stray.clear();
-        edges.unread = 0;
+        self.replies.begin();
+        self.received = false;
+        self.stray.clear();
+        self.unread = 0;
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
         if !data.is_empty() {
-            self.edges_mut().received = true;
+            self.received = true;
         }
-        let answer = self.parse(&mut data)?;
+        let answer = self.replies.parse(&mut data)?;
         if answer.is_some() {
-            let edges = self.edges_mut();
             if !data.is_empty() {
-                edges.stray.set(data);
+                self.stray.set(data);
             }
-            edges.unread = data.len();
+            self.unread = data.len();
         }
         Ok(answer)
     }
 
     fn stray(&self) -> Option<&str> {
-        self.edges().stray.get()
+        self.stray.get()
     }
 
     fn unread(&self) -> usize {
-        self.edges().unread
+        self.unread
     }
 
     fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(closed(self.edges().received))
+        Err(closed(self.received))
     }
 
     fn nothing_received(&self) -> bool {
-        !self.edges().received
+        !self.received
     }
 }
 

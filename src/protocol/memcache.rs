@@ -7,7 +7,7 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
-use super::framing::{Edges, LineDecoder, quote, read_line, take_block};
+use super::framing::{LineDecoder, Replies, quote, read_line, take_block};
 use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError};
 
 pub const STATUS_VALUE: u16 = 200;
@@ -73,8 +73,11 @@ enum State {
 }
 
 /// Decodes one reply after another on one connection.
+pub type MemcacheDecoder = LineDecoder<MemcacheReplies>;
+
+/// The replies on one connection, parsed one after another.
 #[derive(Debug)]
-pub struct MemcacheDecoder {
+pub struct MemcacheReplies {
     state: State,
     line: Vec<u8>,
     /// The longest reply line taken (`--max-line`; a `VALUE` line with a 250-byte key is far shorter).
@@ -82,7 +85,6 @@ pub struct MemcacheDecoder {
     /// Items of a retrieval reply seen so far.
     items: u32,
     status: u16,
-    edges: Edges,
     /// Keep the items' data and the first one's cas token: set by a workload that checks values (or runs cas).
     keep: bool,
     value: Vec<u8>,
@@ -95,7 +97,7 @@ pub struct MemcacheDecoder {
     error: Option<String>,
 }
 
-impl Default for MemcacheDecoder {
+impl Default for MemcacheReplies {
     fn default() -> Self {
         Self {
             state: State::Done,
@@ -103,7 +105,6 @@ impl Default for MemcacheDecoder {
             max_line: DEFAULT_MAX_LINE,
             items: 0,
             status: 0,
-            edges: Edges::default(),
             keep: false,
             value: Vec::new(),
             cas: None,
@@ -120,30 +121,32 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 impl MemcacheDecoder {
     /// A decoder whose reply lines may be at most `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        Self { max_line, ..Self::default() }
+        LineDecoder::from(MemcacheReplies { max_line, ..MemcacheReplies::default() })
     }
 
     /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
     pub fn keep_values(&mut self, keep: bool) {
-        self.keep = keep;
+        self.replies.keep = keep;
     }
 
     /// When values are kept: the items' data of the last reply, one after the other (or the number an incr
     /// answered).
     pub fn value(&self) -> &[u8] {
-        &self.value
+        &self.replies.value
     }
 
     /// The last reply's text when it was an error reply.
     pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+        self.replies.error.as_deref()
     }
 
     /// When values are kept: the first item's cas token (`gets`).
     pub fn cas(&self) -> Option<u64> {
-        self.cas
+        self.replies.cas
     }
+}
 
+impl MemcacheReplies {
     /// A complete reply line (without CR LF).
     fn line_done(&mut self) -> Result<(), DecodeError> {
         let line = std::mem::take(&mut self.line);
@@ -190,15 +193,7 @@ impl MemcacheDecoder {
     }
 }
 
-impl LineDecoder for MemcacheDecoder {
-    fn edges(&self) -> &Edges {
-        &self.edges
-    }
-
-    fn edges_mut(&mut self) -> &mut Edges {
-        &mut self.edges
-    }
-
+impl Replies for MemcacheReplies {
     fn begin(&mut self) {
         self.state = State::Line;
         self.line.clear();

@@ -7,7 +7,7 @@
 //! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
-use super::framing::{Edges, LineDecoder, quote, read_line, take_block};
+use super::framing::{LineDecoder, Replies, quote, read_line, take_block};
 use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError};
 
 /// A reply's outcome, as the engine counts it.
@@ -52,8 +52,11 @@ enum State {
 }
 
 /// Decodes one reply after another on one connection.
+pub type RespDecoder = LineDecoder<RespReplies>;
+
+/// The replies on one connection, parsed one after another.
 #[derive(Debug)]
-pub struct RespDecoder {
+pub struct RespReplies {
     state: State,
     /// The current header line (without its type byte), kept until its CRLF; bounded by `max_line`.
     line: Vec<u8>,
@@ -63,7 +66,6 @@ pub struct RespDecoder {
     open: Vec<u64>,
     /// The top-level reply's status, once its type is known.
     status: u16,
-    edges: Edges,
     /// The top-level error reply's text (`WRONGPASS invalid username-password pair`), for messages.
     error: Option<String>,
     /// Keep the reply's data (bulk strings, integers) in `value`: set by a workload that checks values.
@@ -73,7 +75,7 @@ pub struct RespDecoder {
     ends: Vec<usize>,
 }
 
-impl Default for RespDecoder {
+impl Default for RespReplies {
     fn default() -> Self {
         Self {
             state: State::Done,
@@ -81,7 +83,6 @@ impl Default for RespDecoder {
             max_line: DEFAULT_MAX_LINE,
             open: Vec::new(),
             status: 0,
-            edges: Edges::default(),
             error: None,
             keep: false,
             value: Vec::new(),
@@ -97,29 +98,31 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 impl RespDecoder {
     /// A decoder whose header lines may be at most `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        Self { max_line, ..Self::default() }
+        LineDecoder::from(RespReplies { max_line, ..RespReplies::default() })
     }
 
     /// The last top-level error reply's text, if the reply was one.
     pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+        self.replies.error.as_deref()
     }
 
     /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
     pub fn keep_values(&mut self, keep: bool) {
-        self.keep = keep;
+        self.replies.keep = keep;
     }
 
     /// The data of the last reply when values are kept: its bulk strings and integers, in order, concatenated.
     pub fn value(&self) -> &[u8] {
-        &self.value
+        &self.replies.value
     }
 
     /// Where each kept bulk string or integer ends in [`value`](Self::value).
     pub fn ends(&self) -> &[usize] {
-        &self.ends
+        &self.replies.ends
     }
+}
 
+impl RespReplies {
     /// One element ended: close the arrays it completes; the reply is done when none is open. A kept leaf
     /// (`leaf`: not an empty or nil array) marks where its data ends.
     fn element_done(&mut self) {
@@ -211,15 +214,7 @@ impl RespDecoder {
     }
 }
 
-impl LineDecoder for RespDecoder {
-    fn edges(&self) -> &Edges {
-        &self.edges
-    }
-
-    fn edges_mut(&mut self) -> &mut Edges {
-        &mut self.edges
-    }
-
+impl Replies for RespReplies {
     fn begin(&mut self) {
         self.state = State::Type;
         self.line.clear();
