@@ -1176,17 +1176,25 @@ mod tests {
 
     #[test]
     fn escaping_keeps_unreserved_characters_and_encodes_the_rest_as_utf8() {
-        assert_eq!(uri_escape("AZaz09-._~"), "AZaz09-._~");
-        assert_eq!(uri_escape("a b&c=d/e?f#g+h%"), "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25");
-        assert_eq!(uri_escape("東京"), "%E6%9D%B1%E4%BA%AC");
-        assert_eq!(uri_escape(""), "");
+        for (input, want) in [
+            ("AZaz09-._~", "AZaz09-._~"),
+            ("a b&c=d/e?f#g+h%", "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25"),
+            ("東京", "%E6%9D%B1%E4%BA%AC"),
+            ("", ""),
+        ] {
+            assert_eq!(uri_escape(input), want, "uri_escape({input:?})");
+        }
     }
 
     #[test]
     fn substitution_replaces_every_placeholder() {
-        assert_eq!(substitute("/d/select?table=Pages&query={term}", "Kyoto"), "/d/select?table=Pages&query=Kyoto");
-        assert_eq!(substitute("/s/{term}?q={term}", "x%20y"), "/s/x%20y?q=x%20y");
-        assert_eq!(substitute("/static", "x"), "/static");
+        for (template, term, want) in [
+            ("/d/select?table=Pages&query={term}", "Kyoto", "/d/select?table=Pages&query=Kyoto"),
+            ("/s/{term}?q={term}", "x%20y", "/s/x%20y?q=x%20y"),
+            ("/static", "x", "/static"),
+        ] {
+            assert_eq!(substitute(template, term), want, "substitute({template:?}, {term:?})");
+        }
     }
 
     #[test]
