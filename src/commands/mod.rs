@@ -204,10 +204,14 @@ mod tests {
 
     #[test]
     fn a_refused_flag_points_to_its_own_commands_help() {
-        assert_eq!(help_of("run --conections 5 http://h/"), "hakaru run --help");
-        assert_eq!(help_of("--redact-header X kv -c many redis://h"), "hakaru kv --help");
-        assert_eq!(help_of("patterns generate --hit-rat 5"), "hakaru patterns generate --help");
-        assert_eq!(help_of("runn -c 5"), "hakaru --help");
+        for (input, want) in [
+            ("run --conections 5 http://h/", "hakaru run --help"),
+            ("--redact-header X kv -c many redis://h", "hakaru kv --help"),
+            ("patterns generate --hit-rat 5", "hakaru patterns generate --help"),
+            ("runn -c 5", "hakaru --help"),
+        ] {
+            assert_eq!(help_of(input), want, "help_of({input:?})");
+        }
         // A word after the command that happens to be a command's name is a value, not a command.
         assert_eq!(help_of("run --label sweep http://h/"), "hakaru run --help");
     }
