@@ -1,5 +1,8 @@
 //! `--agents N`: the plan run as N agent processes of this binary on this machine, each its `--segment I/N`
 //! and one common `--start-at`, their documents merged as `hakaru merge` does, then printed and written as one.
+//! Also what agents started by an orchestrator need from the command line: `place` (`--segment auto/N` and
+//! `{index}` read from the environment) and `deployment` (the agents' command checked, for `k8s job` and
+//! `swarm service` alike).
 
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
