@@ -372,10 +372,37 @@ pub struct LoadArgs {
     pub thresholds: Vec<String>,
     #[command(flatten)]
     #[serde(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub history: HistoryArgs,
+}
+
+/// What a run shows and sends while it runs (`run`, `kv`, `sweep`, `capacity`).
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct LiveArgs {
+    /// On a terminal, the one progress line instead of the live dashboard.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub no_tui: bool,
+    /// Push the figures while the run goes to a Prometheus remote-write URL: http://HOST:9090/api/v1/write.
+    ///
+    /// Remote-write 1.0 (protobuf, snappy): requests by status and error kind, sent and completed rates, latency as
+    /// a classic histogram, labelled run_id, target, step, phase and every --label. A failed push is retried,
+    /// counted and warned about; it never stops the load.
+    #[arg(long, value_name = "URL", help_heading = heading::OUTPUT)]
+    pub prometheus_rw: Option<String>,
+    /// With --prometheus-rw: how often to push (1s to 1h).
+    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::OUTPUT, hide_short_help = true)]
+    pub prometheus_interval: String,
+}
+
+impl Default for LiveArgs {
+    fn default() -> Self {
+        LiveArgs { no_tui: false, prometheus_rw: None, prometheus_interval: "5s".into() }
+    }
 }
 
 /// Scale-out: this process's share of a plan run by several agents, and their common start.
@@ -457,6 +484,9 @@ pub struct StepFlags {
     /// No live progress on stderr.
     #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub live: LiveArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub scale: ScaleArgs,
