@@ -160,6 +160,18 @@ fn prometheus_finds_the_documents_counts_and_a_p99_in_the_bucket_of_hakarus() {
         "PromQL's p99 {q_us} us is outside hakaru's p99 bucket ({lower}, {upper}] of {p99_us} us"
     );
 
+    // Every query of the Grafana dashboard in examples/ finds these series.
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/grafana-hakaru-live.json")).unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let expr = t["expr"].as_str().unwrap().replace("$run_id", run_id).replace("$__rate_interval", "1m");
+            assert!(!prom.query(&expr).is_empty(), "the dashboard's '{}' finds nothing: {expr}", panel["title"]);
+        }
+    }
+
     // The series carry the target as the document shows it, and never a secret.
     let labels = &prom.query(&completed)[0].0;
     assert_eq!(

@@ -219,7 +219,7 @@ fn rate_chart(f: &mut Frame, v: &LiveView, area: Rect) {
     let sent: Vec<(f64, f64)> = v.recent.iter().map(|p| (p.t, p.sent)).collect();
     let completed: Vec<(f64, f64)> = v.recent.iter().map(|p| (p.t, p.completed)).collect();
     let (s, c) = v.recent.back().map_or((0.0, 0.0), |p| (p.sent, p.completed));
-    let title = format!(" requests/s: sent {s:.0}, completed {c:.0} ");
+    let title = format!(" requests/s: sent {s:.0}/s, completed {c:.0}/s ");
     chart(f, area, &title, "", &[("sent", Color::Blue, sent), ("completed", Color::Green, completed)]);
 }
 
@@ -274,9 +274,9 @@ fn now(f: &mut Frame, v: &LiveView, area: Rect) {
         None => "not watched".to_string(),
     };
     let lines = vec![
-        Line::from(format!("sent {}", v.sent)),
-        Line::from(format!("completed {}", v.completed)),
-        Line::from(format!("failed {}", v.failed)),
+        Line::from(format!("requests sent {}", v.sent)),
+        Line::from(format!("requests completed {}", v.completed)),
+        Line::from(format!("requests failed {}", v.failed)),
         Line::from(format!("connections {}", v.connections)),
         Line::from(format!("CPU hakaru {} of {} cores", cpu(v.own_cpu), v.cores)),
         Line::from(format!("CPU server {server}")),
