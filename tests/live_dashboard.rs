@@ -94,7 +94,7 @@ impl Drop for Tmux {
     }
 }
 
-/// The number after `label` on the screen (`requests completed 1234`).
+/// The number after `label` on the screen (`│completed 1234`: the panel's line, not a chart's title).
 fn figure(screen: &str, label: &str) -> u64 {
     let at = screen.find(label).unwrap_or_else(|| panic!("'{label}' is not on the screen:\n{screen}")) + label.len();
     screen[at..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap()
@@ -115,15 +115,15 @@ fn a_run_is_drawn_and_stopped_with_q(width: u16, height: u16) {
     let json_arg = json.display().to_string();
     let tmux = Tmux::run(width, height, &["run", &url, "-d", "120s", "-c", "2", "--rate", "100", "--json", &json_arg]);
     // Wait for a few windows: the charts and the histogram have something to draw.
-    let screen = tmux.wait_until(|s| s.contains("requests completed") && figure(s, "requests completed ") >= 200);
+    let screen = tmux.wait_until(|s| s.contains("│completed ") && figure(s, "│completed ") >= 200);
     for part in [
         "hakaru run",
         "requests/s",
         "latency: p50",
         "latency so far",
         "statuses and errors",
-        "so far",
-        "CPU hakaru",
+        "requests so far",
+        "hakaru CPU",
         "q or Ctrl-C",
     ] {
         assert!(screen.contains(part), "{width}x{height}: no '{part}':\n{screen}");
@@ -131,7 +131,7 @@ fn a_run_is_drawn_and_stopped_with_q(width: u16, height: u16) {
     for line in screen.lines() {
         assert!(line.chars().count() <= width as usize, "a line wider than the terminal:\n{screen}");
     }
-    let shown = figure(&screen, "requests completed ");
+    let shown = figure(&screen, "│completed ");
     let shown_200 = figure(&screen, "status 200: ");
     tmux.tmux(&["send-keys", "-t", "t", "q"]);
     assert_eq!(tmux.exit_status(), 130, "{}", tmux.screen());
@@ -165,7 +165,7 @@ fn a_sweeps_finished_step_shows_the_documents_figures_during_the_pause() {
     let tmux =
         Tmux::run(120, 40, &["sweep", "--clients", "1,2", "-d", "2s", "--interval", "120s", "--json", &json, &url]);
     let screen = tmux.wait_for_screen(&["pause before the next step"]);
-    let (shown, shown_200) = (figure(&screen, "requests completed "), figure(&screen, "status 200: "));
+    let (shown, shown_200) = (figure(&screen, "│completed "), figure(&screen, "status 200: "));
     // The sweep's table row, said under the dashboard, is shown on it.
     assert!(screen.contains("warnings and steps"), "{screen}");
     tmux.tmux(&["send-keys", "-t", "t", "C-c"]);

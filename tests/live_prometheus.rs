@@ -222,3 +222,35 @@ fn a_bad_endpoint_is_refused_before_the_load() {
     assert!(out.stderr.contains("--prometheus-rw") && out.stderr.contains("http://"), "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn a_studys_cases_push_with_the_studys_labels() {
+    let prom = Prometheus::start();
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    let text = format!(
+        "name = \"pushed\"\n[[target]]\nname = \"builtin\"\nurl = \"http://{}/\"\n[load]\nconnections = 2\nrequests = 300\nrepeat = 2\npause = \"0s\"\n",
+        t.addr()
+    );
+    std::fs::write(&file, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let push = format!("http://{}/api/v1/write", prom.addr);
+    let out = hakaru(&[
+        "study",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--prometheus-rw",
+        &push,
+        "--prometheus-interval",
+        "1s",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // Each repetition is a run of its own: two run ids, each with the case's 300 requests, labelled by the study.
+    let q = "hakaru_requests_completed_total{study=\"pushed\",label_target=\"builtin\",phase=\"measure\"}";
+    wait_for(Duration::from_secs(30), || {
+        let r = prom.query(q);
+        r.len() == 2 && r.iter().all(|(_, v)| *v == 300.0)
+    });
+}

@@ -856,6 +856,12 @@ pub struct StudyArgs {
     /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result and the report are written.
     #[arg(long = "threshold", value_name = "GATE")]
     pub thresholds: Vec<String>,
+    /// Every case pushes its figures to this Prometheus remote-write URL while it runs (as run's --prometheus-rw).
+    #[arg(long, value_name = "URL")]
+    pub prometheus_rw: Option<String>,
+    /// With --prometheus-rw: how often each case pushes (1s to 1h).
+    #[arg(long, value_name = "TIME", default_value = "5s")]
+    pub prometheus_interval: String,
 }
 
 /// `hakaru k8s`: manifests for Kubernetes, printed; hakaru never talks to a cluster.

@@ -145,7 +145,7 @@ pub fn draw(f: &mut Frame, v: &LiveView) {
     rate_chart(f, v, charts[0]);
     latency_chart(f, v, charts[1]);
     let parts =
-        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(30), Constraint::Percentage(30)])
+        Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(30), Constraint::Percentage(32)])
             .split(rows[3]);
     histogram(f, v, parts[0]);
     statuses(f, v, parts[1]);
@@ -274,14 +274,14 @@ fn now(f: &mut Frame, v: &LiveView, area: Rect) {
         None => "not watched".to_string(),
     };
     let lines = vec![
-        Line::from(format!("requests sent {}", v.sent)),
-        Line::from(format!("requests completed {}", v.completed)),
-        Line::from(format!("requests failed {}", v.failed)),
+        Line::from(format!("sent {}", v.sent)),
+        Line::from(format!("completed {}", v.completed)),
+        Line::from(format!("failed {}", v.failed)),
         Line::from(format!("connections {}", v.connections)),
-        Line::from(format!("CPU hakaru {} of {} cores", cpu(v.own_cpu), v.cores)),
-        Line::from(format!("CPU server {server}")),
+        Line::from(format!("hakaru CPU {} ({} cores)", cpu(v.own_cpu), v.cores)),
+        Line::from(format!("server CPU {server}")),
     ];
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" so far ")), area);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" requests so far ")), area);
 }
 
 fn notes(f: &mut Frame, v: &LiveView, area: Rect) {
