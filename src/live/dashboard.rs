@@ -233,27 +233,27 @@ fn latency_chart(f: &mut Frame, v: &LiveView, area: Rect) {
 }
 
 fn histogram(f: &mut Frame, v: &LiveView, area: Rect) {
-    let rows = area.height.saturating_sub(2) as usize;
+    let rows = area.height.saturating_sub(3) as usize;
     let bins = v.latency.log_bins(rows.max(1));
     let most = bins.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
     let width = area.width.saturating_sub(2 + 10 + 9) as u64;
-    let lines: Vec<Line> = bins
-        .iter()
-        .map(|(upper, n)| {
+    let head = Line::from(format!(
+        "p50 {}  p99 {}  max {}",
+        format_micros(v.latency.percentile(50.0) as f64),
+        format_micros(v.latency.percentile(99.0) as f64),
+        format_micros(v.latency.max() as f64)
+    ));
+    let lines: Vec<Line> = std::iter::once(head)
+        .chain(bins.iter().map(|(upper, n)| {
             let bar = "█".repeat((n * width / most) as usize);
             Line::from(vec![
                 Span::raw(format!("{:>9} ", format!("≤{}", format_micros(*upper as f64)))),
                 Span::styled(bar, Style::default().fg(Color::Cyan)),
                 Span::raw(format!(" {n}")),
             ])
-        })
+        }))
         .collect();
-    let title = format!(
-        " latency so far: p50 {} p99 {} ",
-        format_micros(v.latency.percentile(50.0) as f64),
-        format_micros(v.latency.percentile(99.0) as f64)
-    );
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), area);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" latency so far ")), area);
 }
 
 fn statuses(f: &mut Frame, v: &LiveView, area: Rect) {
