@@ -1,7 +1,7 @@
 //! Framing shared by the line-oriented key-value protocols (RESP, memcached text): a header line ending in CR LF,
 //! and a block of announced size ending in CR LF, both read from whatever each read returns.
 
-use super::DecodeError;
+use super::{Answer, DecodeError, ResponseDecoder};
 
 /// Reads `data` into `line` up to LF. Returns true when the line is complete (its CR LF removed, `data` moved past
 /// it); false when it continues in the next read. A line longer than `max` bytes (CR LF included) is an error
@@ -67,6 +67,71 @@ pub(crate) fn closed(received: bool) -> DecodeError {
     })
 }
 
+/// A reply decoder of a line protocol (RESP, memcached text): `R` parses the replies; around it, what both
+/// protocols keep about a reply's edges: whether any byte of it has arrived, and what followed it in the read
+/// that completed it.
+#[derive(Debug, Default)]
+pub struct LineDecoder<R> {
+    pub(super) replies: R,
+    received: bool,
+    stray: Stray,
+    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
+    unread: usize,
+}
+
+impl<R> From<R> for LineDecoder<R> {
+    fn from(replies: R) -> Self {
+        Self { replies, received: false, stray: Stray::default(), unread: 0 }
+    }
+}
+
+/// The parser of one line protocol's replies, one after another on one connection.
+pub trait Replies {
+    /// Prepares for the next reply.
+    fn begin(&mut self);
+    /// Consumes `data` from its front, up to the end of the reply at most: the answer once the reply is complete.
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError>;
+}
+
+impl<R: Replies> ResponseDecoder for LineDecoder<R> {
+    fn start(&mut self, _expects_no_body: bool) {
+        self.replies.begin();
+        self.received = false;
+        self.stray.clear();
+        self.unread = 0;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        if !data.is_empty() {
+            self.received = true;
+        }
+        let answer = self.replies.parse(&mut data)?;
+        if answer.is_some() {
+            if !data.is_empty() {
+                self.stray.set(data);
+            }
+            self.unread = data.len();
+        }
+        Ok(answer)
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.stray.get()
+    }
+
+    fn unread(&self) -> usize {
+        self.unread
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        Err(closed(self.received))
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.received
+    }
+}
+
 /// The first bytes of `data`, printable, for an error sample.
 /// Bytes that followed a complete reply, kept raw (at most 64) and described only when asked. With pipelined
 /// requests they are the next reply's start, found after nearly every reply: describing them each time took a
@@ -99,6 +164,15 @@ impl Stray {
 /// The start of `data`, printable, for error samples (every protocol's; HTTP's decoder quotes with it too).
 pub(crate) fn quote(data: &[u8]) -> String {
     String::from_utf8_lossy(&data[..data.len().min(40)]).escape_debug().collect()
+}
+
+/// A word of a request (a command, a key), printable: at most `max` bytes of it, then `...` when it was longer.
+pub(crate) fn printable(word: &[u8], max: usize) -> String {
+    let mut shown: String = String::from_utf8_lossy(&word[..word.len().min(max)]).escape_debug().collect();
+    if word.len() > max {
+        shown.push_str("...");
+    }
+    shown
 }
 
 #[cfg(test)]
