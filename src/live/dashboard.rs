@@ -116,10 +116,14 @@ fn draw_until(term: &mut Terminal<CrosstermBackend<Stderr>>, view: &Mutex<LiveVi
         if last.elapsed() < FRAME && !force {
             continue;
         }
-        let v = lock(view).clone();
-        if drawn == Some(v.version) && !force {
-            continue;
-        }
+        // The version is read under the lock first: an unchanged view is not copied.
+        let v = {
+            let shared = lock(view);
+            if drawn == Some(shared.version) && !force {
+                continue;
+            }
+            shared.clone()
+        };
         let _ = term.draw(|f| draw(f, &v));
         drawn = Some(v.version);
         last = Instant::now();
