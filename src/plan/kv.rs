@@ -232,6 +232,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     load.threads = s.threads;
     load.json = s.json.clone();
     load.quiet = s.quiet;
+    load.live = s.live.clone();
     load.thresholds = a.thresholds.clone();
     load.scale = s.scale.clone();
     load.history = s.history.clone();
