@@ -33,7 +33,14 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // fires early, so resetting it later costs an atomic store, not a new timer per request.
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(timer);
-    if ctx.schedule.is_some() && conns.len() == 1 {
+    // HTTP/2: the slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
+    let h2 = ctx.h2.as_ref().map(|spec| super::h2::pool(&ctx, spec));
+    if let Some(pool) = &h2
+        && !super::h2::join(&ctx, pool, id / ctx.threads).await
+    {
+        return;
+    }
+    if ctx.schedule.is_some() && conns.len() == 1 && ctx.h2.is_none() {
         // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
         if let Ok(conn) = connect(
             &ctx.shared.plan.endpoints[0],
@@ -131,7 +138,14 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             None => Wire::prepared(&spec.prepared[k]),
         };
         let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
-        let result = exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await;
+        let result = match &h2 {
+            Some(pool) => {
+                let slot = id / ctx.threads;
+                let request = &spec.prepared[k];
+                super::h2::exchange(&ctx, pool, slot, endpoint, request, spec.timeout, ready, timer.as_mut()).await
+            }
+            None => exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await,
+        };
         let end = Instant::now();
         // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
         ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
@@ -610,7 +624,7 @@ async fn run_batch(
     more
 }
 
-fn timeout_failure(limit: Duration) -> Failure {
+pub(super) fn timeout_failure(limit: Duration) -> Failure {
     Failure::new(ErrorKind::Timeout, format!("no complete answer within {}", humantime::format_duration(limit)))
 }
 
