@@ -769,7 +769,16 @@ impl StepResult {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
                 // Only when hakaru counted a request due with every connection busy and -c reached: late
                 // requests from timer jitter or a slow server with spare connections are not fixed by -c.
-                let busy = if s.starved > 0 {
+                let busy = if let Some(h2) = self.http2.as_ref().filter(|_| s.starved > 0) {
+                    // HTTP/2: every stream of every connection was busy.
+                    format!(
+                        "; {} of them because all {} streams ({} connections x {}) were busy: raise -c or --streams",
+                        s.starved,
+                        self.connections.asked * h2.streams_asked,
+                        self.connections.asked,
+                        h2.streams_asked
+                    )
+                } else if s.starved > 0 {
                     format!(
                         "; {} of them because {} busy: raise -c",
                         s.starved,
