@@ -839,8 +839,9 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
             frame::settings_ack(&mut st.out);
             if st.phase == Phase::Opening {
                 st.phase = Phase::Open;
-                ctx.metrics.borrow_mut().h2.saw_limit(st.limit as u64);
             }
+            // A later SETTINGS may lower the limit: the step reports the fewest streams any connection allowed.
+            ctx.metrics.borrow_mut().h2.saw_limit(st.limit as u64);
             st.wake_waiting();
         }
         frame::PING => {
