@@ -5,6 +5,7 @@
 
 mod client;
 pub mod conn;
+mod h2;
 mod pacer;
 pub mod survey;
 
@@ -96,6 +97,8 @@ struct ThreadCtx {
     threads: usize,
     /// When a timed step ends: a slot due then or later belongs to no step (the step is `[start, deadline)`).
     deadline: Option<Instant>,
+    /// HTTP/2: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
+    h2: Option<h2::Spec>,
 }
 
 impl ThreadCtx {
@@ -297,6 +300,9 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout)
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
+    }
+    if plan.protocol == crate::protocol::Protocol::Http2 {
+        return h2::preflight(plan);
     }
     // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
     // give nothing but handshake failures, or "0 requests" when the step is shorter than --connect-timeout.
@@ -563,7 +569,9 @@ pub fn run_step(
 ) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
-    let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
+    let http2 = plan.protocol == crate::protocol::Protocol::Http2;
+    let tls =
+        plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector_for(plan.insecure, http2));
     let shared = Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default() });
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -582,13 +590,15 @@ pub fn run_step(
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
-            let clients = share(plan.connections, threads, i);
+            let connections = share(plan.connections, threads, i);
+            // HTTP/2: a client is a stream slot, `--streams` of them per connection.
+            let clients = connections * if http2 { plan.streams } else { 1 };
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { rate, arrival } => {
                     // Each thread sends its connections' share of the rate (a thread with one connection of three
                     // takes a third), so no thread is asked more than its connections can carry.
-                    let thread_rate = rate * clients as f64 / plan.connections.max(1) as f64;
+                    let thread_rate = rate * connections as f64 / plan.connections.max(1) as f64;
                     // One common start; thread i's first slot i / rate after it, so the threads take turns.
                     let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
                     Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
@@ -625,6 +635,12 @@ pub fn run_step(
                 thread_index: i,
                 threads,
                 deadline,
+                h2: http2.then_some(h2::Spec {
+                    connections,
+                    endpoints: plan.endpoints.len(),
+                    streams: plan.streams,
+                    spread: matches!(plan.load, LoadModel::Open { .. }),
+                }),
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()

@@ -99,6 +99,8 @@ pub struct RunPlan {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// HTTP/2: concurrent streams per connection (1 otherwise).
+    pub streams: usize,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -193,6 +195,28 @@ pub struct RequestSet {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// HTTP/2: concurrent streams per connection (1 for the other protocols).
+    pub streams: usize,
+}
+
+/// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
+pub const MAX_STREAMS: usize = 10_000;
+
+/// `--http2` and `--streams`, checked: the streams per connection.
+fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
+    match (a.http2, a.streams) {
+        (false, Some(n)) => {
+            Err(UsageError::new(format!("--streams {n}: streams are HTTP/2's; add --http2 (or leave --streams out)")))
+        }
+        (true, Some(0)) => Err(UsageError::new("--streams 0: must be at least 1; try --streams 10")),
+        (true, Some(n)) if n > MAX_STREAMS => Err(UsageError::new(format!(
+            "--streams {n}: at most {MAX_STREAMS} per connection (servers allow about 100); try --streams 100"
+        ))),
+        (true, _) if a.no_keepalive => Err(UsageError::new(
+            "--no-keepalive with --http2: HTTP/2 keeps its connections open; leave --no-keepalive out",
+        )),
+        (_, n) => Ok(n.unwrap_or(1)),
+    }
 }
 
 impl RequestSet {
@@ -229,7 +253,8 @@ impl RequestSet {
             (None, None) => Vec::new(),
         };
 
-        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive };
+        let streams = http2_streams(a)?;
+        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
@@ -326,10 +351,11 @@ impl RequestSet {
             ok_status,
             warnings,
             wait,
-            protocol: Protocol::Http,
+            protocol: if a.http2 { Protocol::Http2 } else { Protocol::Http },
             greeting: None,
             workload: None,
             pipeline: 1,
+            streams,
         })
     }
 }
@@ -344,6 +370,8 @@ struct Defaults<'a> {
 struct Builder {
     endpoints: Vec<Endpoint>,
     keepalive: bool,
+    /// Requests are HTTP/2 frames.
+    http2: bool,
 }
 
 impl Builder {
@@ -387,14 +415,19 @@ impl Builder {
         let prepared = endpoints
             .iter()
             .map(|&i| {
-                build_request(&RequestParts {
+                let parts = RequestParts {
                     method,
                     target,
                     host: &self.endpoints[i].host_header(),
                     headers: &headers,
                     body,
                     close: !self.keepalive,
-                })
+                };
+                if self.http2 {
+                    crate::protocol::h2::request::build_request(&parts, self.endpoints[i].scheme == Scheme::Https)
+                } else {
+                    build_request(&parts)
+                }
             })
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
@@ -616,6 +649,8 @@ impl RunPlan {
             start_at: None,
             source_address: None,
             sweep: None,
+            http_version: (set.protocol == Protocol::Http2).then(|| "2".to_string()),
+            streams: (set.protocol == Protocol::Http2).then_some(set.streams),
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),
         };
@@ -643,6 +678,7 @@ impl RunPlan {
             greeting: set.greeting.clone(),
             workload: set.workload.clone(),
             pipeline: set.pipeline,
+            streams: set.streams.max(1),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,
