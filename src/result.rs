@@ -262,6 +262,10 @@ pub struct StepResult {
     pub failed_statuses: BTreeMap<String, u64>,
     pub error_kinds: Vec<ErrorCount>,
     pub connections: Connections,
+    /// The width of the windows, seconds (`--window`; 1 in documents written before it could change).
+    #[serde(default = "one_second")]
+    pub window_s: f64,
+    /// The step over time, a window after another (the last one may be cut short by the step's end).
     pub windows: Vec<WindowSummary>,
     pub histogram: EncodedHistogram,
     /// hakaru's own CPU during the step.
@@ -517,6 +521,10 @@ impl LatencySummary {
     }
 }
 
+fn one_second() -> f64 {
+    1.0
+}
+
 fn round3(x: f64) -> f64 {
     if x.is_finite() { (x * 1000.0).round() / 1000.0 } else { 0.0 }
 }
@@ -576,6 +584,7 @@ impl StepResult {
                 reconnects: m.reconnects,
             },
             load,
+            window_s: 1.0,
             windows,
             histogram: EncodedHistogram::of(&m.latency),
             generator: GeneratorReport::default(),

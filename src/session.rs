@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::UsageError;
+use crate::export::hdrlog::HdrLog;
 use crate::export::text::{Text, closing_lines};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
 use crate::gates::{self, Threshold};
@@ -84,6 +85,9 @@ pub struct Session<'a> {
     wrong: Option<String>,
     /// A capacity search's answer, kept in the analysis.
     capacity: Option<CapacityAnswer>,
+    /// `--hdr-log`: where it goes, and the log once the first step opened it (None again after a failure).
+    hdr_path: Option<PathBuf>,
+    hdr: Option<HdrLog>,
 }
 
 impl<'a> Session<'a> {
@@ -98,7 +102,18 @@ impl<'a> Session<'a> {
     ) -> Session<'a> {
         let mut live = LiveDocument::new(settings, keepalive, exporters(outputs));
         live.doc.settings.labels = sink.labels();
-        Session { live, sink, thresholds, interrupt, runs: 1, each: true, wrong: None, capacity: None }
+        Session {
+            live,
+            sink,
+            thresholds,
+            interrupt,
+            runs: 1,
+            each: true,
+            wrong: None,
+            capacity: None,
+            hdr_path: outputs.hdr_log.clone(),
+            hdr: None,
+        }
     }
 
     /// A document made elsewhere (the agents' merged one) in place of the new one, to be judged, written and kept
@@ -156,15 +171,49 @@ impl<'a> Session<'a> {
         self.stopped()
     }
 
-    /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it.
+    /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it. Its windows go to the
+    /// HDR log as they complete.
     pub fn measure(
-        &self,
+        &mut self,
         plan: &RunPlan,
         label: &str,
         warmup: Option<Duration>,
         watchers: &Watchers,
     ) -> (StepResult, bool) {
-        measure_step(plan, label, warmup, watchers, self.interrupt)
+        let mut failure = None;
+        if let Some(path) = self.hdr_path.clone().filter(|_| self.hdr.is_none()) {
+            match HdrLog::create(&path) {
+                Ok(log) => self.hdr = Some(log),
+                Err(e) => failure = Some(e),
+            }
+        }
+        if let Some(Err(e)) = self.hdr.as_mut().map(|log| log.step(label)) {
+            failure = Some(e);
+        }
+        let service = matches!(plan.load, crate::load::LoadModel::Open { .. });
+        let hdr = &mut self.hdr;
+        let out = measure_step(plan, label, warmup, watchers, self.interrupt, &mut |w| {
+            if let Some(Err(e)) = hdr.as_mut().map(|log| log.window(w, service)) {
+                failure = Some(e);
+                *hdr = None;
+            }
+        });
+        if let Some(e) = failure {
+            self.hdr_failed(&e);
+        }
+        out
+    }
+
+    /// The HDR log could not be written: said once, and no more rows are written (the document holds every
+    /// figure; the log is then incomplete, and the warning says so).
+    fn hdr_failed(&mut self, e: &std::io::Error) {
+        if let Some(path) = self.hdr_path.take() {
+            self.hdr = None;
+            self.note(&format!(
+                "--hdr-log '{}': cannot write it ({e}); the HDR log stops here, the result document holds every figure",
+                path.display()
+            ));
+        }
     }
 
     /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.

@@ -10,6 +10,7 @@ use crate::engine;
 use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, write_atomically};
 use crate::load::Until;
+use crate::metrics::Window;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
 use crate::progress::Progress;
@@ -39,13 +40,15 @@ pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
 }
 
 /// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
-/// probes after. Returns the step and whether a stop signal ended it.
+/// probes after. Returns the step and whether a stop signal ended it. `tap` sees every window of the step (not
+/// of the warm-up) as it completes, the watched server's CPU in its summary.
 pub fn measure_step(
     plan: &RunPlan,
     label: &str,
     warmup: Option<Duration>,
     watchers: &Watchers,
     interrupt: &AtomicBool,
+    tap: &mut dyn FnMut(&Window),
 ) -> (StepResult, bool) {
     // Scale-out: wait for the common instant before anything (warm-up, probes, the monitor) begins, but for a
     // moment to set them up in: the load threads wait for the instant itself.
@@ -65,7 +68,7 @@ pub fn measure_step(
         let mut warm = plan.clone();
         warm.stop = Until::Duration(d);
         let mut progress = Progress::new(plan.quiet);
-        let out = engine::run_step(&warm, interrupt, |w| progress.window(w));
+        let out = engine::run_step(&warm, interrupt, |w| progress.window(&w.summary));
         progress.finish();
         WarmupSummary {
             duration_s: out.elapsed.as_secs_f64(),
@@ -81,10 +84,22 @@ pub fn measure_step(
         m.begin_step();
     }
     let mut progress = Progress::new(plan.quiet);
+    // The server's CPU in each window: the difference between readings at the windows' ends.
+    let mut server_cpu = 0.0;
     let outcome = if interrupt.load(Ordering::Relaxed) {
         None
     } else {
-        Some(engine::run_step(plan, interrupt, |w| progress.window(w)))
+        Some(engine::run_step(plan, interrupt, |w| {
+            if let Some(m) = &watchers.monitor {
+                let now = m.step_cpu_seconds();
+                let secs = w.length.as_secs_f64();
+                w.summary.server_cpu_percent =
+                    (secs > 0.0).then(|| ((now - server_cpu) / secs * 1000.0).round() / 10.0);
+                server_cpu = now;
+            }
+            progress.window(&w.summary);
+            tap(w);
+        }))
     };
     progress.finish();
     let server = watchers.monitor.as_ref().map(|m| m.end_step());
@@ -101,6 +116,7 @@ pub fn measure_step(
         None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO, None),
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
+    step.window_s = plan.window.as_secs_f64();
     step.start_late_s = late.map(|l| (l.as_secs_f64() * 1000.0).round() / 1000.0);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
     step.add_details(&metrics, &labels, &plan.group_names, plan.protocol != crate::protocol::Protocol::Http);

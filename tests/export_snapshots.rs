@@ -131,6 +131,7 @@ fn step(
             opened: connections as u64,
             reconnects: 0,
         },
+        window_s: 1.0,
         windows: vec![WindowSummary {
             t: 0.0,
             requests,
@@ -138,6 +139,7 @@ fn step(
             p50_us: histogram.percentile(50.0),
             p99_us: histogram.percentile(99.0),
             max_us: histogram.max(),
+            ..WindowSummary::default()
         }],
         histogram: EncodedHistogram {
             encoding: "hdrhistogram-v2+base64".into(),

@@ -353,6 +353,15 @@ pub struct LoadArgs {
     /// Write one CSV row (loadtest's columns, then percentiles) to this file.
     #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub csv: Option<PathBuf>,
+    /// Write HdrHistogram's interval log (.hlog) to this file: a row per window, as wrk2 and jHiccup write.
+    ///
+    /// Values in microseconds; the latency from the intended send tagged `corrected`, the service time (open
+    /// loop) tagged `service`. HistogramLogAnalyzer and every HdrHistogram library read it.
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub hdr_log: Option<PathBuf>,
+    /// Width of the time-series windows (rates, failures, percentiles over time): 100ms at least.
+    #[arg(long, value_name = "T", default_value = "1s", help_heading = heading::OUTPUT, hide_short_help = true)]
+    pub window: String,
     /// No live progress on stderr.
     #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,

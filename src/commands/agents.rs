@@ -52,6 +52,7 @@ pub fn asked(command: &Command) -> Option<Agents> {
             csv: a.steps.csv.clone(),
             wide: true,
             drnbench: a.steps.output.clone(),
+            hdr_log: None,
         },
     };
     Some(Agents {
@@ -173,7 +174,7 @@ impl AgentPlan {
         };
         let load = |l: &mut LoadArgs| {
             agent(&mut l.scale, &mut l.history);
-            (l.json, l.csv, l.quiet) = (Some(json.to_path_buf()), None, true);
+            (l.json, l.csv, l.hdr_log, l.quiet) = (Some(json.to_path_buf()), None, None, true);
         };
         match self.clone() {
             AgentPlan::Run(mut a) => {
@@ -217,6 +218,13 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         return Err(UsageError::new(format!(
             "--agents {n}: at most {MOST_LOCAL_AGENTS} agents on one machine (they share its cores); spread more over \
              machines with --segment I/N or hakaru k8s job"
+        )));
+    }
+    if let AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) = &agents.plan
+        && load.hdr_log.is_some()
+    {
+        return Err(UsageError::new(format!(
+            "--hdr-log with --agents {n}: not yet (the agents' logs are not merged into one); run each agent with              --segment I/N and its own --hdr-log"
         )));
     }
     // Checked before any agent starts, as the command's own process would: every agent must get a part.

@@ -117,7 +117,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             }
         }
         if !second_half {
-            ctx.metrics.borrow_mut().sent += 1;
+            ctx.count_sent(1);
         }
         let (spec_index, k) = match &op {
             // A workload's client keeps to one server, so the keys it owns live on one server.
@@ -515,7 +515,7 @@ async fn run_batch(
             ctx.metrics.borrow_mut().starved += 1;
         }
     }
-    ctx.metrics.borrow_mut().sent += ops.len() as u64;
+    ctx.count_sent(ops.len() as u64);
     let spec = &plan.requests[ops[0].0.spec];
     let endpoint = spec.endpoints[id % spec.endpoints.len()];
     let mut failure = conns[endpoint].stray.take().map(|what| Failure::new(ErrorKind::Unsolicited, what));

@@ -25,14 +25,11 @@ use tokio_rustls::TlsConnector;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Until};
-use crate::metrics::{Breakdown, ErrorKind, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
+use crate::metrics::{Breakdown, ErrorKind, StepMetrics, Window, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
 use crate::target::Scheme;
 use crate::workload::Verdict;
-
-/// Width of the time-series windows.
-pub const WINDOW: Duration = Duration::from_secs(1);
 
 /// Figures per request of the plan are kept when it has at most this many (beyond, per pattern group only).
 pub const MAX_BREAKDOWN_REQUESTS: usize = 20;
@@ -75,9 +72,12 @@ struct ThreadCtx {
     decks: RefCell<Vec<(Vec<u32>, usize)>>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
-    /// Index of the window under way, and when it ends.
+    /// Index of the window under way, when it ends, and the thread's CPU time when it began.
     window_index: Cell<u64>,
     window_end: Cell<Instant>,
+    window_cpu: Cell<Duration>,
+    /// The windows' width (`--window`).
+    window_width: Duration,
     /// Where finished windows go.
     windows: mpsc::Sender<(u64, WindowAccum)>,
     /// The step has ended: clients must not send again (a due slot in the last tick would reach the server and
@@ -156,15 +156,34 @@ impl ThreadCtx {
     /// Returns false when the coordinator no longer listens.
     fn rotate_windows(&self, now: Instant) -> bool {
         while now >= self.window_end.get() {
-            let w = std::mem::take(&mut self.metrics.borrow_mut().window);
+            let w = self.take_window();
             let index = self.window_index.get();
             self.window_index.set(index + 1);
-            self.window_end.set(self.window_end.get() + WINDOW);
+            self.window_end.set(self.window_end.get() + self.window_width);
             if self.windows.send((index, w)).is_err() {
                 return false;
             }
         }
         true
+    }
+
+    /// Counts `n` requests about to be sent, in the step and in the window under way.
+    fn count_sent(&self, n: u64) {
+        self.rotate_windows(Instant::now());
+        let mut m = self.metrics.borrow_mut();
+        m.sent += n;
+        m.window.sent += n;
+    }
+
+    /// The window under way, ended now: its gauges (open connections, CPU) read, a fresh one in its place.
+    fn take_window(&self) -> WindowAccum {
+        let mut m = self.metrics.borrow_mut();
+        let fresh = m.window.fresh();
+        let mut w = std::mem::replace(&mut m.window, fresh);
+        w.open = m.open_now;
+        let cpu = crate::monitor::thread_cpu_time();
+        w.cpu = cpu.saturating_sub(self.window_cpu.replace(cpu));
+        w
     }
 
     /// Keeps the text of the step's first failed answer while its decoder still holds it; after the first, a
@@ -544,7 +563,10 @@ fn set_nofile_soft(soft: u64, hard: u64) -> bool {
 }
 
 /// Runs one step to its end (requests done, deadline, or `interrupt`), calling `on_window` as windows complete.
-pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&WindowSummary)) -> StepOutcome {
+///
+/// `on_window` sees each window once every thread has reported it (the last ones when the step ends), with its
+/// merged histograms; what it adds to the summary (the server's CPU) is kept in the step's windows.
+pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&mut Window)) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
@@ -553,6 +575,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
     let (start, late_start) = scheduled_start(plan.start_at);
+    // The wall-clock instant of `start`, for readers that line windows up with other clocks (the HDR log).
+    let now = (Instant::now(), std::time::SystemTime::now());
+    let started_at = match start.checked_duration_since(now.0) {
+        Some(ahead) => now.1 + ahead,
+        None => now.1 - now.0.saturating_duration_since(start),
+    };
+    let full_windows = plan.hdr_log.is_some();
     let deadline = match plan.stop {
         Until::Duration(d) => Some(start + d),
         Until::Requests(_) => None,
@@ -590,6 +619,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                         Vec::new()
                     },
                     by_group: vec![Breakdown::new(); plan.group_names.len()],
+                    window: WindowAccum::new(full_windows),
                     ..StepMetrics::new()
                 }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
@@ -598,7 +628,9 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
-                window_end: Cell::new(start + WINDOW),
+                window_end: Cell::new(start + plan.window),
+                window_cpu: Cell::new(Duration::ZERO),
+                window_width: plan.window,
                 windows: window_tx.clone(),
                 stopped: Cell::new(false),
                 schedule,
@@ -638,13 +670,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         .collect();
     drop(window_tx);
 
-    let mut merger = WindowMerger::new(WINDOW, threads);
+    let mut merger = WindowMerger::new(plan.window, threads, full_windows, started_at);
     let mut interrupted = false;
     loop {
         match window_rx.recv_timeout(Duration::from_millis(50)) {
             Ok((index, w)) => {
-                if let Some(summary) = merger.add(index, &w) {
-                    on_window(&summary);
+                if let Some(mut window) = merger.add(index, &w) {
+                    on_window(&mut window);
+                    merger.keep(window);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -671,7 +704,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted, load_cpu, late_start }
+    let windows = merger.finish(elapsed.as_secs_f64(), on_window);
+    StepOutcome { metrics, windows, elapsed, interrupted, load_cpu, late_start }
 }
 
 /// Sleeps until `at` (or a stop signal).
@@ -708,6 +742,7 @@ async fn thread_main(
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
 ) -> (StepMetrics, Instant) {
+    ctx.window_cpu.set(crate::monitor::thread_cpu_time());
     // A closed loop starts every client now; an open loop starts one and adds clients when a request is late.
     let initial = if ctx.schedule.is_some() { 1 } else { ctx.max_clients };
     for _ in 0..initial {
@@ -748,11 +783,11 @@ async fn thread_main(
     if let Some(p) = pacer {
         p.abort();
     }
+    // The last window (cut short by the end) is sent even when empty, so it completes when every thread's is in.
+    let last = ctx.take_window();
+    let _ = windows.send((ctx.window_index.get(), last));
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
-    let last = std::mem::take(&mut metrics.window);
-    if last.requests > 0 {
-        let _ = windows.send((ctx.window_index.get(), last));
-    }
+    metrics.window = WindowAccum::default();
     (metrics, end)
 }
 

@@ -38,6 +38,8 @@ pub struct Outputs {
     pub wide: bool,
     /// `-o`: drnbench's CSV of a sweep.
     pub drnbench: Option<PathBuf>,
+    /// `--hdr-log`: HdrHistogram's interval log, a row per window and histogram.
+    pub hdr_log: Option<PathBuf>,
 }
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
@@ -83,6 +85,10 @@ pub struct RunPlan {
     pub insecure: bool,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
+    pub hdr_log: Option<PathBuf>,
+    /// `--window`: the width of the time-series windows.
+    pub window: Duration,
     pub quiet: bool,
     /// `--ok-status`: which answers are successes.
     pub ok_status: StatusSet,
@@ -111,6 +117,28 @@ pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
     let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
         return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
+    }
+    Ok(d)
+}
+
+/// The width of the time-series windows unless `--window` says otherwise.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
+/// The narrowest `--window`: below it a window holds too few requests to say anything, and the windows' count
+/// (kept in the document) grows past what a long run should carry.
+pub const MIN_WINDOW: Duration = Duration::from_millis(100);
+/// The widest: a window longer than an hour is the step's own figure.
+pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
+
+/// `--window`: from 100ms to 1h.
+pub fn flag_window(value: &str) -> Result<Duration, UsageError> {
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--window '{value}': {e}")))?;
+    if d < MIN_WINDOW {
+        return Err(UsageError::new(format!(
+            "--window '{value}': must be at least 100ms (a narrower window holds too few requests); try --window 100ms"
+        )));
+    }
+    if d > MAX_WINDOW {
+        return Err(UsageError::new(format!("--window '{value}': must be at most 1h; try --window 10s")));
     }
     Ok(d)
 }
@@ -540,11 +568,14 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError>
 /// The one step of `run` or `kv` over `set`, with its output files checked.
 pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
     let (stop, load) = load_parts(a)?;
-    check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
+    check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref()), ("--hdr-log", a.hdr_log.as_deref())])?;
+    let window = flag_window(&a.window)?;
     let scale = segment::Scale::from_args(&a.scale)?;
     let mut plan = RunPlan::new(set, command, a.connections, a.threads, stop, load).scaled(&scale)?;
     plan.json = a.json.clone();
     plan.csv = a.csv.clone();
+    plan.hdr_log = a.hdr_log.clone();
+    plan.window = window;
     plan.quiet = a.quiet;
     Ok(plan)
 }
@@ -631,6 +662,8 @@ impl RunPlan {
             insecure: set.insecure,
             json: None,
             csv: None,
+            hdr_log: None,
+            window: DEFAULT_WINDOW,
             quiet: false,
             ok_status: set.ok_status.clone(),
             notes: set.warnings.clone(),
