@@ -658,6 +658,11 @@ impl StepResult {
             .collect();
     }
 
+    /// The step's windows, to be read for what the totals do not say (worst window, drift, stalls).
+    pub fn timeline(&self) -> crate::metrics::timeline::Timeline<'_> {
+        crate::metrics::timeline::Timeline { windows: &self.windows, width: self.window_s, duration: self.duration_s }
+    }
+
     /// Failed requests, percent of those that ended.
     pub fn failed_percent(&self) -> f64 {
         100.0 * self.failed as f64 / self.requests.max(1) as f64
@@ -701,6 +706,9 @@ impl StepResult {
                 self.ok
             ));
         }
+        let timeline = self.timeline();
+        w.extend(timeline.stall_warnings());
+        w.extend(timeline.drift());
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());

@@ -39,8 +39,11 @@ fn the_hdr_log_read_by_hdrh_agrees_with_the_result_document() {
         let got = &read[tag];
         assert_eq!(got["count"], figures["count"], "{tag}: {got} vs {figures}");
         for p in ["p50", "p99"] {
-            // Both histograms have 3 digits over the same range: the percentiles are the same value.
-            assert_eq!(got[p], figures["percentiles"][p], "{tag} {p}: {got} vs {figures}");
+            // Both histograms have 3 digits over the same range, so their counts are the same; the libraries round
+            // a percentile's rank apart, so hdrh's values one sample below and above must hold hakaru's.
+            let (lo, hi) = (got[p][0].as_u64().unwrap(), got[p][1].as_u64().unwrap());
+            let ours = figures["percentiles"][p].as_u64().unwrap();
+            assert!((lo..=hi).contains(&ours), "{tag} {p}: {got} vs {figures}");
         }
         assert_eq!(got["max"], figures["max"], "{tag}: {got} vs {figures}");
     }
@@ -64,10 +67,12 @@ fn windows_carry_the_sent_rate_connections_p90_and_cpu_at_the_width_asked() {
     assert_eq!(windows[1]["t"], 0.25);
     let sent: u64 = windows.iter().map(|w| w["sent"].as_u64().unwrap()).sum();
     assert_eq!(sent, step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap());
-    // The pacer sends 75 per window, whatever the server does.
-    for w in &windows[..windows.len() - 1] {
+    // The pacer sends 75 per window, whatever the server does (the first window also holds the connection's
+    // setup before the first slot, the last is cut short); a send a busy machine delays past a boundary counts in
+    // the next window.
+    for w in &windows[1..windows.len() - 1] {
         let n = w["sent"].as_u64().unwrap();
-        assert!((73..=77).contains(&n), "sent {n} in {w}");
+        assert!((70..=80).contains(&n), "sent {n} in {w}");
         assert!(w["open_connections"].as_u64().unwrap() >= 1, "{w}");
         assert!(w["p90_us"].as_u64().unwrap() <= w["p99_us"].as_u64().unwrap(), "{w}");
         assert!(w["cpu_percent"].as_f64().is_some(), "{w}");
@@ -79,4 +84,38 @@ fn a_window_below_100ms_is_refused_naming_the_flag() {
     let out = hakaru(&["run", "--window", "50ms", "-d", "1s", "http://127.0.0.1:9/"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--window '50ms'") && out.stderr.contains("100ms"), "{}", out.stderr);
+}
+
+#[test]
+fn a_one_second_freeze_of_the_server_is_named_as_a_stall_and_the_worst_window() {
+    let served = common::Served::start();
+    let (addr, pid) = (served.socket_addr(), served.pid());
+    let url = format!("http://{addr}/");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("freeze.hlog");
+    // Once 200 requests are answered (about 1 s into the 6 s run, waited for, not timed), the server is stopped
+    // for 1 s: at 250 ms windows, three whole windows at least fall inside the freeze.
+    let freezer = std::thread::spawn(move || {
+        common::wait_served(addr, 200, std::time::Duration::from_secs(30));
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    });
+    let args = ["run", "--rate", "200", "-c", "20", "-d", "6s", "--window", "250ms", "--hdr-log"];
+    let out = hakaru(&[&args[..], &[log.to_str().unwrap(), &url]].concat());
+    freezer.join().unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warnings: Vec<&str> = out.doc()["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
+    let stall = warnings.iter().find(|w| w.contains("stalled from")).unwrap_or_else(|| panic!("{warnings:?}"));
+    // "the step stalled from 1.25 s to 2.00 s: ..." lasts most of the second the server was stopped.
+    let times: Vec<f64> = stall.split(' ').filter_map(|w| w.parse().ok()).collect();
+    assert!(times.len() >= 2 && (0.5..=1.5).contains(&(times[1] - times[0])), "{stall}");
+    assert!(out.stdout.contains(stall), "the summary names the stall: {}", out.stdout);
+    // The worst window is the one the freeze's backlog was answered in, its p99 near the freeze.
+    let worst = out.stdout.lines().find(|l| l.contains("worst window at")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(worst.contains("ms, sent") || worst.contains("s, sent"), "{worst}");
+    let p99_worst = out.step()["windows"].as_array().unwrap().iter().map(|w| w["p99_us"].as_u64().unwrap()).max();
+    assert!(p99_worst.unwrap() >= 500_000, "{worst}");
+    // The HDR log holds every success of the document, freeze included.
+    assert_eq!(read_with_hdrh(&log)["corrected"]["count"], out.step()["latency"]["count"]);
 }

@@ -226,6 +226,17 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             render_histogram(out, &h);
         }
     }
+    if let Some(w) = step.timeline().worst() {
+        let _ = writeln!(
+            out,
+            "  worst window at {:.2} s ({} wide): p99 {}, sent {:.1}/s, completed {:.1}/s",
+            w.t,
+            format_micros(step.window_s * 1e6),
+            format_micros(w.p99_us as f64),
+            w.sent_per_s,
+            w.completed_per_s
+        );
+    }
     if let Some(f) = step.failed_latency.as_ref().filter(|_| step.ok > 0) {
         let _ = writeln!(
             out,

@@ -4,6 +4,7 @@
 
 pub mod histogram;
 pub mod status;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
