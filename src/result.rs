@@ -57,10 +57,29 @@ pub struct Settings {
     pub source_address: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
+    /// A ramp inside the step (`--stages`, `--rate-stages`): what moves and its stages, of the whole plan. Left out
+    /// for a fixed load (so the settings of documents without one, and their workload identity, stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<RampSettings>,
     /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the
     /// history; empty when none were given.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// A ramp's stages as given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RampSettings {
+    /// `clients` (closed loop, `--stages`) or `rate` (open loop, `--rate-stages`).
+    pub of: String,
+    pub stages: Vec<Stage>,
+}
+
+/// One stage of a ramp: the target reached, linearly from the previous stage's (0 before the first), at its end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub duration_s: f64,
+    pub target: f64,
 }
 
 /// The plan before `--segment I/N` split it: what its N segments add up to.

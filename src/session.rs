@@ -257,6 +257,10 @@ impl<'a> Session<'a> {
                 a
             });
         }
+        if ending != Ending::Analysis && doc.settings.ramp.is_some() {
+            // A ramp's knee, from the windows of its (last) step.
+            doc.analysis = doc.steps.last().and_then(crate::analysis::analyse_ramp);
+        }
         // A signal in the pause after the last step came after the last refresh: the warnings must still say so.
         self.live.refresh_warnings();
         match ending {

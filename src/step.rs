@@ -117,6 +117,10 @@ pub fn measure_step(
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
     step.window_s = plan.window.as_secs_f64();
+    if let (Some(ramp), Some(sched)) = (&plan.ramp, step.schedule.as_mut()) {
+        // A ramp asks its mean rate over the step (its peak is in the settings' stages).
+        sched.target_rate = (ramp.total() / ramp.duration().as_secs_f64() * 1000.0).round() / 1000.0;
+    }
     step.start_late_s = late.map(|l| (l.as_secs_f64() * 1000.0).round() / 1000.0);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
     step.add_details(&metrics, &labels, &plan.group_names, plan.protocol != crate::protocol::Protocol::Http);

@@ -48,6 +48,7 @@ fn settings() -> Settings {
         rate: None,
         arrival: None,
         sweep: None,
+        ramp: None,
         keepalive: true,
         timeout_s: 5.0,
         connect_timeout_s: 5.0,

@@ -335,6 +335,19 @@ pub struct LoadArgs {
     /// actual send.
     #[arg(long, value_name = "PER_SECOND", allow_negative_numbers = true, display_order = 4)]
     pub rate: Option<f64>,
+    /// A ramp of clients in one run (closed loop), k6's stages: 30s:10,1m:100,30s:0.
+    ///
+    /// Each stage moves the number of clients linearly from the previous stage's (0 before the first) to its
+    /// own over its duration; connections stay open across the run, new ones opened only as the target grows.
+    /// The run lasts the stages' total.
+    #[arg(long, value_name = "T:N,...", conflicts_with_all = ["rate", "rate_stages", "requests", "duration"], help_heading = heading::LOAD)]
+    pub stages: Option<String>,
+    /// A ramp of the rate in one run (open loop): 30s:100,2m:5000 (requests per second).
+    ///
+    /// The rate moves linearly from the previous stage's (0 before the first) to each stage's; latency counts
+    /// from each request's intended send time, as with --rate. -c is the most connections it may open.
+    #[arg(long, value_name = "T:RATE,...", conflicts_with_all = ["rate", "requests", "duration"], help_heading = heading::LOAD)]
+    pub rate_stages: Option<String>,
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
     #[arg(long, value_enum, default_value = "uniform", requires = "rate", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,

@@ -8,7 +8,7 @@ pub mod conn;
 mod pacer;
 pub mod survey;
 
-use pacer::{Schedule, StartGate};
+use pacer::{Pace, Schedule, StartGate};
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -96,6 +96,8 @@ struct ThreadCtx {
     threads: usize,
     /// When a timed step ends: a slot due then or later belongs to no step (the step is `[start, deadline)`).
     deadline: Option<Instant>,
+    /// When the step starts: a ramp counts from here.
+    start: Instant,
 }
 
 impl ThreadCtx {
@@ -106,6 +108,27 @@ impl ThreadCtx {
         match &self.tickets {
             None => true,
             Some(left) => left.fetch_sub(1, Ordering::Relaxed) > 0,
+        }
+    }
+
+    /// A closed loop's ramp (`--stages`): waits until client `id` (counted from 0 in this segment) takes part,
+    /// that is until the target exceeds its number. None when it never will again (the ramp has come down for
+    /// good); Some(true) when it waited. Its connection stays open while it waits.
+    async fn take_part(&self, id: usize) -> Option<bool> {
+        let Some(ramp) = self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none()) else {
+            return Some(false);
+        };
+        let mut waited = false;
+        loop {
+            let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
+            match ramp.first_above(id as f64, t)? {
+                at if at <= t => return Some(waited),
+                at => tokio::time::sleep_until((self.start + Duration::from_secs_f64(at)).into()).await,
+            }
+            if self.stopped.get() {
+                return None;
+            }
+            waited = true;
         }
     }
 
@@ -167,12 +190,22 @@ impl ThreadCtx {
         true
     }
 
-    /// Counts `n` requests about to be sent, in the step and in the window under way.
-    fn count_sent(&self, n: u64) {
+    /// Counts `n` requests about to be sent, in the step and in the window of their intended send time: an open
+    /// loop's request sent late (every client was busy, the machine was slow) still counts where the schedule
+    /// put it, so a window's `sent` is what the pacer offered then. One whose window has gone to the coordinator
+    /// is sent along with the window under way, as a correction.
+    fn count_sent(&self, n: u64, intended: Instant) {
         self.rotate_windows(Instant::now());
         let mut m = self.metrics.borrow_mut();
         m.sent += n;
-        m.window.sent += n;
+        let current = self.window_index.get();
+        let index =
+            (intended.saturating_duration_since(self.start).as_secs_f64() / self.window_width.as_secs_f64()) as u64;
+        if index >= current {
+            m.window.sent += n;
+        } else {
+            *m.window.sent_earlier.entry(index).or_default() += n;
+        }
     }
 
     /// The window under way, ended now: its gauges (open connections, CPU) read, a fresh one in its place.
@@ -598,6 +631,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
             let clients = share(plan.connections, threads, i);
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
+                LoadModel::Open { arrival, .. } if plan.ramp.is_some() => {
+                    // The thread's share of the ramp, its slots between the other threads' (phase i / threads).
+                    let share = clients as f64 / plan.connections.max(1) as f64;
+                    let ramp = plan.ramp.as_ref().expect("matched").scaled(share);
+                    let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64 };
+                    Some(Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson))
+                }
                 LoadModel::Open { rate, arrival } => {
                     // Each thread sends its connections' share of the rate (a thread with one connection of three
                     // takes a third), so no thread is asked more than its connections can carry.
@@ -641,6 +681,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 thread_index: i,
                 threads,
                 deadline,
+                start,
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()
@@ -676,6 +717,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         match window_rx.recv_timeout(Duration::from_millis(50)) {
             Ok((index, w)) => {
                 if let Some(mut window) = merger.add(index, &w) {
+                    ramp_target(plan, &mut window);
                     on_window(&mut window);
                     merger.keep(window);
                 }
@@ -704,8 +746,19 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    let windows = merger.finish(elapsed.as_secs_f64(), on_window);
+    let windows = merger.finish(elapsed.as_secs_f64(), |w| {
+        ramp_target(plan, w);
+        on_window(w)
+    });
     StepOutcome { metrics, windows, elapsed, interrupted, load_cpu, late_start }
+}
+
+/// A ramp's target at the middle of the window, in its summary.
+fn ramp_target(plan: &RunPlan, w: &mut Window) {
+    if let Some(r) = &plan.ramp {
+        let mid = w.summary.t + w.length.as_secs_f64() / 2.0;
+        w.summary.target = Some((r.at(mid) * 1000.0).round() / 1000.0);
+    }
 }
 
 /// Sleeps until `at` (or a stop signal).

@@ -46,6 +46,13 @@ impl Exporter for Text {
                 }
             }
         }
+        // A ramp's analysis (a sweep's is printed after its table, by `closing_lines`).
+        if let Some(a) = doc.analysis.as_ref().filter(|_| s.sweep.is_none()) {
+            out.push_str("\nramp\n");
+            for line in &a.summary {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         out.push_str(&thresholds_text(&doc.thresholds));
         if !doc.warnings.is_empty() {
             out.push_str("\nwarnings\n");

@@ -166,8 +166,12 @@ pub struct WindowAccum {
     pub requests: u64,
     /// Of those, the failed ones: statuses outside `--ok-status` and errors.
     pub errors: u64,
-    /// Requests sent in the window (or about to be): the offered load, against `requests` the completed one.
+    /// Requests intended in the window (sent then, or later when late): the offered load, against `requests` the
+    /// completed one.
     pub sent: u64,
+    /// Requests sent while this window was under way but intended in an earlier one, by that window's index:
+    /// corrections of windows already handed over (the merger adds them where they belong).
+    pub sent_earlier: BTreeMap<u64, u64>,
     /// Failed requests by error kind, in the order of [`ErrorKind::ALL`].
     pub error_kinds: [u64; ErrorKind::ALL.len()],
     /// Failed answers by status (few distinct codes: a map, allocated only at the first).
@@ -189,6 +193,7 @@ impl WindowAccum {
             requests: 0,
             errors: 0,
             sent: 0,
+            sent_earlier: BTreeMap::new(),
             error_kinds: [0; ErrorKind::ALL.len()],
             failed_statuses: BTreeMap::new(),
             open: 0,
@@ -207,6 +212,9 @@ impl WindowAccum {
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
+        for (k, n) in &other.sent_earlier {
+            *self.sent_earlier.entry(*k).or_default() += n;
+        }
         for (a, b) in self.error_kinds.iter_mut().zip(other.error_kinds) {
             *a += b;
         }
@@ -329,6 +337,7 @@ impl WindowMerger {
     /// Adds one thread's window `index`; returns the window when every thread has reported it. The caller may
     /// add to its summary (a ramp's target, the server's CPU), then hands it back with [`keep`](Self::keep).
     pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<Window> {
+        self.correct(&w.sent_earlier);
         let full = self.full;
         let entry = self.pending.entry(index).or_insert_with(|| (WindowAccum::new(full), 0));
         entry.0.merge(w);
@@ -348,6 +357,25 @@ impl WindowMerger {
         };
         let at = self.started_at + self.width.mul_f64(index as f64);
         Window { summary: WindowSummary::from_accum(t, length, &accum), accum, length, at }
+    }
+
+    /// Requests sent late, counted in the window they were intended in: still pending, or already kept (live
+    /// readers saw that window without them; the document has them).
+    fn correct(&mut self, earlier: &BTreeMap<u64, u64>) {
+        for (&index, &n) in earlier {
+            if let Some((acc, _)) = self.pending.get_mut(&index) {
+                acc.sent += n;
+                continue;
+            }
+            let t = index as f64 * self.width.as_secs_f64();
+            if let Some(kept) = self.done.iter_mut().rev().find(|s| s.t == t) {
+                kept.sent += n;
+            } else {
+                // Not seen yet from any thread (it cannot be complete before this one's): kept pending.
+                let full = self.full;
+                self.pending.entry(index).or_insert_with(|| (WindowAccum::new(full), 0)).0.sent += n;
+            }
+        }
     }
 
     /// Keeps a window's summary in the step's list.
@@ -761,6 +789,22 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!(all[1].t, 1.0);
         assert_eq!(last, Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn a_request_sent_late_counts_in_the_window_it_was_intended_in() {
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 1, false, std::time::SystemTime::now());
+        let mut w0 = WindowAccum::new(false);
+        w0.sent = 10;
+        let first = merger.add(0, &w0).unwrap();
+        merger.keep(first);
+        let mut w1 = WindowAccum::new(false);
+        w1.sent = 7;
+        w1.sent_earlier.insert(0, 3);
+        let second = merger.add(1, &w1).unwrap();
+        merger.keep(second);
+        let all = merger.finish(2.0, |_| {});
+        assert_eq!((all[0].sent, all[1].sent), (13, 7));
     }
 
     #[test]
