@@ -62,3 +62,38 @@ fn a_ramp_of_clients_opens_each_connection_once_as_the_target_reaches_it() {
     assert_eq!(step["connections"]["opened"], 8);
     assert_eq!(seen.len(), 8, "nginx saw connections {seen:?}");
 }
+
+#[test]
+fn a_key_value_run_follows_a_rate_ramp_too() {
+    let r = common::redis();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let out =
+        hakaru(&["kv", "-q", "--rate-stages", "1s:200,1s:400", "-c", "4", "--json", json.to_str().unwrap(), &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    let sent: Vec<f64> = step["windows"].as_array().unwrap().iter().map(|w| w["sent"].as_f64().unwrap()).collect();
+    // 0 -> 200/s over the first second (100 requests), 200 -> 400/s over the second (300).
+    for (got, want) in sent.iter().zip([100.0, 300.0]) {
+        assert!((got - want).abs() <= (want * 0.02).max(3.0), "sent {sent:?}");
+    }
+    assert!(step["connections"]["opened"].as_u64().unwrap() <= 4, "{}", step["connections"]);
+}
+
+#[test]
+fn a_bad_stage_is_refused_naming_the_flag_the_stage_and_an_example() {
+    for (args, said) in [
+        (vec!["--stages", "30s"], "--stages '30s': stage '30s' is not DURATION:TARGET"),
+        (vec!["--stages", "1s:1.5"], "a whole number of clients"),
+        (vec!["--rate-stages", "1s:0,2s:0"], "every target is 0"),
+        (vec!["--rate-stages", "1x:10"], "has a bad duration"),
+        (vec!["--stages", "1s:2", "-d", "5s"], "--duration"),
+    ] {
+        let out = hakaru(&[&["run"][..], &args, &["http://127.0.0.1:9/"]].concat());
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(said), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "one line: {}", out.stderr);
+    }
+}
