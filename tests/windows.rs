@@ -119,3 +119,37 @@ fn a_one_second_freeze_of_the_server_is_named_as_a_stall_and_the_worst_window() 
     // The HDR log holds every success of the document, freeze included.
     assert_eq!(read_with_hdrh(&log)["corrected"]["count"], out.step()["latency"]["count"]);
 }
+
+#[test]
+fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let json_s = json.to_str().unwrap();
+    let out = hakaru(&["run", "-q", "--rate", "200", "-d", "2s", "--window", "250ms", "--json", json_s, &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for (metric, ext) in [("p99", "svg"), ("qps", "png")] {
+        let image = dir.path().join(format!("over.{ext}"));
+        let image_s = image.to_str().unwrap();
+        let o = hakaru(&["chart", "--over-time", "--metric", metric, "-o", image_s, json_s]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let bytes = std::fs::read(&image).unwrap();
+        if ext == "svg" {
+            let svg = String::from_utf8(bytes).unwrap();
+            // The axis, ticks and legend are polylines too: the series' line is the report's first colour, 2 wide,
+            // with a point per window (8 in 2 s at 250 ms).
+            let series = svg.lines().filter(|l| {
+                l.starts_with("<polyline") && l.to_uppercase().contains("#1F77B4") && l.contains("stroke-width=\"2\"")
+            });
+            let points: Vec<usize> = series.map(|l| l.matches(',').count()).collect();
+            assert!(svg.contains("seconds from the start") && points.len() == 1 && points[0] >= 7, "{svg}");
+        } else {
+            assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+        }
+    }
+    let svg = dir.path().join("mean.svg");
+    let o = hakaru(&["chart", "--over-time", "--metric", "mean", "-o", svg.to_str().unwrap(), json_s]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("qps and p99") && o.stderr.lines().count() == 1, "{}", o.stderr);
+}

@@ -216,6 +216,9 @@ pub struct ChartArgs {
     /// The chart's title (default: the metric's name).
     #[arg(long)]
     pub title: Option<String>,
+    /// Draw qps or p99 over time (seconds from the start, every step one after another), from the windows.
+    #[arg(long)]
+    pub over_time: bool,
 }
 
 /// What requests to send and how, shared by every command that generates load.
