@@ -635,7 +635,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     // The thread's share of the ramp, its slots between the other threads' (phase i / threads).
                     let share = clients as f64 / plan.connections.max(1) as f64;
                     let ramp = plan.ramp.as_ref().expect("matched").scaled(share);
-                    let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64 };
+                    let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64, origin: start };
                     Some(Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson))
                 }
                 LoadModel::Open { rate, arrival } => {

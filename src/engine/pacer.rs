@@ -63,8 +63,10 @@ pub enum Pace {
     /// Mean seconds between slots.
     Fixed(f64),
     /// The thread's share of the ramp; slot k falls when the ramp's integral reaches k + `phase` (threads take
-    /// turns), so the rate follows the ramp exactly, with no step at each second.
-    Ramp { ramp: Ramp, phase: f64 },
+    /// turns), so the rate follows the ramp exactly, with no step at each second. The ramp counts from `origin`,
+    /// the step's start (not from the gate's opening, a connection's setup later): its windows and its slots keep
+    /// one clock, and no slot is pushed past the step's end.
+    Ramp { ramp: Ramp, phase: f64, origin: Instant },
 }
 
 /// Intended send times of one thread's share of an open-loop load.
@@ -137,10 +139,12 @@ impl Schedule {
             self.ready();
             let start = self.gate.opened().await;
             if !self.started.replace(true) {
-                self.origin.set(start);
                 self.next.set(match &self.pace {
                     Pace::Fixed(_) => start + self.offset,
-                    Pace::Ramp { .. } => self.ramp_slot(start),
+                    Pace::Ramp { origin, .. } => {
+                        self.origin.set(*origin);
+                        self.ramp_slot(*origin)
+                    }
                 });
                 self.begun.notify_one();
             }
