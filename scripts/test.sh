@@ -2,9 +2,9 @@
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests, nghttp2-server for the second HTTP/2 server (nghttpd), openssl for their self-signed
 # certificate, redis-server and memcached for `kv`, chromium for the report's browser test, tmux for the
-# dashboard's, prometheus for the remote-write push, iproute2 for the agents' network namespaces; the PyPI package
-# kubernetes-validate for the manifests of `k8s job`; docker.io for the Swarm test, as root only), then runs cargo
-# test.
+# dashboard's, prometheus for the remote-write push, iproute2 for the agents' network namespaces; the PyPI packages
+# kubernetes-validate for the manifests of `k8s job` and hdrhistogram for the HDR log; docker.io for the Swarm
+# test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +39,13 @@ if ! python3 -c 'import kubernetes_validate' >/dev/null 2>&1; then
   # A Debian python3 refuses to install into the system (PEP 668) unless told; pyenv's and venvs do not ask.
   python3 -m pip install --quiet kubernetes-validate ||
     python3 -m pip install --quiet --break-system-packages kubernetes-validate
+fi
+
+# hdrhistogram (PyPI): an HdrHistogram implementation independent of hakaru's reads the --hdr-log file back.
+if ! python3 -c 'import hdrh' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing hdrhistogram" >&2
+  python3 -m pip install --quiet hdrhistogram ||
+    python3 -m pip install --quiet --break-system-packages hdrhistogram
 fi
 
 # --no-fail-fast: a failing test file does not hide the results of the files after it.

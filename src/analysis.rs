@@ -171,6 +171,83 @@ fn analyse_steps(steps: &[StepResult], max_failed_percent: f64, search: bool) ->
     })
 }
 
+/// The most groups a ramp's windows are pooled into: levels enough for a knee, windows enough in each that one
+/// slow window is not one.
+const RAMP_GROUPS: usize = 12;
+
+/// What a ramp (`--stages`, `--rate-stages`) shows, as a sweep's analysis: its rising windows pooled into up to
+/// 12 groups of consecutive windows, each taken as a step at its mean target (throughput the group's, p50 the
+/// median of its windows', p99 the highest, CPU the windows' mean), analysed by the rules a sweep's steps are.
+/// The first sentence says it is a ramp's estimate and how wide the windows were. None for a step without a
+/// ramp's windows, or with fewer than 3 groups (a ramp of under 3 windows).
+pub fn analyse_ramp(step: &StepResult) -> Option<Analysis> {
+    let width = step.window_s;
+    let whole: Vec<_> = step
+        .windows
+        .iter()
+        .filter(|w| w.target.is_some() && (step.duration_s - w.t).min(width) >= width / 2.0)
+        .collect();
+    // The rising part: up to the first window at the highest target (a ramp down says nothing of the knee).
+    let peak_at = whole
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.target.unwrap_or(0.0).total_cmp(&b.1.target.unwrap_or(0.0)).then(b.0.cmp(&a.0)))?;
+    let rising = &whole[..=peak_at.0];
+    let per = rising.len().div_ceil(RAMP_GROUPS).max(1);
+    let groups: Vec<_> = rising.chunks(per).collect();
+    if groups.len() < MIN_STEPS {
+        return None;
+    }
+    let rate = step.load.rate.is_some();
+    let pseudo: Vec<StepResult> = groups.iter().map(|g| group_step(step, g, width, rate)).collect();
+    let mut a = analyse_steps(&pseudo, 1.0, false)?;
+    a.summary.insert(
+        0,
+        format!(
+            "a ramp's estimate from its windows ({} groups of {} window(s) of {} s, the load moving within each; \
+             \"average\" is the windows' median here; a sweep measures each level apart):",
+            groups.len(),
+            per,
+            width
+        ),
+    );
+    Some(a)
+}
+
+/// A group of a ramp's windows as a step at their mean target.
+fn group_step(step: &StepResult, g: &[&crate::metrics::WindowSummary], width: f64, rate: bool) -> StepResult {
+    let mean = |f: &dyn Fn(&crate::metrics::WindowSummary) -> Option<f64>| {
+        let v: Vec<f64> = g.iter().filter_map(|w| f(w)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let target = mean(&|w| w.target).unwrap_or(0.0);
+    let secs = width * g.len() as f64;
+    let requests: u64 = g.iter().map(|w| w.requests).sum();
+    let failed: u64 = g.iter().map(|w| w.errors).sum();
+    let mut p50s: Vec<u64> = g.iter().filter(|w| w.requests > w.errors).map(|w| w.p50_us).collect();
+    p50s.sort_unstable();
+    let p99 = g.iter().map(|w| w.p99_us).max().unwrap_or(0);
+    let mut s = step.clone();
+    s.windows = Vec::new();
+    s.load.rate = rate.then_some(target);
+    s.load.connections = if rate { step.load.connections } else { target.round() as usize };
+    (s.requests, s.failed, s.ok, s.duration_s) = (requests, failed, requests - failed, secs);
+    s.throughput.ok_per_s = (requests - failed) as f64 / secs;
+    s.latency.count = requests - failed;
+    s.latency.mean = p50s.get(p50s.len() / 2).copied().unwrap_or(0) as f64;
+    s.latency.percentiles = [("p50".to_string(), s.latency.mean as u64), ("p99".to_string(), p99)].into();
+    let cpu = mean(&|w| w.cpu_percent).unwrap_or(0.0);
+    s.generator.cpu_percent = cpu;
+    s.generator.saturated = crate::monitor::is_saturated(cpu, s.generator.cores);
+    if let (Some(server), Some(cpu)) = (s.server.as_mut(), mean(&|w| w.server_cpu_percent)) {
+        server.cpu_percent_mean = cpu;
+        server.cpu_percent_max = g.iter().filter_map(|w| w.server_cpu_percent).fold(0.0, f64::max);
+        server.busiest_thread = None;
+        server.saturated = crate::monitor::is_saturated(cpu, server.cores);
+    }
+    s
+}
+
 /// The server or the generator CPU-bound at one of `loaded`'s steps: the bottleneck's name and the sentence
 /// saying so. A server counts as CPU-bound when the process used 90 % of its cores, or when its busiest thread
 /// used 90 % of one core: an event loop (Redis, a one-worker nginx, node) is at its limit then, however many

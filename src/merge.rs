@@ -225,6 +225,13 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
             .map_err(|e| format!("step {}: its histogram cannot be read: {e}", s.label))?;
         hist.merge(&h);
     }
+    if let Some(other) = steps.iter().find(|s| s.window_s != steps[0].window_s) {
+        return Err(format!(
+            "step {}: windows of {} s and of {} s cannot be added by their instant; run every agent with the same \
+             --window",
+            other.label, steps[0].window_s, other.window_s
+        ));
+    }
     let secs = steps.iter().map(|s| s.duration_s).fold(0.0, f64::max).max(1e-9);
     let sum = |f: fn(&StepResult) -> u64| steps.iter().map(|s| f(s)).sum::<u64>();
     out.duration_s = secs;
@@ -298,7 +305,8 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     Ok(out)
 }
 
-/// Windows summed by their second (the agents' steps count from the same instant with `--start-at`).
+/// Windows summed by their instant, to the millisecond (the agents' steps count from the same instant with
+/// `--start-at`, and their windows have one width).
 fn merge_windows(steps: &[&StepResult]) -> Vec<WindowSummary> {
     let mut by_t: BTreeMap<u64, WindowSummary> = BTreeMap::new();
     for w in steps.iter().flat_map(|s| &s.windows) {
@@ -307,13 +315,33 @@ fn merge_windows(steps: &[&StepResult]) -> Vec<WindowSummary> {
             .and_modify(|m| {
                 m.requests += w.requests;
                 m.errors += w.errors;
+                m.sent += w.sent;
+                for (k, n) in &w.failures {
+                    *m.failures.entry(k.clone()).or_default() += n;
+                }
+                m.open_connections += w.open_connections;
                 m.p50_us = m.p50_us.max(w.p50_us);
+                m.p90_us = m.p90_us.max(w.p90_us);
                 m.p99_us = m.p99_us.max(w.p99_us);
                 m.max_us = m.max_us.max(w.max_us);
+                // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
+                m.target = add_options(m.target, w.target);
+                m.cpu_percent = add_options(m.cpu_percent, w.cpu_percent);
+                m.server_cpu_percent = match (m.server_cpu_percent, w.server_cpu_percent) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
             })
             .or_insert_with(|| w.clone());
     }
     by_t.into_values().collect()
+}
+
+fn add_options(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Breakdown rows summed by kind and name; means weighted by successes, percentiles the highest.

@@ -63,10 +63,29 @@ pub struct Settings {
     /// HTTP/2: concurrent streams per connection asked for (`--streams`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<usize>,
+    /// A ramp inside the step (`--stages`, `--rate-stages`): what moves and its stages, of the whole plan. Left out
+    /// for a fixed load (so the settings of documents without one, and their workload identity, stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<RampSettings>,
     /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the
     /// history; empty when none were given.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// A ramp's stages as given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RampSettings {
+    /// `clients` (closed loop, `--stages`) or `rate` (open loop, `--rate-stages`).
+    pub of: String,
+    pub stages: Vec<Stage>,
+}
+
+/// One stage of a ramp: the target reached, linearly from the previous stage's (0 before the first), at its end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub duration_s: f64,
+    pub target: f64,
 }
 
 /// The plan before `--segment I/N` split it: what its N segments add up to.
@@ -268,6 +287,10 @@ pub struct StepResult {
     pub failed_statuses: BTreeMap<String, u64>,
     pub error_kinds: Vec<ErrorCount>,
     pub connections: Connections,
+    /// The width of the windows, seconds (`--window`; 1 in documents written before it could change).
+    #[serde(default = "one_second")]
+    pub window_s: f64,
+    /// The step over time, a window after another (the last one may be cut short by the step's end).
     pub windows: Vec<WindowSummary>,
     pub histogram: EncodedHistogram,
     /// hakaru's own CPU during the step.
@@ -591,6 +614,10 @@ impl LatencySummary {
     }
 }
 
+fn one_second() -> f64 {
+    1.0
+}
+
 fn round3(x: f64) -> f64 {
     if x.is_finite() { (x * 1000.0).round() / 1000.0 } else { 0.0 }
 }
@@ -650,6 +677,7 @@ impl StepResult {
                 reconnects: m.reconnects,
             },
             load,
+            window_s: 1.0,
             windows,
             histogram: EncodedHistogram::of(&m.latency),
             generator: GeneratorReport::default(),
@@ -726,6 +754,11 @@ impl StepResult {
             .collect();
     }
 
+    /// The step's windows, to be read for what the totals do not say (worst window, drift, stalls).
+    pub fn timeline(&self) -> crate::metrics::timeline::Timeline<'_> {
+        crate::metrics::timeline::Timeline { windows: &self.windows, width: self.window_s, duration: self.duration_s }
+    }
+
     /// Failed requests, percent of those that ended.
     pub fn failed_percent(&self) -> f64 {
         100.0 * self.failed as f64 / self.requests.max(1) as f64
@@ -769,6 +802,9 @@ impl StepResult {
                 self.ok
             ));
         }
+        let timeline = self.timeline();
+        w.extend(timeline.stall_warnings());
+        w.extend(timeline.drift());
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::UsageError;
+use crate::export::hdrlog::HdrLog;
 use crate::export::text::{Text, closing_lines};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
 use crate::gates::{self, Threshold};
@@ -90,6 +91,9 @@ pub struct Session<'a> {
     shown: Option<Live>,
     /// Lines said while the dashboard covers the terminal, printed when it is gone (true: a warning on stderr).
     deferred: RefCell<Vec<(bool, String)>>,
+    /// `--hdr-log`: where it goes, and the log once the first step opened it (None again after a failure).
+    hdr_path: Option<PathBuf>,
+    hdr: Option<HdrLog>,
 }
 
 impl<'a> Session<'a> {
@@ -115,6 +119,8 @@ impl<'a> Session<'a> {
             capacity: None,
             shown: None,
             deferred: RefCell::new(Vec::new()),
+            hdr_path: outputs.hdr_log.clone(),
+            hdr: None,
         }
     }
 
@@ -196,7 +202,8 @@ impl<'a> Session<'a> {
     }
 
     /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it. The first step starts
-    /// the dashboard and the push its plan asks for; the step's own figures are shown and pushed when it ends.
+    /// the dashboard and the push its plan asks for; the step's own figures are shown and pushed when it ends. Its
+    /// windows go to the HDR log as they complete.
     pub fn measure(
         &mut self,
         plan: &RunPlan,
@@ -212,13 +219,45 @@ impl<'a> Session<'a> {
             }
             self.shown = Some(Live::start(plan, &self.live.doc.settings.labels, &run_id));
         }
+        let mut failure = None;
+        if let Some(path) = self.hdr_path.clone().filter(|_| self.hdr.is_none()) {
+            match HdrLog::create(&path) {
+                Ok(log) => self.hdr = Some(log),
+                Err(e) => failure = Some(e),
+            }
+        }
+        if let Some(Err(e)) = self.hdr.as_mut().map(|log| log.step(label)) {
+            failure = Some(e);
+        }
+        let service = matches!(plan.load, crate::load::LoadModel::Open { .. });
+        let hdr = &mut self.hdr;
         let live = self.shown.as_mut().expect("started above");
-        let (step, interrupted) = measure_step(plan, label, warmup, watchers, self.interrupt, live);
+        let (step, interrupted) = measure_step(plan, label, warmup, watchers, self.interrupt, live, &mut |w| {
+            if let Some(Err(e)) = hdr.as_mut().map(|log| log.window(w, service)) {
+                failure = Some(e);
+                *hdr = None;
+            }
+        });
         live.step_done(&step);
         for w in live.take_warnings() {
             self.warn_now(&w);
         }
+        if let Some(e) = failure {
+            self.hdr_failed(&e);
+        }
         (step, interrupted)
+    }
+
+    /// The HDR log could not be written: said once, and no more rows are written (the document holds every
+    /// figure; the log is then incomplete, and the warning says so).
+    fn hdr_failed(&mut self, e: &std::io::Error) {
+        if let Some(path) = self.hdr_path.take() {
+            self.hdr = None;
+            self.note(&format!(
+                "--hdr-log '{}': cannot write it ({e}); the HDR log stops here, the result document holds every figure",
+                path.display()
+            ));
+        }
     }
 
     /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.
@@ -275,6 +314,10 @@ impl<'a> Session<'a> {
                 a.capacity = capacity;
                 a
             });
+        }
+        if ending != Ending::Analysis && doc.settings.ramp.is_some() {
+            // A ramp's knee, from the windows of its (last) step.
+            doc.analysis = doc.steps.last().and_then(crate::analysis::analyse_ramp);
         }
         // A signal in the pause after the last step came after the last refresh: the warnings must still say so.
         self.live.refresh_warnings();

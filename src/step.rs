@@ -11,6 +11,7 @@ use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, write_atomically};
 use crate::live::{Live, Phase};
 use crate::load::Until;
+use crate::metrics::Window;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
 use crate::provenance::Provenance;
@@ -40,6 +41,8 @@ pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
 
 /// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
 /// probes after, each window shown and pushed by `live`. Returns the step and whether a stop signal ended it.
+/// `tap` sees every window of the step (not of the warm-up) as it completes, the watched server's CPU in its
+/// summary.
 pub fn measure_step(
     plan: &RunPlan,
     label: &str,
@@ -47,6 +50,7 @@ pub fn measure_step(
     watchers: &Watchers,
     interrupt: &AtomicBool,
     live: &mut Live,
+    tap: &mut dyn FnMut(&Window),
 ) -> (StepResult, bool) {
     // Scale-out: wait for the common instant before anything (warm-up, probes, the monitor) begins, but for a
     // moment to set them up in: the load threads wait for the instant itself.
@@ -66,7 +70,7 @@ pub fn measure_step(
         let mut warm = plan.clone();
         warm.stop = Until::Duration(d);
         live.begin(&warm, label, Phase::Warmup);
-        let out = engine::run_step(&warm, interrupt, |s, w| live.window(s, w, watchers.monitor.as_ref()));
+        let out = engine::run_step(&warm, interrupt, |w| live.window(w, watchers.monitor.as_ref()));
         live.end_phase();
         WarmupSummary {
             duration_s: out.elapsed.as_secs_f64(),
@@ -82,10 +86,22 @@ pub fn measure_step(
         m.begin_step();
     }
     live.begin(plan, label, Phase::Measure);
+    // The server's CPU in each window: the difference between readings at the windows' ends.
+    let mut server_cpu = 0.0;
     let outcome = if interrupt.load(Ordering::Relaxed) {
         None
     } else {
-        Some(engine::run_step(plan, interrupt, |s, w| live.window(s, w, watchers.monitor.as_ref())))
+        Some(engine::run_step(plan, interrupt, |w| {
+            if let Some(m) = &watchers.monitor {
+                let now = m.step_cpu_seconds();
+                let secs = w.length.as_secs_f64();
+                w.summary.server_cpu_percent =
+                    (secs > 0.0).then(|| ((now - server_cpu) / secs * 1000.0).round() / 10.0);
+                server_cpu = now;
+            }
+            live.window(w, watchers.monitor.as_ref());
+            tap(w);
+        }))
     };
     live.end_phase();
     let server = watchers.monitor.as_ref().map(|m| m.end_step());
@@ -102,6 +118,11 @@ pub fn measure_step(
         None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO, None),
     };
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
+    step.window_s = plan.window.as_secs_f64();
+    if let (Some(ramp), Some(sched)) = (&plan.ramp, step.schedule.as_mut()) {
+        // A ramp asks its mean rate over the step (its peak is in the settings' stages).
+        sched.target_rate = (ramp.total() / ramp.duration().as_secs_f64() * 1000.0).round() / 1000.0;
+    }
     step.start_late_s = late.map(|l| (l.as_secs_f64() * 1000.0).round() / 1000.0);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
     step.add_details(

@@ -48,6 +48,7 @@ fn settings() -> Settings {
         rate: None,
         arrival: None,
         sweep: None,
+        ramp: None,
         keepalive: true,
         timeout_s: 5.0,
         connect_timeout_s: 5.0,
@@ -134,6 +135,7 @@ fn step(
             opened: connections as u64,
             reconnects: 0,
         },
+        window_s: 1.0,
         windows: vec![WindowSummary {
             t: 0.0,
             requests,
@@ -141,6 +143,7 @@ fn step(
             p50_us: histogram.percentile(50.0),
             p99_us: histogram.percentile(99.0),
             max_us: histogram.max(),
+            ..WindowSummary::default()
         }],
         histogram: EncodedHistogram {
             encoding: "hdrhistogram-v2+base64".into(),

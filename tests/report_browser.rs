@@ -19,10 +19,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::hakaru;
+use common::{Served, hakaru};
 
 /// The palette's first three colours: the report draws target i in colour i.
 const COLOURS: [[u8; 3]; 3] = [[0x1f, 0x77, 0xb4], [0xd6, 0x27, 0x28], [0x2c, 0xa0, 0x2c]];
@@ -33,36 +33,6 @@ fn chromium() -> PathBuf {
         .map(PathBuf::from)
         .find(|p| p.exists())
         .expect("chromium is not installed: run the README's test command (scripts/test.sh), which installs it")
-}
-
-/// One `hakaru serve` process on a free loopback port; killed when dropped.
-struct Served {
-    child: Child,
-    addr: String,
-}
-
-impl Served {
-    fn start() -> Served {
-        use std::io::BufRead as _;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("hakaru serve starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.trim().rsplit("http://").next().unwrap().to_string();
-        assert!(addr.starts_with("127.0.0.1:"), "unexpected first line: {line}");
-        Served { child, addr }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Runs Chromium headless on a file, offline, with its own profile; returns (stdout, stderr, net log text).

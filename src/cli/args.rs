@@ -30,7 +30,7 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Load an HTTP/1.1 target with N clients for a duration or a number of requests.
+    /// Load an HTTP/1.1 or HTTP/2 target with N clients for a duration or a number of requests.
     #[command(after_help = help::RUN_EXAMPLES, after_long_help = help::RUN_EXAMPLES_LONG)]
     Run(RunArgs),
     /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis; HTTP
@@ -221,6 +221,9 @@ pub struct ChartArgs {
     /// The chart's title (default: the metric's name).
     #[arg(long)]
     pub title: Option<String>,
+    /// Draw qps or p99 over time (seconds from the start, every step one after another), from the windows.
+    #[arg(long)]
+    pub over_time: bool,
 }
 
 /// What requests to send and how, shared by every command that generates load.
@@ -245,7 +248,7 @@ pub struct RequestArgs {
     #[arg(long, value_name = "TIME", default_value = "5s", visible_alias = "default-timeout", help_heading = heading::REQUEST)]
     pub timeout: String,
     /// Time allowed to open a connection.
-    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "TIME", default_value = "5s", hide_short_help = true, help_heading = heading::REQUEST)]
     pub connect_timeout: String,
     /// The longest response head or chunk-size line taken; a longer one fails the request as line_too_long.
     #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::REQUEST, hide_short_help = true)]
@@ -331,7 +334,7 @@ pub struct RunArgs {
     #[serde(flatten)]
     pub load: LoadArgs,
     /// wrk's --latency, accepted: hakaru always prints the latency percentiles.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     #[serde(skip)]
     pub latency: bool,
 }
@@ -348,6 +351,19 @@ pub struct LoadArgs {
     /// actual send.
     #[arg(long, value_name = "PER_SECOND", allow_negative_numbers = true, display_order = 4)]
     pub rate: Option<f64>,
+    /// A ramp of clients in one run (closed loop), k6's stages: 30s:10,1m:100,30s:0.
+    ///
+    /// Each stage moves the number of clients linearly from the previous stage's (0 before the first) to its
+    /// own over its duration; connections stay open across the run, new ones opened only as the target grows.
+    /// The run lasts the stages' total.
+    #[arg(long, value_name = "T:N,...", conflicts_with_all = ["rate", "rate_stages", "requests", "duration"], help_heading = heading::LOAD)]
+    pub stages: Option<String>,
+    /// A ramp of the rate in one run (open loop): 30s:100,2m:5000 (requests per second).
+    ///
+    /// The rate moves linearly from the previous stage's (0 before the first) to each stage's; latency counts
+    /// from each request's intended send time, as with --rate. -c is the most connections it may open.
+    #[arg(long, value_name = "T:RATE,...", conflicts_with_all = ["rate", "requests", "duration"], help_heading = heading::LOAD)]
+    pub rate_stages: Option<String>,
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
     #[arg(long, value_enum, default_value = "uniform", requires = "rate", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,
@@ -366,6 +382,15 @@ pub struct LoadArgs {
     /// Write one CSV row (loadtest's columns, then percentiles) to this file.
     #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub csv: Option<PathBuf>,
+    /// Write HdrHistogram's interval log (.hlog) to this file: a row per window, as wrk2 and jHiccup write.
+    ///
+    /// Values in microseconds; the latency from the intended send tagged `corrected`, the service time (open
+    /// loop) tagged `service`. HistogramLogAnalyzer and every HdrHistogram library read it.
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub hdr_log: Option<PathBuf>,
+    /// Width of the time-series windows (rates, failures, percentiles over time): 100ms at least.
+    #[arg(long, value_name = "T", default_value = "1s", help_heading = heading::OUTPUT, hide_short_help = true)]
+    pub window: String,
     /// No live progress on stderr.
     #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,
@@ -398,7 +423,7 @@ pub struct LoadArgs {
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct LiveArgs {
     /// On a terminal, the one progress line instead of the live dashboard.
-    #[arg(long, help_heading = heading::OUTPUT)]
+    #[arg(long, hide_short_help = true, help_heading = heading::OUTPUT)]
     pub no_tui: bool,
     /// Push the figures while the run goes to a Prometheus remote-write URL: http://HOST:9090/api/v1/write.
     ///

@@ -58,6 +58,7 @@ pub fn asked(command: &Command) -> Option<Agents> {
             csv: a.steps.csv.clone(),
             wide: true,
             drnbench: a.steps.output.clone(),
+            hdr_log: None,
         },
     };
     Some(Agents {
@@ -179,7 +180,7 @@ impl AgentPlan {
         };
         let load = |l: &mut LoadArgs| {
             agent(&mut l.scale, &mut l.history);
-            (l.json, l.csv, l.quiet) = (Some(json.to_path_buf()), None, true);
+            (l.json, l.csv, l.hdr_log, l.quiet) = (Some(json.to_path_buf()), None, None, true);
         };
         match self.clone() {
             AgentPlan::Run(mut a) => {
@@ -202,12 +203,13 @@ impl AgentPlan {
 }
 
 /// An agent started by an orchestrator finds its place: `--segment auto/N` read as `I/N` from the environment
-/// (`orchestrator::resolve_segment`), and `{index}` in `--json`, `--csv` and `-o` replaced by I, so one command
+/// (`orchestrator::resolve_segment`), and `{index}` in `--json`, `--csv`, `--hdr-log` and `-o` replaced by I, so one command
 /// serves every agent. Done before any plan is made; a placeholder without a segment is refused.
 pub fn place(command: &mut Command) -> Result<(), UsageError> {
     let (scale, paths): (&mut ScaleArgs, Vec<(&str, &mut Option<PathBuf>)>) = match command {
         Command::Run(RunArgs { load, .. }) | Command::Kv(KvArgs { load, .. }) => {
-            (&mut load.scale, vec![("--json", &mut load.json), ("--csv", &mut load.csv)])
+            let paths = vec![("--json", &mut load.json), ("--csv", &mut load.csv), ("--hdr-log", &mut load.hdr_log)];
+            (&mut load.scale, paths)
         }
         Command::Sweep(a) => {
             let s = &mut a.steps;
@@ -256,6 +258,13 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         return Err(UsageError::new(format!(
             "--agents {n}: at most {MOST_LOCAL_AGENTS} agents on one machine (they share its cores); spread more over \
              machines with --segment I/N or hakaru k8s job"
+        )));
+    }
+    if let AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) = &agents.plan
+        && load.hdr_log.is_some()
+    {
+        return Err(UsageError::new(format!(
+            "--hdr-log with --agents {n}: not yet (the agents' logs are not merged into one); run each agent with              --segment I/N and its own --hdr-log"
         )));
     }
     // Checked before any agent starts, as the command's own process would: every agent must get a part.

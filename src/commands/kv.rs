@@ -65,10 +65,19 @@ fn run_phases(
     let first: &RunPlan = &kv.steps[0].1;
     // `hakaru sweep` writes its own files: drnbench's CSV (-o) and the wide CSV of a row per step.
     let outputs = match study {
-        Some(s) => {
-            Outputs { json: first.json.clone(), csv: s.csv.clone(), wide: true, drnbench: s.drnbench_csv.clone() }
-        }
-        None => Outputs { json: first.json.clone(), csv: first.csv.clone(), ..Outputs::default() },
+        Some(s) => Outputs {
+            json: first.json.clone(),
+            csv: s.csv.clone(),
+            wide: true,
+            drnbench: s.drnbench_csv.clone(),
+            hdr_log: first.hdr_log.clone(),
+        },
+        None => Outputs {
+            json: first.json.clone(),
+            csv: first.csv.clone(),
+            hdr_log: first.hdr_log.clone(),
+            ..Outputs::default()
+        },
     };
     let sweep_pause = study.map_or(SWEEP_PAUSE, |s| s.interval);
     let mut settings = first.settings.clone();

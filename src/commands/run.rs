@@ -57,7 +57,8 @@ pub fn run_plan(
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {
     engine::preflight(plan)?;
-    let outputs = Outputs { json: plan.json.clone(), csv: plan.csv.clone(), ..Outputs::default() };
+    let outputs =
+        Outputs { json: plan.json.clone(), csv: plan.csv.clone(), hdr_log: plan.hdr_log.clone(), ..Outputs::default() };
     let mut session =
         Session::new(plan.settings.clone(), plan.keepalive, &outputs, repeat.thresholds.clone(), history, interrupt)
             .repeated(repeat.runs);

@@ -95,6 +95,13 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             break;
         }
         let second_half = chained.is_some();
+        if !second_half {
+            match ctx.take_part(id).await {
+                None => break,
+                Some(true) => ready = Instant::now(),
+                Some(false) => {}
+            }
+        }
         if !second_half && !ctx.take_ticket() {
             break;
         }
@@ -129,7 +136,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             }
         }
         if !second_half {
-            ctx.metrics.borrow_mut().record_sent(1);
+            ctx.count_sent(1, intended);
         }
         let (spec_index, k) = match &op {
             // A workload's client keeps to one server, so the keys it owns live on one server.
@@ -540,7 +547,9 @@ async fn run_batch(
             ctx.metrics.borrow_mut().starved += 1;
         }
     }
-    ctx.metrics.borrow_mut().record_sent(ops.len() as u64);
+    for (_, intended, _) in ops.iter() {
+        ctx.count_sent(1, *intended);
+    }
     let spec = &plan.requests[ops[0].0.spec];
     let endpoint = spec.endpoints[id % spec.endpoints.len()];
     let mut failure = conns[endpoint].stray.take().map(|what| Failure::new(ErrorKind::Unsolicited, what));

@@ -9,7 +9,7 @@ mod h2;
 mod pacer;
 pub mod survey;
 
-use pacer::{Schedule, StartGate};
+use pacer::{Pace, Schedule, StartGate};
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -26,14 +26,11 @@ use tokio_rustls::TlsConnector;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
 use crate::load::{Arrival, LoadModel, Until};
-use crate::metrics::{Breakdown, ErrorKind, StepMetrics, WindowAccum, WindowMerger, WindowSummary};
+use crate::metrics::{Breakdown, ErrorKind, StepMetrics, Window, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
 use crate::target::Scheme;
 use crate::workload::Verdict;
-
-/// Width of the time-series windows.
-pub const WINDOW: Duration = Duration::from_secs(1);
 
 /// Figures per request of the plan are kept when it has at most this many (beyond, per pattern group only).
 pub const MAX_BREAKDOWN_REQUESTS: usize = 20;
@@ -76,9 +73,12 @@ struct ThreadCtx {
     decks: RefCell<Vec<(Vec<u32>, usize)>>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
-    /// Index of the window under way, and when it ends.
+    /// Index of the window under way, when it ends, and the thread's CPU time when it began.
     window_index: Cell<u64>,
     window_end: Cell<Instant>,
+    window_cpu: Cell<Duration>,
+    /// The windows' width (`--window`).
+    window_width: Duration,
     /// Where finished windows go.
     windows: mpsc::Sender<(u64, WindowAccum)>,
     /// The step has ended: clients must not send again (a due slot in the last tick would reach the server and
@@ -99,6 +99,8 @@ struct ThreadCtx {
     deadline: Option<Instant>,
     /// HTTP/2: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
     h2: Option<h2::Spec>,
+    /// When the step starts: a ramp counts from here.
+    start: Instant,
 }
 
 impl ThreadCtx {
@@ -109,6 +111,27 @@ impl ThreadCtx {
         match &self.tickets {
             None => true,
             Some(left) => left.fetch_sub(1, Ordering::Relaxed) > 0,
+        }
+    }
+
+    /// A closed loop's ramp (`--stages`): waits until client `id` (counted from 0 in this segment) takes part,
+    /// that is until the target exceeds its number. None when it never will again (the ramp has come down for
+    /// good); Some(true) when it waited. Its connection stays open while it waits.
+    async fn take_part(&self, id: usize) -> Option<bool> {
+        let Some(ramp) = self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none()) else {
+            return Some(false);
+        };
+        let mut waited = false;
+        loop {
+            let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
+            match ramp.first_above(id as f64, t)? {
+                at if at <= t => return Some(waited),
+                at => tokio::time::sleep_until((self.start + Duration::from_secs_f64(at)).into()).await,
+            }
+            if self.stopped.get() {
+                return None;
+            }
+            waited = true;
         }
     }
 
@@ -159,18 +182,44 @@ impl ThreadCtx {
     /// Returns false when the coordinator no longer listens.
     fn rotate_windows(&self, now: Instant) -> bool {
         while now >= self.window_end.get() {
-            let mut m = self.metrics.borrow_mut();
-            let mut w = std::mem::take(&mut m.window);
-            w.open = m.open_now;
-            drop(m);
+            let w = self.take_window();
             let index = self.window_index.get();
             self.window_index.set(index + 1);
-            self.window_end.set(self.window_end.get() + WINDOW);
+            self.window_end.set(self.window_end.get() + self.window_width);
             if self.windows.send((index, w)).is_err() {
                 return false;
             }
         }
         true
+    }
+
+    /// Counts `n` requests about to be sent, in the step and in the window of their intended send time: an open
+    /// loop's request sent late (every client was busy, the machine was slow) still counts where the schedule
+    /// put it, so a window's `sent` is what the pacer offered then. One whose window has gone to the coordinator
+    /// is sent along with the window under way, as a correction.
+    fn count_sent(&self, n: u64, intended: Instant) {
+        self.rotate_windows(Instant::now());
+        let mut m = self.metrics.borrow_mut();
+        m.sent += n;
+        let current = self.window_index.get();
+        let index =
+            (intended.saturating_duration_since(self.start).as_secs_f64() / self.window_width.as_secs_f64()) as u64;
+        if index >= current {
+            m.window.sent += n;
+        } else {
+            *m.window.sent_earlier.entry(index).or_default() += n;
+        }
+    }
+
+    /// The window under way, ended now: its gauges (open connections, CPU) read, a fresh one in its place.
+    fn take_window(&self) -> WindowAccum {
+        let mut m = self.metrics.borrow_mut();
+        let fresh = m.window.fresh();
+        let mut w = std::mem::replace(&mut m.window, fresh);
+        w.open = m.open_now;
+        let cpu = crate::monitor::thread_cpu_time();
+        w.cpu = cpu.saturating_sub(self.window_cpu.replace(cpu));
+        w
     }
 
     /// Keeps the text of the step's first failed answer while its decoder still holds it; after the first, a
@@ -562,11 +611,10 @@ fn set_nofile_soft(soft: u64, hard: u64) -> bool {
 }
 
 /// Runs one step to its end (requests done, deadline, or `interrupt`), calling `on_window` as windows complete.
-pub fn run_step(
-    plan: &RunPlan,
-    interrupt: &AtomicBool,
-    mut on_window: impl FnMut(&WindowSummary, &WindowAccum),
-) -> StepOutcome {
+///
+/// `on_window` sees each window once every thread has reported it (the last ones when the step ends), with its
+/// merged histograms; what it adds to the summary (the server's CPU) is kept in the step's windows.
+pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&mut Window)) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let http2 = plan.protocol == crate::protocol::Protocol::Http2;
@@ -577,6 +625,13 @@ pub fn run_step(
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
     let (start, late_start) = scheduled_start(plan.start_at);
+    // The wall-clock instant of `start`, for readers that line windows up with other clocks (the HDR log).
+    let now = (Instant::now(), std::time::SystemTime::now());
+    let started_at = match start.checked_duration_since(now.0) {
+        Some(ahead) => now.1 + ahead,
+        None => now.1 - now.0.saturating_duration_since(start),
+    };
+    let full_windows = plan.hdr_log.is_some();
     let deadline = match plan.stop {
         Until::Duration(d) => Some(start + d),
         Until::Requests(_) => None,
@@ -595,6 +650,13 @@ pub fn run_step(
             let clients = connections * if http2 { plan.streams } else { 1 };
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
+                LoadModel::Open { arrival, .. } if plan.ramp.is_some() => {
+                    // The thread's share of the ramp, its slots between the other threads' (phase i / threads).
+                    let share = clients as f64 / plan.connections.max(1) as f64;
+                    let ramp = plan.ramp.as_ref().expect("matched").scaled(share);
+                    let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64, origin: start };
+                    Some(Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson))
+                }
                 LoadModel::Open { rate, arrival } => {
                     // Each thread sends its connections' share of the rate (a thread with one connection of three
                     // takes a third), so no thread is asked more than its connections can carry.
@@ -616,6 +678,7 @@ pub fn run_step(
                         Vec::new()
                     },
                     by_group: vec![Breakdown::new(); plan.group_names.len()],
+                    window: WindowAccum::new(full_windows),
                     ..StepMetrics::new()
                 }),
                 scratch: RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
@@ -624,7 +687,9 @@ pub fn run_step(
                 decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
-                window_end: Cell::new(start + WINDOW),
+                window_end: Cell::new(start + plan.window),
+                window_cpu: Cell::new(Duration::ZERO),
+                window_width: plan.window,
                 windows: window_tx.clone(),
                 stopped: Cell::new(false),
                 schedule,
@@ -641,6 +706,7 @@ pub fn run_step(
                     streams: plan.streams,
                     spread: matches!(plan.load, LoadModel::Open { .. }),
                 }),
+                start,
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()
@@ -670,13 +736,15 @@ pub fn run_step(
         .collect();
     drop(window_tx);
 
-    let mut merger = WindowMerger::new(WINDOW, threads);
+    let mut merger = WindowMerger::new(plan.window, threads, full_windows, started_at);
     let mut interrupted = false;
     loop {
         match window_rx.recv_timeout(Duration::from_millis(50)) {
             Ok((index, w)) => {
-                if let Some((summary, merged)) = merger.add(index, &w) {
-                    on_window(&summary, &merged);
+                if let Some(mut window) = merger.add(index, &w) {
+                    ramp_target(plan, &mut window);
+                    on_window(&mut window);
+                    merger.keep(window);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -703,7 +771,19 @@ pub fn run_step(
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    StepOutcome { metrics, windows: merger.finish(), elapsed, interrupted, load_cpu, late_start }
+    let windows = merger.finish(elapsed.as_secs_f64(), |w| {
+        ramp_target(plan, w);
+        on_window(w)
+    });
+    StepOutcome { metrics, windows, elapsed, interrupted, load_cpu, late_start }
+}
+
+/// A ramp's target at the middle of the window, in its summary.
+fn ramp_target(plan: &RunPlan, w: &mut Window) {
+    if let Some(r) = &plan.ramp {
+        let mid = w.summary.t + w.length.as_secs_f64() / 2.0;
+        w.summary.target = Some((r.at(mid) * 1000.0).round() / 1000.0);
+    }
 }
 
 /// Sleeps until `at` (or a stop signal).
@@ -740,6 +820,7 @@ async fn thread_main(
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
 ) -> (StepMetrics, Instant) {
+    ctx.window_cpu.set(crate::monitor::thread_cpu_time());
     // A closed loop starts every client now; an open loop starts one and adds clients when a request is late.
     let initial = if ctx.schedule.is_some() { 1 } else { ctx.max_clients };
     for _ in 0..initial {
@@ -780,11 +861,11 @@ async fn thread_main(
     if let Some(p) = pacer {
         p.abort();
     }
+    // The last window (cut short by the end) is sent even when empty, so it completes when every thread's is in.
+    let last = ctx.take_window();
+    let _ = windows.send((ctx.window_index.get(), last));
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
-    let last = std::mem::take(&mut metrics.window);
-    if last.requests > 0 {
-        let _ = windows.send((ctx.window_index.get(), last));
-    }
+    metrics.window = WindowAccum::default();
     (metrics, end)
 }
 

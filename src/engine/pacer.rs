@@ -14,6 +14,7 @@ use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
+use crate::load::Ramp;
 use crate::timer::PreciseTimer;
 
 /// The instant every thread's schedule starts from: when each thread has its first client connected (or failed
@@ -57,12 +58,26 @@ impl StartGate {
     }
 }
 
+/// How a thread's slots are spaced: a fixed rate, or a ramp (`--rate-stages`).
+pub enum Pace {
+    /// Mean seconds between slots.
+    Fixed(f64),
+    /// The thread's share of the ramp; slot k falls when the ramp's integral reaches k + `phase` (threads take
+    /// turns), so the rate follows the ramp exactly, with no step at each second. The ramp counts from `origin`,
+    /// the step's start (not from the gate's opening, a connection's setup later): its windows and its slots keep
+    /// one clock, and no slot is pushed past the step's end.
+    Ramp { ramp: Ramp, phase: f64, origin: Instant },
+}
+
 /// Intended send times of one thread's share of an open-loop load.
 pub struct Schedule {
     /// The next slot no client has claimed yet.
     next: Cell<Instant>,
-    /// Mean seconds between slots on this thread.
-    interval: f64,
+    /// How slots are spaced.
+    pace: Pace,
+    /// A ramp: the count (in the ramp's integral) of the next slot, and the instant the ramp counts from.
+    count: Cell<f64>,
+    origin: Cell<Instant>,
     poisson: bool,
     /// Clients waiting for a slot.
     idle: Cell<usize>,
@@ -84,9 +99,20 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(gate: Arc<StartGate>, offset: Duration, interval: f64, poisson: bool) -> Self {
+        Self::paced(gate, offset, Pace::Fixed(interval), poisson)
+    }
+
+    /// A schedule of any pace; with a ramp, `offset` is the common start's delay (the ramp counts from there).
+    pub fn paced(gate: Arc<StartGate>, offset: Duration, pace: Pace, poisson: bool) -> Self {
+        let count = match &pace {
+            Pace::Ramp { phase, .. } => *phase,
+            Pace::Fixed(_) => 0.0,
+        };
         Self {
             next: Cell::new(Instant::now()),
-            interval,
+            pace,
+            count: Cell::new(count),
+            origin: Cell::new(Instant::now()),
             poisson,
             idle: Cell::new(0),
             due: Notify::new(),
@@ -113,7 +139,13 @@ impl Schedule {
             self.ready();
             let start = self.gate.opened().await;
             if !self.started.replace(true) {
-                self.next.set(start + self.offset);
+                self.next.set(match &self.pace {
+                    Pace::Fixed(_) => start + self.offset,
+                    Pace::Ramp { origin, .. } => {
+                        self.origin.set(*origin);
+                        self.ramp_slot(*origin)
+                    }
+                });
                 self.begun.notify_one();
             }
         }
@@ -142,15 +174,32 @@ impl Schedule {
         Some(slot)
     }
 
-    /// Moves the next slot one gap on: fixed, or exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals.
+    /// Moves the next slot one gap on: fixed, or exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals. A
+    /// ramp's gaps are counted in its integral (1, or exponential: a Poisson process whose rate follows the ramp).
     fn advance(&self, rng: &RefCell<ChaCha8Rng>) {
-        let gap = if self.poisson {
+        let unit = if self.poisson {
             let u: f64 = 1.0 - rng.borrow_mut().random::<f64>();
-            -u.ln() * self.interval
+            -u.ln()
         } else {
-            self.interval
+            1.0
         };
-        self.next.set(self.next.get() + Duration::from_secs_f64(gap));
+        match &self.pace {
+            Pace::Fixed(interval) => self.next.set(self.next.get() + Duration::from_secs_f64(unit * interval)),
+            Pace::Ramp { .. } => {
+                self.count.set(self.count.get() + unit);
+                self.next.set(self.ramp_slot(self.origin.get()));
+            }
+        }
+    }
+
+    /// The instant of the ramp's slot at the current count; a day past the ramp's end when it never comes (the
+    /// step's deadline ends the wait first).
+    fn ramp_slot(&self, origin: Instant) -> Instant {
+        let Pace::Ramp { ramp, .. } = &self.pace else { return origin };
+        match ramp.time_of_count(self.count.get()) {
+            Some(t) => origin + Duration::from_secs_f64(t),
+            None => origin + ramp.duration() + Duration::from_secs(86_400),
+        }
     }
 
     /// Clients waiting for a slot right now.

@@ -85,6 +85,20 @@ pub fn write_bytes_atomically(path: &Path, content: &[u8]) -> std::io::Result<()
     }
 }
 
+/// Opens `path` for a file written as the run goes (the HDR log): a regular file created or truncated (a new one
+/// 0600), a link's target, a device or FIFO in place, standard output through its descriptor. Not atomic: a
+/// reader sees the rows written so far, and a killed run keeps them.
+pub fn open_stream(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match destination(path)? {
+        Destination::Stdout => std::fs::OpenOptions::new().write(true).open("/proc/self/fd/1"),
+        Destination::InPlace(real) => std::fs::OpenOptions::new().write(true).open(real),
+        Destination::Atomic(real) => {
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(real)
+        }
+    }
+}
+
 /// The temporary file beside `real`: hidden, and named after the process so two hakaru runs writing the same
 /// file do not write each other's temporary file.
 fn temporary_beside(real: &Path) -> PathBuf {

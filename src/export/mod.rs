@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod drnbench;
 mod files;
+pub mod hdrlog;
 pub mod json;
 pub mod sweep_csv;
 pub mod table;

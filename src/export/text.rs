@@ -46,6 +46,13 @@ impl Exporter for Text {
                 }
             }
         }
+        // A ramp's analysis (a sweep's is printed after its table, by `closing_lines`).
+        if let Some(a) = doc.analysis.as_ref().filter(|_| s.sweep.is_none()) {
+            out.push_str("\nramp\n");
+            for line in &a.summary {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         out.push_str(&thresholds_text(&doc.thresholds));
         if !doc.warnings.is_empty() {
             out.push_str("\nwarnings\n");
@@ -225,6 +232,17 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         if let Ok(h) = LatencyHistogram::from_base64(&step.histogram.data) {
             render_histogram(out, &h);
         }
+    }
+    if let Some(w) = step.timeline().worst() {
+        let _ = writeln!(
+            out,
+            "  worst window at {:.2} s ({} wide): p99 {}, sent {:.1}/s, completed {:.1}/s",
+            w.t,
+            format_micros(step.window_s * 1e6),
+            format_micros(w.p99_us as f64),
+            w.sent_per_s,
+            w.completed_per_s
+        );
     }
     if let Some(f) = step.failed_latency.as_ref().filter(|_| step.ok > 0) {
         let _ = writeln!(

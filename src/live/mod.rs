@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::load::{LoadModel, Until};
-use crate::metrics::{ErrorKind, LatencyHistogram, WindowAccum, WindowSummary};
+use crate::metrics::{ErrorKind, LatencyHistogram, Window, WindowAccum, WindowSummary};
 use crate::monitor::ProcessMonitor;
 use crate::plan::RunPlan;
 use crate::progress::Progress;
@@ -305,7 +305,8 @@ impl Live {
     }
 
     /// A window of the step finished (on the main thread, as the engine merges it).
-    pub fn window(&mut self, s: &WindowSummary, w: &WindowAccum, server: Option<&ProcessMonitor>) {
+    pub fn window(&mut self, window: &Window, server: Option<&ProcessMonitor>) {
+        let (s, w) = (&window.summary, &window.accum);
         if let Some(line) = &mut self.line {
             line.window(s);
         }
@@ -314,7 +315,7 @@ impl Live {
         let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
         let own = (wall > 0.0).then(|| cpu.saturating_sub(self.cpu_mark.1).as_secs_f64() / wall * 100.0);
         self.cpu_mark = (now, cpu);
-        let width = crate::engine::WINDOW.as_secs_f64();
+        let width = window.length.as_secs_f64().max(1e-3);
         let mut v = lock(&self.view);
         v.window(s, w, width);
         v.own_cpu = own;
@@ -417,14 +418,14 @@ mod tests {
     #[test]
     fn windows_add_up_and_the_chart_keeps_the_last_minute() {
         let mut v = LiveView::new("id".into(), "run".into(), "http://127.0.0.1/".into());
-        let mut w = WindowAccum::new();
+        let mut w = WindowAccum::new(false);
         w.sent = 10;
         w.requests = 9;
         w.errors = 1;
         w.status = vec![(200, 8), (503, 1)];
         w.latency.record(1000);
         for i in 0..70 {
-            let s = WindowSummary::from_accum(i as f64, &w);
+            let s = WindowSummary::from_accum(i as f64, std::time::Duration::from_secs(1), &w);
             v.window(&s, &w, 1.0);
         }
         assert_eq!((v.sent, v.completed, v.failed), (700, 630, 70));

@@ -31,6 +31,16 @@ impl LatencyHistogram {
         Self { digits: 2, inner: None }
     }
 
+    /// Significant digits kept: 3 ([`new`](Self::new)) or 2 ([`coarse`](Self::coarse)).
+    pub fn digits(&self) -> u8 {
+        self.digits
+    }
+
+    /// The HdrHistogram inside, None until the first sample: for writers of HdrHistogram's own formats.
+    pub fn hdr(&self) -> Option<&Histogram<u64>> {
+        self.inner.as_ref()
+    }
+
     fn empty(digits: u8) -> Histogram<u64> {
         Histogram::new_with_bounds(1, HIGHEST_MICROS, digits).expect("static bounds are valid")
     }

@@ -4,6 +4,7 @@
 
 pub mod histogram;
 pub mod status;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -250,50 +251,82 @@ impl ErrorTally {
     }
 }
 
-/// One second (or other window) of a step, as a thread accumulates it.
+/// One window of a step (one second by default, `--window`) as one thread accumulates it. The engine swaps it out
+/// at every boundary, so each request is in exactly one window; the coordinator adds the threads' windows up.
 #[derive(Clone, Debug)]
 pub struct WindowAccum {
-    /// Latency of the window's successes.
+    /// Successes' latency from the intended send time (the step's `latency`, cut by window).
     pub latency: LatencyHistogram,
-    /// Requests that ended in the window (answers and errors).
+    /// Successes' latency from the actual send (service time); recorded only when the step tracks it (open loop).
+    pub service: LatencyHistogram,
+    /// Requests that ended in the window (answered or failed).
     pub requests: u64,
-    /// Requests that failed in the window (statuses outside `--ok-status`, and errors).
+    /// Of those, the failed ones: statuses outside `--ok-status` and errors.
     pub errors: u64,
-    /// Requests sent in the window.
+    /// Requests intended in the window (sent then, or later when late): the offered load, against `requests` the
+    /// completed one.
     pub sent: u64,
-    /// Answers by status, few distinct ones: (status, count) pairs, found by a short scan.
-    pub status: Vec<(u16, u64)>,
-    /// Errors by kind, in [`ErrorKind::ALL`]'s order.
-    pub kinds: [u64; ErrorKind::ALL.len()],
-    /// Connections open when the window ended (set as it is handed over).
+    /// Requests sent while this window was under way but intended in an earlier one, by that window's index:
+    /// corrections of windows already handed over (the merger adds them where they belong).
+    pub sent_earlier: BTreeMap<u64, u64>,
+    /// Failed requests by error kind, in the order of [`ErrorKind::ALL`].
+    pub error_kinds: [u64; ErrorKind::ALL.len()],
+    /// Failed answers by status (few distinct codes: a map, allocated only at the first).
+    pub failed_statuses: BTreeMap<u16, u64>,
+    /// Connections open when the window ended (a gauge; threads' add up).
     pub open: u64,
+    /// CPU time the load threads used in the window.
+    pub cpu: Duration,
+    /// Every answer by status (the live view's status codes), few distinct ones: (status, count) pairs found by a
+    /// short scan.
+    pub status: Vec<(u16, u64)>,
 }
 
 impl WindowAccum {
-    pub fn new() -> Self {
+    /// An empty window; `full` histograms have the step's 3 digits (for an HDR log that must agree with the
+    /// document), else 2 (about 1 %: windows are many).
+    pub fn new(full: bool) -> Self {
+        let h = || if full { LatencyHistogram::new() } else { LatencyHistogram::coarse() };
         Self {
-            latency: LatencyHistogram::coarse(),
+            latency: h(),
+            service: h(),
             requests: 0,
             errors: 0,
             sent: 0,
-            status: Vec::new(),
-            kinds: [0; ErrorKind::ALL.len()],
+            sent_earlier: BTreeMap::new(),
+            error_kinds: [0; ErrorKind::ALL.len()],
+            failed_statuses: BTreeMap::new(),
             open: 0,
+            cpu: Duration::ZERO,
+            status: Vec::new(),
         }
+    }
+
+    /// An empty window of the same precision.
+    pub fn fresh(&self) -> Self {
+        Self::new(self.latency.digits() == 3)
     }
 
     pub fn merge(&mut self, other: &WindowAccum) {
         self.latency.merge(&other.latency);
+        self.service.merge(&other.service);
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
+        for (k, n) in &other.sent_earlier {
+            *self.sent_earlier.entry(*k).or_default() += n;
+        }
+        for (a, b) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+            *a += b;
+        }
+        for (s, n) in &other.failed_statuses {
+            *self.failed_statuses.entry(*s).or_default() += n;
+        }
+        self.open += other.open;
+        self.cpu += other.cpu;
         for &(s, n) in &other.status {
             self.count_status(s, n);
         }
-        for (a, b) in self.kinds.iter_mut().zip(other.kinds) {
-            *a += b;
-        }
-        self.open += other.open;
     }
 
     fn count_status(&mut self, status: u16, n: u64) {
@@ -305,74 +338,174 @@ impl WindowAccum {
 
     /// Errors of the window by kind, the kinds seen only.
     pub fn kinds_seen(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
-        ErrorKind::ALL.into_iter().zip(self.kinds).filter(|(_, n)| *n > 0)
+        ErrorKind::ALL.into_iter().zip(self.error_kinds).filter(|(_, n)| *n > 0)
+    }
+
+    /// Failures by kind for people and the document: error kinds by their key, failed statuses as `status_503`.
+    pub fn failures(&self) -> BTreeMap<String, u64> {
+        let kinds = ErrorKind::ALL.into_iter().filter(|k| self.error_kinds[k.index()] > 0);
+        kinds
+            .map(|k| (k.key().to_string(), self.error_kinds[k.index()]))
+            .chain(self.failed_statuses.iter().map(|(s, n)| (format!("status_{s}"), *n)))
+            .collect()
     }
 }
 
 impl Default for WindowAccum {
     fn default() -> Self {
-        Self::new()
+        Self::new(false)
     }
 }
 
-/// The figures of one window once every thread has reported: what a time-series chart needs.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// The figures of one window once every thread has reported: what the document keeps of it (the histograms are
+/// not kept: a 24 h run at 1 s holds 86 400 of these), what charts, the text summary and live readers use.
+///
+/// Fields added after the first version are read as absent (0, empty, null) from older documents.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WindowSummary {
-    /// Seconds from the start of the step to the start of the window.
+    /// Seconds from the start of the step to the start of the window (its instant: windows of agents that
+    /// started together line up by it).
     pub t: f64,
+    /// Requests that ended in the window (its completed rate is `requests / window_s`).
     pub requests: u64,
+    /// Of those, the failed ones (statuses outside `ok_status`, and errors).
     pub errors: u64,
+    /// Requests sent in the window (its offered rate is `sent / window_s`).
+    #[serde(default)]
+    pub sent: u64,
+    /// The failures by kind: error kinds (`timeout`, `reset`, ...) and statuses (`status_503`).
+    #[serde(default)]
+    pub failures: BTreeMap<String, u64>,
+    /// Connections open at the end of the window.
+    #[serde(default)]
+    pub open_connections: u64,
+    /// Successes' latency from the intended send time, microseconds (2 significant digits).
     pub p50_us: u64,
+    #[serde(default)]
+    pub p90_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+    /// A ramp's target at the middle of the window: clients (`--stages`) or requests per second
+    /// (`--rate-stages`); null without a ramp.
+    #[serde(default)]
+    pub target: Option<f64>,
+    /// hakaru's load threads' CPU in the window, percent of one core.
+    #[serde(default)]
+    pub cpu_percent: Option<f64>,
+    /// The watched server's CPU in the window, percent of one core; null when no server is watched.
+    #[serde(default)]
+    pub server_cpu_percent: Option<f64>,
 }
 
 impl WindowSummary {
-    pub fn from_accum(t: f64, w: &WindowAccum) -> Self {
+    /// The figures of `w`, a window starting `t` seconds into the step and lasting `width`.
+    pub fn from_accum(t: f64, width: Duration, w: &WindowAccum) -> Self {
+        let secs = width.as_secs_f64();
         Self {
             t,
             requests: w.requests,
             errors: w.errors,
+            sent: w.sent,
+            failures: w.failures(),
+            open_connections: w.open,
             p50_us: w.latency.percentile(50.0),
+            p90_us: w.latency.percentile(90.0),
             p99_us: w.latency.percentile(99.0),
             max_us: w.latency.max(),
+            target: None,
+            cpu_percent: (secs > 0.0).then(|| (w.cpu.as_secs_f64() / secs * 1000.0).round() / 10.0),
+            server_cpu_percent: None,
         }
     }
 }
 
-/// Collects the windows the threads send, index by index, and keeps only their summaries (bounded memory).
+/// A window every thread has reported (or the last ones, at the end of the step): its summary, which the document
+/// keeps, and its merged histograms, which it does not (the HDR log and live readers take them as they come).
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub summary: WindowSummary,
+    pub accum: WindowAccum,
+    /// How long the window lasted: the width, or less for the last one when the step ended inside it.
+    pub length: Duration,
+    /// When it began, on the wall clock.
+    pub at: std::time::SystemTime,
+}
+
+/// Collects the windows the threads send, index by index, and keeps only their summaries (bounded memory: the
+/// histograms of a window are dropped once it is complete).
 #[derive(Debug)]
 pub struct WindowMerger {
     width: Duration,
     threads: usize,
+    full: bool,
+    started_at: std::time::SystemTime,
     pending: BTreeMap<u64, (WindowAccum, usize)>,
     done: Vec<WindowSummary>,
 }
 
 impl WindowMerger {
-    pub fn new(width: Duration, threads: usize) -> Self {
-        Self { width, threads, pending: BTreeMap::new(), done: Vec::new() }
+    /// Windows of `width` from `threads` threads, of a step that started at `started_at` on the wall clock;
+    /// `full`: histograms at 3 digits (see [`WindowAccum::new`]).
+    pub fn new(width: Duration, threads: usize, full: bool, started_at: std::time::SystemTime) -> Self {
+        Self { width, threads, full, started_at, pending: BTreeMap::new(), done: Vec::new() }
     }
 
-    /// Adds one thread's window `index`; returns the summary and the merged window when that window is complete.
-    pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<(WindowSummary, WindowAccum)> {
-        let entry = self.pending.entry(index).or_insert_with(|| (WindowAccum::new(), 0));
+    /// Adds one thread's window `index`; returns the window when every thread has reported it. The caller may
+    /// add to its summary (a ramp's target, the server's CPU), then hands it back with [`keep`](Self::keep).
+    pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<Window> {
+        self.correct(&w.sent_earlier);
+        let full = self.full;
+        let entry = self.pending.entry(index).or_insert_with(|| (WindowAccum::new(full), 0));
         entry.0.merge(w);
         entry.1 += 1;
         if entry.1 < self.threads {
             return None;
         }
         let (acc, _) = self.pending.remove(&index).expect("entry exists");
-        let summary = WindowSummary::from_accum(index as f64 * self.width.as_secs_f64(), &acc);
-        self.done.push(summary.clone());
-        Some((summary, acc))
+        Some(self.window(index, acc, None))
     }
 
-    /// Every window, the incomplete ones included (a thread that stopped early sends no more).
-    pub fn finish(mut self) -> Vec<WindowSummary> {
-        let width = self.width.as_secs_f64();
+    fn window(&self, index: u64, accum: WindowAccum, ended: Option<f64>) -> Window {
+        let t = index as f64 * self.width.as_secs_f64();
+        let length = match ended {
+            Some(end) if end > t => self.width.min(Duration::from_secs_f64(end - t)),
+            _ => self.width,
+        };
+        let at = self.started_at + self.width.mul_f64(index as f64);
+        Window { summary: WindowSummary::from_accum(t, length, &accum), accum, length, at }
+    }
+
+    /// Requests sent late, counted in the window they were intended in: still pending, or already kept (live
+    /// readers saw that window without them; the document has them).
+    fn correct(&mut self, earlier: &BTreeMap<u64, u64>) {
+        for (&index, &n) in earlier {
+            if let Some((acc, _)) = self.pending.get_mut(&index) {
+                acc.sent += n;
+                continue;
+            }
+            let t = index as f64 * self.width.as_secs_f64();
+            if let Some(kept) = self.done.iter_mut().rev().find(|s| s.t == t) {
+                kept.sent += n;
+            } else {
+                // Not seen yet from any thread (it cannot be complete before this one's): kept pending.
+                let full = self.full;
+                self.pending.entry(index).or_insert_with(|| (WindowAccum::new(full), 0)).0.sent += n;
+            }
+        }
+    }
+
+    /// Keeps a window's summary in the step's list.
+    pub fn keep(&mut self, w: Window) {
+        self.done.push(w.summary);
+    }
+
+    /// Every window still incomplete (a thread that stopped early sends no more), each handed to `on_window`
+    /// first, then every summary in order of time. `elapsed`: seconds the step lasted (the last window's end).
+    pub fn finish(mut self, elapsed: f64, mut on_window: impl FnMut(&mut Window)) -> Vec<WindowSummary> {
         for (index, (acc, _)) in std::mem::take(&mut self.pending) {
-            self.done.push(WindowSummary::from_accum(index as f64 * width, &acc));
+            let mut w = self.window(index, acc, Some(elapsed));
+            on_window(&mut w);
+            self.keep(w);
         }
         self.done.sort_by(|a, b| a.t.total_cmp(&b.t));
         self.done
@@ -568,7 +701,7 @@ impl StepMetrics {
             starved: 0,
             first_error_reply: None,
             h2: H2Counts::default(),
-            window: WindowAccum::new(),
+            window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
             slowest: Vec::new(),
@@ -589,11 +722,15 @@ impl StepMetrics {
                 self.service.record(micros(end.saturating_duration_since(sent)));
             }
             self.window.latency.record(corrected);
+            if self.track_service {
+                self.window.service.record(micros(end.saturating_duration_since(sent)));
+            }
         } else {
             self.failed_latency.record(corrected);
             self.failed_status += 1;
             *self.failed_by_status.entry(status).or_default() += 1;
             self.window.errors += 1;
+            *self.window.failed_statuses.entry(status).or_default() += 1;
         }
     }
 
@@ -606,7 +743,7 @@ impl StepMetrics {
         }
         self.window.requests += 1;
         self.window.errors += 1;
-        self.window.kinds[kind.index()] += 1;
+        self.window.error_kinds[kind.index()] += 1;
     }
 
     /// Records an error with the time it took from the intended send time, among the failures' latencies.
@@ -663,12 +800,6 @@ impl StepMetrics {
     /// Requests that failed: answers with a status outside `--ok-status`, and errors.
     pub fn failed(&self) -> u64 {
         self.failed_status + self.errors.total()
-    }
-
-    /// Counts `n` requests sent (or about to be).
-    pub fn record_sent(&mut self, n: u64) {
-        self.sent += n;
-        self.window.sent += n;
     }
 
     /// Records how late a request left compared with its intended send time.
@@ -825,17 +956,50 @@ mod tests {
 
     #[test]
     fn windows_complete_when_every_thread_reported() {
-        let mut merger = WindowMerger::new(Duration::from_secs(1), 2);
-        let mut w = WindowAccum::new();
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 2, false, std::time::SystemTime::now());
+        let mut w = WindowAccum::new(false);
         w.requests = 5;
+        w.sent = 6;
         w.latency.record(1000);
         assert!(merger.add(0, &w).is_none());
-        let (done, merged) = merger.add(0, &w).unwrap();
-        assert_eq!(done.requests, 10);
-        assert_eq!(merged.latency.count(), 2);
+        let done = merger.add(0, &w).unwrap();
+        assert_eq!((done.summary.requests, done.summary.sent), (10, 12));
+        merger.keep(done);
         assert!(merger.add(1, &w).is_none());
-        let all = merger.finish();
+        // The second thread never reports window 1: it is handed over at the end, cut at the step's end.
+        let mut last = None;
+        let all = merger.finish(1.25, |w| last = Some(w.length));
         assert_eq!(all.len(), 2);
         assert_eq!(all[1].t, 1.0);
+        assert_eq!(last, Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn a_request_sent_late_counts_in_the_window_it_was_intended_in() {
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 1, false, std::time::SystemTime::now());
+        let mut w0 = WindowAccum::new(false);
+        w0.sent = 10;
+        let first = merger.add(0, &w0).unwrap();
+        merger.keep(first);
+        let mut w1 = WindowAccum::new(false);
+        w1.sent = 7;
+        w1.sent_earlier.insert(0, 3);
+        let second = merger.add(1, &w1).unwrap();
+        merger.keep(second);
+        let all = merger.finish(2.0, |_| {});
+        assert_eq!((all[0].sent, all[1].sent), (13, 7));
+    }
+
+    #[test]
+    fn a_window_counts_failures_by_kind_and_status() {
+        let mut m = StepMetrics::new();
+        let t = Instant::now();
+        m.record_response(503, false, t, t, t);
+        m.record_response(200, true, t, t, t + Duration::from_millis(3));
+        m.record_error(ErrorKind::Timeout, || "late".into());
+        let w = WindowSummary::from_accum(0.0, Duration::from_secs(1), &m.window);
+        assert_eq!((w.requests, w.errors), (3, 2));
+        assert_eq!(w.failures, BTreeMap::from([("status_503".into(), 1), ("timeout".into(), 1)]));
+        assert!(w.p90_us >= 2900 && w.p90_us <= w.max_us, "{w:?}");
     }
 }

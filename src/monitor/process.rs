@@ -121,6 +121,14 @@ impl ProcessMonitor {
         s.reset_step();
     }
 
+    /// The watched processes' CPU seconds since the step began, sampled now: a window's share is the difference
+    /// between two readings (to the kernel's tick, 10 ms).
+    pub fn step_cpu_seconds(&self) -> f64 {
+        let mut s = lock(&self.state);
+        s.sample(true);
+        s.step_ticks as f64 / s.ticks_per_second
+    }
+
     /// Ends the step and returns its figures.
     pub fn end_step(&self) -> ProcessReport {
         let mut s = lock(&self.state);

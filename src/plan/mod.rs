@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
 use crate::error::UsageError;
-use crate::load::{Arrival, LoadModel, Until};
+use crate::load::{Arrival, LoadModel, Ramp, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
@@ -39,6 +39,8 @@ pub struct Outputs {
     pub wide: bool,
     /// `-o`: drnbench's CSV of a sweep.
     pub drnbench: Option<PathBuf>,
+    /// `--hdr-log`: HdrHistogram's interval log, a row per window and histogram.
+    pub hdr_log: Option<PathBuf>,
 }
 
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
@@ -84,6 +86,13 @@ pub struct RunPlan {
     pub insecure: bool,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
+    pub hdr_log: Option<PathBuf>,
+    /// `--window`: the width of the time-series windows.
+    pub window: Duration,
+    /// `--stages` (clients, closed loop) or `--rate-stages` (rate, open loop): the load moves inside the step;
+    /// None for a fixed load. A segment's ramp is its share of the whole.
+    pub ramp: Option<Ramp>,
     pub quiet: bool,
     /// The dashboard and the remote-write push (`--no-tui`, `--prometheus-rw`).
     pub live: live::LiveSettings,
@@ -116,6 +125,28 @@ pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
     let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
         return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
+    }
+    Ok(d)
+}
+
+/// The width of the time-series windows unless `--window` says otherwise.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
+/// The narrowest `--window`: below it a window holds too few requests to say anything, and the windows' count
+/// (kept in the document) grows past what a long run should carry.
+pub const MIN_WINDOW: Duration = Duration::from_millis(100);
+/// The widest: a window longer than an hour is the step's own figure.
+pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
+
+/// `--window`: from 100ms to 1h.
+pub fn flag_window(value: &str) -> Result<Duration, UsageError> {
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--window '{value}': {e}")))?;
+    if d < MIN_WINDOW {
+        return Err(UsageError::new(format!(
+            "--window '{value}': must be at least 100ms (a narrower window holds too few requests); try --window 100ms"
+        )));
+    }
+    if d > MAX_WINDOW {
+        return Err(UsageError::new(format!("--window '{value}': must be at most 1h; try --window 10s")));
     }
     Ok(d)
 }
@@ -570,17 +601,105 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError>
         None => LoadModel::Closed { think: Duration::ZERO },
         Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
     };
-    Ok((stop, load))
+    match ramp_of(a)? {
+        // A ramp lasts its stages; an open one's rate is its peak (each thread's share of the connections).
+        Some((ramp, open)) => {
+            let stop = Until::Duration(ramp.duration());
+            let load = match open {
+                true => LoadModel::Open { rate: ramp.peak(), arrival: arrival(a.arrival) },
+                false => LoadModel::Closed { think: Duration::ZERO },
+            };
+            Ok((stop, load))
+        }
+        None => Ok((stop, load)),
+    }
+}
+
+/// The most clients a ramp of clients reaches (each is a connection).
+const MAX_CLIENTS: usize = 1_000_000;
+/// The most stages a ramp takes (a ramp is read by people; thousands of stages would be a script's).
+const MOST_STAGES: usize = 100;
+
+/// `--stages` or `--rate-stages` as a ramp, and whether it is of the rate (open loop).
+pub(crate) fn ramp_of(a: &LoadArgs) -> Result<Option<(Ramp, bool)>, UsageError> {
+    let (flag, text, open) = match (&a.stages, &a.rate_stages) {
+        (Some(t), _) => ("--stages", t, false),
+        (None, Some(t)) => ("--rate-stages", t, true),
+        (None, None) => return Ok(None),
+    };
+    let example = if open { "30s:100,2m:5000" } else { "30s:10,1m:100,30s:0" };
+    let what = if open { "a rate" } else { "a client count" };
+    let mut stages = Vec::new();
+    for part in text.split(',') {
+        let bad =
+            |why: String| UsageError::new(format!("{flag} '{text}': stage '{part}' {why}; e.g. {flag} {example}"));
+        let Some((d, target)) = part.trim().split_once(':') else {
+            return Err(bad("is not DURATION:TARGET".into()));
+        };
+        let d = parse_flag_duration(d.trim()).map_err(|e| bad(format!("has a bad duration ({e})")))?;
+        if d.is_zero() {
+            return Err(bad("lasts no time".into()));
+        }
+        let target: f64 = target
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| bad(format!("has no {what} (a number from 0) after the colon")))?;
+        if open && target > MAX_RATE {
+            return Err(bad(format!("asks more than {MAX_RATE:e} requests per second")));
+        }
+        if !open && (target.fract() != 0.0 || target > MAX_CLIENTS as f64) {
+            return Err(bad(format!("needs a whole number of clients up to {MAX_CLIENTS}")));
+        }
+        stages.push((d, target));
+    }
+    if stages.len() > MOST_STAGES {
+        return Err(UsageError::new(format!("{flag}: {} stages; give at most {MOST_STAGES}", stages.len())));
+    }
+    let ramp = Ramp::new(&stages).ok_or_else(|| UsageError::new(format!("{flag} '{text}': e.g. {flag} {example}")))?;
+    if ramp.peak() <= 0.0 {
+        return Err(UsageError::new(format!(
+            "{flag} '{text}': every target is 0, so nothing would be sent; e.g. {flag} {example}"
+        )));
+    }
+    if ramp.duration() > MAX_TIMEOUT {
+        return Err(UsageError::new(format!("{flag} '{text}': the stages last more than 24h; shorten them")));
+    }
+    Ok(Some((ramp, open)))
 }
 
 /// The one step of `run` or `kv` over `set`, with its output files checked.
 pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
     let (stop, load) = load_parts(a)?;
-    check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
+    check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref()), ("--hdr-log", a.hdr_log.as_deref())])?;
+    let window = flag_window(&a.window)?;
     let scale = segment::Scale::from_args(&a.scale)?;
-    let mut plan = RunPlan::new(set, command, a.connections, a.threads, stop, load).scaled(&scale)?;
+    let ramp = ramp_of(a)?;
+    if matches!(ramp, Some((_, false))) && set.pipeline > 1 {
+        return Err(UsageError::new(
+            "--stages with --pipeline: not yet (pipelined clients do not follow a ramp of clients); use \
+             --rate-stages, or leave out --pipeline",
+        ));
+    }
+    // A ramp of clients opens as many connections as its peak asks.
+    let connections = match &ramp {
+        Some((r, false)) => r.peak().ceil() as usize,
+        _ => a.connections,
+    };
+    let mut plan = RunPlan::new(set, command, connections, a.threads, stop, load);
+    if let Some((r, open)) = ramp {
+        plan.settings.ramp = Some(crate::result::RampSettings {
+            of: if open { "rate" } else { "clients" }.into(),
+            stages: r.stages().into_iter().map(|(d, v)| crate::result::Stage { duration_s: d, target: v }).collect(),
+        });
+        plan.ramp = Some(r);
+    }
+    let mut plan = plan.scaled(&scale)?;
     plan.json = a.json.clone();
     plan.csv = a.csv.clone();
+    plan.hdr_log = a.hdr_log.clone();
+    plan.window = window;
     plan.quiet = a.quiet;
     plan.live = live::LiveSettings::from_args(&a.live)?;
     Ok(plan)
@@ -651,6 +770,7 @@ impl RunPlan {
             sweep: None,
             http_version: (set.protocol == Protocol::Http2).then(|| "2".to_string()),
             streams: (set.protocol == Protocol::Http2).then_some(set.streams),
+            ramp: None,
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),
         };
@@ -670,6 +790,9 @@ impl RunPlan {
             insecure: set.insecure,
             json: None,
             csv: None,
+            hdr_log: None,
+            window: DEFAULT_WINDOW,
+            ramp: None,
             quiet: false,
             live: live::LiveSettings::default(),
             ok_status: set.ok_status.clone(),

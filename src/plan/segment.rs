@@ -214,6 +214,11 @@ impl RunPlan {
             self.load = LoadModel::Open { rate: mine, arrival };
             self.settings.rate = Some(mine);
         }
+        // A segment's ramp is its share: of the rate, or of the clients (as its connections are).
+        self.ramp = self.ramp.take().map(|r| match self.load {
+            LoadModel::Open { .. } => r.scaled(1.0 / seg.count as f64),
+            LoadModel::Closed { .. } => r.scaled(connections as f64 / all as f64),
+        });
         self.client_offset = seg.before(all) as usize;
         self.all_clients = all as usize;
         self.connections = connections;

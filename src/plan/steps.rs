@@ -183,6 +183,7 @@ impl StepsPlan {
             csv: self.csv.clone(),
             wide: true,
             drnbench: self.drnbench_csv.clone(),
+            hdr_log: None,
         }
     }
 

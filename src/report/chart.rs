@@ -1,5 +1,5 @@
-//! One chart as an image (`hakaru chart`): a metric of every series against clients or rate, or the percentile
-//! spectrum, drawn with plotters as SVG or PNG.
+//! One chart as an image (`hakaru chart`): a metric of every series against clients or rate, over time (from the
+//! windows, `--over-time`), or the percentile spectrum, drawn with plotters as SVG or PNG.
 //!
 //! Text is laid out (and, in PNG, drawn) with a subset of DejaVu Sans carried in the binary, so a chart looks
 //! the same on every machine and needs no system fonts.
@@ -90,6 +90,24 @@ struct Line {
     points: Vec<(f64, f64)>,
 }
 
+/// The lines of qps or p99 over time, one per series: its windows, every step one after another.
+fn lines_over_time(report: &Report, metric: Metric) -> Result<Vec<Line>, String> {
+    // A window is (seconds from the start, requests/s, p50 ms, p99 ms, failures/s).
+    let column = match metric {
+        Metric::Qps => 1,
+        Metric::P99 => 3,
+        Metric::Mean | Metric::Spectrum => {
+            return Err("over time, the windows give qps and p99 (they keep no mean or spectrum)".into());
+        }
+    };
+    let lines = report.series.iter().enumerate().filter_map(|(i, s)| {
+        let points: Vec<(f64, f64)> =
+            s.windows.iter().map(|w| (w[0], w[column])).filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        (!points.is_empty()).then(|| Line { name: s.name.clone(), color: PALETTE[i % PALETTE.len()], points })
+    });
+    Ok(lines.collect())
+}
+
 /// The lines of the metric, one per series that has it; the x axis label.
 fn lines(report: &Report, metric: Metric) -> (Vec<Line>, String) {
     let with_points = |i: usize, s: &Series, points: Vec<(f64, f64)>| Line {
@@ -121,14 +139,21 @@ fn lines(report: &Report, metric: Metric) -> (Vec<Line>, String) {
     (out, x_label.to_string())
 }
 
-/// Draws the chart; Err says in words why it cannot be drawn (no data for the metric).
-pub fn render(report: &Report, metric: Metric, format: Format) -> Result<Vec<u8>, String> {
+/// Draws the chart (`over_time`: against seconds from the start, from the windows); Err says in words why it
+/// cannot be drawn (no data for the metric).
+pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) -> Result<Vec<u8>, String> {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         // The font is a fixed file inside the binary: a failure here is a build mistake, caught by the tests.
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
     });
-    let (lines, x_label) = lines(report, metric);
+    let (lines, x_label) = match over_time {
+        true => (lines_over_time(report, metric)?, "seconds from the start".to_string()),
+        false => lines(report, metric),
+    };
+    if lines.is_empty() && over_time {
+        return Err("no input has windows (drnbench CSVs have none)".into());
+    }
     if lines.is_empty() {
         return Err(match metric {
             Metric::Spectrum => "no input has a latency histogram (drnbench CSVs have none)".into(),
@@ -142,7 +167,8 @@ pub fn render(report: &Report, metric: Metric, format: Format) -> Result<Vec<u8>
             let mut svg = String::new();
             {
                 let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-                draw(&root, &lines, metric, &title, &x_label).map_err(|e| format!("drawing failed: {e}"))?;
+                draw(&root, &lines, metric, &title, &x_label, !over_time)
+                    .map_err(|e| format!("drawing failed: {e}"))?;
             }
             Ok(svg.into_bytes())
         }
@@ -150,7 +176,8 @@ pub fn render(report: &Report, metric: Metric, format: Format) -> Result<Vec<u8>
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
             {
                 let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-                draw(&root, &lines, metric, &title, &x_label).map_err(|e| format!("drawing failed: {e}"))?;
+                draw(&root, &lines, metric, &title, &x_label, !over_time)
+                    .map_err(|e| format!("drawing failed: {e}"))?;
             }
             encode_png(&rgb, SIZE)
         }
@@ -173,6 +200,7 @@ fn draw<DB: DrawingBackend>(
     metric: Metric,
     title: &str,
     x_label: &str,
+    markers: bool,
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -192,7 +220,7 @@ where
         let span = (x_max - x_min).max(1.0);
         let (lo, hi) = ((x_min - span * 0.03).max(0.0), x_max + span * 0.03);
         let chart = builder.build_cartesian_2d(lo..hi, 0.0..y_top)?;
-        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), true)?;
+        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), markers)?;
     }
     root.present()?;
     Ok(())

@@ -351,9 +351,6 @@ pub struct Objective {
     pub capacity_rate: Option<f64>,
 }
 
-/// Width of the per-second windows the engine collects.
-const WINDOW_S: f64 = 1.0;
-
 impl Report {
     pub fn build(title: &str, inputs: &[Input]) -> Report {
         let mut notes = Vec::new();
@@ -693,8 +690,8 @@ fn windows(steps: &[StepResult]) -> Vec<[f64; 5]> {
         for w in &s.windows {
             // The last window of a step may be cut short by the step's end: a rate over a sliver of a second
             // says little, so such a window is left out.
-            let width = (s.duration_s - w.t).min(WINDOW_S);
-            if width < WINDOW_S / 2.0 {
+            let width = (s.duration_s - w.t).min(s.window_s);
+            if width < s.window_s / 2.0 {
                 continue;
             }
             let t = ((offset + w.t) * 1000.0).round() / 1000.0;
@@ -760,6 +757,7 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
             p50_us: 1000,
             p99_us: 2000,
             max_us: 3000,
+            ..WindowSummary::default()
         };
         let step = |windows: Vec<WindowSummary>| {
             let load = crate::result::StepLoad { model: "closed".into(), connections: 1, threads: 1, rate: None };

@@ -312,3 +312,44 @@ pub fn quick_sweep(url: &str, extra: &[&str]) -> Output {
     args.push(url);
     hakaru(&args)
 }
+
+/// One `hakaru serve` process (the binary, not the in-process target) on a free loopback port, killed when
+/// dropped: a server a test can freeze with SIGSTOP without freezing itself.
+pub struct Served {
+    child: Child,
+    pub addr: String,
+}
+
+impl Served {
+    pub fn start() -> Served {
+        use std::io::BufRead as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("hakaru serve starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+        assert!(addr.starts_with("127.0.0.1:"), "unexpected first line: {line}");
+        Served { child, addr }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn socket_addr(&self) -> SocketAddr {
+        self.addr.parse().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // A stopped process must be continued to die of SIGKILL promptly on every kernel: continue it first.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGCONT) };
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
