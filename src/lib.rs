@@ -30,6 +30,7 @@ pub mod protocol;
 pub mod provenance;
 pub mod report;
 pub mod result;
+pub mod script;
 pub mod secrets;
 pub mod serve;
 pub mod session;

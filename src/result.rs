@@ -38,6 +38,9 @@ pub struct Settings {
     pub seed: u64,
     pub insecure: bool,
     pub patterns: Option<String>,
+    /// `-s`: the script that built the requests, with the arguments given to its `init`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.
@@ -358,6 +361,9 @@ pub struct GeneratorReport {
     pub cpu_percent: f64,
     pub cores: usize,
     pub saturated: bool,
+    /// `-s`: the share of the load threads' CPU spent in the script's functions (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_percent: Option<f64>,
 }
 
 /// The figures of a warm-up, kept apart from its step's.

@@ -54,6 +54,7 @@ fn settings() -> Settings {
         seed: 42,
         insecure: false,
         patterns: None,
+        script: None,
         ok_status: "200-399".into(),
         segment: None,
         whole_plan: None,

@@ -276,6 +276,15 @@ pub struct RequestArgs {
     /// Request pattern file in drnbench's plain-text or JSON format.
     #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file", help_heading = heading::HOSTS)]
     pub patterns: Option<PathBuf>,
+    /// wrk's Lua script: request() builds each request, response() reads answers, done() reports (docs/scripting.md).
+    ///
+    /// The script's init(args) gets the words after `--`. One URL gives wrk.scheme, host, port and path;
+    /// -m, -H and -b give wrk.method, headers and body.
+    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST)]
+    pub script: Option<PathBuf>,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script")]
+    pub script_args: Vec<String>,
 }
 
 /// Watching the server while the load runs.

@@ -85,6 +85,13 @@ impl LatencyHistogram {
         self.inner.as_ref().filter(|h| !h.is_empty()).map_or(0, |h| h.value_at_quantile(p / 100.0))
     }
 
+    /// Every recorded value (the highest of its bucket) with its count, ascending: what a script's `done` reads.
+    pub fn recorded(&self) -> Vec<(u64, u64)> {
+        self.inner.as_ref().map_or_else(Vec::new, |h| {
+            h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
+        })
+    }
+
     /// Empties the histogram, keeping its allocation.
     pub fn reset(&mut self) {
         if let Some(h) = self.inner.as_mut() {

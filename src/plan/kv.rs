@@ -429,6 +429,7 @@ impl KvPlan {
             greeting: greeting.clone(),
             workload: Some(Arc::new(workload)),
             pipeline: a.pipeline.max(1),
+            script: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

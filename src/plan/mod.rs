@@ -96,6 +96,8 @@ pub struct RunPlan {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// `-s`: a wrk Lua script builds every request (the `requests` above only label them).
+    pub script: Option<Arc<crate::script::Script>>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -190,6 +192,8 @@ pub struct RequestSet {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// `-s`: a wrk Lua script builds every request.
+    pub script: Option<Arc<crate::script::Script>>,
 }
 
 impl RequestSet {
@@ -305,6 +309,12 @@ impl RequestSet {
                 "no target: give a URL such as http://127.0.0.1:8080/ (or --hosts with paths, or --patterns)",
             ));
         }
+        let script = match &a.script {
+            None => None,
+            Some(path) => {
+                Some(Arc::new(load_script(a, path, &b.endpoints, &method, &headers, &body, connect_timeout)?))
+            }
+        };
         Ok(RequestSet {
             method: method.clone(),
             headers: a.headers.iter().map(|h| crate::secrets::redact_secret(h)).collect(),
@@ -327,8 +337,48 @@ impl RequestSet {
             greeting: None,
             workload: None,
             pipeline: 1,
+            script,
         })
     }
+}
+
+/// `-s FILE.lua`: the script loaded with the target's fields as its `wrk` table shows them (one URL, as wrk takes).
+fn load_script(
+    a: &RequestArgs,
+    path: &std::path::Path,
+    endpoints: &[Endpoint],
+    method: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    connect_timeout: Duration,
+) -> Result<crate::script::Script, UsageError> {
+    let one_url = || {
+        UsageError::new(format!(
+            "--script '{}': give one URL, as wrk takes (the script's wrk.host, wrk.port and wrk.path come from it), not \
+         --hosts or --patterns",
+            path.display()
+        ))
+    };
+    if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() {
+        return Err(one_url());
+    }
+    let u = ParsedUrl::parse(&a.urls[0]).map_err(|_| one_url())?;
+    let ep = endpoints.first().ok_or_else(one_url)?;
+    let target = crate::script::Target {
+        scheme: match u.scheme {
+            Scheme::Http => "http".into(),
+            Scheme::Https => "https".into(),
+        },
+        host: u.host,
+        port: u.port,
+        method: method.to_string(),
+        path: u.path_and_query,
+        headers: headers.to_vec(),
+        body: (!body.is_empty()).then(|| body.to_vec()),
+        addr: ep.addr,
+        connect_timeout,
+    };
+    crate::script::Script::load(path, a.script_args.clone(), target)
 }
 
 struct Defaults<'a> {
@@ -606,6 +656,7 @@ impl RunPlan {
             seed: set.seed,
             insecure: set.insecure,
             patterns: set.patterns.clone(),
+            script: set.script.as_ref().map(|s| s.file().to_string()),
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             whole_plan: None,
@@ -638,6 +689,7 @@ impl RunPlan {
             greeting: set.greeting.clone(),
             workload: set.workload.clone(),
             pipeline: set.pipeline,
+            script: set.script.clone(),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,
