@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
-# the real-server tests, openssl for their self-signed certificate, redis-server and memcached for `kv`, chromium
+# the real-server tests, openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the script tests, chromium
 # for the report's browser test, iproute2 for the agents' network namespaces; the PyPI package kubernetes-validate
 # for the manifests of `k8s job`), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
@@ -13,6 +13,8 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v memcached >/dev/null 2>&1 || need+=(memcached)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
+# wrk: the script tests send wrk's scripts through wrk and hakaru against one nginx and compare what it logged.
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 . scripts/lib.sh

@@ -14,6 +14,17 @@ use super::wire::Shape;
 /// client for days; wrk takes any.
 const MOST_DELAY: Duration = Duration::from_secs(3600);
 
+/// "a table", "an integer", "nil": a Lua value's type as a sentence says it.
+fn a_type(v: &Value) -> String {
+    match v.type_name() {
+        "nil" => "nil".into(),
+        // Lua's own type() says number for both.
+        "integer" => "a number".into(),
+        t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),
+        t => format!("a {t}"),
+    }
+}
+
 /// A load thread's script.
 pub struct ThreadScript {
     lua: Lua,
@@ -95,9 +106,9 @@ impl ThreadScript {
         let value = out.map_err(|e| format!("{} (in {what})", one_line(&self.file, &e)))?;
         let Value::String(s) = value else {
             return Err(format!(
-                "{}: {what} returned a {}, not a string (return wrk.format(...) or a request's text)",
+                "{}: {what} returned {}, not a string (return wrk.format(...) or a request's text)",
                 self.where_defined(what),
-                value.type_name()
+                a_type(&value)
             ));
         };
         let bytes = s.as_bytes();
