@@ -39,6 +39,7 @@ pub mod step;
 pub mod stop;
 pub mod study;
 pub mod target;
+pub mod template;
 pub mod timer;
 pub mod units;
 pub mod workload;

@@ -701,6 +701,12 @@ impl StepResult {
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());
+        if let Some(share) = g.script_percent.filter(|s| g.saturated && *s >= 50.0) {
+            w.push(format!(
+                "building requests (the script or the templates) took {share:.0} % of hakaru's CPU, which was \
+                 saturated: it limits the rate; build fixed requests once in init(), or give hakaru more threads"
+            ));
+        }
         for a in self.agents.iter().filter(|a| a.generator.saturated) {
             w.push(format!(
                 "agent {} ({}) used {:.0} % of its {} core(s): it may have measured itself as much as the target",

@@ -114,7 +114,8 @@ pub fn measure_step(
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);
-    let script_percent = plan.script.as_ref().map(|_| share_percent(script_cpu, load_cpu));
+    let builds = plan.script.is_some() || plan.template.is_some();
+    let script_percent = builds.then(|| share_percent(script_cpu, load_cpu));
     step.generator = GeneratorReport {
         cpu_percent: check.cpu_percent,
         cores: check.cores,

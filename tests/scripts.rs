@@ -4,45 +4,21 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Nginx, hakaru, wait_for};
+use common::{LoggedNginx, hakaru, wait_for, write_in};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scripts").join(name).display().to_string()
 }
 
-/// nginx with the logging config, and its log.
-struct Logged {
-    nginx: Nginx,
-    log: PathBuf,
-}
-
-impl Logged {
-    fn start() -> Logged {
-        let nginx = Nginx::start_with("script.conf.in");
-        let log = nginx.dir.path().join("access.log");
-        Logged { nginx, log }
-    }
-
-    fn url(&self, path: &str) -> String {
-        self.nginx.url(path)
-    }
-
-    fn lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(String::from).collect()
-    }
-
-    /// The log once it holds `n` lines (nginx writes a line after answering, so it may come after the client is
-    /// done), then emptied for the next run.
-    fn take(&self, n: usize) -> Vec<String> {
-        wait_for(Duration::from_secs(20), || self.lines().len() >= n);
-        let lines = self.lines();
-        std::fs::write(&self.log, "").unwrap();
-        lines
-    }
+/// The log once it holds `n` lines, then emptied for the next run.
+fn take(s: &LoggedNginx, n: usize) -> Vec<String> {
+    let lines = s.wait_lines(n);
+    s.clear();
+    lines
 }
 
 /// Runs wrk for 1 s (the shortest it takes) with `script`; returns its output.
@@ -58,7 +34,7 @@ fn wrk(threads: &str, connections: &str, script: &str, url: &str) -> String {
 /// Sends `script` through wrk (-t T -c T for 1 s), keeps the first `lines` it logged, then through hakaru with
 /// `stop` (-n N or -d D); returns wrk's lines and hakaru's output, checked to have exited 0.
 fn through_both(
-    s: &Logged,
+    s: &LoggedNginx,
     t: &str,
     script: &str,
     path: &str,
@@ -66,7 +42,7 @@ fn through_both(
     stop: &[&str],
 ) -> (Vec<String>, common::Output) {
     wrk(t, t, &fixture(script), &s.url(path));
-    let by_wrk = s.take(lines);
+    let by_wrk = take(s, lines);
     let script = fixture(script);
     let url = s.url(path);
     let mut args = vec!["run", "-t", t, "-c", t, "-s", &script, &url];
@@ -85,11 +61,11 @@ fn requests(out: &common::Output) -> usize {
 fn counter_pipeline_post_and_auth_send_what_wrk_sends_in_wrks_order() {
     for (script, n) in [("counter.lua", 200), ("pipeline.lua", 30), ("post.lua", 20), ("auth.lua", 20)] {
         // An nginx each: lines wrk's last requests leave in the log must not reach the next script's.
-        let s = Logged::start();
+        let s = LoggedNginx::start();
         let (by_wrk, out) = through_both(&s, "1", script, "/x", n, &["-n", &n.to_string()]);
         assert_eq!(requests(&out), n, "{script}");
         assert_eq!(out.status_count("200"), n as u64, "{script}");
-        let by_hakaru = s.take(n);
+        let by_hakaru = take(&s, n);
         assert_eq!(by_hakaru[..], by_wrk[..n], "{script}");
         if script == "counter.lua" {
             // Both called thread 0's request() once before the load: the first path sent is /1.
@@ -100,21 +76,21 @@ fn counter_pipeline_post_and_auth_send_what_wrk_sends_in_wrks_order() {
 
 #[test]
 fn each_thread_stops_itself_after_its_hundredth_answer_as_in_wrk() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     // Bounded by time too, but the threads end the step long before.
     let (by_wrk, out) = through_both(&s, "2", "stop.lua", "/", 200, &["-d", "30s"]);
     assert_eq!(requests(&out), 200);
-    let by_hakaru = s.take(200);
+    let by_hakaru = take(&s, 200);
     assert_eq!(by_hakaru.len(), by_wrk.len());
     assert_eq!(by_hakaru, by_wrk);
 }
 
 #[test]
 fn delay_waits_before_each_request_and_is_refused_with_a_rate() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     let (by_wrk, out) = through_both(&s, "1", "delay.lua", "/x", 1, &["-d", "1s"]);
     let n = requests(&out);
-    let by_hakaru = s.take(n);
+    let by_hakaru = take(&s, n);
     assert_eq!(by_hakaru[0], by_wrk[0]);
     // At least 10 ms before each request: at most 100 in a second, however fast the machine.
     assert!((1..=101).contains(&n), "{n} requests in 1 s with a delay of 10 ms or more");
@@ -127,7 +103,7 @@ fn delay_waits_before_each_request_and_is_refused_with_a_rate() {
 
 #[test]
 fn setup_addr_and_report_print_what_wrk_prints() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     // Each part has its own path, so that what wrk's last requests leave in the log is told apart.
     let at = |path: &str| s.lines().iter().filter(|l| l.starts_with(&format!("GET {path} "))).count();
     let url = s.url("/addr");
@@ -183,7 +159,7 @@ fn setup_addr_and_report_print_what_wrk_prints() {
 
 #[test]
 fn request_is_called_at_each_due_slot_of_an_open_loop() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     let out = hakaru(&[
         "run",
         "-t",
@@ -200,8 +176,7 @@ fn request_is_called_at_each_due_slot_of_an_open_loop() {
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(requests(&out), 100);
-    let mut paths: Vec<u64> = s
-        .take(100)
+    let mut paths: Vec<u64> = take(&s, 100)
         .iter()
         .map(|l| l.split_whitespace().nth(1).unwrap().trim_start_matches('/').parse().unwrap())
         .collect();
@@ -212,25 +187,18 @@ fn request_is_called_at_each_due_slot_of_an_open_loop() {
 
 #[test]
 fn init_gets_the_words_after_the_double_dash() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("args.lua");
     std::fs::write(&script, "function init(args)\n  wrk.path = '/' .. args[1] .. '/' .. #args\nend\n").unwrap();
     let out = hakaru(&["run", "-c", "1", "-n", "3", "-s", script.to_str().unwrap(), &s.url("/"), "--", "abc", "d"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(s.take(3).iter().all(|l| l.starts_with("GET /abc/2 ")));
-}
-
-/// A script in a temporary file.
-fn script(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
-    let p = dir.path().join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
+    assert!(take(&s, 3).iter().all(|l| l.starts_with("GET /abc/2 ")));
 }
 
 #[test]
 fn errors_before_the_load_are_one_line_with_file_and_line_and_send_nothing() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("syntax.lua", "x = 1\nfunction request(\n", "syntax.lua line 3:"),
@@ -244,7 +212,7 @@ fn errors_before_the_load_are_one_line_with_file_and_line_and_send_nothing() {
         ("http.lua", "function request()\n  return 'hello'\nend\n", "request() returned an incomplete HTTP request"),
     ];
     for (name, text, said) in cases {
-        let path = script(&dir, name, text);
+        let path = write_in(&dir, name, text);
         let out = hakaru(&["run", "-c", "1", "-n", "10", "-s", &path, &s.url("/")]);
         assert_eq!(out.code, 2, "{name}: {}", out.stderr);
         assert_eq!(out.stderr.trim().lines().count(), 1, "{name}: {}", out.stderr);
@@ -256,10 +224,10 @@ fn errors_before_the_load_are_one_line_with_file_and_line_and_send_nothing() {
 
 #[test]
 fn an_error_during_the_load_stops_the_run_and_keeps_what_was_measured() {
-    let s = Logged::start();
+    let s = LoggedNginx::start();
     let dir = tempfile::tempdir().unwrap();
     // The 300th call fails; the first was wrk's check before the load, so 298 requests were sent.
-    let path = script(
+    let path = write_in(
         &dir,
         "late.lua",
         "n = 0\nfunction request()\n  n = n + 1\n  if n == 300 then return nil .. 'x' end\n  return wrk.format()\nend\n",
@@ -274,5 +242,5 @@ fn an_error_during_the_load_stops_the_run_and_keeps_what_was_measured() {
         w.contains("script error") && w.contains("late.lua line 4: attempt to concatenate") && w.contains("request()")
     });
     assert!(warned, "{}", doc["warnings"]);
-    assert_eq!(s.take(298).len(), 298);
+    assert_eq!(take(&s, 298).len(), 298);
 }

@@ -282,6 +282,15 @@ pub struct RequestArgs {
     /// -m, -H and -b give wrk.method, headers and body.
     #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST)]
     pub script: Option<PathBuf>,
+    /// Rows for {{column}} templates in the URL's path, -H values and the body: CSV with a header line, or JSON lines.
+    ///
+    /// Built-ins work with or without it: {{seq}}, {{uuid}}, {{rand 1 1000}}, {{now_ms}} (docs/scripting.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST)]
+    pub data: Option<PathBuf>,
+    /// How --data's rows are taken: one after another (all clients, from the first again after the last), at
+    /// random, or each once (the run ends when they run out).
+    #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::REQUEST)]
+    pub data_order: DataOrderArg,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script")]
     pub script_args: Vec<String>,
@@ -630,6 +639,19 @@ pub struct DemoArgs {
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--data-order`: how a data file's rows are taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataOrderArg {
+    /// Row after row, all clients taking from one cursor, from the first again after the last.
+    #[default]
+    Sequential,
+    /// A row at random for each request.
+    Random,
+    /// Each row once; the run ends when they run out.
+    Unique,
 }
 
 /// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).

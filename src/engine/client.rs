@@ -128,9 +128,14 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         };
         // A script's request() is called now, at the request's due time (the open loop's slot).
         if scripted {
-            if let Err(why) = ctx.script.next(&mut wire, &mut shape) {
-                ctx.script_failed(why);
-                break;
+            match ctx.script.next(&mut wire, &mut shape) {
+                Ok(true) => {}
+                // A data file's unique rows ran out: the client is done (the request was not sent).
+                Ok(false) => break,
+                Err(why) => {
+                    ctx.script_failed(why);
+                    break;
+                }
             }
             // Each request of a pipelined string is a request of the budget, as each answer is one of the figures.
             for _ in 1..shape.heads.len() {

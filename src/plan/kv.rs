@@ -430,6 +430,7 @@ impl KvPlan {
             workload: Some(Arc::new(workload)),
             pipeline: a.pipeline.max(1),
             script: None,
+            template: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

@@ -303,3 +303,46 @@ pub fn quick_sweep(url: &str, extra: &[&str]) -> Output {
     args.push(url);
     hakaru(&args)
 }
+
+/// An nginx that logs every request (tests/nginx/script.conf.in): method, target, the headers scripts set, body
+/// length; what the script and data-file tests compare.
+pub struct LoggedNginx {
+    pub nginx: Nginx,
+    pub log: PathBuf,
+}
+
+impl LoggedNginx {
+    pub fn start() -> LoggedNginx {
+        let nginx = Nginx::start_with("script.conf.in");
+        let log = nginx.dir.path().join("access.log");
+        LoggedNginx { nginx, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.nginx.url(path)
+    }
+
+    /// The lines logged so far.
+    pub fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(String::from).collect()
+    }
+
+    /// The log once it holds `n` lines (nginx writes a line after answering, so it may come after the client is
+    /// done).
+    pub fn wait_lines(&self, n: usize) -> Vec<String> {
+        wait_for(Duration::from_secs(30), || self.lines().len() >= n);
+        self.lines()
+    }
+
+    /// Empties the log.
+    pub fn clear(&self) {
+        std::fs::write(&self.log, "").unwrap();
+    }
+}
+
+/// Writes `text` to `name` in `dir`; returns the path as text, for a command line.
+pub fn write_in(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
