@@ -41,6 +41,9 @@ pub struct Settings {
     /// `-s`: the script that built the requests, with the arguments given to its `init`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
+    /// `--data`: the data file whose rows filled the requests' templates, and how they were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.

@@ -18,6 +18,8 @@ fn ten_thousand_unique_rows_are_each_sent_exactly_once_then_the_run_ends() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.step()["requests"], 10_000);
     assert_eq!(out.doc()["interrupted"], false);
+    assert!(out.doc()["settings"]["data"].as_str().unwrap().ends_with("rows.csv (unique)"));
+    assert_eq!(common::schema_errors(out.doc()), Vec::<String>::new());
     let mut ids: Vec<u32> = s
         .wait_lines(10_000)
         .iter()

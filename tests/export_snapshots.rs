@@ -55,6 +55,7 @@ fn settings() -> Settings {
         insecure: false,
         patterns: None,
         script: None,
+        data: None,
         ok_status: "200-399".into(),
         segment: None,
         whole_plan: None,

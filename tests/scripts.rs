@@ -183,6 +183,8 @@ fn request_is_called_at_each_due_slot_of_an_open_loop() {
     paths.sort_unstable();
     assert_eq!(paths, (1..=100).collect::<Vec<u64>>());
     assert!(out.step()["generator"]["script_percent"].as_f64().is_some());
+    assert!(out.doc()["settings"]["script"].as_str().unwrap().ends_with("counter.lua"));
+    assert_eq!(common::schema_errors(out.doc()), Vec::<String>::new());
 }
 
 #[test]

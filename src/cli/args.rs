@@ -654,6 +654,17 @@ pub enum DataOrderArg {
     Unique,
 }
 
+impl DataOrderArg {
+    /// As the flag takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataOrderArg::Sequential => "sequential",
+            DataOrderArg::Random => "random",
+            DataOrderArg::Unique => "unique",
+        }
+    }
+}
+
 /// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -431,6 +431,7 @@ impl KvPlan {
             pipeline: a.pipeline.max(1),
             script: None,
             template: None,
+            data: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

@@ -198,6 +198,8 @@ pub struct RequestSet {
     pub script: Option<Arc<crate::script::Script>>,
     /// `--data` or `{{...}}` in the request: every request filled from its template.
     pub template: Option<Arc<crate::template::Template>>,
+    /// `--data`'s file and order, as the result document records them.
+    pub data: Option<String>,
 }
 
 impl RequestSet {
@@ -362,6 +364,7 @@ impl RequestSet {
             pipeline: 1,
             script,
             template,
+            data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
         })
     }
 }
@@ -767,6 +770,7 @@ impl RunPlan {
             insecure: set.insecure,
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
+            data: set.data.clone(),
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             whole_plan: None,
