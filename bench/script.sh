@@ -70,7 +70,7 @@ done
 echo "== medians over $ROUNDS rounds: req/s, req per CPU-second, and hakaru's ratio to wrk"
 median() { grep -E "^$1 " "$log" | awk -v k="$2" '{print $k}' | sort -n | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : 0)}'; }
 for s in none path counter post; do
-  wr=$(median wrk-$s 2); hr=$(median hakaru-$s 2); wc=$(median wrk-$s 7); hc=$(median hakaru-$s 7)
+  wr=$(median wrk-$s 2); hr=$(median hakaru-$s 2); wc=$(median wrk-$s 6); hc=$(median hakaru-$s 6)
   awk -v s="$s" -v wr="$wr" -v hr="$hr" -v wc="$wc" -v hc="$hc" 'BEGIN{printf "%-8s wrk %9.0f req/s %9.0f req/cpu-s   hakaru %9.0f req/s %9.0f req/cpu-s   ratio %.2f / %.2f\n", s, wr, wc, hr, hc, (wr>0? hr/wr:0), (wc>0? hc/wc:0)}'
 done
 grep -h "building requests" $out/hakaru-*.out | sort | uniq -c || true
