@@ -1,5 +1,7 @@
-# hakaru as a static binary in a minimal image, for `hakaru k8s job --image ...` (see README, "Scale-out on
-# Kubernetes"). The binary is hakaru's entrypoint; the manifests pass only arguments.
+# hakaru as a static binary in a minimal image, built where a registry and the network are at hand: for
+# `hakaru k8s job --image ...` and `hakaru swarm service --image ...` (docs/scale-out.md). The binary is hakaru's
+# entrypoint; the manifests and services pass only arguments. Without a registry, scripts/image.sh builds the
+# same kind of image from Dockerfile.scratch with nothing pulled (glibc static instead of musl).
 #
 #   docker build -t registry.example/hakaru:0.1.0 .
 #   docker push registry.example/hakaru:0.1.0

@@ -2,7 +2,7 @@
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests, openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the script tests, chromium
 # for the report's browser test, iproute2 for the agents' network namespaces; the PyPI package kubernetes-validate
-# for the manifests of `k8s job`), then runs cargo test.
+# for the manifests of `k8s job`; docker.io for the Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,14 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromi
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
+# docker.io: tests/swarm.rs starts a Docker daemon of its own (data under a temporary directory, its own socket)
+# and a one-node Swarm on 127.0.0.1; that needs root, so elsewhere the test is skipped, and said so here.
+if [ "$(id -u)" -eq 0 ]; then
+  { command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ]; } && command -v docker >/dev/null 2>&1 ||
+    need+=(docker.io)
+else
+  echo "scripts/test.sh: tests/swarm.rs's Docker Swarm test will be skipped: it needs root (dockerd)" >&2
+fi
 . scripts/lib.sh
 apt_install scripts/test.sh ${need[@]+"${need[@]}"}
 

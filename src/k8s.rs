@@ -1,29 +1,24 @@
 //! Kubernetes manifests for one run spread over many machines: an Indexed Job of agents (each runs segment I of N
 //! of the plan from one common start and writes its result document), the volume claim the documents go to, and
-//! a collector Job that merges them. Only text is made here; hakaru never talks to a cluster.
+//! a collector Job that merges them. What every orchestrator is told alike (the agents' arguments and environment,
+//! the collector's command) is `orchestrator::Deployment`'s; only the manifests are made here, as text: hakaru
+//! never talks to a cluster.
 //!
 //! The manifests are typed structs serialized with serde-saphyr, so the fields keep the order Kubernetes users
 //! read them in. Not serde_norway (serde_yaml's fork): it leaves `2026-11-23T21:00:00Z`, `on`, `yes` and `10:20`
 //! plain, which Kubernetes' YAML 1.1 reader takes for a timestamp, booleans and a number (kubernetes-validate
 //! refused the start time); serde-saphyr quotes every string a YAML 1.1 reader would read as something else.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 use crate::error::UsageError;
+use crate::orchestrator::{Deployment, K8S_INDEX_VAR, RESULTS_DIR};
 
 /// The line before an agent's document in its log (`--results-volume stdout`).
 pub const RESULT_BEGIN: &str = "--- hakaru result begin ---";
 /// The line after it.
 pub const RESULT_END: &str = "--- hakaru result end ---";
-/// Where the results volume is mounted in every pod.
-pub const RESULTS_DIR: &str = "/results";
-/// The variable the Indexed Job sets to the pod's index, 0 to N-1; Kubernetes expands `$(NAME)` in args from
-/// the container's environment, so it is declared in each container (from the index annotation) rather than
-/// left to the Job controller to add.
-const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 /// The pod annotation the Job controller writes the index to.
 const INDEX_ANNOTATION: &str = "metadata.annotations['batch.kubernetes.io/job-completion-index']";
 
@@ -39,24 +34,13 @@ pub enum Results {
 /// Everything the manifests say, checked: built by the `k8s job` command from its flags.
 #[derive(Clone, Debug)]
 pub struct JobPlan {
-    /// Name of the agents' Job (the collector is NAME-merge, the claim NAME-results).
-    pub name: String,
+    /// The agents, their command, the common start and the collector; its name is the agents' Job's (the
+    /// collector is NAME-merge, the claim NAME-results). Secret arguments go into a Secret the manifests create,
+    /// read by the agents from their environment, never into a pod's args.
+    pub d: Deployment,
     pub namespace: Option<String>,
-    /// Image with hakaru as its entrypoint.
-    pub image: String,
-    /// Image with a POSIX shell, for publishing, waiting and printing.
+    /// Image with a POSIX shell, for printing (the hakaru image has none).
     pub helper_image: String,
-    pub agents: u32,
-    /// The common start of the load.
-    pub start_at: SystemTime,
-    /// The agents' hakaru command (run, sweep or kv) and its flags, rendered from the parsed flags, without the
-    /// arguments that hold a secret.
-    pub command: Vec<String>,
-    /// The arguments that hold a secret (a secret header, a URL's password, a secret query parameter) with their
-    /// flags: in a Secret the manifests create, read by the agents from their environment, never in a pod's args.
-    pub secret_args: Vec<String>,
-    /// `HAKARU_REDACT_HEADERS` and `_PARAMS` for every pod: the secret names the agents and the collector hide.
-    pub redact: Vec<(&'static str, String)>,
     pub results: Results,
     pub storage_size: String,
     pub storage_class: Option<String>,
@@ -64,31 +48,17 @@ pub struct JobPlan {
     pub cpu: Option<String>,
     pub memory: Option<String>,
     pub backoff_limit: u32,
-    /// The collector Job's deadline.
-    pub collect_timeout: Duration,
-    /// The collector merges the agents that finished when others failed (`hakaru merge --allow-partial`).
-    pub allow_partial: bool,
 }
-
-/// Most agents one Job may have: a bound on the collector's argument list and the shell loop, far above the
-/// machines one benchmark uses.
-pub const MAX_AGENTS: u32 = 10_000;
 
 impl JobPlan {
     /// Checks the names, images, quantities and the agent count; the error names the flag and the fix.
     pub fn check(&self) -> Result<(), UsageError> {
-        if self.agents == 0 || self.agents > MAX_AGENTS {
-            return Err(UsageError::new(format!(
-                "--agents {}: give 1 to {MAX_AGENTS} agents (pods of the Indexed Job)",
-                self.agents
-            )));
-        }
+        self.d.check().map_err(UsageError::new)?;
         // Pods are named NAME-INDEX-RANDOM and labelled job-name=NAME-merge: 50 leaves room for both under 63.
-        check_dns_label("--name", &self.name, 50)?;
+        check_dns_label("--name", &self.d.name, 50)?;
         if let Some(ns) = &self.namespace {
             check_dns_label("--namespace", ns, 63)?;
         }
-        check_image("--image", &self.image)?;
         check_image("--helper-image", &self.helper_image)?;
         check_quantity("--storage-size", &self.storage_size)?;
         if let Some(c) = &self.cpu {
@@ -100,47 +70,13 @@ impl JobPlan {
         if let Some(class) = &self.storage_class {
             check_dns_subdomain("--storage-class", class)?;
         }
-        if self.collect_timeout.as_secs() == 0 {
-            return Err(UsageError::new("--collect-timeout: give at least 1s (e.g. 6h)"));
-        }
         Ok(())
-    }
-
-    /// The start as RFC 3339 in UTC, whole seconds: what every agent gets as `--start-at`.
-    pub fn start_at_text(&self) -> String {
-        humantime::format_rfc3339_seconds(self.start_at).to_string()
-    }
-
-    /// The directory of this run on the results volume: a new one for every start, so documents of an earlier run
-    /// with the same name are never merged into this one (the kubelet creates it as the `subPath`).
-    pub fn run_dir(&self) -> String {
-        format!("run-{}", self.start_at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
-    }
-
-    /// The agent's hakaru arguments: the user's command, then its segment, the common start and where its
-    /// document goes (a `.partial` name the agent pod renames once hakaru has exited successfully).
-    pub fn agent_args(&self) -> Vec<String> {
-        let mut args = self.command.clone();
-        args.extend([
-            "--segment".to_string(),
-            format!("$({INDEX_VAR})/{}", self.agents),
-            "--start-at".to_string(),
-            self.start_at_text(),
-            "--json".to_string(),
-            format!("{RESULTS_DIR}/agent-$({INDEX_VAR}).partial.json"),
-        ]);
-        args
-    }
-
-    /// The documents the collector waits for and merges: agent-0.json ... agent-(N-1).json.
-    pub fn agent_documents(&self) -> Vec<String> {
-        (0..self.agents).map(|i| format!("{RESULTS_DIR}/agent-{i}.json")).collect()
     }
 
     /// Every manifest, in the order to apply them (the claim before the pods that mount it).
     pub fn manifests(&self) -> Vec<Manifest> {
         let mut all = Vec::new();
-        if !self.secret_args.is_empty() {
+        if !self.d.secret_args.is_empty() {
             all.push(Manifest::Secret(self.secret()));
         }
         if self.results == Results::Volume {
@@ -155,11 +91,11 @@ impl JobPlan {
 
     /// The secret names every pod hides, as environment variables.
     fn redact_env(&self) -> Vec<EnvVar> {
-        self.redact.iter().map(|(name, value)| EnvVar { name, value: Some(value.clone()), value_from: None }).collect()
+        self.d.redact.iter().map(|(name, value)| plain_env(name, value.clone())).collect()
     }
 
     fn secret_name(&self) -> String {
-        format!("{}-args", self.name)
+        format!("{}-args", self.d.name)
     }
 
     /// The Secret holding the agents' secret arguments, as the JSON list hakaru reads from `HAKARU_SECRET_ARGS`.
@@ -169,10 +105,7 @@ impl JobPlan {
             kind: "Secret",
             metadata: self.metadata(self.secret_name(), "agent"),
             kind_of_secret: "Opaque",
-            string_data: BTreeMap::from([(
-                SECRET_KEY,
-                serde_json::to_string(&self.secret_args).expect("a list of strings"),
-            )]),
+            string_data: BTreeMap::from([(SECRET_KEY, self.d.secret_json().unwrap_or_default())]),
         }
     }
 
@@ -180,9 +113,9 @@ impl JobPlan {
     pub fn to_yaml(&self) -> String {
         let mut out = format!(
             "# hakaru k8s job: {} agents of '{}', the load starting at {} (kubectl apply -f -)\n",
-            self.agents,
-            self.command.first().map_or("", String::as_str),
-            self.start_at_text()
+            self.d.agents,
+            self.d.command.first().map_or("", String::as_str),
+            self.d.start_at_text()
         );
         let mut options = serde_saphyr::SerializerOptions::default();
         // Shell scripts stay on one line as written, not folded at 80 columns.
@@ -198,7 +131,7 @@ impl JobPlan {
     fn labels(&self, component: &str) -> BTreeMap<&'static str, String> {
         BTreeMap::from([
             ("app.kubernetes.io/component", component.to_string()),
-            ("app.kubernetes.io/instance", self.name.clone()),
+            ("app.kubernetes.io/instance", self.d.name.clone()),
             ("app.kubernetes.io/name", "hakaru".to_string()),
         ])
     }
@@ -208,7 +141,7 @@ impl JobPlan {
     }
 
     fn claim_name(&self) -> String {
-        format!("{}-results", self.name)
+        format!("{}-results", self.d.name)
     }
 
     fn claim(&self) -> Object<ClaimSpec> {
@@ -229,7 +162,7 @@ impl JobPlan {
     fn results_volume(&self) -> (Volume, VolumeMount) {
         let (source, sub_path) = match self.results {
             Results::Volume => {
-                (VolumeSource::PersistentVolumeClaim { claim_name: self.claim_name() }, Some(self.run_dir()))
+                (VolumeSource::PersistentVolumeClaim { claim_name: self.claim_name() }, Some(self.d.run_dir()))
             }
             Results::Stdout => (VolumeSource::EmptyDir {}, None),
         };
@@ -249,16 +182,16 @@ impl JobPlan {
         (!amounts.is_empty()).then(|| Resources { requests: amounts.clone(), limits: amounts })
     }
 
-    /// The agents: an Indexed Job whose pod runs hakaru as its init container, then publishes the document.
+    /// The agents: an Indexed Job whose pods run hakaru, each finding its segment from the index Kubernetes gives it.
     ///
-    /// Why hakaru runs as the init container: a sweep (or a phased kv workload) rewrites its document after every
-    /// step, so a file that exists is not yet a finished one, and the hakaru image has no shell to mark it done.
-    /// The main container starts only when hakaru has exited successfully, and then renames the document to the
-    /// name the collector waits for (one rename: the collector never reads half a file), or prints it to the log.
+    /// On the volume, hakaru itself says when its document is complete (`agent-I.done`, written after every
+    /// output) or that it failed (`agent-I.failed`), so the pod is one container of the hakaru image. For the
+    /// log (`stdout`), hakaru runs as the init container and a helper container prints the document once hakaru
+    /// has exited successfully (a sweep rewrites it after every step: a file that exists is not yet a finished one).
     fn agents_job(&self) -> Object<JobSpec> {
         let (volume, mount) = self.results_volume();
         let index_env = vec![EnvVar {
-            name: INDEX_VAR,
+            name: K8S_INDEX_VAR,
             value: None,
             value_from: Some(FieldSource {
                 field_ref: Some(FieldRef { field_path: INDEX_ANNOTATION }),
@@ -266,8 +199,11 @@ impl JobPlan {
             }),
         }];
         let mut agent_env = index_env.clone();
-        agent_env.extend(self.redact_env());
-        if !self.secret_args.is_empty() {
+        match self.results {
+            Results::Volume => agent_env.extend(self.d.agent_env().into_iter().map(|(n, v)| plain_env(n, v))),
+            Results::Stdout => agent_env.extend(self.redact_env()),
+        }
+        if !self.d.secret_args.is_empty() {
             agent_env.push(EnvVar {
                 name: crate::secrets::SECRET_ARGS_VAR,
                 value: None,
@@ -277,41 +213,32 @@ impl JobPlan {
                 }),
             });
         }
-        if self.results == Results::Volume {
-            // A failed agent says so on the volume (hakaru writes this file when it exits with a failure), so the
-            // collector stops waiting for a document that will never come.
-            agent_env.push(EnvVar {
-                name: crate::error::FAILURE_FILE_VAR,
-                value: Some(format!("{RESULTS_DIR}/agent-$({INDEX_VAR}).failed")),
-                value_from: None,
-            });
-        }
         let agent = Container {
             name: "hakaru",
-            image: self.image.clone(),
+            image: self.d.image.clone(),
             command: None,
-            args: self.agent_args(),
+            args: self.d.agent_args(),
             env: agent_env,
             resources: self.resources(),
             volume_mounts: vec![mount.clone()],
         };
-        let partial = format!("{RESULTS_DIR}/agent-${INDEX_VAR}.partial.json");
-        let script = match self.results {
-            Results::Volume => format!("set -e; mv -f {partial} {RESULTS_DIR}/agent-${INDEX_VAR}.json"),
+        let (init_containers, containers) = match self.results {
+            Results::Volume => (Vec::new(), vec![agent]),
             Results::Stdout => {
-                format!("set -e; echo '{RESULT_BEGIN}'; cat {partial}; echo; echo '{RESULT_END}'")
+                let document = format!("{RESULTS_DIR}/agent-${K8S_INDEX_VAR}.json");
+                let script = format!("set -e; echo '{RESULT_BEGIN}'; cat {document}; echo; echo '{RESULT_END}'");
+                (vec![agent], vec![self.helper("result", script, index_env, mount)])
             }
         };
-        let publish = self.helper("result", script, index_env, mount);
         let component = "agent";
         Object {
             api_version: "batch/v1",
             kind: "Job",
-            metadata: self.metadata(self.name.clone(), component),
+            metadata: self.metadata(self.d.name.clone(), component),
             spec: JobSpec {
                 completion_mode: Some("Indexed"),
-                completions: self.agents,
-                parallelism: self.agents,
+                completions: self.d.agents,
+                parallelism: self.d.agents,
                 backoff_limit: self.backoff_limit,
                 active_deadline_seconds: None,
                 template: PodTemplate {
@@ -325,8 +252,8 @@ impl JobPlan {
                             when_unsatisfiable: "ScheduleAnyway",
                             label_selector: Selector { match_labels: self.labels(component) },
                         }],
-                        init_containers: vec![agent],
-                        containers: vec![publish],
+                        init_containers,
+                        containers,
                         volumes: vec![volume],
                     },
                 },
@@ -334,59 +261,38 @@ impl JobPlan {
         }
     }
 
-    /// The collector: waits until every agent's document is published, merges them, and prints the merged one.
+    /// The collector: `hakaru collect` waits until every agent has ended and merges; the helper prints the merged
+    /// document to its log.
     fn collector_job(&self) -> Object<JobSpec> {
         let (volume, mount) = self.results_volume();
-        let merged = format!("{RESULTS_DIR}/merged.json");
-        // A counter, not a list of N tests, so the script stays short for many agents; `expr` rather than
-        // `$((...))`, which Kubernetes would read as a variable reference. An agent has ended when its document
-        // or its failure file (written by hakaru when it fails) is there.
-        let on_failure = if self.allow_partial {
-            "echo merging the other agents, marked as partial".to_string()
-        } else {
-            "echo not merging: give hakaru k8s job --allow-partial to merge the others; exit 1".to_string()
-        };
-        let wait = format!(
-            "i=0; failed=; while [ $i -lt {n} ]; do if [ -f {RESULTS_DIR}/agent-$i.json ]; then i=`expr $i + 1`; \
-             elif [ -f {RESULTS_DIR}/agent-$i.failed ]; then failed=\"$failed $i\"; i=`expr $i + 1`; \
-             else sleep 5; fi; done; if [ -n \"$failed\" ]; then for f in $failed; do \
-             echo \"agent $f failed: `cat {RESULTS_DIR}/agent-$f.failed`\"; done; {on_failure}; fi; \
-             echo all {n} agents have ended",
-            n = self.agents
-        );
-        let mut merge_args = vec!["merge".to_string()];
-        if self.allow_partial {
-            merge_args.push("--allow-partial".to_string());
-        }
-        merge_args.extend(self.agent_documents());
-        merge_args.extend(["-o".to_string(), merged.clone()]);
-        let merge = Container {
-            name: "merge",
-            image: self.image.clone(),
+        let collect = Container {
+            name: "collect",
+            image: self.d.image.clone(),
             command: None,
-            args: merge_args,
+            args: self.d.collector_args(),
             env: self.redact_env(),
             resources: None,
             volume_mounts: vec![mount.clone()],
         };
+        let print = format!("cat {}", self.d.merged_document());
         let component = "collector";
         Object {
             api_version: "batch/v1",
             kind: "Job",
-            metadata: self.metadata(format!("{}-merge", self.name), component),
+            metadata: self.metadata(format!("{}-merge", self.d.name), component),
             spec: JobSpec {
                 completion_mode: None,
                 completions: 1,
                 parallelism: 1,
                 backoff_limit: self.backoff_limit,
-                active_deadline_seconds: Some(self.collect_timeout.as_secs()),
+                active_deadline_seconds: Some(self.d.collect_timeout.as_secs()),
                 template: PodTemplate {
                     metadata: Metadata { name: None, namespace: None, labels: self.labels(component) },
                     spec: PodSpec {
                         restart_policy: "Never",
                         topology_spread_constraints: Vec::new(),
-                        init_containers: vec![self.helper("wait", wait, Vec::new(), mount.clone()), merge],
-                        containers: vec![self.helper("print", format!("cat {merged}"), Vec::new(), mount)],
+                        init_containers: vec![collect],
+                        containers: vec![self.helper("print", print, Vec::new(), mount)],
                         volumes: vec![volume],
                     },
                 },
@@ -408,19 +314,9 @@ impl JobPlan {
     }
 }
 
-/// Reads a start time: RFC 3339 (`2026-11-23T21:00:00Z`) or Unix seconds.
-pub fn parse_start_at(text: &str) -> Result<SystemTime, UsageError> {
-    let t = text.trim();
-    if t.bytes().all(|b| b.is_ascii_digit())
-        && let Ok(secs) = t.parse::<u64>()
-    {
-        return Ok(UNIX_EPOCH + Duration::from_secs(secs));
-    }
-    humantime::parse_rfc3339_weak(t).map_err(|_| {
-        UsageError::new(format!(
-            "--start-at '{text}': not a time; give RFC 3339 in UTC (2026-11-23T21:00:00Z) or Unix seconds"
-        ))
-    })
+/// An environment variable with its value.
+fn plain_env(name: &'static str, value: String) -> EnvVar {
+    EnvVar { name, value: Some(value), value_from: None }
 }
 
 /// A DNS-1123 label (what Kubernetes requires of names and namespaces), at most `max` characters.
@@ -540,6 +436,7 @@ pub struct PodSpec {
     pub restart_policy: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<Spread>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<Container>,
     pub containers: Vec<Container>,
     pub volumes: Vec<Volume>,
@@ -657,66 +554,34 @@ pub enum VolumeSource {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn plan() -> JobPlan {
         JobPlan {
-            name: "hakaru".into(),
+            d: crate::orchestrator::tests::deployment(),
             namespace: None,
-            image: "hakaru:test".into(),
             helper_image: "busybox:1.37".into(),
-            agents: 3,
-            start_at: parse_start_at("2026-11-23T21:00:00Z").unwrap(),
-            command: vec!["run".into(), "http://web/".into()],
-            secret_args: Vec::new(),
-            redact: Vec::new(),
             results: Results::Volume,
             storage_size: "1Gi".into(),
             storage_class: None,
             cpu: None,
             memory: None,
             backoff_limit: 0,
-            collect_timeout: Duration::from_secs(3600),
-            allow_partial: false,
         }
-    }
-
-    #[test]
-    fn a_start_reads_as_rfc_3339_or_unix_seconds_and_prints_in_utc() {
-        let p = plan();
-        assert_eq!(p.start_at_text(), "2026-11-23T21:00:00Z");
-        let from_secs = parse_start_at(&p.start_at.duration_since(UNIX_EPOCH).unwrap().as_secs().to_string());
-        assert_eq!(from_secs.unwrap(), p.start_at);
-        assert!(parse_start_at("tomorrow").unwrap_err().to_string().starts_with("--start-at 'tomorrow'"));
-    }
-
-    #[test]
-    fn agents_take_their_segment_and_the_common_start() {
-        let args = plan().agent_args();
-        let tail: Vec<&str> = args.iter().map(String::as_str).skip(2).collect();
-        assert_eq!(
-            tail,
-            [
-                "--segment",
-                "$(JOB_COMPLETION_INDEX)/3",
-                "--start-at",
-                "2026-11-23T21:00:00Z",
-                "--json",
-                "/results/agent-$(JOB_COMPLETION_INDEX).partial.json"
-            ]
-        );
     }
 
     #[test]
     fn names_quantities_and_counts_are_checked_with_the_flag_named() {
         let mut p = plan();
-        p.name = "Hakaru_1".into();
+        p.d.name = "Hakaru_1".into();
         assert!(p.check().unwrap_err().to_string().starts_with("--name 'Hakaru_1'"));
         let mut p = plan();
         p.cpu = Some("two".into());
         assert!(p.check().unwrap_err().to_string().starts_with("--cpu 'two'"));
         let mut p = plan();
-        p.agents = 0;
+        p.d.agents = 0;
         assert!(p.check().unwrap_err().to_string().starts_with("--agents 0"));
         let mut p = plan();
         p.cpu = Some("1500m".into());
@@ -728,9 +593,9 @@ mod tests {
     #[test]
     fn each_start_gets_its_own_directory_on_the_volume() {
         let mut p = plan();
-        let first = p.run_dir();
-        p.start_at += Duration::from_secs(1);
-        assert_ne!(first, p.run_dir());
+        let first = p.d.run_dir();
+        p.d.start_at += Duration::from_secs(1);
+        assert_ne!(first, p.d.run_dir());
     }
 
     #[test]

@@ -8,17 +8,13 @@ fn main() -> std::process::ExitCode {
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Arguments holding secrets, handed over by the process that started this one (an agent, a study's case): read
     // here, never seen in `ps`; taken out of the environment so they reach no further child by accident.
-    if let Some(extra) = std::env::var_os(hakaru::secrets::SECRET_ARGS_VAR) {
-        // SAFETY: nothing else runs yet: no other thread reads the environment.
-        unsafe { std::env::remove_var(hakaru::secrets::SECRET_ARGS_VAR) };
-        match serde_json::from_str::<Vec<String>>(&extra.to_string_lossy()) {
-            Ok(args) => argv.extend(args.into_iter().map(Into::into)),
-            Err(e) => {
-                let said = format!("{}: not a JSON list of arguments ({e})", hakaru::secrets::SECRET_ARGS_VAR);
-                eprintln!("hakaru: error: {said}");
-                hakaru::commands::mark_failure(&format!("exit code 2: {said}"));
-                return std::process::ExitCode::from(2);
-            }
+    // A Docker secret reaches the agent as a file (HAKARU_SECRET_ARGS_FILE), read the same way.
+    match hakaru::secrets::take_secret_args() {
+        Ok(args) => argv.extend(args.into_iter().map(Into::into)),
+        Err(said) => {
+            eprintln!("hakaru: error: {said}");
+            hakaru::commands::mark_failure(&format!("exit code 2: {said}"));
+            return std::process::ExitCode::from(2);
         }
     }
     // `hakaru URL` (oha's and hey's form) runs as `hakaru run URL`, saying so.

@@ -51,6 +51,36 @@ pub const REDACT_PARAMS_VAR: &str = "HAKARU_REDACT_PARAMS";
 /// The arguments of a child's command line that hold secrets, as a JSON array of strings: the child appends them to
 /// its own arguments (`main.rs`), so they never stand in a process list or a manifest's args.
 pub const SECRET_ARGS_VAR: &str = "HAKARU_SECRET_ARGS";
+/// The same list in a file this variable names: an orchestrator's secret mounted as a file (a Docker secret under
+/// `/run/secrets/`), which no `docker inspect` or environment listing shows.
+pub const SECRET_ARGS_FILE_VAR: &str = "HAKARU_SECRET_ARGS_FILE";
+
+/// The arguments holding secrets handed to this process ([`SECRET_ARGS_VAR`], then the file
+/// [`SECRET_ARGS_FILE_VAR`] names), both variables taken out of the environment so they reach no further child.
+/// The error names the variable (or the file) and what it should hold; it never quotes the content.
+///
+/// Call it before any other thread exists: it changes the environment.
+pub fn take_secret_args() -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    let list = |text: &str, from: &str| {
+        serde_json::from_str::<Vec<String>>(text)
+            .map_err(|e| format!("{from}: not a JSON list of arguments (line {}, column {})", e.line(), e.column()))
+    };
+    if let Some(extra) = std::env::var_os(SECRET_ARGS_VAR) {
+        // SAFETY: the caller runs this before any other thread exists.
+        unsafe { std::env::remove_var(SECRET_ARGS_VAR) };
+        args.extend(list(&extra.to_string_lossy(), SECRET_ARGS_VAR)?);
+    }
+    if let Some(path) = std::env::var_os(SECRET_ARGS_FILE_VAR) {
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(SECRET_ARGS_FILE_VAR) };
+        let path = std::path::PathBuf::from(path);
+        let from = format!("{SECRET_ARGS_FILE_VAR} '{}'", path.display());
+        let text = crate::bounded::read_text(&path, crate::bounded::SMALL).map_err(|e| format!("{from}: {e}"))?;
+        args.extend(list(&text, &from)?);
+    }
+    Ok(args)
+}
 
 /// Whether one argument holds a secret that [`redact_arg`] would hide.
 pub fn holds_secret(arg: &str) -> bool {
@@ -275,34 +305,54 @@ mod tests {
 
     #[test]
     fn passwords_in_urls_are_hidden() {
-        assert_eq!(redact_secret("redis://u:hunter2@127.0.0.1:6379/2"), "redis://u:***@127.0.0.1:6379/2");
-        assert_eq!(redact_secret("redis://:hunter2@h"), "redis://***@h");
-        assert_eq!(redact_secret("http://127.0.0.1/a@b"), "http://127.0.0.1/a@b");
+        for (input, want) in [
+            ("redis://u:hunter2@127.0.0.1:6379/2", "redis://u:***@127.0.0.1:6379/2"),
+            ("redis://:hunter2@h", "redis://***@h"),
+            ("http://127.0.0.1/a@b", "http://127.0.0.1/a@b"),
+        ] {
+            assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
+        }
         // A password holding '/', a query holding '@', a secret header holding a URL.
-        assert_eq!(redact_secret("redis://:ab/cd@127.0.0.1"), "redis://***@127.0.0.1");
-        assert_eq!(redact_secret("http://h:8080?email=a@b.com"), "http://h:8080?email=a@b.com");
-        assert_eq!(redact_secret("Cookie: sid=S; r=https://u@x"), "Cookie: <redacted>");
+        for (input, want) in [
+            ("redis://:ab/cd@127.0.0.1", "redis://***@127.0.0.1"),
+            ("http://h:8080?email=a@b.com", "http://h:8080?email=a@b.com"),
+            ("Cookie: sid=S; r=https://u@x", "Cookie: <redacted>"),
+        ] {
+            assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
+        }
     }
 
     #[test]
     fn secret_headers_are_redacted_and_others_kept() {
-        assert_eq!(redact_secret("Authorization: Bearer abc"), "Authorization: <redacted>");
-        assert_eq!(redact_secret("cookie:a=b"), "cookie: <redacted>");
-        assert_eq!(redact_secret("X-Test: 1"), "X-Test: 1");
-        assert_eq!(redact_secret("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/");
+        for (input, want) in [
+            ("Authorization: Bearer abc", "Authorization: <redacted>"),
+            ("cookie:a=b", "cookie: <redacted>"),
+            ("X-Test: 1", "X-Test: 1"),
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/"),
+        ] {
+            assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
+        }
     }
 
     #[test]
     fn secret_query_parameters_are_hidden_wherever_a_query_stands() {
-        assert_eq!(redact_secret("http://h/a?q=1&api_key=K&b=2#f"), "http://h/a?q=1&api_key=***&b=2#f");
-        assert_eq!(redact_secret("GET /?TOKEN=abc"), "GET /?TOKEN=***");
-        assert_eq!(redact_secret("/x?sig=s&sig=t"), "/x?sig=***&sig=***");
-        assert_eq!(redact_secret("http://h/?key=1"), "http://h/?key=1");
-        assert_eq!(redact_secret("http://u:pw@h/?token=t"), "http://u:***@h/?token=***");
-        assert_eq!(redact_secret("X-Auth-Token: abc"), "X-Auth-Token: <redacted>");
-        assert_eq!(scrub_text("target http://h/?access_token=A said no"), "target http://h/?access_token=*** said no");
-        assert_eq!(scrub_text("hakaru run -H Cookie: a=b c http://h/"), "hakaru run -H Cookie: <redacted>");
-        assert_eq!(scrub_text("a Cookie: x\nnext line\n"), "a Cookie: <redacted>\nnext line\n");
+        for (input, want) in [
+            ("http://h/a?q=1&api_key=K&b=2#f", "http://h/a?q=1&api_key=***&b=2#f"),
+            ("GET /?TOKEN=abc", "GET /?TOKEN=***"),
+            ("/x?sig=s&sig=t", "/x?sig=***&sig=***"),
+            ("http://h/?key=1", "http://h/?key=1"),
+            ("http://u:pw@h/?token=t", "http://u:***@h/?token=***"),
+            ("X-Auth-Token: abc", "X-Auth-Token: <redacted>"),
+        ] {
+            assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
+        }
+        for (input, want) in [
+            ("target http://h/?access_token=A said no", "target http://h/?access_token=*** said no"),
+            ("hakaru run -H Cookie: a=b c http://h/", "hakaru run -H Cookie: <redacted>"),
+            ("a Cookie: x\nnext line\n", "a Cookie: <redacted>\nnext line\n"),
+        ] {
+            assert_eq!(scrub_text(input), want, "scrub_text({input:?})");
+        }
         assert_eq!(
             scrub_text("before: http://u:A@h/s: no; after: http://u:B@h/s: no"),
             "before: http://u:***@h/s: no; after: http://u:***@h/s: no"
@@ -317,27 +367,43 @@ mod tests {
 
     #[test]
     fn every_url_in_a_text_and_every_glued_header_is_hidden() {
-        assert_eq!(redact_secret("'redis://:s3cr/et@127.0.0.1:6379'"), "'redis://***@127.0.0.1:6379'");
-        assert_eq!(redact_secret("a=http://h/,b=redis://:pw@h"), "a=http://h/,b=redis://***@h");
-        assert_eq!(redact_secret("http://u:p@h/,redis://:pw@h2"), "http://u:***@h/,redis://***@h2");
-        assert_eq!(redact_arg("-H=Authorization:Bearer_X"), "-H=Authorization: <redacted>");
-        assert_eq!(redact_arg("-kHX-Api-Key:Y"), "-kHX-Api-Key: <redacted>");
-        assert_eq!(redact_arg("-k"), "-k");
+        for (input, want) in [
+            ("'redis://:s3cr/et@127.0.0.1:6379'", "'redis://***@127.0.0.1:6379'"),
+            ("a=http://h/,b=redis://:pw@h", "a=http://h/,b=redis://***@h"),
+            ("http://u:p@h/,redis://:pw@h2", "http://u:***@h/,redis://***@h2"),
+        ] {
+            assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
+        }
+        for (input, want) in [
+            ("-H=Authorization:Bearer_X", "-H=Authorization: <redacted>"),
+            ("-kHX-Api-Key:Y", "-kHX-Api-Key: <redacted>"),
+            ("-k", "-k"),
+        ] {
+            assert_eq!(redact_arg(input), want, "redact_arg({input:?})");
+        }
         assert_eq!(
             scrub_text("hakaru run -HAuthorization: Bearer abc http://h/"),
             "hakaru run -HAuthorization: <redacted>"
         );
-        assert_eq!(scrub_text("x --header=Cookie: sid=abc more"), "x --header=Cookie: <redacted>");
-        assert_eq!(scrub_text("header Authorization:Bearer abc"), "header Authorization: <redacted>");
-        assert_eq!(scrub_text("--header 'Authorization: x y': bad"), "--header 'Authorization: <redacted>");
+        for (input, want) in [
+            ("x --header=Cookie: sid=abc more", "x --header=Cookie: <redacted>"),
+            ("header Authorization:Bearer abc", "header Authorization: <redacted>"),
+            ("--header 'Authorization: x y': bad", "--header 'Authorization: <redacted>"),
+        ] {
+            assert_eq!(scrub_text(input), want, "scrub_text({input:?})");
+        }
     }
 
     #[test]
     fn flags_with_their_secret_values_glued_on_are_redacted() {
-        assert_eq!(redact_arg("--header=Authorization: Bearer abc"), "--header=Authorization: <redacted>");
-        assert_eq!(redact_arg("-HCookie: sid=1"), "-HCookie: <redacted>");
-        assert_eq!(redact_arg("--url=redis://:pw@127.0.0.1"), "--url=redis://***@127.0.0.1");
-        assert_eq!(redact_arg("--label=branch=main"), "--label=branch=main");
-        assert_eq!(redact_arg("-H"), "-H");
+        for (input, want) in [
+            ("--header=Authorization: Bearer abc", "--header=Authorization: <redacted>"),
+            ("-HCookie: sid=1", "-HCookie: <redacted>"),
+            ("--url=redis://:pw@127.0.0.1", "--url=redis://***@127.0.0.1"),
+            ("--label=branch=main", "--label=branch=main"),
+            ("-H", "-H"),
+        ] {
+            assert_eq!(redact_arg(input), want, "redact_arg({input:?})");
+        }
     }
 }

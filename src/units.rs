@@ -147,17 +147,15 @@ mod tests {
 
     #[test]
     fn micros_format_in_the_unit_people_read() {
-        assert_eq!(format_micros(850.0), "850us");
-        assert_eq!(format_micros(12_345.0), "12.35ms");
-        assert_eq!(format_micros(1_200_000.0), "1.20s");
+        for (input, want) in [(850.0, "850us"), (12_345.0, "12.35ms"), (1_200_000.0, "1.20s")] {
+            assert_eq!(format_micros(input), want, "format_micros({input:?})");
+        }
     }
 
     #[test]
     fn counts_group_their_thousands() {
-        assert_eq!(format_count(0), "0");
-        assert_eq!(format_count(380), "380");
-        assert_eq!(format_count(1_000), "1,000");
-        assert_eq!(format_count(10_000), "10,000");
-        assert_eq!(format_count(1_234_567), "1,234,567");
+        for (input, want) in [(0, "0"), (380, "380"), (1_000, "1,000"), (10_000, "10,000"), (1_234_567, "1,234,567")] {
+            assert_eq!(format_count(input), want, "format_count({input:?})");
+        }
     }
 }

@@ -128,7 +128,9 @@ fn each_agent_runs_its_segment_from_one_common_start_on_the_image_given() {
     assert_eq!(job["spec"]["backoffLimit"], 0);
     let spec = pod(&docs, "hakaru");
     assert_eq!(spec["restartPolicy"], "Never");
-    let agent = &spec["initContainers"][0];
+    // One container of the hakaru image: it says itself when its document is complete (agent-I.done).
+    assert!(spec["initContainers"].is_null(), "{spec}");
+    let agent = &spec["containers"][0];
     assert_eq!(agent["image"], "registry.example/hakaru:0.1.0");
     let args = strings(&agent["args"]);
     // The user's command rendered from its parsed flags (strings stay strings: "30", "X-Debug: on"), then what
@@ -137,65 +139,45 @@ fn each_agent_runs_its_segment_from_one_common_start_on_the_image_given() {
     let at = |flag: &str| args.iter().enumerate().filter(|(_, a)| **a == flag).map(|(i, _)| i).collect::<Vec<_>>();
     let segment = at("--segment");
     assert_eq!(segment.len(), 1, "{args:?}");
-    assert_eq!(args[segment[0] + 1], "$(JOB_COMPLETION_INDEX)/4");
+    // The same arguments for every pod: each reads its index from JOB_COMPLETION_INDEX.
+    assert_eq!(args[segment[0] + 1], "auto/4");
     let start = at("--start-at");
     assert_eq!(start.len(), 1, "{args:?}");
     assert_eq!(args[start[0] + 1], START);
-    assert_eq!(args[at("--json")[0] + 1], "/results/agent-$(JOB_COMPLETION_INDEX).partial.json");
-    // $(JOB_COMPLETION_INDEX) is expanded from the container's own environment.
+    assert_eq!(args[at("--json")[0] + 1], "/results/agent-{index}.json");
     assert_eq!(agent["env"][0]["name"], "JOB_COMPLETION_INDEX");
-
-    // The collector waits for the four published documents and merges them, on the same run directory.
-    let collector = pod(&docs, "hakaru-merge");
-    let merge = strings(&collector["initContainers"][1]["args"]);
-    let expected: Vec<String> = (0..4).map(|i| format!("/results/agent-{i}.json")).collect();
-    assert_eq!(merge[0], "merge");
-    assert_eq!(merge[1..5], expected.iter().map(String::as_str).collect::<Vec<_>>()[..]);
-    assert_eq!(merge[5..], ["-o", "/results/merged.json"]);
-    assert_eq!(collector["initContainers"][1]["image"], "registry.example/hakaru:0.1.0");
-    assert_eq!(collector["volumes"][0]["persistentVolumeClaim"]["claimName"], "hakaru-results");
+    let env: Vec<(&str, &str)> = agent["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str()?)))
+        .collect();
     assert_eq!(
-        spec["initContainers"][0]["volumeMounts"][0]["subPath"],
-        collector["containers"][0]["volumeMounts"][0]["subPath"]
+        env,
+        [("HAKARU_DONE_FILE", "/results/agent-{index}.done"), ("HAKARU_FAILURE_FILE", "/results/agent-{index}.failed")]
     );
+
+    // The collector (hakaru collect, the same image) waits for the four agents and merges, on the same run
+    // directory.
+    let collector = pod(&docs, "hakaru-merge");
+    let collect = &collector["initContainers"][0];
+    assert_eq!(collect["image"], "registry.example/hakaru:0.1.0");
+    assert_eq!(
+        strings(&collect["args"]),
+        ["collect", "/results", "--agents", "4", "--timeout", "21600s", "-o", "/results/merged.json"]
+    );
+    assert_eq!(collector["volumes"][0]["persistentVolumeClaim"]["claimName"], "hakaru-results");
+    assert_eq!(agent["volumeMounts"][0]["subPath"], collector["containers"][0]["volumeMounts"][0]["subPath"]);
     let claim = docs.iter().find(|d| d["kind"] == "PersistentVolumeClaim").unwrap();
     assert_eq!(strings(&claim["spec"]["accessModes"]), ["ReadWriteMany"]);
-}
-
-/// The helper containers' shell scripts do what they say, run here by sh in a directory standing for /results.
-#[test]
-fn the_agent_publishes_its_document_and_the_collector_waits_for_all_of_them() {
-    let docs = documents(&manifests(&["--agents", "2", "--", "run", "http://web/"]));
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().to_str().unwrap();
-    let script = |c: &Value| strings(&c["command"])[2].replace("/results", results);
-    let sh = |script: &str, index: &str| {
-        Command::new("sh").args(["-c", script]).env("JOB_COMPLETION_INDEX", index).output().expect("sh runs")
-    };
-    let publish = script(&pod(&docs, "hakaru")["containers"][0]);
-    let wait = script(&pod(&docs, "hakaru-merge")["initContainers"][0]);
-    std::fs::write(dir.path().join("agent-0.partial.json"), "{}\n").unwrap();
-    assert!(sh(&publish, "0").status.success());
-    assert!(dir.path().join("agent-0.json").exists() && !dir.path().join("agent-0.partial.json").exists());
-    // Agent 1 has not published: the collector is still waiting after a second.
-    let mut waiting = Command::new("sh").args(["-c", &wait]).stdout(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_secs(1));
-    assert!(waiting.try_wait().unwrap().is_none(), "the collector went on with one document of two");
-    std::fs::write(dir.path().join("agent-1.partial.json"), "{}\n").unwrap();
-    assert!(sh(&publish, "1").status.success());
-    let deadline = SystemTime::now() + Duration::from_secs(15);
-    while waiting.try_wait().unwrap().is_none() {
-        assert!(SystemTime::now() < deadline, "the collector did not see both documents");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(waiting.wait().unwrap().success());
 }
 
 #[test]
 fn a_failed_agent_is_seen_by_the_collector_which_merges_the_others_only_when_allowed() {
     // Three agents run for real against the built-in target, with the environment and arguments the manifests give
     // them; agent 1 cannot write its document (its directory is missing), so hakaru refuses to start and writes
-    // its failure file. The collector's script stops waiting, then refuses or merges the other two as the flag says.
+    // its failure file. The collector (the manifests' own command) reports it, then refuses or merges the other two
+    // as the flag says.
     let target = hakaru::serve::start(hakaru::serve::ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
         threads: 1,
@@ -212,57 +194,44 @@ fn a_failed_agent_is_seen_by_the_collector_which_merges_the_others_only_when_all
         let docs = documents(&manifests(&args));
         let dir = tempfile::tempdir().unwrap();
         let results = dir.path().to_str().unwrap();
-        let agents = pod(&docs, "hakaru");
-        let agent = &agents["initContainers"][0];
+        let agent = &pod(&docs, "hakaru")["containers"][0];
         let env: Vec<(&str, String)> = agent["env"]
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str()?.replace("/results", results))))
             .collect();
-        assert_eq!(env.len(), 1, "the agent is told where its failure file goes: {agent}");
-        let publish = strings(&agents["containers"][0]["command"])[2].replace("/results", results);
         let start = (SystemTime::now() + Duration::from_secs(1)).duration_since(SystemTime::UNIX_EPOCH).unwrap();
         for index in ["0", "1", "2"] {
             let expand = |a: &str| {
-                let a = a.replace("$(JOB_COMPLETION_INDEX)", index).replace("/results", results);
+                let a = a.replace("/results", results);
                 // Agent 1's document cannot be written: its directory is missing.
                 if index == "1" { a.replace(results, &format!("{results}/missing")) } else { a }
             };
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
             let mut argv: Vec<String> = strings(&agent["args"]).iter().map(|a| expand(a)).collect();
             // A start a second ahead rather than the golden START, long past.
             let at = argv.iter().position(|a| a == "--start-at").unwrap() + 1;
             argv[at] = start.as_secs().to_string();
-            cmd.args(&argv).env("HAKARU_DB", dir.path().join("history.db"));
-            for (name, value) in &env {
-                cmd.env(name, value.replace("$(JOB_COMPLETION_INDEX)", index));
-            }
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
+            cmd.args(&argv).envs(env.iter().map(|(n, v)| (n, v))).env("JOB_COMPLETION_INDEX", index);
             let out = cmd.output().unwrap();
             assert_eq!(out.status.success(), index != "1", "agent {index}: {}", String::from_utf8_lossy(&out.stderr));
-            if index != "1" {
-                let sh = Command::new("sh").args(["-c", &publish]).env("JOB_COMPLETION_INDEX", index).output();
-                assert!(sh.unwrap().status.success());
-            }
         }
         let failed = std::fs::read_to_string(dir.path().join("agent-1.failed")).expect("agent 1's failure file");
-        assert!(failed.starts_with("exit code 2: output file") && failed.contains("agent-1.partial.json"), "{failed}");
-        let wait = strings(&pod(&docs, "hakaru-merge")["initContainers"][0]["command"])[2].replace("/results", results);
-        // Bounded: a collector that kept waiting would loop forever.
-        let waited = Command::new("timeout").args(["30", "sh", "-c", &wait]).output().unwrap();
-        let said = String::from_utf8_lossy(&waited.stdout).to_string();
-        assert!(said.contains("agent 1 failed: exit code 2"), "{said}");
-        assert_eq!(waited.status.success(), allow, "{said}");
-        // The collector's merge, as its container runs it.
-        let merge = &pod(&docs, "hakaru-merge")["initContainers"][1];
-        let argv: Vec<String> = strings(&merge["args"]).iter().map(|a| a.replace("/results", results)).collect();
+        assert!(failed.starts_with("exit code 2: output file") && failed.contains("agent-1.json"), "{failed}");
+        assert!(dir.path().join("agent-0.done").exists() && dir.path().join("agent-2.done").exists());
+        // The collector, as its container runs it.
+        let collect = &pod(&docs, "hakaru-merge")["initContainers"][0];
+        let argv: Vec<String> = strings(&collect["args"]).iter().map(|a| a.replace("/results", results)).collect();
         let merged = Command::new(env!("CARGO_BIN_EXE_hakaru")).args(&argv).output().unwrap();
+        let said = String::from_utf8_lossy(&merged.stderr);
+        assert!(said.contains("agent 1/3 failed: exit code 2: output file"), "{said}");
         if !allow {
-            assert_eq!(merged.status.code(), Some(2), "{}", String::from_utf8_lossy(&merged.stderr));
-            assert!(String::from_utf8_lossy(&merged.stderr).contains("--allow-partial"));
+            assert_eq!(merged.status.code(), Some(1), "{said}");
+            assert!(said.contains("--allow-partial"), "{said}");
             continue;
         }
-        assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+        assert!(merged.status.success(), "{said}");
         let doc: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
         assert_eq!(doc["missing_segments"], serde_json::json!(["1/3"]));
@@ -280,7 +249,7 @@ fn the_stdout_mode_prints_each_document_between_marker_lines() {
     assert!(spec["volumes"][0]["emptyDir"].is_object());
     let dir = tempfile::tempdir().unwrap();
     let script = strings(&spec["containers"][0]["command"])[2].replace("/results", dir.path().to_str().unwrap());
-    std::fs::write(dir.path().join("agent-1.partial.json"), "{\"steps\": []}\n").unwrap();
+    std::fs::write(dir.path().join("agent-1.json"), "{\"steps\": []}\n").unwrap();
     let out = Command::new("sh").args(["-c", &script]).env("JOB_COMPLETION_INDEX", "1").output().unwrap();
     let log = String::from_utf8(out.stdout).unwrap();
     let inner: Vec<&str> = log
@@ -399,7 +368,7 @@ fn secrets_go_into_a_secret_the_agents_read_from_their_environment_never_into_ar
         assert!(!d.to_string().contains("S3CRET"), "{d}");
     }
     assert_eq!(yaml.matches("S3CRET").count(), 3, "{yaml}");
-    let agent = &pod(&docs, "hakaru")["initContainers"][0];
+    let agent = &pod(&docs, "hakaru")["containers"][0];
     let args = strings(&agent["args"]);
     assert_eq!(args[..6], ["run", "-H", "Accept: text/plain", "-c", "4", "http://web/health"]);
     let env = agent["env"].as_array().unwrap();

@@ -1,14 +1,20 @@
 //! `--agents N`: the plan run as N agent processes of this binary on this machine, each its `--segment I/N`
 //! and one common `--start-at`, their documents merged as `hakaru merge` does, then printed and written as one.
+//! Also what agents started by an orchestrator need from the command line: `place` (`--segment auto/N` and
+//! `{index}` read from the environment) and `deployment` (the agents' command checked, for `k8s job` and
+//! `swarm service` alike).
 
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::cli::args::{Command, HistoryArgs, KvArgs, LoadArgs, RunArgs, ScaleArgs, SweepArgs};
+use clap::Parser;
+
+use crate::cli::args::{Cli, Command, HistoryArgs, KvArgs, LoadArgs, OrchestratorArgs, RunArgs, ScaleArgs, SweepArgs};
 use crate::cli::render::{render, split_secrets};
 use crate::error::UsageError;
+use crate::orchestrator::Deployment;
 use crate::plan::Outputs;
 use crate::plan::segment::show_instant;
 use crate::result::ResultDocument;
@@ -195,6 +201,39 @@ impl AgentPlan {
     }
 }
 
+/// An agent started by an orchestrator finds its place: `--segment auto/N` read as `I/N` from the environment
+/// (`orchestrator::resolve_segment`), and `{index}` in `--json`, `--csv` and `-o` replaced by I, so one command
+/// serves every agent. Done before any plan is made; a placeholder without a segment is refused.
+pub fn place(command: &mut Command) -> Result<(), UsageError> {
+    let (scale, paths): (&mut ScaleArgs, Vec<(&str, &mut Option<PathBuf>)>) = match command {
+        Command::Run(RunArgs { load, .. }) | Command::Kv(KvArgs { load, .. }) => {
+            (&mut load.scale, vec![("--json", &mut load.json), ("--csv", &mut load.csv)])
+        }
+        Command::Sweep(a) => {
+            let s = &mut a.steps;
+            (&mut s.scale, vec![("--json", &mut s.json), ("--csv", &mut s.csv), ("-o", &mut s.output)])
+        }
+        _ => return Ok(()),
+    };
+    if let Some(text) = &scale.segment {
+        scale.segment = Some(crate::orchestrator::resolve_segment(text).map_err(UsageError::new)?);
+    }
+    let index = scale.segment.as_deref().and_then(|s| s.split_once('/')).and_then(|(i, _)| i.trim().parse().ok());
+    for (flag, path) in paths {
+        let Some(p) = path.as_deref().filter(|p| crate::orchestrator::has_placeholder(p)) else { continue };
+        let Some(i) = index else {
+            return Err(UsageError::new(format!(
+                "{flag} '{}': {} stands for the segment's index; give --segment I/N or auto/N, or name the file \
+                 without it",
+                p.display(),
+                crate::orchestrator::INDEX_PLACEHOLDER
+            )));
+        };
+        *path = Some(crate::orchestrator::with_index(p, i));
+    }
+    Ok(())
+}
+
 /// A comma-separated list of `flag` with one item per agent (empty when the flag is not given).
 fn one_per_agent<'a>(flag: &str, what: &str, list: Option<&'a str>, n: usize) -> Result<Vec<&'a str>, UsageError> {
     let Some(list) = list else { return Ok(Vec::new()) };
@@ -334,4 +373,102 @@ impl Drop for AgentDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// What `k8s job` and `swarm service` both print, from their common flags: the agents' command parsed and
+/// checked here (a typo is one line now, not N failed agents), its secret arguments split off for the
+/// orchestrator's secret store, the common start. `who` names the command in messages.
+pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, UsageError> {
+    // The agents' line rendered from the flags just parsed: what each agent's parser will read back.
+    let (line, redact) = agent_command(&args.command, args.agents as usize, who)?;
+    // Secret names this process knows (its environment, from its own flags) and the agents' command's own: the
+    // arguments they name go to the orchestrator's secret store, and every container hides them too.
+    let names = |var: &str, own: &[String]| -> Vec<String> {
+        crate::secrets::user_names(var).iter().chain(own).cloned().collect()
+    };
+    let headers = names(crate::secrets::REDACT_HEADERS_VAR, &redact.0);
+    let params = names(crate::secrets::REDACT_PARAMS_VAR, &redact.1);
+    let (command, secret_args) = split_secrets(&line, |a| crate::secrets::holds_secret_named(a, &headers, &params));
+    let start_at = match &args.start_at {
+        Some(at) => crate::orchestrator::parse_start_at(at).map_err(UsageError::new)?,
+        None => crate::orchestrator::start_in(SystemTime::now(), duration_flag("--start-in", &args.start_in)?),
+    };
+    let d = Deployment {
+        name: args.name.clone(),
+        image: args.image.clone(),
+        agents: args.agents,
+        start_at,
+        command,
+        secret_args,
+        redact: [
+            (crate::secrets::REDACT_HEADERS_VAR, headers.join(",")),
+            (crate::secrets::REDACT_PARAMS_VAR, params.join(",")),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect(),
+        collect_timeout: duration_flag("--collect-timeout", &args.collect_timeout)?,
+        allow_partial: args.allow_partial,
+    };
+    d.check().map_err(UsageError::new)?;
+    Ok(d)
+}
+
+fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
+    crate::units::parse_flag_duration(text).map_err(|e| UsageError::new(format!("{flag} '{text}': {e}")))
+}
+
+/// The flags each agent gets from the orchestrator's command; the user's command must not set them too.
+const SET_FOR_THE_AGENTS: [&str; 3] = ["--segment", "--start-at", "--json"];
+
+/// The agents' command line as rendered from its parsed flags, and the secret names (`--redact-header`,
+/// `--redact-param`) it carries, which its rendering leaves out (they are global flags) and the agents get instead.
+type AgentCommand = (Vec<String>, (Vec<String>, Vec<String>));
+
+/// Parses the agents' command with hakaru's own parser, so a typo is refused here rather than in N agents; only
+/// `run`, `sweep` and `kv` take a segment of a plan.
+///
+/// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent where
+/// it runs, where the names resolve and the files are.
+fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCommand, UsageError> {
+    if let Some(flag) =
+        command.iter().find(|a| SET_FOR_THE_AGENTS.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
+    {
+        return Err(UsageError::new(format!(
+            "the agents' command sets {flag}: remove it, {who} gives every agent its --segment, the common \
+             --start-at and --json /results/agent-I.json"
+        )));
+    }
+    let cli =
+        Cli::try_parse_from(std::iter::once("hakaru").chain(command.iter().map(String::as_str))).map_err(|e| {
+            // clap's suggestion ("a similar argument exists: '--connections'") is the fix: keep it on the line, with
+            // the agents' command's own help.
+            let tip = super::clap_error_tip(&e).map(|t| format!("; {t}"));
+            let help = super::own_help(command.iter().cloned());
+            UsageError::new(format!(
+                "the agents' command: {}{} (see '{help}')",
+                super::clap_error_line(&e),
+                tip.unwrap_or_default()
+            ))
+        })?;
+    // Every agent must get a part: a plan with fewer connections or requests than agents would fail in them.
+    let Some(plan) = AgentPlan::of(&cli.command) else {
+        return Err(UsageError::new(format!(
+            "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
+            command[0]
+        )));
+    };
+    plan.check_split(agents, "the agents' command")?;
+    // Each is one agent already: local agents inside it would multiply the plan.
+    let scale = plan.scale();
+    if scale.agents.is_some() || scale.agent_source.is_some() || scale.agent_netns.is_some() {
+        return Err(UsageError::new(format!(
+            "the agents' command sets --agents: remove it (and --agent-source, --agent-netns); each agent of {who} \
+             --agents N is one"
+        )));
+    }
+    if let Some(r) = plan.rate() {
+        crate::plan::parse_rate("--rate", r)?;
+    }
+    Ok((plan.render()?, (cli.redact_header.clone(), cli.redact_param.clone())))
 }

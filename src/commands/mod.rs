@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod capacity;
 pub mod chart;
+pub mod collect;
 pub mod compare;
 pub mod demo;
 pub mod habits;
@@ -16,6 +17,7 @@ pub mod report;
 pub mod run;
 pub mod serve;
 pub mod study;
+pub mod swarm;
 pub mod sweep;
 
 use std::process::ExitCode;
@@ -42,7 +44,14 @@ pub fn also_secret(headers: &[String], params: &[String]) {
 }
 
 /// Runs the command, and maps every failure to one line and an exit code.
-pub fn dispatch(command: Command) -> ExitCode {
+pub fn dispatch(mut command: Command) -> ExitCode {
+    // An orchestrator's agent learns its segment and its files' names first: a failure here is bad input like any.
+    if let Err(e) = agents::place(&mut command) {
+        let said = crate::secrets::scrub_text(&e.to_string());
+        eprintln!("hakaru: error: {said}");
+        mark_failure(&format!("exit code {}: {said}", e.exit_code()));
+        return ExitCode::from(e.exit_code());
+    }
     let interrupt = Arc::new(AtomicBool::new(false));
     // The first SIGINT, SIGTERM or SIGHUP stops the load and keeps what was measured; a second ends at once.
     // `serve` waits for its own signals.
@@ -79,6 +88,8 @@ pub fn dispatch(command: Command) -> ExitCode {
         Command::Chart(args) => chart::chart(&args),
         Command::Study(args) => study::study(&args, &interrupt),
         Command::K8s(cmd) => k8s::k8s(&cmd),
+        Command::Swarm(cmd) => swarm::swarm(&cmd),
+        Command::Collect(args) => collect::collect(&args, &interrupt),
     };
     let (code, failure) = match outcome {
         Ok(code) => (code, (code != ExitCode::SUCCESS).then(|| "exited with a failure code".to_string())),
@@ -90,19 +101,30 @@ pub fn dispatch(command: Command) -> ExitCode {
             (ExitCode::from(e.exit_code()), Some(format!("exit code {}: {said}", e.exit_code())))
         }
     };
-    if let Some(why) = failure {
-        mark_failure(&why);
+    match failure {
+        Some(why) => mark_failure(&why),
+        None => mark_done(),
     }
     code
 }
 
-/// Writes why the command failed to the file `HAKARU_FAILURE_FILE` names, when it is set (a Kubernetes agent):
-/// whole or not at all (a rename), and a failure to write it is only said, never a second failure.
+/// Writes why the command failed to the file `HAKARU_FAILURE_FILE` names, when it is set (an orchestrator's
+/// agent; `{index}` in it is the agent's index): whole or not at all (a rename), and a failure to write it is only
+/// said, never a second failure.
 pub fn mark_failure(why: &str) {
-    let Some(path) = std::env::var_os(crate::error::FAILURE_FILE_VAR) else { return };
-    let path = std::path::PathBuf::from(path);
-    if let Err(e) = crate::export::write_atomically(&path, &format!("{why}\n")) {
-        eprintln!("hakaru: cannot write the failure file {} ({e})", path.display());
+    write_end_file(crate::error::FAILURE_FILE_VAR, "failure", why);
+}
+
+/// Writes `exit code 0` to the file `HAKARU_DONE_FILE` names, when it is set: every output is written by then, so
+/// the collector may read the agent's document.
+fn mark_done() {
+    write_end_file(crate::orchestrator::DONE_FILE_VAR, "done", "exit code 0");
+}
+
+fn write_end_file(var: &str, what: &str, line: &str) {
+    let Some(path) = crate::orchestrator::end_file(var) else { return };
+    if let Err(e) = crate::export::write_atomically(&path, &format!("{line}\n")) {
+        eprintln!("hakaru: cannot write the {what} file {} ({e})", path.display());
     }
 }
 
@@ -182,10 +204,14 @@ mod tests {
 
     #[test]
     fn a_refused_flag_points_to_its_own_commands_help() {
-        assert_eq!(help_of("run --conections 5 http://h/"), "hakaru run --help");
-        assert_eq!(help_of("--redact-header X kv -c many redis://h"), "hakaru kv --help");
-        assert_eq!(help_of("patterns generate --hit-rat 5"), "hakaru patterns generate --help");
-        assert_eq!(help_of("runn -c 5"), "hakaru --help");
+        for (input, want) in [
+            ("run --conections 5 http://h/", "hakaru run --help"),
+            ("--redact-header X kv -c many redis://h", "hakaru kv --help"),
+            ("patterns generate --hit-rat 5", "hakaru patterns generate --help"),
+            ("runn -c 5", "hakaru --help"),
+        ] {
+            assert_eq!(help_of(input), want, "help_of({input:?})");
+        }
         // A word after the command that happens to be a command's name is a value, not a command.
         assert_eq!(help_of("run --label sweep http://h/"), "hakaru run --help");
     }

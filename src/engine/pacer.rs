@@ -185,6 +185,19 @@ impl Schedule {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+    use std::rc::Rc;
+
+    /// Runs `test` on a runtime of one thread, as the engine runs each thread's clients and pacer.
+    fn on_one_thread(test: impl std::future::Future<Output = ()>) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        tokio::task::LocalSet::new().block_on(&rt, test);
+    }
+
+    /// Starts the pacer of `s` beside its clients.
+    fn spawn_pacer(s: &Rc<Schedule>) -> tokio::task::JoinHandle<io::Result<()>> {
+        let s = Rc::clone(s);
+        tokio::task::spawn_local(async move { s.pace(|| false).await })
+    }
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {
@@ -201,15 +214,10 @@ mod tests {
     #[test]
     fn a_schedule_whose_first_slot_lies_ahead_still_gets_paced() {
         // The first client claims before its first slot: the pacer must start anyway and wake it at the slot.
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async {
+        on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
-            let s = std::rc::Rc::new(Schedule::new(gate, Duration::from_millis(20), 0.001, false));
-            let pacer = {
-                let s = std::rc::Rc::clone(&s);
-                tokio::task::spawn_local(async move { s.pace(|| false).await })
-            };
+            let s = Rc::new(Schedule::new(gate, Duration::from_millis(20), 0.001, false));
+            let pacer = spawn_pacer(&s);
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             let claims = async {
                 for _ in 0..5 {
@@ -225,18 +233,11 @@ mod tests {
     fn threads_start_together_and_take_turns() {
         // Two threads (here two schedules on one loop, each with its pacer): the second is ready 30 ms after the
         // first, and still their slots interleave from one common start, 5 ms apart.
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async {
+        on_one_thread(async {
             let gate = Arc::new(StartGate::new(2));
-            let a = std::rc::Rc::new(Schedule::new(Arc::clone(&gate), Duration::ZERO, 0.010, false));
-            let b = std::rc::Rc::new(Schedule::new(Arc::clone(&gate), Duration::from_millis(5), 0.010, false));
-            let pacers: Vec<_> = [&a, &b]
-                .map(|s| {
-                    let s = std::rc::Rc::clone(s);
-                    tokio::task::spawn_local(async move { s.pace(|| false).await })
-                })
-                .into();
+            let a = Rc::new(Schedule::new(Arc::clone(&gate), Duration::ZERO, 0.010, false));
+            let b = Rc::new(Schedule::new(Arc::clone(&gate), Duration::from_millis(5), 0.010, false));
+            let pacers = [spawn_pacer(&a), spawn_pacer(&b)];
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             a.ready();
             tokio::time::sleep(Duration::from_millis(30)).await;

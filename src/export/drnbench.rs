@@ -100,14 +100,18 @@ mod tests {
     #[test]
     fn floats_read_as_ruby_writes_them() {
         // Values from Ruby 3: p 33.2, 100.0, 0.019765581680722916, 1.0e-05, 1.5e+16, 0.0001, 97.02970297029702.
-        assert_eq!(ruby_float(33.2), "33.2");
-        assert_eq!(ruby_float(100.0), "100.0");
-        assert_eq!(ruby_float(0.019765581680722916), "0.019765581680722916");
-        assert_eq!(ruby_float(0.00001), "1.0e-05");
-        assert_eq!(ruby_float(0.0000123), "1.23e-05");
-        assert_eq!(ruby_float(1.5e16), "1.5e+16");
-        assert_eq!(ruby_float(0.0001), "0.0001");
-        assert_eq!(ruby_float(490.0 / 505.0 * 100.0), "97.02970297029702");
-        assert_eq!(ruby_float(0.0), "0.0");
+        for (input, want) in [
+            (33.2, "33.2"),
+            (100.0, "100.0"),
+            (0.019765581680722916, "0.019765581680722916"),
+            (0.00001, "1.0e-05"),
+            (0.0000123, "1.23e-05"),
+            (1.5e16, "1.5e+16"),
+            (0.0001, "0.0001"),
+            (490.0 / 505.0 * 100.0, "97.02970297029702"),
+            (0.0, "0.0"),
+        ] {
+            assert_eq!(ruby_float(input), want, "ruby_float({input:?})");
+        }
     }
 }

@@ -495,21 +495,17 @@ impl Db {
             "SELECT id, time, command, target, ok_per_s, p99_us, source, workload FROM results WHERE 1 = 1",
         );
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
-        if let Some(t) = &filter.target {
-            sql.push_str(" AND instr(target, ?) > 0");
-            args.push(Box::new(t.clone()));
-        }
-        if let Some(s) = &filter.since {
-            sql.push_str(" AND time >= ?");
-            args.push(Box::new(s.clone()));
-        }
-        if let Some(w) = &filter.workload {
-            sql.push_str(" AND workload = ?");
-            args.push(Box::new(w.clone()));
-        }
-        if let Some(c) = &filter.command {
-            sql.push_str(" AND command = ?");
-            args.push(Box::new(c.clone()));
+        let fields = [
+            (&filter.target, " AND instr(target, ?) > 0"),
+            (&filter.since, " AND time >= ?"),
+            (&filter.workload, " AND workload = ?"),
+            (&filter.command, " AND command = ?"),
+        ];
+        for (value, condition) in fields {
+            if let Some(v) = value {
+                sql.push_str(condition);
+                args.push(Box::new(v.clone()));
+            }
         }
         for (k, v) in &filter.labels {
             sql.push_str(

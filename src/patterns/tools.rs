@@ -320,6 +320,43 @@ macro_rules! scalars_to_other {
     };
 }
 
+/// One part of a select result read by its own visitor that holds the sink: the part's struct, its seed (any
+/// value is handed to the visitor), its `other` (anything but the part is not a select result) and the visitor
+/// around the methods given, with what it expects and [`scalars_to_other`].
+macro_rules! select_part {
+    ($(#[$doc:meta])* $part:ident -> $value:ty, $expecting:literal; $($methods:tt)*) => {
+        $(#[$doc])*
+        struct $part<'s, 'o> {
+            sink: &'s mut Sink<'o>,
+        }
+
+        impl<'de> DeserializeSeed<'de> for $part<'_, '_> {
+            type Value = $value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+
+        impl $part<'_, '_> {
+            fn other<E: de::Error>(self, _kind: &str) -> Result<$value, E> {
+                Err(self.sink.refuse(SHAPE))
+            }
+        }
+
+        impl<'de> Visitor<'de> for $part<'_, '_> {
+            type Value = $value;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str($expecting)
+            }
+
+            scalars_to_other!();
+
+            $($methods)*
+        }
+    };
+}
+
 /// Skips what is left of an array.
 fn drain<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<(), A::Error> {
     while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -360,33 +397,10 @@ fn stream_records<'de, A: SeqAccess<'de>>(
     Ok(None)
 }
 
-/// One select result in any of its forms. The header (`[status, ...]` or `[hits]`) and the column list are read
-/// whole, being small; records one at a time; drilldowns and everything else are skipped unread.
-struct SelectResult<'s, 'o> {
-    sink: &'s mut Sink<'o>,
-}
-
-impl<'de> DeserializeSeed<'de> for SelectResult<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl SelectResult<'_, '_> {
-    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
-        Err(self.sink.refuse(SHAPE))
-    }
-}
-
-impl<'de> Visitor<'de> for SelectResult<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a Groonga select result")
-    }
-
-    scalars_to_other!();
+select_part! {
+    /// One select result in any of its forms. The header (`[status, ...]` or `[hits]`) and the column list are read
+    /// whole, being small; records one at a time; drilldowns and everything else are skipped unread.
+    SelectResult -> (), "a Groonga select result";
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut top: A) -> Result<(), A::Error> {
         let Some(Value::Array(first)) = top.next_element::<Value>()? else {
@@ -475,33 +489,10 @@ fn result_set_rest<'de, A: SeqAccess<'de>>(sink: &mut Sink, set: &mut A) -> Resu
     Ok(())
 }
 
-/// The body of a whole select response, `[result_set, drilldown, ...]`: the first result set is read, the
-/// drilldowns skipped.
-struct Body<'s, 'o> {
-    sink: &'s mut Sink<'o>,
-}
-
-impl<'de> DeserializeSeed<'de> for Body<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl Body<'_, '_> {
-    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
-        Err(self.sink.refuse(SHAPE))
-    }
-}
-
-impl<'de> Visitor<'de> for Body<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the body of a Groonga select result")
-    }
-
-    scalars_to_other!();
+select_part! {
+    /// The body of a whole select response, `[result_set, drilldown, ...]`: the first result set is read, the
+    /// drilldowns skipped.
+    Body -> (), "the body of a Groonga select result";
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut body: A) -> Result<(), A::Error> {
         if body.next_element_seed(ResultSet { sink: &mut *self.sink })?.is_none() {
@@ -515,32 +506,9 @@ impl<'de> Visitor<'de> for Body<'_, '_> {
     }
 }
 
-/// `[[hits], [[name, type], ...], record, ...]` inside a whole response.
-struct ResultSet<'s, 'o> {
-    sink: &'s mut Sink<'o>,
-}
-
-impl<'de> DeserializeSeed<'de> for ResultSet<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl ResultSet<'_, '_> {
-    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
-        Err(self.sink.refuse(SHAPE))
-    }
-}
-
-impl<'de> Visitor<'de> for ResultSet<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a Groonga result set")
-    }
-
-    scalars_to_other!();
+select_part! {
+    /// `[[hits], [[name, type], ...], record, ...]` inside a whole response.
+    ResultSet -> (), "a Groonga result set";
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut set: A) -> Result<(), A::Error> {
         // The hit count is not needed.
@@ -555,32 +523,9 @@ impl<'de> Visitor<'de> for ResultSet<'_, '_> {
     }
 }
 
-/// A version 3 body, `{"n_hits": .., "columns": [{"name": .., "type": ..}, ...], "records": [record, ...]}`.
-struct V3Body<'s, 'o> {
-    sink: &'s mut Sink<'o>,
-}
-
-impl<'de> DeserializeSeed<'de> for V3Body<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl V3Body<'_, '_> {
-    fn other<E: de::Error>(self, _kind: &str) -> Result<(), E> {
-        Err(self.sink.refuse(SHAPE))
-    }
-}
-
-impl<'de> Visitor<'de> for V3Body<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the body of a Groonga select result")
-    }
-
-    scalars_to_other!();
+select_part! {
+    /// A version 3 body, `{"n_hits": .., "columns": [{"name": .., "type": ..}, ...], "records": [record, ...]}`.
+    V3Body -> (), "the body of a Groonga select result";
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
         self.other("an array")
@@ -1231,17 +1176,25 @@ mod tests {
 
     #[test]
     fn escaping_keeps_unreserved_characters_and_encodes_the_rest_as_utf8() {
-        assert_eq!(uri_escape("AZaz09-._~"), "AZaz09-._~");
-        assert_eq!(uri_escape("a b&c=d/e?f#g+h%"), "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25");
-        assert_eq!(uri_escape("東京"), "%E6%9D%B1%E4%BA%AC");
-        assert_eq!(uri_escape(""), "");
+        for (input, want) in [
+            ("AZaz09-._~", "AZaz09-._~"),
+            ("a b&c=d/e?f#g+h%", "a%20b%26c%3Dd%2Fe%3Ff%23g%2Bh%25"),
+            ("東京", "%E6%9D%B1%E4%BA%AC"),
+            ("", ""),
+        ] {
+            assert_eq!(uri_escape(input), want, "uri_escape({input:?})");
+        }
     }
 
     #[test]
     fn substitution_replaces_every_placeholder() {
-        assert_eq!(substitute("/d/select?table=Pages&query={term}", "Kyoto"), "/d/select?table=Pages&query=Kyoto");
-        assert_eq!(substitute("/s/{term}?q={term}", "x%20y"), "/s/x%20y?q=x%20y");
-        assert_eq!(substitute("/static", "x"), "/static");
+        for (template, term, want) in [
+            ("/d/select?table=Pages&query={term}", "Kyoto", "/d/select?table=Pages&query=Kyoto"),
+            ("/s/{term}?q={term}", "x%20y", "/s/x%20y?q=x%20y"),
+            ("/static", "x", "/static"),
+        ] {
+            assert_eq!(substitute(template, term), want, "substitute({template:?}, {term:?})");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Framing shared by the line-oriented key-value protocols (RESP, memcached text): a header line ending in CR LF,
 //! and a block of announced size ending in CR LF, both read from whatever each read returns.
 
-use super::DecodeError;
+use super::{Answer, DecodeError, ResponseDecoder};
 
 /// Reads `data` into `line` up to LF. Returns true when the line is complete (its CR LF removed, `data` moved past
 /// it); false when it continues in the next read. A line longer than `max` bytes (CR LF included) is an error
@@ -65,6 +65,71 @@ pub(crate) fn closed(received: bool) -> DecodeError {
     } else {
         "the server closed the connection without a reply".into()
     })
+}
+
+/// A reply decoder of a line protocol (RESP, memcached text): `R` parses the replies; around it, what both
+/// protocols keep about a reply's edges: whether any byte of it has arrived, and what followed it in the read
+/// that completed it.
+#[derive(Debug, Default)]
+pub struct LineDecoder<R> {
+    pub(super) replies: R,
+    received: bool,
+    stray: Stray,
+    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
+    unread: usize,
+}
+
+impl<R> From<R> for LineDecoder<R> {
+    fn from(replies: R) -> Self {
+        Self { replies, received: false, stray: Stray::default(), unread: 0 }
+    }
+}
+
+/// The parser of one line protocol's replies, one after another on one connection.
+pub trait Replies {
+    /// Prepares for the next reply.
+    fn begin(&mut self);
+    /// Consumes `data` from its front, up to the end of the reply at most: the answer once the reply is complete.
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError>;
+}
+
+impl<R: Replies> ResponseDecoder for LineDecoder<R> {
+    fn start(&mut self, _expects_no_body: bool) {
+        self.replies.begin();
+        self.received = false;
+        self.stray.clear();
+        self.unread = 0;
+    }
+
+    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
+        if !data.is_empty() {
+            self.received = true;
+        }
+        let answer = self.replies.parse(&mut data)?;
+        if answer.is_some() {
+            if !data.is_empty() {
+                self.stray.set(data);
+            }
+            self.unread = data.len();
+        }
+        Ok(answer)
+    }
+
+    fn stray(&self) -> Option<&str> {
+        self.stray.get()
+    }
+
+    fn unread(&self) -> usize {
+        self.unread
+    }
+
+    fn eof(&mut self) -> Result<Answer, DecodeError> {
+        Err(closed(self.received))
+    }
+
+    fn nothing_received(&self) -> bool {
+        !self.received
+    }
 }
 
 /// The first bytes of `data`, printable, for an error sample.

@@ -7,8 +7,8 @@
 //! `DELETED`, `TOUCHED`, `OK` or a number; 204 a miss (`END` alone, `NOT_FOUND`); 409 not done by the item's
 //! state (`NOT_STORED`, `EXISTS`); 500 an error (`ERROR`, `CLIENT_ERROR ...`, `SERVER_ERROR ...`).
 
-use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
+use super::framing::{LineDecoder, Replies, quote, read_line, take_block};
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError};
 
 pub const STATUS_VALUE: u16 = 200;
 pub const STATUS_MISS: u16 = 204;
@@ -73,8 +73,11 @@ enum State {
 }
 
 /// Decodes one reply after another on one connection.
+pub type MemcacheDecoder = LineDecoder<MemcacheReplies>;
+
+/// The replies on one connection, parsed one after another.
 #[derive(Debug)]
-pub struct MemcacheDecoder {
+pub struct MemcacheReplies {
     state: State,
     line: Vec<u8>,
     /// The longest reply line taken (`--max-line`; a `VALUE` line with a 250-byte key is far shorter).
@@ -82,14 +85,10 @@ pub struct MemcacheDecoder {
     /// Items of a retrieval reply seen so far.
     items: u32,
     status: u16,
-    received: bool,
-    stray: Stray,
     /// Keep the items' data and the first one's cas token: set by a workload that checks values (or runs cas).
     keep: bool,
     value: Vec<u8>,
     cas: Option<u64>,
-    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
-    unread: usize,
     /// The reply was a SERVER_ERROR, after which memcached may close the connection (ERROR and CLIENT_ERROR
     /// leave it open).
     server_error: bool,
@@ -98,7 +97,7 @@ pub struct MemcacheDecoder {
     error: Option<String>,
 }
 
-impl Default for MemcacheDecoder {
+impl Default for MemcacheReplies {
     fn default() -> Self {
         Self {
             state: State::Done,
@@ -106,12 +105,9 @@ impl Default for MemcacheDecoder {
             max_line: DEFAULT_MAX_LINE,
             items: 0,
             status: 0,
-            received: false,
-            stray: Stray::default(),
             keep: false,
             value: Vec::new(),
             cas: None,
-            unread: 0,
             server_error: false,
             error: None,
         }
@@ -125,30 +121,32 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 impl MemcacheDecoder {
     /// A decoder whose reply lines may be at most `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        Self { max_line, ..Self::default() }
+        LineDecoder::from(MemcacheReplies { max_line, ..MemcacheReplies::default() })
     }
 
     /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
     pub fn keep_values(&mut self, keep: bool) {
-        self.keep = keep;
+        self.replies.keep = keep;
     }
 
     /// When values are kept: the items' data of the last reply, one after the other (or the number an incr
     /// answered).
     pub fn value(&self) -> &[u8] {
-        &self.value
+        &self.replies.value
     }
 
     /// The last reply's text when it was an error reply.
     pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+        self.replies.error.as_deref()
     }
 
     /// When values are kept: the first item's cas token (`gets`).
     pub fn cas(&self) -> Option<u64> {
-        self.cas
+        self.replies.cas
     }
+}
 
+impl MemcacheReplies {
     /// A complete reply line (without CR LF).
     fn line_done(&mut self) -> Result<(), DecodeError> {
         let line = std::mem::take(&mut self.line);
@@ -195,35 +193,29 @@ impl MemcacheDecoder {
     }
 }
 
-impl ResponseDecoder for MemcacheDecoder {
-    fn start(&mut self, _expects_no_body: bool) {
+impl Replies for MemcacheReplies {
+    fn begin(&mut self) {
         self.state = State::Line;
         self.line.clear();
         self.items = 0;
         self.status = 0;
-        self.received = false;
-        self.stray.clear();
         self.value.clear();
         self.cas = None;
-        self.unread = 0;
         self.server_error = false;
         self.error = None;
     }
 
-    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
-        if !data.is_empty() {
-            self.received = true;
-        }
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError> {
         while !data.is_empty() && self.state != State::Done {
             match self.state {
                 State::Line => {
-                    if read_line(&mut self.line, &mut data, self.max_line, "a reply line")? {
+                    if read_line(&mut self.line, data, self.max_line, "a reply line")? {
                         self.line_done()?;
                     }
                 }
                 State::Data(left) => {
                     let keep = self.keep.then_some(&mut self.value);
-                    let rest = take_block(&mut data, left, "an item's data", keep)?;
+                    let rest = take_block(data, left, "an item's data", keep)?;
                     self.state = if rest == 0 { State::Line } else { State::Data(rest) };
                 }
                 State::Done => unreachable!("the loop stops at Done"),
@@ -232,46 +224,18 @@ impl ResponseDecoder for MemcacheDecoder {
         if self.state != State::Done {
             return Ok(None);
         }
-        if !data.is_empty() {
-            self.stray.set(data);
-        }
-        self.unread = data.len();
         // memcached closes the connection after some SERVER_ERRORs: do not reuse it after one.
         Ok(Some(Answer { status: self.status, keep_alive: !self.server_error }))
-    }
-
-    fn stray(&self) -> Option<&str> {
-        self.stray.get()
-    }
-
-    fn unread(&self) -> usize {
-        self.unread
-    }
-
-    fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(closed(self.received))
-    }
-
-    fn nothing_received(&self) -> bool {
-        !self.received
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{ResponseDecoder, decode_every_split};
 
     fn decode(wire: &[u8]) -> Answer {
-        let mut d = MemcacheDecoder::default();
-        d.start(false);
-        let whole = d.feed(wire).unwrap().expect("complete");
-        for cut in 1..wire.len() {
-            let mut d = MemcacheDecoder::default();
-            d.start(false);
-            assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
-            assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
-        }
-        whole
+        decode_every_split::<MemcacheDecoder>(wire, false).unwrap()
     }
 
     #[test]

@@ -246,6 +246,30 @@ pub enum DecodeError {
     LineTooLong(String),
 }
 
+/// Feeds `wire` to a fresh decoder whole, then split in two at every point, then byte by byte: the same answer
+/// each time, as a decoder is fed whatever each read returns. `head`: the request was a HEAD.
+#[cfg(test)]
+pub(crate) fn decode_every_split<D: ResponseDecoder + Default>(wire: &[u8], head: bool) -> Result<Answer, DecodeError> {
+    let fresh = || {
+        let mut d = D::default();
+        d.start(head);
+        d
+    };
+    let whole = fresh().feed(wire)?.ok_or_else(|| DecodeError::Malformed("incomplete in one read".into()))?;
+    for cut in 1..wire.len() {
+        let mut d = fresh();
+        assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
+        assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
+    }
+    let mut d = fresh();
+    let mut last = None;
+    for b in wire {
+        last = d.feed(std::slice::from_ref(b)).unwrap();
+    }
+    assert_eq!(last, Some(whole), "byte by byte");
+    Ok(whole)
+}
+
 /// Decodes one answer at a time from a byte stream; reused for every request on a connection.
 pub trait ResponseDecoder {
     /// Prepares for the next answer. `expects_no_body`: the request was one whose answer has no body whatever its

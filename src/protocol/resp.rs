@@ -7,8 +7,8 @@
 //! A reply maps to the engine's status: 200 a value, `+OK`, an integer or an array; 204 a nil (a miss: `$-1`,
 //! `*-1`); 500 an error reply (`-ERR ...`).
 
-use super::framing::{Stray, closed, quote, read_line, take_block};
-use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
+use super::framing::{LineDecoder, Replies, quote, read_line, take_block};
+use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError};
 
 /// A reply's outcome, as the engine counts it.
 pub const STATUS_VALUE: u16 = 200;
@@ -52,8 +52,11 @@ enum State {
 }
 
 /// Decodes one reply after another on one connection.
+pub type RespDecoder = LineDecoder<RespReplies>;
+
+/// The replies on one connection, parsed one after another.
 #[derive(Debug)]
-pub struct RespDecoder {
+pub struct RespReplies {
     state: State,
     /// The current header line (without its type byte), kept until its CRLF; bounded by `max_line`.
     line: Vec<u8>,
@@ -63,8 +66,6 @@ pub struct RespDecoder {
     open: Vec<u64>,
     /// The top-level reply's status, once its type is known.
     status: u16,
-    received: bool,
-    stray: Stray,
     /// The top-level error reply's text (`WRONGPASS invalid username-password pair`), for messages.
     error: Option<String>,
     /// Keep the reply's data (bulk strings, integers) in `value`: set by a workload that checks values.
@@ -72,11 +73,9 @@ pub struct RespDecoder {
     value: Vec<u8>,
     /// Where each kept element ends in `value` (a SCAN reply's cursor, then its keys).
     ends: Vec<usize>,
-    /// Bytes of the last read that followed the complete reply (the next pipelined reply's start).
-    unread: usize,
 }
 
-impl Default for RespDecoder {
+impl Default for RespReplies {
     fn default() -> Self {
         Self {
             state: State::Done,
@@ -84,13 +83,10 @@ impl Default for RespDecoder {
             max_line: DEFAULT_MAX_LINE,
             open: Vec::new(),
             status: 0,
-            received: false,
-            stray: Stray::default(),
             error: None,
             keep: false,
             value: Vec::new(),
             ends: Vec::new(),
-            unread: 0,
         }
     }
 }
@@ -102,29 +98,31 @@ fn malformed(what: impl Into<String>) -> DecodeError {
 impl RespDecoder {
     /// A decoder whose header lines may be at most `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        Self { max_line, ..Self::default() }
+        LineDecoder::from(RespReplies { max_line, ..RespReplies::default() })
     }
 
     /// The last top-level error reply's text, if the reply was one.
     pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+        self.replies.error.as_deref()
     }
 
     /// Keep the data of the replies that follow (for [`value`](Self::value)), or not.
     pub fn keep_values(&mut self, keep: bool) {
-        self.keep = keep;
+        self.replies.keep = keep;
     }
 
     /// The data of the last reply when values are kept: its bulk strings and integers, in order, concatenated.
     pub fn value(&self) -> &[u8] {
-        &self.value
+        &self.replies.value
     }
 
     /// Where each kept bulk string or integer ends in [`value`](Self::value).
     pub fn ends(&self) -> &[usize] {
-        &self.ends
+        &self.replies.ends
     }
+}
 
+impl RespReplies {
     /// One element ended: close the arrays it completes; the reply is done when none is open. A kept leaf
     /// (`leaf`: not an empty or nil array) marks where its data ends.
     fn element_done(&mut self) {
@@ -216,24 +214,18 @@ impl RespDecoder {
     }
 }
 
-impl ResponseDecoder for RespDecoder {
-    fn start(&mut self, _expects_no_body: bool) {
+impl Replies for RespReplies {
+    fn begin(&mut self) {
         self.state = State::Type;
         self.line.clear();
         self.open.clear();
         self.status = 0;
-        self.received = false;
-        self.stray.clear();
         self.error = None;
         self.value.clear();
         self.ends.clear();
-        self.unread = 0;
     }
 
-    fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
-        if !data.is_empty() {
-            self.received = true;
-        }
+    fn parse(&mut self, data: &mut &[u8]) -> Result<Option<Answer>, DecodeError> {
         while !data.is_empty() {
             match self.state {
                 State::Done => break,
@@ -243,16 +235,16 @@ impl ResponseDecoder for RespDecoder {
                         return Err(malformed(format!("not a RESP reply: {}", quote(data))));
                     }
                     self.state = State::Line(t);
-                    data = &data[1..];
+                    *data = &data[1..];
                 }
                 State::Line(t) => {
-                    if read_line(&mut self.line, &mut data, self.max_line, "a RESP line")? {
+                    if read_line(&mut self.line, data, self.max_line, "a RESP line")? {
                         self.line_done(t)?;
                     }
                 }
                 State::Bulk(left) => {
                     let keep = self.keep.then_some(&mut self.value);
-                    let rest = take_block(&mut data, left, "a bulk string", keep)?;
+                    let rest = take_block(data, left, "a bulk string", keep)?;
                     if rest == 0 {
                         self.element_done();
                     } else {
@@ -264,46 +256,17 @@ impl ResponseDecoder for RespDecoder {
         if self.state != State::Done {
             return Ok(None);
         }
-        if !data.is_empty() {
-            self.stray.set(data);
-        }
-        self.unread = data.len();
         Ok(Some(Answer { status: self.status, keep_alive: true }))
-    }
-
-    fn stray(&self) -> Option<&str> {
-        self.stray.get()
-    }
-
-    fn unread(&self) -> usize {
-        self.unread
-    }
-
-    fn eof(&mut self) -> Result<Answer, DecodeError> {
-        Err(closed(self.received))
-    }
-
-    fn nothing_received(&self) -> bool {
-        !self.received
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{ResponseDecoder, decode_every_split};
 
-    /// Feeds `wire` whole, then split at every point, then byte by byte: the same answer each time.
     fn decode(wire: &[u8]) -> Result<Answer, DecodeError> {
-        let mut d = RespDecoder::default();
-        d.start(false);
-        let whole = d.feed(wire)?.ok_or_else(|| malformed("incomplete"))?;
-        for cut in 1..wire.len() {
-            let mut d = RespDecoder::default();
-            d.start(false);
-            assert_eq!(d.feed(&wire[..cut]).unwrap(), None, "complete early at {cut}");
-            assert_eq!(d.feed(&wire[cut..]).unwrap(), Some(whole), "split at {cut}");
-        }
-        Ok(whole)
+        decode_every_split::<RespDecoder>(wire, false)
     }
 
     #[test]

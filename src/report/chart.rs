@@ -263,10 +263,9 @@ mod tests {
 
     #[test]
     fn percentile_labels_read_as_percentiles() {
-        assert_eq!(percent_label(1.0), "0%");
-        assert_eq!(percent_label(10.0), "90%");
-        assert_eq!(percent_label(100.0), "99%");
-        assert_eq!(percent_label(10000.0), "99.99%");
+        for (input, want) in [(1.0, "0%"), (10.0, "90%"), (100.0, "99%"), (10000.0, "99.99%")] {
+            assert_eq!(percent_label(input), want, "percent_label({input:?})");
+        }
         assert_eq!(short_number(0.30000000000000004), "0.3");
         assert_eq!(short_number(1500.0), "1500");
     }

@@ -155,35 +155,19 @@ impl OrderClient {
         self.done += 1;
         let key = key_of(&o.key_prefix, n);
         let resp = o.protocol == Protocol::Resp;
+        // A store of the key as its own value: the Redis command as given, or the memcached verb.
+        let store = |redis: &[&[u8]], verb: &str| {
+            if resp { resp::encode(redis) } else { memcache::encode_store(verb, &key, &key, None) }
+        };
         let (bytes, idempotent, expect) = match o.phase {
-            Phase::Set => (
-                if resp {
-                    resp::encode(&[b"SET", &key, &key])
-                } else {
-                    memcache::encode_store("set", &key, &key, None)
-                },
-                true,
-                Expect::Any { tolerated: &[] },
-            ),
+            Phase::Set => (store(&[b"SET", &key, &key], "set"), true, Expect::Any { tolerated: &[] }),
             // The keys exist (without --rnd): add is refused, as Kyoto expects.
-            Phase::Add => (
-                if resp {
-                    resp::encode(&[b"SET", &key, &key, b"NX"])
-                } else {
-                    memcache::encode_store("add", &key, &key, None)
-                },
-                false,
-                Expect::Any { tolerated: &[MISS, NOT_STORED] },
-            ),
-            Phase::Append => (
-                if resp {
-                    resp::encode(&[b"APPEND", &key, &key])
-                } else {
-                    memcache::encode_store("append", &key, &key, None)
-                },
-                false,
-                Expect::Any { tolerated: &[NOT_STORED] },
-            ),
+            Phase::Add => {
+                (store(&[b"SET", &key, &key, b"NX"], "add"), false, Expect::Any { tolerated: &[MISS, NOT_STORED] })
+            }
+            Phase::Append => {
+                (store(&[b"APPEND", &key, &key], "append"), false, Expect::Any { tolerated: &[NOT_STORED] })
+            }
             Phase::Get => (
                 if resp { resp::encode(&[b"GET", &key]) } else { memcache::encode_get(&key) },
                 true,

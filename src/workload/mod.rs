@@ -84,6 +84,10 @@ pub const ERROR: u16 = 500;
 /// Compares an answer with what was expected; `what` describes the op for a message.
 pub fn judge(expect: &Expect, answer: Answer, value: &[u8], what: impl FnOnce() -> String) -> Verdict {
     let trim = |v: &[u8]| v.len() - v.iter().rev().take_while(|&&b| b == b' ').count();
+    // The op, what it answered, and what was expected instead; the op's words are made only for a wrong answer.
+    let wrong = |expected: String| {
+        Verdict::Wrong(format!("{}: answered {} {}, {expected}", what(), status_name(answer.status), shown(value)))
+    };
     match expect {
         Expect::Any { tolerated } => {
             if tolerated.contains(&answer.status) {
@@ -105,11 +109,8 @@ pub fn judge(expect: &Expect, answer: Answer, value: &[u8], what: impl FnOnce() 
                     Verdict::Pass
                 }
             } else {
-                Verdict::Wrong(format!(
-                    "{}: answered {} {}, the model expects {} {}",
-                    what(),
-                    status_name(answer.status),
-                    shown(value),
+                wrong(format!(
+                    "the model expects {} {}",
                     status_name(*status),
                     want.as_deref().map(shown).unwrap_or_default()
                 ))
@@ -121,13 +122,7 @@ pub fn judge(expect: &Expect, answer: Answer, value: &[u8], what: impl FnOnce() 
             } else if answer.status == VALUE && value.starts_with(prefix) {
                 Verdict::Pass
             } else {
-                Verdict::Wrong(format!(
-                    "{}: answered {} {}, expected a value starting with {}",
-                    what(),
-                    status_name(answer.status),
-                    shown(value),
-                    shown(prefix)
-                ))
+                wrong(format!("expected a value starting with {}", shown(prefix)))
             }
         }
     }

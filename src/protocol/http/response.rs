@@ -391,25 +391,8 @@ impl ResponseDecoder for HttpDecoder {
 mod tests {
     use super::*;
 
-    /// Feeds `wire` split at every possible point into two reads, and byte by byte, expecting the same answer.
     fn decode_all_splits(wire: &[u8], head: bool) -> Answer {
-        let mut d = HttpDecoder::default();
-        d.start(head);
-        let whole = d.feed(wire).unwrap().expect("complete in one read");
-        for split in 1..wire.len() {
-            let mut d = HttpDecoder::default();
-            d.start(head);
-            assert_eq!(d.feed(&wire[..split]).unwrap(), None, "split at {split}");
-            assert_eq!(d.feed(&wire[split..]).unwrap(), Some(whole), "split at {split}");
-        }
-        let mut d = HttpDecoder::default();
-        d.start(head);
-        let mut last = None;
-        for b in wire {
-            last = d.feed(std::slice::from_ref(b)).unwrap();
-        }
-        assert_eq!(last, Some(whole));
-        whole
+        crate::protocol::decode_every_split::<HttpDecoder>(wire, head).unwrap()
     }
 
     #[test]
