@@ -246,3 +246,23 @@ fn an_error_during_the_load_stops_the_run_and_keeps_what_was_measured() {
     assert!(warned, "{}", doc["warnings"]);
     assert_eq!(take(&s, 298).len(), 298);
 }
+
+#[test]
+fn a_sweep_keeps_each_threads_state_from_step_to_step_and_calls_done_after_each() {
+    let s = LoggedNginx::start();
+    let out = common::quick_sweep(&s.url("/"), &["-t", "1", "-s", &fixture("counter.lua")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = common::quick_sweep(&s.url("/r"), &["-t", "1", "-s", &fixture("report.lua")]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert_eq!(report.stdout.matches("------------------------------\n").count(), 2, "{}", report.stdout);
+    // counter.lua's one state went on counting in the second step: no path was sent twice.
+    let paths: Vec<String> = s
+        .lines()
+        .iter()
+        .filter(|l| !l.starts_with("GET /r "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+        .collect();
+    let unique: std::collections::HashSet<&String> = paths.iter().collect();
+    assert!(paths.len() > 2, "{paths:?}");
+    assert_eq!(unique.len(), paths.len());
+}
