@@ -355,6 +355,31 @@ pub struct SlowRequest {
     pub error: Option<String>,
     /// Microseconds from its intended send time.
     pub latency_us: u64,
+    /// A key-value request's command as sent (`GET`, `HGETALL`, memcached's `get`) and its key (`hakaru:000123`);
+    /// absent for HTTP (the request names it) and the key for a command without one (and for `AUTH`). Left out
+    /// rather than null, so HTTP documents stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl SlowRequest {
+    /// How the text names it: the request (`GET /path`), or a key-value op with its key (`GET hakaru:000123`),
+    /// and the command sent when the op's name is another (`READ: HGETALL user6284`).
+    pub fn shown(&self) -> String {
+        let Some(command) = &self.command else {
+            return self.request.clone();
+        };
+        // A template's name (`SET __key__ __data__`) starts with its command: its first word is enough.
+        let name = self.request.split(' ').next().unwrap_or_default();
+        let head =
+            if name.eq_ignore_ascii_case(command) { name.to_string() } else { format!("{}: {command}", self.request) };
+        match &self.key {
+            Some(key) => format!("{head} {key}"),
+            None => head,
+        }
+    }
 }
 
 /// hakaru's own CPU use during a step: above 90 % of its cores it may be the bottleneck itself.
@@ -654,6 +679,8 @@ impl StepResult {
                 status: s.status,
                 error: s.error.map(|k| k.key().to_string()),
                 latency_us: s.latency_us,
+                command: s.key.as_ref().map(|k| k.command.clone()),
+                key: s.key.as_ref().and_then(|k| k.key.clone()),
             })
             .collect();
     }
@@ -806,6 +833,27 @@ mod tests {
             delta: Some(delta),
             error: None,
         }
+    }
+
+    #[test]
+    fn a_slow_key_value_op_is_shown_with_its_key_and_the_command_when_its_name_is_another() {
+        let slow = |request: &str, command: Option<&str>, key: Option<&str>| {
+            SlowRequest {
+                request: request.into(),
+                status: 200,
+                error: None,
+                latency_us: 1,
+                command: command.map(String::from),
+                key: key.map(String::from),
+            }
+            .shown()
+        };
+        assert_eq!(slow("GET /path", None, None), "GET /path");
+        assert_eq!(slow("GET", Some("get"), Some("hakaru:000123")), "GET hakaru:000123");
+        assert_eq!(slow("SET __key__ __data__", Some("SET"), Some("k")), "SET k");
+        assert_eq!(slow("READ", Some("HGETALL"), Some("user42")), "READ: HGETALL user42");
+        assert_eq!(slow("PING", Some("PING"), None), "PING");
+        assert_eq!(slow("AUTH __key__", Some("AUTH"), None), "AUTH");
     }
 
     #[test]

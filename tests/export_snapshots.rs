@@ -201,10 +201,18 @@ fn document() -> ResultDocument {
             expected: None,
         },
     ];
+    let slow = |request: &str, status: u16, error: Option<&str>, latency_us: u64| SlowRequest {
+        request: request.into(),
+        status,
+        error: error.map(String::from),
+        latency_us,
+        command: None,
+        key: None,
+    };
     second.slowest = vec![
-        SlowRequest { request: "GET /slow".into(), status: 0, error: Some("timeout".into()), latency_us: 5_000_000 },
-        SlowRequest { request: "GET /slow".into(), status: 200, error: None, latency_us: 120_063 },
-        SlowRequest { request: "GET /fast".into(), status: 503, error: None, latency_us: 3_100 },
+        slow("GET /slow", 0, Some("timeout"), 5_000_000),
+        slow("GET /slow", 200, None, 120_063),
+        slow("GET /fast", 503, None, 3_100),
     ];
     let mut warnings = first.labelled_warnings(true);
     warnings.extend(second.labelled_warnings(true));
@@ -258,6 +266,20 @@ fn kv_document() -> ResultDocument {
         s.protocol = "redis".into();
         s
     };
+    // The run phase's slowest: each op with the command it sent and its key.
+    let slow = |request: &str, command: &str, key: &str, latency_us: u64| SlowRequest {
+        request: request.into(),
+        status: 200,
+        error: None,
+        latency_us,
+        command: Some(command.into()),
+        key: Some(key.into()),
+    };
+    let mut run = kv("run", 2000, 400);
+    run.slowest = vec![
+        slow("READ", "HGETALL", "user6284781860667377211", 419),
+        slow("UPDATE", "HSET", "user1473284273796715866", 418),
+    ];
     let mut settings = settings();
     settings.command = "kv".into();
     settings.method = "ycsb-a".into();
@@ -269,7 +291,7 @@ fn kv_document() -> ResultDocument {
         provenance: provenance(),
         settings,
         interrupted: false,
-        steps: vec![kv("load", 1000, 50), kv("run", 2000, 400)],
+        steps: vec![kv("load", 1000, 50), run],
         warnings: Vec::new(),
         analysis: None,
         runs: None,
@@ -463,6 +485,10 @@ step run
                (200 a value or done, 204 a miss, 409 not stored, 500 an error reply, 0 timeout)
   errors       none
   connections  2 of 2 open at once, 2 opened, 0 reconnects
+
+  slowest
+         419us  200                  READ: HGETALL user6284781860667377211
+         418us  200                  UPDATE: HSET user1473284273796715866
 ";
     assert_text_eq(&Text.render(&kv_document()), expected);
 }
@@ -500,9 +526,14 @@ fn the_fixed_documents_conform_to_the_schema_and_survive_the_json_exporter() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
     let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    for doc in [document(), document_without_answers()] {
+    for doc in [document(), document_without_answers(), kv_document()] {
         let json = hakaru::export::json::Json.render(&doc);
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // A key-value op's command and key are there; an HTTP request has neither, not even as null.
+        for slow in value["steps"].as_array().unwrap().iter().flat_map(|s| s["slowest"].as_array().unwrap()) {
+            let kv = doc.settings.command == "kv";
+            assert_eq!(slow.get("command").is_some() && slow.get("key").is_some(), kv, "{slow}");
+        }
         let errors: Vec<String> =
             validator.iter_errors(&value).map(|e| format!("at '{}': {e}", e.instance_path())).collect();
         assert!(errors.is_empty(), "{}", errors.join("\n"));

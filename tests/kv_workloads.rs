@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Server, ask, hakaru, hakaru_with, memcached, redis};
+use common::{Server, ask, hakaru, kv_json, memcached, redis};
 use serde_json::Value;
 
 fn servers() -> Vec<(Server, String)> {
@@ -16,17 +16,6 @@ fn servers() -> Vec<(Server, String)> {
     let ru = format!("redis://127.0.0.1:{}", r.port);
     let mu = format!("memcache://127.0.0.1:{}", m.port);
     vec![(r, ru), (m, mu)]
-}
-
-/// Runs `hakaru kv` with a JSON output and returns (exit code, stdout, document).
-fn kv_json(args: &[&str]) -> (i32, String, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("kv.json");
-    let mut all = vec!["kv", "-q", "--json", json.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = hakaru_with(&all, Duration::from_secs(120), |_| {});
-    let doc = std::fs::read_to_string(&json).map(|t| serde_json::from_str(&t).unwrap()).unwrap_or(Value::Null);
-    (out.code, format!("{}{}", out.stdout, out.stderr), doc)
 }
 
 /// Keys in a Redis server's database 0, or items on a memcached.

@@ -160,6 +160,8 @@ fn figures_are_given_per_group_and_per_request_with_the_slowest_requests() {
     let slowest = out.step()["slowest"].as_array().unwrap();
     assert_eq!(slowest.len(), 10);
     assert!(slowest.iter().all(|s| s["request"] == "GET /?delay=20ms"), "{slowest:?}");
+    // An HTTP request has no command or key of a key-value op, not even as null.
+    assert!(slowest.iter().all(|s| s.get("command").is_none() && s.get("key").is_none()), "{slowest:?}");
     assert!(out.stdout.contains("group / request") && out.stdout.contains("slowest"), "{}", out.stdout);
 }
 

@@ -202,6 +202,7 @@ impl ThreadCtx {
     /// from there (it may have failed before sending), so failures are in the late counts too.
     /// `verdict`: how a workload judged the answer; a wrong answer counts as a failure of kind `wrong_value`, an
     /// expected one (a miss, a refused add) as a success counted apart.
+    /// Returns where the request entered the step's slowest list, if it did: see [`name_slow`](Self::name_slow).
     fn record(
         &self,
         spec: usize,
@@ -210,7 +211,7 @@ impl ThreadCtx {
         ready: Instant,
         end: Instant,
         verdict: Verdict,
-    ) {
+    ) -> Option<usize> {
         let result = match (result, verdict) {
             (Ok(_), Verdict::Wrong(why)) => Err((Failure::new(ErrorKind::WrongValue, why), false)),
             (Ok(a), v) => Ok((a, v == Verdict::Expected)),
@@ -225,17 +226,25 @@ impl ThreadCtx {
                 m.record_lag(sent.saturating_duration_since(intended));
                 let ok = expected || self.shared.plan.ok_status.contains(answer.status);
                 m.record_response(answer.status, ok, intended, sent, end);
-                m.record_detail(spec, group, ok, latency_us, answer.status, None);
                 if expected {
                     m.record_expected(spec, group);
                 }
+                m.record_detail(spec, group, ok, latency_us, answer.status, None)
             }
             Err((f, _)) => {
                 m.record_lag(ready.saturating_duration_since(intended));
                 let kind = f.kind;
                 m.record_failure(kind, || f.message, intended, end);
-                m.record_detail(spec, group, false, latency_us, 0, Some(kind));
+                m.record_detail(spec, group, false, latency_us, 0, Some(kind))
             }
+        }
+    }
+
+    /// Names the key-value op that entered the slowest list at `at` (what [`record`](Self::record) returned) by its
+    /// command and key, read from its bytes: only then, so the ops that do not enter pay nothing.
+    fn name_slow(&self, at: usize, request: &[u8]) {
+        if let Some(slow) = self.metrics.borrow_mut().slowest.get_mut(at) {
+            slow.key = self.shared.plan.protocol.command_and_key(request);
         }
     }
 

@@ -364,7 +364,7 @@ fn render_breakdown(out: &mut String, step: &StepResult) {
                 Some(kind) => kind.clone(),
                 None => s.status.to_string(),
             };
-            let _ = writeln!(out, "  {:>12}  {how:<20} {}", format_micros(s.latency_us as f64), s.request);
+            let _ = writeln!(out, "  {:>12}  {how:<20} {}", format_micros(s.latency_us as f64), s.shown());
         }
     }
 }

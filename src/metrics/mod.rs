@@ -303,6 +303,9 @@ pub struct Slow {
     pub status: u16,
     /// The error's kind, when it ended with one.
     pub error: Option<ErrorKind>,
+    /// A key-value request's command and key (`GET`, `hakaru:000123`): what an op was is in its bytes alone, so the
+    /// engine reads them when it enters this list; none for HTTP, whose `spec` names it.
+    pub key: Option<crate::protocol::CommandKey>,
 }
 
 /// How many of the slowest requests a step keeps.
@@ -438,7 +441,8 @@ impl StepMetrics {
     }
 
     /// Adds one ended request to the breakdowns and the slowest list: `spec` is its index in the plan, `group`
-    /// its pattern group; `status` 0 with `error` for a request without an answer.
+    /// its pattern group; `status` 0 with `error` for a request without an answer. Returns where it entered the
+    /// slowest list, if it did, so the caller names a key-value op there ([`Slow::key`]) and no other pays for it.
     pub fn record_detail(
         &mut self,
         spec: usize,
@@ -447,7 +451,7 @@ impl StepMetrics {
         latency_us: u64,
         status: u16,
         error: Option<ErrorKind>,
-    ) {
+    ) -> Option<usize> {
         if let Some(b) = self.by_request.get_mut(spec) {
             b.record(ok, latency_us, status);
         }
@@ -456,11 +460,13 @@ impl StepMetrics {
         }
         // Most requests are not among the slowest: one comparison with the tenth decides.
         if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|s| latency_us > s.latency_us) {
-            let slow = Slow { latency_us, spec, status, error };
+            let slow = Slow { latency_us, spec, status, error, key: None };
             let at = self.slowest.partition_point(|s| s.latency_us >= latency_us);
             self.slowest.insert(at, slow);
             self.slowest.truncate(SLOWEST);
+            return Some(at);
         }
+        None
     }
 
     /// Counts a success the workload expected from its random state, in its breakdown rows.
@@ -570,6 +576,22 @@ mod tests {
             assert_eq!(k.index(), i, "{k:?}");
             assert_eq!(ErrorKind::from_key(k.key()), Some(k));
         }
+    }
+
+    #[test]
+    fn a_request_says_where_it_entered_the_slowest_list_and_only_then() {
+        let mut m = StepMetrics::new();
+        // Latencies 100, 99, ... 1: the first ten enter, each at the end; none after them does.
+        let entered: Vec<_> = (1..=100).rev().map(|us| m.record_detail(0, 0, true, us, 200, None)).collect();
+        assert_eq!(entered[..10], (0..10).map(Some).collect::<Vec<_>>());
+        assert!(entered[10..].iter().all(Option::is_none));
+        // A slower one enters first, and the tenth leaves.
+        assert_eq!(m.record_detail(0, 0, false, 500, 0, Some(ErrorKind::Timeout)), Some(0));
+        assert_eq!((m.slowest[0].latency_us, m.slowest[0].error), (500, Some(ErrorKind::Timeout)));
+        assert_eq!(m.slowest.len(), SLOWEST);
+        assert_eq!(m.slowest.last().map(|s| s.latency_us), Some(92));
+        // A tie goes after those already there.
+        assert_eq!(m.record_detail(0, 0, true, 95, 200, None), Some(7));
     }
 
     #[test]

@@ -166,6 +166,15 @@ pub(crate) fn quote(data: &[u8]) -> String {
     String::from_utf8_lossy(&data[..data.len().min(40)]).escape_debug().collect()
 }
 
+/// A word of a request (a command, a key), printable: at most `max` bytes of it, then `...` when it was longer.
+pub(crate) fn printable(word: &[u8], max: usize) -> String {
+    let mut shown: String = String::from_utf8_lossy(&word[..word.len().min(max)]).escape_debug().collect();
+    if word.len() > max {
+        shown.push_str("...");
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

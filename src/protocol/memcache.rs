@@ -63,6 +63,18 @@ pub fn encode_line(words: &[&[u8]]) -> Vec<u8> {
     out
 }
 
+/// The command and key of a command line: its first argument (`get k`, `set k 0 0 5`, `incr k 1`), or the second
+/// of `gat`/`gats` (`gat <exptime> <key>`). None when the bytes hold no line.
+pub fn command_and_key(request: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let line = &request[..request.windows(2).position(|w| w == b"\r\n")?];
+    let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty());
+    let command = words.next()?;
+    if command == b"gat" || command == b"gats" {
+        words.next();
+    }
+    Some((command, words.next()))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
     /// Reading a reply line up to CR LF.

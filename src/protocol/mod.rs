@@ -41,6 +41,58 @@ impl Protocol {
     }
 }
 
+/// The longest key the slowest list shows; a longer one is cut, with `...`.
+const SHOWN_KEY: usize = 100;
+
+/// A key-value request's command and key, as the slowest list names it (`GET`, `hakaru:000123`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandKey {
+    /// The command as sent (`GET`, `HGETALL`, memcached's `get`).
+    pub command: String,
+    /// Its key (most commands' first argument), printable and at most [`SHOWN_KEY`] bytes; none for a command
+    /// without one (`PING`, `SCAN`'s cursor) and for `AUTH`, whose argument is a password.
+    pub key: Option<String>,
+}
+
+impl Protocol {
+    /// The command and key of one encoded key-value request (the bytes of one op); None for HTTP, whose requests
+    /// the plan names already. Read only when a request enters the slowest list, so the hot path never parses.
+    pub fn command_and_key(self, request: &[u8]) -> Option<CommandKey> {
+        let (command, key) = match self {
+            Protocol::Http => return None,
+            Protocol::Resp => resp::command_and_key(request)?,
+            Protocol::Memcache => memcache::command_and_key(request)?,
+        };
+        let keyed = !NO_KEY.iter().any(|c| command.eq_ignore_ascii_case(c.as_bytes()));
+        Some(CommandKey {
+            command: framing::printable(command, SHOWN_KEY),
+            key: key.filter(|_| keyed).map(|k| crate::secrets::scrub_text(&framing::printable(k, SHOWN_KEY))),
+        })
+    }
+}
+
+/// Commands whose first argument is no key: a password (`AUTH`, `HELLO 3 AUTH ...`: never shown), a cursor, a
+/// pattern, a subcommand, a number.
+const NO_KEY: [&str; 17] = [
+    "auth",
+    "hello",
+    "ping",
+    "echo",
+    "select",
+    "scan",
+    "keys",
+    "info",
+    "config",
+    "client",
+    "script",
+    "function",
+    "flushdb",
+    "flushall",
+    "flush_all",
+    "stats",
+    "verbosity",
+];
+
 /// The decoder of one of the protocols: an enum rather than a trait object, so the engine's hot path makes a
 /// direct call.
 #[derive(Debug)]
@@ -289,5 +341,69 @@ pub trait ResponseDecoder {
     /// with pipelined requests they start the next answer.
     fn unread(&self) -> usize {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command and key as the slowest list shows them.
+    fn named(protocol: Protocol, request: &[u8]) -> Option<(String, Option<String>)> {
+        protocol.command_and_key(request).map(|c| (c.command, c.key))
+    }
+
+    fn some(command: &str, key: Option<&str>) -> Option<(String, Option<String>)> {
+        Some((command.into(), key.map(String::from)))
+    }
+
+    #[test]
+    fn a_redis_command_is_named_by_its_command_and_first_argument() {
+        let set = resp::encode(&[b"SET", b"hakaru:000123", b"a value never shown"]);
+        assert_eq!(named(Protocol::Resp, &set), some("SET", Some("hakaru:000123")));
+        assert_eq!(named(Protocol::Resp, &resp::encode(&[b"GET", b"k"])), some("GET", Some("k")));
+        assert_eq!(named(Protocol::Resp, &resp::encode(&[b"PING"])), some("PING", None));
+        // A cursor is no key.
+        assert_eq!(named(Protocol::Resp, &resp::encode(&[b"SCAN", b"0", b"MATCH", b"p*"])), some("SCAN", None));
+        // A script's key is its first key, not the script.
+        let eval = resp::encode(&[b"EVAL", b"return redis.call('GET', KEYS[1])", b"1", b"user42", b"x"]);
+        assert_eq!(named(Protocol::Resp, &eval), some("EVAL", Some("user42")));
+        let keyless = resp::encode(&[b"EVALSHA", b"0123abcd", b"0", b"arg"]);
+        assert_eq!(named(Protocol::Resp, &keyless), some("EVALSHA", None));
+        // Only the bytes of one command are read: a pipelined batch's next command does not matter.
+        let two = [resp::encode(&[b"GET", b"a"]), resp::encode(&[b"SET", b"b", b"v"])].concat();
+        assert_eq!(named(Protocol::Resp, &two), some("GET", Some("a")));
+        // Bytes that are no command give nothing rather than a wrong name.
+        assert_eq!(named(Protocol::Resp, b"GET k\r\n"), None);
+        assert_eq!(named(Protocol::Resp, b"*2\r\n$3\r\nGET\r\n$9\r\nshort\r\n"), None);
+    }
+
+    #[test]
+    fn a_memcached_command_is_named_by_its_first_two_words_never_its_data() {
+        let set = memcache::encode_set(b"hakaru:7", b"data data");
+        assert_eq!(named(Protocol::Memcache, &set), some("set", Some("hakaru:7")));
+        assert_eq!(named(Protocol::Memcache, &memcache::encode_get(b"k")), some("get", Some("k")));
+        assert_eq!(named(Protocol::Memcache, b"version\r\n"), some("version", None));
+        assert_eq!(named(Protocol::Memcache, b"flush_all 10\r\n"), some("flush_all", None));
+        // gat's first argument is the expiry time, its key the second.
+        assert_eq!(named(Protocol::Memcache, b"gat 60 k1 k2\r\n"), some("gat", Some("k1")));
+        assert_eq!(named(Protocol::Memcache, b"no line end"), None);
+    }
+
+    #[test]
+    fn an_auth_password_is_never_shown_and_a_key_is_printable_and_bounded() {
+        let auth = resp::encode(&[b"AUTH", b"hunter2"]);
+        assert_eq!(named(Protocol::Resp, &auth), some("AUTH", None));
+        let auth = resp::encode(&[b"auth", b"user", b"hunter2"]);
+        assert_eq!(named(Protocol::Resp, &auth), some("auth", None));
+        let long = vec![b'k'; 300];
+        let shown = named(Protocol::Resp, &resp::encode(&[b"GET", &long])).unwrap().1.unwrap();
+        assert_eq!(shown, format!("{}...", "k".repeat(SHOWN_KEY)));
+        let binary = named(Protocol::Resp, &resp::encode(&[b"GET", b"a\nb\xff"])).unwrap().1.unwrap();
+        assert_eq!(binary, "a\\nb\u{fffd}");
+        // A key that looks like a URL with a password is scrubbed as any text hakaru prints.
+        let url = named(Protocol::Resp, &resp::encode(&[b"GET", b"redis://u:pw@h/"])).unwrap().1.unwrap();
+        assert!(!url.contains("pw"), "{url}");
+        assert_eq!(named(Protocol::Http, b"GET / HTTP/1.1\r\n\r\n"), None);
     }
 }

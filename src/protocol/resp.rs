@@ -32,6 +32,46 @@ pub fn encode(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
+/// The command and key of an encoded command (`*3\r\n$3\r\nSET\r\n$1\r\nk\r\n...`): its first argument, or a
+/// script's first key (`EVAL script 1 key ...`: the script is no key). None when the bytes are no command
+/// [`encode`] writes.
+pub fn command_and_key(request: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let mut rest = request.strip_prefix(b"*")?;
+    let count = number(&mut rest)?;
+    let mut bulk = || -> Option<&[u8]> {
+        rest = rest.strip_prefix(b"$")?;
+        let len = number(&mut rest)?;
+        let (arg, after) = rest.split_at_checked(len)?;
+        rest = after.strip_prefix(b"\r\n")?;
+        Some(arg)
+    };
+    let command = bulk()?;
+    let scripted = [&b"eval"[..], b"evalsha", b"eval_ro", b"evalsha_ro", b"fcall", b"fcall_ro"]
+        .iter()
+        .any(|c| command.eq_ignore_ascii_case(c));
+    let key = match count {
+        0 | 1 => None,
+        _ if scripted => {
+            let _script = bulk()?;
+            let keys = bulk().and_then(|n| std::str::from_utf8(n).ok()?.parse::<u64>().ok());
+            match keys {
+                Some(1..) if count > 3 => Some(bulk()?),
+                _ => None,
+            }
+        }
+        _ => Some(bulk()?),
+    };
+    Some((command, key))
+}
+
+/// The decimal number at the start of `rest` up to its CR LF, which it passes.
+fn number(rest: &mut &[u8]) -> Option<usize> {
+    let end = rest.iter().position(|&b| b == b'\r')?;
+    let n = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
+    *rest = rest[end..].strip_prefix(b"\r\n")?;
+    Some(n)
+}
+
 /// Appends `*<n>\r\n` or `$<n>\r\n`, the number by `itoa`: a workload encodes a command per request, and
 /// `format!` allocated a string for each header (measured: about a fifth of a pipelined run's time).
 pub fn header(out: &mut Vec<u8>, kind: u8, n: usize) {

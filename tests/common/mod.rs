@@ -296,6 +296,18 @@ pub fn schema_errors_in(name: &str, doc: &serde_json::Value) -> Vec<String> {
     validator.iter_errors(doc).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
 }
 
+/// Runs `hakaru kv -q` with a JSON output and returns (exit code, stdout and stderr, document; null when none).
+pub fn kv_json(args: &[&str]) -> (i32, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let mut all = vec!["kv", "-q", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = hakaru_with(&all, Duration::from_secs(120), |_| {});
+    let doc =
+        std::fs::read_to_string(&json).map(|t| serde_json::from_str(&t).unwrap()).unwrap_or(serde_json::Value::Null);
+    (out.code, format!("{}{}", out.stdout, out.stderr), doc)
+}
+
 /// A short client sweep (1 and 2 clients, 300 ms a step, no pause) of `url`, with `extra` flags.
 pub fn quick_sweep(url: &str, extra: &[&str]) -> Output {
     let mut args = vec!["sweep", "-q", "--clients", "1,2", "-d", "300ms", "--interval", "0s"];
