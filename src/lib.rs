@@ -19,6 +19,7 @@ pub mod gates;
 pub mod history;
 pub mod inputs;
 pub mod k8s;
+pub mod live;
 pub mod load;
 pub mod merge;
 pub mod metrics;

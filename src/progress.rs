@@ -39,6 +39,14 @@ impl Progress {
         }
     }
 
+    /// A line above the progress line (or on stderr when there is none).
+    pub fn println(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
     pub fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();

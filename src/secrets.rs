@@ -158,6 +158,15 @@ fn redact_query(text: &str) -> String {
     out
 }
 
+/// A key-value command's words with a password hidden: `AUTH pw` -> `AUTH <redacted>`, `HELLO 3 AUTH u pw` ->
+/// `HELLO 3 AUTH <redacted>`; the words after `AUTH` are the user and password, in any case. None when the command
+/// holds no password.
+pub fn redact_command(words: &[String]) -> Option<String> {
+    let auth = words.iter().position(|w| w.eq_ignore_ascii_case("auth"))?;
+    let hides = words.len() > auth + 1 && (auth == 0 || words[0].eq_ignore_ascii_case("hello"));
+    hides.then(|| format!("{} <redacted>", words[..=auth].join(" ")))
+}
+
 /// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`,
 /// `http://h/?token=abc` -> `http://h/?token=***`; anything else is returned as it is.
 pub fn redact_secret(arg: &str) -> String {
@@ -167,6 +176,11 @@ pub fn redact_secret(arg: &str) -> String {
         && is_secret_header(name)
     {
         return format!("{}: <redacted>", name.trim());
+    }
+    // A key-value command given whole (`--command "AUTH pw"`).
+    let words: Vec<String> = arg.split_whitespace().map(String::from).collect();
+    if let Some(hidden) = redact_command(&words) {
+        return hidden;
     }
     redact_userinfo(&redact_query(arg))
 }
@@ -302,6 +316,24 @@ pub fn redact_arg(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commands_password_is_hidden() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        for (input, want) in [
+            ("AUTH pw", Some("AUTH <redacted>")),
+            ("auth user pw", Some("auth <redacted>")),
+            ("HELLO 3 AUTH u pw", Some("HELLO 3 AUTH <redacted>")),
+            ("SET auth __data__", None),
+            ("GET __key__", None),
+        ] {
+            if let Some(hidden) = want {
+                assert_eq!(redact_secret(input), hidden, "redact_secret({input:?})");
+            }
+            let want = want.map(String::from);
+            assert_eq!(redact_command(&words(input)), want, "redact_command({input:?})");
+        }
+    }
 
     #[test]
     fn passwords_in_urls_are_hidden() {

@@ -4,6 +4,7 @@
 //! and gives the exit code. Every measuring command is args -> plan -> session -> exit code, so a new protocol or
 //! load model plugs in here once, not into five commands.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ use crate::error::UsageError;
 use crate::export::text::{Text, closing_lines};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
 use crate::gates::{self, Threshold};
+use crate::live::Live;
 use crate::metrics::ErrorKind;
 use crate::monitor::Watchers;
 use crate::plan::{Outputs, RunPlan};
@@ -84,6 +86,10 @@ pub struct Session<'a> {
     wrong: Option<String>,
     /// A capacity search's answer, kept in the analysis.
     capacity: Option<CapacityAnswer>,
+    /// The dashboard or progress line and the remote-write push, started with the first step.
+    shown: Option<Live>,
+    /// Lines said while the dashboard covers the terminal, printed when it is gone (true: a warning on stderr).
+    deferred: RefCell<Vec<(bool, String)>>,
 }
 
 impl<'a> Session<'a> {
@@ -98,7 +104,18 @@ impl<'a> Session<'a> {
     ) -> Session<'a> {
         let mut live = LiveDocument::new(settings, keepalive, exporters(outputs));
         live.doc.settings.labels = sink.labels();
-        Session { live, sink, thresholds, interrupt, runs: 1, each: true, wrong: None, capacity: None }
+        Session {
+            live,
+            sink,
+            thresholds,
+            interrupt,
+            runs: 1,
+            each: true,
+            wrong: None,
+            capacity: None,
+            shown: None,
+            deferred: RefCell::new(Vec::new()),
+        }
     }
 
     /// A document made elsewhere (the agents' merged one) in place of the new one, to be judged, written and kept
@@ -131,16 +148,35 @@ impl<'a> Session<'a> {
         self.live.expected_hit_rate = watchers.and_then(|w| w.expected_hit_rate);
     }
 
-    /// A warning about the whole run, on stderr now and in the document.
+    /// A warning about the whole run, on stderr now (after the dashboard when it covers the terminal) and in the
+    /// document.
     pub fn note(&mut self, text: &str) {
         let text = crate::secrets::scrub_text(text);
-        eprintln!("hakaru: warning: {text}");
+        self.warn_now(&text);
         self.live.notes.push(text);
     }
 
-    /// A line of the human text (see [`LiveDocument::say`]).
+    /// A warning on stderr, or on the dashboard and kept for after it.
+    fn warn_now(&self, text: &str) {
+        match &self.shown {
+            Some(live) if live.covers_terminal() => {
+                live.warn(text);
+                self.deferred.borrow_mut().push((true, text.to_string()));
+            }
+            _ => eprintln!("hakaru: warning: {text}"),
+        }
+    }
+
+    /// A line of the human text (see [`LiveDocument::say`]); while the dashboard covers the terminal, shown there
+    /// and printed when it is gone.
     pub fn say(&self, text: &str) {
-        self.live.say(text);
+        match &self.shown {
+            Some(live) if live.covers_terminal() => {
+                live.line(&crate::secrets::scrub_text(text));
+                self.deferred.borrow_mut().push((false, text.to_string()));
+            }
+            _ => self.live.say(text),
+        }
     }
 
     /// Whether a stop signal has come; the document is then marked cut short.
@@ -152,19 +188,37 @@ impl<'a> Session<'a> {
 
     /// The pause between steps (so the server drains), cut short by a stop signal; true when one came.
     pub fn pause(&mut self, d: Duration) -> bool {
+        if let Some(live) = &self.shown {
+            live.pausing();
+        }
         crate::stop::pause(d, self.interrupt);
         self.stopped()
     }
 
-    /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it.
+    /// Measures one step of `plan` (see [`measure_step`]); whether a stop signal ended it. The first step starts
+    /// the dashboard and the push its plan asks for; the step's own figures are shown and pushed when it ends.
     pub fn measure(
-        &self,
+        &mut self,
         plan: &RunPlan,
         label: &str,
         warmup: Option<Duration>,
         watchers: &Watchers,
     ) -> (StepResult, bool) {
-        measure_step(plan, label, warmup, watchers, self.interrupt)
+        if self.shown.is_none() {
+            let run_id = crate::live::new_run_id();
+            if plan.live.push.is_some() {
+                // So the pushed series and the document find each other.
+                self.live.doc.settings.labels.insert("run_id".into(), run_id.clone());
+            }
+            self.shown = Some(Live::start(plan, &self.live.doc.settings.labels, &run_id));
+        }
+        let live = self.shown.as_mut().expect("started above");
+        let (step, interrupted) = measure_step(plan, label, warmup, watchers, self.interrupt, live);
+        live.step_done(&step);
+        for w in live.take_warnings() {
+            self.warn_now(&w);
+        }
+        (step, interrupted)
     }
 
     /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.
@@ -199,6 +253,20 @@ impl<'a> Session<'a> {
     /// Ends the run: the gates judged on every step merged, the analysis of a sweep, the text, the files written a
     /// last time, the history; then the one exit code of every measuring command.
     pub fn end(mut self, ending: Ending) -> Result<ExitCode, UsageError> {
+        // The dashboard gives the terminal back first, then what was said under it, so the scrollback holds it all.
+        if let Some(live) = self.shown.take() {
+            let warnings = live.close();
+            for (warning, text) in self.deferred.take() {
+                if warning {
+                    eprintln!("hakaru: warning: {text}");
+                } else {
+                    self.live.say(&text);
+                }
+            }
+            for w in warnings {
+                self.note(&w);
+            }
+        }
         let doc = &mut self.live.doc;
         doc.thresholds = gates::judge(doc, &self.thresholds);
         if ending == Ending::Analysis {

@@ -9,10 +9,10 @@ use std::time::Duration;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, write_atomically};
+use crate::live::{Live, Phase};
 use crate::load::Until;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
-use crate::progress::Progress;
 use crate::provenance::Provenance;
 use crate::result::{GeneratorReport, ResultDocument, SCHEMA, Settings, StepLoad, StepResult, WarmupSummary};
 
@@ -39,13 +39,14 @@ pub fn hit_rate_warning(step: &StepResult, expected: f64) -> Option<String> {
 }
 
 /// Runs one step of `plan`: its warm-up (figures kept apart), probes before, the step under the monitors,
-/// probes after. Returns the step and whether a stop signal ended it.
+/// probes after, each window shown and pushed by `live`. Returns the step and whether a stop signal ended it.
 pub fn measure_step(
     plan: &RunPlan,
     label: &str,
     warmup: Option<Duration>,
     watchers: &Watchers,
     interrupt: &AtomicBool,
+    live: &mut Live,
 ) -> (StepResult, bool) {
     // Scale-out: wait for the common instant before anything (warm-up, probes, the monitor) begins, but for a
     // moment to set them up in: the load threads wait for the instant itself.
@@ -64,9 +65,9 @@ pub fn measure_step(
     let warmup = warmup.map(|d| {
         let mut warm = plan.clone();
         warm.stop = Until::Duration(d);
-        let mut progress = Progress::new(plan.quiet);
-        let out = engine::run_step(&warm, interrupt, |w| progress.window(w));
-        progress.finish();
+        live.begin(&warm, label, Phase::Warmup);
+        let out = engine::run_step(&warm, interrupt, |s, w| live.window(s, w, watchers.monitor.as_ref()));
+        live.end_phase();
         WarmupSummary {
             duration_s: out.elapsed.as_secs_f64(),
             requests: out.metrics.requests,
@@ -80,13 +81,13 @@ pub fn measure_step(
     if let Some(m) = &watchers.monitor {
         m.begin_step();
     }
-    let mut progress = Progress::new(plan.quiet);
+    live.begin(plan, label, Phase::Measure);
     let outcome = if interrupt.load(Ordering::Relaxed) {
         None
     } else {
-        Some(engine::run_step(plan, interrupt, |w| progress.window(w)))
+        Some(engine::run_step(plan, interrupt, |s, w| live.window(s, w, watchers.monitor.as_ref())))
     };
-    progress.finish();
+    live.end_phase();
     let server = watchers.monitor.as_ref().map(|m| m.end_step());
     let after = monitor::probe_all(&watchers.probes, PROBE_TIMEOUT);
 

@@ -156,3 +156,21 @@ fn a_password_in_the_url_stays_out_of_the_slowest_list() {
     assert!(slowest(&doc).iter().all(|s| in_keyspace(s["key"].as_str().unwrap(), 20)), "{doc}");
     assert!(!out.contains("s3cret-pw") && !doc.to_string().contains("s3cret-pw"), "{out}");
 }
+
+#[test]
+fn a_password_in_a_command_template_stays_out_of_every_output() {
+    let r = redis_with(&["--requirepass", "s3cret-pw"]);
+    let url = format!("redis://:s3cret-pw@127.0.0.1:{}", r.port);
+    let (code, out, doc) =
+        kv_json(&["-c", "1", "-n", "20", "--command", "AUTH s3cret-pw", "--command", "GET __key__", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("s3cret-pw") && !doc.to_string().contains("s3cret-pw"), "{out}\n{doc}");
+    // Without -q the per-op table names each command: the AUTH row without its password.
+    let loud = common::hakaru_with(
+        &["kv", "-n", "20", "--command", "AUTH s3cret-pw", "--command", "GET __key__", &url],
+        std::time::Duration::from_secs(120),
+        |_| {},
+    );
+    let text = format!("{}{}", loud.stdout, loud.stderr);
+    assert!(text.contains("AUTH <redacted>") && !text.contains("s3cret-pw"), "{text}");
+}

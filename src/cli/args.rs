@@ -294,10 +294,10 @@ pub struct RequestArgs {
     pub data: Option<PathBuf>,
     /// How --data's rows are taken: one after another (all clients, from the first again after the last), at
     /// random, or each once (the run ends when they run out).
-    #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::REQUEST)]
+    #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::REQUEST, hide_short_help = true)]
     pub data_order: DataOrderArg,
     /// Arguments for the script's init(args), after `--`.
-    #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script")]
+    #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,
 }
 
@@ -395,10 +395,37 @@ pub struct LoadArgs {
     pub thresholds: Vec<String>,
     #[command(flatten)]
     #[serde(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub history: HistoryArgs,
+}
+
+/// What a run shows and sends while it runs (`run`, `kv`, `sweep`, `capacity`).
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct LiveArgs {
+    /// On a terminal, the one progress line instead of the live dashboard.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub no_tui: bool,
+    /// Push the figures while the run goes to a Prometheus remote-write URL: http://HOST:9090/api/v1/write.
+    ///
+    /// Remote-write 1.0 (protobuf, snappy): requests by status and error kind, sent and completed rates, latency as
+    /// a classic histogram, labelled run_id, target, step, phase and every --label. A failed push is retried,
+    /// counted and warned about; it never stops the load.
+    #[arg(long, value_name = "URL", help_heading = heading::OUTPUT)]
+    pub prometheus_rw: Option<String>,
+    /// With --prometheus-rw: how often to push (1s to 1h).
+    #[arg(long, value_name = "TIME", default_value = "5s", help_heading = heading::OUTPUT, hide_short_help = true)]
+    pub prometheus_interval: String,
+}
+
+impl Default for LiveArgs {
+    fn default() -> Self {
+        LiveArgs { no_tui: false, prometheus_rw: None, prometheus_interval: "5s".into() }
+    }
 }
 
 /// Scale-out: this process's share of a plan run by several agents, and their common start.
@@ -482,6 +509,9 @@ pub struct StepFlags {
     /// No live progress on stderr.
     #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub live: LiveArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub scale: ScaleArgs,
@@ -875,6 +905,12 @@ pub struct StudyArgs {
     /// 'qps>1000' (repeatable). A broken one exits with code 99 after every result and the report are written.
     #[arg(long = "threshold", value_name = "GATE")]
     pub thresholds: Vec<String>,
+    /// Every case pushes its figures to this Prometheus remote-write URL while it runs (as run's --prometheus-rw).
+    #[arg(long, value_name = "URL")]
+    pub prometheus_rw: Option<String>,
+    /// With --prometheus-rw: how often each case pushes (1s to 1h).
+    #[arg(long, value_name = "TIME", default_value = "5s")]
+    pub prometheus_interval: String,
 }
 
 /// `hakaru k8s`: manifests for Kubernetes, printed; hakaru never talks to a cluster.

@@ -67,6 +67,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         let mut plan =
             RunPlan::new(set, "capacity", a.steps.connections, a.steps.threads, Until::Duration(duration), load);
         plan.quiet = a.steps.quiet;
+        plan.live = parts.live.clone();
         plan
     };
     let first = plan_at(start);

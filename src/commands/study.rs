@@ -28,7 +28,14 @@ macro_rules! say {
 }
 
 pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
-    let plan = StudyPlan::from_file(&args.file)?;
+    let live = crate::cli::args::LiveArgs {
+        prometheus_rw: args.prometheus_rw.clone(),
+        prometheus_interval: args.prometheus_interval.clone(),
+        ..Default::default()
+    };
+    // Checked once here, so a bad URL is one line before any case rather than a failure of every case.
+    crate::plan::live::LiveSettings::from_args(&live)?;
+    let plan = StudyPlan::from_file_pushing(&args.file, live)?;
     let thresholds = crate::gates::parse_all("--threshold", &args.thresholds)?;
     let resume = args.resume.is_some();
     let dir = match (&args.resume, &args.output) {

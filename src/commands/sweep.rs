@@ -63,6 +63,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             }
         };
         plan.1.quiet = a.steps.quiet;
+        plan.1.live = parts.live.clone();
         // The agents start the first step together; the later ones follow as each agent's steps end (on time:
         // the steps are timed).
         let step_scale = Scale { start_at: scale.start_at.filter(|_| i == 0), ..scale };

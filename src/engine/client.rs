@@ -154,7 +154,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             }
         }
         if !second_half {
-            ctx.metrics.borrow_mut().sent += if scripted { shape.heads.len() as u64 } else { 1 };
+            ctx.metrics.borrow_mut().record_sent(if scripted { shape.heads.len() as u64 } else { 1 });
         }
         let (spec_index, k) = match &op {
             // A workload's client keeps to one server, so the keys it owns live on one server.
@@ -576,7 +576,7 @@ async fn run_batch(
             ctx.metrics.borrow_mut().starved += 1;
         }
     }
-    ctx.metrics.borrow_mut().sent += ops.len() as u64;
+    ctx.metrics.borrow_mut().record_sent(ops.len() as u64);
     let spec = &plan.requests[ops[0].0.spec];
     let endpoint = spec.endpoints[id % spec.endpoints.len()];
     let mut failure = conns[endpoint].stray.take().map(|what| Failure::new(ErrorKind::Unsolicited, what));

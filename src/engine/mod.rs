@@ -175,7 +175,10 @@ impl ThreadCtx {
     /// Returns false when the coordinator no longer listens.
     fn rotate_windows(&self, now: Instant) -> bool {
         while now >= self.window_end.get() {
-            let w = std::mem::take(&mut self.metrics.borrow_mut().window);
+            let mut m = self.metrics.borrow_mut();
+            let mut w = std::mem::take(&mut m.window);
+            w.open = m.open_now;
+            drop(m);
             let index = self.window_index.get();
             self.window_index.set(index + 1);
             self.window_end.set(self.window_end.get() + WINDOW);
@@ -576,7 +579,11 @@ fn set_nofile_soft(soft: u64, hard: u64) -> bool {
 }
 
 /// Runs one step to its end (requests done, deadline, or `interrupt`), calling `on_window` as windows complete.
-pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&WindowSummary)) -> StepOutcome {
+pub fn run_step(
+    plan: &RunPlan,
+    interrupt: &AtomicBool,
+    mut on_window: impl FnMut(&WindowSummary, &WindowAccum),
+) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
@@ -683,8 +690,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     loop {
         match window_rx.recv_timeout(Duration::from_millis(50)) {
             Ok((index, w)) => {
-                if let Some(summary) = merger.add(index, &w) {
-                    on_window(&summary);
+                if let Some((summary, merged)) = merger.add(index, &w) {
+                    on_window(&summary, &merged);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}

@@ -92,6 +92,25 @@ impl LatencyHistogram {
         })
     }
 
+    /// How many samples are at most each of `bounds` (microseconds, ascending): a classic histogram's cumulative
+    /// buckets. A sample counts at the highest value equivalent to it, as [`percentile`](Self::percentile) reads it,
+    /// so a percentile falls in the bucket that holds its rank.
+    pub fn cumulative_counts(&self, bounds: &[u64]) -> Vec<u64> {
+        let mut out = vec![0; bounds.len()];
+        if let Some(h) = &self.inner {
+            for v in h.iter_recorded() {
+                let i = bounds.partition_point(|b| *b < v.value_iterated_to());
+                if let Some(c) = out.get_mut(i) {
+                    *c += v.count_at_value();
+                }
+            }
+        }
+        for i in 1..out.len() {
+            out[i] += out[i - 1];
+        }
+        out
+    }
+
     /// Empties the histogram, keeping its allocation.
     pub fn reset(&mut self) {
         if let Some(h) = self.inner.as_mut() {
@@ -159,6 +178,18 @@ impl Default for LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cumulative_counts_hold_each_sample_at_its_first_bound_and_the_percentile_in_its_bucket() {
+        let mut h = LatencyHistogram::new();
+        for us in [50, 100, 101, 900, 5_000, 70_000_000] {
+            h.record(us);
+        }
+        assert_eq!(h.cumulative_counts(&[100, 1_000, 10_000]), vec![2, 4, 5]);
+        let p = h.percentile(50.0);
+        let at = h.cumulative_counts(&[p]);
+        assert!(at[0] >= 3, "{p}: {at:?}");
+    }
 
     #[test]
     fn percentiles_of_a_uniform_distribution_are_within_precision() {

@@ -156,20 +156,59 @@ impl ErrorTally {
 /// One second (or other window) of a step, as a thread accumulates it.
 #[derive(Clone, Debug)]
 pub struct WindowAccum {
+    /// Latency of the window's successes.
     pub latency: LatencyHistogram,
+    /// Requests that ended in the window (answers and errors).
     pub requests: u64,
+    /// Requests that failed in the window (statuses outside `--ok-status`, and errors).
     pub errors: u64,
+    /// Requests sent in the window.
+    pub sent: u64,
+    /// Answers by status, few distinct ones: (status, count) pairs, found by a short scan.
+    pub status: Vec<(u16, u64)>,
+    /// Errors by kind, in [`ErrorKind::ALL`]'s order.
+    pub kinds: [u64; ErrorKind::ALL.len()],
+    /// Connections open when the window ended (set as it is handed over).
+    pub open: u64,
 }
 
 impl WindowAccum {
     pub fn new() -> Self {
-        Self { latency: LatencyHistogram::coarse(), requests: 0, errors: 0 }
+        Self {
+            latency: LatencyHistogram::coarse(),
+            requests: 0,
+            errors: 0,
+            sent: 0,
+            status: Vec::new(),
+            kinds: [0; ErrorKind::ALL.len()],
+            open: 0,
+        }
     }
 
     pub fn merge(&mut self, other: &WindowAccum) {
         self.latency.merge(&other.latency);
         self.requests += other.requests;
         self.errors += other.errors;
+        self.sent += other.sent;
+        for &(s, n) in &other.status {
+            self.count_status(s, n);
+        }
+        for (a, b) in self.kinds.iter_mut().zip(other.kinds) {
+            *a += b;
+        }
+        self.open += other.open;
+    }
+
+    fn count_status(&mut self, status: u16, n: u64) {
+        match self.status.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, c)) => *c += n,
+            None => self.status.push((status, n)),
+        }
+    }
+
+    /// Errors of the window by kind, the kinds seen only.
+    pub fn kinds_seen(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL.into_iter().zip(self.kinds).filter(|(_, n)| *n > 0)
     }
 }
 
@@ -218,8 +257,8 @@ impl WindowMerger {
         Self { width, threads, pending: BTreeMap::new(), done: Vec::new() }
     }
 
-    /// Adds one thread's window `index`; returns the summary when that window is complete.
-    pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<WindowSummary> {
+    /// Adds one thread's window `index`; returns the summary and the merged window when that window is complete.
+    pub fn add(&mut self, index: u64, w: &WindowAccum) -> Option<(WindowSummary, WindowAccum)> {
         let entry = self.pending.entry(index).or_insert_with(|| (WindowAccum::new(), 0));
         entry.0.merge(w);
         entry.1 += 1;
@@ -229,7 +268,7 @@ impl WindowMerger {
         let (acc, _) = self.pending.remove(&index).expect("entry exists");
         let summary = WindowSummary::from_accum(index as f64 * self.width.as_secs_f64(), &acc);
         self.done.push(summary.clone());
-        Some(summary)
+        Some((summary, acc))
     }
 
     /// Every window, the incomplete ones included (a thread that stopped early sends no more).
@@ -403,6 +442,7 @@ impl StepMetrics {
         self.requests += 1;
         self.status[(status as usize).min(MAX_STATUS)] += 1;
         self.window.requests += 1;
+        self.window.count_status(status, 1);
         if ok {
             self.latency.record(corrected);
             if self.track_service {
@@ -426,6 +466,7 @@ impl StepMetrics {
         }
         self.window.requests += 1;
         self.window.errors += 1;
+        self.window.kinds[kind.index()] += 1;
     }
 
     /// Records an error with the time it took from the intended send time, among the failures' latencies.
@@ -482,6 +523,12 @@ impl StepMetrics {
     /// Requests that failed: answers with a status outside `--ok-status`, and errors.
     pub fn failed(&self) -> u64 {
         self.failed_status + self.errors.total()
+    }
+
+    /// Counts `n` requests sent (or about to be).
+    pub fn record_sent(&mut self, n: u64) {
+        self.sent += n;
+        self.window.sent += n;
     }
 
     /// Records how late a request left compared with its intended send time.
@@ -642,8 +689,9 @@ mod tests {
         w.requests = 5;
         w.latency.record(1000);
         assert!(merger.add(0, &w).is_none());
-        let done = merger.add(0, &w).unwrap();
+        let (done, merged) = merger.add(0, &w).unwrap();
         assert_eq!(done.requests, 10);
+        assert_eq!(merged.latency.count(), 2);
         assert!(merger.add(1, &w).is_none());
         let all = merger.finish();
         assert_eq!(all.len(), 2);

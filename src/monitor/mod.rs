@@ -9,7 +9,7 @@ mod procfs;
 
 use std::time::Duration;
 
-pub use probe::{Probe, ProbeReading, apply_pointer, delta, probe_all, readings, unique_names};
+pub use probe::{Probe, ProbeReading, apply_pointer, delta, http_exchange, probe_all, readings, unique_names};
 pub use process::{BusiestThread, ProcessMonitor, ProcessReport, WatchSpec, is_saturated, server_saturated};
 
 /// The processes holding a socket that listens on `port`.

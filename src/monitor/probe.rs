@@ -105,10 +105,26 @@ pub fn apply_pointer(doc: &serde_json::Value, pointer: &str) -> Result<serde_jso
     })
 }
 
-/// GETs `url` over a fresh connection and returns the body of a 2xx answer. The whole exchange is bounded by
-/// `timeout`; the end of the answer is found by [`HttpDecoder`], so a server that keeps the connection open
-/// despite `Connection: close` costs nothing.
+/// GETs `url` over a fresh connection and returns the body of a 2xx answer.
 fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
+    let (status, body) = http_exchange(url, "GET", "Accept: application/json\r\n", &[], timeout)?;
+    if !(200..300).contains(&status) {
+        return Err(format!("HTTP {status} instead of a 2xx answer"));
+    }
+    Ok(body)
+}
+
+/// One HTTP/1.1 request (plain http) over a fresh connection: `head` holds extra header lines, each ending in CR
+/// LF, and a body is sent with its length. Returns the status and body of the answer. The whole exchange is bounded
+/// by `timeout`; the end of the answer is found by [`HttpDecoder`], so a server that keeps the connection open
+/// despite `Connection: close` costs nothing.
+pub fn http_exchange(
+    url: &ParsedUrl,
+    method: &str,
+    head: &str,
+    body: &[u8],
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), String> {
     let deadline = Instant::now() + timeout;
     let left = || {
         deadline
@@ -119,15 +135,19 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
     let endpoint = Endpoint::resolve(url.scheme, &url.host, url.port)?;
     let mut stream = TcpStream::connect_timeout(&endpoint.addr, left()?)
         .map_err(|e| format!("cannot connect to {} ({e})", endpoint.addr))?;
-    let request = format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nUser-Agent: hakaru/{}\r\nConnection: close\r\n\r\n",
+    let length =
+        if body.is_empty() && method == "GET" { String::new() } else { format!("Content-Length: {}\r\n", body.len()) };
+    let mut request = format!(
+        "{method} {} HTTP/1.1\r\nHost: {}\r\n{head}{length}User-Agent: hakaru/{}\r\nConnection: close\r\n\r\n",
         url.path_and_query,
         endpoint.host_header(),
         env!("CARGO_PKG_VERSION"),
-    );
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
     stream
         .set_write_timeout(Some(left()?))
-        .and_then(|()| stream.write_all(request.as_bytes()))
+        .and_then(|()| stream.write_all(&request))
         .map_err(|e| format!("cannot send the request ({e})"))?;
     let mut decoder = HttpDecoder::default();
     decoder.start(false);
@@ -155,11 +175,7 @@ fn http_get(url: &ParsedUrl, timeout: Duration) -> Result<Vec<u8>, String> {
             break;
         }
     }
-    let (status, body) = split_answer(&wire)?;
-    if !(200..300).contains(&status) {
-        return Err(format!("HTTP {status} instead of a 2xx answer"));
-    }
-    Ok(body)
+    split_answer(&wire)
 }
 
 /// The status and body of one complete answer (interim 1xx heads skipped, chunked bodies joined).

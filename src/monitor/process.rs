@@ -109,6 +109,11 @@ impl ProcessMonitor {
         &self.pids
     }
 
+    /// The watched processes' CPU over the last sampling interval (100 = one core); None before two samples.
+    pub fn latest_cpu_percent(&self) -> Option<f64> {
+        lock(&self.state).last_percent
+    }
+
     /// Marks the start of a step (figures are per step).
     pub fn begin_step(&self) {
         let mut s = lock(&self.state);
@@ -222,6 +227,8 @@ struct Sampler {
     prev_threads: HashMap<u32, (u64, u64)>,
     /// The CPU ticks of each thread during the step, and its name.
     step_threads: HashMap<u32, (u64, String)>,
+    /// The CPU of the last sampling interval, percent of one core (for the live dashboard).
+    last_percent: Option<f64>,
 }
 
 impl Sampler {
@@ -240,6 +247,7 @@ impl Sampler {
             step_rss_max: 0,
             prev_threads: HashMap::new(),
             step_threads: HashMap::new(),
+            last_percent: None,
         }
     }
 
@@ -278,6 +286,7 @@ impl Sampler {
         if counts_for_max && dt >= self.interval / 2 {
             let pct = delta as f64 / self.ticks_per_second / dt.as_secs_f64() * 100.0;
             self.step_max = Some(self.step_max.map_or(pct, |m| m.max(pct)));
+            self.last_percent = Some(pct);
         }
         self.step_ticks += delta;
         self.step_rss_max = self.step_rss_max.max(rss);

@@ -232,6 +232,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     load.threads = s.threads;
     load.json = s.json.clone();
     load.quiet = s.quiet;
+    load.live = s.live.clone();
     load.thresholds = a.thresholds.clone();
     load.scale = s.scale.clone();
     load.history = s.history.clone();
@@ -531,7 +532,8 @@ impl KvPlan {
                     });
                 }
                 let names: Vec<String> = commands.iter().map(|(c, _)| c.name.clone()).collect();
-                let method = if a.command.is_empty() { a.mix.clone() } else { a.command.join(" | ") };
+                // The names, not the templates: a template's password (`AUTH pw`) is already hidden in its name.
+                let method = if a.command.is_empty() { a.mix.clone() } else { names.join(" | ") };
                 let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max);
                 let set = set_for(Workload::Commands(Arc::new(mix)), names, method);
                 match sweep_of(a)? {

@@ -4,6 +4,7 @@
 
 pub mod kv;
 pub mod kv_guard;
+pub mod live;
 pub mod segment;
 pub mod slo;
 pub mod steps;
@@ -84,6 +85,8 @@ pub struct RunPlan {
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub quiet: bool,
+    /// The dashboard and the remote-write push (`--no-tui`, `--prometheus-rw`).
+    pub live: live::LiveSettings,
     /// `--ok-status`: which answers are successes.
     pub ok_status: StatusSet,
     /// Warnings found while planning (keys of a pattern file ignored), for the output.
@@ -709,6 +712,7 @@ pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<
     plan.json = a.json.clone();
     plan.csv = a.csv.clone();
     plan.quiet = a.quiet;
+    plan.live = live::LiveSettings::from_args(&a.live)?;
     Ok(plan)
 }
 
@@ -797,6 +801,7 @@ impl RunPlan {
             json: None,
             csv: None,
             quiet: false,
+            live: live::LiveSettings::default(),
             ok_status: set.ok_status.clone(),
             notes: set.warnings.clone(),
             protocol: set.protocol,

@@ -171,6 +171,8 @@ pub struct StepsPlan {
     pub csv: Option<PathBuf>,
     /// `--json`: the result document.
     pub json: Option<PathBuf>,
+    /// The dashboard and the remote-write push, for every step.
+    pub live: super::live::LiveSettings,
 }
 
 impl StepsPlan {
@@ -210,6 +212,7 @@ impl StepsPlan {
             drnbench_csv: a.output.clone(),
             csv: a.csv.clone(),
             json: a.json.clone(),
+            live: super::live::LiveSettings::from_args(&a.live)?,
         })
     }
 }

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::cli::args::{ArrivalArg, HistoryArgs, KvArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs};
+use crate::cli::args::{
+    ArrivalArg, HistoryArgs, KvArgs, LiveArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs,
+};
 use crate::cli::render::{defaults, render};
 use crate::error::UsageError;
 use crate::units::parse_flag_duration;
@@ -273,6 +275,8 @@ pub struct StudyPlan {
     pub workloads: Vec<Workload>,
     pub phases: Vec<Phase>,
     pub load: Load,
+    /// `hakaru study --prometheus-rw`: every case (not its warm-up) pushes its figures there.
+    pub live: LiveArgs,
     /// Every case in the order it runs.
     pub cases: Vec<Case>,
 }
@@ -280,13 +284,22 @@ pub struct StudyPlan {
 impl StudyPlan {
     /// Reads and checks a study file.
     pub fn from_file(path: &Path) -> Result<StudyPlan, UsageError> {
+        StudyPlan::from_file_pushing(path, LiveArgs::default())
+    }
+
+    /// Reads and checks a study file whose cases push to `live`'s `--prometheus-rw` (checked by the caller).
+    pub fn from_file_pushing(path: &Path, live: LiveArgs) -> Result<StudyPlan, UsageError> {
         let text = crate::bounded::read_text(path, crate::bounded::SMALL)
             .map_err(|e| UsageError::new(format!("study file {}: {e}", path.display())))?;
-        StudyPlan::parse(path, &text)
+        StudyPlan::parse_pushing(path, &text, live)
     }
 
     /// Checks the text of a study file read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<StudyPlan, UsageError> {
+        StudyPlan::parse_pushing(path, text, LiveArgs::default())
+    }
+
+    fn parse_pushing(path: &Path, text: &str, live: LiveArgs) -> Result<StudyPlan, UsageError> {
         let file: StudyFile = toml::from_str(text).map_err(|e| serde_error(path, text, &e))?;
         let at = Locator { path, text };
         let base_dir = match path.parent() {
@@ -333,8 +346,17 @@ impl StudyPlan {
         }
         unique(&at, "phase", phases.iter().map(|p| p.name.as_str()))?;
         let load = load(&at, file.load)?;
-        let mut plan =
-            StudyPlan { name, file: path.to_path_buf(), base_dir, targets, workloads, phases, load, cases: Vec::new() };
+        let mut plan = StudyPlan {
+            name,
+            file: path.to_path_buf(),
+            base_dir,
+            targets,
+            workloads,
+            phases,
+            load,
+            live,
+            cases: Vec::new(),
+        };
         plan.cases = plan.make_cases(&at, implicit_workload, implicit_phase)?;
         Ok(plan)
     }
@@ -454,9 +476,12 @@ impl StudyPlan {
             .as_deref()
             .filter(|_| l.rates_or_rate())
             .and_then(|x| <ArrivalArg as clap::ValueEnum>::from_str(x, true).ok());
+        // A warm-up is thrown away: it pushes nothing.
+        let live = if warmup { LiveArgs::default() } else { self.live.clone() };
         // A fixed load's flags (run's and kv's): clients, length (a warm-up's own), rate.
         let fixed = |load: &mut LoadArgs| {
             load.quiet = true;
+            load.live = live.clone();
             load.threads = l.threads.map(|n| n as usize);
             if let LoadShape::Fixed { connections, duration, requests, rate } = &l.shape {
                 load.connections = *connections as usize;
@@ -535,6 +560,7 @@ impl StudyPlan {
                 (a.request, a.watch, a.clients, a.rates) = (request, watch, clients, rates);
                 let s = &mut a.steps;
                 s.history = history;
+                s.live = live;
                 (s.quiet, s.threads) = (true, l.threads.map(|n| n as usize));
                 (s.duration, s.interval, s.warmup) = (secs(l.step_duration), secs(l.interval), secs(l.warmup));
                 if let LoadShape::Rates { connections, .. } = shape {

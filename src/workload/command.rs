@@ -83,7 +83,9 @@ impl Command {
             return Err("a memcached word longer than 250 bytes".into());
         }
         let idempotent = matches!(verb.as_str(), "get" | "gets" | "mget" | "exists" | "hgetall" | "hget" | "ttl");
-        Ok(Command { name: template.trim().to_string(), args, pattern, storage, idempotent })
+        // The name is printed and stored: a password in the template (`AUTH pw`) stays out of it.
+        let name = crate::secrets::redact_command(&words).unwrap_or_else(|| template.trim().to_string());
+        Ok(Command { name, args, pattern, storage, idempotent })
     }
 
     /// It may change the data (anything but a known read): the run then checks what it would overwrite.

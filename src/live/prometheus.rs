@@ -1,0 +1,324 @@
+//! `--prometheus-rw URL`: the run's figures pushed to a Prometheus remote-write 1.0 endpoint every interval and at
+//! the end of every step, from a thread of its own (a slow or dead receiver never holds the load or the main
+//! thread: a push still queued when the next is due is skipped, counters being cumulative).
+//!
+//! Series (each labelled `run_id`, `target`, `step`, `phase` and every `--label`): `hakaru_requests_sent_total`,
+//! `hakaru_requests_completed_total`, `hakaru_requests_failed_total`, `hakaru_responses_total{status}`,
+//! `hakaru_errors_total{kind}`, the gauges `hakaru_sent_per_second`, `hakaru_completed_per_second`,
+//! `hakaru_connections_open`, `hakaru_cpu_percent{process}`, and the successes' latency as a classic histogram
+//! `hakaru_latency_seconds{_bucket,_sum,_count}`. Classic buckets rather than native histograms: remote-write 1.0
+//! receivers all take them (Prometheus takes native ones only behind a feature flag, and Debian's 2.42 not in
+//! remote write by default), and `histogram_quantile` reads them everywhere.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::LiveView;
+use super::remote_write::{Series, body};
+use crate::plan::live::PushPlan;
+
+/// The latency buckets' upper bounds, microseconds (then +Inf): 100 µs to a minute, 1-2.5-5 a decade.
+pub const BUCKETS_US: [u64; 18] = [
+    100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000,
+    5_000_000, 10_000_000, 30_000_000, 60_000_000,
+];
+
+/// Label names hakaru gives itself; a `--label` of one of these names is pushed as `label_NAME`.
+const OWN_LABELS: [&str; 9] = ["run_id", "target", "step", "phase", "status", "kind", "le", "process", "job"];
+
+/// Tries of one push (the first and two retries), the wait before the first retry (doubled after).
+const TRIES: u32 = 3;
+const RETRY_WAIT: Duration = Duration::from_millis(250);
+/// The longest a push may take, whatever the interval.
+const MOST_PUSH_TIME: Duration = Duration::from_secs(10);
+/// The longest part of a receiver's refusal quoted in a warning.
+const QUOTED: usize = 160;
+
+/// One push: its series and instant.
+struct Batch {
+    series: Vec<Series>,
+    timestamp_ms: i64,
+}
+
+/// What the pushes came to.
+#[derive(Default)]
+struct Tally {
+    pushes: u64,
+    failed: u64,
+    last_error: Option<String>,
+}
+
+/// The pushing thread and its queue.
+pub struct Pusher {
+    queue: Option<SyncSender<Batch>>,
+    thread: Option<JoinHandle<Tally>>,
+    interval: Duration,
+    shown: String,
+    /// The `--label`s, as label names Prometheus takes, secrets left out.
+    labels: Vec<(String, String)>,
+    /// Pushes left out because the previous one was still under way.
+    skipped: std::sync::atomic::AtomicU64,
+    /// The instant of the last push, Unix milliseconds: each push is at least a millisecond later, as a series
+    /// takes one sample per instant.
+    last_ms: std::sync::atomic::AtomicI64,
+    /// Warnings for the terminal, taken by the main thread.
+    warnings: Arc<Mutex<Vec<String>>>,
+}
+
+impl Pusher {
+    pub fn start(plan: &PushPlan, labels: &BTreeMap<String, String>) -> Pusher {
+        let (queue, rx) = sync_channel::<Batch>(1);
+        let warnings = Arc::new(Mutex::new(Vec::new()));
+        let (url, shown, shared) = (plan.url.clone(), plan.shown.clone(), Arc::clone(&warnings));
+        let timeout = plan.interval.clamp(Duration::from_secs(2), MOST_PUSH_TIME);
+        let thread = std::thread::Builder::new()
+            .name("hakaru-push".into())
+            .spawn(move || send_all(&rx, &url, &shown, timeout, &shared))
+            .ok();
+        Pusher {
+            queue: Some(queue),
+            thread,
+            interval: plan.interval,
+            shown: plan.shown.clone(),
+            labels: user_labels(labels),
+            skipped: Default::default(),
+            last_ms: Default::default(),
+            warnings,
+        }
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Queues the view's series; `last` (a step's end) waits for room rather than being skipped.
+    pub fn push(&self, view: &LiveView, last: bool) {
+        let Some(queue) = &self.queue else { return };
+        let at = now_ms().max(self.last_ms.load(std::sync::atomic::Ordering::Relaxed) + 1);
+        self.last_ms.store(at, std::sync::atomic::Ordering::Relaxed);
+        let batch = Batch { series: series(view, &self.labels), timestamp_ms: at };
+        if last {
+            let _ = queue.send(batch);
+        } else if let Err(TrySendError::Full(_)) = queue.try_send(batch) {
+            self.skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Sends what is queued and ends the thread; the document's warnings about the pushes.
+    pub fn finish(mut self) -> Vec<String> {
+        drop(self.queue.take());
+        let tally = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        let mut out = Vec::new();
+        if tally.failed > 0 {
+            out.push(format!(
+                "{} of {} pushes to {} failed (last: {}); the load went on, the figures are all in this document",
+                tally.failed,
+                tally.pushes,
+                self.shown,
+                tally.last_error.unwrap_or_default()
+            ));
+        }
+        let skipped = self.skipped.into_inner();
+        if skipped > 0 {
+            out.push(format!(
+                "{skipped} pushes to {} were skipped while the one before was still being sent (the counters \
+                 are cumulative: the next push carried them)",
+                self.shown
+            ));
+        }
+        out
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The pushing thread: each batch sent, retried on a failure that a retry may cure, counted and warned about.
+fn send_all(
+    rx: &Receiver<Batch>,
+    url: &crate::target::ParsedUrl,
+    shown: &str,
+    timeout: Duration,
+    warnings: &Mutex<Vec<String>>,
+) -> Tally {
+    let mut tally = Tally::default();
+    let head = "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\
+                X-Prometheus-Remote-Write-Version: 0.1.0\r\n";
+    for batch in rx {
+        tally.pushes += 1;
+        let data = body(&batch.series, batch.timestamp_ms);
+        let mut wait = RETRY_WAIT;
+        let mut outcome = Err(String::new());
+        for attempt in 1..=TRIES {
+            // A refusal of the data itself (a 4xx but 429) is the same at every try; the rest may pass later.
+            let retry;
+            (outcome, retry) = match crate::monitor::http_exchange(url, "POST", head, &data, timeout) {
+                Ok((status, _)) if (200..300).contains(&status) => (Ok(()), false),
+                Ok((status, answer)) => {
+                    (Err(format!("HTTP {status}: {}", quote(&answer))), status >= 500 || status == 429)
+                }
+                Err(e) => (Err(e), true),
+            };
+            if !retry || attempt == TRIES {
+                break;
+            }
+            std::thread::sleep(wait);
+            wait *= 2;
+        }
+        if let Err(e) = outcome {
+            tally.failed += 1;
+            let e = crate::secrets::scrub_text(&e);
+            warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!("pushing to {shown} failed after {TRIES} tries ({e}); the load goes on"));
+            tally.last_error = Some(e);
+        }
+    }
+    tally
+}
+
+/// The start of a receiver's answer, on one line.
+fn quote(answer: &[u8]) -> String {
+    let text = String::from_utf8_lossy(answer);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(QUOTED) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line,
+    }
+}
+
+/// The `--label`s as Prometheus labels: names made of letters, digits and `_` (others become `_`), a name hakaru
+/// gives itself prefixed `label_`, and no label that names a secret (a header or parameter of secrets.rs) or whose
+/// value holds one.
+fn user_labels(labels: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    labels
+        .iter()
+        .filter(|(k, v)| {
+            !crate::secrets::is_secret_header(k)
+                && !crate::secrets::holds_secret(&format!("?{k}={v}"))
+                && crate::secrets::scrub_text(v) == **v
+        })
+        .map(|(k, v)| {
+            let mut name: String = k.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name.starts_with("__") {
+                name = format!("label_{name}");
+            }
+            if OWN_LABELS.contains(&name.as_str()) {
+                name = format!("label_{name}");
+            }
+            (name, v.clone())
+        })
+        .collect()
+}
+
+/// The series of the view now.
+fn series(v: &LiveView, user: &[(String, String)]) -> Vec<Series> {
+    let mut common: Vec<(String, String)> = user.to_vec();
+    for (k, val) in [("run_id", &v.run_id), ("target", &v.target), ("step", &v.step)] {
+        common.push((k.into(), crate::secrets::scrub_text(val)));
+    }
+    common.push(("phase".into(), v.phase.name().into()));
+    let one = |name: &str, extra: &[(&str, String)], value: f64| {
+        let mut labels = common.clone();
+        labels.push(("__name__".into(), name.into()));
+        labels.extend(extra.iter().map(|(k, x)| (k.to_string(), x.clone())));
+        Series { labels, value }
+    };
+    let mut out = vec![
+        one("hakaru_requests_sent_total", &[], v.sent as f64),
+        one("hakaru_requests_completed_total", &[], v.completed as f64),
+        one("hakaru_requests_failed_total", &[], v.failed as f64),
+        one("hakaru_connections_open", &[], v.connections as f64),
+    ];
+    for (status, n) in &v.status {
+        out.push(one("hakaru_responses_total", &[("status", status.to_string())], *n as f64));
+    }
+    for (kind, n) in &v.errors {
+        out.push(one("hakaru_errors_total", &[("kind", kind.key().into())], *n as f64));
+    }
+    if let Some(p) = v.recent.back() {
+        out.push(one("hakaru_sent_per_second", &[], p.sent));
+        out.push(one("hakaru_completed_per_second", &[], p.completed));
+    }
+    for (process, cpu) in [("hakaru", v.own_cpu), ("server", v.server_cpu)] {
+        if let Some(cpu) = cpu {
+            out.push(one("hakaru_cpu_percent", &[("process", process.into())], cpu));
+        }
+    }
+    let counts = v.latency.cumulative_counts(&BUCKETS_US);
+    for (us, n) in BUCKETS_US.iter().zip(&counts) {
+        out.push(one("hakaru_latency_seconds_bucket", &[("le", (*us as f64 / 1e6).to_string())], *n as f64));
+    }
+    let total = v.latency.count();
+    out.push(one("hakaru_latency_seconds_bucket", &[("le", "+Inf".into())], total as f64));
+    out.push(one("hakaru_latency_seconds_count", &[], total as f64));
+    out.push(one("hakaru_latency_seconds_sum", &[], v.latency.mean() * total as f64 / 1e6));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label<'a>(s: &'a Series, name: &str) -> Option<&'a str> {
+        s.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn labels_keep_to_prometheus_names_and_leave_secrets_out() {
+        let labels = BTreeMap::from([
+            ("branch".to_string(), "main".to_string()),
+            ("my-label".to_string(), "x".to_string()),
+            ("phase".to_string(), "cold".to_string()),
+            ("token".to_string(), "abc".to_string()),
+            ("authorization".to_string(), "Bearer abc".to_string()),
+        ]);
+        let got = user_labels(&labels);
+        assert_eq!(
+            got,
+            vec![
+                ("branch".to_string(), "main".to_string()),
+                ("my_label".to_string(), "x".to_string()),
+                ("label_phase".to_string(), "cold".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_series_carry_the_counts_and_a_cumulative_histogram() {
+        let mut v = LiveView::new("r1".into(), "run".into(), "http://127.0.0.1:1/".into());
+        v.step = "run".into();
+        v.completed = 10;
+        v.status.insert(200, 9);
+        v.errors.insert(crate::metrics::ErrorKind::Timeout, 1);
+        for us in [90, 300, 300, 2_000_000] {
+            v.latency.record(us);
+        }
+        let s = series(&v, &[]);
+        let find = |name: &str, extra: Option<(&str, &str)>| {
+            s.iter()
+                .find(|x| label(x, "__name__") == Some(name) && extra.is_none_or(|(k, val)| label(x, k) == Some(val)))
+                .map(|x| x.value)
+        };
+        assert_eq!(find("hakaru_requests_completed_total", None), Some(10.0));
+        assert_eq!(find("hakaru_responses_total", Some(("status", "200"))), Some(9.0));
+        assert_eq!(find("hakaru_errors_total", Some(("kind", "timeout"))), Some(1.0));
+        assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "0.0001"))), Some(1.0));
+        assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "0.0005"))), Some(3.0));
+        assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "2.5"))), Some(4.0));
+        assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "+Inf"))), Some(4.0));
+        let one = s.iter().find(|x| label(x, "__name__") == Some("hakaru_latency_seconds_count")).unwrap();
+        for (k, want) in [("run_id", "r1"), ("step", "run"), ("phase", "measure"), ("target", "http://127.0.0.1:1/")] {
+            assert_eq!(label(one, k), Some(want), "{k}");
+        }
+    }
+}
