@@ -63,6 +63,12 @@ pub struct Settings {
     pub source_address: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
+    /// `2` for HTTP/2 (`--http2`); absent for HTTP/1.1 and the key-value protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_version: Option<String>,
+    /// HTTP/2: concurrent streams per connection asked for (`--streams`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<usize>,
     /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the
     /// history; empty when none were given.
     #[serde(default)]
@@ -299,6 +305,49 @@ pub struct StepResult {
     /// an HTTP status and reason (`503 Service Unavailable`), secrets scrubbed; null when none failed so.
     #[serde(default)]
     pub first_error_reply: Option<String>,
+    /// HTTP/2's own figures; absent for the other protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Report>,
+}
+
+/// What an HTTP/2 step counts besides requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http2Report {
+    /// `--streams`: concurrent streams per connection asked for.
+    pub streams_asked: usize,
+    /// The fewest any connection allowed: `streams_asked`, or a server's lower SETTINGS_MAX_CONCURRENT_STREAMS
+    /// (0 when no connection got the server's SETTINGS).
+    pub streams_used: u64,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// Streams the server left unprocessed (above a GOAWAY's last stream, REFUSED_STREAM), sent again on another
+    /// connection.
+    pub retried: u64,
+    /// Header blocks (HPACK) written and read, in bytes.
+    pub header_bytes_out: u64,
+    pub header_bytes_in: u64,
+    /// What the header blocks read decode to (names and values, as h2load counts them).
+    pub header_bytes_in_decoded: u64,
+    /// The share of the decoded response headers HPACK saved on the wire: 1 - in / decoded (h2load's "space
+    /// savings"); 0 when nothing was read.
+    pub header_savings: f64,
+}
+
+impl Http2Report {
+    pub fn new(h2: &crate::metrics::H2Counts, streams_asked: usize) -> Http2Report {
+        let decoded = h2.header_bytes_in_decoded;
+        let savings = if decoded == 0 { 0.0 } else { 1.0 - h2.header_bytes_in as f64 / decoded as f64 };
+        Http2Report {
+            streams_asked,
+            streams_used: h2.streams_used,
+            goaways: h2.goaways,
+            retried: h2.retried,
+            header_bytes_out: h2.header_bytes_out,
+            header_bytes_in: h2.header_bytes_in,
+            header_bytes_in_decoded: decoded,
+            header_savings: (savings * 10_000.0).round() / 10_000.0,
+        }
+    }
 }
 
 /// One agent's part of a merged step.
@@ -622,6 +671,7 @@ impl StepResult {
             start_late_s: None,
             agents: Vec::new(),
             first_error_reply: m.first_error_reply.clone(),
+            http2: None,
         }
     }
 
@@ -761,7 +811,16 @@ impl StepResult {
                 let pct = 100.0 * s.late as f64 / self.requests.max(1) as f64;
                 // Only when hakaru counted a request due with every connection busy and -c reached: late
                 // requests from timer jitter or a slow server with spare connections are not fixed by -c.
-                let busy = if s.starved > 0 {
+                let busy = if let Some(h2) = self.http2.as_ref().filter(|_| s.starved > 0) {
+                    // HTTP/2: every stream of every connection was busy.
+                    format!(
+                        "; {} of them because all {} streams ({} connections x {}) were busy: raise -c or --streams",
+                        s.starved,
+                        self.connections.asked * h2.streams_asked,
+                        self.connections.asked,
+                        h2.streams_asked
+                    )
+                } else if s.starved > 0 {
                     format!(
                         "; {} of them because {} busy: raise -c",
                         s.starved,

@@ -110,8 +110,16 @@ pub fn measure_step(
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
     step.start_late_s = late.map(|l| (l.as_secs_f64() * 1000.0).round() / 1000.0);
     let labels: Vec<String> = plan.requests.iter().map(|r| r.label.clone()).collect();
-    step.add_details(&metrics, &labels, &plan.group_names, plan.protocol != crate::protocol::Protocol::Http);
+    step.add_details(
+        &metrics,
+        &labels,
+        &plan.group_names,
+        !matches!(plan.protocol, crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2),
+    );
     step.protocol = plan.protocol.name().into();
+    if plan.protocol == crate::protocol::Protocol::Http2 {
+        step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));
+    }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

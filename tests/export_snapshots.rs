@@ -61,6 +61,8 @@ fn settings() -> Settings {
         whole_plan: None,
         start_at: None,
         source_address: None,
+        http_version: None,
+        streams: None,
         labels: Default::default(),
     }
 }
@@ -124,6 +126,7 @@ fn step(
         start_late_s: None,
         agents: Vec::new(),
         first_error_reply: None,
+        http2: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

@@ -261,6 +261,14 @@ pub struct RequestArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long, short = 'k', help_heading = heading::REQUEST)]
     pub insecure: bool,
+    /// Speak HTTP/2: prior knowledge (h2c) on http:// URLs, ALPN h2 on https://.
+    ///
+    /// -c stays the number of connections; --streams sets the requests in flight on each (h2load's -c and -m).
+    #[arg(long, help_heading = heading::REQUEST)]
+    pub http2: bool,
+    /// With --http2: concurrent streams per connection (h2load's -m); a server allowing fewer is used as it allows.
+    #[arg(long, value_name = "N", value_parser = count::<usize>, help_heading = heading::REQUEST)]
+    pub streams: Option<usize>,
     /// Statuses that count as success: codes and ranges, e.g. 200-299,304.
     ///
     /// Other answers are failures: counted apart, out of the headline latency figures.

@@ -34,7 +34,14 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // fires early, so resetting it later costs an atomic store, not a new timer per request.
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(timer);
-    if ctx.schedule.is_some() && conns.len() == 1 {
+    // HTTP/2: the slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
+    let h2 = ctx.h2.as_ref().map(|spec| super::h2::pool(&ctx, spec));
+    if let Some(pool) = &h2
+        && !super::h2::join(&ctx, pool, id / ctx.threads).await
+    {
+        return;
+    }
+    if ctx.schedule.is_some() && conns.len() == 1 && ctx.h2.is_none() {
         // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
         if let Ok(conn) = connect(
             ctx.endpoint(0),
@@ -63,11 +70,16 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     let mut source = plan.workload.as_ref().map(|w| w.client(plan.client_offset + id, plan.all_clients, plan.seed));
     decoder.keep_values(source.as_ref().is_some_and(Source::keeps_values));
     if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
-        let mut state = Batches { id, ..Batches::default() };
-        while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut state).await {}
-        for slot in &mut conns {
-            close(&ctx, &mut slot.conn);
-        }
+        // Boxed, once per client: a batch's future is the largest of the loop's, and held inline it would be in
+        // every client's task (10,000 HTTP/2 stream slots hold 10,000 tasks).
+        Box::pin(async {
+            let mut state = Batches { id, ..Batches::default() };
+            while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut state).await {}
+            for slot in &mut conns {
+                close(&ctx, &mut slot.conn);
+            }
+        })
+        .await;
         return;
     }
     // The intended and actual send times of an op whose second half (read-modify-write's write) comes next: one
@@ -171,9 +183,18 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
         let pipelined = shape.heads.len() > 1;
         pending.clear();
-        let result = exchange
-            .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut(), pipelined.then_some(&mut pending))
-            .await;
+        let result = match &h2 {
+            Some(pool) => {
+                let slot = id / ctx.threads;
+                let request = &spec.prepared[k];
+                super::h2::exchange(&ctx, pool, slot, endpoint, request, spec.timeout, ready, timer.as_mut()).await
+            }
+            None => {
+                exchange
+                    .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut(), pipelined.then_some(&mut pending))
+                    .await
+            }
+        };
         let end = Instant::now();
         if let (true, Ok((answer, _))) = (scripted, &result)
             && let Err(why) = ctx.script.response(answer, &decoder)
@@ -748,7 +769,7 @@ fn op_bytes<'a>(wire: &'a [u8], ops: &[(crate::workload::Op, Instant, usize)], i
     &wire[ops[i].2..ops.get(i + 1).map_or(wire.len(), |next| next.2)]
 }
 
-fn timeout_failure(limit: Duration) -> Failure {
+pub(super) fn timeout_failure(limit: Duration) -> Failure {
     Failure::new(ErrorKind::Timeout, format!("no complete answer within {}", humantime::format_duration(limit)))
 }
 

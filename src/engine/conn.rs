@@ -197,6 +197,11 @@ pub async fn check_tls(ep: &Endpoint, connector: &TlsConnector, timeout: Duratio
 
 /// The TLS client settings: the web's root certificates, or none checked with `--insecure`.
 pub fn tls_connector(insecure: bool) -> TlsConnector {
+    tls_connector_for(insecure, false)
+}
+
+/// As [`tls_connector`], offering `h2` over ALPN (and only it) when `http2`.
+pub fn tls_connector_for(insecure: bool, http2: bool) -> TlsConnector {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -210,7 +215,9 @@ pub fn tls_connector(insecure: bool) -> TlsConnector {
         let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // With HTTP/2 http/1.1 is offered too, so a server without h2 says so (and is refused in words) rather than
+    // ending the handshake with an alert.
+    config.alpn_protocols = if http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
     TlsConnector::from(Arc::new(config))
 }
 

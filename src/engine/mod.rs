@@ -5,6 +5,7 @@
 
 mod client;
 pub mod conn;
+mod h2;
 mod pacer;
 mod scripted;
 pub mod survey;
@@ -103,6 +104,8 @@ struct ThreadCtx {
     deadline: Option<Instant>,
     /// `-s`: the thread's script, which builds every request (see [`scripted`]).
     script: scripted::ThreadScript,
+    /// HTTP/2: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
+    h2: Option<h2::Spec>,
 }
 
 impl ThreadCtx {
@@ -320,6 +323,9 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout)
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
+    }
+    if plan.protocol == crate::protocol::Protocol::Http2 {
+        return h2::preflight(plan);
     }
     // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
     // give nothing but handshake failures, or "0 requests" when the step is shorter than --connect-timeout.
@@ -586,7 +592,9 @@ pub fn run_step(
 ) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
-    let tls = plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector(plan.insecure));
+    let http2 = plan.protocol == crate::protocol::Protocol::Http2;
+    let tls =
+        plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector_for(plan.insecure, http2));
     let shared =
         Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default(), script_failure: Default::default() });
     let threads = plan.threads.max(1);
@@ -606,13 +614,15 @@ pub fn run_step(
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
-            let clients = share(plan.connections, threads, i);
+            let connections = share(plan.connections, threads, i);
+            // HTTP/2: a client is a stream slot, `--streams` of them per connection.
+            let clients = connections * if http2 { plan.streams } else { 1 };
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { rate, arrival } => {
                     // Each thread sends its connections' share of the rate (a thread with one connection of three
                     // takes a third), so no thread is asked more than its connections can carry.
-                    let thread_rate = rate * clients as f64 / plan.connections.max(1) as f64;
+                    let thread_rate = rate * connections as f64 / plan.connections.max(1) as f64;
                     // One common start; thread i's first slot i / rate after it, so the threads take turns.
                     let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
                     Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
@@ -655,6 +665,12 @@ pub fn run_step(
                 thread_index: i,
                 threads,
                 deadline,
+                h2: http2.then_some(h2::Spec {
+                    connections,
+                    endpoints: plan.endpoints.len(),
+                    streams: plan.streams,
+                    spread: matches!(plan.load, LoadModel::Open { .. }),
+                }),
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()

@@ -270,6 +270,9 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         c.reconnects,
         if c.reconnects == 1 { "" } else { "s" }
     );
+    if let Some(h) = &step.http2 {
+        http2_lines(out, h);
+    }
     let g = &step.generator;
     if g.cores > 0 {
         let _ = writeln!(
@@ -310,6 +313,33 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
 }
 
 /// The figures per group and per request, and the slowest requests.
+/// HTTP/2's lines: the streams used (a server's lower limit said), GOAWAYs and retries, and h2load's header
+/// compression figure (header bytes on the wire, and what HPACK saved of the response headers).
+fn http2_lines(out: &mut String, h: &crate::result::Http2Report) {
+    let limit = if h.streams_used > 0 && h.streams_used < h.streams_asked as u64 {
+        format!(
+            "{} streams per connection (--streams {}; the server allows {})",
+            h.streams_used, h.streams_asked, h.streams_used
+        )
+    } else {
+        format!("{} per connection", count_of(h.streams_asked as u64, "stream"))
+    };
+    let goaways = if h.goaways + h.retried > 0 {
+        format!(", {} GOAWAY, {} streams sent again", h.goaways, h.retried)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "  http2        {limit}{goaways}");
+    let _ = writeln!(
+        out,
+        "  headers      {} sent, {} received (decoded {}: space savings {:.2} %)",
+        crate::units::format_bytes(h.header_bytes_out as f64),
+        crate::units::format_bytes(h.header_bytes_in as f64),
+        crate::units::format_bytes(h.header_bytes_in_decoded as f64),
+        h.header_savings * 100.0
+    );
+}
+
 fn render_breakdown(out: &mut String, step: &StepResult) {
     if !step.breakdown.is_empty() {
         // Key-value operations add p99.9, hits, misses and the answers their workload expected.

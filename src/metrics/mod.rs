@@ -42,11 +42,47 @@ pub enum ErrorKind {
     Io,
     /// A key-value workload read a value (or status) other than the one it knows the key holds.
     WrongValue,
+    /// HTTP/2: the server sent GOAWAY with an error code (or a stream it left unprocessed failed again on a new
+    /// connection): the stream got no answer.
+    Goaway,
+    /// HTTP/2: flow control made the request impossible (a body larger than the server's stream window, a window
+    /// overflow).
+    FlowControl,
+    /// HTTP/2: the server reset the stream with RST_STREAM(NO_ERROR).
+    RstNoError,
+    /// HTTP/2: the server reset the stream with RST_STREAM(PROTOCOL_ERROR).
+    RstProtocol,
+    /// HTTP/2: the server reset the stream with RST_STREAM(INTERNAL_ERROR).
+    RstInternal,
+    /// HTTP/2: the server reset the stream with RST_STREAM(FLOW_CONTROL_ERROR).
+    RstFlowControl,
+    /// HTTP/2: the server reset the stream with RST_STREAM(SETTINGS_TIMEOUT).
+    RstSettingsTimeout,
+    /// HTTP/2: the server reset the stream with RST_STREAM(STREAM_CLOSED).
+    RstStreamClosed,
+    /// HTTP/2: the server reset the stream with RST_STREAM(FRAME_SIZE_ERROR).
+    RstFrameSize,
+    /// HTTP/2: the server reset the stream with RST_STREAM(REFUSED_STREAM).
+    RstRefusedStream,
+    /// HTTP/2: the server reset the stream with RST_STREAM(CANCEL).
+    RstCancel,
+    /// HTTP/2: the server reset the stream with RST_STREAM(COMPRESSION_ERROR).
+    RstCompression,
+    /// HTTP/2: the server reset the stream with RST_STREAM(CONNECT_ERROR).
+    RstConnect,
+    /// HTTP/2: the server reset the stream with RST_STREAM(ENHANCE_YOUR_CALM).
+    RstEnhanceYourCalm,
+    /// HTTP/2: the server reset the stream with RST_STREAM(INADEQUATE_SECURITY).
+    RstInadequateSecurity,
+    /// HTTP/2: the server reset the stream with RST_STREAM(HTTP_1_1_REQUIRED).
+    RstHttp11Required,
+    /// HTTP/2: the server reset the stream with an error code RFC 9113 does not define.
+    RstOther,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 30] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -60,6 +96,23 @@ impl ErrorKind {
         ErrorKind::Tls,
         ErrorKind::Io,
         ErrorKind::WrongValue,
+        ErrorKind::Goaway,
+        ErrorKind::FlowControl,
+        ErrorKind::RstNoError,
+        ErrorKind::RstProtocol,
+        ErrorKind::RstInternal,
+        ErrorKind::RstFlowControl,
+        ErrorKind::RstSettingsTimeout,
+        ErrorKind::RstStreamClosed,
+        ErrorKind::RstFrameSize,
+        ErrorKind::RstRefusedStream,
+        ErrorKind::RstCancel,
+        ErrorKind::RstCompression,
+        ErrorKind::RstConnect,
+        ErrorKind::RstEnhanceYourCalm,
+        ErrorKind::RstInadequateSecurity,
+        ErrorKind::RstHttp11Required,
+        ErrorKind::RstOther,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -78,6 +131,23 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
             ErrorKind::WrongValue => "wrong_value",
+            ErrorKind::Goaway => "goaway",
+            ErrorKind::FlowControl => "flow_control",
+            ErrorKind::RstNoError => "rst_stream_no_error",
+            ErrorKind::RstProtocol => "rst_stream_protocol_error",
+            ErrorKind::RstInternal => "rst_stream_internal_error",
+            ErrorKind::RstFlowControl => "rst_stream_flow_control_error",
+            ErrorKind::RstSettingsTimeout => "rst_stream_settings_timeout",
+            ErrorKind::RstStreamClosed => "rst_stream_stream_closed",
+            ErrorKind::RstFrameSize => "rst_stream_frame_size_error",
+            ErrorKind::RstRefusedStream => "rst_stream_refused_stream",
+            ErrorKind::RstCancel => "rst_stream_cancel",
+            ErrorKind::RstCompression => "rst_stream_compression_error",
+            ErrorKind::RstConnect => "rst_stream_connect_error",
+            ErrorKind::RstEnhanceYourCalm => "rst_stream_enhance_your_calm",
+            ErrorKind::RstInadequateSecurity => "rst_stream_inadequate_security",
+            ErrorKind::RstHttp11Required => "rst_stream_http_1_1_required",
+            ErrorKind::RstOther => "rst_stream_other",
         }
     }
 
@@ -102,11 +172,38 @@ impl ErrorKind {
             ErrorKind::Tls => "TLS error",
             ErrorKind::Io => "I/O error",
             ErrorKind::WrongValue => "wrong value: not what the workload wrote",
+            ErrorKind::Goaway => "connection ended by the server's GOAWAY",
+            ErrorKind::FlowControl => "HTTP/2 flow control",
+            ErrorKind::RstNoError => "stream reset by the server (NO_ERROR)",
+            ErrorKind::RstProtocol => "stream reset by the server (PROTOCOL_ERROR)",
+            ErrorKind::RstInternal => "stream reset by the server (INTERNAL_ERROR)",
+            ErrorKind::RstFlowControl => "stream reset by the server (FLOW_CONTROL_ERROR)",
+            ErrorKind::RstSettingsTimeout => "stream reset by the server (SETTINGS_TIMEOUT)",
+            ErrorKind::RstStreamClosed => "stream reset by the server (STREAM_CLOSED)",
+            ErrorKind::RstFrameSize => "stream reset by the server (FRAME_SIZE_ERROR)",
+            ErrorKind::RstRefusedStream => "stream reset by the server (REFUSED_STREAM)",
+            ErrorKind::RstCancel => "stream reset by the server (CANCEL)",
+            ErrorKind::RstCompression => "stream reset by the server (COMPRESSION_ERROR)",
+            ErrorKind::RstConnect => "stream reset by the server (CONNECT_ERROR)",
+            ErrorKind::RstEnhanceYourCalm => "stream reset by the server (ENHANCE_YOUR_CALM)",
+            ErrorKind::RstInadequateSecurity => "stream reset by the server (INADEQUATE_SECURITY)",
+            ErrorKind::RstHttp11Required => "stream reset by the server (HTTP_1_1_REQUIRED)",
+            ErrorKind::RstOther => "stream reset by the server (an unknown code)",
         }
     }
 
     fn index(self) -> usize {
         self as usize
+    }
+
+    /// The kind of an HTTP/2 RST_STREAM with this error code (RFC 9113 7): the codes 0x0-0xd are the kinds from
+    /// `RstNoError` on, in order.
+    pub fn rst_stream(code: u32) -> ErrorKind {
+        let first = ErrorKind::RstNoError.index();
+        match code {
+            0..=0xd => ErrorKind::ALL[first + code as usize],
+            _ => ErrorKind::RstOther,
+        }
     }
 }
 
@@ -400,6 +497,48 @@ pub struct StepMetrics {
     /// The text of the first failed answer (a Redis or memcached error reply, an HTTP status), secrets scrubbed:
     /// "500" says that the server refused, this says why.
     pub first_error_reply: Option<String>,
+    /// HTTP/2's own figures (all zero for other protocols).
+    pub h2: H2Counts,
+}
+
+/// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct H2Counts {
+    /// Bytes of header blocks (HEADERS and CONTINUATION payloads) written and read.
+    pub header_bytes_out: u64,
+    pub header_bytes_in: u64,
+    /// What the header blocks read decode to: names and values, as h2load counts them.
+    pub header_bytes_in_decoded: u64,
+    /// What the header blocks written would be without HPACK (names and values).
+    pub header_bytes_out_decoded: u64,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// Streams the server left unprocessed (above a GOAWAY's last stream, or REFUSED_STREAM) sent again on
+    /// another connection.
+    pub retried: u64,
+    /// The fewest concurrent streams a connection allowed: `--streams`, or the server's lower
+    /// SETTINGS_MAX_CONCURRENT_STREAMS; 0 when no connection got the server's SETTINGS.
+    pub streams_used: u64,
+}
+
+impl H2Counts {
+    pub fn merge(&mut self, o: &H2Counts) {
+        self.header_bytes_out += o.header_bytes_out;
+        self.header_bytes_in += o.header_bytes_in;
+        self.header_bytes_in_decoded += o.header_bytes_in_decoded;
+        self.header_bytes_out_decoded += o.header_bytes_out_decoded;
+        self.goaways += o.goaways;
+        self.retried += o.retried;
+        self.streams_used = match (self.streams_used, o.streams_used) {
+            (0, x) | (x, 0) => x,
+            (a, b) => a.min(b),
+        };
+    }
+
+    /// A connection's stream limit, once its SETTINGS arrived.
+    pub fn saw_limit(&mut self, limit: u64) {
+        self.streams_used = if self.streams_used == 0 { limit } else { self.streams_used.min(limit) };
+    }
 }
 
 /// Status codes above this are counted as this (no real server sends them).
@@ -428,6 +567,7 @@ impl StepMetrics {
             max_lag_us: 0,
             starved: 0,
             first_error_reply: None,
+            h2: H2Counts::default(),
             window: WindowAccum::new(),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -574,6 +714,7 @@ impl StepMetrics {
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
+        self.h2.merge(&other.h2);
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }

@@ -196,6 +196,8 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--body-file", r.body_file.is_some()),
         ("--no-keepalive", r.no_keepalive),
         ("--insecure", r.insecure),
+        ("--http2", r.http2),
+        ("--streams", r.streams.is_some()),
         ("--ok-status", r.ok_status != "200-399"),
         ("--wait", a.wait.is_some()),
     ];
@@ -433,6 +435,7 @@ impl KvPlan {
             script: None,
             template: None,
             data: None,
+            streams: 1,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

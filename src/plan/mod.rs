@@ -103,6 +103,8 @@ pub struct RunPlan {
     pub script: Option<Arc<crate::script::Script>>,
     /// `--data` or `{{...}}` in the request: every request filled from its template as the load runs.
     pub template: Option<Arc<crate::template::Template>>,
+    /// HTTP/2: concurrent streams per connection (1 otherwise).
+    pub streams: usize,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -203,6 +205,28 @@ pub struct RequestSet {
     pub template: Option<Arc<crate::template::Template>>,
     /// `--data`'s file and order, as the result document records them.
     pub data: Option<String>,
+    /// HTTP/2: concurrent streams per connection (1 for the other protocols).
+    pub streams: usize,
+}
+
+/// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
+pub const MAX_STREAMS: usize = 10_000;
+
+/// `--http2` and `--streams`, checked: the streams per connection.
+fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
+    match (a.http2, a.streams) {
+        (false, Some(n)) => {
+            Err(UsageError::new(format!("--streams {n}: streams are HTTP/2's; add --http2 (or leave --streams out)")))
+        }
+        (true, Some(0)) => Err(UsageError::new("--streams 0: must be at least 1; try --streams 10")),
+        (true, Some(n)) if n > MAX_STREAMS => Err(UsageError::new(format!(
+            "--streams {n}: at most {MAX_STREAMS} per connection (servers allow about 100); try --streams 100"
+        ))),
+        (true, _) if a.no_keepalive => Err(UsageError::new(
+            "--no-keepalive with --http2: HTTP/2 keeps its connections open; leave --no-keepalive out",
+        )),
+        (_, n) => Ok(n.unwrap_or(1)),
+    }
 }
 
 impl RequestSet {
@@ -241,7 +265,8 @@ impl RequestSet {
 
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
         let (urls, data) = template_urls(a)?;
-        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive };
+        let streams = http2_streams(a)?;
+        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
@@ -361,13 +386,14 @@ impl RequestSet {
             ok_status,
             warnings,
             wait,
-            protocol: Protocol::Http,
+            protocol: if a.http2 { Protocol::Http2 } else { Protocol::Http },
             greeting: None,
             workload: None,
             pipeline: 1,
             script,
             template,
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
+            streams,
         })
     }
 }
@@ -405,6 +431,11 @@ fn template_urls(a: &RequestArgs) -> Result<(Vec<String>, Option<DataPlan>), Usa
     };
     if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() || a.script.is_some() {
         return Err(one_url());
+    }
+    if a.http2 {
+        return Err(UsageError::new(
+            "--data and {{...}} templates with --http2: requests are filled as HTTP/1.1 only for now; leave --http2 out",
+        ));
     }
     let url = &a.urls[0];
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
@@ -478,6 +509,12 @@ fn load_script(
     if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() {
         return Err(one_url());
     }
+    if a.http2 {
+        return Err(UsageError::new(format!(
+            "--script '{}' with --http2: a script's requests are HTTP/1.1 text, as wrk's; leave --http2 out",
+            path.display()
+        )));
+    }
     let u = ParsedUrl::parse(&a.urls[0]).map_err(|_| one_url())?;
     let ep = endpoints.first().ok_or_else(one_url)?;
     let target = crate::script::Target {
@@ -507,6 +544,8 @@ struct Defaults<'a> {
 struct Builder {
     endpoints: Vec<Endpoint>,
     keepalive: bool,
+    /// Requests are HTTP/2 frames.
+    http2: bool,
 }
 
 impl Builder {
@@ -550,14 +589,19 @@ impl Builder {
         let prepared = endpoints
             .iter()
             .map(|&i| {
-                build_request(&RequestParts {
+                let parts = RequestParts {
                     method,
                     target,
                     host: &self.endpoints[i].host_header(),
                     headers: &headers,
                     body,
                     close: !self.keepalive,
-                })
+                };
+                if self.http2 {
+                    crate::protocol::h2::request::build_request(&parts, self.endpoints[i].scheme == Scheme::Https)
+                } else {
+                    build_request(&parts)
+                }
             })
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
@@ -781,6 +825,8 @@ impl RunPlan {
             start_at: None,
             source_address: None,
             sweep: None,
+            http_version: (set.protocol == Protocol::Http2).then(|| "2".to_string()),
+            streams: (set.protocol == Protocol::Http2).then_some(set.streams),
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),
         };
@@ -810,6 +856,7 @@ impl RunPlan {
             pipeline: set.pipeline,
             script: set.script.clone(),
             template: set.template.clone(),
+            streams: set.streams.max(1),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

@@ -4,6 +4,7 @@
 //! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
 
 mod framing;
+pub mod h2;
 pub mod http;
 pub mod memcache;
 pub mod resp;
@@ -15,6 +16,8 @@ use std::sync::Arc;
 pub enum Protocol {
     #[default]
     Http,
+    /// HTTP/2 (`--http2`): prior knowledge on http://, ALPN h2 on https://.
+    Http2,
     /// Redis's RESP2.
     Resp,
     /// memcached's text protocol.
@@ -25,7 +28,7 @@ impl Protocol {
     /// How its URLs start: `http` (or https), `redis`, `memcache`.
     pub fn scheme(self) -> &'static str {
         match self {
-            Protocol::Http => "http",
+            Protocol::Http | Protocol::Http2 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcache",
         }
@@ -34,7 +37,8 @@ impl Protocol {
     /// The name the result document records.
     pub fn name(self) -> &'static str {
         match self {
-            Protocol::Http => "http",
+            // The same requests and statuses: settings.http_version tells the versions apart.
+            Protocol::Http | Protocol::Http2 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcached",
         }
@@ -59,7 +63,7 @@ impl Protocol {
     /// the plan names already. Read only when a request enters the slowest list, so the hot path never parses.
     pub fn command_and_key(self, request: &[u8]) -> Option<CommandKey> {
         let (command, key) = match self {
-            Protocol::Http => return None,
+            Protocol::Http | Protocol::Http2 => return None,
             Protocol::Resp => resp::command_and_key(request)?,
             Protocol::Memcache => memcache::command_and_key(request)?,
         };
@@ -110,7 +114,9 @@ impl AnyDecoder {
     /// A decoder of `protocol` whose heads and lines may be at most `max_line` bytes.
     pub fn new(protocol: Protocol, max_line: usize) -> Self {
         match protocol {
-            Protocol::Http => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
+            // HTTP/2's answers are read by the engine's connection task (engine/h2.rs); the HTTP decoder only words
+            // an error status for the sample.
+            Protocol::Http | Protocol::Http2 => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
             Protocol::Resp => AnyDecoder::Resp(resp::RespDecoder::new(max_line)),
             Protocol::Memcache => AnyDecoder::Memcache(memcache::MemcacheDecoder::new(max_line)),
         }

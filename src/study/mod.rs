@@ -57,6 +57,9 @@ struct TargetSpec {
     headers: Vec<String>,
     #[serde(default)]
     insecure: bool,
+    #[serde(default)]
+    http2: bool,
+    streams: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -141,6 +144,9 @@ pub struct Target {
     pub headers: Vec<String>,
     /// HTTPS: accept any certificate (`-k`).
     pub insecure: bool,
+    /// Speak HTTP/2 (`--http2`), with this many streams per connection (`--streams`).
+    pub http2: bool,
+    pub streams: Option<usize>,
 }
 
 /// What to watch on the server side (`monitor = ["port:8080", "name:redis-server", "started"]`).
@@ -532,6 +538,8 @@ impl StudyPlan {
         request.method = h.method.unwrap_or(request.method);
         request.headers = t.headers.iter().chain(&h.headers).cloned().collect();
         request.insecure = t.insecure;
+        request.http2 = t.http2;
+        request.streams = t.streams;
         request.body = h.body;
         request.body_file = h.body_file;
         request.patterns = h.patterns;
@@ -793,10 +801,19 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         }
         monitor.push(spec);
     }
-    if protocol == Some(Protocol::Kv) && (!t.headers.is_empty() || t.insecure) {
+    if protocol == Some(Protocol::Kv) && (!t.headers.is_empty() || t.insecure || t.http2 || t.streams.is_some()) {
+        let which = if t.http2 || t.streams.is_some() { "http2" } else { "headers" };
         return Err(at.error(
-            &key("headers"),
-            &format!("target '{name}' is a key-value server: headers and insecure are for HTTP targets"),
+            &key(which),
+            &format!(
+                "target '{name}' is a key-value server: headers, insecure, http2 and streams are for HTTP targets"
+            ),
+        ));
+    }
+    if let Some(n) = t.streams.filter(|_| !t.http2) {
+        return Err(at.error(
+            &key("streams"),
+            &format!("target '{name}': streams = {n} is HTTP/2's; add http2 = true (or leave streams out)"),
         ));
     }
     for p in &t.probe {
@@ -819,6 +836,8 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         probes: t.probe,
         headers: t.headers,
         insecure: t.insecure,
+        http2: t.http2,
+        streams: t.streams,
     })
 }
 
@@ -1118,6 +1137,8 @@ fn example(key: &str) -> &'static str {
         "method" => "method = \"POST\"",
         "headers" => "headers = [\"Accept: application/json\"]",
         "insecure" => "insecure = true",
+        "http2" => "http2 = true",
+        "streams" => "streams = 16",
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
         "patterns" => "patterns = \"patterns.json\"",
@@ -1306,6 +1327,20 @@ name = "warm"
         assert!(rows.contains("tests/fixtures/data/ids.csv --data-order unique"), "{rows}");
         let bad = text.replace("data_order = \"unique\"", "data_order = \"shuffled\"");
         assert!(plan(&bad).unwrap_err().contains("give \"sequential\""));
+    }
+
+    #[test]
+    fn an_http2_target_runs_its_cases_with_http2_and_its_streams() {
+        let text =
+            TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"http://127.0.0.1:2/\"\nhttp2 = true\nstreams = 8");
+        let p = plan(&text).unwrap();
+        let b = p.cases.iter().find(|c| c.target == 1).unwrap();
+        let at = b.args.iter().position(|a| a == "--http2").unwrap_or_else(|| panic!("{:?}", b.args));
+        assert_eq!(b.args[at + 1..at + 3], ["--streams", "8"], "{:?}", b.args);
+        let a = p.cases.iter().find(|c| c.target == 0).unwrap();
+        assert!(!a.args.contains(&"--http2".to_string()), "{:?}", a.args);
+        let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"http://127.0.0.1:2/\"\nstreams = 8");
+        assert!(plan(&bad).unwrap_err().contains("add http2 = true"));
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl Command {
                 out.extend_from_slice(data);
                 out.extend_from_slice(b"\r\n");
             }
-            Protocol::Memcache | Protocol::Http => {
+            Protocol::Memcache | Protocol::Http | Protocol::Http2 => {
                 for (i, a) in self.args.iter().enumerate() {
                     if i > 0 {
                         out.push(b' ');

@@ -170,17 +170,7 @@ impl Nginx {
         std::fs::write(prefix.join("www/static/file.txt"), "static file\n").unwrap();
         std::fs::write(prefix.join("www/static/200kb.bin"), vec![b'x'; 200_000]).unwrap();
         std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
-        let openssl = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
-            .arg("-keyout")
-            .arg(prefix.join("key.pem"))
-            .arg("-out")
-            .arg(prefix.join("cert.pem"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl makes a self-signed certificate");
-        assert!(openssl.success());
+        self_signed_certificate(prefix);
         let child = Command::new(nginx)
             .arg("-p")
             .arg(prefix)
@@ -209,6 +199,21 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A self-signed certificate for `localhost` in `dir` (cert.pem, key.pem), made by openssl.
+pub fn self_signed_certificate(dir: &Path) {
+    let openssl = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl makes a self-signed certificate");
+    assert!(openssl.success());
 }
 
 fn which(name: &str) -> Option<PathBuf> {

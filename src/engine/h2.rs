@@ -1,0 +1,1025 @@
+//! HTTP/2 on the engine's loop: each thread keeps a pool of connections, each run by one task that writes the
+//! frames its streams queue and reads the server's frames; a client of the engine is a stream slot.
+//!
+//! `-c` connections x `--streams` slots per thread's share; slot k of a thread uses the k / streams-th connection
+//! (closed loop) or the least busy connection with a free stream (open loop). A server whose
+//! SETTINGS_MAX_CONCURRENT_STREAMS is below `--streams` is used as it allows: the closed loop's extra slots end at
+//! once, so no request waits behind the limit. Streams a GOAWAY (or REFUSED_STREAM) left unprocessed go again,
+//! once, on a new connection; RST_STREAM is counted by its code. Every read is bounded: frames at most 16 KiB (the
+//! size the client allows), a header block at most `--max-line`, the HPACK table 4 KiB.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Sleep;
+
+use super::ThreadCtx;
+use super::conn::{Conn, Failure, connect};
+use crate::metrics::ErrorKind;
+use crate::protocol::h2::frame::{self, Head};
+use crate::protocol::h2::hpack;
+use crate::protocol::h2::request::{set_stream, sizes};
+use crate::protocol::{Answer, PreparedRequest};
+
+/// The window the client gives the server, per stream and for the connection: large (as h2load and oha set it),
+/// so that flow control is not what is measured.
+const WINDOW: u32 = 1 << 30;
+
+/// The largest frame the client takes (SETTINGS_MAX_FRAME_SIZE left at its initial value).
+const MAX_FRAME: usize = frame::DEFAULT_MAX_FRAME;
+
+/// The largest stream identifier a client may use.
+const LAST_STREAM_ID: u32 = (1 << 31) - 1;
+
+/// The shape of a thread's pool, made before the thread starts (the pool itself holds `Rc`s, made on the thread).
+pub(super) struct Spec {
+    /// The thread's share of `-c`.
+    pub connections: usize,
+    pub endpoints: usize,
+    pub streams: usize,
+    /// Open loop: a due slot takes any connection with a free stream.
+    pub spread: bool,
+}
+
+/// The pool of one thread: a connection per (group of `--streams` slots, endpoint).
+pub(super) struct Pool {
+    streams: usize,
+    /// Closed loop: a slot keeps to its group's connection. Open loop: any connection with a free stream.
+    spread: bool,
+    conns: RefCell<Vec<Vec<Option<Rc<H2Conn>>>>>,
+}
+
+thread_local! {
+    /// The pool of the step this thread runs, keyed by the step's shared state (engine threads run one step each).
+    static POOL: RefCell<Option<(usize, Rc<Pool>)>> = const { RefCell::new(None) };
+}
+
+/// The thread's pool for this step, made at its first use.
+pub(super) fn pool(ctx: &ThreadCtx, spec: &Spec) -> Rc<Pool> {
+    let key = std::sync::Arc::as_ptr(&ctx.shared) as usize;
+    POOL.with_borrow_mut(|slot| match slot {
+        Some((k, pool)) if *k == key => Rc::clone(pool),
+        _ => {
+            let pool = Rc::new(Pool {
+                streams: spec.streams.max(1),
+                spread: spec.spread,
+                conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
+            });
+            *slot = Some((key, Rc::clone(&pool)));
+            pool
+        }
+    })
+}
+
+impl Pool {
+    fn group(&self, slot: usize) -> usize {
+        (slot / self.streams).min(self.conns.borrow().len() - 1)
+    }
+
+    /// The connection a slot sends on: its group's (opened when there is none or it can take no more streams),
+    /// or in an open loop the least busy open one with a free stream.
+    fn pick(&self, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H2Conn> {
+        let group = self.group(slot);
+        let mut conns = self.conns.borrow_mut();
+        if self.spread {
+            let best = conns
+                .iter()
+                .filter_map(|g| g[endpoint].as_ref())
+                .filter(|c| c.state.borrow().has_room())
+                .min_by_key(|c| c.state.borrow().in_flight);
+            if let Some(c) = best {
+                return Rc::clone(c);
+            }
+        }
+        let cell = &mut conns[group][endpoint];
+        if let Some(c) = cell.as_ref().filter(|c| c.state.borrow().usable()) {
+            return Rc::clone(c);
+        }
+        if cell.is_some() {
+            // The server ended the last one (GOAWAY, a close): reopened to go on.
+            ctx.metrics.borrow_mut().reconnects += 1;
+        }
+        let conn = H2Conn::open(ctx, endpoint, self.streams);
+        *cell = Some(Rc::clone(&conn));
+        conn
+    }
+}
+
+/// Before a slot's first request: its connection opened and the server's SETTINGS read. Returns false when the
+/// slot is beyond the server's stream limit in a closed loop: it ends, and the connection carries as many streams
+/// as the server allows.
+pub(super) async fn join(ctx: &Rc<ThreadCtx>, pool: &Pool, slot: usize) -> bool {
+    if ctx.shared.plan.endpoints.len() != 1 {
+        return true;
+    }
+    let conn = pool.pick(ctx, slot, 0);
+    if conn.settled().await.is_err() {
+        // The first request opens a connection again and counts the failure.
+        return true;
+    }
+    pool.spread || slot % pool.streams < conn.state.borrow().limit
+}
+
+/// How a stream ended.
+enum Outcome {
+    Answer(Answer),
+    Failed(Failure),
+    /// The server did not process it (above a GOAWAY's last stream, REFUSED_STREAM): safe to send again.
+    Unprocessed(Failure),
+}
+
+/// One request on a stream of the pool, sent again once on another connection when the server left it
+/// unprocessed. Returns the answer with the time its HEADERS was queued, or the failure.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn exchange(
+    ctx: &Rc<ThreadCtx>,
+    pool: &Pool,
+    slot: usize,
+    endpoint: usize,
+    request: &PreparedRequest,
+    timeout: Duration,
+    ready: Instant,
+    mut timer: Pin<&mut Sleep>,
+) -> Result<(Answer, Instant), Failure> {
+    let mut retried = false;
+    loop {
+        let conn = pool.pick(ctx, slot, endpoint);
+        // Waiting for a connection or a free stream is bounded by the request's timeout, counted from when the
+        // client was ready.
+        timer.as_mut().reset((ready + timeout).into());
+        let claimed = tokio::select! {
+            biased;
+            r = conn.claim(sizes(&request.bytes).body) => r,
+            _ = timer.as_mut() => return Err(super::client::timeout_failure(timeout)),
+        };
+        let waited = match claimed {
+            Ok(waited) => waited,
+            Err(Claim::Gone) => {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            Err(Claim::Failed(f)) => return Err(f),
+        };
+        let sent = if waited { Instant::now() } else { ready };
+        let id = conn.send(ctx, request);
+        timer.as_mut().reset((sent + timeout).into());
+        let outcome = tokio::select! {
+            biased;
+            o = conn.wait(id) => o,
+            _ = timer.as_mut() => {
+                conn.cancel(id);
+                return Err(super::client::timeout_failure(timeout));
+            }
+        };
+        match outcome {
+            Outcome::Answer(a) => return Ok((a, sent)),
+            Outcome::Failed(f) => return Err(f),
+            Outcome::Unprocessed(f) if retried => return Err(f),
+            Outcome::Unprocessed(_) => {
+                retried = true;
+                ctx.metrics.borrow_mut().h2.retried += 1;
+            }
+        }
+    }
+}
+
+/// Why a stream could not be had on a connection.
+enum Claim {
+    /// The connection ended or stopped taking streams (GOAWAY): pick another.
+    Gone,
+    /// It could not be opened.
+    Failed(Failure),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    /// TCP (and TLS) under way, or the server's SETTINGS not read yet.
+    Opening,
+    Open,
+    /// GOAWAY received (or stream ids used up): the streams under way finish, no new one starts.
+    Draining,
+    Dead,
+}
+
+/// A connection as its streams and its task share it.
+struct H2Conn {
+    state: RefCell<State>,
+}
+
+struct State {
+    phase: Phase,
+    /// Why the connection could not be opened (the failure of the requests waiting for it).
+    failure: Option<Failure>,
+    /// Frames to write, and how much of them is written.
+    out: Vec<u8>,
+    written: usize,
+    /// The connection task, woken when frames are queued.
+    task: Option<Waker>,
+    /// Slots waiting for the connection to open or for a free stream.
+    waiting: Vec<Waker>,
+    streams: HashMap<u32, Stream>,
+    in_flight: usize,
+    /// Streams at once: `--streams`, or the server's lower limit.
+    limit: usize,
+    asked: usize,
+    next_id: u32,
+    /// The connection's window for what the client sends (request bodies).
+    send_window: i64,
+    /// The window of a new stream for what the client sends (the server's SETTINGS_INITIAL_WINDOW_SIZE).
+    stream_window: i64,
+    /// Bytes of DATA read since the last connection WINDOW_UPDATE.
+    unacked: u32,
+    /// A header block whose CONTINUATION frames are still to come: its stream, END_STREAM, the bytes so far.
+    block: Option<(u32, bool)>,
+    block_bytes: Vec<u8>,
+    /// An incomplete frame at the end of a read (at most a header and 16 KiB).
+    partial: Vec<u8>,
+    /// DATA payload bytes still to come for (stream, END_STREAM) before the frame ends: skipped, not kept.
+    skip: usize,
+    skip_frame: (u32, bool),
+    decoder: hpack::Decoder,
+    /// The bound of a header block (`--max-line`).
+    max_block: usize,
+    /// A GOAWAY's last stream and code.
+    goaway: Option<(u32, u32)>,
+}
+
+/// A stream under way.
+#[derive(Default)]
+struct Stream {
+    status: u16,
+    done: Option<Outcome>,
+    waker: Option<Waker>,
+}
+
+impl State {
+    fn has_room(&self) -> bool {
+        self.phase == Phase::Open && self.in_flight < self.limit
+    }
+
+    fn usable(&self) -> bool {
+        matches!(self.phase, Phase::Opening | Phase::Open)
+    }
+
+    fn wake_task(&mut self) {
+        if let Some(w) = &self.task {
+            w.wake_by_ref();
+        }
+    }
+
+    fn wake_waiting(&mut self) {
+        for w in self.waiting.drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Ends a stream with `outcome`, waking its slot.
+    fn finish(&mut self, id: u32, outcome: Outcome) {
+        if let Some(s) = self.streams.get_mut(&id)
+            && s.done.is_none()
+        {
+            s.done = Some(outcome);
+            if let Some(w) = s.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Ends every stream still waiting: those the server did not process (above a GOAWAY's last stream) may go
+    /// again, the others failed with `failure`.
+    fn fail_all(&mut self, failure: &Failure) {
+        let ids: Vec<u32> = self.streams.iter().filter(|(_, s)| s.done.is_none()).map(|(id, _)| *id).collect();
+        for id in ids {
+            let outcome = match self.goaway {
+                Some((last, _)) if id > last => Outcome::Unprocessed(unprocessed(id, last)),
+                Some((_, code)) if code != frame::NO_ERROR => Outcome::Failed(Failure::new(
+                    ErrorKind::Goaway,
+                    format!("the server sent GOAWAY ({}) and closed before answering", frame::error_name(code)),
+                )),
+                _ => Outcome::Failed(failure.clone()),
+            };
+            self.finish(id, outcome);
+        }
+    }
+
+    /// A connection error found in the server's frames (RFC 9113 5.4.1): GOAWAY with `code`, every stream failed
+    /// as malformed, the connection closed once the GOAWAY is written.
+    fn connection_error(&mut self, code: u32, why: String) {
+        if self.phase == Phase::Dead {
+            return;
+        }
+        let last = self.streams.keys().max().copied().unwrap_or(0);
+        frame::goaway(&mut self.out, last, code);
+        self.phase = Phase::Dead;
+        let kind = if code == frame::FLOW_CONTROL_ERROR { ErrorKind::FlowControl } else { ErrorKind::Malformed };
+        self.fail_all(&Failure::new(kind, format!("HTTP/2 {}: {why}", frame::error_name(code))));
+        self.wake_waiting();
+    }
+}
+
+fn unprocessed(id: u32, last: u32) -> Failure {
+    Failure::new(
+        ErrorKind::Goaway,
+        format!("the server's GOAWAY left stream {id} unprocessed (last stream {last}), and so did its retry"),
+    )
+}
+
+impl H2Conn {
+    /// A new connection: its task connects, sends the preface and SETTINGS, and runs until the connection ends.
+    fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize) -> Rc<H2Conn> {
+        let plan = &ctx.shared.plan;
+        let mut out = Vec::with_capacity(4096);
+        out.extend_from_slice(frame::PREFACE);
+        frame::settings(
+            &mut out,
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_MAX_CONCURRENT_STREAMS, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, plan.max_line as u32),
+            ],
+        );
+        frame::window_update(&mut out, 0, WINDOW - frame::DEFAULT_WINDOW);
+        let conn = Rc::new(H2Conn {
+            state: RefCell::new(State {
+                phase: Phase::Opening,
+                failure: None,
+                out,
+                written: 0,
+                task: None,
+                waiting: Vec::new(),
+                streams: HashMap::new(),
+                in_flight: 0,
+                limit: streams,
+                asked: streams,
+                next_id: 1,
+                send_window: i64::from(frame::DEFAULT_WINDOW),
+                stream_window: i64::from(frame::DEFAULT_WINDOW),
+                unacked: 0,
+                block: None,
+                block_bytes: Vec::new(),
+                partial: Vec::new(),
+                skip: 0,
+                skip_frame: (0, false),
+                decoder: hpack::Decoder::default(),
+                max_block: plan.max_line,
+                goaway: None,
+            }),
+        });
+        let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
+        tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
+        conn
+    }
+
+    /// Waits until the server's SETTINGS arrived (Ok) or the connection failed.
+    async fn settled(&self) -> Result<(), Failure> {
+        poll_fn(|cx| {
+            let mut st = self.state.borrow_mut();
+            match st.phase {
+                Phase::Opening => {
+                    st.waiting.push(cx.waker().clone());
+                    Poll::Pending
+                }
+                Phase::Open | Phase::Draining => Poll::Ready(Ok(())),
+                Phase::Dead => Poll::Ready(Err(st.failure.clone().unwrap_or_else(|| closed("before its SETTINGS")))),
+            }
+        })
+        .await
+    }
+
+    /// Waits for a free stream (and, for a body, room in the connection's window). Ok(true) when it had to wait.
+    async fn claim(&self, body: usize) -> Result<bool, Claim> {
+        let mut waited = false;
+        poll_fn(|cx| {
+            let mut st = self.state.borrow_mut();
+            match st.phase {
+                Phase::Open if st.in_flight < st.limit && st.send_window >= body as i64 => {
+                    st.in_flight += 1;
+                    Poll::Ready(Ok(waited))
+                }
+                Phase::Opening | Phase::Open => {
+                    waited = true;
+                    st.waiting.push(cx.waker().clone());
+                    Poll::Pending
+                }
+                Phase::Draining => Poll::Ready(Err(Claim::Gone)),
+                Phase::Dead => Poll::Ready(Err(match st.failure.clone() {
+                    Some(f) => Claim::Failed(f),
+                    None => Claim::Gone,
+                })),
+            }
+        })
+        .await
+    }
+
+    /// Queues a claimed stream's frames; returns its stream id.
+    fn send(&self, ctx: &ThreadCtx, request: &PreparedRequest) -> u32 {
+        let mut st = self.state.borrow_mut();
+        let id = st.next_id;
+        st.next_id += 2;
+        if st.next_id > LAST_STREAM_ID {
+            // Identifiers used up: this stream is the connection's last (RFC 9113 5.1.1).
+            st.phase = Phase::Draining;
+        }
+        let at = st.out.len();
+        st.out.extend_from_slice(&request.bytes);
+        let sizes = set_stream(&mut st.out[at..], id);
+        st.send_window -= sizes.body as i64;
+        if sizes.body as i64 > st.stream_window {
+            // The body does not fit the server's stream window: it would wait for WINDOW_UPDATEs hakaru does not
+            // track per stream. Said, not sent.
+            st.out.truncate(at);
+            st.send_window += sizes.body as i64;
+            st.streams.insert(id, Stream::default());
+            let why = format!(
+                "a body of {} bytes is larger than the server's stream window ({} bytes); bodies over the window \
+                 are not sent yet",
+                sizes.body, st.stream_window
+            );
+            st.finish(id, Outcome::Failed(Failure::new(ErrorKind::FlowControl, why)));
+            return id;
+        }
+        st.streams.insert(id, Stream::default());
+        st.wake_task();
+        drop(st);
+        let mut m = ctx.metrics.borrow_mut();
+        m.h2.header_bytes_out += sizes.header_block as u64;
+        id
+    }
+
+    /// Waits for the stream's end, and forgets it.
+    async fn wait(&self, id: u32) -> Outcome {
+        let outcome = poll_fn(|cx| {
+            let mut st = self.state.borrow_mut();
+            let Some(s) = st.streams.get_mut(&id) else {
+                return Poll::Ready(Outcome::Failed(closed("before answering")));
+            };
+            match s.done.take() {
+                Some(o) => Poll::Ready(o),
+                None => {
+                    if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                        s.waker = Some(cx.waker().clone());
+                    }
+                    Poll::Pending
+                }
+            }
+        })
+        .await;
+        self.forget(id);
+        outcome
+    }
+
+    /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed.
+    fn cancel(&self, id: u32) {
+        let mut st = self.state.borrow_mut();
+        if st.phase != Phase::Dead {
+            frame::rst_stream(&mut st.out, id, frame::CANCEL);
+            st.wake_task();
+        }
+        drop(st);
+        self.forget(id);
+    }
+
+    fn forget(&self, id: u32) {
+        let mut st = self.state.borrow_mut();
+        if st.streams.remove(&id).is_some() {
+            st.in_flight -= 1;
+            st.wake_waiting();
+            if st.phase == Phase::Draining && st.in_flight == 0 {
+                // Nothing left to wait for: the task closes the connection.
+                st.wake_task();
+            }
+        }
+    }
+
+    /// The connection's task: connect, then write what the streams queue and read what the server sends until the
+    /// connection ends.
+    async fn run(&self, ctx: &Rc<ThreadCtx>, endpoint: usize) {
+        let plan = &ctx.shared.plan;
+        let ep = &plan.endpoints[endpoint];
+        let mut conn = match connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
+            Ok(c) => c,
+            Err(f) => {
+                let mut st = self.state.borrow_mut();
+                st.failure = Some(f);
+                st.phase = Phase::Dead;
+                st.wake_waiting();
+                return;
+            }
+        };
+        if let Err(f) = check_alpn(&conn) {
+            let mut st = self.state.borrow_mut();
+            st.failure = Some(f);
+            st.phase = Phase::Dead;
+            st.wake_waiting();
+            return;
+        }
+        ctx.metrics.borrow_mut().connection_opened();
+        // The server's SETTINGS must come within the connect timeout.
+        let settings_by = tokio::time::sleep(plan.connect_timeout);
+        tokio::pin!(settings_by);
+        let ended = poll_fn(|cx| {
+            if self.state.borrow().phase == Phase::Opening && settings_by.as_mut().poll(cx).is_ready() {
+                let mut st = self.state.borrow_mut();
+                let why = format!(
+                    "no HTTP/2 SETTINGS from {} within {} (does the server speak HTTP/2 on this port?)",
+                    ep.addr,
+                    humantime::format_duration(plan.connect_timeout)
+                );
+                st.failure = Some(Failure::new(ErrorKind::ConnectTimeout, why));
+                st.phase = Phase::Dead;
+                st.wake_waiting();
+                return Poll::Ready(());
+            }
+            self.poll_io(ctx, &mut conn, cx)
+        });
+        ended.await;
+        let mut st = self.state.borrow_mut();
+        if st.phase == Phase::Opening && st.failure.is_none() {
+            st.failure = Some(closed("before its SETTINGS"));
+        }
+        st.phase = Phase::Dead;
+        st.fail_all(&closed("before answering"));
+        st.wake_waiting();
+        drop(st);
+        ctx.metrics.borrow_mut().connection_closed();
+    }
+
+    /// One wake-up of the task: writes what is queued, reads what arrived. Ready when the connection is over.
+    fn poll_io(&self, ctx: &ThreadCtx, conn: &mut Conn, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        loop {
+            let mut st = self.state.borrow_mut();
+            if !st.task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                st.task = Some(cx.waker().clone());
+            }
+            // Write.
+            while st.written < st.out.len() {
+                match Pin::new(&mut *conn).poll_write(cx, &st.out[st.written..]) {
+                    Poll::Ready(Ok(0)) => {
+                        st.fail_all(&closed("while a request was written"));
+                        return Poll::Ready(());
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        st.written += n;
+                        ctx.metrics.borrow_mut().bytes_out += n as u64;
+                    }
+                    Poll::Ready(Err(e)) => {
+                        st.fail_all(&Failure::from_io(&e));
+                        return Poll::Ready(());
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if st.written == st.out.len() && st.written > 0 {
+                st.out.clear();
+                st.written = 0;
+                if let Poll::Ready(Err(e)) = Pin::new(&mut *conn).poll_flush(cx) {
+                    st.fail_all(&Failure::from_io(&e));
+                    return Poll::Ready(());
+                }
+            }
+            let all_written = st.out.is_empty();
+            if st.phase == Phase::Dead && all_written {
+                return Poll::Ready(());
+            }
+            if st.phase == Phase::Draining && st.in_flight == 0 && all_written {
+                return Poll::Ready(());
+            }
+            drop(st);
+            // Read.
+            let mut scratch = ctx.scratch.borrow_mut();
+            let mut buf = ReadBuf::new(&mut scratch[..]);
+            match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => {
+                    self.state.borrow_mut().fail_all(&Failure::from_io(&e));
+                    return Poll::Ready(());
+                }
+                Poll::Ready(Ok(())) => {}
+            }
+            let data = buf.filled();
+            if data.is_empty() {
+                let mut st = self.state.borrow_mut();
+                let f = if st.phase == Phase::Opening {
+                    Failure::new(
+                        ErrorKind::Closed,
+                        "the server closed the connection before its HTTP/2 SETTINGS (does it speak HTTP/2 on this \
+                         port?)",
+                    )
+                } else {
+                    closed("before answering")
+                };
+                if st.phase == Phase::Opening {
+                    st.failure = Some(f.clone());
+                }
+                st.fail_all(&f);
+                return Poll::Ready(());
+            }
+            ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
+            self.on_bytes(ctx, data);
+        }
+    }
+
+    /// Takes the frames in `data` (a read), keeping an incomplete one for the next read.
+    fn on_bytes(&self, ctx: &ThreadCtx, mut data: &[u8]) {
+        let mut st = self.state.borrow_mut();
+        while !data.is_empty() && st.phase != Phase::Dead {
+            if st.skip > 0 {
+                let n = st.skip.min(data.len());
+                st.skip -= n;
+                data = &data[n..];
+                if st.skip == 0 {
+                    let (id, end) = st.skip_frame;
+                    data_end(&mut st, id, end);
+                }
+                continue;
+            }
+            let mut partial = std::mem::take(&mut st.partial);
+            if !partial.is_empty() {
+                // A frame begun in an earlier read: its header first, then (but for DATA) its payload.
+                let want =
+                    if partial.len() < frame::HEAD { frame::HEAD } else { frame::HEAD + Head::read(&partial).len };
+                let take = (want - partial.len()).min(data.len());
+                partial.extend_from_slice(&data[..take]);
+                data = &data[take..];
+                if partial.len() < frame::HEAD {
+                    st.partial = partial;
+                    break;
+                }
+                let head = Head::read(&partial);
+                if !frame_fits(&mut st, &head) {
+                    break;
+                }
+                if head.kind == frame::DATA {
+                    let have = partial.len() - frame::HEAD;
+                    partial.clear();
+                    st.partial = partial;
+                    data_start(&mut st, &head, have);
+                    continue;
+                }
+                if partial.len() < frame::HEAD + head.len {
+                    st.partial = partial;
+                    break;
+                }
+                on_frame(ctx, &mut st, &head, &partial[frame::HEAD..]);
+                partial.clear();
+                st.partial = partial;
+                continue;
+            }
+            st.partial = partial;
+            if data.len() < frame::HEAD {
+                st.partial.extend_from_slice(data);
+                break;
+            }
+            let head = Head::read(data);
+            if !frame_fits(&mut st, &head) {
+                break;
+            }
+            if head.kind == frame::DATA {
+                let have = head.len.min(data.len() - frame::HEAD);
+                data = &data[frame::HEAD + have..];
+                data_start(&mut st, &head, have);
+                continue;
+            }
+            if data.len() < frame::HEAD + head.len {
+                st.partial.extend_from_slice(data);
+                break;
+            }
+            on_frame(ctx, &mut st, &head, &data[frame::HEAD..frame::HEAD + head.len]);
+            data = &data[frame::HEAD + head.len..];
+        }
+        if !st.out.is_empty() {
+            st.wake_task();
+        }
+    }
+}
+
+fn closed(when: &str) -> Failure {
+    Failure::new(ErrorKind::Closed, format!("the server closed the HTTP/2 connection {when}"))
+}
+
+/// Over TLS the server must have chosen h2 (ALPN): a server that did not speaks HTTP/1.1 only.
+fn check_alpn(conn: &Conn) -> Result<(), Failure> {
+    match conn {
+        Conn::Plain(_) => Ok(()),
+        Conn::Tls(s) if s.get_ref().1.alpn_protocol() == Some(b"h2") => Ok(()),
+        Conn::Tls(_) => Err(Failure::new(
+            ErrorKind::Tls,
+            "the server did not agree to HTTP/2 over TLS (ALPN h2): it speaks HTTP/1.1 only; leave out --http2",
+        )),
+    }
+}
+
+/// A frame larger than the client allows is a connection error (FRAME_SIZE_ERROR); false then.
+fn frame_fits(st: &mut State, head: &Head) -> bool {
+    if head.len > MAX_FRAME {
+        st.connection_error(frame::FRAME_SIZE_ERROR, format!("a frame of {} bytes (at most {MAX_FRAME})", head.len));
+        return false;
+    }
+    if st.block.is_some() && head.kind != frame::CONTINUATION {
+        st.connection_error(frame::PROTOCOL_ERROR, "a frame inside a header block".into());
+        return false;
+    }
+    true
+}
+
+/// A DATA frame's header read, `have` bytes of its payload with it: flow control counted, the rest skipped.
+fn data_start(st: &mut State, head: &Head, have: usize) {
+    if head.stream == 0 {
+        st.connection_error(frame::PROTOCOL_ERROR, "DATA on stream 0".into());
+        return;
+    }
+    // The whole payload counts against the windows, padding included; the client gives it back at once.
+    st.unacked += head.len as u32;
+    if st.unacked >= WINDOW / 2 {
+        let n = std::mem::take(&mut st.unacked);
+        frame::window_update(&mut st.out, 0, n);
+        // Each stream's window is as large as the connection's: a stream that reads half of it gets it back too.
+        if st.streams.contains_key(&head.stream) {
+            frame::window_update(&mut st.out, head.stream, n);
+        }
+    }
+    let end = head.flags & frame::END_STREAM != 0;
+    st.skip = head.len - have;
+    st.skip_frame = (head.stream, end);
+    if st.skip == 0 {
+        data_end(st, head.stream, end);
+    }
+}
+
+fn data_end(st: &mut State, id: u32, end_stream: bool) {
+    if !end_stream {
+        return;
+    }
+    let status = st.streams.get(&id).map_or(0, |s| s.status);
+    if status == 0 {
+        if st.streams.contains_key(&id) {
+            st.finish(
+                id,
+                Outcome::Failed(Failure::new(ErrorKind::Malformed, "HTTP/2 DATA before the response's HEADERS")),
+            );
+        }
+        return;
+    }
+    st.finish(id, Outcome::Answer(Answer { status, keep_alive: true }));
+}
+
+/// Any frame but DATA, whole.
+fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
+    match head.kind {
+        frame::HEADERS => {
+            if head.stream == 0 {
+                return st.connection_error(frame::PROTOCOL_ERROR, "HEADERS on stream 0".into());
+            }
+            let Some(range) = frame::content(head, payload) else {
+                return st.connection_error(frame::PROTOCOL_ERROR, "HEADERS padding longer than the frame".into());
+            };
+            st.block_bytes.clear();
+            st.block_bytes.extend_from_slice(&payload[range]);
+            let end_stream = head.flags & frame::END_STREAM != 0;
+            if head.flags & frame::END_HEADERS == 0 {
+                st.block = Some((head.stream, end_stream));
+                check_block_size(st);
+            } else {
+                header_block(ctx, st, head.stream, end_stream);
+            }
+        }
+        frame::CONTINUATION => {
+            let Some((id, end_stream)) = st.block else {
+                return st.connection_error(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS".into());
+            };
+            if head.stream != id {
+                return st.connection_error(frame::PROTOCOL_ERROR, "CONTINUATION on another stream".into());
+            }
+            st.block_bytes.extend_from_slice(payload);
+            if check_block_size(st) && head.flags & frame::END_HEADERS != 0 {
+                st.block = None;
+                header_block(ctx, st, id, end_stream);
+            }
+        }
+        frame::RST_STREAM => {
+            if head.len != 4 || head.stream == 0 {
+                return st.connection_error(frame::PROTOCOL_ERROR, "a bad RST_STREAM".into());
+            }
+            let code = frame::u32_at(payload, 0);
+            let f = Failure::new(
+                ErrorKind::rst_stream(code),
+                format!("the server reset the stream: RST_STREAM({} = {code:#x})", frame::error_name(code)),
+            );
+            let outcome = if code == frame::REFUSED_STREAM { Outcome::Unprocessed(f) } else { Outcome::Failed(f) };
+            st.finish(head.stream, outcome);
+        }
+        frame::SETTINGS => {
+            if head.stream != 0 || !head.len.is_multiple_of(6) {
+                return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad SETTINGS frame".into());
+            }
+            if head.flags & frame::ACK != 0 {
+                return;
+            }
+            for pair in payload.chunks_exact(6) {
+                let value = frame::u32_at(pair, 2);
+                match u16::from_be_bytes([pair[0], pair[1]]) {
+                    frame::SETTINGS_MAX_CONCURRENT_STREAMS => st.limit = st.asked.min(value as usize),
+                    frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                        if value > frame::MAX_WINDOW {
+                            return st
+                                .connection_error(frame::FLOW_CONTROL_ERROR, "an initial window over 2^31-1".into());
+                        }
+                        st.stream_window = i64::from(value);
+                    }
+                    _ => {}
+                }
+            }
+            frame::settings_ack(&mut st.out);
+            if st.phase == Phase::Opening {
+                st.phase = Phase::Open;
+            }
+            // A later SETTINGS may lower the limit: the step reports the fewest streams any connection allowed.
+            ctx.metrics.borrow_mut().h2.saw_limit(st.limit as u64);
+            st.wake_waiting();
+        }
+        frame::PING => {
+            if head.len != 8 || head.stream != 0 {
+                return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad PING".into());
+            }
+            if head.flags & frame::ACK == 0 {
+                let mut p = [0u8; 8];
+                p.copy_from_slice(payload);
+                frame::ping_ack(&mut st.out, &p);
+            }
+        }
+        frame::GOAWAY => {
+            if head.len < 8 || head.stream != 0 {
+                return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad GOAWAY".into());
+            }
+            let (last, code) = (frame::u32_at(payload, 0) & 0x7fff_ffff, frame::u32_at(payload, 4));
+            ctx.metrics.borrow_mut().h2.goaways += 1;
+            st.goaway = Some((last, code));
+            if st.phase != Phase::Dead {
+                st.phase = Phase::Draining;
+            }
+            // Streams above the last were not processed: they go again elsewhere now.
+            let above: Vec<u32> = st.streams.keys().copied().filter(|&id| id > last).collect();
+            for id in above {
+                st.finish(id, Outcome::Unprocessed(unprocessed(id, last)));
+            }
+            st.wake_waiting();
+            st.wake_task();
+        }
+        frame::WINDOW_UPDATE => {
+            if head.len != 4 {
+                return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad WINDOW_UPDATE".into());
+            }
+            let inc = frame::u32_at(payload, 0) & 0x7fff_ffff;
+            if head.stream == 0 {
+                if inc == 0 {
+                    return st.connection_error(frame::PROTOCOL_ERROR, "a WINDOW_UPDATE of 0".into());
+                }
+                st.send_window += i64::from(inc);
+                if st.send_window > i64::from(frame::MAX_WINDOW) {
+                    return st.connection_error(frame::FLOW_CONTROL_ERROR, "the window went over 2^31-1".into());
+                }
+                st.wake_waiting();
+            }
+        }
+        frame::PUSH_PROMISE => {
+            st.connection_error(frame::PROTOCOL_ERROR, "PUSH_PROMISE though the client disabled push".into());
+        }
+        // PRIORITY and unknown types are ignored (RFC 9113 4.1, 5.5).
+        _ => {}
+    }
+}
+
+/// False (and a connection error) when a header block grows past `--max-line`.
+fn check_block_size(st: &mut State) -> bool {
+    if st.block_bytes.len() > st.max_block {
+        let why = format!("a header block over {} bytes (--max-line)", st.max_block);
+        st.connection_error(frame::PROTOCOL_ERROR, why);
+        return false;
+    }
+    true
+}
+
+/// A whole header block for stream `id`: decoded (always, so the HPACK table stays in step), its status kept.
+fn header_block(ctx: &ThreadCtx, st: &mut State, id: u32, end_stream: bool) {
+    let block = std::mem::take(&mut st.block_bytes);
+    let mut status = 0u16;
+    let mut decoded = 0u64;
+    let result = st.decoder.decode(&block, |name, value| {
+        decoded += (name.len() + value.len()) as u64;
+        if name == b":status" {
+            status = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|s| (100..1000).contains(s))
+                .unwrap_or(1000);
+        }
+    });
+    {
+        let mut m = ctx.metrics.borrow_mut();
+        m.h2.header_bytes_in += block.len() as u64;
+        m.h2.header_bytes_in_decoded += decoded;
+    }
+    st.block_bytes = block;
+    if let Err(e) = result {
+        return st.connection_error(frame::COMPRESSION_ERROR, e.0.to_string());
+    }
+    let Some(s) = st.streams.get_mut(&id) else { return };
+    if s.status == 0 {
+        if status == 1000 || status == 0 {
+            st.finish(
+                id,
+                Outcome::Failed(Failure::new(ErrorKind::Malformed, "HTTP/2 response HEADERS without a valid :status")),
+            );
+            return;
+        }
+        if status < 200 {
+            // An informational answer (100 Continue, 103 Early Hints): the final one follows.
+            return;
+        }
+        s.status = status;
+    }
+    if end_stream {
+        let status = s.status;
+        st.finish(id, Outcome::Answer(Answer { status, keep_alive: true }));
+    }
+}
+
+/// Before the load: every endpoint speaks HTTP/2, by prior knowledge on http:// (the answer to the preface is
+/// SETTINGS) or over TLS with ALPN h2. A server that does not is bad input, said in one line.
+pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::UsageError> {
+    use crate::target::Scheme;
+    let mut rt = None;
+    for ep in &plan.endpoints {
+        let refused = |why: String| crate::error::UsageError::new(format!("target {ep}: {why}"));
+        if ep.scheme == Scheme::Https {
+            if rt.is_none() {
+                rt = Some(tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+                    crate::error::UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}"))
+                })?);
+            }
+            let connector = super::conn::tls_connector_for(plan.insecure, true);
+            let rt = rt.as_ref().expect("made above");
+            rt.block_on(super::conn::check_tls(ep, &connector, plan.connect_timeout)).map_err(refused)?;
+            let conn = rt.block_on(connect(ep, Some(&connector), plan.connect_timeout, false));
+            // A certificate the run will count as `tls` is not this check's business.
+            if let Ok(conn) = conn {
+                check_alpn(&conn).map_err(|_| {
+                    refused(
+                        "the server does not offer HTTP/2 over TLS (ALPN h2), only HTTP/1.1; leave out --http2".into(),
+                    )
+                })?;
+            }
+        } else {
+            prior_knowledge(ep, plan.connect_timeout).map_err(refused)?;
+        }
+    }
+    Ok(())
+}
+
+/// Sends the preface and an empty SETTINGS, and reads the first frame header: SETTINGS is HTTP/2.
+fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + limit;
+    let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
+    let mut hello = frame::PREFACE.to_vec();
+    frame::settings(&mut hello, &[]);
+    std::io::Write::write_all(&mut s, &hello).map_err(|e| format!("cannot send the HTTP/2 preface ({e})"))?;
+    let mut got = Vec::with_capacity(64);
+    let mut buf = [0u8; 64];
+    while got.len() < frame::HEAD {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let _ = s.set_read_timeout(Some(left));
+        match std::io::Read::read(&mut s, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n.min(64 - got.len().min(64))]),
+        }
+        if got.len() >= 64 {
+            break;
+        }
+    }
+    if got.len() >= frame::HEAD {
+        let head = Head::read(&got);
+        if head.kind == frame::SETTINGS && head.stream == 0 && head.flags & frame::ACK == 0 {
+            return Ok(());
+        }
+    }
+    let answer = if got.is_empty() {
+        format!("no answer within {}", humantime::format_duration(limit))
+    } else {
+        let first_line = got.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or(&got);
+        format!("it answered \"{}\"", crate::protocol::http::response::quote(first_line))
+    };
+    Err(format!(
+        "the server does not speak HTTP/2 with prior knowledge (h2c) on this port ({answer}); leave out --http2, or \
+         use https:// where it offers HTTP/2 over TLS"
+    ))
+}

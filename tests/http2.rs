@@ -1,0 +1,341 @@
+//! `--http2` against real servers on loopback (Debian's nginx with h2c and TLS + ALPN, nghttpd) and a hostile
+//! peer: exact request counts from the servers' own logs, the server's stream limit and GOAWAY honoured, faults
+//! counted by kind.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{free_port, hakaru, hakaru_with, wait_for, wait_listening};
+
+/// nginx with HTTP/2 servers, each logging `$server_protocol $connection $status` to its own file.
+struct H2Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// h2c (prior knowledge), default limits.
+    plain: u16,
+    /// h2c with http2_max_concurrent_streams 4.
+    four: u16,
+    /// h2c closing each connection (GOAWAY) after 100 requests.
+    hundred: u16,
+    /// TLS with ALPN h2.
+    tls: u16,
+    /// TLS without HTTP/2.
+    tls_h1: u16,
+    /// Plain HTTP/1.1.
+    h1: u16,
+}
+
+impl H2Nginx {
+    fn start() -> H2Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let ports = [free_port(), free_port(), free_port(), free_port(), free_port(), free_port()];
+        let [plain, four, hundred, tls, tls_h1, h1] = ports;
+        let server = |listen: String, name: &str, extra: &str| {
+            format!(
+                "  server {{\n    listen 127.0.0.1:{listen};\n    access_log {}/{name}.log h2;\n    {extra}\n    \
+                 location = / {{ default_type text/plain; return 200 \"hello world\\n\"; }}\n    \
+                 location = /big {{ default_type text/plain; return 200 \"{}\"; }}\n  }}\n",
+                p.display(),
+                "x".repeat(3000)
+            )
+        };
+        let certs = format!("ssl_certificate {0}/cert.pem; ssl_certificate_key {0}/key.pem;", p.display());
+        let conf = format!(
+            "worker_processes 1;\ndaemon off;\nmaster_process off;\npid {0}/nginx.pid;\nerror_log {0}/error.log warn;\n\
+             events {{ worker_connections 4096; }}\nhttp {{\n  log_format h2 '$server_protocol $connection $status';\n  \
+             client_body_temp_path {0}/body;\n  proxy_temp_path {0}/proxy;\n  fastcgi_temp_path {0}/fcgi;\n  \
+             uwsgi_temp_path {0}/uwsgi;\n  scgi_temp_path {0}/scgi;\n  keepalive_requests 1000000;\n{1}{2}{3}{4}{5}{6}}}\n",
+            p.display(),
+            server(format!("{plain} http2"), "plain", ""),
+            server(format!("{four} http2"), "four", "http2_max_concurrent_streams 4;"),
+            server(format!("{hundred} http2"), "hundred", "keepalive_requests 100;"),
+            server(format!("{tls} ssl http2"), "tls", &certs),
+            server(format!("{tls_h1} ssl"), "tls_h1", &certs),
+            server(format!("{h1}"), "h1", ""),
+        );
+        std::fs::write(p.join("nginx.conf"), conf).unwrap();
+        common::self_signed_certificate(p);
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|n| Path::new(n).is_file());
+        let nginx = nginx.expect("nginx is not installed: run scripts/test.sh, which installs it");
+        let child = Command::new(nginx)
+            .arg("-p")
+            .arg(p)
+            .arg("-c")
+            .arg(p.join("nginx.conf"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let n = H2Nginx { child, dir, plain, four, hundred, tls, tls_h1, h1 };
+        for port in ports {
+            wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        }
+        n
+    }
+
+    fn url(&self, port: u16, path: &str) -> String {
+        format!("http://127.0.0.1:{port}{path}")
+    }
+
+    /// The lines of a server's access log once it holds `n` (nginx writes a line as each request ends).
+    fn log(&self, name: &str, n: usize) -> Vec<String> {
+        let path = self.dir.path().join(format!("{name}.log"));
+        let read = || std::fs::read_to_string(&path).unwrap_or_default();
+        wait_for(Duration::from_secs(30), || read().lines().count() >= n);
+        read().lines().map(String::from).collect()
+    }
+}
+
+impl Drop for H2Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Distinct `$connection` numbers in log lines `PROTOCOL CONNECTION STATUS`, and whether every line is an HTTP/2.0
+/// 200.
+fn connections(lines: &[String]) -> (usize, bool) {
+    let mut ids: Vec<&str> = lines.iter().filter_map(|l| l.split(' ').nth(1)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    (ids.len(), lines.iter().all(|l| l.starts_with("HTTP/2.0 ") && l.ends_with(" 200")))
+}
+
+#[test]
+fn four_connections_by_sixteen_streams_send_exactly_the_requests_asked_as_nginx_logs_them() {
+    let n = H2Nginx::start();
+    let out = hakaru_with(
+        &["run", "-q", "--http2", "-c", "4", "--streams", "16", "-n", "100000", &n.url(n.plain, "/")],
+        Duration::from_secs(300),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 100_000, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0);
+    assert_eq!(out.step()["connections"]["opened"], 4);
+    assert_eq!(out.doc()["settings"]["http_version"], "2");
+    assert_eq!(out.doc()["settings"]["streams"], 16);
+    let h2 = &out.step()["http2"];
+    assert_eq!(h2["streams_used"], 16, "{h2}");
+    assert!(h2["header_bytes_in_decoded"].as_u64().unwrap() > h2["header_bytes_in"].as_u64().unwrap(), "{h2}");
+    let lines = n.log("plain", 100_000);
+    assert_eq!(lines.len(), 100_000);
+    assert_eq!(connections(&lines), (4, true), "every request an HTTP/2.0 200 over 4 connections");
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+    assert!(out.stdout.contains("space savings") || out.stdout.is_empty(), "{}", out.stdout);
+}
+
+#[test]
+fn a_server_allowing_four_streams_is_used_with_four_and_said_not_failed() {
+    let n = H2Nginx::start();
+    let out = hakaru(&["run", "--http2", "-c", "2", "--streams", "16", "-n", "2000", &n.url(n.four, "/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 2000, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0, "no REFUSED_STREAM: no stream is sent before the server's SETTINGS");
+    assert_eq!(out.step()["http2"]["streams_used"], 4);
+    assert!(out.stdout.contains("the server allows 4"), "{}", out.stdout);
+    assert!(out.stdout.contains("space savings"), "h2load's header compression figure: {}", out.stdout);
+    let lines = n.log("four", 2000);
+    assert_eq!(lines.len(), 2000);
+    assert_eq!(connections(&lines), (2, true));
+}
+
+#[test]
+fn goaway_after_keepalive_requests_finishes_its_streams_and_reconnects_without_sending_twice() {
+    let n = H2Nginx::start();
+    let out = hakaru(&["run", "-q", "--http2", "-c", "2", "--streams", "8", "-n", "1000", &n.url(n.hundred, "/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 1000, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0, "{}", out.step());
+    let h2 = &out.step()["http2"];
+    assert!(h2["goaways"].as_u64().unwrap() >= 9, "{h2}");
+    let lines = n.log("hundred", 1000);
+    assert_eq!(lines.len(), 1000, "each request processed once: no stream below GOAWAY's last id sent again");
+    let (conns, all_ok) = connections(&lines);
+    assert!(all_ok);
+    assert!(conns >= 10, "100 requests a connection: {conns}");
+    assert_eq!(out.step()["connections"]["opened"].as_u64().unwrap() as usize, conns);
+}
+
+#[test]
+fn an_open_loop_over_http2_keeps_its_rate_on_the_connections_asked() {
+    let n = H2Nginx::start();
+    let out = hakaru(&[
+        "run",
+        "-q",
+        "--http2",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "--rate",
+        "400",
+        "-n",
+        "400",
+        &n.url(n.plain, "/"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 400, "{}", out.step());
+    assert!(out.step()["connections"]["opened"].as_u64().unwrap() <= 2, "{}", out.step()["connections"]);
+    assert_eq!(n.log("plain", 400).len(), 400);
+}
+
+#[test]
+fn https_with_alpn_h2_against_nginx_counts_exactly() {
+    let n = H2Nginx::start();
+    let url = format!("https://localhost:{}/big", n.tls);
+    let out = hakaru(&["run", "-q", "--http2", "--insecure", "-c", "2", "--streams", "8", "-n", "1000", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 1000, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 2);
+    assert!(out.step()["throughput"]["bytes_in"].as_u64().unwrap() > 1000 * 3000);
+    let lines = n.log("tls", 1000);
+    assert_eq!(connections(&lines), (2, true));
+}
+
+#[test]
+fn a_server_without_http2_is_one_clear_line_and_exit_2() {
+    let n = H2Nginx::start();
+    let url = format!("https://localhost:{}/", n.tls_h1);
+    let out = hakaru(&["run", "-q", "--http2", "--insecure", "-n", "10", &url]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("ALPN") && out.stderr.contains("--http2"), "{}", out.stderr);
+    let out = hakaru(&["run", "-q", "--http2", "-n", "10", &n.url(n.h1, "/")]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("HTTP/2") && out.stderr.contains("--http2"), "{}", out.stderr);
+}
+
+#[test]
+fn streams_and_http2_are_refused_where_they_do_not_apply() {
+    for (args, needle) in [
+        (&["run", "--streams", "8", "http://127.0.0.1:1/"][..], "--streams 8"),
+        (&["run", "--http2", "--streams", "0", "http://127.0.0.1:1/"][..], "--streams 0"),
+        (&["run", "--http2", "--no-keepalive", "http://127.0.0.1:1/"][..], "--no-keepalive"),
+        (&["sweep", "--http2", "--clients", "1,2", "redis://127.0.0.1:1"][..], "--http2"),
+    ] {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn nghttpd_as_a_second_server_answers_every_stream() {
+    let Some(nghttpd) = ["/usr/bin/nghttpd", "/usr/sbin/nghttpd"].into_iter().find(|p| Path::new(p).is_file()) else {
+        panic!("nghttpd is not installed: run scripts/test.sh, which installs nghttp2-server");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello\n").unwrap();
+    let port = free_port();
+    let mut child = Command::new(nghttpd)
+        .args(["--no-tls", "-d"])
+        .arg(dir.path())
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nghttpd starts");
+    wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+    let url = format!("http://127.0.0.1:{port}/index.html");
+    let out = hakaru(&["run", "-q", "--http2", "-c", "3", "--streams", "10", "-n", "3000", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 3000, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 3);
+    // nghttpd indexes its response headers: the dynamic table is used and decoded.
+    let h2 = &out.step()["http2"];
+    assert!(h2["header_savings"].as_f64().unwrap() > 0.3, "{h2}");
+}
+
+/// What the hostile peer does to each request stream.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// RST_STREAM with this code.
+    Reset(u32),
+    /// A SETTINGS frame of 5 bytes (a FRAME_SIZE_ERROR).
+    BadFrame,
+    /// GOAWAY with last stream 0: nothing processed.
+    EarlyGoaway,
+}
+
+/// A raw-TCP HTTP/2 peer: SETTINGS, then a fault for every HEADERS frame the client sends.
+fn hostile(fault: Fault) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            std::thread::spawn(move || {
+                let mut preface = [0u8; 24];
+                if s.read_exact(&mut preface).is_err() {
+                    return;
+                }
+                let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+                loop {
+                    let mut head = [0u8; 9];
+                    if s.read_exact(&mut head).is_err() {
+                        return;
+                    }
+                    let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
+                    let mut payload = vec![0u8; len];
+                    if s.read_exact(&mut payload).is_err() {
+                        return;
+                    }
+                    if head[3] != 1 {
+                        continue;
+                    }
+                    let id = &head[5..9];
+                    let reply: Vec<u8> = match fault {
+                        Fault::Reset(code) => [&[0, 0, 4, 3, 0][..], id, &code.to_be_bytes()].concat(),
+                        Fault::BadFrame => vec![0, 0, 5, 4, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5],
+                        Fault::EarlyGoaway => [&[0, 0, 8, 7, 0, 0, 0, 0, 0][..], &[0; 8]].concat(),
+                    };
+                    if s.write_all(&reply).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_hostile_peers_faults_are_counted_by_kind_never_a_crash_or_a_hang() {
+    let url = |port: u16| format!("http://127.0.0.1:{port}/");
+    let run = |port: u16| {
+        hakaru_with(
+            &["run", "-q", "--http2", "-c", "2", "--streams", "4", "-n", "40", "--timeout", "2s", &url(port)],
+            Duration::from_secs(60),
+            |_| {},
+        )
+    };
+    let out = run(hostile(Fault::Reset(0xb)));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.error_count("rst_stream_enhance_your_calm"), 40, "{}", out.step());
+    let out = run(hostile(Fault::Reset(0x42)));
+    assert_eq!(out.error_count("rst_stream_other"), 40, "{}", out.step());
+    let out = run(hostile(Fault::Reset(0x7)));
+    assert_eq!(out.error_count("rst_stream_refused_stream"), 40, "refused twice: {}", out.step());
+    assert_eq!(out.step()["http2"]["retried"], 40, "each refused stream sent again once");
+    let out = run(hostile(Fault::BadFrame));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.step()["requests"], 40, "{}", out.step());
+    assert_eq!(out.error_count("malformed_response"), 40, "{}", out.step());
+    let out = run(hostile(Fault::EarlyGoaway));
+    assert_eq!(out.step()["requests"], 40, "{}", out.step());
+    assert_eq!(out.error_count("goaway"), 40, "unprocessed twice: {}", out.step());
+    assert_eq!(out.step()["http2"]["retried"], 40, "{}", out.step());
+    assert_eq!(out.step()["http2"]["goaways"], out.step()["connections"]["opened"], "one GOAWAY a connection");
+}
