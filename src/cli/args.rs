@@ -293,12 +293,12 @@ pub struct RequestArgs {
     ///
     /// The script's init(args) gets the words after `--`. One URL gives wrk.scheme, host, port and path;
     /// -m, -H and -b give wrk.method, headers and body.
-    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST)]
+    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST, hide_short_help = true)]
     pub script: Option<PathBuf>,
     /// Rows for {{column}} templates in the URL's path, -H values and the body: CSV with a header line, or JSON lines.
     ///
     /// Built-ins work with or without it: {{seq}}, {{uuid}}, {{rand 1 1000}}, {{now_ms}} (docs/scripting.md).
-    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST, hide_short_help = true)]
     pub data: Option<PathBuf>,
     /// How --data's rows are taken: one after another (all clients, from the first again after the last), at
     /// random, or each once (the run ends when they run out).
