@@ -5,11 +5,11 @@
 use std::io::Read as _;
 use std::path::Path;
 
-/// A body (`--body-file`).
+/// A body (`--body-file`), a data file (`--data`).
 pub const BODY: u64 = 64 << 20;
 /// A request pattern file (`--patterns`): about 600,000 requests; each becomes prepared bytes in memory.
 pub const PATTERNS: u64 = 64 << 20;
-/// A study file, a Lua script (`kv --script`).
+/// A study file, a Lua script (`kv --script`, and a wrk script: `-s`).
 pub const SMALL: u64 = 1 << 20;
 /// The terms of `patterns generate --terms`, and `patterns extract`'s inputs read whole.
 pub const TERMS: u64 = 64 << 20;

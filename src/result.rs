@@ -38,6 +38,12 @@ pub struct Settings {
     pub seed: u64,
     pub insecure: bool,
     pub patterns: Option<String>,
+    /// `-s`: the script that built the requests, with the arguments given to its `init`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// `--data`: the data file whose rows filled the requests' templates, and how they were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.
@@ -455,6 +461,9 @@ pub struct GeneratorReport {
     pub cpu_percent: f64,
     pub cores: usize,
     pub saturated: bool,
+    /// `-s`: the share of the load threads' CPU spent in the script's functions (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_percent: Option<f64>,
 }
 
 /// The figures of a warm-up, kept apart from its step's.
@@ -808,6 +817,12 @@ impl StepResult {
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());
+        if let Some(share) = g.script_percent.filter(|s| g.saturated && *s >= 50.0) {
+            w.push(format!(
+                "building requests (the script or the templates) took {share:.0} % of hakaru's CPU, which was \
+                 saturated: it limits the rate; build fixed requests once in init(), or give hakaru more threads"
+            ));
+        }
         for a in self.agents.iter().filter(|a| a.generator.saturated) {
             w.push(format!(
                 "agent {} ({}) used {:.0} % of its {} core(s): it may have measured itself as much as the target",

@@ -113,10 +113,16 @@ pub fn measure_step(
         threads: plan.threads,
         rate: plan.settings.rate,
     };
-    let (metrics, windows, elapsed, interrupted, load_cpu, late) = match outcome {
-        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu, o.late_start),
-        None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO, None),
+    let (metrics, windows, elapsed, interrupted, load_cpu, late, script_cpu) = match outcome {
+        Some(o) => (o.metrics, o.windows, o.elapsed, o.interrupted, o.load_cpu, o.late_start, o.script_cpu),
+        None => (Default::default(), Vec::new(), Duration::ZERO, true, Duration::ZERO, None, Duration::ZERO),
     };
+    if let Some(script) = &plan.script {
+        // wrk's done(summary, latency, requests), after every measured step (a sweep's steps each).
+        if let Err(why) = script.done(&crate::script::Figures::of(&metrics, &windows, elapsed)) {
+            eprintln!("hakaru: --script {why}");
+        }
+    }
     let mut step = StepResult::from_metrics(label, load, &metrics, windows, elapsed);
     step.window_s = plan.window.as_secs_f64();
     if let (Some(ramp), Some(sched)) = (&plan.ramp, step.schedule.as_mut()) {
@@ -138,12 +144,25 @@ pub fn measure_step(
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);
-    step.generator = GeneratorReport { cpu_percent: check.cpu_percent, cores: check.cores, saturated: check.saturated };
+    let builds = plan.script.is_some() || plan.template.is_some();
+    let script_percent = builds.then(|| share_percent(script_cpu, load_cpu));
+    step.generator = GeneratorReport {
+        cpu_percent: check.cpu_percent,
+        cores: check.cores,
+        saturated: check.saturated,
+        script_percent,
+    };
     step.server = server;
     step.probes = monitor::readings(&watchers.probes, before, after);
     step.hit_rate = step.hit_rate_from_probes();
     step.warmup = warmup;
     (step, interrupted)
+}
+
+/// `part` as a percentage of `whole`, to one decimal.
+fn share_percent(part: Duration, whole: Duration) -> f64 {
+    let whole = whole.as_secs_f64();
+    if whole <= 0.0 { 0.0 } else { (part.as_secs_f64() / whole * 1000.0).round() / 10.0 }
 }
 
 /// A result document under construction, rewritten to its files after every step.

@@ -20,6 +20,20 @@ pub fn install(flag: &Arc<AtomicBool>) {
     }
 }
 
+/// A stop that came from the run itself (a script's error during the load), in one line: it names the cause
+/// instead of a signal, and the run exits 2 (bad input) with what it measured written.
+static BECAUSE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Stops the run for `why` (the caller also sets the interrupt flag, so every step ends).
+pub fn because(why: String) {
+    let mut b = BECAUSE.lock().unwrap_or_else(|p| p.into_inner());
+    b.get_or_insert(why);
+}
+
+fn cause() -> Option<String> {
+    BECAUSE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 /// The signal that stopped the run, if one did.
 pub fn received() -> Option<i32> {
     match RECEIVED.load(Ordering::SeqCst) {
@@ -40,11 +54,17 @@ pub fn name(signal: i32) -> &'static str {
 
 /// Why an interrupted run stopped, for its warning: `stopped by SIGTERM`.
 pub fn reason() -> String {
+    if let Some(why) = cause() {
+        return format!("stopped by a script error: {why}");
+    }
     format!("stopped by {}", received().map_or("Ctrl-C (SIGINT)", name))
 }
 
 /// The exit code of an interrupted run: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM).
 pub fn exit_code() -> u8 {
+    if cause().is_some() && received().is_none() {
+        return 2;
+    }
     (128 + received().unwrap_or(libc::SIGINT)) as u8
 }
 

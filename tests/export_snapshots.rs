@@ -55,6 +55,8 @@ fn settings() -> Settings {
         seed: 42,
         insecure: false,
         patterns: None,
+        script: None,
+        data: None,
         ok_status: "200-399".into(),
         segment: None,
         whole_plan: None,

@@ -154,6 +154,9 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
             let left_out_when_absent = [
                 "/$defs/settings/properties/whole_plan",
                 "/$defs/settings/properties/ramp",
+                "/$defs/settings/properties/script",
+                "/$defs/settings/properties/data",
+                "/$defs/generator/properties/script_percent",
                 "/$defs/slow_request/properties/command",
                 "/$defs/slow_request/properties/key",
                 "/$defs/settings/properties/http_version",

@@ -292,6 +292,24 @@ pub struct RequestArgs {
     /// Request pattern file in drnbench's plain-text or JSON format.
     #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file", help_heading = heading::HOSTS)]
     pub patterns: Option<PathBuf>,
+    /// wrk's Lua script: request() builds each request, response() reads answers, done() reports (docs/scripting.md).
+    ///
+    /// The script's init(args) gets the words after `--`. One URL gives wrk.scheme, host, port and path;
+    /// -m, -H and -b give wrk.method, headers and body.
+    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub script: Option<PathBuf>,
+    /// Rows for {{column}} templates in the URL's path, -H values and the body: CSV with a header line, or JSON lines.
+    ///
+    /// Built-ins work with or without it: {{seq}}, {{uuid}}, {{rand 1 1000}}, {{now_ms}} (docs/scripting.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub data: Option<PathBuf>,
+    /// How --data's rows are taken: one after another (all clients, from the first again after the last), at
+    /// random, or each once (the run ends when they run out).
+    #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub data_order: DataOrderArg,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
+    pub script_args: Vec<String>,
 }
 
 /// Watching the server while the load runs.
@@ -691,6 +709,30 @@ pub struct DemoArgs {
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--data-order`: how a data file's rows are taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataOrderArg {
+    /// Row after row, all clients taking from one cursor, from the first again after the last.
+    #[default]
+    Sequential,
+    /// A row at random for each request.
+    Random,
+    /// Each row once; the run ends when they run out.
+    Unique,
+}
+
+impl DataOrderArg {
+    /// As the flag takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataOrderArg::Sequential => "sequential",
+            DataOrderArg::Random => "random",
+            DataOrderArg::Unique => "unique",
+        }
+    }
 }
 
 /// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).

@@ -25,6 +25,8 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, S
     };
     let mut out = vec![subcommand.to_string()];
     let mut positional = Vec::new();
+    // Words after `--` (a script's arguments) come last, after the `--`.
+    let mut last = Vec::new();
     for arg in sub.get_arguments() {
         let Some(value) = fields.get(arg.get_id().as_str()) else { continue };
         // The short form where there is one, as people write them (`-c 4 -d 2s`).
@@ -41,6 +43,7 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, S
         };
         for v in values {
             match (&flag, v) {
+                (None, v) if arg.is_last_set() => last.push(text(v)),
                 (None, v) => positional.push(text(v)),
                 // A switch: present when true.
                 (Some(f), Value::Bool(on)) if !arg.get_action().takes_values() => {
@@ -66,6 +69,10 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, S
         }
     }
     out.extend(positional);
+    if !last.is_empty() {
+        out.push("--".into());
+        out.extend(last);
+    }
     Ok(out)
 }
 

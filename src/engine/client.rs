@@ -20,6 +20,7 @@ use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
 use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::script::Shape;
 use crate::workload::{Reply, Source, Verdict};
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
@@ -43,7 +44,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     if ctx.schedule.is_some() && conns.len() == 1 && ctx.h2.is_none() {
         // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
         if let Ok(conn) = connect(
-            &ctx.shared.plan.endpoints[0],
+            ctx.endpoint(0),
             ctx.shared.tls.as_ref(),
             ctx.shared.plan.connect_timeout,
             ctx.shared.plan.keepalive,
@@ -85,10 +86,16 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // figure for both.
     let mut chained: Option<(Instant, Instant)> = None;
     let mut ready = Instant::now();
-    // A workload's op is written here, one buffer for every op of the client.
+    // A workload's op (or a script's request) is written here, one buffer for every op of the client.
     let mut wire = Vec::new();
+    // A script's request: what it holds, and the answers read past the first when it holds several.
+    let scripted = ctx.script.active();
+    let (mut shape, mut pending) = (Shape::default(), Pending::default());
+    if scripted {
+        ctx.script.prepare_decoder(&mut decoder);
+    }
     loop {
-        if ctx.shared.halt.load(Ordering::Relaxed) {
+        if ctx.shared.halt.load(Ordering::Relaxed) || (scripted && ctx.script.stopped()) {
             break;
         }
         if source.as_ref().is_some_and(Source::exhausted) {
@@ -104,6 +111,20 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         }
         if !second_half && !ctx.take_ticket() {
             break;
+        }
+        if scripted {
+            // wrk's delay(): the wait before this request (a closed loop's; an open loop refuses delay()).
+            match ctx.script.delay() {
+                Ok(Some(pause)) => {
+                    tokio::time::sleep(pause).await;
+                    ready = Instant::now();
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    ctx.script_failed(why);
+                    break;
+                }
+            }
         }
         let first_sent = chained.map(|(_, sent)| sent);
         let intended = match chained.take() {
@@ -124,6 +145,22 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             },
             None => None,
         };
+        // A script's request() is called now, at the request's due time (the open loop's slot).
+        if scripted {
+            match ctx.script.next(&mut wire, &mut shape) {
+                Ok(true) => {}
+                // A data file's unique rows ran out: the client is done (the request was not sent).
+                Ok(false) => break,
+                Err(why) => {
+                    ctx.script_failed(why);
+                    break;
+                }
+            }
+            // Each request of a pipelined string is a request of the budget, as each answer is one of the figures.
+            for _ in 1..shape.heads.len() {
+                ctx.take_ticket();
+            }
+        }
         if let Some(schedule) = ctx.schedule.as_ref().filter(|_| !second_half) {
             // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
             // slots does not wait for a connection to open.
@@ -136,7 +173,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             }
         }
         if !second_half {
-            ctx.count_sent(1, intended);
+            ctx.count_sent(if scripted { shape.heads.len() as u64 } else { 1 }, intended);
         }
         let (spec_index, k) = match &op {
             // A workload's client keeps to one server, so the keys it owns live on one server.
@@ -147,18 +184,30 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let endpoint = spec.endpoints[k];
         let request = match &op {
             Some(op) => Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent },
+            None if scripted => Wire { bytes: &wire, expects_no_body: shape.heads[0], idempotent: shape.idempotent },
             None => Wire::prepared(&spec.prepared[k]),
         };
         let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
+        let pipelined = shape.heads.len() > 1;
+        pending.clear();
         let result = match &h2 {
             Some(pool) => {
                 let slot = id / ctx.threads;
                 let request = &spec.prepared[k];
                 super::h2::exchange(&ctx, pool, slot, endpoint, request, spec.timeout, ready, timer.as_mut()).await
             }
-            None => exchange.run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut()).await,
+            None => {
+                exchange
+                    .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut(), pipelined.then_some(&mut pending))
+                    .await
+            }
         };
         let end = Instant::now();
+        if let (true, Ok((answer, _))) = (scripted, &result)
+            && let Err(why) = ctx.script.response(answer, &decoder)
+        {
+            ctx.script_failed(why);
+        }
         // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
         ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
         let pause = backoff.after(result.as_ref().err());
@@ -193,12 +242,19 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         if let Ok((answer, _)) = &result {
             ctx.keep_error_reply(answer, &decoder);
         }
+        let sent = result.as_ref().ok().map(|(_, sent)| *sent);
         if let Some(at) = ctx.record(spec_index, result, intended, ready, end, verdict)
             && op.is_some()
         {
             ctx.name_slow(at, &wire);
         }
         ready = end;
+        if let (true, Some(sent)) = (pipelined, sent) {
+            let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
+            let first = Pipelined { spec: spec_index, intended, sent, deadline };
+            read_rest(&ctx, &mut conns[endpoint], &mut decoder, &mut pending, &shape, timer.as_mut(), first).await;
+            ready = Instant::now();
+        }
         if let Some(pause) = pause {
             tokio::time::sleep(pause).await;
             ready = Instant::now();
@@ -293,6 +349,7 @@ impl Exchange<'_> {
         slot: &mut Slot,
         decoder: &mut AnyDecoder,
         mut timer: Pin<&mut Sleep>,
+        mut pipelined: Option<&mut Pending>,
     ) -> Result<(Answer, Instant), Failure> {
         let plan = &ctx.shared.plan;
         let Slot { conn: slot, stray } = slot;
@@ -312,7 +369,7 @@ impl Exchange<'_> {
                 conn.write_all(self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 self.written.set(self.written.get() + self.request.bytes.len() as u64);
-                read_answer(ctx, conn, decoder, None, deadline).await
+                read_answer(ctx, conn, decoder, pipelined.as_deref_mut(), deadline).await
             };
             let outcome = tokio::select! {
                 biased;
@@ -326,7 +383,7 @@ impl Exchange<'_> {
                         if plan.keepalive {
                             ctx.metrics.borrow_mut().reconnects += 1;
                         }
-                    } else if let Some(what) = decoder.stray() {
+                    } else if let Some(what) = decoder.stray().filter(|_| pipelined.is_none()) {
                         // The answer is the request's own; what followed it answers nothing and would be read as
                         // the next request's answer. (On a connection that closes anyway it harms no one.)
                         *stray = Some(what.to_string());
@@ -376,7 +433,7 @@ async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Resu
     }
     let fresh = slot.is_none();
     if fresh {
-        let ep = &plan.endpoints[endpoint];
+        let ep = ctx.endpoint(endpoint);
         let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
         ctx.metrics.borrow_mut().connection_opened();
         *slot = Some(conn);
@@ -648,6 +705,71 @@ async fn run_batch(
         None => {}
     }
     more
+}
+
+/// The first of a script's pipelined requests, as sent.
+struct Pipelined {
+    spec: usize,
+    intended: Instant,
+    sent: Instant,
+    deadline: Deadline,
+}
+
+/// The answers to a script's pipelined requests after the first (one string holding several, as wrk's
+/// pipeline.lua returns): read in order on the same connection, each given to `response()` and recorded from the
+/// same intended time, as wrk times them all from the write. A failure fails the answers still to come.
+async fn read_rest(
+    ctx: &ThreadCtx,
+    slot: &mut Slot,
+    decoder: &mut AnyDecoder,
+    pending: &mut Pending,
+    shape: &Shape,
+    mut timer: Pin<&mut Sleep>,
+    first: Pipelined,
+) {
+    let Pipelined { spec, intended, sent, deadline } = first;
+    let mut failure = None;
+    for &head in &shape.heads[1..] {
+        let outcome = match (&failure, slot.conn.as_mut()) {
+            (Some(f), _) => Err(Clone::clone(f)),
+            (None, None) => Err(Failure::new(ErrorKind::Closed, "the connection closed before every pipelined answer")),
+            (None, Some(conn)) => {
+                decoder.start(head);
+                tokio::select! {
+                    biased;
+                    r = read_answer(ctx, conn, decoder, Some(&mut *pending), deadline) => r,
+                    _ = timer.as_mut() => Err(timeout_failure(deadline.limit)),
+                }
+            }
+        };
+        let end = Instant::now();
+        match outcome {
+            Ok(answer) => {
+                if let Err(why) = ctx.script.response(&answer, decoder) {
+                    ctx.script_failed(why);
+                }
+                ctx.keep_error_reply(&answer, decoder);
+                if !answer.keep_alive {
+                    close(ctx, &mut slot.conn);
+                }
+                ctx.record(spec, Ok((answer, sent)), intended, sent, end, Verdict::Pass);
+            }
+            Err(f) => {
+                close(ctx, &mut slot.conn);
+                ctx.record(spec, Err(f.clone()), intended, sent, end, Verdict::Pass);
+                failure = Some(f);
+            }
+        }
+    }
+    let rest = pending.unread();
+    if failure.is_none() && !rest.is_empty() {
+        slot.stray = Some(format!("bytes after the last pipelined answer: {}", quote_start(rest)));
+        close(ctx, &mut slot.conn);
+    }
+}
+
+fn quote_start(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned()
 }
 
 /// The bytes of op `i` of a batch: from its start up to the next op's. Cut only for an op that entered the slowest

@@ -7,6 +7,7 @@ mod client;
 pub mod conn;
 mod h2;
 mod pacer;
+mod scripted;
 pub mod survey;
 
 use pacer::{Pace, Schedule, StartGate};
@@ -51,6 +52,8 @@ pub struct StepOutcome {
     pub load_cpu: Duration,
     /// With `--start-at`: how long after that instant the load started (zero when on time).
     pub late_start: Option<Duration>,
+    /// Time the load threads spent in a script's functions (`-s`), part of `load_cpu`.
+    pub script_cpu: Duration,
 }
 
 /// Read-only state every thread shares.
@@ -59,6 +62,8 @@ struct Shared {
     tls: Option<TlsConnector>,
     /// A workload found a wrong answer and `--verify` stops the run: every client ends.
     halt: std::sync::atomic::AtomicBool,
+    /// A script failed during the load, in one line: the run stops (as with `halt`) and says where.
+    script_failure: std::sync::Mutex<Option<String>>,
 }
 
 /// The state of one engine thread, shared by its clients (one thread, so `Cell`/`RefCell` and no locks).
@@ -97,6 +102,8 @@ struct ThreadCtx {
     threads: usize,
     /// When a timed step ends: a slot due then or later belongs to no step (the step is `[start, deadline)`).
     deadline: Option<Instant>,
+    /// `-s`: the thread's script, which builds every request (see [`scripted`]).
+    script: scripted::ThreadScript,
     /// HTTP/2: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
     h2: Option<h2::Spec>,
     /// When the step starts: a ramp counts from here.
@@ -147,6 +154,18 @@ impl ThreadCtx {
     /// Open loop: the next slot, if already due (see [`Schedule::try_claim`]); None in a closed loop.
     fn due_slot(&self) -> Option<Instant> {
         self.schedule.as_ref().and_then(|s| s.try_claim(&self.rng))
+    }
+
+    /// A script failed during the load: the first failure is kept and every client ends.
+    fn script_failed(&self, why: String) {
+        let mut f = self.shared.script_failure.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(why);
+        self.shared.halt.store(true, Ordering::Relaxed);
+    }
+
+    /// Where endpoint `i`'s connections go: a script's `setup` may give its thread another address.
+    fn endpoint(&self, i: usize) -> &crate::target::Endpoint {
+        self.script.endpoint().unwrap_or(&self.shared.plan.endpoints[i])
     }
 
     fn think_time(&self) -> Option<Duration> {
@@ -341,6 +360,10 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 ep.addr
             )));
         }
+    }
+    // A script's setup() and init() run before the load, as wrk runs them: an error there is bad input.
+    if let Some(script) = &plan.script {
+        script.prepare(plan.threads, matches!(plan.load, LoadModel::Open { .. }))?;
     }
     // A Redis server is asked one command (after the greeting) before the load: one that wants a password given
     // none, or refuses for another reason, is bad input in the server's own words, not a run of "500"s.
@@ -620,7 +643,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let http2 = plan.protocol == crate::protocol::Protocol::Http2;
     let tls =
         plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector_for(plan.insecure, http2));
-    let shared = Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default() });
+    let shared =
+        Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default(), script_failure: Default::default() });
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();
@@ -666,7 +690,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
                 }
             };
+            let script = scripted::ThreadScript::take(plan, i).unwrap_or_else(|why| {
+                *shared.script_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                shared.halt.store(true, Ordering::Relaxed);
+                scripted::ThreadScript::default()
+            });
             let ctx = ThreadCtx {
+                script,
                 shared: Arc::clone(&shared),
                 metrics: RefCell::new(StepMetrics {
                     track_service: matches!(plan.load, LoadModel::Open { .. }),
@@ -727,9 +757,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                         let _ = done_tx.send(out);
                     });
                     let cpu_start = crate::monitor::thread_cpu_time();
-                    let (m, end) =
-                        local.block_on(&rt, done_rx).unwrap_or_else(|_| (StepMetrics::new(), Instant::now()));
-                    (m, end, crate::monitor::thread_cpu_time().saturating_sub(cpu_start))
+                    let (m, end, script) = local
+                        .block_on(&rt, done_rx)
+                        .unwrap_or_else(|_| (StepMetrics::new(), Instant::now(), Default::default()));
+                    (m, end, crate::monitor::thread_cpu_time().saturating_sub(cpu_start), script)
                 })
                 .expect("spawning a thread")
         })
@@ -759,13 +790,21 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let mut metrics = StepMetrics::new();
     let mut finished = start;
     let mut load_cpu = Duration::ZERO;
-    for h in handles {
+    let mut script_cpu = Duration::ZERO;
+    for (i, h) in handles.into_iter().enumerate() {
         // A thread that panicked loses its own figures only; the others are kept.
-        if let Ok((m, end, cpu)) = h.join() {
+        if let Ok((m, end, cpu, script)) = h.join() {
             metrics.merge(&m);
             finished = finished.max(end);
             load_cpu += cpu;
+            script_cpu += script.give_back(plan, i);
         }
+    }
+    if let Some(why) = shared.script_failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        // The run ends here, with what was measured: the next steps of a sweep are not run.
+        crate::stop::because(why);
+        interrupt.store(true, Ordering::Relaxed);
+        interrupted = true;
     }
     let mut elapsed = finished.saturating_duration_since(start);
     if let Some(d) = deadline {
@@ -775,7 +814,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         ramp_target(plan, w);
         on_window(w)
     });
-    StepOutcome { metrics, windows, elapsed, interrupted, load_cpu, late_start }
+    StepOutcome { metrics, windows, elapsed, interrupted, load_cpu, late_start, script_cpu }
 }
 
 /// A ramp's target at the middle of the window, in its summary.
@@ -819,7 +858,7 @@ async fn thread_main(
     deadline: Option<Instant>,
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
-) -> (StepMetrics, Instant) {
+) -> (StepMetrics, Instant, scripted::ThreadScript) {
     ctx.window_cpu.set(crate::monitor::thread_cpu_time());
     // A closed loop starts every client now; an open loop starts one and adds clients when a request is late.
     let initial = if ctx.schedule.is_some() { 1 } else { ctx.max_clients };
@@ -866,7 +905,7 @@ async fn thread_main(
     let _ = windows.send((ctx.window_index.get(), last));
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
     metrics.window = WindowAccum::default();
-    (metrics, end)
+    (metrics, end, ctx.script.take_out())
 }
 
 /// Sends the thread's window to the coordinator at every window boundary, also when no request ends.

@@ -295,9 +295,10 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if g.cores > 0 {
         let _ = writeln!(
             out,
-            "  hakaru       {:.0} % of one core ({} it may use){}",
+            "  hakaru       {:.0} % of one core ({} it may use){}{}",
             g.cpu_percent,
             count_of(g.cores as u64, "core"),
+            g.script_percent.map(|s| format!(", {s:.0} % of it building requests")).unwrap_or_default(),
             if g.saturated { " (saturated: the generator may be the bottleneck)" } else { "" }
         );
     }

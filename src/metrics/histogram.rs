@@ -95,6 +95,13 @@ impl LatencyHistogram {
         self.inner.as_ref().filter(|h| !h.is_empty()).map_or(0, |h| h.value_at_quantile(p / 100.0))
     }
 
+    /// Every recorded value (the highest of its bucket) with its count, ascending: what a script's `done` reads.
+    pub fn recorded(&self) -> Vec<(u64, u64)> {
+        self.inner.as_ref().map_or_else(Vec::new, |h| {
+            h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
+        })
+    }
+
     /// How many samples are at most each of `bounds` (microseconds, ascending): a classic histogram's cumulative
     /// buckets. A sample counts at the highest value equivalent to it, as [`percentile`](Self::percentile) reads it,
     /// so a percentile falls in the bucket that holds its rank.

@@ -432,6 +432,9 @@ impl KvPlan {
             greeting: greeting.clone(),
             workload: Some(Arc::new(workload)),
             pipeline: a.pipeline.max(1),
+            script: None,
+            template: None,
+            data: None,
             streams: 1,
         };
         let exactly = |n: u64| {

@@ -108,6 +108,10 @@ pub struct RunPlan {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// `-s`: a wrk Lua script builds every request (the `requests` above only label them).
+    pub script: Option<Arc<crate::script::Script>>,
+    /// `--data` or `{{...}}` in the request: every request filled from its template as the load runs.
+    pub template: Option<Arc<crate::template::Template>>,
     /// HTTP/2: concurrent streams per connection (1 otherwise).
     pub streams: usize,
     /// The settings as the result document records them.
@@ -226,6 +230,12 @@ pub struct RequestSet {
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
     pub pipeline: usize,
+    /// `-s`: a wrk Lua script builds every request.
+    pub script: Option<Arc<crate::script::Script>>,
+    /// `--data` or `{{...}}` in the request: every request filled from its template.
+    pub template: Option<Arc<crate::template::Template>>,
+    /// `--data`'s file and order, as the result document records them.
+    pub data: Option<String>,
     /// HTTP/2: concurrent streams per connection (1 for the other protocols).
     pub streams: usize,
 }
@@ -284,6 +294,8 @@ impl RequestSet {
             (None, None) => Vec::new(),
         };
 
+        // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
+        let (urls, data) = template_urls(a)?;
         let streams = http2_streams(a)?;
         let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
@@ -329,7 +341,7 @@ impl RequestSet {
             if a.port.is_some() {
                 return Err(UsageError::new("--port: only used with --hosts; put the port in the URL instead"));
             }
-            for url in &a.urls {
+            for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
                 let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
@@ -364,6 +376,29 @@ impl RequestSet {
                 "no target: give a URL such as http://127.0.0.1:8080/ (or --hosts with paths, or --patterns)",
             ));
         }
+        let template = match data {
+            None => None,
+            Some(data) => {
+                targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
+                let template = data.template(a, &b.endpoints, &method, &headers, &body)?.map(Arc::new);
+                if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
+                    // Figures per request are labelled with the template, not the `x` it was checked with.
+                    let path = url.find("://").and_then(|i| url[i + 3..].find(['/', '?']).map(|p| &url[i + 3 + p..]));
+                    spec.label = crate::secrets::redact_secret(&format!("{method} {}", path.unwrap_or("/")));
+                }
+                template
+            }
+        };
+        let script = match &a.script {
+            None => None,
+            Some(path) => {
+                let script = load_script(a, path, &b.endpoints, &method, &headers, &body, connect_timeout)?;
+                if let Some(spec) = specs.first_mut() {
+                    spec.label = format!("script {}", script.file());
+                }
+                Some(Arc::new(script))
+            }
+        };
         Ok(RequestSet {
             method: method.clone(),
             headers: a.headers.iter().map(|h| crate::secrets::redact_secret(h)).collect(),
@@ -386,9 +421,148 @@ impl RequestSet {
             greeting: None,
             workload: None,
             pipeline: 1,
+            script,
+            template,
+            data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
         })
     }
+}
+
+/// What `--data` and the URL's templates give, before the endpoints are known.
+struct DataPlan {
+    rows: Option<crate::template::data::Rows>,
+    path: crate::template::text::Text,
+}
+
+/// The URLs as the endpoint builder reads them (each `{{...}}` of a templated path as `x`), and the templates'
+/// data when there are any (`--data`, or a built-in in the URL, a header or the body).
+fn template_urls(a: &RequestArgs) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
+    use crate::template::{data::Rows, text::Text};
+    let rows = match &a.data {
+        None => None,
+        Some(path) => {
+            Some(Rows::load(path).map_err(|why| UsageError::new(format!("--data '{}': {why}", path.display())))?)
+        }
+    };
+    let columns = rows.as_ref().map(|r| r.columns.clone());
+    let holes_in = |text: &str| Text::parse(text, columns.as_deref()).is_ok_and(|t| t.has_holes());
+    let templated = rows.is_some()
+        || a.urls.iter().any(|u| holes_in(u))
+        || a.headers.iter().any(|h| holes_in(h))
+        || a.body.as_deref().is_some_and(holes_in);
+    if !templated {
+        return Ok((a.urls.clone(), None));
+    }
+    let one_url = || {
+        UsageError::new(
+            "--data and {{...}} templates: give one URL (not --hosts, --patterns or several URLs); its path, -H values \
+             and -b may hold templates",
+        )
+    };
+    if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() || a.script.is_some() {
+        return Err(one_url());
+    }
+    if a.http2 {
+        return Err(UsageError::new(
+            "--data and {{...}} templates with --http2: requests are filled as HTTP/1.1 only for now; leave --http2 out",
+        ));
+    }
+    let url = &a.urls[0];
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let path_at = url[after_scheme..].find(['/', '?']).map_or(url.len(), |i| i + after_scheme);
+    if url[..path_at].contains("{{") {
+        return Err(UsageError::new(format!(
+            "URL '{}': templates go in the path, the headers and the body, not the host or port",
+            crate::target::shown(url)
+        )));
+    }
+    let path_text = if path_at == url.len() { "/" } else { &url[path_at..] };
+    let path = Text::parse(path_text, columns.as_deref())
+        .map_err(|why| UsageError::new(format!("URL '{}': {why}", crate::target::shown(url))))?;
+    let masked = format!("{}{}", &url[..path_at], path.sample("x"));
+    Ok((vec![masked], Some(DataPlan { rows, path })))
+}
+
+impl DataPlan {
+    /// The request's template, filled per request by the engine.
+    fn template(
+        self,
+        a: &RequestArgs,
+        endpoints: &[Endpoint],
+        method: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<Option<crate::template::Template>, UsageError> {
+        use crate::template::{Order, Template, text::Text};
+        let columns = self.rows.as_ref().map(|r| r.columns.clone());
+        let headers = headers
+            .iter()
+            .map(|(n, v)| {
+                Text::parse(v, columns.as_deref())
+                    .map(|t| (n.clone(), t))
+                    .map_err(|why| UsageError::new(format!("--header '{n}': {why}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let body = match std::str::from_utf8(body) {
+            Ok(text) => {
+                Text::parse(text, columns.as_deref()).map_err(|why| UsageError::new(format!("--body: {why}")))?
+            }
+            Err(_) => Text { parts: vec![crate::template::text::Part::Literal(body.to_vec())] },
+        };
+        let Some(ep) = endpoints.first() else { return Ok(None) };
+        let order = match a.data_order {
+            crate::cli::args::DataOrderArg::Sequential => Order::Sequential,
+            crate::cli::args::DataOrderArg::Random => Order::Random,
+            crate::cli::args::DataOrderArg::Unique => Order::Unique,
+        };
+        Ok(Some(Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order)))
+    }
+}
+
+/// `-s FILE.lua`: the script loaded with the target's fields as its `wrk` table shows them (one URL, as wrk takes).
+fn load_script(
+    a: &RequestArgs,
+    path: &std::path::Path,
+    endpoints: &[Endpoint],
+    method: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    connect_timeout: Duration,
+) -> Result<crate::script::Script, UsageError> {
+    let one_url = || {
+        UsageError::new(format!(
+            "--script '{}': give one URL, as wrk takes (the script's wrk.host, wrk.port and wrk.path come from it), not \
+         --hosts or --patterns",
+            path.display()
+        ))
+    };
+    if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() {
+        return Err(one_url());
+    }
+    if a.http2 {
+        return Err(UsageError::new(format!(
+            "--script '{}' with --http2: a script's requests are HTTP/1.1 text, as wrk's; leave --http2 out",
+            path.display()
+        )));
+    }
+    let u = ParsedUrl::parse(&a.urls[0]).map_err(|_| one_url())?;
+    let ep = endpoints.first().ok_or_else(one_url)?;
+    let target = crate::script::Target {
+        scheme: match u.scheme {
+            Scheme::Http => "http".into(),
+            Scheme::Https => "https".into(),
+        },
+        host: u.host,
+        port: u.port,
+        method: method.to_string(),
+        path: u.path_and_query,
+        headers: headers.to_vec(),
+        body: (!body.is_empty()).then(|| body.to_vec()),
+        addr: ep.addr,
+        connect_timeout,
+    };
+    crate::script::Script::load(path, a.script_args.clone(), target)
 }
 
 struct Defaults<'a> {
@@ -762,6 +936,8 @@ impl RunPlan {
             seed: set.seed,
             insecure: set.insecure,
             patterns: set.patterns.clone(),
+            script: set.script.as_ref().map(|s| s.file().to_string()),
+            data: set.data.clone(),
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             whole_plan: None,
@@ -801,6 +977,8 @@ impl RunPlan {
             greeting: set.greeting.clone(),
             workload: set.workload.clone(),
             pipeline: set.pipeline,
+            script: set.script.clone(),
+            template: set.template.clone(),
             streams: set.streams.max(1),
             start_at: None,
             slot_offset: Duration::ZERO,

@@ -199,6 +199,21 @@ impl AnyDecoder {
         }
     }
 
+    /// Keep each HTTP answer's headers and body (a script's `response()` reads them).
+    pub fn keep_message(&mut self, keep: bool) {
+        if let AnyDecoder::Http(d) = self {
+            d.keep_message(keep);
+        }
+    }
+
+    /// The last HTTP answer's headers and body, when kept.
+    pub fn kept(&self) -> Option<&http::Kept> {
+        match self {
+            AnyDecoder::Http(d) => d.kept(),
+            _ => None,
+        }
+    }
+
     /// The last reply's data, when values are kept.
     pub fn value(&self) -> &[u8] {
         match self {

@@ -74,6 +74,13 @@ struct WorkloadSpec {
     body: Option<String>,
     body_file: Option<String>,
     patterns: Option<String>,
+    /// A wrk Lua script (`-s`), and the words its init(args) gets.
+    script: Option<String>,
+    #[serde(default)]
+    script_args: Vec<String>,
+    /// A data file for `{{column}}` templates (`--data`), and how its rows are taken.
+    data: Option<String>,
+    data_order: Option<String>,
     mix: Option<String>,
     keys: Option<u64>,
     value_size: Option<u64>,
@@ -172,6 +179,10 @@ pub struct HttpWork {
     pub body: Option<String>,
     pub body_file: Option<PathBuf>,
     pub patterns: Option<PathBuf>,
+    pub script: Option<PathBuf>,
+    pub script_args: Vec<String>,
+    pub data: Option<PathBuf>,
+    pub data_order: crate::cli::args::DataOrderArg,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -532,6 +543,10 @@ impl StudyPlan {
         request.body = h.body;
         request.body_file = h.body_file;
         request.patterns = h.patterns;
+        request.script = h.script;
+        request.script_args = h.script_args;
+        request.data = h.data;
+        request.data_order = h.data_order;
         request.timeout = l.timeout.clone().unwrap_or(request.timeout);
         request.seed = l.seed;
         for base in &t.urls {
@@ -852,7 +867,9 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || !w.headers.is_empty()
         || w.body.is_some()
         || w.body_file.is_some()
-        || w.patterns.is_some();
+        || w.patterns.is_some()
+        || w.script.is_some()
+        || w.data.is_some();
     let has_kv = w.mix.is_some() || w.keys.is_some() || w.value_size.is_some() || w.key_prefix.is_some();
     let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, UsageError> {
         match f {
@@ -891,6 +908,20 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             body: w.body.clone(),
             body_file: file("body_file", &w.body_file)?,
             patterns: file("patterns", &w.patterns)?,
+            script: file("script", &w.script)?,
+            script_args: w.script_args.clone(),
+            data: file("data", &w.data)?,
+            data_order: match w.data_order.as_deref() {
+                None | Some("sequential") => crate::cli::args::DataOrderArg::Sequential,
+                Some("random") => crate::cli::args::DataOrderArg::Random,
+                Some("unique") => crate::cli::args::DataOrderArg::Unique,
+                Some(other) => {
+                    return Err(at.error(
+                        &key("data_order"),
+                        &format!("data_order \"{other}\": give \"sequential\", \"random\" or \"unique\""),
+                    ));
+                }
+            },
         })
     } else {
         None
@@ -1111,6 +1142,10 @@ fn example(key: &str) -> &'static str {
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
         "patterns" => "patterns = \"patterns.json\"",
+        "script" => "script = \"counter.lua\"",
+        "script_args" => "script_args = [\"user1\"]",
+        "data" => "data = \"users.csv\"",
+        "data_order" => "data_order = \"unique\"",
         "mix" => "mix = \"get:90,set:10\"",
         "keys" => "keys = 1000",
         "value_size" => "value_size = 20480",
@@ -1273,6 +1308,25 @@ name = "warm"
         assert_eq!(b.args.last().unwrap(), "https://127.0.0.1:2/");
         let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"redis://127.0.0.1:2\"\ninsecure = true");
         assert!(plan(&bad).unwrap_err().contains("key-value server"));
+    }
+
+    #[test]
+    fn a_workloads_script_and_data_file_become_run_flags() {
+        let text = TWO.to_string()
+            + "[[workload]]\nname = \"lua\"\nscript = \"tests/fixtures/scripts/counter.lua\"\nscript_args = [\"a b\"]\n\
+               [[workload]]\nname = \"rows\"\npath = \"/u/{{id}}\"\ndata = \"tests/fixtures/data/ids.csv\"\n\
+               data_order = \"unique\"\n";
+        let p = plan(&text).unwrap();
+        let args = |w: &str| p.cases.iter().find(|c| p.workloads[c.workload].name == w).unwrap().args.join(" ");
+        let lua = args("lua");
+        assert!(
+            lua.contains("-s ") && lua.contains("tests/fixtures/scripts/counter.lua ") && lua.ends_with(" -- a b"),
+            "{lua}"
+        );
+        let rows = args("rows");
+        assert!(rows.contains("tests/fixtures/data/ids.csv --data-order unique"), "{rows}");
+        let bad = text.replace("data_order = \"unique\"", "data_order = \"shuffled\"");
+        assert!(plan(&bad).unwrap_err().contains("give \"sequential\""));
     }
 
     #[test]

@@ -67,10 +67,13 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hakaru"));
-    cmd.args(args);
+    // Words after `--` are a script's: the result file's flag goes before them.
+    let split = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+    cmd.args(&args[..split]);
     if args.first() == Some(&"run") && !args.contains(&"--json") {
         cmd.arg("--json").arg(&json);
     }
+    cmd.args(&args[split..]);
     // Never the real history in the home directory: a database of its own for every run, gone with the test.
     cmd.env("HAKARU_DB", dir.path().join("history.db"));
     configure(&mut cmd);
@@ -146,12 +149,17 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start() -> Nginx {
+        Nginx::start_with("nginx.conf.in")
+    }
+
+    /// An nginx with another config of tests/nginx/ (the same placeholders).
+    pub fn start_with(config: &str) -> Nginx {
         let nginx = which("nginx")
             .expect("nginx is not installed: run the README's test command (scripts/test.sh), which installs it");
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
         let (port, tls_port) = (free_port(), free_port());
-        let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx/nginx.conf.in"))
+        let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx").join(config))
             .unwrap()
             .replace("@PREFIX@", prefix.to_str().unwrap())
             .replace("@TLS_PORT@", &tls_port.to_string())
@@ -352,4 +360,47 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// An nginx that logs every request (tests/nginx/script.conf.in): method, target, the headers scripts set, body
+/// length; what the script and data-file tests compare.
+pub struct LoggedNginx {
+    pub nginx: Nginx,
+    pub log: PathBuf,
+}
+
+impl LoggedNginx {
+    pub fn start() -> LoggedNginx {
+        let nginx = Nginx::start_with("script.conf.in");
+        let log = nginx.dir.path().join("access.log");
+        LoggedNginx { nginx, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.nginx.url(path)
+    }
+
+    /// The lines logged so far.
+    pub fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(String::from).collect()
+    }
+
+    /// The log once it holds `n` lines (nginx writes a line after answering, so it may come after the client is
+    /// done).
+    pub fn wait_lines(&self, n: usize) -> Vec<String> {
+        wait_for(Duration::from_secs(30), || self.lines().len() >= n);
+        self.lines()
+    }
+
+    /// Empties the log.
+    pub fn clear(&self) {
+        std::fs::write(&self.log, "").unwrap();
+    }
+}
+
+/// Writes `text` to `name` in `dir`; returns the path as text, for a command line.
+pub fn write_in(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
 }

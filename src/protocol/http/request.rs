@@ -77,32 +77,37 @@ pub fn check_header(name: &str, value: &str) -> Result<(), String> {
 /// Builds the bytes of one request. A Content-Length is sent whenever there is a body or the method usually
 /// carries one, so servers never wait for a body that is not coming.
 pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
-    let has = |name: &str| parts.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let mut out = Vec::with_capacity(128 + parts.target.len() + parts.body.len());
+    write_request(parts, &mut out);
+    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
+    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
+}
+
+/// Appends the bytes of one request to `out` (templates fill one buffer per request, reused).
+pub fn write_request(parts: &RequestParts<'_>, out: &mut Vec<u8>) {
+    let has = |name: &str| parts.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     out.extend_from_slice(parts.method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(parts.target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     if !has("host") {
-        push_header(&mut out, "Host", parts.host);
+        push_header(out, "Host", parts.host);
     }
     if !has("user-agent") {
-        push_header(&mut out, "User-Agent", concat!("hakaru/", env!("CARGO_PKG_VERSION")));
+        push_header(out, "User-Agent", concat!("hakaru/", env!("CARGO_PKG_VERSION")));
     }
     for (name, value) in parts.headers {
-        push_header(&mut out, name, value);
+        push_header(out, name, value);
     }
     if parts.close && !has("connection") {
-        push_header(&mut out, "Connection", "close");
+        push_header(out, "Connection", "close");
     }
     let method_has_body = matches!(parts.method, "POST" | "PUT" | "PATCH");
     if (!parts.body.is_empty() || method_has_body) && !has("content-length") && !has("transfer-encoding") {
-        push_header(&mut out, "Content-Length", &parts.body.len().to_string());
+        push_header(out, "Content-Length", itoa::Buffer::new().format(parts.body.len()));
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(parts.body);
-    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
-    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
 }
 
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {

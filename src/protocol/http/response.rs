@@ -8,6 +8,23 @@ use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
 
 const MAX_HEADERS: usize = 100;
 
+/// The most body bytes kept for a script's `response()`; beyond, the rest is counted and dropped.
+pub const MOST_KEPT_BODY: usize = 16 << 20;
+
+/// A response's headers and body, kept only when a script's `response()` reads them.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub body: Vec<u8>,
+}
+
+impl Kept {
+    fn body(&mut self, bytes: &[u8]) {
+        let room = MOST_KEPT_BODY.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Chunk {
     /// Reading the hex size; `len` counts the line's bytes so far (0: no digit yet), so that a size of endless
@@ -49,6 +66,10 @@ pub struct HttpDecoder {
     received: bool,
     /// Bytes that followed the complete answer, quoted.
     stray: Option<String>,
+    /// Bytes after the complete answer in the last feed (with pipelined requests, the next answer's start).
+    unread: usize,
+    /// The answer's headers and body, when asked for (see [`HttpDecoder::keep_message`]).
+    kept: Option<Box<Kept>>,
 }
 
 impl Default for HttpDecoder {
@@ -62,6 +83,8 @@ impl Default for HttpDecoder {
             keep_alive: true,
             received: false,
             stray: None,
+            unread: 0,
+            kept: None,
         }
     }
 }
@@ -70,6 +93,16 @@ impl HttpDecoder {
     /// A decoder whose heads and chunk lines may be at most `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
         Self { max_line, ..Self::default() }
+    }
+
+    /// Keep each answer's headers and body (a script's `response()` reads them); off, bodies are only counted.
+    pub fn keep_message(&mut self, keep: bool) {
+        self.kept = keep.then(Box::default);
+    }
+
+    /// The last answer's headers and body, when kept.
+    pub fn kept(&self) -> Option<&Kept> {
+        self.kept.as_deref()
     }
 
     fn answer(&self) -> Answer {
@@ -117,6 +150,11 @@ impl HttpDecoder {
             // and the next request must not be written into that protocol.
             return Err(malformed(buf, "101 Switching Protocols: protocol upgrades are not supported"));
         }
+        if let Some(k) = self.kept.as_deref_mut() {
+            k.headers.clear();
+            k.body.clear();
+            k.headers.extend(resp.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())));
+        }
         self.status = status;
         self.keep_alive = !close && (http11 || keep);
         self.state = if (100..200).contains(&status) {
@@ -141,11 +179,19 @@ impl HttpDecoder {
         match self.state {
             State::Length(left) => {
                 let take = (left.min(data.len() as u64)) as usize;
+                if let Some(k) = self.kept.as_deref_mut() {
+                    k.body(&data[..take]);
+                }
                 let left = left - take as u64;
                 self.state = if left == 0 { State::Done } else { State::Length(left) };
                 Ok(take)
             }
-            State::UntilClose => Ok(data.len()),
+            State::UntilClose => {
+                if let Some(k) = self.kept.as_deref_mut() {
+                    k.body(data);
+                }
+                Ok(data.len())
+            }
             State::Chunked(chunk) => self.consume_chunked(chunk, data),
             State::Head | State::Done => Ok(0),
         }
@@ -157,6 +203,9 @@ impl HttpDecoder {
             if let Chunk::Data(left) = chunk {
                 // Chunk data is skipped in bulk; only sizes and line ends are read byte by byte.
                 let take = left.min((data.len() - i) as u64);
+                if let Some(k) = self.kept.as_deref_mut() {
+                    k.body(&data[i..i + take as usize]);
+                }
                 i += take as usize;
                 chunk = if take == left { Chunk::DataEnd { seen_cr: false } } else { Chunk::Data(left - take) };
                 continue;
@@ -237,6 +286,11 @@ impl ResponseDecoder for HttpDecoder {
         self.keep_alive = true;
         self.received = false;
         self.stray = None;
+        self.unread = 0;
+        if let Some(k) = self.kept.as_deref_mut() {
+            k.headers.clear();
+            k.body.clear();
+        }
     }
 
     fn feed(&mut self, mut data: &[u8]) -> Result<Option<Answer>, DecodeError> {
@@ -244,6 +298,7 @@ impl ResponseDecoder for HttpDecoder {
         loop {
             match self.state {
                 State::Done => {
+                    self.unread = data.len();
                     if !data.is_empty() {
                         let quoted = quote(data);
                         self.stray = Some(format!(
@@ -325,6 +380,10 @@ impl ResponseDecoder for HttpDecoder {
 
     fn stray(&self) -> Option<&str> {
         self.stray.as_deref()
+    }
+
+    fn unread(&self) -> usize {
+        self.unread
     }
 }
 

@@ -1,0 +1,165 @@
+//! One load thread's Lua state, as the engine calls it: `request()` for each request's bytes, `response()` with
+//! each answer when the script defines it, `delay()` before each request, and `thread:stop()` heard.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use mlua::{Function, Lua, Value};
+
+use super::lua::{ThreadShared, one_line};
+use super::wire::Shape;
+
+/// The longest `delay()` taken, so that a script's mistake (a delay in seconds, not milliseconds) cannot hold a
+/// client for days; wrk takes any.
+const MOST_DELAY: Duration = Duration::from_secs(3600);
+
+/// "a table", "an integer", "nil": a Lua value's type as a sentence says it.
+fn a_type(v: &Value) -> String {
+    match v.type_name() {
+        "nil" => "nil".into(),
+        // Lua's own type() says number for both.
+        "integer" => "a number".into(),
+        t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),
+        t => format!("a {t}"),
+    }
+}
+
+/// A load thread's script.
+pub struct ThreadScript {
+    lua: Lua,
+    file: Arc<str>,
+    /// `request()`; None when the script defines none: the request is built once (wrk's static case).
+    request: Option<Function>,
+    response: Option<Function>,
+    delay: Option<Function>,
+    /// The last request text and what it holds: a script that returns the same string again is not read again.
+    last: Vec<u8>,
+    shape: Shape,
+    pub shared: Arc<ThreadShared>,
+    /// Time spent in the script's functions (wall time of calls that never wait: the CPU they take).
+    pub busy: Duration,
+}
+
+impl ThreadScript {
+    pub(super) fn new(lua: Lua, file: Arc<str>, shared: Arc<ThreadShared>) -> Result<ThreadScript, String> {
+        let hook = |name: &str| -> Result<Option<Function>, String> {
+            match lua.globals().get::<Value>(name) {
+                Ok(Value::Nil) => Ok(None),
+                Ok(Value::Function(f)) => Ok(Some(f)),
+                Ok(other) => Err(format!("{file}: global '{name}' is a {}, not a function", other.type_name())),
+                Err(e) => Err(one_line(&file, &e)),
+            }
+        };
+        let (request, response, delay) = (hook("request")?, hook("response")?, hook("delay")?);
+        let mut s = ThreadScript {
+            lua: lua.clone(),
+            file,
+            request,
+            response,
+            delay,
+            last: Vec::new(),
+            shape: Shape::default(),
+            shared,
+            busy: Duration::ZERO,
+        };
+        if s.request.is_none() {
+            // wrk's static case: the request wrk.init built, taken once.
+            let fixed: Function = lua
+                .globals()
+                .get::<mlua::Table>("wrk")
+                .and_then(|w| w.get("request"))
+                .map_err(|e| format!("{}: wrk.request is gone ({})", s.file, one_line(&s.file, &e)))?;
+            s.take(fixed.call::<Value>(()), "wrk.request()")?;
+        }
+        Ok(s)
+    }
+
+    pub fn wants_response(&self) -> bool {
+        self.response.is_some()
+    }
+
+    pub fn has_delay(&self) -> bool {
+        self.delay.is_some()
+    }
+
+    /// `thread:stop()` was called.
+    pub fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// The next request's bytes into `wire`, and what they hold. An error is one line: file, line and message.
+    pub fn next_request(&mut self, wire: &mut Vec<u8>) -> Result<&Shape, String> {
+        if let Some(f) = &self.request {
+            let t = Instant::now();
+            let out = f.call::<Value>(());
+            self.busy += t.elapsed();
+            self.take(out, "request()")?;
+        }
+        wire.clear();
+        wire.extend_from_slice(&self.last);
+        Ok(&self.shape)
+    }
+
+    /// Keeps what a request function returned, read once per new string.
+    fn take(&mut self, out: mlua::Result<Value>, what: &str) -> Result<(), String> {
+        let value = out.map_err(|e| format!("{} (in {what})", one_line(&self.file, &e)))?;
+        let Value::String(s) = value else {
+            return Err(format!(
+                "{}: {what} returned {}, not a string (return wrk.format(...) or a request's text)",
+                self.where_defined(what),
+                a_type(&value)
+            ));
+        };
+        let bytes = s.as_bytes();
+        if *bytes != *self.last || self.shape.heads.is_empty() {
+            let shape =
+                Shape::read(&bytes).map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
+            self.last.clear();
+            self.last.extend_from_slice(&bytes);
+            self.shape = shape;
+        }
+        Ok(())
+    }
+
+    /// `FILE line N` where the script defines `what` (a function of the script), else the file.
+    fn where_defined(&self, what: &str) -> String {
+        let name = what.trim_end_matches("()");
+        let line = self.lua.globals().get::<Function>(name).ok().and_then(|f| f.info().line_defined);
+        match line {
+            Some(l) => format!("{} line {l}", self.file),
+            None => self.file.to_string(),
+        }
+    }
+
+    /// `delay()`: how long to wait before the next request.
+    pub fn delay(&mut self) -> Result<Option<Duration>, String> {
+        let Some(f) = &self.delay else { return Ok(None) };
+        let t = Instant::now();
+        let out = f.call::<Option<f64>>(());
+        self.busy += t.elapsed();
+        let ms = out.map_err(|e| format!("{} (in delay())", one_line(&self.file, &e)))?.unwrap_or(0.0);
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(format!(
+                "{}: delay() returned {ms}; return milliseconds, 0 or more",
+                self.where_defined("delay")
+            ));
+        }
+        Ok(Some(Duration::from_secs_f64(ms / 1000.0).min(MOST_DELAY)))
+    }
+
+    /// `response(status, headers, body)` with one answer.
+    pub fn response(&mut self, status: u16, headers: &[(String, Vec<u8>)], body: &[u8]) -> Result<(), String> {
+        let Some(f) = &self.response else { return Ok(()) };
+        let t = Instant::now();
+        let out = (|| {
+            let h = self.lua.create_table_with_capacity(0, headers.len())?;
+            for (name, value) in headers {
+                h.raw_set(name.as_str(), self.lua.create_string(value)?)?;
+            }
+            f.call::<()>((status, h, self.lua.create_string(body)?))
+        })();
+        self.busy += t.elapsed();
+        out.map_err(|e| format!("{} (in response())", one_line(&self.file, &e)))
+    }
+}

@@ -1,0 +1,287 @@
+//! Requests built from templates as the load runs (`--data FILE.csv`, `{{column}}` and the built-ins in the URL,
+//! headers and body): for users who do not write Lua. The plan reads the file and the templates once; each load
+//! thread fills them per request into the bytes it sends.
+
+pub mod data;
+pub mod text;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::{RngExt as _, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::protocol::http::request::{RequestParts, write_request};
+use data::Rows;
+use text::{Hole, Part, Text};
+
+/// How rows are taken (`--data-order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Row after row, all clients taking from one cursor, from the first again after the last.
+    Sequential,
+    /// A row drawn at random for each request.
+    Random,
+    /// Row after row, each used once: the run ends when they run out.
+    Unique,
+}
+
+impl Order {
+    pub fn parse(text: &str) -> Result<Order, String> {
+        match text {
+            "sequential" => Ok(Order::Sequential),
+            "random" => Ok(Order::Random),
+            "unique" => Ok(Order::Unique),
+            other => Err(format!("'{other}': give sequential, random or unique")),
+        }
+    }
+}
+
+/// A request with holes, and the rows that fill them.
+#[derive(Debug)]
+pub struct Template {
+    pub method: String,
+    pub target: Text,
+    pub host: String,
+    /// Header names are fixed; values may hold holes.
+    pub headers: Vec<(String, Text)>,
+    pub body: Text,
+    /// `--no-keepalive`.
+    pub close: bool,
+    pub rows: Option<Rows>,
+    pub order: Order,
+    /// The next row for sequential and unique orders (shared by every thread and step: a unique row is never
+    /// taken twice in a run), and the last `{{seq}}` given.
+    cursor: AtomicU64,
+    seq: AtomicU64,
+}
+
+impl Template {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        method: &str,
+        target: Text,
+        host: String,
+        headers: Vec<(String, Text)>,
+        body: Text,
+        close: bool,
+        rows: Option<Rows>,
+        order: Order,
+    ) -> Template {
+        Template {
+            method: method.to_string(),
+            target,
+            host,
+            headers,
+            body,
+            close,
+            rows,
+            order,
+            cursor: AtomicU64::new(0),
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    /// A thread's filler, with its own random numbers.
+    pub fn thread(self: &Arc<Self>, seed: u64) -> ThreadTemplate {
+        ThreadTemplate {
+            template: Arc::clone(self),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            target: Vec::new(),
+            headers: self.headers.iter().map(|(n, _)| (n.clone(), String::new())).collect(),
+            body: Vec::new(),
+            busy: Duration::ZERO,
+        }
+    }
+
+    /// The row for the next request; None when a unique order has used every row.
+    fn row(&self, rng: &mut ChaCha8Rng) -> Option<&[String]> {
+        let Some(rows) = &self.rows else { return Some(&[]) };
+        let n = rows.rows.len() as u64;
+        let i = match self.order {
+            Order::Sequential => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
+            Order::Unique => Some(self.cursor.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < n)?,
+            Order::Random => rng.random_range(0..n),
+        };
+        Some(&rows.rows[i as usize])
+    }
+}
+
+/// One load thread's filler: buffers reused from request to request.
+pub struct ThreadTemplate {
+    template: Arc<Template>,
+    rng: ChaCha8Rng,
+    target: Vec<u8>,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    /// Time spent filling templates.
+    pub busy: Duration,
+}
+
+/// Where a value goes: a request target is percent-encoded where it would end the request line, a header value
+/// loses CR, LF and NUL (a second header or request must not be smuggled in), a body takes any byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dest {
+    Target,
+    Header,
+    Body,
+}
+
+impl ThreadTemplate {
+    /// The next request's bytes into `wire`; false when a unique order has used every row.
+    pub fn next(&mut self, wire: &mut Vec<u8>) -> bool {
+        let t0 = Instant::now();
+        let t = &*self.template;
+        let Some(row) = t.row(&mut self.rng) else { return false };
+        let seq = &t.seq;
+        let mut ctx = Fill { row, rng: &mut self.rng, seq, seq_now: None };
+        self.target.clear();
+        ctx.fill(&t.target, Dest::Target, &mut self.target);
+        let mut value = Vec::new();
+        for ((_, text), (_, out)) in t.headers.iter().zip(self.headers.iter_mut()) {
+            value.clear();
+            ctx.fill(text, Dest::Header, &mut value);
+            out.clear();
+            out.push_str(&String::from_utf8_lossy(&value));
+        }
+        self.body.clear();
+        ctx.fill(&t.body, Dest::Body, &mut self.body);
+        let target = String::from_utf8_lossy(&self.target);
+        wire.clear();
+        write_request(
+            &RequestParts {
+                method: &t.method,
+                target: &target,
+                host: &t.host,
+                headers: &self.headers,
+                body: &self.body,
+                close: t.close,
+            },
+            wire,
+        );
+        self.busy += t0.elapsed();
+        true
+    }
+
+    pub fn expects_no_body(&self) -> bool {
+        self.template.method == "HEAD"
+    }
+
+    pub fn idempotent(&self) -> bool {
+        matches!(self.template.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE")
+    }
+}
+
+/// What one request's holes are filled from.
+struct Fill<'a> {
+    row: &'a [String],
+    rng: &'a mut ChaCha8Rng,
+    seq: &'a AtomicU64,
+    /// `{{seq}}` is one number per request, however many times it appears.
+    seq_now: Option<u64>,
+}
+
+impl Fill<'_> {
+    fn fill(&mut self, text: &Text, into: Dest, out: &mut Vec<u8>) {
+        for part in &text.parts {
+            match part {
+                Part::Literal(b) => out.extend_from_slice(b),
+                Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
+                Part::Hole(Hole::Seq) => {
+                    let n = *self.seq_now.get_or_insert_with(|| self.seq.fetch_add(1, Ordering::Relaxed) + 1);
+                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                }
+                Part::Hole(Hole::Rand(lo, hi)) => {
+                    let n = self.rng.random_range(*lo..=*hi);
+                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                }
+                Part::Hole(Hole::Uuid) => uuid(self.rng, out),
+                Part::Hole(Hole::NowMs) => {
+                    let ms = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as u64);
+                    out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// A value from a row, made safe for where it goes.
+fn put(value: &[u8], into: Dest, out: &mut Vec<u8>) {
+    match into {
+        Dest::Body => out.extend_from_slice(value),
+        Dest::Header => out.extend(value.iter().filter(|b| !matches!(b, b'\r' | b'\n' | 0))),
+        Dest::Target => {
+            for &b in value {
+                if b.is_ascii_graphic() && b != b'#' {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(format!("%{b:02X}").as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// A random version 4 UUID, as text.
+fn uuid(rng: &mut ChaCha8Rng, out: &mut Vec<u8>) {
+    let mut b: [u8; 16] = rng.random();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push(b'-');
+        }
+        out.push(HEX[(byte >> 4) as usize]);
+        out.push(HEX[(byte & 15) as usize]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(target: &str, rows: Option<Rows>, order: Order) -> Arc<Template> {
+        let cols = rows.as_ref().map(|r| r.columns.clone());
+        let t = Text::parse(target, cols.as_deref()).unwrap();
+        let h = vec![("X-Id".to_string(), Text::parse("{{seq}}", None).unwrap())];
+        Arc::new(Template::new("GET", t, "h".into(), h, Text::default(), false, rows, order))
+    }
+
+    fn rows(n: usize) -> Rows {
+        Rows { columns: vec!["id".into()], rows: (0..n).map(|i| vec![format!("r {i}")]).collect() }
+    }
+
+    #[test]
+    fn unique_rows_are_used_once_then_the_filler_stops() {
+        let t = template("/{{id}}", Some(rows(3)), Order::Unique);
+        let mut f = t.thread(1);
+        let mut wire = Vec::new();
+        let mut seen = Vec::new();
+        while f.next(&mut wire) {
+            let text = String::from_utf8(wire.clone()).unwrap();
+            seen.push(text.lines().next().unwrap().to_string());
+        }
+        assert_eq!(seen, ["GET /r%200 HTTP/1.1", "GET /r%201 HTTP/1.1", "GET /r%202 HTTP/1.1"]);
+    }
+
+    #[test]
+    fn builtins_fill_numbers_and_uuids() {
+        let t = template("/{{seq}}/{{uuid}}/{{rand 5 5}}", None, Order::Sequential);
+        let mut f = t.thread(1);
+        let mut wire = Vec::new();
+        assert!(f.next(&mut wire));
+        let text = String::from_utf8(wire.clone()).unwrap();
+        let line: Vec<&str> = text.lines().next().unwrap().split('/').collect();
+        assert_eq!(line[1], "1");
+        assert_eq!(line[2].len(), 36);
+        assert_eq!(&line[2][14..15], "4");
+        assert!(line[3].starts_with("5 "));
+        assert!(text.contains("X-Id: 1\r\n"), "{text}");
+        f.next(&mut wire);
+        assert!(String::from_utf8(wire).unwrap().starts_with("GET /2/"));
+    }
+}
