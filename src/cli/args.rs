@@ -284,10 +284,10 @@ pub struct RequestArgs {
     #[arg(long, value_name = "H1,H2,...", visible_alias = "default-hosts", alias = "default-host", help_heading = heading::HOSTS)]
     pub hosts: Option<String>,
     /// Port for --hosts (default 80; a host:port entry of --hosts keeps its own port).
-    #[arg(long, allow_negative_numbers = true, visible_alias = "default-port", help_heading = heading::HOSTS)]
+    #[arg(long, allow_negative_numbers = true, visible_alias = "default-port", hide_short_help = true, help_heading = heading::HOSTS)]
     pub port: Option<u16>,
     /// Path for --hosts when neither paths nor --patterns are given.
-    #[arg(long, value_name = "PATH", visible_alias = "default-path", help_heading = heading::HOSTS)]
+    #[arg(long, value_name = "PATH", visible_alias = "default-path", hide_short_help = true, help_heading = heading::HOSTS)]
     pub path: Option<String>,
     /// Request pattern file in drnbench's plain-text or JSON format.
     #[arg(long, value_name = "FILE", visible_alias = "request-patterns-file", help_heading = heading::HOSTS)]
@@ -296,12 +296,12 @@ pub struct RequestArgs {
     ///
     /// The script's init(args) gets the words after `--`. One URL gives wrk.scheme, host, port and path;
     /// -m, -H and -b give wrk.method, headers and body.
-    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST)]
     pub script: Option<PathBuf>,
     /// Rows for {{column}} templates in the URL's path, -H values and the body: CSV with a header line, or JSON lines.
     ///
     /// Built-ins work with or without it: {{seq}}, {{uuid}}, {{rand 1 1000}}, {{now_ms}} (docs/scripting.md).
-    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "FILE", conflicts_with = "script", help_heading = heading::REQUEST)]
     pub data: Option<PathBuf>,
     /// How --data's rows are taken: one after another (all clients, from the first again after the last), at
     /// random, or each once (the run ends when they run out).
