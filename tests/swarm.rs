@@ -269,8 +269,15 @@ fn an_agent_without_its_place_in_the_environment_is_refused_in_one_line_naming_b
     let written = std::fs::read_to_string(dir.path().join("agent-3.failed")).unwrap();
     assert!(written.starts_with("exit code 2: --segment 'auto/3'"), "{written}");
     // Swarm's template left unexpanded (given as an argument, or to a plain docker run) is named.
-    let said = one_line(&agent(&run, &[("HAKARU_AGENT_SLOT", "{{.Task.Slot}}")]));
+    let said = one_line(&agent(&run, &[("HAKARU_AGENT_SLOT", "{{.Task.Slot}}"), ("HAKARU_FAILURE_FILE", failed)]));
     assert!(said.contains("{{.Task.Slot}}"), "{said}");
+    // Its failure file keeps the literal name: the collector says so at once instead of waiting out its timeout.
+    assert!(dir.path().join("agent-{index}.failed").is_file());
+    let dir_text = dir.path().to_str().unwrap();
+    let out = agent(&["collect", dir_text, "--agents", "3", "--timeout", "10m"], &[]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("an agent could not learn its index") && said.contains("{{.Task.Slot}}"), "{said}");
     // {index} without a segment has nothing to stand for.
     let said = one_line(&agent(&["run", "-n", "3", "--json", "a-{index}.json", "http://127.0.0.1:9/"], &[]));
     assert!(said.starts_with("hakaru: error: --json 'a-{index}.json'"), "{said}");

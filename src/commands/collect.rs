@@ -75,6 +75,16 @@ fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Resu
         if running.is_empty() {
             return Ok(ended.into_iter().map(|e| e.expect("every agent has ended")).collect());
         }
+        // An agent that could not learn its index (its slot variable unset or unexpanded) failed under the literal
+        // name: said at once, rather than waiting out --timeout for an index that never ends.
+        if let Ok(text) = crate::bounded::read_text(&unplaced_failure(dir), crate::bounded::SMALL) {
+            return Err(UsageError::runtime(format!(
+                "an agent could not learn its index ({}: {}); agents {} of {n} have not ended",
+                unplaced_failure(dir).display(),
+                crate::secrets::scrub_text(text.lines().next().unwrap_or("")),
+                running.join(", ")
+            )));
+        }
         let why = if interrupt.load(Ordering::Relaxed) {
             "stopped"
         } else if began.elapsed() >= timeout {
@@ -90,6 +100,11 @@ fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Resu
             dir.display()
         )));
     }
+}
+
+/// The failure file of an agent whose `{index}` was never replaced.
+fn unplaced_failure(dir: &Path) -> std::path::PathBuf {
+    dir.join("agent-{index}.failed")
 }
 
 /// Whether agent `i` has ended, and how. A failure file is read bounded, its first line kept.
