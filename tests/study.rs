@@ -61,7 +61,7 @@ start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{fast} --threads 1"
 monitor = ["started"]
 [[target]]
 name = "slow"
-url = "http://127.0.0.1:{slow}/?delay=10ms"
+url = "http://127.0.0.1:{slow}/?delay=15ms"
 start = "exec \"$HAKARU\" serve --listen 127.0.0.1:{slow} --threads 1"
 monitor = ["none"]
 [[phase]]
@@ -606,8 +606,9 @@ fn report_and_compare_give_the_same_verdicts_on_a_study() {
             };
             assert!(same, "{key:?}: compare says {verdict}, the report {words}");
         }
-        // The 10 ms target against the 5 ms one: slower on the median in both phases; its p99 rests on runs of
-        // about 60 answers and gets no verdict.
+        // The 15 ms target against the 5 ms one: found slower in each phase (on its throughput, mean or median: with
+        // three runs of 300 ms on a busy machine, one figure's spread may leave it undecided, never all three); its
+        // p99 rests on runs of about 40 answers and gets no verdict.
         for phase in ["cold", "warm"] {
             let verdict = |metric: &str| {
                 from_report
@@ -615,7 +616,12 @@ fn report_and_compare_give_the_same_verdicts_on_a_study() {
                     .find(|(k, ..)| k.0 == format!("workload default, phase {phase}") && k.3 == metric)
                     .map(|(_, v, _)| v.as_str().unwrap().to_string())
             };
-            assert_eq!(verdict("p50").as_deref(), Some("slower"), "{from_report:?}");
+            let slower = ["ok/s", "mean", "p50"].iter().filter(|m| verdict(m).as_deref() == Some("slower")).count();
+            assert!(slower >= 1, "{phase}: {from_report:?}");
+            for m in ["ok/s", "mean", "p50"] {
+                let v = verdict(m).unwrap();
+                assert!(v == "slower" || v == "no significant difference", "{phase} {m}: {v}");
+            }
             assert!(verdict("p99").unwrap().starts_with("too few answers per run for p99 ("), "{from_report:?}");
         }
     }
