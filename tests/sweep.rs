@@ -36,18 +36,20 @@ fn validate(doc: &serde_json::Value) {
 }
 
 #[test]
-fn a_two_worker_target_plateaus_near_200_qps_from_2_clients_and_the_knee_is_2_clients() {
+fn a_two_worker_target_plateaus_near_40_qps_from_2_clients_and_the_knee_is_2_clients() {
     let t = target_with(target_opts(Some(2)));
-    let url = format!("http://{}/?delay=10ms", t.addr());
+    // 50 ms per answer, not 10: on a busy machine a sleeping worker wakes a few ms late, which is a third of a
+    // 10 ms answer (2 clients measured 152 qps instead of 200 under load) but a small share of 50 ms.
+    let url = format!("http://{}/?delay=50ms", t.addr());
     // The target runs in this test process, beside other tests: not watched, so the bottleneck is "unknown".
     let (out, doc, csv) =
         run_study(&["sweep", "-q", "--no-monitor", "--clients", "1,2,3,4", "-d", "2s", "--interval", "0s", &url]);
     let steps = doc["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4);
     let qps: Vec<f64> = steps.iter().map(|s| s["throughput"]["requests_per_s"].as_f64().unwrap()).collect();
-    assert!((80.0..=105.0).contains(&qps[0]), "1 client: {qps:?}");
+    assert!((15.0..=21.0).contains(&qps[0]), "1 client: {qps:?}");
     for q in &qps[1..] {
-        assert!((170.0..=205.0).contains(q), "2+ clients plateau near 200: {qps:?}");
+        assert!((33.0..=41.0).contains(q), "2+ clients plateau near 40: {qps:?}");
     }
     let a = &doc["analysis"];
     assert_eq!(a["plateau_from"], 2.0, "{a}");
