@@ -494,7 +494,7 @@ impl DataPlan {
         headers: &[(String, String)],
         body: &[u8],
     ) -> Result<Option<crate::template::Template>, UsageError> {
-        use crate::template::{Order, Template, text::Text};
+        use crate::template::{Template, text::Text};
         let columns = self.rows.as_ref().map(|r| r.columns.clone());
         let headers = headers
             .iter()
@@ -511,12 +511,19 @@ impl DataPlan {
             Err(_) => Text { parts: vec![crate::template::text::Part::Literal(body.to_vec())] },
         };
         let Some(ep) = endpoints.first() else { return Ok(None) };
-        let order = match a.data_order {
-            crate::cli::args::DataOrderArg::Sequential => Order::Sequential,
-            crate::cli::args::DataOrderArg::Random => Order::Random,
-            crate::cli::args::DataOrderArg::Unique => Order::Unique,
-        };
+        let order = data_order(a.data_order);
         Ok(Some(Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order)))
+    }
+}
+
+/// `--data-order` as the fillers take it (`run`'s and `kv`'s).
+fn data_order(order: crate::cli::args::DataOrderArg) -> crate::template::Order {
+    use crate::cli::args::DataOrderArg;
+    use crate::template::Order;
+    match order {
+        DataOrderArg::Sequential => Order::Sequential,
+        DataOrderArg::Random => Order::Random,
+        DataOrderArg::Unique => Order::Unique,
     }
 }
 
