@@ -152,6 +152,10 @@ fn kv_unique_rows_set_exactly_those_keys_with_those_values_on_redis() {
     assert_eq!(step["requests"], 1000, "{out}");
     assert_eq!(step["errors"], 0, "{out}");
     assert_eq!(doc["interrupted"], false);
+    // The run ended for want of rows, and says so (a rate or a duration not reached is explained).
+    let said =
+        doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("every row of the data"));
+    assert!(said, "{}", doc["warnings"]);
     assert!(doc["settings"]["data"].as_str().unwrap().ends_with("rows.csv (unique)"), "{}", doc["settings"]);
     assert!(step["generator"]["script_percent"].as_f64().is_some(), "{}", step["generator"]);
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());

@@ -887,6 +887,12 @@ pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<
 }
 
 impl RunPlan {
+    /// `--data-order unique` has used every row of the data file: no request is left to make.
+    pub fn rows_ran_out(&self) -> bool {
+        self.template.as_ref().is_some_and(|t| t.feed.exhausted())
+            || self.workload.as_ref().is_some_and(|w| w.rows_ran_out())
+    }
+
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
         // The load flags first: their mistakes are reported before any file is read or name resolved.
         load_parts(&a.load)?;

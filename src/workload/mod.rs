@@ -175,6 +175,11 @@ impl Workload {
         matches!(self, Workload::Commands(m) if m.feed.is_some())
     }
 
+    /// `--data-order unique` has used every row.
+    pub fn rows_ran_out(&self) -> bool {
+        matches!(self, Workload::Commands(m) if m.feed.as_ref().is_some_and(crate::template::Feed::exhausted))
+    }
+
     /// A wrong answer stops the run (`--verify`).
     pub fn halts_on_wrong(&self) -> bool {
         matches!(self, Workload::Wicked(w) if w.verify) || matches!(self, Workload::Order(_))
