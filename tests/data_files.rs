@@ -195,6 +195,18 @@ fn kv_unique_rows_set_exactly_those_keys_on_memcached_and_builtins_fill_redis_ke
         .collect();
     assert_eq!(got, want);
 
+    // Scaled out: each agent (--segment I/N) takes its share of the rows, so together they set each key once.
+    let redis = common::redis();
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    for segment in ["0/2", "1/2"] {
+        let (code, out, doc) =
+            kv_every_row_once(&url, &["-c", "2", "--segment", segment], "SET {{key}} {{value}}", &data);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(doc["steps"][0]["requests"], 150, "{segment}: {out}");
+    }
+    assert_eq!(common::ask(redis.port, b"DBSIZE\r\n"), ":300\r\n");
+    drop(redis);
+
     // Without a data file: the built-ins, beside memtier's __key__ (one key, so every op's key is hakaru:0).
     let redis = common::redis();
     let url = format!("redis://127.0.0.1:{}", redis.port);

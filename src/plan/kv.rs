@@ -347,7 +347,8 @@ fn data_rows(a: &KvArgs, workload: &str, warmup: bool) -> Result<Option<crate::t
             "{flag} --data-order unique with --warmup: the warm-up would use rows the measurement needs; leave --warmup out"
         )));
     }
-    crate::template::data::Rows::load(path).map(Some).map_err(|why| UsageError::new(format!("{flag}: {why}")))
+    let segment = super::segment::Scale::from_args(&a.load.scale)?.segment;
+    super::data_rows(path, segment).map(Some)
 }
 
 /// The rows and counters the templates' holes take, when a `--command` has any; a data file no template reads

@@ -261,7 +261,8 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 }
 
 impl RequestSet {
-    pub fn from_args(a: &RequestArgs) -> Result<RequestSet, UsageError> {
+    /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
+    pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let max_line = flag_max_line(&a.max_line)?;
@@ -295,7 +296,7 @@ impl RequestSet {
         };
 
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
-        let (urls, data) = template_urls(a)?;
+        let (urls, data) = template_urls(a, segment)?;
         let streams = http2_streams(a)?;
         let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
@@ -437,13 +438,14 @@ struct DataPlan {
 
 /// The URLs as the endpoint builder reads them (each `{{...}}` of a templated path as `x`), and the templates'
 /// data when there are any (`--data`, or a built-in in the URL, a header or the body).
-fn template_urls(a: &RequestArgs) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
-    use crate::template::{data::Rows, text::Text};
+fn template_urls(
+    a: &RequestArgs,
+    segment: Option<segment::Segment>,
+) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
+    use crate::template::text::Text;
     let rows = match &a.data {
         None => None,
-        Some(path) => {
-            Some(Rows::load(path).map_err(|why| UsageError::new(format!("--data '{}': {why}", path.display())))?)
-        }
+        Some(path) => Some(data_rows(path, segment)?),
     };
     let columns = rows.as_ref().map(|r| r.columns.clone());
     let holes_in = |text: &str| Text::parse(text, columns.as_deref()).is_ok_and(|t| t.has_holes());
@@ -514,6 +516,19 @@ impl DataPlan {
         let order = data_order(a.data_order);
         Ok(Some(Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order)))
     }
+}
+
+/// `--data`'s rows, a scaled-out agent's share of them only.
+fn data_rows(
+    path: &std::path::Path,
+    segment: Option<segment::Segment>,
+) -> Result<crate::template::data::Rows, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--data '{}': {why}", path.display()));
+    let mut rows = crate::template::data::Rows::load(path).map_err(bad)?;
+    if let Some(s) = segment {
+        rows.keep_share(s.index, s.count).map_err(bad)?;
+    }
+    Ok(rows)
 }
 
 /// `--data-order` as the fillers take it (`run`'s and `kv`'s).
@@ -896,7 +911,8 @@ impl RunPlan {
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
         // The load flags first: their mistakes are reported before any file is read or name resolved.
         load_parts(&a.load)?;
-        let set = RequestSet::from_args(&a.request)?;
+        let segment = segment::Scale::from_args(&a.load.scale)?.segment;
+        let set = RequestSet::from_args(&a.request, segment)?;
         one_step(&set, "run", &a.load)
     }
 
