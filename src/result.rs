@@ -884,7 +884,11 @@ impl StepResult {
                 ));
             }
         }
-        if self.requests == 0 {
+        if self.requests == 0 && self.unfinished == 0 {
+            // Nothing was sent (the rows of `--data-order unique` had run out, or the step was cut before its first
+            // request): the target is not to blame.
+            w.push("no request was sent in this step; there are no figures".into());
+        } else if self.requests == 0 {
             // A server that accepts and never answers: nothing was measured, and the output must say so.
             w.push(format!(
                 "no request completed ({} still waiting when the step ended); there are no figures: the target \
@@ -918,6 +922,18 @@ pub(crate) fn step_of(latencies: &[(u64, u64)]) -> StepResult {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_step_that_sent_nothing_blames_no_target() {
+        let mut step = step_of(&[]);
+        step.connections.opened = 2;
+        let w = step.warnings(true);
+        assert!(w.contains(&"no request was sent in this step; there are no figures".to_string()), "{w:?}");
+        assert!(!w.iter().any(|w| w.contains("the target accepted")), "{w:?}");
+        step.unfinished = 2;
+        let w = step.warnings(true);
+        assert!(w.iter().any(|w| w.contains("2 still waiting") && w.contains("accepted 2 connection(s)")), "{w:?}");
+    }
 
     fn reading(name: &str, delta: f64) -> crate::monitor::ProbeReading {
         crate::monitor::ProbeReading {
