@@ -544,6 +544,11 @@ async fn run_batch(
     let Batches { id, pending, backoff, ops, wire } = state;
     let id = *id;
     let plan = &ctx.shared.plan;
+    // A ramp of clients (`--stages`): the client sends a batch only while the target counts it in, as an
+    // unpipelined client sends a request; its batch is timed from when it is sent (below), not from the wait.
+    if ctx.take_part(id).await.is_none() {
+        return false;
+    }
     ops.clear();
     wire.clear();
     let mut more = true;
