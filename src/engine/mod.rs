@@ -217,9 +217,17 @@ impl ThreadCtx {
     /// put it, so a window's `sent` is what the pacer offered then. One whose window has gone to the coordinator
     /// is sent along with the window under way, as a correction.
     fn count_sent(&self, n: u64, intended: Instant) {
-        self.rotate_windows(Instant::now());
+        // Brought up to the intended time, not to a fresh reading of the clock (one more per request, measured
+        // 1.5 % more CPU in a closed loop): a slot is claimed once due and a closed loop's request is intended when
+        // its client became ready, so the intended time is at or before now, and the window under way is then the
+        // request's own unless it was sent late.
+        self.rotate_windows(intended);
         let mut m = self.metrics.borrow_mut();
         m.sent += n;
+        if intended + self.window_width >= self.window_end.get() {
+            m.window.sent += n;
+            return;
+        }
         let current = self.window_index.get();
         let index =
             (intended.saturating_duration_since(self.start).as_secs_f64() / self.window_width.as_secs_f64()) as u64;
@@ -700,6 +708,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 shared: Arc::clone(&shared),
                 metrics: RefCell::new(StepMetrics {
                     track_service: matches!(plan.load, LoadModel::Open { .. }),
+                    window_service: full_windows && matches!(plan.load, LoadModel::Open { .. }),
                     by_request: if plan.workload.is_none()
                         && (2..=MAX_BREAKDOWN_REQUESTS).contains(&plan.requests.len())
                     {
