@@ -78,8 +78,9 @@ struct ThreadCtx {
     decks: RefCell<Vec<(Vec<u32>, usize)>>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
-    /// Index of the window under way, when it ends, and the thread's CPU time when it began.
+    /// Index of the window under way, when it begins and ends, and the thread's CPU time when it began.
     window_index: Cell<u64>,
+    window_start: Cell<Instant>,
     window_end: Cell<Instant>,
     window_cpu: Cell<Duration>,
     /// The windows' width (`--window`).
@@ -125,7 +126,7 @@ impl ThreadCtx {
     /// that is until the target exceeds its number. None when it never will again (the ramp has come down for
     /// good); Some(true) when it waited. Its connection stays open while it waits.
     async fn take_part(&self, id: usize) -> Option<bool> {
-        let Some(ramp) = self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none()) else {
+        let Some(ramp) = self.ramp_of_clients() else {
             return Some(false);
         };
         let mut waited = false;
@@ -140,6 +141,12 @@ impl ThreadCtx {
             }
             waited = true;
         }
+    }
+
+    /// A closed loop's ramp, if any: the client loop asks before awaiting [`take_part`](Self::take_part), so a
+    /// run without one builds no future for it per request.
+    fn ramp_of_clients(&self) -> Option<&crate::load::Ramp> {
+        self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none())
     }
 
     /// When the next request is meant to leave: when the client is ready (closed loop), or the next slot of
@@ -204,6 +211,7 @@ impl ThreadCtx {
             let w = self.take_window();
             let index = self.window_index.get();
             self.window_index.set(index + 1);
+            self.window_start.set(self.window_end.get());
             self.window_end.set(self.window_end.get() + self.window_width);
             if self.windows.send((index, w)).is_err() {
                 return false;
@@ -224,7 +232,7 @@ impl ThreadCtx {
         self.rotate_windows(intended);
         let mut m = self.metrics.borrow_mut();
         m.sent += n;
-        if intended + self.window_width >= self.window_end.get() {
+        if intended >= self.window_start.get() {
             m.window.sent += n;
             return;
         }
@@ -726,6 +734,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
+                window_start: Cell::new(start),
                 window_end: Cell::new(start + plan.window),
                 window_cpu: Cell::new(Duration::ZERO),
                 window_width: plan.window,
