@@ -253,7 +253,7 @@ fn the_csv_has_loadtests_columns_and_one_row() {
 
 #[test]
 fn the_demo_runs_a_benchmark_with_nothing_else_installed() {
-    // A sweep over a target of known capacity (4 workers x 5 ms): the analysis finds the plateau from 4 clients,
+    // A sweep over a target of known capacity (4 workers x 20 ms): the analysis finds the plateau from 4 clients,
     // and the bottleneck elsewhere than CPU (the worker pool), not hakaru.
     let out = hakaru(&["demo", "-d", "1s"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

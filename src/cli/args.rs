@@ -46,7 +46,7 @@ pub enum Command {
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
     #[command(after_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
-    /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
+    /// Start the built-in target (4 workers x 20 ms) and sweep clients over it: the table and the analysis.
     #[command(after_help = help::DEMO_EXAMPLES)]
     Demo(DemoArgs),
     /// Load a Redis or memcached server: a mix, commands, Kyoto's order/wicked, YCSB (redis://, memcache://).
