@@ -96,6 +96,8 @@ pub struct Session<'a> {
     hdr: Option<HdrLog>,
     /// `--data-order unique`'s rows ran out (said once).
     rows_ran_out: bool,
+    /// The HDR log's rows tagged by step (a sweep's or a capacity search's steps, each its own load).
+    hdr_by_step: bool,
 }
 
 impl<'a> Session<'a> {
@@ -124,7 +126,15 @@ impl<'a> Session<'a> {
             rows_ran_out: false,
             hdr_path: outputs.hdr_log.clone(),
             hdr: None,
+            hdr_by_step: false,
         }
+    }
+
+    /// Steps of different loads (a sweep, a capacity search, kv's phases): each step's rows in the HDR log get a
+    /// tag of their own.
+    pub fn steps_apart(mut self) -> Self {
+        self.hdr_by_step = true;
+        self
     }
 
     /// A document made elsewhere (the agents' merged one) in place of the new one, to be judged, written and kept
@@ -229,7 +239,7 @@ impl<'a> Session<'a> {
                 Err(e) => failure = Some(e),
             }
         }
-        if let Some(Err(e)) = self.hdr.as_mut().map(|log| log.step(label)) {
+        if let Some(Err(e)) = self.hdr.as_mut().map(|log| log.step(label, self.hdr_by_step)) {
             failure = Some(e);
         }
         let service = matches!(plan.load, crate::load::LoadModel::Open { .. });

@@ -97,3 +97,43 @@ fn a_bad_stage_is_refused_naming_the_flag_the_stage_and_an_example() {
         assert_eq!(out.stderr.trim().lines().count(), 1, "one line: {}", out.stderr);
     }
 }
+
+#[test]
+fn pipelined_clients_follow_a_ramp_of_clients() {
+    let r = common::redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let (code, said, doc) = common::kv_json(&["--pipeline", "8", "--stages", "1s:2,1s:4", &url]);
+    assert_eq!(code, 0, "{said}");
+    let step = &doc["steps"][0];
+    assert_eq!(step["connections"]["opened"], 4, "{}", step["connections"]);
+    let windows = step["windows"].as_array().unwrap();
+    let targets: Vec<f64> = windows.iter().take(2).map(|w| w["target"].as_f64().unwrap()).collect();
+    assert_eq!(targets, vec![1.0, 3.0]);
+    // Each client joins as the target passes its number: at most 2 take part in the first second, 4 by the end
+    // of the second (throughput need not grow with them: one Redis thread on a busy machine may be the limit).
+    let requests: Vec<u64> = windows.iter().map(|w| w["requests"].as_u64().unwrap()).collect();
+    assert!(requests[0] > 0 && requests[1] > 0, "answers per second {requests:?}");
+    let open: Vec<u64> = windows.iter().map(|w| w["open_connections"].as_u64().unwrap()).collect();
+    assert!(open[0] <= 2 && open[1] == 4, "open connections per window {open:?}");
+}
+
+#[test]
+fn local_agents_split_every_stage_of_a_ramp() {
+    let nginx = Nginx::start();
+    // The rate: each agent sends half of each second's integral, merged by instant.
+    let out = hakaru(&["run", "-q", "--agents", "2", "--rate-stages", "1s:100,1s:300", "-c", "4", &nginx.url("/conn")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(out.doc()["settings"]["ramp"]["of"], "rate", "{}", out.doc()["settings"]);
+    let sent: Vec<f64> = step["windows"].as_array().unwrap().iter().map(|w| w["sent"].as_f64().unwrap()).collect();
+    for (got, want) in sent.iter().zip([50.0, 200.0]) {
+        assert!((got - want).abs() <= (want * 0.02).max(3.0), "sent per second {sent:?}");
+    }
+    assert!(step["connections"]["opened"].as_u64().unwrap() <= 4, "{}", step["connections"]);
+    // The clients: 2 -> 4 over two agents opens 4 connections in all, nginx seeing each once.
+    let nginx = Nginx::start();
+    let out = hakaru(&["run", "-q", "--agents", "2", "--stages", "1s:2,1s:4", &nginx.url("/conn")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["connections"]["opened"], 4, "{}", out.step()["connections"]);
+    assert_eq!(connections_seen(&nginx).len(), 4);
+}

@@ -246,3 +246,45 @@ fn the_report_refuses_bad_inputs_with_one_line_naming_the_file() {
     }
     assert!(!Path::new(&out).exists());
 }
+
+#[test]
+fn a_ramps_report_draws_its_target_over_time_and_marks_its_knee_where_the_ramp_asked_that_load() {
+    // One worker answering in 10 ms serves 100 requests a second: a rate ramp to 300/s passes its knee.
+    let t = common::target_with(hakaru::serve::ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        workers: Some(1),
+        ..hakaru::serve::ServeOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ramp.json");
+    let url = format!("http://{}/?delay=10ms", t.addr());
+    let args = ["run", "-q", "--rate-stages", "3s:300", "-c", "40", "--window", "250ms", "--timeout", "20s"];
+    let out = hakaru(&[&args[..], &["--json", json.to_str().unwrap(), &url]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (page, _, _dir) = report(&[json.to_str().unwrap()]);
+    assert!(page.contains("ramp target") && page.contains("Clients asked by the ramp"), "the page's script draws it");
+    let series = &embedded(&page)["series"][0];
+    let ramp = &series["ramp"];
+    assert_eq!(ramp["of"], "rate", "{ramp}");
+    // A target per window drawn, at the windows' instants, rising with the ramp.
+    let target: Vec<(f64, f64)> =
+        ramp["target"].as_array().unwrap().iter().map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap())).collect();
+    let times: Vec<f64> = series["windows"].as_array().unwrap().iter().map(|w| w[0].as_f64().unwrap()).collect();
+    assert_eq!(target.iter().map(|p| p.0).collect::<Vec<_>>(), times);
+    assert!(target.windows(2).all(|p| p[0].1 < p[1].1), "{target:?}");
+    // The knees are the analysis's, each where the drawn target reaches its load.
+    let knees = ramp["knees"].as_array().unwrap();
+    let analysis = &doc["analysis"];
+    assert!(analysis["knee_p99"].is_number(), "latency climbs past 100/s: {analysis}");
+    for (stat, key) in [("mean", "knee_mean"), ("p99", "knee_p99")] {
+        let Some(value) = analysis[key].as_f64() else { continue };
+        let k = knees.iter().find(|k| k["stat"] == stat).unwrap_or_else(|| panic!("{stat}: {knees:?}"));
+        assert_eq!(k["value"].as_f64().unwrap(), value);
+        let at = k["t"].as_f64().unwrap();
+        let pair =
+            target.windows(2).find(|p| p[0].0 <= at && at <= p[1].0).unwrap_or_else(|| panic!("{at} {target:?}"));
+        let drawn = pair[0].1 + (pair[1].1 - pair[0].1) * (at - pair[0].0) / (pair[1].0 - pair[0].0);
+        assert!((drawn - value).abs() < 1.0, "{stat} knee at {at} s: the line is at {drawn}, the knee {value}");
+    }
+}

@@ -628,3 +628,58 @@ fn report_and_compare_give_the_same_verdicts_on_a_study() {
         }
     }
 }
+
+#[test]
+fn a_study_ramps_the_rate_inside_each_case_and_says_where_a_bad_stage_is() {
+    let t = serve(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let study_file = |load: &str| {
+        format!(
+            "name = \"ramp\"\n[[target]]\nname = \"api\"\nurl = \"http://{}/\"\nmonitor = [\"none\"]\n[load]\n{load}",
+            t.addr()
+        )
+    };
+    let file = write(
+        tmp.path(),
+        "ramp.toml",
+        &study_file("rate_stages = \"1s:100,1s:300\"\nconnections = 4\npause = \"0s\"\n"),
+    );
+    let out_dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    let id = m["cases"][0]["id"].as_str().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join(format!("cases/{id}.json"))).unwrap()).unwrap();
+    assert_eq!(doc["settings"]["ramp"]["of"], "rate", "{}", doc["settings"]);
+    let step = &doc["steps"][0];
+    assert!(step["connections"]["opened"].as_u64().unwrap() <= 4, "{}", step["connections"]);
+    // 0 -> 100/s over the first second (50 requests), 100 -> 300/s over the second (200): the ramp's integral.
+    let sent: Vec<f64> = step["windows"].as_array().unwrap().iter().map(|w| w["sent"].as_f64().unwrap()).collect();
+    for (got, want) in sent.iter().zip([50.0, 200.0]) {
+        assert!((got - want).abs() <= (want * 0.02).max(3.0), "sent per second {sent:?}");
+    }
+
+    // A bad stage, and a key the ramp says itself: one line with the place, the value and the fix.
+    for (load, at, said) in [
+        ("stages = \"1s:2,1x:4\"\n", "7:1", "stages \"1s:2,1x:4\": stage '1x:4' has a bad duration"),
+        (
+            "rate_stages = \"1s:0\"\n",
+            "7:1",
+            "every target is 0, so nothing would be sent; e.g. rate_stages = \"30s:100,2m:5000\"",
+        ),
+        (
+            "stages = \"1s:2\"\nduration = \"5s\"\n",
+            "8:1",
+            "duration with stages: the ramp lasts its stages; remove duration",
+        ),
+        ("stages = \"1s:2\"\nrate_stages = \"1s:5\"\n", "8:1", "both stages and rate_stages"),
+    ] {
+        let file = write(tmp.path(), "bad.toml", &study_file(load));
+        let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(out.code, 2, "{load}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(&format!("{}:{at}: ", file.display())), "{load}: {}", out.stderr);
+        assert!(out.stderr.contains(said), "{load}: {}", out.stderr);
+    }
+}

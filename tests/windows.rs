@@ -153,3 +153,61 @@ fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("qps and p99") && o.stderr.lines().count() == 1, "{}", o.stderr);
 }
+
+/// The windows of each step of `doc` and what hdrh read under each step's tags agree: a row per window, each
+/// holding the window's answers, and per step the count and maximum of its latency.
+fn steps_agree_with_their_tags(doc: &serde_json::Value, read: &serde_json::Value, labels: &[&str], window: f64) {
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), labels.len(), "{doc}");
+    for (step, label) in steps.iter().zip(labels) {
+        assert_eq!(step["window_s"], window, "{label}");
+        for (tag, figures) in [("corrected", &step["latency"]), ("service", &step["service"])] {
+            let got = &read[format!("{label}.{tag}")];
+            assert_eq!(got["count"], figures["count"], "{label}.{tag}: {got} vs {figures}");
+            assert_eq!(got["max"], figures["max"], "{label}.{tag}: {got} vs {figures}");
+        }
+        let rows: Vec<u64> = read[format!("{label}.corrected")]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_u64().unwrap())
+            .collect();
+        let windows: Vec<u64> =
+            step["windows"].as_array().unwrap().iter().map(|w| w["requests"].as_u64().unwrap()).collect();
+        assert_eq!(rows, windows, "{label}");
+    }
+    // Nothing under another tag: every row belongs to a step.
+    assert_eq!(read.as_object().unwrap().len(), labels.len() * 2, "{read}");
+}
+
+#[test]
+fn a_sweep_writes_every_step_into_one_hdr_log_tagged_by_step_at_the_window_asked() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let (log, json) = (dir.path().join("sweep.hlog"), dir.path().join("sweep.json"));
+    let (log_s, json_s) = (log.to_str().unwrap(), json.to_str().unwrap());
+    let args = ["sweep", "-q", "--rates", "200,400", "-c", "4", "-d", "1500ms", "--interval", "0s", "--window"];
+    let out = hakaru(&[&args[..], &["500ms", "--hdr-log", log_s, "--json", json_s, &url]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("#[Step: rate=200]") && text.contains("#[Step: rate=400]"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    steps_agree_with_their_tags(&doc, &read_with_hdrh(&log), &["rate=200", "rate=400"], 0.5);
+}
+
+#[test]
+fn a_capacity_search_writes_its_steps_into_one_hdr_log_tagged_by_step() {
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let (log, json) = (dir.path().join("capacity.hlog"), dir.path().join("capacity.json"));
+    let (log_s, json_s) = (log.to_str().unwrap(), json.to_str().unwrap());
+    let args = ["capacity", "-q", "--slo", "p99<1s", "--rate-start", "50", "--rate-max", "100", "-d", "1s"];
+    let more = ["--interval", "0s", "--window", "250ms", "--hdr-log", log_s, "--json", json_s, &url];
+    let out = hakaru(&[&args[..], &more[..]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Doubling from 50/s meets the objective at the most it may ask, 100/s: two steps.
+    steps_agree_with_their_tags(&doc, &read_with_hdrh(&log), &["rate=50", "rate=100"], 0.25);
+}

@@ -302,9 +302,26 @@
     const line = (s, i) => ({ name: s.name, color: s.color, points: false, pointsOnly: s.windows.length <= SHORT_WINDOWS,
       xs: s.windows.map((w) => w[0]), ys: s.windows.map((w) => w[i]) });
     body.dataset.pointsOnly = String(short.length);
-    addChart(sec, { title: "Throughput per second", xLabel: "time (s)", yLabel: "requests/s", lines: list.map((s) => line(s, 1)) });
+    // A ramp: its target per window (a rate dashed on the throughput chart, in the same unit; clients on a chart
+    // of their own) and its knees as dashed vertical lines at the instant the rising ramp asked that load.
+    const ramps = list.filter((s) => s.ramp);
+    const targetLine = (s) => ({ name: s.name + " ramp target", color: s.color, dash: [6, 4], points: false,
+      xs: s.ramp.target.map((p) => p[0]), ys: s.ramp.target.map((p) => p[1]) });
+    const kneeMarks = ramps.flatMap((s) => s.ramp.knees.map((k) => ({ x: k.t, color: s.color,
+      label: "knee (" + k.stat + ") at " + num(k.value, 0) + (s.ramp.of === "rate" ? " req/s" : " clients") })));
+    body.dataset.rampTargets = String(ramps.length);
+    body.dataset.rampKnees = String(kneeMarks.length);
+    if (ramps.length) sec.append(el("p", { class: "muted" }, "Dashed lines: a ramp's target (--stages, " +
+      "--rate-stages) and its knee, a ramp's estimate from the windows: where completed throughput stopped " +
+      "following the load asked and latency climbed."));
+    addChart(sec, { title: "Throughput per second", xLabel: "time (s)", yLabel: "requests/s",
+      lines: list.map((s) => line(s, 1)).concat(ramps.filter((s) => s.ramp.of === "rate").map(targetLine)),
+      vlines: kneeMarks });
+    const clientRamps = ramps.filter((s) => s.ramp.of === "clients");
+    if (clientRamps.length) addChart(sec, { title: "Clients asked by the ramp", xLabel: "time (s)",
+      yLabel: "clients", lines: clientRamps.map(targetLine), vlines: kneeMarks });
     addChart(sec, { title: "p99 latency per second", xLabel: "time (s)", yLabel: "p99 latency (ms)",
-      lines: list.map((s) => line(s, 3)) });
+      lines: list.map((s) => line(s, 3)), vlines: kneeMarks });
     addChart(sec, { title: "p50 latency per second", xLabel: "time (s)", yLabel: "p50 latency (ms)",
       lines: list.map((s) => line(s, 2)) });
     if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Failures per second",

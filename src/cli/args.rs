@@ -539,6 +539,15 @@ pub struct StepFlags {
     /// The result document (JSON), written after every step.
     #[arg(long, value_name = "FILE", display_order = 6)]
     pub json: Option<PathBuf>,
+    /// Write HdrHistogram's interval log (.hlog) of every step to this one file, each step's rows tagged apart.
+    ///
+    /// Tags `STEP.corrected` (latency from the intended send) and `STEP.service` (open-loop steps), STEP being
+    /// the step's label (c=10, rate=1000): HistogramLogAnalyzer shows each tag as a series of its own.
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub hdr_log: Option<PathBuf>,
+    /// Width of the time-series windows of every step: 100ms at least.
+    #[arg(long, value_name = "T", default_value = "1s", help_heading = heading::OUTPUT, hide_short_help = true)]
+    pub window: String,
     /// No live progress on stderr.
     #[arg(short, long, help_heading = heading::OUTPUT)]
     pub quiet: bool,

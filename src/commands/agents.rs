@@ -194,7 +194,7 @@ impl AgentPlan {
             AgentPlan::Sweep(mut a) => {
                 let s = &mut a.steps;
                 agent(&mut s.scale, &mut s.history);
-                (s.json, s.csv, s.output, s.quiet) = (Some(json.to_path_buf()), None, None, true);
+                (s.json, s.csv, s.output, s.hdr_log, s.quiet) = (Some(json.to_path_buf()), None, None, None, true);
                 AgentPlan::Sweep(a)
             }
         }
@@ -213,7 +213,13 @@ pub fn place(command: &mut Command) -> Result<(), UsageError> {
         }
         Command::Sweep(a) => {
             let s = &mut a.steps;
-            (&mut s.scale, vec![("--json", &mut s.json), ("--csv", &mut s.csv), ("-o", &mut s.output)])
+            let paths = vec![
+                ("--json", &mut s.json),
+                ("--csv", &mut s.csv),
+                ("-o", &mut s.output),
+                ("--hdr-log", &mut s.hdr_log),
+            ];
+            (&mut s.scale, paths)
         }
         _ => return Ok(()),
     };
@@ -260,11 +266,14 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
              machines with --segment I/N or hakaru k8s job"
         )));
     }
-    if let AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) = &agents.plan
-        && load.hdr_log.is_some()
-    {
+    let hdr_log = match &agents.plan {
+        AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => load.hdr_log.is_some(),
+        AgentPlan::Sweep(a) => a.steps.hdr_log.is_some(),
+    };
+    if hdr_log {
         return Err(UsageError::new(format!(
-            "--hdr-log with --agents {n}: not yet (the agents' logs are not merged into one); run each agent with              --segment I/N and its own --hdr-log"
+            "--hdr-log with --agents {n}: not yet (the agents' logs are not merged into one); run each agent with \
+             --segment I/N and its own --hdr-log"
         )));
     }
     // Checked before any agent starts, as the command's own process would: every agent must get a part.

@@ -68,6 +68,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
             RunPlan::new(set, "capacity", a.steps.connections, a.steps.threads, Until::Duration(duration), load);
         plan.quiet = a.steps.quiet;
         plan.live = parts.live.clone();
+        parts.over_time(&mut plan);
         plan
     };
     let first = plan_at(start);
@@ -83,7 +84,8 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         slo: Some(slo.text.clone()),
         max_errors_percent: Some(max_errors),
     });
-    let mut session = Session::new(settings, set.keepalive, &parts.outputs(), Vec::new(), &history, interrupt);
+    let mut session =
+        Session::new(settings, set.keepalive, &parts.outputs(), Vec::new(), &history, interrupt).steps_apart();
     session.prepare(first.connections, first.threads, &parts.set.warnings, Some(&parts.watchers));
     session
         .say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));

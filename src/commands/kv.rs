@@ -108,6 +108,9 @@ fn run_phases(
         });
     }
     let mut session = Session::new(settings, true, &outputs, thresholds.to_vec(), history, interrupt);
+    if kv.steps.len() > 1 {
+        session = session.steps_apart();
+    }
     let mut notes = first.notes.clone();
     if kv.workload == "wicked" && !kv.guard.flush && !kv.verify {
         notes.push(

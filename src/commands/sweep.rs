@@ -64,6 +64,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         };
         plan.1.quiet = a.steps.quiet;
         plan.1.live = parts.live.clone();
+        parts.over_time(&mut plan.1);
         // The agents start the first step together; the later ones follow as each agent's steps end (on time:
         // the steps are timed).
         let step_scale = Scale { start_at: scale.start_at.filter(|_| i == 0), ..scale };
@@ -92,7 +93,8 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     engine::preflight(&first)?;
     let first_threads = first.threads;
     drop(first);
-    let mut session = Session::new(settings, set.keepalive, &parts.outputs(), thresholds, &history, interrupt);
+    let mut session =
+        Session::new(settings, set.keepalive, &parts.outputs(), thresholds, &history, interrupt).steps_apart();
     let most = match &steps {
         Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
         Steps::Rates(_) => a.steps.connections,

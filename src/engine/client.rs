@@ -102,7 +102,7 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
             break;
         }
         let second_half = chained.is_some();
-        if !second_half {
+        if !second_half && ctx.ramp_of_clients().is_some() {
             match ctx.take_part(id).await {
                 None => break,
                 Some(true) => ready = Instant::now(),
@@ -549,6 +549,11 @@ async fn run_batch(
     let Batches { id, pending, backoff, ops, wire } = state;
     let id = *id;
     let plan = &ctx.shared.plan;
+    // A ramp of clients (`--stages`): the client sends a batch only while the target counts it in, as an
+    // unpipelined client sends a request; its batch is timed from when it is sent (below), not from the wait.
+    if ctx.ramp_of_clients().is_some() && ctx.take_part(id).await.is_none() {
+        return false;
+    }
     ops.clear();
     wire.clear();
     let mut more = true;

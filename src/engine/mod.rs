@@ -78,8 +78,9 @@ struct ThreadCtx {
     decks: RefCell<Vec<(Vec<u32>, usize)>>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
-    /// Index of the window under way, when it ends, and the thread's CPU time when it began.
+    /// Index of the window under way, when it begins and ends, and the thread's CPU time when it began.
     window_index: Cell<u64>,
+    window_start: Cell<Instant>,
     window_end: Cell<Instant>,
     window_cpu: Cell<Duration>,
     /// The windows' width (`--window`).
@@ -125,7 +126,7 @@ impl ThreadCtx {
     /// that is until the target exceeds its number. None when it never will again (the ramp has come down for
     /// good); Some(true) when it waited. Its connection stays open while it waits.
     async fn take_part(&self, id: usize) -> Option<bool> {
-        let Some(ramp) = self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none()) else {
+        let Some(ramp) = self.ramp_of_clients() else {
             return Some(false);
         };
         let mut waited = false;
@@ -140,6 +141,12 @@ impl ThreadCtx {
             }
             waited = true;
         }
+    }
+
+    /// A closed loop's ramp, if any: the client loop asks before awaiting [`take_part`](Self::take_part), so a
+    /// run without one builds no future for it per request.
+    fn ramp_of_clients(&self) -> Option<&crate::load::Ramp> {
+        self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none())
     }
 
     /// When the next request is meant to leave: when the client is ready (closed loop), or the next slot of
@@ -204,6 +211,7 @@ impl ThreadCtx {
             let w = self.take_window();
             let index = self.window_index.get();
             self.window_index.set(index + 1);
+            self.window_start.set(self.window_end.get());
             self.window_end.set(self.window_end.get() + self.window_width);
             if self.windows.send((index, w)).is_err() {
                 return false;
@@ -217,9 +225,17 @@ impl ThreadCtx {
     /// put it, so a window's `sent` is what the pacer offered then. One whose window has gone to the coordinator
     /// is sent along with the window under way, as a correction.
     fn count_sent(&self, n: u64, intended: Instant) {
-        self.rotate_windows(Instant::now());
+        // Brought up to the intended time, not to a fresh reading of the clock (one more per request, measured
+        // 1.5 % more CPU in a closed loop): a slot is claimed once due and a closed loop's request is intended when
+        // its client became ready, so the intended time is at or before now, and the window under way is then the
+        // request's own unless it was sent late.
+        self.rotate_windows(intended);
         let mut m = self.metrics.borrow_mut();
         m.sent += n;
+        if intended >= self.window_start.get() {
+            m.window.sent += n;
+            return;
+        }
         let current = self.window_index.get();
         let index =
             (intended.saturating_duration_since(self.start).as_secs_f64() / self.window_width.as_secs_f64()) as u64;
@@ -700,6 +716,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 shared: Arc::clone(&shared),
                 metrics: RefCell::new(StepMetrics {
                     track_service: matches!(plan.load, LoadModel::Open { .. }),
+                    window_service: full_windows && matches!(plan.load, LoadModel::Open { .. }),
                     by_request: if plan.workload.is_none()
                         && (2..=MAX_BREAKDOWN_REQUESTS).contains(&plan.requests.len())
                     {
@@ -717,6 +734,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 decks: RefCell::new(Vec::new()),
                 tickets,
                 window_index: Cell::new(0),
+                window_start: Cell::new(start),
                 window_end: Cell::new(start + plan.window),
                 window_cpu: Cell::new(Duration::ZERO),
                 window_width: plan.window,

@@ -30,6 +30,8 @@ pub struct HdrLog {
     base: SystemTime,
     /// An empty histogram, for a window in which nothing succeeded (a stall shows as an empty row).
     empty: hdrhistogram::Histogram<u64>,
+    /// Before each row's tag: the step's own name and a dot when steps are tagged apart (a sweep's), else empty.
+    prefix: String,
 }
 
 impl HdrLog {
@@ -52,17 +54,24 @@ impl HdrLog {
         writeln!(out, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
         out.flush()?;
         let empty = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds are valid");
-        Ok(HdrLog { path: path.to_path_buf(), out, serializer, base, empty })
+        Ok(HdrLog { path: path.to_path_buf(), out, serializer, base, empty, prefix: String::new() })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// A comment line naming the step whose windows follow (a sweep's steps share the log, told apart by time).
-    pub fn step(&mut self, label: &str) -> io::Result<()> {
+    /// A comment line naming the step whose windows follow; with `tagged` (the steps of a sweep or a capacity
+    /// search, each its own load), its rows' tags begin with the step's label (`c=10.corrected`), so that a reader
+    /// shows each step as a series of its own and its own percentiles, as cassandra-stress tags each operation.
+    pub fn step(&mut self, label: &str, tagged: bool) -> io::Result<()> {
         let label: String = label.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         writeln!(self.out, "#[Step: {label}]")?;
+        // A tag holds no comma, space or line break (every reader splits the row on commas).
+        self.prefix = match tagged {
+            true => label.chars().map(|c| if c == ',' || c.is_whitespace() { '_' } else { c }).chain(['.']).collect(),
+            false => String::new(),
+        };
         self.out.flush()
     }
 
@@ -78,8 +87,9 @@ impl HdrLog {
 
     fn row(&mut self, h: &LatencyHistogram, start: Duration, length: Duration, tag: &str) -> io::Result<()> {
         let h = h.hdr().unwrap_or(&self.empty);
+        let tag = format!("{}{tag}", self.prefix);
         let mut writer = IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
-        writer.write_histogram(h, start, length, Tag::new(tag)).map_err(|e| io::Error::other(format!("{e:?}")))
+        writer.write_histogram(h, start, length, Tag::new(&tag)).map_err(|e| io::Error::other(format!("{e:?}")))
     }
 }
 
@@ -105,9 +115,12 @@ mod tests {
             length,
             at: log.base + Duration::from_secs(2),
         };
-        log.step("run").unwrap();
+        log.step("run", false).unwrap();
         log.window(&w, true).unwrap();
+        log.step("rate=10 a,b", true).unwrap();
+        log.window(&w, false).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("#[Step: rate=10 a,b]"), "{text}");
         assert!(text.contains("#[StartTime: ") && text.contains("#[BaseTime: "), "{text}");
         assert!(text.contains("\"StartTimestamp\",\"Interval_Length\""), "{text}");
         let rows: Vec<_> = hdrhistogram::serialization::interval_log::IntervalLogIterator::new(text.as_bytes())
@@ -118,9 +131,11 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(rows.len(), 2, "{text}");
+        assert_eq!(rows.len(), 3, "{text}");
         assert_eq!(rows[0].0.as_deref(), Some(TAG_CORRECTED));
         assert_eq!(rows[1].0.as_deref(), Some(TAG_SERVICE));
+        // A tagged step's rows: its label, with what a tag cannot hold made '_', then the histogram's tag.
+        assert_eq!(rows[2].0.as_deref(), Some("rate=10_a_b.corrected"));
         assert_eq!(rows[0].1, Duration::from_secs(2));
         assert_eq!(rows[0].2, length);
         assert!((rows[0].3 - 300.0).abs() < 1.0, "max in us: {}", rows[0].3);

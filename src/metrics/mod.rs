@@ -597,6 +597,9 @@ pub struct StepMetrics {
     pub service: LatencyHistogram,
     /// Whether to record `service`: a closed loop never reports it, so its hot path skips the second histogram.
     pub track_service: bool,
+    /// Whether the window's `service` is recorded too: only the HDR log reads it, so without `--hdr-log` an open
+    /// loop's hot path skips that third histogram.
+    pub window_service: bool,
     /// Requests that ended, with a response or with an error.
     pub requests: u64,
     /// Requests sent (or about to be); those not ended when the step stopped are `sent - requests`.
@@ -686,6 +689,7 @@ impl StepMetrics {
             failed_by_status: BTreeMap::new(),
             service: LatencyHistogram::new(),
             track_service: true,
+            window_service: true,
             requests: 0,
             sent: 0,
             status: vec![0; MAX_STATUS + 1],
@@ -722,7 +726,7 @@ impl StepMetrics {
                 self.service.record(micros(end.saturating_duration_since(sent)));
             }
             self.window.latency.record(corrected);
-            if self.track_service {
+            if self.window_service {
                 self.window.service.record(micros(end.saturating_duration_since(sent)));
             }
         } else {

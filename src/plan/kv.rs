@@ -233,6 +233,8 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
     load.duration = Some(s.duration.clone());
     load.threads = s.threads;
     load.json = s.json.clone();
+    load.hdr_log = s.hdr_log.clone();
+    load.window = s.window.clone();
     load.quiet = s.quiet;
     load.live = s.live.clone();
     load.thresholds = a.thresholds.clone();

@@ -823,12 +823,23 @@ pub(crate) fn ramp_of(a: &LoadArgs) -> Result<Option<(Ramp, bool)>, UsageError> 
         (None, Some(t)) => ("--rate-stages", t, true),
         (None, None) => return Ok(None),
     };
-    let example = if open { "30s:100,2m:5000" } else { "30s:10,1m:100,30s:0" };
+    let ramp = parse_stages(text, open)
+        .map_err(|why| UsageError::new(format!("{flag} '{text}': {why}; e.g. {flag} {}", stages_example(open))))?;
+    Ok(Some((ramp, open)))
+}
+
+/// A ramp's example: of clients (`--stages`, a study's `stages`) or of the rate (`--rate-stages`, `rate_stages`).
+pub fn stages_example(open: bool) -> &'static str {
+    if open { "30s:100,2m:5000" } else { "30s:10,1m:100,30s:0" }
+}
+
+/// A ramp's stages (`30s:10,1m:100`: duration:target, k6's), of the rate (`open`) or of clients, checked as the
+/// flags and a study's `[load]` take them; the error says what is wrong, for the caller to put after the name.
+pub fn parse_stages(text: &str, open: bool) -> Result<Ramp, String> {
     let what = if open { "a rate" } else { "a client count" };
     let mut stages = Vec::new();
     for part in text.split(',') {
-        let bad =
-            |why: String| UsageError::new(format!("{flag} '{text}': stage '{part}' {why}; e.g. {flag} {example}"));
+        let bad = |why: String| format!("stage '{part}' {why}");
         let Some((d, target)) = part.trim().split_once(':') else {
             return Err(bad("is not DURATION:TARGET".into()));
         };
@@ -851,18 +862,16 @@ pub(crate) fn ramp_of(a: &LoadArgs) -> Result<Option<(Ramp, bool)>, UsageError> 
         stages.push((d, target));
     }
     if stages.len() > MOST_STAGES {
-        return Err(UsageError::new(format!("{flag}: {} stages; give at most {MOST_STAGES}", stages.len())));
+        return Err(format!("{} stages; give at most {MOST_STAGES}", stages.len()));
     }
-    let ramp = Ramp::new(&stages).ok_or_else(|| UsageError::new(format!("{flag} '{text}': e.g. {flag} {example}")))?;
+    let ramp = Ramp::new(&stages).ok_or("no stage")?;
     if ramp.peak() <= 0.0 {
-        return Err(UsageError::new(format!(
-            "{flag} '{text}': every target is 0, so nothing would be sent; e.g. {flag} {example}"
-        )));
+        return Err("every target is 0, so nothing would be sent".into());
     }
     if ramp.duration() > MAX_TIMEOUT {
-        return Err(UsageError::new(format!("{flag} '{text}': the stages last more than 24h; shorten them")));
+        return Err("the stages last more than 24h; shorten them".into());
     }
-    Ok(Some((ramp, open)))
+    Ok(ramp)
 }
 
 /// The one step of `run` or `kv` over `set`, with its output files checked.
@@ -872,12 +881,6 @@ pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<
     let window = flag_window(&a.window)?;
     let scale = segment::Scale::from_args(&a.scale)?;
     let ramp = ramp_of(a)?;
-    if matches!(ramp, Some((_, false))) && set.pipeline > 1 {
-        return Err(UsageError::new(
-            "--stages with --pipeline: not yet (pipelined clients do not follow a ramp of clients); use \
-             --rate-stages, or leave out --pipeline",
-        ));
-    }
     // A ramp of clients opens as many connections as its peak asks.
     let connections = match &ramp {
         Some((r, false)) => r.peak().ceil() as usize,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::slo::parse_percent;
-use super::{RequestSet, check_threads, flag_duration, parse_rate};
+use super::{RequestSet, RunPlan, check_threads, flag_duration, parse_rate};
 use crate::cli::args::{RequestArgs, StepFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
@@ -171,6 +171,10 @@ pub struct StepsPlan {
     pub csv: Option<PathBuf>,
     /// `--json`: the result document.
     pub json: Option<PathBuf>,
+    /// `--hdr-log`: every step's windows in one interval log, tagged by step.
+    pub hdr_log: Option<PathBuf>,
+    /// `--window`: the width of every step's windows.
+    pub window: Duration,
     /// The dashboard and the remote-write push, for every step.
     pub live: super::live::LiveSettings,
 }
@@ -183,8 +187,15 @@ impl StepsPlan {
             csv: self.csv.clone(),
             wide: true,
             drnbench: self.drnbench_csv.clone(),
-            hdr_log: None,
+            hdr_log: self.hdr_log.clone(),
         }
+    }
+
+    /// A step's plan with the windows' width and the HDR log the steps share (its windows then keep 3-digit
+    /// histograms).
+    pub fn over_time(&self, plan: &mut RunPlan) {
+        plan.window = self.window;
+        plan.hdr_log = self.hdr_log.clone();
     }
 
     pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StepFlags) -> Result<StepsPlan, UsageError> {
@@ -202,7 +213,9 @@ impl StepsPlan {
             ("--output", a.output.as_deref()),
             ("--csv", a.csv.as_deref()),
             ("--json", a.json.as_deref()),
+            ("--hdr-log", a.hdr_log.as_deref()),
         ])?;
+        let window = super::flag_window(&a.window)?;
         Ok(StepsPlan {
             duration,
             interval,
@@ -213,6 +226,8 @@ impl StepsPlan {
             drnbench_csv: a.output.clone(),
             csv: a.csv.clone(),
             json: a.json.clone(),
+            hdr_log: a.hdr_log.clone(),
+            window,
             live: super::live::LiveSettings::from_args(&a.live)?,
         })
     }

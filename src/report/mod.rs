@@ -267,9 +267,34 @@ pub struct Series {
     pub interrupted: bool,
     /// Repeated runs (`--runs`): the mean of each figure over the complete runs and its 95 % interval.
     pub runs: Option<RunsView>,
+    /// A ramp inside the run (`--stages`, `--rate-stages`): its target per window and its knees as instants, for
+    /// the over-time charts. Null without a ramp.
+    pub ramp: Option<RampView>,
     /// A study case's target: the page draws the repetitions of one target in shades of one colour. Null for
     /// other inputs (each its own colour).
     pub target: Option<String>,
+}
+
+/// A ramp over time: what the page draws beside the windows.
+#[derive(Clone, Debug, Serialize)]
+pub struct RampView {
+    /// `rate` (requests per second, drawn on the throughput chart) or `clients` (a chart of its own).
+    pub of: String,
+    /// Per window (as `windows` keeps them): (seconds from the start, the ramp's target at the window's middle).
+    pub target: Vec<[f64; 2]>,
+    /// The knees the analysis found (a ramp's estimate), each at the instant the ramp asked that load.
+    pub knees: Vec<RampKnee>,
+}
+
+/// A ramp's knee on the time axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct RampKnee {
+    /// `mean` or `p99`: the latency that climbed.
+    pub stat: String,
+    /// The load at the knee: clients or requests per second.
+    pub value: f64,
+    /// Seconds from the start at which the rising ramp asked `value`.
+    pub t: f64,
 }
 
 /// A result of repeated runs, for the bars with intervals.
@@ -562,6 +587,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         warnings: vec!["drnbench's CSV has no percentiles: only the mean latency is drawn".into()],
         interrupted: false,
         runs: None,
+        ramp: None,
         target: input.case.as_ref().map(|c| c.target.clone()),
     }
 }
@@ -627,6 +653,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         warnings: doc.warnings.clone(),
         interrupted: doc.interrupted,
         runs: runs_view(doc),
+        ramp: ramp_view(doc),
         target: input.case.as_ref().map(|c| c.target.clone()),
     }
 }
@@ -680,6 +707,37 @@ pub fn spectrum(h: &LatencyHistogram) -> Vec<[f64; 2]> {
     }
     out.push([limit.max(1.0), ms(h.max() as f64)]);
     out
+}
+
+/// A one-step document's ramp: its windows' targets (the windows `windows` keeps) and the analysis's knees placed
+/// where the rising ramp's line reaches their load.
+fn ramp_view(doc: &ResultDocument) -> Option<RampView> {
+    let ramp = doc.settings.ramp.as_ref()?;
+    let [step] = doc.steps.as_slice() else { return None };
+    let kept = |w: &&crate::metrics::WindowSummary| (step.duration_s - w.t).min(step.window_s) >= step.window_s / 2.0;
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let target: Vec<[f64; 2]> =
+        step.windows.iter().filter(kept).filter_map(|w| Some([round(w.t), w.target?])).collect();
+    // On the target's line as drawn (each window's target at the window's start, as the throughput is), so the
+    // knee's vertical line crosses it at the knee's load.
+    let when = |value: f64| -> Option<f64> {
+        let first = target.first()?;
+        if value <= first[1] {
+            return Some(first[0]);
+        }
+        let pair = target.windows(2).find(|p| p[0][1] < value && value <= p[1][1])?;
+        let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
+        Some(t0 + (t1 - t0) * (value - v0) / (v1 - v0))
+    };
+    let analysis = doc.analysis.as_ref();
+    let knees = [("mean", analysis.and_then(|a| a.knee_mean)), ("p99", analysis.and_then(|a| a.knee_p99))]
+        .into_iter()
+        .filter_map(|(stat, v)| {
+            let value = v?;
+            Some(RampKnee { stat: stat.into(), value, t: round(when(value)?) })
+        })
+        .collect();
+    Some(RampView { of: ramp.of.clone(), target, knees })
 }
 
 /// Every step's per-second windows one after another, on one clock from the first step's start.

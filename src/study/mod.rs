@@ -96,6 +96,10 @@ struct LoadSpec {
     rate: Option<f64>,
     clients: Option<Vec<u64>>,
     rates: Option<Vec<f64>>,
+    /// A ramp of clients inside each case, as `--stages` takes it: "30s:10,1m:100,30s:0".
+    stages: Option<String>,
+    /// A ramp of the rate inside each case, as `--rate-stages` takes it: "30s:100,2m:5000".
+    rate_stages: Option<String>,
     interval: Option<String>,
     warmup: Option<String>,
     repeat: Option<u32>,
@@ -211,6 +215,9 @@ pub enum LoadShape {
     Clients(Vec<u64>),
     /// A rate sweep: one step per rate, with at most `connections`.
     Rates { rates: Vec<f64>, connections: u64 },
+    /// One step whose load moves: a ramp of clients (`stages`) or of the rate (`rate_stages`, `open`, with at most
+    /// `connections`), as given and checked; it lasts `duration`.
+    Ramp { stages: String, open: bool, connections: u64, duration: Duration },
 }
 
 #[derive(Clone, Debug)]
@@ -235,7 +242,7 @@ impl Load {
     /// Steps in each case's result document.
     pub fn steps(&self) -> usize {
         match &self.shape {
-            LoadShape::Fixed { .. } => 1,
+            LoadShape::Fixed { .. } | LoadShape::Ramp { .. } => 1,
             LoadShape::Clients(c) => c.len(),
             LoadShape::Rates { rates, .. } => rates.len(),
         }
@@ -245,6 +252,7 @@ impl Load {
     pub fn case_time(&self) -> Option<Duration> {
         match &self.shape {
             LoadShape::Fixed { duration, .. } => duration.map(|d| d + self.warmup),
+            LoadShape::Ramp { duration, .. } => Some(*duration),
             _ => {
                 let n = self.steps() as u32;
                 Some((self.step_duration + self.warmup) * n + self.interval * n.saturating_sub(1))
@@ -391,12 +399,12 @@ impl StudyPlan {
                 ));
             }
             if w.kv.is_some()
-                && !matches!(self.load.shape, LoadShape::Fixed { .. })
+                && !matches!(self.load.shape, LoadShape::Fixed { .. } | LoadShape::Ramp { .. })
                 && self.targets.iter().any(|t| t.protocol == Protocol::Kv)
             {
                 return Err(at.error(
                     &["load"],
-                    "a key-value workload runs as a fixed load only (hakaru kv has no sweep yet): give [load] connections and duration instead of clients or rates",
+                    "a key-value workload runs as a fixed load only (hakaru kv has no sweep yet): give [load] connections and duration (or a ramp) instead of clients or rates",
                 ));
             }
         }
@@ -499,13 +507,19 @@ impl StudyPlan {
                 }
                 load.rate = *rate;
             }
+            if let LoadShape::Ramp { stages, open, connections, .. } = &l.shape {
+                match open {
+                    true => (load.rate_stages, load.connections) = (Some(stages.clone()), *connections as usize),
+                    false => load.stages = Some(stages.clone()),
+                }
+            }
             if let Some(a) = arrival {
                 load.arrival = a;
             }
         };
         let list = |xs: &[String]| Some(xs.join(","));
         let (clients, rates) = match &l.shape {
-            LoadShape::Fixed { .. } => (None, None),
+            LoadShape::Fixed { .. } | LoadShape::Ramp { .. } => (None, None),
             LoadShape::Clients(c) => (list(&c.iter().map(u64::to_string).collect::<Vec<_>>()), None),
             LoadShape::Rates { rates, .. } => (None, list(&rates.iter().map(f64::to_string).collect::<Vec<_>>())),
         };
@@ -556,7 +570,7 @@ impl StudyPlan {
             request.urls.extend(h.paths.iter().map(|p| join_url(base, p)));
         }
         match &l.shape {
-            LoadShape::Fixed { .. } => {
+            LoadShape::Fixed { .. } | LoadShape::Ramp { .. } => {
                 let mut a: RunArgs = defaults();
                 (a.request, a.watch) = (request, watch);
                 fixed(&mut a.load);
@@ -609,6 +623,10 @@ impl StudyPlan {
                 }
                 s
             }
+            LoadShape::Ramp { stages, open: false, .. } => format!("a ramp of clients {stages}"),
+            LoadShape::Ramp { stages, open: true, connections, .. } => {
+                format!("a ramp of the rate {stages} req/s (at most {connections} connections)")
+            }
             LoadShape::Clients(c) => {
                 format!("client sweep {:?}, {} a step, {} between steps", c, human(l.step_duration), human(l.interval))
             }
@@ -626,7 +644,10 @@ impl StudyPlan {
 
 impl Load {
     fn rates_or_rate(&self) -> bool {
-        matches!(self.shape, LoadShape::Rates { .. } | LoadShape::Fixed { rate: Some(_), .. })
+        matches!(
+            self.shape,
+            LoadShape::Rates { .. } | LoadShape::Fixed { rate: Some(_), .. } | LoadShape::Ramp { open: true, .. }
+        )
     }
 }
 
@@ -958,11 +979,13 @@ fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
     if l.connections == Some(0) {
         return Err(at.error(&["load", "connections"], "connections = 0: give 1 or more"));
     }
-    let shape = match (l.clients, l.rates) {
-        (Some(_), Some(_)) => {
+    // A ramp has refused the other shapes' keys.
+    let shape = match (ramp(at, &l)?, l.clients, l.rates) {
+        (Some(ramp), _, _) => ramp,
+        (None, Some(_), Some(_)) => {
             return Err(at.error(&["load", "rates"], "[load] has both clients and rates: a study sweeps one of them"));
         }
-        (Some(c), None) => {
+        (None, Some(c), None) => {
             if c.is_empty() || c.contains(&0) {
                 return Err(
                     at.error(&["load", "clients"], "clients must list counts of 1 or more: clients = [1, 2, 4]")
@@ -976,7 +999,7 @@ fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
             }
             LoadShape::Clients(c)
         }
-        (None, Some(r)) => {
+        (None, None, Some(r)) => {
             if r.is_empty() || r.iter().any(|x| !(0.001..=1e9).contains(x)) {
                 return Err(at.error(
                     &["load", "rates"],
@@ -990,7 +1013,7 @@ fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
             }
             LoadShape::Rates { rates: r, connections: l.connections.unwrap_or(50) }
         }
-        (None, None) => {
+        (None, None, None) => {
             if let Some(r) = l.rate
                 && !(0.001..=1e9).contains(&r)
             {
@@ -1024,6 +1047,50 @@ fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
         seed: l.seed,
         arrival: l.arrival,
     })
+}
+
+/// `stages` or `rate_stages`: one step whose load moves, checked as `--stages` and `--rate-stages` are, alone
+/// with the keys a ramp does not set itself. None without either key.
+fn ramp(at: &Locator, l: &LoadSpec) -> Result<Option<LoadShape>, UsageError> {
+    let (key, text, open) = match (&l.stages, &l.rate_stages) {
+        (None, None) => return Ok(None),
+        (Some(_), Some(_)) => {
+            return Err(at.error(
+                &["load", "rate_stages"],
+                "[load] has both stages and rate_stages: a ramp moves the clients or the rate, not both",
+            ));
+        }
+        (Some(t), None) => ("stages", t, false),
+        (None, Some(t)) => ("rate_stages", t, true),
+    };
+    let example = crate::plan::stages_example(open);
+    let ramp = crate::plan::parse_stages(text, open)
+        .map_err(|why| at.error(&["load", key], &format!("{key} \"{text}\": {why}; e.g. {key} = \"{example}\"")))?;
+    // Keys that would say a second time what the ramp says (its length, its load), or that it has no use for.
+    let clash = [
+        ("duration", l.duration.is_some(), "the ramp lasts its stages"),
+        ("requests", l.requests.is_some(), "the ramp lasts its stages"),
+        ("rate", l.rate.is_some(), "the ramp sets the load"),
+        ("clients", l.clients.is_some(), "the ramp sets the load"),
+        ("rates", l.rates.is_some(), "the ramp sets the load"),
+        ("interval", l.interval.is_some(), "a ramp is one step, with no pause inside"),
+        ("warmup", l.warmup.is_some(), "a ramp climbs from 0, so its first stage is its warm-up"),
+    ];
+    if let Some((other, _, why)) = clash.iter().find(|c| c.1) {
+        return Err(at.error(&["load", other], &format!("{other} with {key}: {why}; remove {other}")));
+    }
+    if !open && l.connections.is_some() {
+        return Err(at.error(
+            &["load", "connections"],
+            "connections with stages: a ramp of clients opens one connection per client at its peak; remove connections",
+        ));
+    }
+    Ok(Some(LoadShape::Ramp {
+        stages: text.trim().to_string(),
+        open,
+        connections: l.connections.unwrap_or(50),
+        duration: ramp.duration(),
+    }))
 }
 
 fn duration_key(at: &Locator, key: &[&str], value: Option<&str>, default: &str) -> Result<Duration, UsageError> {
@@ -1157,6 +1224,8 @@ fn example(key: &str) -> &'static str {
         "clients" => "clients = [1, 2, 4]",
         "rates" => "rates = [100, 200, 400]",
         "interval" => "interval = \"1s\"",
+        "stages" => "stages = \"30s:10,1m:100,30s:0\"",
+        "rate_stages" => "rate_stages = \"30s:100,2m:5000\"",
         "warmup" => "warmup = \"1s\"",
         "repeat" => "repeat = 5",
         "pause" => "pause = \"1s\"",
