@@ -61,9 +61,11 @@ fn poisson_arrivals_keep_the_mean_rate() {
 fn an_open_loop_opens_only_the_connections_it_needs() {
     let t = target();
     let url = format!("http://{}/", t.addr());
-    let out = hakaru(&["run", "-q", "--rate", "200", "-c", "50", "-d", "2s", &url]);
+    // 50/s: a due request finds every open connection busy only while a stall lasts, and on a busy machine stalls
+    // of 100 ms happen (at 200/s one opened 29 connections); at 50/s even a 300 ms stall needs no more than 16.
+    let out = hakaru(&["run", "-q", "--rate", "50", "-c", "50", "-d", "3s", &url]);
     let opened = out.step()["connections"]["opened"].as_u64().unwrap();
-    assert!(opened <= 10, "a fast target at 200/s needs a few connections, not 50: {opened}");
+    assert!(opened <= 20, "a fast target at 50/s needs a few connections, not 50: {opened}");
     let warnings = out.doc()["warnings"].to_string();
     assert!(!warnings.contains("connections were open"), "fewer connections is not a fault here: {warnings}");
 }
