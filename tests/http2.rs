@@ -373,3 +373,77 @@ fn a_hostile_peers_faults_are_counted_by_kind_never_a_crash_or_a_hang() {
     assert_eq!(out.step()["http2"]["retried"], 40, "{}", out.step());
     assert_eq!(out.step()["http2"]["goaways"], out.step()["connections"]["opened"], "one GOAWAY a connection");
 }
+
+/// Runs `hakaru ARGS --json FILE` and reads the document.
+fn with_json(args: &[&str]) -> (common::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut all = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap()]);
+    let out = hakaru_with(&all, Duration::from_secs(120), |_| {});
+    let doc =
+        std::fs::read_to_string(&json).ok().map_or(serde_json::Value::Null, |t| serde_json::from_str(&t).unwrap());
+    (out, doc)
+}
+
+#[test]
+fn sweep_capacity_study_and_compare_work_over_http2_unchanged() {
+    let n = H2Nginx::start();
+    let url = n.url(n.plain, "/");
+    // A sweep: every step has its HTTP/2 figures.
+    let sweep = format!("sweep -q --no-monitor --http2 --streams 4 --clients 1,2 -d 1s --interval 0s {url}");
+    let (out, doc) = with_json(&sweep.split(' ').collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for s in steps {
+        assert_eq!(s["http2"]["streams_used"], 4, "{s}");
+        assert!(s["http2"]["header_bytes_in"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["http2"]["header_savings"].as_f64().unwrap() > 0.0, "{s}");
+        assert_eq!(s["errors"], 0, "{s}");
+    }
+    assert_eq!(doc["settings"]["http_version"], "2");
+    // A capacity search in an open loop over streams: nginx meets the SLO up to the ceiling.
+    let capacity = format!(
+        "capacity -q --no-monitor --http2 --streams 8 --slo p99<200ms --rate-start 100 --rate-max 400 -d 1s \
+         --interval 0s --precision 50% {url}"
+    );
+    let (out, doc) = with_json(&capacity.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let steps = doc["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    assert!(steps.iter().all(|s| s["http2"]["streams_used"] == 8 && s["errors"] == 0), "{}", out.stdout);
+    // A study of the same nginx over HTTP/1.1 and over HTTP/2, then compare: a verdict for each metric.
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("h1-h2.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"h1-h2\"\n[[target]]\nname = \"h1\"\nurl = \"{}\"\nmonitor = [\"none\"]\n[[target]]\nname = \
+             \"h2\"\nurl = \"{url}\"\nhttp2 = true\nstreams = 4\nmonitor = [\"none\"]\n[load]\nconnections = 2\n\
+             duration = \"500ms\"\nrepeat = 3\npause = \"0s\"\n",
+            n.url(n.h1, "/")
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out =
+        hakaru_with(&["study", study.to_str().unwrap(), "-o", dir.to_str().unwrap()], Duration::from_secs(120), |_| {});
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    // Each HTTP/2 case's document has its HTTP/2 figures.
+    for r in 1..=3 {
+        let case = dir.join(format!("cases/r{r}-h2.json"));
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&case).unwrap()).unwrap();
+        assert_eq!(doc["steps"][0]["http2"]["streams_used"], 4, "{doc}");
+    }
+    let (out, doc) = with_json(&["compare", dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cells: Vec<&serde_json::Value> = doc["groups"][0]["points"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["cells"].as_array().unwrap().iter().skip(1))
+        .collect();
+    assert!(!cells.is_empty(), "{doc}");
+    assert!(cells.iter().all(|c| c["verdict"].is_string() && c["n"] == 3), "{doc}");
+}
