@@ -7,13 +7,18 @@
 #     of the commit before scripts (bench/script.sh builds it from git when BASE is not given), a fixed number of
 #     requests each.
 #  3. Templates: --data with a {{id}} path against the same fixed URL (farm-bench ratios).
+#  4. kv templates: `SET {{key}} {{value}}` from --data rows against memtier's fixed `SET __key__ __data__` with keys
+#     and values of the same lengths, redis-server pinned to CPU 0 (farm-bench ratios).
 # Usage: bench/script.sh [seconds=5] [connections=64] [rounds=3] [requests for farm-bench=300000]
 # BASE=/path/to/old/hakaru to give the baseline binary (default: built from commit bc5301b into /tmp/bench-script).
+# PARTS="wrk base data kv" (the default) chooses the parts: 1, 2, 3, 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${1:-5}; C=${2:-64}; ROUNDS=${3:-3}; N=${4:-300000}
+PARTS=${PARTS:-wrk base data kv}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 need=()
-for b in wrk:wrk taskset:util-linux; do command -v "${b%%:*}" >/dev/null || need+=("${b#*:}"); done
+for b in wrk:wrk taskset:util-linux redis-server:redis-server; do command -v "${b%%:*}" >/dev/null || need+=("${b#*:}"); done
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 . scripts/lib.sh
 apt_install bench/script.sh ${need[@]+"${need[@]}"}
@@ -24,7 +29,7 @@ if ! { [ -f /tmp/bench-nginx/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx/ngin
 fi
 cargo build --release -q
 bin=$PWD/target/release/hakaru
-if [ -z "${BASE:-}" ]; then
+if [ -z "${BASE:-}" ] && part base; then
   # The commit before scripts, built once (a full release build: minutes).
   if [ ! -x $out/base-src/target/release/hakaru ]; then
     rm -rf $out/base-src && mkdir -p $out/base-src && git archive bc5301b | tar -x -C $out/base-src
@@ -54,6 +59,7 @@ row() { # name, command...
   awk -v n="$name" -v r="$rps" -v c="$cpu" -v d="$D" 'BEGIN{printf "%-16s %10.0f req/s  cpu %6.2fs  %10.0f req/cpu-s\n", n, r, c, (c>0? r*d/c : 0)}'
 }
 
+if part wrk; then
 for r in $(seq 1 "$ROUNDS"); do
   echo "== round $r: $C connections, ${D}s, one thread"
   {
@@ -74,11 +80,33 @@ for s in none path counter post; do
   awk -v s="$s" -v wr="$wr" -v hr="$hr" -v wc="$wc" -v hc="$hc" 'BEGIN{printf "%-8s wrk %9.0f req/s %9.0f req/cpu-s   hakaru %9.0f req/s %9.0f req/cpu-s   ratio %.2f / %.2f\n", s, wr, wc, hr, hc, (wr>0? hr/wr:0), (wc>0? hc/wc:0)}'
 done
 grep -h "building requests" $out/hakaru-*.out | sort | uniq -c || true
+fi
 
+if part base; then
 echo "== no script: this build (A) against the baseline $BASE (B), $N requests, farm-bench"
 farm-bench -n 7 --pin 1 --timeout 600 --vs "$BASE run -q -t1 -c $C -n $N $URL" -- "$bin" run -q -t1 -c "$C" -n "$N" $URL
+fi
 
+if part data; then
 echo "== templates: --data with {{id}} in the path (A) against the fixed URL (B), $N requests, farm-bench"
 { echo id; seq 1 100000; } > $out/ids.csv
 farm-bench -n 7 --pin 1 --timeout 600 --vs "$bin run -q -t1 -c $C -n $N ${URL}item/1" -- \
   "$bin" run -q -t1 -c "$C" -n "$N" --data $out/ids.csv "${URL}item/{{id}}"
+fi
+
+if part kv; then
+echo "== kv templates: SET {{key}} {{value}} from --data (A) against SET __key__ __data__ (B), $N requests, farm-bench"
+RP=16398
+taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > $out/redis.log 2>&1 &
+rpid=$!
+trap 'kill $rpid 2>/dev/null || true' EXIT
+sleep 1
+# The same keys (hakaru:0 ... hakaru:99999, hakaru's own prefix: an earlier run's keys are overwritten) and the same
+# 8-byte values in both, so the difference is the filling.
+seq 0 99999 | awk 'BEGIN { print "key,value" } { printf "hakaru:%d,%08d\n", $1, $1 }' > $out/kv.csv
+K=redis://127.0.0.1:$RP
+farm-bench -n 7 --pin 1 --timeout 600 \
+  --vs "$bin kv -q -t1 -c $C -n $N --keys 100000 --key-pattern S --value-size 8 --command 'SET __key__ __data__' $K" -- \
+  "$bin" kv -q -t1 -c "$C" -n "$N" --data $out/kv.csv --command 'SET {{key}} {{value}}' $K
+"$bin" kv -t1 -c "$C" -n "$N" --data $out/kv.csv --command 'SET {{key}} {{value}}' $K | grep -E 'throughput|building'
+fi

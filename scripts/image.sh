@@ -22,8 +22,10 @@ target=$(rustc -vV | sed -n 's/^host: //p')
 # An explicit --target: RUSTFLAGS then apply to hakaru and its libraries only, not to build scripts and proc
 # macros (which must stay dynamic to be loaded by rustc). A target directory of its own, so the ordinary build's
 # artifacts are kept.
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$target"
-bin="target/$target/release/hakaru"
+# HAKARU_IMAGE_PROFILE: a Cargo profile other than release (tests/swarm.rs uses image-test, a quicker build).
+profile=${HAKARU_IMAGE_PROFILE:-release}
+RUSTFLAGS="-C target-feature=+crt-static" cargo build --profile "$profile" --locked --target "$target"
+bin="target/$target/$profile/hakaru"
 if ! ldd "$bin" 2>&1 | grep -qE 'statically linked|not a dynamic executable'; then
   echo "scripts/image.sh: $bin is not static (ldd lists libraries); it would not run in an empty image" >&2
   exit 1

@@ -839,7 +839,7 @@ impl StepResult {
         if let Some(share) = g.script_percent.filter(|s| g.saturated && *s >= 50.0) {
             w.push(format!(
                 "building requests (the script or the templates) took {share:.0} % of hakaru's CPU, which was \
-                 saturated: it limits the rate; build fixed requests once in init(), or give hakaru more threads"
+                 saturated: it limits the rate; give hakaru more threads (-t), or build fixed requests once in init()"
             ));
         }
         for a in self.agents.iter().filter(|a| a.generator.saturated) {
@@ -968,6 +968,19 @@ mod tests {
         assert_eq!(slow("READ", Some("HGETALL"), Some("user42")), "READ: HGETALL user42");
         assert_eq!(slow("PING", Some("PING"), None), "PING");
         assert_eq!(slow("AUTH __key__", Some("AUTH"), None), "AUTH");
+    }
+
+    #[test]
+    fn building_requests_is_named_the_limit_only_when_hakaru_was_saturated_and_it_took_half() {
+        let load = StepLoad { rate: None, model: "closed".into(), connections: 1, threads: 1 };
+        let mut s = StepResult::from_metrics("s", load, &StepMetrics::new(), vec![], Duration::from_secs(1));
+        let limit = |s: &StepResult| s.warnings(true).iter().any(|w| w.contains("it limits the rate"));
+        s.generator = GeneratorReport { cpu_percent: 99.0, cores: 1, saturated: true, script_percent: Some(62.0) };
+        assert!(limit(&s), "{:?}", s.warnings(true));
+        s.generator.script_percent = Some(40.0);
+        assert!(!limit(&s));
+        s.generator = GeneratorReport { cpu_percent: 30.0, cores: 1, saturated: false, script_percent: Some(90.0) };
+        assert!(!limit(&s));
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub struct Session<'a> {
     /// `--hdr-log`: where it goes, and the log once the first step opened it (None again after a failure).
     hdr_path: Option<PathBuf>,
     hdr: Option<HdrLog>,
+    /// `--data-order unique`'s rows ran out (said once).
+    rows_ran_out: bool,
 }
 
 impl<'a> Session<'a> {
@@ -119,6 +121,7 @@ impl<'a> Session<'a> {
             capacity: None,
             shown: None,
             deferred: RefCell::new(Vec::new()),
+            rows_ran_out: false,
             hdr_path: outputs.hdr_log.clone(),
             hdr: None,
         }
@@ -244,6 +247,14 @@ impl<'a> Session<'a> {
         }
         if let Some(e) = failure {
             self.hdr_failed(&e);
+        }
+        if plan.rows_ran_out() && !self.rows_ran_out {
+            // Said once, where it happened: a rate or a later step that fell short did so for want of rows.
+            self.rows_ran_out = true;
+            self.note(&format!(
+                "--data-order unique: every row of the data file was sent once by the end of step '{label}'; the \
+                 load ended there, and any later step had no row left to send"
+            ));
         }
         (step, interrupted)
     }

@@ -144,7 +144,7 @@ pub fn measure_step(
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);
-    let builds = plan.script.is_some() || plan.template.is_some();
+    let builds = plan.script.is_some() || plan.template.is_some() || plan.workload.as_ref().is_some_and(|w| w.builds());
     let script_percent = builds.then(|| share_percent(script_cpu, load_cpu));
     step.generator = GeneratorReport {
         cpu_percent: check.cpu_percent,

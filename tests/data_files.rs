@@ -112,3 +112,141 @@ fn bad_data_and_templates_are_refused_in_one_line_before_the_load() {
     }
     assert!(std::fs::read_to_string(&s.log).unwrap_or_default().is_empty(), "nothing was sent");
 }
+
+/// Everything a raw command gets back on a new connection, read until the reply ends with `end`.
+fn ask_until(port: u16, command: &[u8], end: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    s.write_all(command).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    while !got.ends_with(end.as_bytes()) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed after {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(got).unwrap()
+}
+
+fn kv_rows(n: usize) -> String {
+    std::iter::once("key,value\n".to_string()).chain((0..n).map(|i| format!("u:{i},\"v{i} x\"\n"))).collect()
+}
+
+/// `hakaru kv` sending `command` once for each row of `data`: bounded by time, but the rows run out long before.
+fn kv_every_row_once(url: &str, load: &[&str], command: &str, data: &str) -> (i32, String, serde_json::Value) {
+    let mut args = load.to_vec();
+    args.extend_from_slice(&["-d", "60s", "--command", command, "--data", data, "--data-order", "unique", url]);
+    common::kv_json(&args)
+}
+
+#[test]
+fn kv_unique_rows_set_exactly_those_keys_with_those_values_on_redis() {
+    let redis = common::redis();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_in(&dir, "rows.csv", &kv_rows(1000));
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let (code, out, doc) = kv_every_row_once(&url, &["-c", "4", "-t", "2"], "SET {{key}} {{value}}", &data);
+    assert_eq!(code, 0, "{out}");
+    let step = &doc["steps"][0];
+    assert_eq!(step["requests"], 1000, "{out}");
+    assert_eq!(step["errors"], 0, "{out}");
+    assert_eq!(doc["interrupted"], false);
+    // The run ended for want of rows, and says so (a rate or a duration not reached is explained).
+    let said =
+        doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("every row of the data"));
+    assert!(said, "{}", doc["warnings"]);
+    assert!(doc["settings"]["data"].as_str().unwrap().ends_with("rows.csv (unique)"), "{}", doc["settings"]);
+    assert!(step["generator"]["script_percent"].as_f64().is_some(), "{}", step["generator"]);
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    assert_eq!(common::ask(redis.port, b"DBSIZE\r\n"), ":1000\r\n");
+    let mut mget = format!("*{}\r\n$4\r\nMGET\r\n", 1001);
+    for i in 0..1000 {
+        let k = format!("u:{i}");
+        mget.push_str(&format!("${}\r\n{k}\r\n", k.len()));
+    }
+    // The last value's reply ends the read.
+    let got = ask_until(redis.port, mget.as_bytes(), "v999 x\r\n");
+    let want: String = std::iter::once("*1000\r\n".to_string())
+        .chain((0..1000).map(|i| {
+            let v = format!("v{i} x");
+            format!("${}\r\n{v}\r\n", v.len())
+        }))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn kv_unique_rows_set_exactly_those_keys_on_memcached_and_builtins_fill_redis_keys() {
+    let mc = common::memcached();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_in(&dir, "rows.csv", &kv_rows(300));
+    let url = format!("memcache://127.0.0.1:{}", mc.port);
+    let (code, out, doc) = kv_every_row_once(&url, &["-c", "3"], "set {{key}} {{value}}", &data);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(doc["steps"][0]["requests"], 300, "{out}");
+    let stats = common::ask(mc.port, b"stats\r\n");
+    assert!(stats.contains("STAT curr_items 300\r\n"), "{stats}");
+    let keys: Vec<String> = (0..300).map(|i| format!("u:{i}")).collect();
+    let got = ask_until(mc.port, format!("get {}\r\n", keys.join(" ")).as_bytes(), "END\r\n");
+    let want: String = (0..300)
+        .map(|i| format!("VALUE u:{i} 0 {}\r\nv{i} x\r\n", format!("v{i} x").len()))
+        .chain(std::iter::once("END\r\n".to_string()))
+        .collect();
+    assert_eq!(got, want);
+
+    // Scaled out: each agent (--segment I/N) takes its share of the rows, so together they set each key once.
+    let redis = common::redis();
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    for segment in ["0/2", "1/2"] {
+        let (code, out, doc) =
+            kv_every_row_once(&url, &["-c", "2", "--segment", segment], "SET {{key}} {{value}}", &data);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(doc["steps"][0]["requests"], 150, "{segment}: {out}");
+    }
+    assert_eq!(common::ask(redis.port, b"DBSIZE\r\n"), ":300\r\n");
+    drop(redis);
+
+    // Without a data file: the built-ins, beside memtier's __key__ (one key, so every op's key is hakaru:0).
+    let redis = common::redis();
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let (code, out, _) = common::kv_json(&[
+        "-c",
+        "1",
+        "-n",
+        "50",
+        "--keys",
+        "1",
+        "--command",
+        "SET __key__:{{seq}} \"{{rand 5 5}} {{uuid}}\"",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(common::ask(redis.port, b"DBSIZE\r\n"), ":50\r\n");
+    for n in [1, 50] {
+        let v = common::ask(redis.port, format!("GET hakaru:0:{n}\r\n").as_bytes());
+        assert!(v.starts_with("$38\r\n5 ") && v.as_bytes()[5 + 2 + 14] == b'4', "key {n}: {v:?}");
+    }
+}
+
+#[test]
+fn kv_data_files_that_cannot_fit_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_in(&dir, "rows.csv", &kv_rows(3));
+    let url = "memcache://127.0.0.1:1";
+    let refused = |args: &[&str], want: &str| {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(want), "{args:?}: {}", out.stderr);
+    };
+    // A value with a space cannot be a word of memcached's command line.
+    refused(&["kv", "--command", "get {{value}}", "--data", &data, url], "row 1, column 'value': 'v0 x'");
+    refused(&["kv", "--command", "get {{nope}}", "--data", &data, url], "'{{nope}}' is neither a column");
+    refused(&["kv", "--data", &data, url], "its rows fill --command templates");
+    refused(&["kv", "--command", "get x", "--data", &data, url], "no --command uses its columns (key, value)");
+    refused(
+        &["kv", "--command", "get {{key}}", "--data", &data, "--data-order", "unique", "--warmup", "1s", url],
+        "--warmup",
+    );
+}

@@ -185,6 +185,8 @@ fn three_swarm_agents_merge_exactly_and_a_failed_one_is_reported() {
         .arg(TAG)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("DOCKER_HOST", daemon.socket())
+        // A quicker build than release (no fat LTO): this test checks the orchestration, not the speed.
+        .env("HAKARU_IMAGE_PROFILE", "image-test")
         .output()
         .unwrap();
     assert!(build.status.success(), "scripts/image.sh: {}", String::from_utf8_lossy(&build.stderr));

@@ -46,7 +46,7 @@ pub enum Command {
     /// Start the built-in target: answers shaped by the request (?delay=, ?size=, ?status=, /cache, ?fault=).
     #[command(after_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
-    /// Start the built-in target (4 workers x 5 ms) and sweep clients over it: the table and the analysis.
+    /// Start the built-in target (4 workers x 20 ms) and sweep clients over it: the table and the analysis.
     #[command(after_help = help::DEMO_EXAMPLES)]
     Demo(DemoArgs),
     /// Load a Redis or memcached server: a mix, commands, Kyoto's order/wicked, YCSB (redis://, memcache://).
@@ -815,6 +815,16 @@ pub struct KvArgs {
     /// Key pattern of each --command, in the order given (default: --key-pattern).
     #[arg(long, value_name = "R|G|S|P|Z", help_heading = heading::COMMANDS, hide_short_help = true)]
     pub command_key_pattern: Vec<String>,
+    /// Rows for {{column}} templates in --command's words (keys, values): CSV with a header line, or JSON lines.
+    ///
+    /// 'SET {{id}} {{name}}'; the built-ins {{seq}}, {{uuid}}, {{rand 1 1000}} and {{now_ms}} work without it
+    /// (docs/scripting.md). Each op takes the next row, all clients from one cursor.
+    #[arg(long, value_name = "FILE", help_heading = heading::COMMANDS)]
+    pub data: Option<PathBuf>,
+    /// How --data's rows are taken: one after another (from the first again after the last), at random, or each
+    /// once (the run ends when they run out).
+    #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::COMMANDS, hide_short_help = true)]
+    pub data_order: DataOrderArg,
     /// A Lua script loaded on every Redis server before the run; its SHA1 is __sha__ in --command.
     ///
     /// Loaded with SCRIPT LOAD.

@@ -143,7 +143,12 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
                 wire.clear();
                 &mut wire
             }) {
-                Some(op) => Some(op),
+                Some(op) => {
+                    if let Some(busy) = s.take_busy() {
+                        ctx.script.add_filled(busy);
+                    }
+                    Some(op)
+                }
                 None => break,
             },
             None => None,
@@ -589,6 +594,9 @@ async fn run_batch(
             more = false;
             break;
         };
+        if let Some(busy) = source.take_busy() {
+            ctx.script.add_filled(busy);
+        }
         // A closed loop's ops are all intended when the batch is sent (set below).
         ops.push((op, intended.unwrap_or(placeholder), start));
     }

@@ -20,6 +20,8 @@ pub(super) struct ThreadScript {
     endpoint: Option<Endpoint>,
     /// Whether any script runs on this thread (read on every request without borrowing).
     active: Cell<bool>,
+    /// Time a key-value workload's clients spent filling `{{...}}` holes (their sources are the clients' own).
+    filled: Cell<Duration>,
 }
 
 impl ThreadScript {
@@ -49,13 +51,20 @@ impl ThreadScript {
             template: RefCell::new(self.template.take()),
             endpoint: self.endpoint.clone(),
             active: Cell::new(true),
+            filled: Cell::new(self.filled.take()),
         }
+    }
+
+    /// Adds time a key-value client spent filling holes.
+    pub(super) fn add_filled(&self, busy: Duration) {
+        self.filled.set(self.filled.get() + busy);
     }
 
     /// Gives the state back to the plan's script for the next step and `done`; returns the time spent in it.
     pub(super) fn give_back(self, plan: &RunPlan, i: usize) -> Duration {
+        let filled = self.filled.get();
         if let Some(t) = self.template.into_inner() {
-            return t.busy;
+            return t.busy + filled;
         }
         match (self.inner.into_inner(), &plan.script) {
             (Some(mut t), Some(s)) => {
@@ -63,7 +72,7 @@ impl ThreadScript {
                 s.give_back(i, t);
                 busy
             }
-            _ => Duration::ZERO,
+            _ => filled,
         }
     }
 

@@ -333,6 +333,52 @@ fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, UsageError> {
     Ok(None)
 }
 
+/// `--data`'s rows, for the mix's `--command` templates.
+fn data_rows(a: &KvArgs, workload: &str, warmup: bool) -> Result<Option<crate::template::data::Rows>, UsageError> {
+    let Some(path) = &a.data else { return Ok(None) };
+    let flag = format!("--data '{}'", path.display());
+    if workload != "mix" || a.command.is_empty() {
+        return Err(UsageError::new(format!(
+            "{flag}: its rows fill --command templates of the mix; give one, e.g. --command 'SET {{{{id}}}} {{{{value}}}}'"
+        )));
+    }
+    if warmup && a.data_order == crate::cli::args::DataOrderArg::Unique {
+        return Err(UsageError::new(format!(
+            "{flag} --data-order unique with --warmup: the warm-up would use rows the measurement needs; leave --warmup out"
+        )));
+    }
+    let segment = super::segment::Scale::from_args(&a.load.scale)?.segment;
+    super::data_rows(path, segment).map(Some)
+}
+
+/// The rows and counters the templates' holes take, when a `--command` has any; a data file no template reads
+/// and a memcached line its rows would break are refused.
+fn feed(
+    a: &KvArgs,
+    protocol: Protocol,
+    commands: &[(Command, f64)],
+    rows: Option<crate::template::data::Rows>,
+) -> Result<Option<crate::template::Feed>, UsageError> {
+    let (holes, columns) = commands.iter().fold((false, false), |(h, c), (cmd, _)| {
+        let (h2, c2) = cmd.holes();
+        (h || h2, c || c2)
+    });
+    if let (Some(rows), Some(path)) = (&rows, &a.data) {
+        let flag = format!("--data '{}'", path.display());
+        if !columns {
+            return Err(UsageError::new(format!(
+                "{flag}: no --command uses its columns ({}); write them as {{{{{}}}}}",
+                rows.columns.join(", "),
+                rows.columns[0]
+            )));
+        }
+        for (c, _) in commands {
+            c.check_rows(protocol, rows).map_err(|why| UsageError::new(format!("{flag}: {why}")))?;
+        }
+    }
+    Ok(holes.then(|| crate::template::Feed::new(rows, super::data_order(a.data_order))))
+}
+
 /// Loads a `--script` file and its SHA1 (Redis names a loaded script by the SHA1 of its text).
 fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, UsageError> {
     let Some(path) = &a.script else { return Ok(None) };
@@ -408,6 +454,7 @@ impl KvPlan {
                 })
                 .collect()
         };
+        let data_shown = a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name()));
         let set_for = |workload: Workload, names: Vec<String>, method: String| RequestSet {
             method,
             headers: Vec::new(),
@@ -434,7 +481,7 @@ impl KvPlan {
             pipeline: a.pipeline.max(1),
             script: None,
             template: None,
-            data: None,
+            data: data_shown.clone(),
             streams: 1,
         };
         let exactly = |n: u64| {
@@ -468,9 +515,11 @@ impl KvPlan {
                 "--workload {workload_name}: --clients and --rates sweep a mix; run {workload_name} with -c or --rate"
             )));
         }
+        let rows = data_rows(a, &workload_name, warmup.is_some())?;
         let steps: Vec<(String, RunPlan)> = match workload_name.as_str() {
             "mix" => {
                 let pattern = pattern_flag("--key-pattern", &a.key_pattern)?;
+                let columns = rows.as_ref().map(|r| r.columns.clone());
                 let mut commands = Vec::new();
                 if a.command.is_empty() {
                     for (op, share) in parse_mix(&a.mix)? {
@@ -487,7 +536,7 @@ impl KvPlan {
                         if !share.is_finite() || share < 0.0 {
                             return Err(UsageError::new(format!("--command-ratio {share}: give a share of 0 or more")));
                         }
-                        let c = Command::parse(t, protocol, p, sha)
+                        let c = Command::parse(t, protocol, p, sha, columns.as_deref())
                             .map_err(|why| UsageError::new(format!("--command '{t}': {why}")))?;
                         commands.push((c, share));
                     }
@@ -505,9 +554,27 @@ impl KvPlan {
                         c.name
                     )));
                 }
+                let feed = feed(a, protocol, &commands, rows)?;
                 let writers: Vec<&Command> =
                     commands.iter().filter(|(c, share)| *share > 0.0 && c.writes()).map(|(c, _)| c).collect();
-                if let Some(first) = writers.first() {
+                // Keys named by the data file's rows (`SET user:{{id}} ...`): each row's is looked up.
+                let row_key = writers
+                    .first()
+                    .and_then(|c| c.row_key())
+                    .filter(|k| writers.iter().all(|c| c.row_key().as_ref() == Some(k)));
+                if let (Some(row_key), Some(rows)) = (row_key, feed.as_ref().and_then(|f| f.rows.clone())) {
+                    let key = move |n: u64| row_key.of(&rows.rows[n as usize]);
+                    let count = feed.as_ref().and_then(|f| f.rows.as_ref()).map_or(0, |r| r.rows.len() as u64);
+                    guard.writes = Some(Written {
+                        first: 0,
+                        count,
+                        shown: shown_range(&key(0), &key(count - 1)),
+                        own: (0..count).all(|n| key(n).starts_with(b"hakaru")),
+                        key: Arc::new(key),
+                        unknowable: None,
+                        instead: "write other keys in the data file",
+                    });
+                } else if let Some(first) = writers.first() {
                     // The keys the writes touch: the text around `__key__` of their templates (one shape for all), else
                     // keys hakaru cannot look up before the run.
                     let shape = first.key_word();
@@ -537,7 +604,7 @@ impl KvPlan {
                 let names: Vec<String> = commands.iter().map(|(c, _)| c.name.clone()).collect();
                 // The names, not the templates: a template's password (`AUTH pw`) is already hidden in its name.
                 let method = if a.command.is_empty() { a.mix.clone() } else { names.join(" | ") };
-                let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max);
+                let mix = Mix::new(protocol, commands, a.keys, a.key_prefix.clone(), value_min, value_max, feed);
                 let set = set_for(Workload::Commands(Arc::new(mix)), names, method);
                 match sweep_of(a)? {
                     None => vec![("kv".to_string(), step(&set, &a.load)?)],

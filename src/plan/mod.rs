@@ -261,7 +261,8 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 }
 
 impl RequestSet {
-    pub fn from_args(a: &RequestArgs) -> Result<RequestSet, UsageError> {
+    /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
+    pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let max_line = flag_max_line(&a.max_line)?;
@@ -295,7 +296,7 @@ impl RequestSet {
         };
 
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
-        let (urls, data) = template_urls(a)?;
+        let (urls, data) = template_urls(a, segment)?;
         let streams = http2_streams(a)?;
         let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
@@ -437,13 +438,14 @@ struct DataPlan {
 
 /// The URLs as the endpoint builder reads them (each `{{...}}` of a templated path as `x`), and the templates'
 /// data when there are any (`--data`, or a built-in in the URL, a header or the body).
-fn template_urls(a: &RequestArgs) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
-    use crate::template::{data::Rows, text::Text};
+fn template_urls(
+    a: &RequestArgs,
+    segment: Option<segment::Segment>,
+) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
+    use crate::template::text::Text;
     let rows = match &a.data {
         None => None,
-        Some(path) => {
-            Some(Rows::load(path).map_err(|why| UsageError::new(format!("--data '{}': {why}", path.display())))?)
-        }
+        Some(path) => Some(data_rows(path, segment)?),
     };
     let columns = rows.as_ref().map(|r| r.columns.clone());
     let holes_in = |text: &str| Text::parse(text, columns.as_deref()).is_ok_and(|t| t.has_holes());
@@ -494,7 +496,7 @@ impl DataPlan {
         headers: &[(String, String)],
         body: &[u8],
     ) -> Result<Option<crate::template::Template>, UsageError> {
-        use crate::template::{Order, Template, text::Text};
+        use crate::template::{Template, text::Text};
         let columns = self.rows.as_ref().map(|r| r.columns.clone());
         let headers = headers
             .iter()
@@ -511,12 +513,32 @@ impl DataPlan {
             Err(_) => Text { parts: vec![crate::template::text::Part::Literal(body.to_vec())] },
         };
         let Some(ep) = endpoints.first() else { return Ok(None) };
-        let order = match a.data_order {
-            crate::cli::args::DataOrderArg::Sequential => Order::Sequential,
-            crate::cli::args::DataOrderArg::Random => Order::Random,
-            crate::cli::args::DataOrderArg::Unique => Order::Unique,
-        };
+        let order = data_order(a.data_order);
         Ok(Some(Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order)))
+    }
+}
+
+/// `--data`'s rows, a scaled-out agent's share of them only.
+fn data_rows(
+    path: &std::path::Path,
+    segment: Option<segment::Segment>,
+) -> Result<crate::template::data::Rows, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--data '{}': {why}", path.display()));
+    let mut rows = crate::template::data::Rows::load(path).map_err(bad)?;
+    if let Some(s) = segment {
+        rows.keep_share(s.index, s.count).map_err(bad)?;
+    }
+    Ok(rows)
+}
+
+/// `--data-order` as the fillers take it (`run`'s and `kv`'s).
+fn data_order(order: crate::cli::args::DataOrderArg) -> crate::template::Order {
+    use crate::cli::args::DataOrderArg;
+    use crate::template::Order;
+    match order {
+        DataOrderArg::Sequential => Order::Sequential,
+        DataOrderArg::Random => Order::Random,
+        DataOrderArg::Unique => Order::Unique,
     }
 }
 
@@ -880,10 +902,17 @@ pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<
 }
 
 impl RunPlan {
+    /// `--data-order unique` has used every row of the data file: no request is left to make.
+    pub fn rows_ran_out(&self) -> bool {
+        self.template.as_ref().is_some_and(|t| t.feed.exhausted())
+            || self.workload.as_ref().is_some_and(|w| w.rows_ran_out())
+    }
+
     pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
         // The load flags first: their mistakes are reported before any file is read or name resolved.
         load_parts(&a.load)?;
-        let set = RequestSet::from_args(&a.request)?;
+        let segment = segment::Scale::from_args(&a.load.scale)?.segment;
+        let set = RequestSet::from_args(&a.request, segment)?;
         one_step(&set, "run", &a.load)
     }
 

@@ -196,7 +196,7 @@ impl StepsPlan {
         if a.connections == 0 {
             return Err(UsageError::new("--connections 0: must be at least 1"));
         }
-        let set = RequestSet::from_args(request)?;
+        let set = RequestSet::from_args(request, None)?;
         let watchers = super::watchers(watch, &set.endpoints)?;
         super::check_outputs(&[
             ("--output", a.output.as_deref()),

@@ -27,6 +27,17 @@ impl Rows {
         Ok(rows)
     }
 
+    /// Keeps agent `index` of `count`'s share (`--segment`): every `count`-th row from the `index`-th, so the
+    /// agents of a scaled-out run together send each row once under `unique`, and never the same row at once.
+    pub fn keep_share(&mut self, index: usize, count: usize) -> Result<(), String> {
+        let all = self.rows.len();
+        self.rows = std::mem::take(&mut self.rows).into_iter().skip(index).step_by(count.max(1)).collect();
+        if self.rows.is_empty() {
+            return Err(format!("{all} rows leave none for agent {index} of {count}; give at least {count} rows"));
+        }
+        Ok(())
+    }
+
     fn csv(text: &str) -> Result<Rows, String> {
         let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
         let columns: Vec<String> =
@@ -106,6 +117,20 @@ mod tests {
         let r = Rows::load(&p).unwrap();
         assert_eq!(r.columns, ["id", "name"]);
         assert_eq!(r.rows, [vec!["1", "x"], vec!["2", ""]]);
+    }
+
+    #[test]
+    fn agents_share_the_rows_without_overlap() {
+        let rows = |n: usize| Rows { columns: vec!["id".into()], rows: (0..n).map(|i| vec![i.to_string()]).collect() };
+        let mut shares: Vec<String> = Vec::new();
+        for i in 0..3 {
+            let mut r = rows(7);
+            r.keep_share(i, 3).unwrap();
+            shares.extend(r.rows.into_iter().flatten());
+        }
+        shares.sort_by_key(|s| s.parse::<u32>().unwrap());
+        assert_eq!(shares, (0..7).map(|i| i.to_string()).collect::<Vec<_>>());
+        assert!(rows(2).keep_share(2, 3).unwrap_err().contains("none for agent 2 of 3"));
     }
 
     #[test]

@@ -38,6 +38,48 @@ impl Order {
     }
 }
 
+/// The rows and counters every filler of a run shares: the next row for sequential and unique orders (a unique
+/// row is never taken twice in a run, whatever the threads and steps), and the last `{{seq}}` given.
+#[derive(Debug)]
+pub struct Feed {
+    /// Shared with what checks the keys a run will write before it starts.
+    pub rows: Option<Arc<Rows>>,
+    pub order: Order,
+    cursor: AtomicU64,
+    seq: AtomicU64,
+}
+
+impl Feed {
+    pub fn new(rows: Option<Rows>, order: Order) -> Feed {
+        Feed { rows: rows.map(Arc::new), order, cursor: AtomicU64::new(0), seq: AtomicU64::new(0) }
+    }
+
+    /// The row for the next request; None when a unique order has used every row.
+    pub fn row(&self, rng: &mut ChaCha8Rng) -> Option<&[String]> {
+        let Some(rows) = &self.rows else { return Some(&[]) };
+        let n = rows.rows.len() as u64;
+        let i = match self.order {
+            Order::Sequential => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
+            Order::Unique => Some(self.cursor.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < n)?,
+            Order::Random => rng.random_range(0..n),
+        };
+        Some(&rows.rows[i as usize])
+    }
+
+    /// A unique order has used every row: no request is left to make.
+    pub fn exhausted(&self) -> bool {
+        match (&self.rows, self.order) {
+            (Some(rows), Order::Unique) => self.cursor.load(Ordering::Relaxed) >= rows.rows.len() as u64,
+            _ => false,
+        }
+    }
+
+    /// The filler of one request, from `row` (taken with [`row`](Self::row)).
+    pub fn fill<'a>(&'a self, row: &'a [String], rng: &'a mut ChaCha8Rng) -> Fill<'a> {
+        Fill { row, rng, seq: &self.seq, seq_now: None }
+    }
+}
+
 /// A request with holes, and the rows that fill them.
 #[derive(Debug)]
 pub struct Template {
@@ -49,12 +91,7 @@ pub struct Template {
     pub body: Text,
     /// `--no-keepalive`.
     pub close: bool,
-    pub rows: Option<Rows>,
-    pub order: Order,
-    /// The next row for sequential and unique orders (shared by every thread and step: a unique row is never
-    /// taken twice in a run), and the last `{{seq}}` given.
-    cursor: AtomicU64,
-    seq: AtomicU64,
+    pub feed: Feed,
 }
 
 impl Template {
@@ -69,18 +106,7 @@ impl Template {
         rows: Option<Rows>,
         order: Order,
     ) -> Template {
-        Template {
-            method: method.to_string(),
-            target,
-            host,
-            headers,
-            body,
-            close,
-            rows,
-            order,
-            cursor: AtomicU64::new(0),
-            seq: AtomicU64::new(0),
-        }
+        Template { method: method.to_string(), target, host, headers, body, close, feed: Feed::new(rows, order) }
     }
 
     /// A thread's filler, with its own random numbers.
@@ -93,18 +119,6 @@ impl Template {
             body: Vec::new(),
             busy: Duration::ZERO,
         }
-    }
-
-    /// The row for the next request; None when a unique order has used every row.
-    fn row(&self, rng: &mut ChaCha8Rng) -> Option<&[String]> {
-        let Some(rows) = &self.rows else { return Some(&[]) };
-        let n = rows.rows.len() as u64;
-        let i = match self.order {
-            Order::Sequential => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
-            Order::Unique => Some(self.cursor.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < n)?,
-            Order::Random => rng.random_range(0..n),
-        };
-        Some(&rows.rows[i as usize])
     }
 }
 
@@ -133,9 +147,8 @@ impl ThreadTemplate {
     pub fn next(&mut self, wire: &mut Vec<u8>) -> bool {
         let t0 = Instant::now();
         let t = &*self.template;
-        let Some(row) = t.row(&mut self.rng) else { return false };
-        let seq = &t.seq;
-        let mut ctx = Fill { row, rng: &mut self.rng, seq, seq_now: None };
+        let Some(row) = t.feed.row(&mut self.rng) else { return false };
+        let mut ctx = t.feed.fill(row, &mut self.rng);
         self.target.clear();
         ctx.fill(&t.target, Dest::Target, &mut self.target);
         let mut value = Vec::new();
@@ -174,7 +187,7 @@ impl ThreadTemplate {
 }
 
 /// What one request's holes are filled from.
-struct Fill<'a> {
+pub struct Fill<'a> {
     row: &'a [String],
     rng: &'a mut ChaCha8Rng,
     seq: &'a AtomicU64,
@@ -188,21 +201,29 @@ impl Fill<'_> {
             match part {
                 Part::Literal(b) => out.extend_from_slice(b),
                 Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
-                Part::Hole(Hole::Seq) => {
-                    let n = *self.seq_now.get_or_insert_with(|| self.seq.fetch_add(1, Ordering::Relaxed) + 1);
-                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                }
-                Part::Hole(Hole::Rand(lo, hi)) => {
-                    let n = self.rng.random_range(*lo..=*hi);
-                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                }
-                Part::Hole(Hole::Uuid) => uuid(self.rng, out),
-                Part::Hole(Hole::NowMs) => {
-                    let ms = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_millis() as u64);
-                    out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
-                }
+                Part::Hole(h) => self.hole(h, out),
+            }
+        }
+    }
+
+    /// One hole's value, as it is (a key-value protocol's argument takes any byte; its encoder frames it).
+    pub fn hole(&mut self, hole: &Hole, out: &mut Vec<u8>) {
+        match hole {
+            Hole::Column(i) => out.extend_from_slice(self.row[*i].as_bytes()),
+            Hole::Seq => {
+                let n = *self.seq_now.get_or_insert_with(|| self.seq.fetch_add(1, Ordering::Relaxed) + 1);
+                out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            }
+            Hole::Rand(lo, hi) => {
+                let n = self.rng.random_range(*lo..=*hi);
+                out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            }
+            Hole::Uuid => uuid(self.rng, out),
+            Hole::NowMs => {
+                let ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
             }
         }
     }

@@ -1,7 +1,10 @@
 //! memtier-style workloads: a mix of GET and SET, or arbitrary command templates (`SET __key__ __data__`), each
-//! with its share and key pattern, keys drawn as the run goes (no key list is prepared).
+//! with its share and key pattern, keys drawn as the run goes (no key list is prepared). A template's words may
+//! also hold `{{column}}` holes filled from `--data`'s rows and the built-ins (`{{seq}}`, `{{uuid}}`, ...), as
+//! `run`'s URL and body do ([`crate::template`]).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
@@ -9,6 +12,8 @@ use rand_chacha::ChaCha8Rng;
 use super::keys::{KeyChooser, KeyPattern, ZIPF_THETA, Zipfian};
 use super::{Expect, Op, Request};
 use crate::protocol::{Protocol, resp};
+use crate::template::text::{Hole, Part, Text};
+use crate::template::{Feed, Fill};
 
 /// A piece of one argument of a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +23,8 @@ enum Piece {
     Key,
     /// `__data__`: a value of the size drawn for this request.
     Data,
+    /// `{{...}}`: a data file's column or a built-in, filled per request.
+    Hole(Hole),
 }
 
 /// One command of the workload: its arguments as templates, its share and key pattern.
@@ -27,8 +34,11 @@ pub struct Command {
     pub name: String,
     args: Vec<Vec<Piece>>,
     pattern: KeyPattern,
-    /// memcached storage commands take the data as a block after the line, with its length on the line.
-    storage: bool,
+    /// memcached storage commands take the data as a block after the line, with its length on the line: the
+    /// argument sent as the block (the one holding `__data__`, else a template's last word).
+    block: Option<usize>,
+    /// Some word holds a `{{...}}` hole: each request's words are filled first, then framed.
+    holes: bool,
     idempotent: bool,
 }
 
@@ -36,17 +46,31 @@ pub struct Command {
 const STORAGE: [&str; 5] = ["set", "add", "replace", "append", "prepend"];
 
 impl Command {
-    /// Reads a template: words split at spaces (double quotes keep spaces), `__key__` and `__data__` wherever they
-    /// stand in a word, `__sha__` replaced by the loaded script's SHA1.
+    /// Reads a template: words split at spaces (double quotes keep spaces, and so does a `{{rand 1 9}}`),
+    /// `__key__` and `__data__` wherever they stand in a word, `__sha__` replaced by the loaded script's SHA1,
+    /// `{{...}}` holes as [`Text::parse`] reads them (`columns`: the data file's, none without one).
     pub fn parse(
         template: &str,
         protocol: Protocol,
         pattern: KeyPattern,
         sha: Option<&str>,
+        columns: Option<&[String]>,
     ) -> Result<Command, String> {
         let mut words = Vec::new();
         let (mut word, mut quoted, mut any) = (String::new(), false, false);
-        for c in template.chars() {
+        let mut skip_to = 0;
+        for (i, c) in template.char_indices() {
+            if i < skip_to {
+                continue;
+            }
+            if template[i..].starts_with("{{")
+                && let Some(end) = template[i + 2..].find("}}")
+            {
+                // A hole is one piece of a word, spaces and all.
+                skip_to = i + 2 + end + 2;
+                word.push_str(&template[i..skip_to]);
+                continue;
+            }
             match c {
                 '"' => {
                     quoted = !quoted;
@@ -73,24 +97,42 @@ impl Command {
         if words.iter().any(|w| w.contains("__sha__")) && sha.is_none() {
             return Err("__sha__ needs a script: give --script FILE".into());
         }
-        let args: Vec<Vec<Piece>> = words.iter().map(|w| pieces(&w.replace("__sha__", sha.unwrap_or("")))).collect();
+        let mut args = Vec::new();
+        for w in &words {
+            args.push(pieces(&w.replace("__sha__", sha.unwrap_or("")), columns)?);
+        }
+        let holes = args.iter().flatten().any(|p| matches!(p, Piece::Hole(_)));
         let verb = words[0].to_ascii_lowercase();
         let storage = protocol == Protocol::Memcache && STORAGE.contains(&verb.as_str());
-        if storage && !args.iter().any(|a| a.contains(&Piece::Data)) {
-            return Err(format!("memcached's {verb} stores data: write it like '{verb} __key__ __data__'"));
-        }
+        let block = if !storage {
+            None
+        } else if let Some(at) = args.iter().position(|a| a.contains(&Piece::Data)) {
+            Some(at)
+        } else if args.len() >= 3 && args.last().is_some_and(|a| a.iter().any(|p| matches!(p, Piece::Hole(_)))) {
+            Some(args.len() - 1)
+        } else {
+            return Err(format!(
+                "memcached's {verb} stores data: write it like '{verb} __key__ __data__' or '{verb} {{{{id}}}} {{{{value}}}}'"
+            ));
+        };
         if protocol == Protocol::Memcache && words.iter().any(|w| w.len() > 250) {
             return Err("a memcached word longer than 250 bytes".into());
         }
         let idempotent = matches!(verb.as_str(), "get" | "gets" | "mget" | "exists" | "hgetall" | "hget" | "ttl");
         // The name is printed and stored: a password in the template (`AUTH pw`) stays out of it.
         let name = crate::secrets::redact_command(&words).unwrap_or_else(|| template.trim().to_string());
-        Ok(Command { name, args, pattern, storage, idempotent })
+        Ok(Command { name, args, pattern, block, holes, idempotent })
     }
 
     /// It may change the data (anything but a known read): the run then checks what it would overwrite.
     pub fn writes(&self) -> bool {
         !self.idempotent
+    }
+
+    /// Whether a word holds a `{{...}}` hole, and whether one of them is a data file's column.
+    pub fn holes(&self) -> (bool, bool) {
+        let column = self.args.iter().flatten().any(|p| matches!(p, Piece::Hole(Hole::Column(_))));
+        (self.holes, column)
     }
 
     /// Whether it deletes data wholesale (`FLUSHDB`, `FLUSHALL`, `flush_all`, `SWAPDB`, `SCRIPT FLUSH`, `FUNCTION
@@ -118,7 +160,8 @@ impl Command {
     /// `__key__` (a fixed key, or a key the template builds otherwise).
     pub fn key_word(&self) -> Option<(Vec<u8>, Vec<u8>)> {
         let arg = self.args.iter().find(|a| a.contains(&Piece::Key))?;
-        if arg.iter().filter(|p| **p == Piece::Key).count() != 1 || arg.contains(&Piece::Data) {
+        let other = |p: &Piece| matches!(p, Piece::Data | Piece::Hole(_));
+        if arg.iter().filter(|p| **p == Piece::Key).count() != 1 || arg.iter().any(other) {
             return None;
         }
         let at = arg.iter().position(|p| *p == Piece::Key)?;
@@ -128,13 +171,116 @@ impl Command {
         Some((text(&arg[..at]), text(&arg[at + 1..])))
     }
 
+    /// The word naming the key when the data file's columns alone build it (`user:{{id}}` as the first argument,
+    /// no `__key__`, no built-in): the keys the command touches are that word filled from each row. None otherwise.
+    pub fn row_key(&self) -> Option<RowKey> {
+        let arg = self.args.get(1)?;
+        let column = |p: &Piece| matches!(p, Piece::Hole(Hole::Column(_)));
+        let plain = |p: &Piece| matches!(p, Piece::Text(_)) || column(p);
+        (self.args.iter().all(|a| !a.contains(&Piece::Key)) && arg.iter().all(plain) && arg.iter().any(column))
+            .then(|| RowKey(arg.clone()))
+    }
+
+    /// memcached reads its command line as words: every row must fill each word of it with no space or control
+    /// byte (one would end the word, or the command) and within 250 bytes. The error names the row and column.
+    pub fn check_rows(&self, protocol: Protocol, rows: &crate::template::data::Rows) -> Result<(), String> {
+        if protocol != Protocol::Memcache || !self.holes {
+            return Ok(());
+        }
+        for (a, arg) in self.args.iter().enumerate().filter(|(a, _)| Some(*a) != self.block) {
+            for (r, row) in rows.rows.iter().enumerate() {
+                let mut len = 0;
+                for p in arg {
+                    len += match p {
+                        Piece::Text(t) => t.len(),
+                        Piece::Hole(Hole::Column(c)) => {
+                            let v = &row[*c];
+                            if v.is_empty() || v.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                                return Err(format!(
+                                    "row {}, column '{}': '{}' in a memcached command line; give values without \
+                                     spaces or control characters, or put it in the stored value",
+                                    r + 1,
+                                    rows.columns[*c],
+                                    v.escape_debug()
+                                ));
+                            }
+                            v.len()
+                        }
+                        // The longest a built-in gives: a UUID, or a 64-bit number.
+                        Piece::Hole(Hole::Uuid) => 36,
+                        Piece::Hole(_) | Piece::Key | Piece::Data => 20,
+                    };
+                }
+                if len > 250 {
+                    return Err(format!(
+                        "row {}: makes word {} of the command {len} bytes long; memcached takes at most 250",
+                        r + 1,
+                        a + 1
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The built-in `get` and `set` of `--mix`.
     pub fn builtin(op: &str, protocol: Protocol, pattern: KeyPattern) -> Command {
         // memcached's commands are lower case; Redis takes either.
         let template = if op == "set" { "set __key__ __data__" } else { "get __key__" };
-        let mut c = Command::parse(template, protocol, pattern, None).expect("a valid template");
+        let mut c = Command::parse(template, protocol, pattern, None, None).expect("a valid template");
         c.name = op.to_ascii_uppercase();
         c
+    }
+
+    /// Writes the request of a template with holes: each word filled into `words` (reused from op to op), then
+    /// framed as the protocol frames arguments.
+    fn encode_filled(
+        &self,
+        protocol: Protocol,
+        key: &[u8],
+        data: &[u8],
+        fill: &mut Fill<'_>,
+        words: &mut Vec<Vec<u8>>,
+        out: &mut Vec<u8>,
+    ) {
+        words.resize_with(self.args.len(), Vec::new);
+        for (arg, word) in self.args.iter().zip(words.iter_mut()) {
+            word.clear();
+            for p in arg {
+                match p {
+                    Piece::Text(t) => word.extend_from_slice(t),
+                    Piece::Key => word.extend_from_slice(key),
+                    Piece::Data => word.extend_from_slice(data),
+                    Piece::Hole(h) => fill.hole(h, word),
+                }
+            }
+        }
+        let words = &words[..self.args.len()];
+        match protocol {
+            Protocol::Resp => {
+                resp::header(out, b'*', words.len());
+                for w in words {
+                    resp::header(out, b'$', w.len());
+                    out.extend_from_slice(w);
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+            Protocol::Memcache if self.block.is_some() => {
+                let block = self.block.expect("a storage command");
+                let line: Vec<&Vec<u8>> =
+                    words.iter().enumerate().filter(|(i, _)| *i != block).map(|(_, w)| w).collect();
+                memcache_storage(&line, line.len(), &words[block], out);
+            }
+            Protocol::Memcache | Protocol::Http | Protocol::Http2 => {
+                for (i, w) in words.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b' ');
+                    }
+                    out.extend_from_slice(w);
+                }
+                out.extend_from_slice(b"\r\n");
+            }
+        }
     }
 
     /// Writes the request for `key` and `data` in the protocol's encoding.
@@ -145,6 +291,7 @@ impl Command {
                     Piece::Text(t) => out.extend_from_slice(t),
                     Piece::Key => out.extend_from_slice(key),
                     Piece::Data => out.extend_from_slice(data),
+                    Piece::Hole(_) => unreachable!("a template with holes is encoded by encode_filled"),
                 }
             }
         };
@@ -159,6 +306,7 @@ impl Command {
                             Piece::Text(t) => t.len(),
                             Piece::Key => key.len(),
                             Piece::Data => data.len(),
+                            Piece::Hole(_) => 0,
                         })
                         .sum();
                     resp::header(out, b'$', len);
@@ -166,8 +314,7 @@ impl Command {
                     out.extend_from_slice(b"\r\n");
                 }
             }
-            Protocol::Memcache if self.storage => {
-                // `set KEY [FLAGS EXPTIME]`, the data's length, then the data block.
+            Protocol::Memcache if self.block.is_some() => {
                 let line: Vec<&Vec<Piece>> = self.args.iter().filter(|a| !a.contains(&Piece::Data)).collect();
                 for (i, a) in line.iter().enumerate() {
                     if i > 0 {
@@ -175,14 +322,7 @@ impl Command {
                     }
                     render(a, out);
                 }
-                if line.len() < 4 {
-                    out.extend_from_slice(b" 0 0");
-                }
-                out.push(b' ');
-                out.extend_from_slice(itoa::Buffer::new().format(data.len()).as_bytes());
-                out.extend_from_slice(b"\r\n");
-                out.extend_from_slice(data);
-                out.extend_from_slice(b"\r\n");
+                memcache_storage(&[], line.len(), data, out);
             }
             Protocol::Memcache | Protocol::Http | Protocol::Http2 => {
                 for (i, a) in self.args.iter().enumerate() {
@@ -197,7 +337,60 @@ impl Command {
     }
 }
 
-fn pieces(word: &str) -> Vec<Piece> {
+/// The end of a memcached storage command: `line` (`set KEY [FLAGS EXPTIME]`, `words` long, written here unless
+/// already written), `0 0` when flags and expiry are left out, the data's length, then the data block.
+fn memcache_storage(line: &[&Vec<u8>], words: usize, data: &[u8], out: &mut Vec<u8>) {
+    for (i, w) in line.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(w);
+    }
+    if words < 4 {
+        out.extend_from_slice(b" 0 0");
+    }
+    out.push(b' ');
+    out.extend_from_slice(itoa::Buffer::new().format(data.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The key a [`Command::row_key`] word names for one row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowKey(Vec<Piece>);
+
+impl RowKey {
+    pub fn of(&self, row: &[String]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in &self.0 {
+            match p {
+                Piece::Text(t) => out.extend_from_slice(t),
+                Piece::Hole(Hole::Column(c)) => out.extend_from_slice(row[*c].as_bytes()),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// One word's pieces: its `{{...}}` holes, and `__key__` and `__data__` in the text between them.
+fn pieces(word: &str, columns: Option<&[String]>) -> Result<Vec<Piece>, String> {
+    let mut out = Vec::new();
+    for part in Text::parse(word, columns)?.parts {
+        match part {
+            Part::Hole(h) => out.push(Piece::Hole(h)),
+            Part::Literal(l) => out.extend(markers(&String::from_utf8_lossy(&l))),
+        }
+    }
+    if out.is_empty() {
+        out.push(Piece::Text(Vec::new()));
+    }
+    Ok(out)
+}
+
+/// `__key__` and `__data__` in a text without holes.
+fn markers(word: &str) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut rest = word;
     while !rest.is_empty() {
@@ -219,9 +412,6 @@ fn pieces(word: &str) -> Vec<Piece> {
             }
         }
     }
-    if out.is_empty() {
-        out.push(Piece::Text(Vec::new()));
-    }
     out
 }
 
@@ -240,6 +430,8 @@ pub struct Mix {
     zipf: Option<Arc<Zipfian>>,
     /// Bytes every value is cut from.
     filler: Vec<u8>,
+    /// The rows and counters of the templates' holes (`--data`, `{{seq}}`), when a template has any.
+    pub feed: Option<Feed>,
 }
 
 impl Mix {
@@ -250,6 +442,7 @@ impl Mix {
         key_prefix: String,
         value_min: usize,
         value_max: usize,
+        feed: Option<Feed>,
     ) -> Mix {
         let mut total = 0.0;
         let cumulative = commands
@@ -275,6 +468,7 @@ impl Mix {
             value_max,
             zipf,
             filler,
+            feed,
         }
     }
 
@@ -284,7 +478,7 @@ impl Mix {
             .iter()
             .map(|c| KeyChooser::new(c.pattern, self.keys, client, clients, self.zipf.clone()))
             .collect();
-        Client { mix: Arc::clone(self), choosers, rng, key: Vec::new() }
+        Client { mix: Arc::clone(self), choosers, rng, key: Vec::new(), words: Vec::new(), busy: Duration::ZERO }
     }
 }
 
@@ -294,18 +488,23 @@ pub struct Client {
     choosers: Vec<KeyChooser>,
     rng: ChaCha8Rng,
     key: Vec<u8>,
+    /// A template's words as filled for the current op.
+    words: Vec<Vec<u8>>,
+    /// Time spent filling templates' holes, since the engine last took it.
+    busy: Duration,
 }
 
 impl Client {
-    pub fn next_op(&mut self) -> Op {
+    pub fn next_op(&mut self) -> Option<Op> {
         let mut bytes = Vec::new();
-        let mut op = self.next_op_into(&mut bytes);
+        let mut op = self.next_op_into(&mut bytes)?;
         op.request.bytes = bytes;
-        op
+        Some(op)
     }
 
-    /// The next op, its bytes appended to `out` (the op's own are left empty).
-    pub fn next_op_into(&mut self, out: &mut Vec<u8>) -> Op {
+    /// The next op, its bytes appended to `out` (the op's own are left empty); None when `--data-order unique`
+    /// has used every row.
+    pub fn next_op_into(&mut self, out: &mut Vec<u8>) -> Option<Op> {
         let mix = &*self.mix;
         let total = mix.cumulative.last().copied().unwrap_or(1.0);
         let r = self.rng.random::<f64>() * total;
@@ -320,7 +519,90 @@ impl Client {
             mix.value_max
         };
         let command = &mix.commands[c];
-        command.encode(mix.protocol, &self.key, &mix.filler[..size], out);
-        Op { spec: c, request: Request::new(Vec::new(), command.idempotent), expect: Expect::Any { tolerated: &[] } }
+        match mix.feed.as_ref().filter(|_| command.holes) {
+            None => command.encode(mix.protocol, &self.key, &mix.filler[..size], out),
+            Some(feed) => {
+                let t0 = Instant::now();
+                let row = feed.row(&mut self.rng)?;
+                let mut fill = feed.fill(row, &mut self.rng);
+                command.encode_filled(mix.protocol, &self.key, &mix.filler[..size], &mut fill, &mut self.words, out);
+                self.busy += t0.elapsed();
+            }
+        }
+        Some(Op {
+            spec: c,
+            request: Request::new(Vec::new(), command.idempotent),
+            expect: Expect::Any { tolerated: &[] },
+        })
+    }
+
+    /// A unique order has used every row.
+    pub fn exhausted(&self) -> bool {
+        self.mix.feed.as_ref().is_some_and(Feed::exhausted)
+    }
+
+    /// The time spent filling holes since the last call; None when no template has holes.
+    pub fn take_busy(&mut self) -> Option<Duration> {
+        self.mix.feed.as_ref().map(|_| std::mem::take(&mut self.busy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::Order;
+    use crate::template::data::Rows;
+    use rand::SeedableRng;
+
+    fn mix(template: &str, protocol: Protocol, rows: Rows, order: Order) -> Arc<Mix> {
+        let cols = rows.columns.clone();
+        let c = Command::parse(template, protocol, KeyPattern::Sequential, None, Some(&cols)).unwrap();
+        Arc::new(Mix::new(protocol, vec![(c, 1.0)], 10, "hakaru:".into(), 4, 4, Some(Feed::new(Some(rows), order))))
+    }
+
+    fn rows() -> Rows {
+        let rows = vec![vec!["k1".into(), "a b".into()], vec!["k2".into(), "c".into()]];
+        Rows { columns: vec!["id".into(), "name".into()], rows }
+    }
+
+    fn ops(m: &Arc<Mix>, n: usize) -> Vec<String> {
+        let mut c = m.client(0, 1, ChaCha8Rng::seed_from_u64(1));
+        (0..n).map_while(|_| c.next_op().map(|op| String::from_utf8(op.request.bytes).unwrap())).collect()
+    }
+
+    #[test]
+    fn redis_words_are_filled_from_rows_and_framed_by_length() {
+        let m = mix("SET user:{{id}} \"{{name}} {{rand 7 7}}\"", Protocol::Resp, rows(), Order::Unique);
+        let sent = ops(&m, 5);
+        assert_eq!(
+            sent,
+            [
+                "*3\r\n$3\r\nSET\r\n$7\r\nuser:k1\r\n$5\r\na b 7\r\n",
+                "*3\r\n$3\r\nSET\r\n$7\r\nuser:k2\r\n$3\r\nc 7\r\n"
+            ]
+        );
+        let key = m.commands[0].row_key().unwrap();
+        assert_eq!(key.of(&m.feed.as_ref().unwrap().rows.as_ref().unwrap().rows[1]), b"user:k2");
+    }
+
+    #[test]
+    fn memcached_stores_a_templated_last_word_as_the_data_block() {
+        let m = mix("set {{id}} {{name}}", Protocol::Memcache, rows(), Order::Sequential);
+        assert_eq!(ops(&m, 3), ["set k1 0 0 3\r\na b\r\n", "set k2 0 0 1\r\nc\r\n", "set k1 0 0 3\r\na b\r\n"]);
+        // memtier's markers still work beside the holes.
+        let m = mix("set __key__:{{id}} __data__", Protocol::Memcache, rows(), Order::Sequential);
+        assert_eq!(ops(&m, 1), ["set hakaru:0:k1 0 0 4\r\nabcd\r\n"]);
+    }
+
+    #[test]
+    fn memcached_line_words_refuse_rows_with_spaces() {
+        let c = Command::parse("get {{name}}", Protocol::Memcache, KeyPattern::Random, None, Some(&rows().columns))
+            .unwrap();
+        let e = c.check_rows(Protocol::Memcache, &rows()).unwrap_err();
+        assert!(e.starts_with("row 1, column 'name': 'a b'"), "{e}");
+        assert!(c.check_rows(Protocol::Resp, &rows()).is_ok());
+        let e = Command::parse("get {{nope}}", Protocol::Memcache, KeyPattern::Random, None, Some(&rows().columns))
+            .unwrap_err();
+        assert!(e.contains("'{{nope}}'"), "{e}");
     }
 }

@@ -10,6 +10,8 @@ pub mod keys;
 pub mod kyoto;
 pub mod ycsb;
 
+use std::time::Duration;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -168,6 +170,16 @@ impl Workload {
         }
     }
 
+    /// Requests are filled from templates as the run goes: the summary gives that work's share of hakaru's CPU.
+    pub fn builds(&self) -> bool {
+        matches!(self, Workload::Commands(m) if m.feed.is_some())
+    }
+
+    /// `--data-order unique` has used every row.
+    pub fn rows_ran_out(&self) -> bool {
+        matches!(self, Workload::Commands(m) if m.feed.as_ref().is_some_and(crate::template::Feed::exhausted))
+    }
+
     /// A wrong answer stops the run (`--verify`).
     pub fn halts_on_wrong(&self) -> bool {
         matches!(self, Workload::Wicked(w) if w.verify) || matches!(self, Workload::Order(_))
@@ -186,7 +198,7 @@ impl Source {
     /// The next op, or None when this client's part of the workload is done.
     pub fn next_op(&mut self) -> Option<Op> {
         match self {
-            Source::Commands(c) => Some(c.next_op()),
+            Source::Commands(c) => c.next_op(),
             Source::Order(c) => c.next_op(),
             Source::Wicked(c) => Some(c.next_op()),
             Source::Ycsb(c) => Some(c.next_op()),
@@ -197,7 +209,7 @@ impl Source {
     /// one buffer, so the mixes made for speed allocate nothing per op.
     pub fn next_op_into(&mut self, wire: &mut Vec<u8>) -> Option<Op> {
         match self {
-            Source::Commands(c) => Some(c.next_op_into(wire)),
+            Source::Commands(c) => c.next_op_into(wire),
             _ => {
                 let mut op = self.next_op()?;
                 wire.append(&mut op.request.bytes);
@@ -211,7 +223,17 @@ impl Source {
     pub fn exhausted(&self) -> bool {
         match self {
             Source::Order(c) => c.exhausted(),
+            Source::Commands(c) => c.exhausted(),
             _ => false,
+        }
+    }
+
+    /// The time spent filling templates' holes since the last call (`--data`, `{{...}}` in `--command`); None
+    /// when the workload fills none.
+    pub fn take_busy(&mut self) -> Option<Duration> {
+        match self {
+            Source::Commands(c) => c.take_busy(),
+            _ => None,
         }
     }
 
