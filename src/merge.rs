@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use crate::metrics::{LatencyHistogram, WindowSummary};
 use crate::plan::segment::Segment;
 use crate::result::{
-    AgentReport, BreakdownRow, ErrorCount, LatencySummary, ResultDocument, SlowRequest, StepResult, WholePlan,
+    AgentReport, BreakdownRow, ErrorCount, Http2Report, LatencySummary, ResultDocument, SlowRequest, StepResult,
+    WholePlan,
 };
 
 /// An optional setting in words, for a message: its value, or `none`.
@@ -290,6 +291,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.generator.saturated = steps.iter().any(|s| s.generator.saturated);
     out.start_late_s = steps.iter().filter_map(|s| s.start_late_s).reduce(f64::max);
     out.first_error_reply = steps.iter().find_map(|s| s.first_error_reply.clone());
+    out.http2 = Http2Report::merged(&steps.iter().filter_map(|s| s.http2.as_ref()).collect::<Vec<_>>());
     out.agents = parts
         .iter()
         .map(|(s, d)| AgentReport {
@@ -411,5 +413,34 @@ mod tests {
         // With a segment missing, the merged document keeps the plan its figures are part of.
         let partial = merge(&[segment(0, 2, 100.0, Some(200.0))], &names(), true).unwrap();
         assert_eq!(partial.settings.whole_plan.and_then(|w| w.rate), Some(200.0));
+    }
+
+    #[test]
+    fn the_agents_http2_figures_are_added_and_the_fewest_streams_kept() {
+        let part = |goaways, used, bytes_in, decoded| {
+            let mut doc = segment(0, 2, 100.0, Some(200.0));
+            for step in &mut doc.steps {
+                step.http2 = Some(Http2Report {
+                    streams_asked: 16,
+                    streams_used: used,
+                    goaways,
+                    retried: goaways * 2,
+                    header_bytes_out: 700,
+                    header_bytes_in: bytes_in,
+                    header_bytes_in_decoded: decoded,
+                    header_savings: 0.0,
+                });
+            }
+            doc
+        };
+        let mut b = part(3, 4, 300, 400);
+        b.settings.segment = Some("1/2".into());
+        let merged = merge(&[part(1, 16, 100, 400), b], &names(), false).unwrap();
+        for step in &merged.steps {
+            let h2 = step.http2.as_ref().expect("merged");
+            assert_eq!((h2.streams_asked, h2.streams_used, h2.goaways, h2.retried), (16, 4, 4, 8));
+            assert_eq!((h2.header_bytes_out, h2.header_bytes_in, h2.header_bytes_in_decoded), (1400, 400, 800));
+            assert_eq!(h2.header_savings, 0.5, "1 - 400 / 800, of the sums");
+        }
     }
 }

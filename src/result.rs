@@ -371,6 +371,25 @@ impl Http2Report {
             header_savings: (savings * 10_000.0).round() / 10_000.0,
         }
     }
+
+    /// The figures of several agents' parts of one step as one: counts added, the fewest streams any connection
+    /// allowed, the header savings of the sums. None when no part has them.
+    pub fn merged(parts: &[&Http2Report]) -> Option<Http2Report> {
+        let first = parts.first()?;
+        let mut h2 = crate::metrics::H2Counts::default();
+        for p in parts {
+            h2.merge(&crate::metrics::H2Counts {
+                header_bytes_out: p.header_bytes_out,
+                header_bytes_in: p.header_bytes_in,
+                header_bytes_in_decoded: p.header_bytes_in_decoded,
+                goaways: p.goaways,
+                retried: p.retried,
+                streams_used: p.streams_used,
+                ..Default::default()
+            });
+        }
+        Some(Http2Report::new(&h2, first.streams_asked))
+    }
 }
 
 /// One agent's part of a merged step.

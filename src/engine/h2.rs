@@ -9,10 +9,11 @@
 //! size the client allows), a header block at most `--max-line`, the HPACK table 4 KiB.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -21,10 +22,10 @@ use tokio::time::Sleep;
 
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, connect};
-use crate::metrics::ErrorKind;
+use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
-use crate::protocol::h2::request::{set_stream, sizes};
+use crate::protocol::h2::request::{body_start, frame_at, set_stream};
 use crate::protocol::{Answer, PreparedRequest};
 
 /// The window the client gives the server, per stream and for the connection: large (as h2load and oha set it),
@@ -155,7 +156,7 @@ pub(super) async fn exchange(
         timer.as_mut().reset((ready + timeout).into());
         let claimed = tokio::select! {
             biased;
-            r = conn.claim(sizes(&request.bytes).body) => r,
+            r = conn.claim() => r,
             _ = timer.as_mut() => return Err(super::client::timeout_failure(timeout)),
         };
         let waited = match claimed {
@@ -231,6 +232,8 @@ struct State {
     next_id: u32,
     /// The connection's window for what the client sends (request bodies).
     send_window: i64,
+    /// Streams whose body waits for room in a window (WINDOW_UPDATE, a larger SETTINGS_INITIAL_WINDOW_SIZE).
+    blocked: VecDeque<u32>,
     /// The window of a new stream for what the client sends (the server's SETTINGS_INITIAL_WINDOW_SIZE).
     stream_window: i64,
     /// Bytes of DATA read since the last connection WINDOW_UPDATE.
@@ -256,9 +259,125 @@ struct Stream {
     status: u16,
     done: Option<Outcome>,
     waker: Option<Waker>,
+    /// The server's window for this stream's body.
+    window: i64,
+    /// The body still to send, when it did not fit the windows.
+    body: Option<Body>,
+}
+
+/// The rest of a request body: its prepared frames, the DATA frame under way and how much of its payload is sent.
+struct Body {
+    frames: Arc<[u8]>,
+    at: usize,
+    sent: usize,
 }
 
 impl State {
+    /// A connection's state before it opens: the preface and the client's SETTINGS queued.
+    fn new(streams: usize, max_line: usize) -> State {
+        let mut out = Vec::with_capacity(4096);
+        out.extend_from_slice(frame::PREFACE);
+        frame::settings(
+            &mut out,
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_MAX_CONCURRENT_STREAMS, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, max_line as u32),
+            ],
+        );
+        frame::window_update(&mut out, 0, WINDOW - frame::DEFAULT_WINDOW);
+        State {
+            phase: Phase::Opening,
+            failure: None,
+            out,
+            written: 0,
+            task: None,
+            waiting: Vec::new(),
+            streams: HashMap::new(),
+            in_flight: 0,
+            limit: streams,
+            asked: streams,
+            next_id: 1,
+            send_window: i64::from(frame::DEFAULT_WINDOW),
+            blocked: VecDeque::new(),
+            stream_window: i64::from(frame::DEFAULT_WINDOW),
+            unacked: 0,
+            block: None,
+            block_bytes: Vec::new(),
+            partial: Vec::new(),
+            skip: 0,
+            skip_frame: (0, false),
+            decoder: hpack::Decoder::default(),
+            max_block: max_line,
+            goaway: None,
+        }
+    }
+
+    /// Queues as much of stream `id`'s body as both windows allow, cutting a DATA frame at the window's edge.
+    /// True when nothing is left to send (or the stream is gone or ended).
+    fn push_body(&mut self, id: u32) -> bool {
+        let Some(s) = self.streams.get_mut(&id) else { return true };
+        if s.done.is_some() {
+            s.body = None;
+        }
+        let Some(body) = s.body.as_mut() else { return true };
+        while let Some(head) = frame_at(&body.frames, body.at) {
+            let left = head.len - body.sent;
+            let n = (left as i64).min(self.send_window).min(s.window).max(0) as usize;
+            if n == 0 && left > 0 {
+                return false;
+            }
+            let flags = if n == left { head.flags & frame::END_STREAM } else { 0 };
+            Head { len: n, kind: frame::DATA, flags, stream: id }.write(&mut self.out);
+            let from = body.at + frame::HEAD + body.sent;
+            self.out.extend_from_slice(&body.frames[from..from + n]);
+            body.sent += n;
+            self.send_window -= n as i64;
+            s.window -= n as i64;
+            if body.sent == head.len {
+                body.at += frame::HEAD + head.len;
+                body.sent = 0;
+            }
+        }
+        s.body = None;
+        true
+    }
+
+    /// Queues a new stream's prepared `frames`: its headers, and its body as far as the windows allow (the rest
+    /// waits in `blocked`). Returns the stream id and the header block's size.
+    fn open_stream(&mut self, frames: &Arc<[u8]>) -> (u32, usize) {
+        let id = self.next_id;
+        self.next_id += 2;
+        if self.next_id > LAST_STREAM_ID {
+            // Identifiers used up: this stream is the connection's last (RFC 9113 5.1.1).
+            self.phase = Phase::Draining;
+        }
+        let at = self.out.len();
+        let headers = body_start(frames);
+        self.out.extend_from_slice(&frames[..headers]);
+        let header_block = set_stream(&mut self.out[at..], id).header_block;
+        let body = (headers < frames.len()).then(|| Body { frames: Arc::clone(frames), at: headers, sent: 0 });
+        self.streams.insert(id, Stream { window: self.stream_window, body, ..Stream::default() });
+        if !self.push_body(id) {
+            self.blocked.push_back(id);
+        }
+        (id, header_block)
+    }
+
+    /// After a window grew: the blocked bodies go on, in the order they were blocked.
+    fn resume_blocked(&mut self) {
+        for _ in 0..self.blocked.len() {
+            let Some(id) = self.blocked.pop_front() else { break };
+            if !self.push_body(id) {
+                self.blocked.push_back(id);
+            }
+        }
+        if !self.out.is_empty() {
+            self.wake_task();
+        }
+    }
+
     fn has_room(&self) -> bool {
         self.phase == Phase::Open && self.in_flight < self.limit
     }
@@ -333,45 +452,7 @@ fn unprocessed(id: u32, last: u32) -> Failure {
 impl H2Conn {
     /// A new connection: its task connects, sends the preface and SETTINGS, and runs until the connection ends.
     fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize) -> Rc<H2Conn> {
-        let plan = &ctx.shared.plan;
-        let mut out = Vec::with_capacity(4096);
-        out.extend_from_slice(frame::PREFACE);
-        frame::settings(
-            &mut out,
-            &[
-                (frame::SETTINGS_ENABLE_PUSH, 0),
-                (frame::SETTINGS_MAX_CONCURRENT_STREAMS, 0),
-                (frame::SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
-                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, plan.max_line as u32),
-            ],
-        );
-        frame::window_update(&mut out, 0, WINDOW - frame::DEFAULT_WINDOW);
-        let conn = Rc::new(H2Conn {
-            state: RefCell::new(State {
-                phase: Phase::Opening,
-                failure: None,
-                out,
-                written: 0,
-                task: None,
-                waiting: Vec::new(),
-                streams: HashMap::new(),
-                in_flight: 0,
-                limit: streams,
-                asked: streams,
-                next_id: 1,
-                send_window: i64::from(frame::DEFAULT_WINDOW),
-                stream_window: i64::from(frame::DEFAULT_WINDOW),
-                unacked: 0,
-                block: None,
-                block_bytes: Vec::new(),
-                partial: Vec::new(),
-                skip: 0,
-                skip_frame: (0, false),
-                decoder: hpack::Decoder::default(),
-                max_block: plan.max_line,
-                goaway: None,
-            }),
-        });
+        let conn = Rc::new(H2Conn { state: RefCell::new(State::new(streams, ctx.shared.plan.max_line)) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
         tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
         conn
@@ -393,13 +474,13 @@ impl H2Conn {
         .await
     }
 
-    /// Waits for a free stream (and, for a body, room in the connection's window). Ok(true) when it had to wait.
-    async fn claim(&self, body: usize) -> Result<bool, Claim> {
+    /// Waits for a free stream. Ok(true) when it had to wait.
+    async fn claim(&self) -> Result<bool, Claim> {
         let mut waited = false;
         poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             match st.phase {
-                Phase::Open if st.in_flight < st.limit && st.send_window >= body as i64 => {
+                Phase::Open if st.in_flight < st.limit => {
                     st.in_flight += 1;
                     Poll::Ready(Ok(waited))
                 }
@@ -418,38 +499,14 @@ impl H2Conn {
         .await
     }
 
-    /// Queues a claimed stream's frames; returns its stream id.
+    /// Queues a claimed stream's frames (a body as far as the server's windows allow; the rest goes as they grow);
+    /// returns its stream id.
     fn send(&self, ctx: &ThreadCtx, request: &PreparedRequest) -> u32 {
         let mut st = self.state.borrow_mut();
-        let id = st.next_id;
-        st.next_id += 2;
-        if st.next_id > LAST_STREAM_ID {
-            // Identifiers used up: this stream is the connection's last (RFC 9113 5.1.1).
-            st.phase = Phase::Draining;
-        }
-        let at = st.out.len();
-        st.out.extend_from_slice(&request.bytes);
-        let sizes = set_stream(&mut st.out[at..], id);
-        st.send_window -= sizes.body as i64;
-        if sizes.body as i64 > st.stream_window {
-            // The body does not fit the server's stream window: it would wait for WINDOW_UPDATEs hakaru does not
-            // track per stream. Said, not sent.
-            st.out.truncate(at);
-            st.send_window += sizes.body as i64;
-            st.streams.insert(id, Stream::default());
-            let why = format!(
-                "a body of {} bytes is larger than the server's stream window ({} bytes); bodies over the window \
-                 are not sent yet",
-                sizes.body, st.stream_window
-            );
-            st.finish(id, Outcome::Failed(Failure::new(ErrorKind::FlowControl, why)));
-            return id;
-        }
-        st.streams.insert(id, Stream::default());
+        let (id, header_block) = st.open_stream(&request.bytes);
         st.wake_task();
         drop(st);
-        let mut m = ctx.metrics.borrow_mut();
-        m.h2.header_bytes_out += sizes.header_block as u64;
+        ctx.metrics.borrow_mut().h2.header_bytes_out += header_block as u64;
         id
     }
 
@@ -622,12 +679,12 @@ impl H2Conn {
                 return Poll::Ready(());
             }
             ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
-            self.on_bytes(ctx, data);
+            self.on_bytes(&ctx.metrics, data);
         }
     }
 
     /// Takes the frames in `data` (a read), keeping an incomplete one for the next read.
-    fn on_bytes(&self, ctx: &ThreadCtx, mut data: &[u8]) {
+    fn on_bytes(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
         let mut st = self.state.borrow_mut();
         while !data.is_empty() && st.phase != Phase::Dead {
             if st.skip > 0 {
@@ -667,7 +724,7 @@ impl H2Conn {
                     st.partial = partial;
                     break;
                 }
-                on_frame(ctx, &mut st, &head, &partial[frame::HEAD..]);
+                on_frame(metrics, &mut st, &head, &partial[frame::HEAD..]);
                 partial.clear();
                 st.partial = partial;
                 continue;
@@ -691,7 +748,7 @@ impl H2Conn {
                 st.partial.extend_from_slice(data);
                 break;
             }
-            on_frame(ctx, &mut st, &head, &data[frame::HEAD..frame::HEAD + head.len]);
+            on_frame(metrics, &mut st, &head, &data[frame::HEAD..frame::HEAD + head.len]);
             data = &data[frame::HEAD + head.len..];
         }
         if !st.out.is_empty() {
@@ -771,7 +828,7 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
 }
 
 /// Any frame but DATA, whole.
-fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
+fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload: &[u8]) {
     match head.kind {
         frame::HEADERS => {
             if head.stream == 0 {
@@ -787,7 +844,7 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
                 st.block = Some((head.stream, end_stream));
                 check_block_size(st);
             } else {
-                header_block(ctx, st, head.stream, end_stream);
+                header_block(metrics, st, head.stream, end_stream);
             }
         }
         frame::CONTINUATION => {
@@ -800,7 +857,7 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
             st.block_bytes.extend_from_slice(payload);
             if check_block_size(st) && head.flags & frame::END_HEADERS != 0 {
                 st.block = None;
-                header_block(ctx, st, id, end_stream);
+                header_block(metrics, st, id, end_stream);
             }
         }
         frame::RST_STREAM => {
@@ -831,17 +888,27 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
                             return st
                                 .connection_error(frame::FLOW_CONTROL_ERROR, "an initial window over 2^31-1".into());
                         }
+                        // The change applies to every stream's window, open ones included (RFC 9113 6.9.2).
+                        let delta = i64::from(value) - st.stream_window;
                         st.stream_window = i64::from(value);
+                        for s in st.streams.values_mut() {
+                            s.window += delta;
+                        }
+                        if st.streams.values().any(|s| s.window > i64::from(frame::MAX_WINDOW)) {
+                            return st
+                                .connection_error(frame::FLOW_CONTROL_ERROR, "a stream window over 2^31-1".into());
+                        }
                     }
                     _ => {}
                 }
             }
             frame::settings_ack(&mut st.out);
+            st.resume_blocked();
             if st.phase == Phase::Opening {
                 st.phase = Phase::Open;
             }
             // A later SETTINGS may lower the limit: the step reports the fewest streams any connection allowed.
-            ctx.metrics.borrow_mut().h2.saw_limit(st.limit as u64);
+            metrics.borrow_mut().h2.saw_limit(st.limit as u64);
             st.wake_waiting();
         }
         frame::PING => {
@@ -859,7 +926,7 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
                 return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad GOAWAY".into());
             }
             let (last, code) = (frame::u32_at(payload, 0) & 0x7fff_ffff, frame::u32_at(payload, 4));
-            ctx.metrics.borrow_mut().h2.goaways += 1;
+            metrics.borrow_mut().h2.goaways += 1;
             st.goaway = Some((last, code));
             if st.phase != Phase::Dead {
                 st.phase = Phase::Draining;
@@ -885,8 +952,24 @@ fn on_frame(ctx: &ThreadCtx, st: &mut State, head: &Head, payload: &[u8]) {
                 if st.send_window > i64::from(frame::MAX_WINDOW) {
                     return st.connection_error(frame::FLOW_CONTROL_ERROR, "the window went over 2^31-1".into());
                 }
-                st.wake_waiting();
+            } else if let Some(s) = st.streams.get_mut(&head.stream) {
+                // A stream error (RFC 9113 6.9, 6.9.1): that stream reset and failed, the connection goes on.
+                let why = if inc == 0 {
+                    Some((frame::PROTOCOL_ERROR, ErrorKind::Malformed, "a stream WINDOW_UPDATE of 0"))
+                } else {
+                    s.window += i64::from(inc);
+                    (s.window > i64::from(frame::MAX_WINDOW)).then_some((
+                        frame::FLOW_CONTROL_ERROR,
+                        ErrorKind::FlowControl,
+                        "a stream window over 2^31-1",
+                    ))
+                };
+                if let Some((code, kind, why)) = why {
+                    frame::rst_stream(&mut st.out, head.stream, code);
+                    st.finish(head.stream, Outcome::Failed(Failure::new(kind, format!("HTTP/2: {why}"))));
+                }
             }
+            st.resume_blocked();
         }
         frame::PUSH_PROMISE => {
             st.connection_error(frame::PROTOCOL_ERROR, "PUSH_PROMISE though the client disabled push".into());
@@ -907,7 +990,7 @@ fn check_block_size(st: &mut State) -> bool {
 }
 
 /// A whole header block for stream `id`: decoded (always, so the HPACK table stays in step), its status kept.
-fn header_block(ctx: &ThreadCtx, st: &mut State, id: u32, end_stream: bool) {
+fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_stream: bool) {
     let block = std::mem::take(&mut st.block_bytes);
     let mut status = 0u16;
     let mut decoded = 0u64;
@@ -922,7 +1005,7 @@ fn header_block(ctx: &ThreadCtx, st: &mut State, id: u32, end_stream: bool) {
         }
     });
     {
-        let mut m = ctx.metrics.borrow_mut();
+        let mut m = metrics.borrow_mut();
         m.h2.header_bytes_in += block.len() as u64;
         m.h2.header_bytes_in_decoded += decoded;
     }
@@ -1022,4 +1105,162 @@ fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), 
         "the server does not speak HTTP/2 with prior knowledge (h2c) on this port ({answer}); leave out --http2, or \
          use https:// where it offers HTTP/2 over TLS"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt as _, SeedableRng as _};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::protocol::http::RequestParts;
+
+    /// An open connection's state with streams 1, 3 and 5 under way.
+    fn open_conn() -> H2Conn {
+        let mut st = State::new(100, 8192);
+        st.phase = Phase::Open;
+        st.out.clear();
+        for id in [1, 3, 5] {
+            st.streams.insert(id, Stream::default());
+            st.in_flight += 1;
+        }
+        st.next_id = 7;
+        H2Conn { state: RefCell::new(st) }
+    }
+
+    fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        Head { len: payload.len(), kind, flags, stream }.write(&mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// The frames one stream's body went out in: (length, END_STREAM).
+    fn data_frames(out: &[u8], stream: u32) -> Vec<(usize, bool)> {
+        let mut frames = Vec::new();
+        let mut at = 0;
+        while let Some(head) = frame_at(out, at) {
+            if head.kind == frame::DATA && head.stream == stream {
+                frames.push((head.len, head.flags & frame::END_STREAM != 0));
+            }
+            at += frame::HEAD + head.len;
+        }
+        frames
+    }
+
+    #[test]
+    fn a_body_larger_than_the_windows_waits_for_window_update_and_then_goes_on() {
+        let body = vec![b'x'; 200_000];
+        let parts = RequestParts { method: "POST", target: "/", host: "h", body: &body, ..Default::default() };
+        let request = crate::protocol::h2::request::build_request(&parts, false);
+        let conn = open_conn();
+        let metrics = RefCell::new(StepMetrics::default());
+        let id = conn.state.borrow_mut().open_stream(&request.bytes).0;
+        let sent = |conn: &H2Conn| -> usize {
+            data_frames(&std::mem::take(&mut conn.state.borrow_mut().out), id).iter().map(|f| f.0).sum()
+        };
+        // Both windows start at 65,535: that much goes, cut at the window's edge.
+        assert_eq!(sent(&conn), 65_535);
+        assert_eq!(conn.state.borrow().blocked, [id]);
+        // The connection's window alone does not let more go: the stream's is empty.
+        conn.on_bytes(&metrics, &frame_bytes(frame::WINDOW_UPDATE, 0, 0, &(1u32 << 30).to_be_bytes()));
+        assert_eq!(sent(&conn), 0);
+        // The stream's window grows by 100,000: that much more.
+        conn.on_bytes(&metrics, &frame_bytes(frame::WINDOW_UPDATE, 0, id, &100_000u32.to_be_bytes()));
+        assert_eq!(sent(&conn), 100_000);
+        // A larger initial window (SETTINGS) grows open streams too: the rest goes, the last frame ending the stream.
+        let mut settings = Vec::new();
+        frame::settings(&mut settings, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)]);
+        conn.on_bytes(&metrics, &settings);
+        let out = std::mem::take(&mut conn.state.borrow_mut().out);
+        let frames = data_frames(&out, id);
+        assert_eq!(frames.iter().map(|f| f.0).sum::<usize>(), 200_000 - 165_535);
+        // 14,689 bytes finish the frame the window cut, then 16,384, then the last 3,392.
+        assert_eq!(frames, [(14_689, false), (16_384, false), (3_392, true)]);
+        assert!(conn.state.borrow().blocked.is_empty());
+        assert!(conn.state.borrow().streams[&id].done.is_none(), "not a failure");
+    }
+
+    /// A header block's bytes with `:status 200` and a few literals, some Huffman-coded (RFC 7541 C.4.1, C.6.1).
+    const BLOCKS: [&[u8]; 3] = [
+        &[0x88],
+        &[0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff],
+        &[
+            0x48, 0x82, 0x64, 0x02, 0x58, 0x85, 0xae, 0xc3, 0x77, 0x1a, 0x4b, 0x61, 0x96, 0xd0, 0x7a, 0xbe, 0x94, 0x10,
+            0x54, 0xd4, 0x44, 0xa8, 0x20, 0x05, 0x95, 0x04, 0x0b, 0x81, 0x66, 0xe0, 0x82, 0xa6, 0x2d, 0x1b, 0xff,
+        ],
+    ];
+
+    /// A hostile peer's bytes: frames of every type on streams open, closed and 0, with valid, mutated and random
+    /// payloads, and lengths that sometimes lie.
+    fn garbled(rng: &mut ChaCha8Rng) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..rng.random_range(1..12) {
+            // Half are a response's HEADERS on a stream under way, their block whole or mutated.
+            let answer = rng.random_range(0..2) == 0;
+            let kind = if answer { frame::HEADERS } else { rng.random_range(0..12u8) };
+            let stream = [0, 1, 3, 5, 7, rng.random::<u32>()][rng.random_range(if answer { 1..4 } else { 0..6 })];
+            let flags = if answer { frame::END_HEADERS | frame::END_STREAM } else { rng.random::<u8>() };
+            let mut payload: Vec<u8> = match if answer { 0 } else { rng.random_range(0..3) } {
+                0 => BLOCKS[rng.random_range(0..BLOCKS.len())].to_vec(),
+                1 => (0..rng.random_range(0..40)).map(|_| rng.random()).collect(),
+                _ => vec![0; [0, 4, 6, 8, 12][rng.random_range(0..5)]],
+            };
+            for _ in 0..rng.random_range(0..3) * usize::from(rng.random_range(0..3) == 0) {
+                if !payload.is_empty() {
+                    let i = rng.random_range(0..payload.len());
+                    payload[i] ^= 1 << rng.random_range(0..8);
+                }
+            }
+            let at = out.len();
+            out.extend_from_slice(&frame_bytes(kind, flags, stream, &payload));
+            if rng.random_range(0..8) == 0 {
+                // A length that lies: longer, shorter, or past what the client allows.
+                out[at..at + 3].copy_from_slice(&rng.random::<[u8; 3]>());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_hostile_peers_garbled_frames_end_in_an_error_kind_never_a_panic_and_stay_bounded() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let allowed = |k: ErrorKind| {
+            matches!(k, ErrorKind::Malformed | ErrorKind::FlowControl | ErrorKind::Goaway)
+                || (0..=0xe).any(|code| ErrorKind::rst_stream(code) == k)
+        };
+        let (mut dead, mut answered) = (0, 0);
+        for _ in 0..3000 {
+            let conn = open_conn();
+            let metrics = RefCell::new(StepMetrics::default());
+            let input = garbled(&mut rng);
+            // Read as the network cuts it: in random pieces.
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let n = rng.random_range(1..=rest.len());
+                conn.on_bytes(&metrics, &rest[..n]);
+                rest = &rest[n..];
+            }
+            let st = conn.state.borrow();
+            assert!(st.partial.capacity() <= 2 * (frame::HEAD + MAX_FRAME), "a partial frame is bounded");
+            assert!(st.block_bytes.len() <= st.max_block + MAX_FRAME, "a header block is bounded");
+            assert!(st.decoder.table_size() <= 4096, "the HPACK table is bounded");
+            assert!(st.out.len() <= 64 + 2 * input.len(), "answers are bounded by what was read");
+            for s in st.streams.values() {
+                match &s.done {
+                    Some(Outcome::Failed(f) | Outcome::Unprocessed(f)) => {
+                        assert!(allowed(f.kind), "{:?}: {}", f.kind, f.message)
+                    }
+                    Some(Outcome::Answer(a)) => {
+                        assert!((200..=1000).contains(&a.status));
+                        answered += 1;
+                    }
+                    None => {}
+                }
+            }
+            dead += usize::from(st.phase == Phase::Dead);
+        }
+        // The inputs reach both ends: connections the garbage ended, and answers that got through it.
+        assert!(dead > 1000 && answered > 500, "{dead} connections ended, {answered} answers");
+    }
 }

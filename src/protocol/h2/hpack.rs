@@ -484,4 +484,60 @@ mod tests {
         // A size update within the limit empties what no longer fits.
         assert!(d.decode(&[0x20], |_, _| {}).is_ok());
     }
+
+    #[test]
+    fn random_and_mutated_blocks_end_ok_or_in_an_error_within_bounds() {
+        use rand::{RngExt as _, SeedableRng as _};
+        // Valid blocks of RFC 7541 C.3 to C.6 (some Huffman-coded), to mutate.
+        let seeds: Vec<Vec<u8>> = [
+            "8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d",
+            "8286 84be 5808 6e6f 2d63 6163 6865",
+            "8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff",
+            "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff6e 919d 29ad \
+             1718 63c7 8f0b 97c8 e9ae 82ae 43d3",
+            "4803 3330 37c1 c0bf",
+        ]
+        .iter()
+        .map(|b| hex(b))
+        .collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7541);
+        let (mut ok, mut err) = (0, 0);
+        for case in 0..20_000 {
+            // One decoder for many blocks, as a connection has: the table carries what earlier blocks left.
+            let mut d = Decoder::default();
+            for _ in 0..4 {
+                let mut block = if case % 3 == 0 {
+                    (0..rng.random_range(0..48)).map(|_| rng.random()).collect()
+                } else {
+                    seeds[rng.random_range(0..seeds.len())].clone()
+                };
+                for _ in 0..rng.random_range(0..4) {
+                    if block.is_empty() {
+                        break;
+                    }
+                    let i = rng.random_range(0..block.len());
+                    match rng.random_range(0..3) {
+                        0 => block[i] ^= 1 << rng.random_range(0..8),
+                        1 => block[i] = rng.random(),
+                        _ => block.truncate(i),
+                    }
+                }
+                // A field is never larger than the table or what its block can hold (Huffman: 5 bits a byte at best).
+                let bound = DEFAULT_TABLE_SIZE.max(block.len() * 8 / 5 + 1);
+                let result = d.decode(&block, |name, value| {
+                    assert!(name.len() + value.len() <= bound, "{} bytes from {block:?}", name.len() + value.len());
+                });
+                match result {
+                    Ok(()) => ok += 1,
+                    Err(HpackError(why)) => {
+                        assert!(!why.is_empty());
+                        err += 1;
+                    }
+                }
+                assert!(d.table_size() <= DEFAULT_TABLE_SIZE, "the table stays within its size");
+                assert!(d.name.capacity() <= bound.max(64) * 2 && d.value.capacity() <= bound.max(64) * 2);
+            }
+        }
+        assert!(ok > 10_000 && err > 10_000, "{ok} blocks decoded, {err} refused");
+    }
 }

@@ -85,7 +85,7 @@ pub struct Sizes {
 }
 
 /// The header of the frame at `at`, when a whole header is there.
-fn frame_at(frames: &[u8], at: usize) -> Option<Head> {
+pub fn frame_at(frames: &[u8], at: usize) -> Option<Head> {
     frames.get(at..at + frame::HEAD).map(Head::read)
 }
 
@@ -102,6 +102,17 @@ pub fn sizes(frames: &[u8]) -> Sizes {
         at += frame::HEAD + head.len;
     }
     sizes
+}
+
+/// Where the body's DATA frames begin in prepared frames (their length when there is no body).
+pub fn body_start(frames: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(head) = frame_at(frames, at)
+        && head.kind != DATA
+    {
+        at += frame::HEAD + head.len;
+    }
+    at.min(frames.len())
 }
 
 /// Writes `stream` into every frame of `frames` (prepared with stream 0) and returns their sizes.
