@@ -3,7 +3,7 @@
 //! Why: a run touches about 1.6 MB of hakaru's 6 MB of code, spread over nearly all of it, and the kernel maps 64 kB
 //! around every page touched (fault-around). Peak RSS of a `kv` run was 9 MB, 4.7 MB of it code pages. Listing the
 //! functions a run executes first (`assets/link-order.txt`, made by `scripts/link-order.sh`) brings the resident
-//! code to 1.8 MB and peak RSS to about 6.2 MB, at the same speed (farm-bench: wall ratio 1.00).
+//! code to 1.8 MB and peak RSS to about 6.2 MB, at the same speed (alternating pairs: wall ratio 1.00).
 //!
 //! The list is handed to the linker as `--symbol-ordering-file`, which only LLD understands. LLD is Rust's default
 //! linker on x86_64-unknown-linux-gnu since 1.90; anywhere else (another target, an older compiler, a linker chosen

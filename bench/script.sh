@@ -3,13 +3,13 @@
 # every generator pinned to CPU 1, one generator thread and C connections, rounds alternating the tools.
 #  1. hakaru against wrk with the same script: none, path.lua (request() makes a new path each time), wrk's
 #     counter.lua and post.lua (the fixtures of tests/scripts.rs): requests/s and requests per CPU-second (user + sys).
-#  2. No slowdown without a script: farm-bench ratios (A/B, pair by pair) of this build against BASE, a release build
-#     of the commit before scripts (bench/script.sh builds it from git when BASE is not given), a fixed number of
-#     requests each.
-#  3. Templates: --data with a {{id}} path against the same fixed URL (farm-bench ratios).
+#  2. No slowdown without a script: alternating pairs (bench/pairs.sh, A/B pair by pair) of this build against
+#     BASE, a release build of the commit before scripts (bench/script.sh builds it from git when BASE is not
+#     given), a fixed number of requests each.
+#  3. Templates: --data with a {{id}} path against the same fixed URL (alternating pairs, bench/pairs.sh).
 #  4. kv templates: `SET {{key}} {{value}}` from --data rows against memtier's fixed `SET __key__ __data__` with keys
-#     and values of the same lengths, redis-server pinned to CPU 0 (farm-bench ratios).
-# Usage: bench/script.sh [seconds=5] [connections=64] [rounds=3] [requests for farm-bench=300000]
+#     and values of the same lengths, redis-server pinned to CPU 0 (alternating pairs, bench/pairs.sh).
+# Usage: bench/script.sh [seconds=5] [connections=64] [rounds=3] [requests a paired run=300000]
 # BASE=/path/to/old/hakaru to give the baseline binary (default: built from commit bc5301b into /tmp/bench-script).
 # PARTS="wrk base data kv" (the default) chooses the parts: 1, 2, 3, 4.
 set -euo pipefail
@@ -83,19 +83,19 @@ grep -h "building requests" $out/hakaru-*.out | sort | uniq -c || true
 fi
 
 if part base; then
-echo "== no script: this build (A) against the baseline $BASE (B), $N requests, farm-bench"
-farm-bench -n 7 --pin 1 --timeout 600 --vs "$BASE run -q -t1 -c $C -n $N $URL" -- "$bin" run -q -t1 -c "$C" -n "$N" $URL
+echo "== no script: this build (A) against the baseline $BASE (B), $N requests"
+bench/pairs.sh 7 1 "$BASE run -q -t1 -c $C -n $N $URL" "$bin" run -q -t1 -c "$C" -n "$N" $URL
 fi
 
 if part data; then
-echo "== templates: --data with {{id}} in the path (A) against the fixed URL (B), $N requests, farm-bench"
+echo "== templates: --data with {{id}} in the path (A) against the fixed URL (B), $N requests"
 { echo id; seq 1 100000; } > $out/ids.csv
-farm-bench -n 7 --pin 1 --timeout 600 --vs "$bin run -q -t1 -c $C -n $N ${URL}item/1" -- \
+bench/pairs.sh 7 1 "$bin run -q -t1 -c $C -n $N ${URL}item/1" \
   "$bin" run -q -t1 -c "$C" -n "$N" --data $out/ids.csv "${URL}item/{{id}}"
 fi
 
 if part kv; then
-echo "== kv templates: SET {{key}} {{value}} from --data (A) against SET __key__ __data__ (B), $N requests, farm-bench"
+echo "== kv templates: SET {{key}} {{value}} from --data (A) against SET __key__ __data__ (B), $N requests"
 RP=16398
 taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > $out/redis.log 2>&1 &
 rpid=$!
@@ -105,8 +105,7 @@ sleep 1
 # 8-byte values in both, so the difference is the filling.
 seq 0 99999 | awk 'BEGIN { print "key,value" } { printf "hakaru:%d,%08d\n", $1, $1 }' > $out/kv.csv
 K=redis://127.0.0.1:$RP
-farm-bench -n 7 --pin 1 --timeout 600 \
-  --vs "$bin kv -q -t1 -c $C -n $N --keys 100000 --key-pattern S --value-size 8 --command 'SET __key__ __data__' $K" -- \
+bench/pairs.sh 7 1 "$bin kv -q -t1 -c $C -n $N --keys 100000 --key-pattern S --value-size 8 --command 'SET __key__ __data__' $K" \
   "$bin" kv -q -t1 -c "$C" -n "$N" --data $out/kv.csv --command 'SET {{key}} {{value}}' $K
 "$bin" kv -t1 -c "$C" -n "$N" --data $out/kv.csv --command 'SET {{key}} {{value}}' $K | grep -E 'throughput|building'
 fi

@@ -328,10 +328,11 @@ fn start_late_ok_runs_a_past_start_now_and_a_start_a_moment_past_still_counts_fr
     assert!(out.step()["windows"].as_array().is_none_or(|w| w.len() < 10), "{}", out.step()["windows"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
     // Two seconds past is an agent started late: kept, its step counting from the instant.
-    let out = hakaru(&["run", "-d", "3s", "-c", "1", "--start-at", &unix_from_now(-2), &url]);
+    // -d 10s: on a busy machine hakaru may start seconds after the test asked (seen: more than 5 s late in all).
+    let out = hakaru(&["run", "-d", "10s", "-c", "1", "--start-at", &unix_from_now(-2), &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let late = out.step()["start_late_s"].as_f64().unwrap();
-    assert!((1.0..5.0).contains(&late), "{late}");
+    assert!((1.0..9.0).contains(&late), "{late}");
 }
 
 #[test]
