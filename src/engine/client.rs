@@ -23,8 +23,121 @@ use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, Response
 use crate::script::Shape;
 use crate::workload::{Reply, Source, Verdict};
 
+/// What a client's requests go over: connections of its own (HTTP/1.1, Redis, memcached) or streams of its thread's
+/// HTTP/2 pool. A type parameter of the one client loop, so that a client's task holds only its own kind's futures:
+/// an HTTP/2 stream slot's task leaves out HTTP/1.1's exchange and connect (10,000 slots at -c 100 --streams 100).
+pub(super) trait Link {
+    /// Before the first request; false when the client ends at once (an HTTP/2 slot beyond the server's limit).
+    async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, conns: &mut [Slot]) -> bool;
+    /// One request, sent and answered: the answer with its send time, or the failure.
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange(
+        &self,
+        ctx: &Rc<ThreadCtx>,
+        id: usize,
+        exchange: &Exchange<'_>,
+        prepared: &PreparedRequest,
+        conns: &mut [Slot],
+        decoder: &mut AnyDecoder,
+        timer: Pin<&mut Sleep>,
+        pending: Option<&mut Pending>,
+    ) -> Result<(Answer, Instant), Failure>;
+    /// A script's pipelined answers after the first: HTTP/1.1's only (the plan refuses a script with --http2).
+    #[allow(clippy::too_many_arguments)]
+    async fn read_rest(
+        &self,
+        _ctx: &ThreadCtx,
+        _slot: &mut Slot,
+        _decoder: &mut AnyDecoder,
+        _pending: &mut Pending,
+        _shape: &Shape,
+        _timer: Pin<&mut Sleep>,
+        _first: Pipelined,
+    ) {
+    }
+}
+
+/// The client's own connections, one per endpoint.
+pub(super) struct Own;
+
+impl Link for Own {
+    async fn join(&self, ctx: &Rc<ThreadCtx>, _id: usize, conns: &mut [Slot]) -> bool {
+        if ctx.schedule.is_some() && conns.len() == 1 {
+            // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
+            if let Ok(conn) = connect(
+                ctx.endpoint(0),
+                ctx.shared.tls.as_ref(),
+                ctx.shared.plan.connect_timeout,
+                ctx.shared.plan.keepalive,
+            )
+            .await
+            {
+                ctx.metrics.borrow_mut().connection_opened();
+                conns[0].conn = Some(conn);
+                if greet(ctx, conns[0].conn.as_mut().expect("just set")).await.is_err() {
+                    // The first request will open (and greet) a connection again, and count the failure.
+                    close(ctx, &mut conns[0].conn);
+                }
+            }
+        }
+        true
+    }
+
+    async fn exchange(
+        &self,
+        ctx: &Rc<ThreadCtx>,
+        _id: usize,
+        exchange: &Exchange<'_>,
+        _prepared: &PreparedRequest,
+        conns: &mut [Slot],
+        decoder: &mut AnyDecoder,
+        timer: Pin<&mut Sleep>,
+        pending: Option<&mut Pending>,
+    ) -> Result<(Answer, Instant), Failure> {
+        exchange.run(ctx, &mut conns[exchange.endpoint], decoder, timer, pending).await
+    }
+
+    async fn read_rest(
+        &self,
+        ctx: &ThreadCtx,
+        slot: &mut Slot,
+        decoder: &mut AnyDecoder,
+        pending: &mut Pending,
+        shape: &Shape,
+        timer: Pin<&mut Sleep>,
+        first: Pipelined,
+    ) {
+        read_rest(ctx, slot, decoder, pending, shape, timer, first).await
+    }
+}
+
+/// Streams of the thread's HTTP/2 pool: the client is a stream slot.
+pub(super) struct Streams(pub Rc<super::h2::Pool>);
+
+impl Link for Streams {
+    async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, _conns: &mut [Slot]) -> bool {
+        // The slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
+        super::h2::join(ctx, &self.0, id / ctx.threads).await
+    }
+
+    async fn exchange(
+        &self,
+        ctx: &Rc<ThreadCtx>,
+        id: usize,
+        exchange: &Exchange<'_>,
+        prepared: &PreparedRequest,
+        _conns: &mut [Slot],
+        _decoder: &mut AnyDecoder,
+        timer: Pin<&mut Sleep>,
+        _pending: Option<&mut Pending>,
+    ) -> Result<(Answer, Instant), Failure> {
+        let Exchange { endpoint, timeout, ready, .. } = *exchange;
+        super::h2::exchange(ctx, &self.0, id / ctx.threads, endpoint, prepared, timeout, ready, timer).await
+    }
+}
+
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
-pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
+pub(super) async fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, link: L) {
     let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
     let mut backoff = Backoff::default();
     let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol, ctx.shared.plan.max_line);
@@ -34,30 +147,8 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
     // fires early, so resetting it later costs an atomic store, not a new timer per request.
     let timer = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(timer);
-    // HTTP/2: the slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
-    let h2 = ctx.h2.as_ref().map(|spec| super::h2::pool(&ctx, spec));
-    if let Some(pool) = &h2
-        && !super::h2::join(&ctx, pool, id / ctx.threads).await
-    {
+    if !link.join(&ctx, id, &mut conns).await {
         return;
-    }
-    if ctx.schedule.is_some() && conns.len() == 1 && ctx.h2.is_none() {
-        // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
-        if let Ok(conn) = connect(
-            ctx.endpoint(0),
-            ctx.shared.tls.as_ref(),
-            ctx.shared.plan.connect_timeout,
-            ctx.shared.plan.keepalive,
-        )
-        .await
-        {
-            ctx.metrics.borrow_mut().connection_opened();
-            conns[0].conn = Some(conn);
-            if greet(&ctx, conns[0].conn.as_mut().expect("just set")).await.is_err() {
-                // The first request will open (and greet) a connection again, and count the failure.
-                close(&ctx, &mut conns[0].conn);
-            }
-        }
     }
     if let Some(schedule) = &ctx.schedule {
         // Tell the other threads this one is ready, even if it never claims a slot (no ticket left), so that
@@ -198,18 +289,10 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
         let pipelined = shape.heads.len() > 1;
         pending.clear();
-        let result = match &h2 {
-            Some(pool) => {
-                let slot = id / ctx.threads;
-                let request = &spec.prepared[k];
-                super::h2::exchange(&ctx, pool, slot, endpoint, request, spec.timeout, ready, timer.as_mut()).await
-            }
-            None => {
-                exchange
-                    .run(&ctx, &mut conns[endpoint], &mut decoder, timer.as_mut(), pipelined.then_some(&mut pending))
-                    .await
-            }
-        };
+        let prepared = &spec.prepared[k];
+        let pending_too = pipelined.then_some(&mut pending);
+        let result =
+            link.exchange(&ctx, id, &exchange, prepared, &mut conns, &mut decoder, timer.as_mut(), pending_too).await;
         let end = Instant::now();
         if let (true, Ok((answer, _))) = (scripted, &result)
             && let Err(why) = ctx.script.response(answer, &decoder)
@@ -260,7 +343,8 @@ pub(super) async fn run_client(ctx: Rc<ThreadCtx>, id: usize) {
         if let (true, Some(sent)) = (pipelined, sent) {
             let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
             let first = Pipelined { spec: spec_index, intended, sent, deadline };
-            read_rest(&ctx, &mut conns[endpoint], &mut decoder, &mut pending, &shape, timer.as_mut(), first).await;
+            let slot = &mut conns[endpoint];
+            link.read_rest(&ctx, slot, &mut decoder, &mut pending, &shape, timer.as_mut(), first).await;
             ready = Instant::now();
         }
         if let Some(pause) = pause {
@@ -289,7 +373,7 @@ fn close(ctx: &ThreadCtx, conn: &mut Option<Conn>) {
 
 /// A client's connection to one endpoint.
 #[derive(Default)]
-struct Slot {
+pub(super) struct Slot {
     conn: Option<Conn>,
     /// The last answer on the (now closed) connection was followed by bytes no request asked for: the next
     /// request to this endpoint fails with this message instead of being sent, so the protocol error is
@@ -338,7 +422,7 @@ impl Wire<'_> {
 }
 
 /// One request to send on the client's connection to `endpoint`.
-struct Exchange<'a> {
+pub(super) struct Exchange<'a> {
     request: Wire<'a>,
     endpoint: usize,
     timeout: Duration,
@@ -510,7 +594,7 @@ struct Batches {
 /// Bytes read past a reply (with pipelining, the next replies), decoded from `at` on, and when they arrived.
 /// Kept with an offset, not cut off the front after each reply: a read of 16 small replies would otherwise be
 /// copied 16 times over.
-struct Pending {
+pub(super) struct Pending {
     bytes: Vec<u8>,
     at: usize,
     /// When the last read returned: the arrival time of every reply in it.
@@ -724,7 +808,7 @@ async fn run_batch(
 }
 
 /// The first of a script's pipelined requests, as sent.
-struct Pipelined {
+pub(super) struct Pipelined {
     spec: usize,
     intended: Instant,
     sent: Instant,

@@ -192,15 +192,21 @@ impl ThreadCtx {
         self.running_clients.set(self.running_clients.get() + 1);
         let id = self.thread_index + started * self.threads;
         let ctx = Rc::clone(self);
-        tokio::task::spawn_local(async move {
-            client::run_client(Rc::clone(&ctx), id).await;
-            let left = ctx.running_clients.get() - 1;
-            ctx.running_clients.set(left);
-            if left == 0 {
-                ctx.clients_done.notify_one();
-            }
-        });
+        match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
+            Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
+            None => tokio::task::spawn_local(ctx.run_client(id, client::Own)),
+        };
         true
+    }
+
+    /// Client `id` over `link`, then counted as done.
+    async fn run_client(self: Rc<Self>, id: usize, link: impl client::Link) {
+        client::run_client(Rc::clone(&self), id, link).await;
+        let left = self.running_clients.get() - 1;
+        self.running_clients.set(left);
+        if left == 0 {
+            self.clients_done.notify_one();
+        }
     }
 
     /// Sends every window that ended by `now`. Called before a request is recorded, so a request that ends just
