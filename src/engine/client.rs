@@ -27,6 +27,8 @@ use crate::workload::{Reply, Source, Verdict};
 /// HTTP/2 pool. A type parameter of the one client loop, so that a client's task holds only its own kind's futures:
 /// an HTTP/2 stream slot's task leaves out HTTP/1.1's exchange and connect (10,000 slots at -c 100 --streams 100).
 pub(super) trait Link {
+    /// Whether the client opens connections of its own (one slot per endpoint); HTTP/2's streams use the pool's.
+    const OWN_CONNECTIONS: bool = true;
     /// Before the first request; false when the client ends at once (an HTTP/2 slot beyond the server's limit).
     async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, conns: &mut [Slot]) -> bool;
     /// One request, sent and answered: the answer with its send time, or the failure.
@@ -115,6 +117,8 @@ impl Link for Own {
 pub(super) struct Streams(pub Rc<super::h2::Pool>);
 
 impl Link for Streams {
+    const OWN_CONNECTIONS: bool = false;
+
     async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, _conns: &mut [Slot]) -> bool {
         // The slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
         super::h2::join(ctx, &self.0, id / ctx.threads).await
@@ -138,7 +142,8 @@ impl Link for Streams {
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
 pub(super) async fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, link: L) {
-    let mut conns: Vec<Slot> = (0..ctx.shared.plan.endpoints.len()).map(|_| Slot::default()).collect();
+    let own = if L::OWN_CONNECTIONS { ctx.shared.plan.endpoints.len() } else { 0 };
+    let mut conns: Vec<Slot> = (0..own).map(|_| Slot::default()).collect();
     let mut backoff = Backoff::default();
     let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol, ctx.shared.plan.max_line);
     // Clients start at different places in the round-robin so that targets share the load from the start.
@@ -340,10 +345,10 @@ pub(super) async fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, link: L) 
             ctx.name_slow(at, &wire);
         }
         ready = end;
-        if let (true, Some(sent)) = (pipelined, sent) {
+        // (Only with connections of its own: a script's pipelined string is HTTP/1.1's.)
+        if let (true, Some(sent), Some(slot)) = (pipelined, sent, conns.get_mut(endpoint)) {
             let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
             let first = Pipelined { spec: spec_index, intended, sent, deadline };
-            let slot = &mut conns[endpoint];
             link.read_rest(&ctx, slot, &mut decoder, &mut pending, &shape, timer.as_mut(), first).await;
             ready = Instant::now();
         }
