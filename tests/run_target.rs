@@ -260,7 +260,10 @@ fn the_demo_runs_a_benchmark_with_nothing_else_installed() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("built-in target"), "{}", out.stdout);
     assert!(out.stdout.contains("levels off at"), "{}", out.stdout);
-    assert!(out.stdout.contains("from 4 clients"), "{}", out.stdout);
+    // From 4 clients on a quiet machine; on a busy one each request's turnaround at exactly 4 clients (a late
+    // wake-up of the client, then of the worker) can cost 5 ms of 20 (seen: 154 req/s at 4, 183 at 8), and the
+    // plateau is honestly found at 8. Never at 16 or not at all: that is what a broken sweep would show.
+    assert!(out.stdout.contains("from 4 clients") || out.stdout.contains("from 8 clients"), "{}", out.stdout);
     assert!(out.stdout.contains("the limit is elsewhere"), "{}", out.stdout);
     assert!(!out.stdout.contains("hakaru itself was at"), "{}", out.stdout);
 }
