@@ -371,7 +371,11 @@ fn a_hostile_peers_faults_are_counted_by_kind_never_a_crash_or_a_hang() {
     assert_eq!(out.step()["requests"], 40, "{}", out.step());
     assert_eq!(out.error_count("goaway"), 40, "unprocessed twice: {}", out.step());
     assert_eq!(out.step()["http2"]["retried"], 40, "{}", out.step());
-    assert_eq!(out.step()["http2"]["goaways"], out.step()["connections"]["opened"], "one GOAWAY a connection");
+    // One GOAWAY a connection, read by the end of the run: a connection opened for the last retries may end with
+    // the run before its GOAWAY is read (seen once on a busy machine), at most one for each of the -c 2.
+    let (goaways, opened) = (out.step()["http2"]["goaways"].as_u64(), out.step()["connections"]["opened"].as_u64());
+    let (goaways, opened) = (goaways.unwrap(), opened.unwrap());
+    assert!(goaways <= opened && goaways + 2 >= opened, "one GOAWAY a connection: {goaways} of {opened}");
 }
 
 /// Runs `hakaru ARGS --json FILE` and reads the document.
