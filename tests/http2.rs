@@ -72,17 +72,7 @@ impl H2Nginx {
         );
         std::fs::write(p.join("nginx.conf"), conf).unwrap();
         common::self_signed_certificate(p);
-        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|n| Path::new(n).is_file());
-        let nginx = nginx.expect("nginx is not installed: run scripts/test.sh, which installs it");
-        let child = Command::new(nginx)
-            .arg("-p")
-            .arg(p)
-            .arg("-c")
-            .arg(p.join("nginx.conf"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
+        let child = common::spawn_nginx(p);
         let n = H2Nginx { child, dir, plain, four, hundred, tls, tls_h1, h1, upload };
         for port in ports {
             wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));

@@ -201,7 +201,7 @@ fn agents_in_network_namespaces_of_their_own_each_have_their_address() {
          server {{ listen 10.77.0.1:8080; location / {{ return 200 \"hi\\n\"; }} }} }}\n"
     );
     std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
-    let nginx = which_nginx();
+    let nginx = common::nginx_path().to_string_lossy().into_owned();
     let mut server = Command::new("ip")
         .args(["netns", "exec", &ns.server, &nginx, "-p", prefix, "-c"])
         .arg(dir.path().join("nginx.conf"))
@@ -232,14 +232,6 @@ fn agents_in_network_namespaces_of_their_own_each_have_their_address() {
     let out = hakaru(&["run", "--agents", "2", "--agent-netns", "nosuchns1,nosuchns2", "http://127.0.0.1:1/"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("no network namespace 'nosuchns1'"), "{}", out.stderr);
-}
-
-fn which_nginx() -> String {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .expect("nginx is installed by the test command")
-        .to_string()
 }
 
 #[test]

@@ -154,8 +154,6 @@ impl Nginx {
 
     /// An nginx with another config of tests/nginx/ (the same placeholders).
     pub fn start_with(config: &str) -> Nginx {
-        let nginx = which("nginx")
-            .expect("nginx is not installed: run the README's test command (scripts/test.sh), which installs it");
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
         let (port, tls_port) = (free_port(), free_port());
@@ -171,15 +169,7 @@ impl Nginx {
         std::fs::write(prefix.join("www/static/200kb.bin"), vec![b'x'; 200_000]).unwrap();
         std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
         self_signed_certificate(prefix);
-        let child = Command::new(nginx)
-            .arg("-p")
-            .arg(prefix)
-            .arg("-c")
-            .arg(prefix.join("nginx.conf"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("nginx starts");
+        let child = spawn_nginx(prefix);
         let n = Nginx { child, port, tls_port, dir };
         wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
         n
@@ -199,6 +189,24 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Debian's nginx binary (in /usr/sbin, which a user's PATH may lack).
+pub fn nginx_path() -> PathBuf {
+    which("nginx").expect("nginx is not installed: run the README's test command (scripts/test.sh), which installs it")
+}
+
+/// nginx with `prefix` as its prefix and `prefix/nginx.conf` as its configuration (which says `daemon off`).
+pub fn spawn_nginx(prefix: &Path) -> Child {
+    Command::new(nginx_path())
+        .arg("-p")
+        .arg(prefix)
+        .arg("-c")
+        .arg(prefix.join("nginx.conf"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx starts")
 }
 
 /// A self-signed certificate for `localhost` in `dir` (cert.pem, key.pem), made by openssl.
