@@ -13,18 +13,16 @@ shift 3
 command -v taskset >/dev/null || { echo "bench/pairs.sh: needs taskset (apt-get install util-linux)" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-one() { # one SIDE ROUND: appends "wall cpu peak_kib" to $out/SIDE
-  local side=$1 t=$out/t
-  if [ "$side" = a ]; then
-    /usr/bin/time -f '%e %U %S %M' -o "$t" taskset -c "$cpu" "${a[@]}" >/dev/null 2>&1 || echo "bench/pairs.sh: A exited $?" >&2
-  else
-    /usr/bin/time -f '%e %U %S %M' -o "$t" taskset -c "$cpu" sh -c "$b" >/dev/null 2>&1 || echo "bench/pairs.sh: B exited $?" >&2
-  fi
-  [ "$2" -gt 0 ] && tail -n 1 "$t" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' >> "$out/$side"
+one() { # one SIDE ROUND COMMAND...: appends "wall cpu peak_kib" to $out/SIDE (round 0 is the warm-up)
+  local side=$1 round=$2 t=$out/t
+  shift 2
+  local code=0
+  /usr/bin/time -f '%e %U %S %M' -o "$t" taskset -c "$cpu" "$@" >/dev/null 2>&1 || code=$?
+  [ "$code" -eq 0 ] || echo "bench/pairs.sh: $(echo "$side" | tr ab AB) exited $code" >&2
+  [ "$round" -gt 0 ] && tail -n 1 "$t" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' >> "$out/$side"
   return 0
 }
-a=("$@")
-for r in $(seq 0 "$rounds"); do one a "$r"; one b "$r"; done
+for r in $(seq 0 "$rounds"); do one a "$r" "$@"; one b "$r" sh -c "$b"; done
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for side in a b; do
   printf '%s: wall %ss  cpu %ss  peak %.1f MiB   (medians of %s runs)\n' "$(echo "$side" | tr ab AB)" \
