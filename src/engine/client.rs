@@ -24,46 +24,71 @@ use crate::script::Shape;
 use crate::workload::{Reply, Source, Verdict};
 
 /// What a client's requests go over: connections of its own (HTTP/1.1, Redis, memcached) or streams of its thread's
-/// HTTP/2 pool. A type parameter of the one client loop, so that a client's task holds only its own kind's futures:
-/// an HTTP/2 stream slot's task leaves out HTTP/1.1's exchange and connect (10,000 slots at -c 100 --streams 100).
+/// HTTP/2 pool. A type parameter of the one client loop, and the owner of what only its kind needs, so that a
+/// client's task holds only its own kind's state and futures: an HTTP/2 stream slot's task leaves out HTTP/1.1's
+/// connections, decoder, exchange and connect (10,000 slots at -c 100 --streams 100, each a task).
 pub(super) trait Link {
-    /// Whether the client opens connections of its own (one slot per endpoint); HTTP/2's streams use the pool's.
-    const OWN_CONNECTIONS: bool = true;
     /// Before the first request; false when the client ends at once (an HTTP/2 slot beyond the server's limit).
-    async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, conns: &mut [Slot]) -> bool;
-    /// One request, sent and answered: the answer with its send time, or the failure.
-    #[allow(clippy::too_many_arguments)]
+    async fn join(&mut self, ctx: &Rc<ThreadCtx>, id: usize) -> bool;
+    /// One request, sent and answered: the answer with its send time, or the failure. `pipelined`: the request
+    /// holds several (a script's string), whose answers after the first [`read_rest`](Self::read_rest) reads.
     async fn exchange(
-        &self,
+        &mut self,
         ctx: &Rc<ThreadCtx>,
         id: usize,
         exchange: &Exchange<'_>,
         prepared: &PreparedRequest,
-        conns: &mut [Slot],
-        decoder: &mut AnyDecoder,
         timer: Pin<&mut Sleep>,
-        pending: Option<&mut Pending>,
+        pipelined: bool,
     ) -> Result<(Answer, Instant), Failure>;
+    /// The decoder of the last answer, for a workload's or a script's look at it and an error's text: HTTP/1.1's,
+    /// Redis's, memcached's (HTTP/2's answers are read by their connection's task).
+    fn decoder(&self) -> Option<&AnyDecoder> {
+        None
+    }
+    fn decoder_mut(&mut self) -> Option<&mut AnyDecoder> {
+        None
+    }
+    /// A pipelined client's connections and decoder (`--pipeline`, key-value workloads only).
+    fn batch_parts(&mut self) -> Option<(&mut [Slot], &mut AnyDecoder)> {
+        None
+    }
     /// A script's pipelined answers after the first: HTTP/1.1's only (the plan refuses a script with --http2).
-    #[allow(clippy::too_many_arguments)]
     async fn read_rest(
-        &self,
+        &mut self,
         _ctx: &ThreadCtx,
-        _slot: &mut Slot,
-        _decoder: &mut AnyDecoder,
-        _pending: &mut Pending,
+        _endpoint: usize,
         _shape: &Shape,
         _timer: Pin<&mut Sleep>,
         _first: Pipelined,
     ) {
     }
+    /// The client is done: its own connections closed.
+    fn close_all(&mut self, _ctx: &ThreadCtx) {}
 }
 
-/// The client's own connections, one per endpoint.
-pub(super) struct Own;
+/// The client's own connections, one per endpoint, with the decoder of their answers.
+pub(super) struct Own {
+    conns: Vec<Slot>,
+    decoder: AnyDecoder,
+    /// Answers read past a script's first pipelined one.
+    pending: Pending,
+}
+
+impl Own {
+    pub(super) fn new(ctx: &ThreadCtx) -> Own {
+        let plan = &ctx.shared.plan;
+        Own {
+            conns: (0..plan.endpoints.len()).map(|_| Slot::default()).collect(),
+            decoder: AnyDecoder::new(plan.protocol, plan.max_line),
+            pending: Pending::default(),
+        }
+    }
+}
 
 impl Link for Own {
-    async fn join(&self, ctx: &Rc<ThreadCtx>, _id: usize, conns: &mut [Slot]) -> bool {
+    async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
+        let conns = &mut self.conns;
         if ctx.schedule.is_some() && conns.len() == 1 {
             // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
             if let Ok(conn) = connect(
@@ -86,30 +111,49 @@ impl Link for Own {
     }
 
     async fn exchange(
-        &self,
+        &mut self,
         ctx: &Rc<ThreadCtx>,
         _id: usize,
         exchange: &Exchange<'_>,
         _prepared: &PreparedRequest,
-        conns: &mut [Slot],
-        decoder: &mut AnyDecoder,
         timer: Pin<&mut Sleep>,
-        pending: Option<&mut Pending>,
+        pipelined: bool,
     ) -> Result<(Answer, Instant), Failure> {
-        exchange.run(ctx, &mut conns[exchange.endpoint], decoder, timer, pending).await
+        self.pending.clear();
+        let pending = pipelined.then_some(&mut self.pending);
+        exchange.run(ctx, &mut self.conns[exchange.endpoint], &mut self.decoder, timer, pending).await
+    }
+
+    fn decoder(&self) -> Option<&AnyDecoder> {
+        Some(&self.decoder)
+    }
+
+    fn decoder_mut(&mut self) -> Option<&mut AnyDecoder> {
+        Some(&mut self.decoder)
+    }
+
+    fn batch_parts(&mut self) -> Option<(&mut [Slot], &mut AnyDecoder)> {
+        Some((&mut self.conns, &mut self.decoder))
     }
 
     async fn read_rest(
-        &self,
+        &mut self,
         ctx: &ThreadCtx,
-        slot: &mut Slot,
-        decoder: &mut AnyDecoder,
-        pending: &mut Pending,
+        endpoint: usize,
         shape: &Shape,
         timer: Pin<&mut Sleep>,
         first: Pipelined,
     ) {
-        read_rest(ctx, slot, decoder, pending, shape, timer, first).await
+        let Own { conns, decoder, pending } = self;
+        if let Some(slot) = conns.get_mut(endpoint) {
+            read_rest(ctx, slot, decoder, pending, shape, timer, first).await
+        }
+    }
+
+    fn close_all(&mut self, ctx: &ThreadCtx) {
+        for slot in &mut self.conns {
+            close(ctx, &mut slot.conn);
+        }
     }
 }
 
@@ -117,256 +161,254 @@ impl Link for Own {
 pub(super) struct Streams(pub Rc<super::h2::Pool>);
 
 impl Link for Streams {
-    const OWN_CONNECTIONS: bool = false;
-
-    async fn join(&self, ctx: &Rc<ThreadCtx>, id: usize, _conns: &mut [Slot]) -> bool {
+    async fn join(&mut self, ctx: &Rc<ThreadCtx>, id: usize) -> bool {
         // The slot's connection opened and its SETTINGS read first; a slot past the server's stream limit ends.
         super::h2::join(ctx, &self.0, id / ctx.threads).await
     }
 
-    async fn exchange(
-        &self,
+    /// The stream's future itself, not one wrapping it: the slot's task holds it (see [`super::h2::exchange`]).
+    fn exchange(
+        &mut self,
         ctx: &Rc<ThreadCtx>,
         id: usize,
         exchange: &Exchange<'_>,
         prepared: &PreparedRequest,
-        _conns: &mut [Slot],
-        _decoder: &mut AnyDecoder,
         timer: Pin<&mut Sleep>,
-        _pending: Option<&mut Pending>,
-    ) -> Result<(Answer, Instant), Failure> {
-        let Exchange { endpoint, timeout, ready, .. } = *exchange;
-        super::h2::exchange(ctx, &self.0, id / ctx.threads, endpoint, prepared, timeout, ready, timer).await
+        _pipelined: bool,
+    ) -> impl std::future::Future<Output = Result<(Answer, Instant), Failure>> {
+        super::h2::exchange(ctx, &self.0, id / ctx.threads, exchange, prepared, timer)
     }
 }
 
 /// Runs one client until its thread has no more tickets; the thread cancels it at the deadline.
-pub(super) async fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, link: L) {
-    let own = if L::OWN_CONNECTIONS { ctx.shared.plan.endpoints.len() } else { 0 };
-    let mut conns: Vec<Slot> = (0..own).map(|_| Slot::default()).collect();
-    let mut backoff = Backoff::default();
-    let mut decoder = AnyDecoder::new(ctx.shared.plan.protocol, ctx.shared.plan.max_line);
-    // Clients start at different places in the round-robin so that targets share the load from the start.
-    let mut turn = id;
-    // One timeout timer per client, reset for each request: tokio only moves a timer in its wheel when it
-    // fires early, so resetting it later costs an atomic store, not a new timer per request.
-    let timer = tokio::time::sleep(Duration::ZERO);
-    tokio::pin!(timer);
-    if !link.join(&ctx, id, &mut conns).await {
-        return;
-    }
-    if let Some(schedule) = &ctx.schedule {
-        // Tell the other threads this one is ready, even if it never claims a slot (no ticket left), so that
-        // the common start never waits for it.
-        schedule.ready();
-    }
-    let plan = &ctx.shared.plan;
-    // A key-value workload makes each request as it goes; its ops are drawn before a ticket is taken, so a client
-    // whose part is done (order's keys) leaves its tickets to the others.
-    // Boxed, once per client: held inline, a key-value client's state (about 640 bytes) would be in every client's
-    // task, HTTP's too (10,000 HTTP/2 stream slots hold 10,000 tasks).
-    let mut source =
-        plan.workload.as_ref().map(|w| Box::new(w.client(plan.client_offset + id, plan.all_clients, plan.seed)));
-    decoder.keep_values(source.as_ref().is_some_and(|s| s.keeps_values()));
-    if let Some(source) = source.as_mut().filter(|_| plan.pipeline > 1) {
-        // Boxed, once per client: a batch's future is the largest of the loop's, and held inline it would be in
-        // every client's task (10,000 HTTP/2 stream slots hold 10,000 tasks).
-        Box::pin(async {
-            let mut state = Batches { id, ..Batches::default() };
-            while run_batch(&ctx, &mut conns, source, &mut decoder, timer.as_mut(), &mut state).await {}
-            for slot in &mut conns {
-                close(&ctx, &mut slot.conn);
+///
+/// An `async move` block rather than an `async fn`: an async fn's future keeps its arguments twice (as given and as
+/// locals), and this future is a client's task (10,000 HTTP/2 stream slots at -c 100 --streams 100).
+#[allow(clippy::manual_async_fn)] // (see above: an async fn's future would keep its arguments twice)
+pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) -> impl std::future::Future<Output = ()> {
+    async move {
+        let mut backoff = Backoff::default();
+        // Clients start at different places in the round-robin so that targets share the load from the start.
+        let mut turn = id;
+        // One timeout timer per client, reset for each request: tokio only moves a timer in its wheel when it
+        // fires early, so resetting it later costs an atomic store, not a new timer per request.
+        let timer = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(timer);
+        if !link.join(&ctx, id).await {
+            return;
+        }
+        if let Some(schedule) = &ctx.schedule {
+            // Tell the other threads this one is ready, even if it never claims a slot (no ticket left), so that
+            // the common start never waits for it.
+            schedule.ready();
+        }
+        let plan = &ctx.shared.plan;
+        // A key-value workload makes each request as it goes; its ops are drawn before a ticket is taken, so a client
+        // whose part is done (order's keys) leaves its tickets to the others.
+        // Boxed, once per client: held inline, a key-value client's state (about 640 bytes) would be in every client's
+        // task, HTTP's too (10,000 HTTP/2 stream slots hold 10,000 tasks).
+        let mut source =
+            plan.workload.as_ref().map(|w| Box::new(w.client(plan.client_offset + id, plan.all_clients, plan.seed)));
+        if let Some(decoder) = link.decoder_mut() {
+            decoder.keep_values(source.as_ref().is_some_and(|s| s.keeps_values()));
+        }
+        if let (Some(source), Some((conns, decoder))) =
+            (source.as_mut().filter(|_| plan.pipeline > 1), link.batch_parts())
+        {
+            // Boxed, once per client: a batch's future is the largest of the loop's, and held inline it would be in
+            // every client's task (10,000 HTTP/2 stream slots hold 10,000 tasks).
+            Box::pin(async {
+                let mut state = Batches { id, ..Batches::default() };
+                while run_batch(&ctx, conns, source, decoder, timer.as_mut(), &mut state).await {}
+            })
+            .await;
+            link.close_all(&ctx);
+            return;
+        }
+        // The intended and actual send times of an op whose second half (read-modify-write's write) comes next: one
+        // figure for both.
+        let mut chained: Option<(Instant, Instant)> = None;
+        let mut ready = Instant::now();
+        // A workload's op (or a script's request) is written here, one buffer for every op of the client.
+        let mut wire = Vec::new();
+        // A script's request: what it holds, and the answers read past the first when it holds several.
+        let scripted = ctx.script.active();
+        let mut shape = Shape::default();
+        if let (true, Some(decoder)) = (scripted, link.decoder_mut()) {
+            ctx.script.prepare_decoder(decoder);
+        }
+        loop {
+            if ctx.shared.halt.load(Ordering::Relaxed) || (scripted && ctx.script.stopped()) {
+                break;
             }
-        })
-        .await;
-        return;
-    }
-    // The intended and actual send times of an op whose second half (read-modify-write's write) comes next: one
-    // figure for both.
-    let mut chained: Option<(Instant, Instant)> = None;
-    let mut ready = Instant::now();
-    // A workload's op (or a script's request) is written here, one buffer for every op of the client.
-    let mut wire = Vec::new();
-    // A script's request: what it holds, and the answers read past the first when it holds several.
-    let scripted = ctx.script.active();
-    let (mut shape, mut pending) = (Shape::default(), Pending::default());
-    if scripted {
-        ctx.script.prepare_decoder(&mut decoder);
-    }
-    loop {
-        if ctx.shared.halt.load(Ordering::Relaxed) || (scripted && ctx.script.stopped()) {
-            break;
-        }
-        if source.as_ref().is_some_and(|s| s.exhausted()) {
-            break;
-        }
-        let second_half = chained.is_some();
-        if !second_half && ctx.ramp_of_clients().is_some() {
-            match ctx.take_part(id).await {
-                None => break,
-                Some(true) => ready = Instant::now(),
-                Some(false) => {}
+            if source.as_ref().is_some_and(|s| s.exhausted()) {
+                break;
             }
-        }
-        if !second_half && !ctx.take_ticket() {
-            break;
-        }
-        if scripted {
-            // wrk's delay(): the wait before this request (a closed loop's; an open loop refuses delay()).
-            match ctx.script.delay() {
-                Ok(Some(pause)) => {
-                    tokio::time::sleep(pause).await;
-                    ready = Instant::now();
-                }
-                Ok(None) => {}
-                Err(why) => {
-                    ctx.script_failed(why);
-                    break;
+            let second_half = chained.is_some();
+            if !second_half && ctx.ramp_of_clients().is_some() {
+                match ctx.take_part(id).await {
+                    None => break,
+                    Some(true) => ready = Instant::now(),
+                    Some(false) => {}
                 }
             }
-        }
-        let first_sent = chained.map(|(_, sent)| sent);
-        let intended = match chained.take() {
-            Some((first, _)) => first,
-            None => ctx.intended_send_time(ready).await,
-        };
-        if ctx.stopped.get() || ctx.deadline.is_some_and(|d| intended >= d) {
-            break;
-        }
-        // Made only now that it will be sent: making an op moves a workload's model of its keys.
-        let op = match source.as_mut() {
-            Some(s) => match s.next_op_into({
-                wire.clear();
-                &mut wire
-            }) {
-                Some(op) => {
-                    if let Some(busy) = s.take_busy() {
-                        ctx.script.add_filled(busy);
+            if !second_half && !ctx.take_ticket() {
+                break;
+            }
+            if scripted {
+                // wrk's delay(): the wait before this request (a closed loop's; an open loop refuses delay()).
+                match ctx.script.delay() {
+                    Ok(Some(pause)) => {
+                        tokio::time::sleep(pause).await;
+                        ready = Instant::now();
                     }
-                    Some(op)
-                }
-                None => break,
-            },
-            None => None,
-        };
-        // A script's request() is called now, at the request's due time (the open loop's slot).
-        if scripted {
-            match ctx.script.next(&mut wire, &mut shape) {
-                Ok(true) => {}
-                // A data file's unique rows ran out: the client is done (the request was not sent).
-                Ok(false) => break,
-                Err(why) => {
-                    ctx.script_failed(why);
-                    break;
+                    Ok(None) => {}
+                    Err(why) => {
+                        ctx.script_failed(why);
+                        break;
+                    }
                 }
             }
-            // Each request of a pipelined string is a request of the budget, as each answer is one of the figures.
-            for _ in 1..shape.heads.len() {
-                ctx.take_ticket();
+            let first_sent = chained.map(|(_, sent)| sent);
+            let intended = match chained.take() {
+                Some((first, _)) => first,
+                None => ctx.intended_send_time(ready).await,
+            };
+            if ctx.stopped.get() || ctx.deadline.is_some_and(|d| intended >= d) {
+                break;
             }
-        }
-        if let Some(schedule) = ctx.schedule.as_ref().filter(|_| !second_half) {
-            // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
-            // slots does not wait for a connection to open.
-            ready = Instant::now();
-            let late = ready.saturating_duration_since(intended) > Duration::from_millis(1);
-            if schedule.idle() == 0 && !ctx.start_client() && late {
-                // A slot missed because every connection -c allows was busy: counted per slot, so the figure
-                // says how many requests -c made late.
-                ctx.metrics.borrow_mut().starved += 1;
+            // Made only now that it will be sent: making an op moves a workload's model of its keys.
+            let op = match source.as_mut() {
+                Some(s) => match s.next_op_into({
+                    wire.clear();
+                    &mut wire
+                }) {
+                    Some(op) => {
+                        if let Some(busy) = s.take_busy() {
+                            ctx.script.add_filled(busy);
+                        }
+                        Some(op)
+                    }
+                    None => break,
+                },
+                None => None,
+            };
+            // A script's request() is called now, at the request's due time (the open loop's slot).
+            if scripted {
+                match ctx.script.next(&mut wire, &mut shape) {
+                    Ok(true) => {}
+                    // A data file's unique rows ran out: the client is done (the request was not sent).
+                    Ok(false) => break,
+                    Err(why) => {
+                        ctx.script_failed(why);
+                        break;
+                    }
+                }
+                // Each request of a pipelined string is a request of the budget, as each answer is one of the figures.
+                for _ in 1..shape.heads.len() {
+                    ctx.take_ticket();
+                }
             }
-        }
-        if !second_half {
-            ctx.count_sent(if scripted { shape.heads.len() as u64 } else { 1 }, intended);
-        }
-        let (spec_index, k) = match &op {
-            // A workload's client keeps to one server, so the keys it owns live on one server.
-            Some(op) => (op.spec, id % plan.requests[op.spec].endpoints.len()),
-            None => ctx.choose(&mut turn),
-        };
-        let spec = &plan.requests[spec_index];
-        let endpoint = spec.endpoints[k];
-        let request = match &op {
-            Some(op) => Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent },
-            None if scripted => Wire { bytes: &wire, expects_no_body: shape.heads[0], idempotent: shape.idempotent },
-            None => Wire::prepared(&spec.prepared[k]),
-        };
-        let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
-        let pipelined = shape.heads.len() > 1;
-        pending.clear();
-        let prepared = &spec.prepared[k];
-        let pending_too = pipelined.then_some(&mut pending);
-        let result =
-            link.exchange(&ctx, id, &exchange, prepared, &mut conns, &mut decoder, timer.as_mut(), pending_too).await;
-        let end = Instant::now();
-        if let (true, Ok((answer, _))) = (scripted, &result)
-            && let Err(why) = ctx.script.response(answer, &decoder)
-        {
-            ctx.script_failed(why);
-        }
-        // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
-        ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
-        let pause = backoff.after(result.as_ref().err());
-        let failed = result.is_err();
-        let verdict = match (source.as_mut(), &op, &result) {
-            (Some(s), Some(op), Ok((answer, _))) => s.observe(op, reply(*answer, &decoder)),
-            _ => Verdict::Pass,
-        };
-        if let (Some(s), Some(op)) = (source.as_mut(), &op) {
-            s.finished(op);
-        }
-        if let (Some(s), Ok((_, sent))) = (source.as_mut(), &result)
-            && matches!(verdict, Verdict::Pass | Verdict::Expected)
-            && s.continues()
-        {
-            chained = Some((intended, first_sent.unwrap_or(*sent)));
+            if let Some(schedule) = ctx.schedule.as_ref().filter(|_| !second_half) {
+                // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
+                // slots does not wait for a connection to open.
+                ready = Instant::now();
+                let late = ready.saturating_duration_since(intended) > Duration::from_millis(1);
+                if schedule.idle() == 0 && !ctx.start_client() && late {
+                    // A slot missed because every connection -c allows was busy: counted per slot, so the figure
+                    // says how many requests -c made late.
+                    ctx.metrics.borrow_mut().starved += 1;
+                }
+            }
+            if !second_half {
+                ctx.count_sent(if scripted { shape.heads.len() as u64 } else { 1 }, intended);
+            }
+            let (spec_index, k) = match &op {
+                // A workload's client keeps to one server, so the keys it owns live on one server.
+                Some(op) => (op.spec, id % plan.requests[op.spec].endpoints.len()),
+                None => ctx.choose(&mut turn),
+            };
+            let spec = &plan.requests[spec_index];
+            let endpoint = spec.endpoints[k];
+            let request = match &op {
+                Some(op) => Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent },
+                None if scripted => {
+                    Wire { bytes: &wire, expects_no_body: shape.heads[0], idempotent: shape.idempotent }
+                }
+                None => Wire::prepared(&spec.prepared[k]),
+            };
+            let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
+            let pipelined = shape.heads.len() > 1;
+            let prepared = &spec.prepared[k];
+            let result = link.exchange(&ctx, id, &exchange, prepared, timer.as_mut(), pipelined).await;
+            let end = Instant::now();
+            if let (true, Ok((answer, _)), Some(decoder)) = (scripted, &result, link.decoder())
+                && let Err(why) = ctx.script.response(answer, decoder)
+            {
+                ctx.script_failed(why);
+            }
+            // Bytes out count only for requests that ended: one cut off by the end of the step is in no figure.
+            ctx.metrics.borrow_mut().bytes_out += exchange.written.get();
+            let pause = backoff.after(result.as_ref().err());
+            let failed = result.is_err();
+            let verdict = match (source.as_mut(), &op, &result, link.decoder()) {
+                (Some(s), Some(op), Ok((answer, _)), Some(decoder)) => s.observe(op, reply(*answer, decoder)),
+                _ => Verdict::Pass,
+            };
+            if let (Some(s), Some(op)) = (source.as_mut(), &op) {
+                s.finished(op);
+            }
+            if let (Some(s), Ok((_, sent))) = (source.as_mut(), &result)
+                && matches!(verdict, Verdict::Pass | Verdict::Expected)
+                && s.continues()
+            {
+                chained = Some((intended, first_sent.unwrap_or(*sent)));
+                ready = end;
+                continue;
+            }
+            if let Some(s) = source.as_mut() {
+                // A first half that failed has no second: the figure is the first's.
+                s.drop_second_half();
+            }
+            // A second half's figure runs from its first half's send.
+            let result = match (result, first_sent) {
+                (Ok((answer, _)), Some(sent)) => Ok((answer, sent)),
+                (other, _) => other,
+            };
+            if matches!(verdict, Verdict::Wrong(_)) && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong()) {
+                ctx.shared.halt.store(true, Ordering::Relaxed);
+            }
+            if let Ok((answer, _)) = &result {
+                ctx.keep_error_reply(answer, link.decoder());
+            }
+            let sent = result.as_ref().ok().map(|(_, sent)| *sent);
+            if let Some(at) = ctx.record(spec_index, result, intended, ready, end, verdict)
+                && op.is_some()
+            {
+                ctx.name_slow(at, &wire);
+            }
             ready = end;
-            continue;
+            // (Only with connections of its own: a script's pipelined string is HTTP/1.1's.)
+            if let (true, Some(sent)) = (pipelined, sent) {
+                let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
+                let first = Pipelined { spec: spec_index, intended, sent, deadline };
+                link.read_rest(&ctx, endpoint, &shape, timer.as_mut(), first).await;
+                ready = Instant::now();
+            }
+            if let Some(pause) = pause {
+                tokio::time::sleep(pause).await;
+                ready = Instant::now();
+            } else if failed {
+                // Some failures (a refused or impossible connect) come back without the loop ever waiting: yield,
+                // so the thread's deadline, stop signal and other clients still run.
+                tokio::task::yield_now().await;
+            }
+            if let Some(think) = ctx.think_time() {
+                tokio::time::sleep(think).await;
+                ready = Instant::now();
+            }
         }
-        if let Some(s) = source.as_mut() {
-            // A first half that failed has no second: the figure is the first's.
-            s.drop_second_half();
-        }
-        // A second half's figure runs from its first half's send.
-        let result = match (result, first_sent) {
-            (Ok((answer, _)), Some(sent)) => Ok((answer, sent)),
-            (other, _) => other,
-        };
-        if matches!(verdict, Verdict::Wrong(_)) && plan.workload.as_ref().is_some_and(|w| w.halts_on_wrong()) {
-            ctx.shared.halt.store(true, Ordering::Relaxed);
-        }
-        if let Ok((answer, _)) = &result {
-            ctx.keep_error_reply(answer, &decoder);
-        }
-        let sent = result.as_ref().ok().map(|(_, sent)| *sent);
-        if let Some(at) = ctx.record(spec_index, result, intended, ready, end, verdict)
-            && op.is_some()
-        {
-            ctx.name_slow(at, &wire);
-        }
-        ready = end;
-        // (Only with connections of its own: a script's pipelined string is HTTP/1.1's.)
-        if let (true, Some(sent), Some(slot)) = (pipelined, sent, conns.get_mut(endpoint)) {
-            let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
-            let first = Pipelined { spec: spec_index, intended, sent, deadline };
-            link.read_rest(&ctx, slot, &mut decoder, &mut pending, &shape, timer.as_mut(), first).await;
-            ready = Instant::now();
-        }
-        if let Some(pause) = pause {
-            tokio::time::sleep(pause).await;
-            ready = Instant::now();
-        } else if failed {
-            // Some failures (a refused or impossible connect) come back without the loop ever waiting: yield,
-            // so the thread's deadline, stop signal and other clients still run.
-            tokio::task::yield_now().await;
-        }
-        if let Some(think) = ctx.think_time() {
-            tokio::time::sleep(think).await;
-            ready = Instant::now();
-        }
-    }
-    for slot in &mut conns {
-        close(&ctx, &mut slot.conn);
+        link.close_all(&ctx);
     }
 }
 
@@ -429,10 +471,10 @@ impl Wire<'_> {
 /// One request to send on the client's connection to `endpoint`.
 pub(super) struct Exchange<'a> {
     request: Wire<'a>,
-    endpoint: usize,
-    timeout: Duration,
+    pub(super) endpoint: usize,
+    pub(super) timeout: Duration,
     /// When the client was ready to send (the send time, unless a connection must be opened first).
-    ready: Instant,
+    pub(super) ready: Instant,
     /// Bytes written for this request (twice the request when it was retried on a new connection).
     written: Cell<u64>,
 }
@@ -775,7 +817,7 @@ async fn run_batch(
                     ctx.shared.halt.store(true, Ordering::Relaxed);
                 }
                 keep_alive &= answer.keep_alive;
-                ctx.keep_error_reply(&answer, decoder);
+                ctx.keep_error_reply(&answer, Some(decoder));
                 ctx.record(op.spec, Ok((answer, sent)), intended, sent, end, verdict)
             }
             Err(f) => {
@@ -853,7 +895,7 @@ async fn read_rest(
                 if let Err(why) = ctx.script.response(&answer, decoder) {
                     ctx.script_failed(why);
                 }
-                ctx.keep_error_reply(&answer, decoder);
+                ctx.keep_error_reply(&answer, Some(decoder));
                 if !answer.keep_alive {
                     close(ctx, &mut slot.conn);
                 }

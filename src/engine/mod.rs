@@ -194,18 +194,22 @@ impl ThreadCtx {
         let ctx = Rc::clone(self);
         match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
             Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
-            None => tokio::task::spawn_local(ctx.run_client(id, client::Own)),
+            None => tokio::task::spawn_local(ctx.run_client(id, client::Own::new(self))),
         };
         true
     }
 
     /// Client `id` over `link`, then counted as done.
-    async fn run_client(self: Rc<Self>, id: usize, link: impl client::Link) {
-        client::run_client(Rc::clone(&self), id, link).await;
-        let left = self.running_clients.get() - 1;
-        self.running_clients.set(left);
-        if left == 0 {
-            self.clients_done.notify_one();
+    /// (An `async move` block, not an `async fn`, for the reason given at [`client::run_client`].)
+    #[allow(clippy::manual_async_fn)] // (see above: an async fn's future would keep its arguments twice)
+    fn run_client(self: Rc<Self>, id: usize, link: impl client::Link) -> impl std::future::Future<Output = ()> {
+        async move {
+            client::run_client(Rc::clone(&self), id, link).await;
+            let left = self.running_clients.get() - 1;
+            self.running_clients.set(left);
+            if left == 0 {
+                self.clients_done.notify_one();
+            }
         }
     }
 
@@ -265,10 +269,10 @@ impl ThreadCtx {
 
     /// Keeps the text of the step's first failed answer while its decoder still holds it; after the first, a
     /// failure costs one check.
-    fn keep_error_reply(&self, answer: &Answer, decoder: &crate::protocol::AnyDecoder) {
-        if self.shared.plan.ok_status.contains(answer.status) {
+    fn keep_error_reply(&self, answer: &Answer, decoder: Option<&crate::protocol::AnyDecoder>) {
+        let Some(decoder) = decoder.filter(|_| !self.shared.plan.ok_status.contains(answer.status)) else {
             return;
-        }
+        };
         let mut m = self.metrics.borrow_mut();
         if m.first_error_reply.is_none() {
             m.first_error_reply = decoder.error_text(answer.status).map(|t| crate::secrets::scrub_text(&t));
