@@ -36,6 +36,9 @@ const WINDOW: u32 = 1 << 30;
 /// The largest frame the client takes (SETTINGS_MAX_FRAME_SIZE left at its initial value).
 const MAX_FRAME: usize = frame::DEFAULT_MAX_FRAME;
 
+/// Reads of one wake-up past the first, while the socket still holds bytes.
+const DRAIN_READS: usize = 32;
+
 /// The largest stream identifier a client may use.
 const LAST_STREAM_ID: u32 = (1 << 31) - 1;
 
@@ -728,38 +731,56 @@ impl H2Conn {
                 return Poll::Ready(());
             }
             drop(st);
-            // Read.
+            // Read: once through tokio, which registers the task for the next bytes, then on a plain connection
+            // on until the socket is empty, as h2load does (see `Conn::read_now`): the streams woken by all of it
+            // then queue their next requests together, and they go in one write.
             let mut scratch = ctx.scratch.borrow_mut();
             let mut buf = ReadBuf::new(&mut scratch[..]);
-            match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
+            let mut got = match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => {
-                    self.state.borrow_mut().fail_all(&Failure::from_io(&e));
-                    return Poll::Ready(());
-                }
-                Poll::Ready(Ok(())) => {}
-            }
-            let data = buf.filled();
-            if data.is_empty() {
-                let mut st = self.state.borrow_mut();
-                let f = if st.phase == Phase::Opening {
-                    Failure::new(
-                        ErrorKind::Closed,
-                        "the server closed the connection before its HTTP/2 SETTINGS (does it speak HTTP/2 on this \
-                         port?)",
-                    )
-                } else {
-                    closed("before answering")
+                Poll::Ready(r) => r.map(|()| buf.filled().len()),
+            };
+            // Bounded, so that a peer that never stops sending does not keep the thread's other tasks waiting.
+            for _ in 0..DRAIN_READS {
+                let n = match got {
+                    Err(e) => {
+                        self.state.borrow_mut().fail_all(&Failure::from_io(&e));
+                        return Poll::Ready(());
+                    }
+                    Ok(0) => {
+                        self.peer_closed();
+                        return Poll::Ready(());
+                    }
+                    Ok(n) => n,
                 };
-                if st.phase == Phase::Opening {
-                    st.failure = Some(f.clone());
+                ctx.metrics.borrow_mut().bytes_in += n as u64;
+                self.on_bytes(&ctx.metrics, &scratch[..n]);
+                if self.state.borrow().phase == Phase::Dead {
+                    break;
                 }
-                st.fail_all(&f);
-                return Poll::Ready(());
+                got = match conn.read_now(&mut scratch) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    r => r,
+                };
             }
-            ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
-            self.on_bytes(&ctx.metrics, data);
         }
+    }
+
+    /// The server closed the connection (a read of 0 bytes): every stream under way fails.
+    fn peer_closed(&self) {
+        let mut st = self.state.borrow_mut();
+        let f = if st.phase == Phase::Opening {
+            Failure::new(
+                ErrorKind::Closed,
+                "the server closed the connection before its HTTP/2 SETTINGS (does it speak HTTP/2 on this port?)",
+            )
+        } else {
+            closed("before answering")
+        };
+        if st.phase == Phase::Opening {
+            st.failure = Some(f.clone());
+        }
+        st.fail_all(&f);
     }
 
     /// Takes the frames in `data` (a read), keeping an incomplete one for the next read.
