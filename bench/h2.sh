@@ -4,7 +4,8 @@
 # -c 64 -m 1 (h2load's -m is hakaru's --streams). bench/pairs.sh runs the two in turn (A B A B ...) and gives the
 # median wall and CPU seconds of each for the same request count, and the ratio pair by pair: requests/s is
 # N / wall, requests per generator CPU-second N / cpu. Then peak RSS: hakaru at -c 100 --streams 100 (HTTP/2)
-# against hakaru at -c 1000 (HTTP/1.1). Installs h2load (nghttp2-client) and nginx when missing.
+# against hakaru at -c 1000 (HTTP/1.1). With oha on the PATH (cargo install oha --locked), hakaru beside
+# `oha --http2 -p` too. Installs h2load (nghttp2-client) and nginx when missing.
 # Usage: bench/h2.sh [requests=300000] [rounds=5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,12 @@ for cm in "1 100" "4 16" "64 1"; do
   echo "== -c $1 -m $2, $N requests: A = hakaru --http2, B = h2load"
   bench/pairs.sh $ROUNDS 1 "h2load -c $1 -m $2 -t 1 -n $N $URL" \
     "$bin" run -q --no-history --http2 -t 1 -c "$1" --streams "$2" -n "$N" "$URL"
+  if command -v oha >/dev/null; then
+    # oha's -p is its streams per connection; pinned to one CPU, its runtime has one worker thread.
+    echo "== -c $1 -m $2, $N requests: A = hakaru --http2, B = oha --http2 -p $2"
+    bench/pairs.sh $ROUNDS 1 "oha --no-tui --http2 -c $1 -p $2 -n $N $URL" \
+      "$bin" run -q --no-history --http2 -t 1 -c "$1" --streams "$2" -n "$N" "$URL"
+  fi
 done
 echo "== peak RSS: A = hakaru --http2 -c 100 --streams 100, B = hakaru (HTTP/1.1) -c 1000"
 bench/pairs.sh $ROUNDS 1 "$bin run -q --no-history -t 1 -c 1000 -n $N http://127.0.0.1:18083/" \
