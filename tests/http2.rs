@@ -54,6 +54,13 @@ impl H2Nginx {
              http://127.0.0.1:{h1}/; }}",
             p.display()
         );
+        // A 4 MiB file: its answers fill the socket faster than one wake-up's reads take them.
+        std::fs::write(p.join("file.bin"), vec![b'x'; FILE_BYTES]).unwrap();
+        let file = format!(
+            "location = /file {{ alias {}/file.bin; default_type application/octet-stream; }} \
+             location = /fail {{ return 503; }}",
+            p.display()
+        );
         let certs = format!("ssl_certificate {0}/cert.pem; ssl_certificate_key {0}/key.pem;", p.display());
         let conf = format!(
             "worker_processes 1;\ndaemon off;\nmaster_process off;\npid {0}/nginx.pid;\nerror_log {0}/error.log warn;\n\
@@ -62,7 +69,7 @@ impl H2Nginx {
              client_body_temp_path {0}/body;\n  proxy_temp_path {0}/proxy;\n  fastcgi_temp_path {0}/fcgi;\n  \
              uwsgi_temp_path {0}/uwsgi;\n  scgi_temp_path {0}/scgi;\n  keepalive_requests 1000000;\n{1}{2}{3}{4}{5}{6}{7}}}\n",
             p.display(),
-            server(format!("{plain} http2"), "plain", ""),
+            server(format!("{plain} http2"), "plain", &file),
             server(format!("{four} http2"), "four", "http2_max_concurrent_streams 4;"),
             server(format!("{hundred} http2"), "hundred", "keepalive_requests 100;"),
             server(format!("{tls} ssl http2"), "tls", &certs),
@@ -131,6 +138,38 @@ fn four_connections_by_sixteen_streams_send_exactly_the_requests_asked_as_nginx_
     assert_eq!(connections(&lines), (4, true), "every request an HTTP/2.0 200 over 4 connections");
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
     assert!(out.stdout.contains("space savings") || out.stdout.is_empty(), "{}", out.stdout);
+}
+
+#[test]
+fn a_failed_http2_answer_is_kept_as_its_status_and_reason() {
+    // HTTP/2's answers are read by their connection's task, with no decoder of their own: the status says it.
+    let n = H2Nginx::start();
+    let args = ["run", "-q", "--http2", "-c", "1", "-n", "5", &n.url(n.plain, "/fail")];
+    let out = hakaru_with(&args, Duration::from_secs(60), |_| {});
+    assert_eq!(out.status_count("503"), 5, "{}", out.step());
+    assert_eq!(out.step()["first_error_reply"], "503 Service Unavailable", "{}", out.step());
+}
+
+/// The size of the plain server's /file.
+const FILE_BYTES: usize = 4 << 20;
+
+#[test]
+fn large_answers_that_fill_the_socket_arrive_whole_every_byte_counted() {
+    // 8 streams of 4 MiB answers at once: the connection's task reads up to 9 times a wake-up, then yields;
+    // a read left over at that bound must still be taken (it once was dropped, breaking the framing).
+    let n = H2Nginx::start();
+    let out = hakaru_with(
+        &["run", "-q", "--http2", "-c", "1", "--streams", "8", "-n", "48", &n.url(n.plain, "/file")],
+        Duration::from_secs(300),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 48, "{}", out.step());
+    assert_eq!(out.step()["errors"], 0, "{}", out.step());
+    let bytes_in = out.step()["throughput"]["bytes_in"].as_u64().unwrap();
+    // Every body byte, plus the frames' headers (nginx cuts DATA at 8 KiB: 9 bytes each, about 0.1 %).
+    let data = 48 * FILE_BYTES as u64;
+    assert!(bytes_in > data + data / 1000 && bytes_in < data + data / 100, "{bytes_in} bytes in, {data} of bodies");
 }
 
 #[test]

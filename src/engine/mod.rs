@@ -269,13 +269,19 @@ impl ThreadCtx {
 
     /// Keeps the text of the step's first failed answer while its decoder still holds it; after the first, a
     /// failure costs one check.
+    /// `decoder`: the answer's, or None for HTTP/2's (read by their connection's task): the status and its
+    /// reason then.
     fn keep_error_reply(&self, answer: &Answer, decoder: Option<&crate::protocol::AnyDecoder>) {
-        let Some(decoder) = decoder.filter(|_| !self.shared.plan.ok_status.contains(answer.status)) else {
+        if self.shared.plan.ok_status.contains(answer.status) {
             return;
-        };
+        }
         let mut m = self.metrics.borrow_mut();
         if m.first_error_reply.is_none() {
-            m.first_error_reply = decoder.error_text(answer.status).map(|t| crate::secrets::scrub_text(&t));
+            let text = match decoder {
+                Some(d) => d.error_text(answer.status),
+                None => Some(crate::protocol::status_text(answer.status)),
+            };
+            m.first_error_reply = text.map(|t| crate::secrets::scrub_text(&t));
         }
     }
 

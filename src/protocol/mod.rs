@@ -129,13 +129,17 @@ impl AnyDecoder {
         match self {
             AnyDecoder::Resp(d) => d.error().map(String::from),
             AnyDecoder::Memcache(d) => d.error().map(String::from),
-            AnyDecoder::Http(_) => {
-                Some(match ::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()) {
-                    Some(reason) => format!("{status} {reason}"),
-                    None => format!("status {status}"),
-                })
-            }
+            AnyDecoder::Http(_) => Some(status_text(status)),
         }
+    }
+}
+
+/// An HTTP status with its reason (`503 Service Unavailable`): the text kept of a failed HTTP answer, whose body
+/// is not kept (HTTP/2's answers, read by their connection's task, have no decoder of their own).
+pub fn status_text(status: u16) -> String {
+    match ::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()) {
+        Some(reason) => format!("{status} {reason}"),
+        None => format!("status {status}"),
     }
 }
 
