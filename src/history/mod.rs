@@ -111,6 +111,12 @@ pub enum HistoryError {
 }
 
 impl HistoryError {
+    /// Another process holds the lock SQLite needed (SQLITE_BUSY).
+    fn is_busy(&self) -> bool {
+        matches!(self, HistoryError::Sqlite { source, .. }
+            if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy))
+    }
+
     /// Bad input (an unknown ID, a bad reference or label) is exit code 2; a database that fails is 1.
     pub fn into_usage(self) -> UsageError {
         match self {
@@ -309,11 +315,22 @@ impl Db {
             use std::os::unix::fs::OpenOptionsExt as _;
             let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
         }
-        let conn = Connection::open(path).map_err(|e| sql_error(path, e))?;
-        let mut db = Db { conn, path: path.to_path_buf() };
-        db.configure()?;
-        db.migrate()?;
-        Ok(db)
+        // Two processes opening a new file at once: turning it to WAL takes a write lock from within the pragma's
+        // read, and SQLite answers SQLITE_BUSY at once rather than wait (the busy timeout is not used, as waiting
+        // could deadlock). So opening is tried again, a little later each time, for as long as the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let conn = Connection::open(path).map_err(|e| sql_error(path, e))?;
+            let mut db = Db { conn, path: path.to_path_buf() };
+            match db.configure().and_then(|()| db.migrate()) {
+                Err(err) if err.is_busy() && std::time::Instant::now() + pause < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                result => return result.map(|()| db),
+            }
+        }
     }
 
     /// Opens an existing database; a missing file is [`HistoryError::Missing`], not a new empty database.
