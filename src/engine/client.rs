@@ -331,9 +331,11 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             let spec = &plan.requests[spec_index];
             let endpoint = spec.endpoints[k];
             let request = match &op {
-                Some(op) => Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent },
+                Some(op) => {
+                    Wire { bytes: &wire, expects_no_body: false, idempotent: op.request.idempotent, built: true }
+                }
                 None if scripted => {
-                    Wire { bytes: &wire, expects_no_body: shape.heads[0], idempotent: shape.idempotent }
+                    Wire { bytes: &wire, expects_no_body: shape.heads[0], idempotent: shape.idempotent, built: true }
                 }
                 None => Wire::prepared(&spec.prepared[k]),
             };
@@ -460,11 +462,13 @@ struct Wire<'a> {
     bytes: &'a [u8],
     expects_no_body: bool,
     idempotent: bool,
+    /// Built for this request (a workload's op, a script's or a template's request), not the plan's prepared one.
+    built: bool,
 }
 
 impl Wire<'_> {
     fn prepared(r: &PreparedRequest) -> Wire<'_> {
-        Wire { bytes: &r.bytes, expects_no_body: r.expects_no_body, idempotent: r.idempotent }
+        Wire { bytes: &r.bytes, expects_no_body: r.expects_no_body, idempotent: r.idempotent, built: false }
     }
 }
 
@@ -480,6 +484,11 @@ pub(super) struct Exchange<'a> {
 }
 
 impl Exchange<'_> {
+    /// The request's bytes when they were built for it (a template's HTTP/2 frames), not the plan's prepared ones.
+    pub(super) fn built(&self) -> Option<&[u8]> {
+        self.request.built.then_some(self.request.bytes)
+    }
+
     /// Sends the request (opening the connection if needed) and reads the answer; returns it with the send time.
     /// A keep-alive connection the server closed while idle is reopened once, as browsers and HTTP clients do.
     async fn run(

@@ -175,7 +175,12 @@ pub(super) fn exchange(
                 _ = timer.as_mut() => return Err(super::client::timeout_failure(exchange.timeout)),
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
-            let id = conn.send(ctx, request);
+            let id = match exchange.built() {
+                // A template's frames, built for this request: a body that must wait for the server's windows is
+                // kept in an Arc of its own.
+                Some(frames) => conn.send(ctx, frames, None),
+                None => conn.send(ctx, &request.bytes, Some(&request.bytes)),
+            };
             timer.as_mut().reset((sent + exchange.timeout).into());
             let outcome = tokio::select! {
                 biased;
@@ -429,7 +434,8 @@ impl State {
 
     /// Queues a new stream's prepared `frames`: its headers, and its body as far as the windows allow (the rest
     /// waits in `blocked`). Returns the stream id and the header block's size.
-    fn open_stream(&mut self, frames: &Arc<[u8]>) -> (u32, usize) {
+    /// `shared`: `frames` held in an Arc already (the plan's prepared requests), kept by a body that must wait.
+    fn open_stream(&mut self, frames: &[u8], shared: Option<&Arc<[u8]>>) -> (u32, usize) {
         let id = self.next_id;
         self.next_id += 2;
         if self.next_id > LAST_STREAM_ID {
@@ -440,7 +446,11 @@ impl State {
         let headers = body_start(frames);
         self.out.extend_from_slice(&frames[..headers]);
         let header_block = set_stream(&mut self.out[at..], id).header_block;
-        let body = (headers < frames.len()).then(|| Body { frames: Arc::clone(frames), at: headers, sent: 0 });
+        let body = (headers < frames.len()).then(|| Body {
+            frames: shared.map_or_else(|| Arc::from(frames), Arc::clone),
+            at: headers,
+            sent: 0,
+        });
         self.streams.insert(id, Stream { window: self.stream_window, body, ..Stream::default() });
         if !self.push_body(id) {
             self.blocked.push_back(id);
@@ -584,9 +594,9 @@ impl H2Conn {
 
     /// Queues a claimed stream's frames (a body as far as the server's windows allow; the rest goes as they grow);
     /// returns its stream id.
-    fn send(&self, ctx: &ThreadCtx, request: &PreparedRequest) -> u32 {
+    fn send(&self, ctx: &ThreadCtx, frames: &[u8], shared: Option<&Arc<[u8]>>) -> u32 {
         let mut st = self.state.borrow_mut();
-        let (id, header_block) = st.open_stream(&request.bytes);
+        let (id, header_block) = st.open_stream(frames, shared);
         st.wake_task();
         drop(st);
         ctx.metrics.borrow_mut().h2.header_bytes_out += header_block as u64;
@@ -1262,7 +1272,7 @@ mod tests {
         let request = crate::protocol::h2::request::build_request(&parts, false);
         let conn = open_conn();
         let metrics = RefCell::new(StepMetrics::default());
-        let id = conn.state.borrow_mut().open_stream(&request.bytes).0;
+        let id = conn.state.borrow_mut().open_stream(&request.bytes, Some(&request.bytes)).0;
         let sent = |conn: &H2Conn| -> usize {
             data_frames(&std::mem::take(&mut conn.state.borrow_mut().out), id).iter().map(|f| f.0).sum()
         };

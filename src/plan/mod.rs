@@ -465,11 +465,6 @@ fn template_urls(
     if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() || a.script.is_some() {
         return Err(one_url());
     }
-    if a.http2 {
-        return Err(UsageError::new(
-            "--data and {{...}} templates with --http2: requests are filled as HTTP/1.1 only for now; leave --http2 out",
-        ));
-    }
     let url = &a.urls[0];
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let path_at = url[after_scheme..].find(['/', '?']).map_or(url.len(), |i| i + after_scheme);
@@ -514,7 +509,8 @@ impl DataPlan {
         };
         let Some(ep) = endpoints.first() else { return Ok(None) };
         let order = data_order(a.data_order);
-        Ok(Some(Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order)))
+        let t = Template::new(method, self.path, ep.host_header(), headers, body, a.no_keepalive, self.rows, order);
+        Ok(Some(if a.http2 { t.over_http2(ep.scheme == Scheme::Https) } else { t }))
     }
 }
 

@@ -92,6 +92,8 @@ pub struct Template {
     /// `--no-keepalive`.
     pub close: bool,
     pub feed: Feed,
+    /// `--http2`: each request is built as HTTP/2 frames, with `:scheme https` when true.
+    pub http2: Option<bool>,
 }
 
 impl Template {
@@ -106,7 +108,14 @@ impl Template {
         rows: Option<Rows>,
         order: Order,
     ) -> Template {
-        Template { method: method.to_string(), target, host, headers, body, close, feed: Feed::new(rows, order) }
+        let feed = Feed::new(rows, order);
+        Template { method: method.to_string(), target, host, headers, body, close, feed, http2: None }
+    }
+
+    /// Requests built as HTTP/2 frames (`--http2`), for an `https` URL or a plain one.
+    pub fn over_http2(mut self, https: bool) -> Template {
+        self.http2 = Some(https);
+        self
     }
 
     /// A thread's filler, with its own random numbers.
@@ -162,17 +171,18 @@ impl ThreadTemplate {
         ctx.fill(&t.body, Dest::Body, &mut self.body);
         let target = String::from_utf8_lossy(&self.target);
         wire.clear();
-        write_request(
-            &RequestParts {
-                method: &t.method,
-                target: &target,
-                host: &t.host,
-                headers: &self.headers,
-                body: &self.body,
-                close: t.close,
-            },
-            wire,
-        );
+        let parts = RequestParts {
+            method: &t.method,
+            target: &target,
+            host: &t.host,
+            headers: &self.headers,
+            body: &self.body,
+            close: t.close,
+        };
+        match t.http2 {
+            Some(https) => crate::protocol::h2::request::write_request(&parts, https, wire),
+            None => write_request(&parts, wire),
+        }
         self.busy += t0.elapsed();
         true
     }

@@ -144,6 +144,8 @@ pub struct Nginx {
     child: Child,
     pub port: u16,
     pub tls_port: u16,
+    /// h2c (prior knowledge), where the configuration listens with `@H2_PORT@`.
+    pub h2_port: u16,
     pub dir: tempfile::TempDir,
 }
 
@@ -156,11 +158,12 @@ impl Nginx {
     pub fn start_with(config: &str) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
-        let (port, tls_port) = (free_port(), free_port());
+        let (port, tls_port, h2_port) = (free_port(), free_port(), free_port());
         let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx").join(config))
             .unwrap()
             .replace("@PREFIX@", prefix.to_str().unwrap())
             .replace("@TLS_PORT@", &tls_port.to_string())
+            .replace("@H2_PORT@", &h2_port.to_string())
             .replace("@PORT@", &port.to_string());
         std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
         std::fs::create_dir_all(prefix.join("www/static")).unwrap();
@@ -170,7 +173,7 @@ impl Nginx {
         std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
         self_signed_certificate(prefix);
         let child = spawn_nginx(prefix);
-        let n = Nginx { child, port, tls_port, dir };
+        let n = Nginx { child, port, tls_port, h2_port, dir };
         wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
         n
     }

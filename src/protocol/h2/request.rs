@@ -1,4 +1,4 @@
-//! HTTP/2 request frames, built once per request and endpoint before the run: a HEADERS frame (with CONTINUATION
+//! HTTP/2 request frames, built once per request and endpoint before the run (or per request from a template): a HEADERS frame (with CONTINUATION
 //! frames past 16 KiB) whose block holds literals the peer does not index, then the body's DATA frames. The
 //! stream identifier is left zero and written in by the engine as the request goes out (`set_stream`).
 
@@ -15,6 +15,14 @@ const CONNECTION_HEADERS: [&str; 6] =
 
 /// The request's frames. `https`: the `:scheme`. A `Host` header given by the user becomes `:authority`.
 pub fn build_request(parts: &RequestParts<'_>, https: bool) -> PreparedRequest {
+    let mut out = Vec::new();
+    write_request(parts, https, &mut out);
+    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
+    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
+}
+
+/// Appends the request's frames to `out` (templates fill one buffer per request, reused).
+pub fn write_request(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
     let has = |name: &str| parts.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let authority = parts.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map_or(parts.host, |(_, v)| v);
     let mut block = Vec::with_capacity(64 + parts.target.len());
@@ -35,25 +43,23 @@ pub fn build_request(parts: &RequestParts<'_>, https: bool) -> PreparedRequest {
     if (!parts.body.is_empty() || method_has_body) && !has("content-length") {
         field(&mut block, "content-length", &parts.body.len().to_string());
     }
-    let mut out = Vec::with_capacity(block.len() + parts.body.len() + 4 * frame::HEAD);
+    out.reserve(block.len() + parts.body.len() + 4 * frame::HEAD);
     let end_stream = if parts.body.is_empty() { END_STREAM } else { 0 };
     let mut chunks = block.chunks(DEFAULT_MAX_FRAME).peekable();
     let mut kind = HEADERS;
     let mut flags = end_stream;
     while let Some(chunk) = chunks.next() {
         let last = chunks.peek().is_none();
-        Head { len: chunk.len(), kind, flags: flags | if last { END_HEADERS } else { 0 }, stream: 0 }.write(&mut out);
+        Head { len: chunk.len(), kind, flags: flags | if last { END_HEADERS } else { 0 }, stream: 0 }.write(out);
         out.extend_from_slice(chunk);
         (kind, flags) = (CONTINUATION, 0);
     }
     let mut data = parts.body.chunks(DEFAULT_MAX_FRAME).peekable();
     while let Some(chunk) = data.next() {
         let last = data.peek().is_none();
-        Head { len: chunk.len(), kind: DATA, flags: if last { END_STREAM } else { 0 }, stream: 0 }.write(&mut out);
+        Head { len: chunk.len(), kind: DATA, flags: if last { END_STREAM } else { 0 }, stream: 0 }.write(out);
         out.extend_from_slice(chunk);
     }
-    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
-    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
 }
 
 /// One header: indexed when the static table holds it whole (`:method GET`), else a literal without indexing,
