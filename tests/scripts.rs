@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{LoggedNginx, hakaru, wait_for, write_in};
+use common::{LoggedNginx, hakaru, wait_for, wait_listening, write_in};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scripts").join(name).display().to_string()
@@ -72,6 +72,39 @@ fn counter_pipeline_post_and_auth_send_what_wrk_sends_in_wrks_order() {
             assert!(by_hakaru[0].starts_with("GET /1 ") && by_hakaru[0].contains("counter=1 "), "{}", by_hakaru[0]);
         }
     }
+}
+
+#[test]
+fn over_http2_a_scripts_requests_go_as_streams_and_what_cannot_is_refused_in_one_line() {
+    let s = LoggedNginx::start();
+    wait_listening(([127, 0, 0, 1], s.nginx.h2_port).into(), Duration::from_secs(10));
+    // nginx 1.22's `listen ... http2` on a plain port speaks HTTP/2 only: what reaches its log came as frames.
+    let h2 = |path: &str| format!("http://127.0.0.1:{}{path}", s.nginx.h2_port);
+    for (script, n) in [("counter.lua", 50), ("post.lua", 20)] {
+        let (file, count) = (fixture(script), n.to_string());
+        let h1 = hakaru(&["run", "-t", "1", "-c", "1", "-n", &count, "-s", &file, &s.url("/x")]);
+        assert_eq!(h1.code, 0, "{}", h1.stderr);
+        let by_h1 = take(&s, n);
+        let out = hakaru(&["run", "--http2", "-t", "1", "-c", "1", "-n", &count, "-s", &file, &h2("/x")]);
+        assert_eq!(out.code, 0, "{script}: {}", out.stderr);
+        assert_eq!(requests(&out), n, "{script}");
+        assert_eq!(out.status_count("200"), n as u64, "{script}");
+        assert_eq!(out.doc()["settings"]["http_version"], "2");
+        // The same requests, the Host header (`:authority`) aside, which names the other port.
+        let by_h2: Vec<String> =
+            take(&s, n).iter().map(|l| l.replace(&s.nginx.h2_port.to_string(), &s.nginx.port.to_string())).collect();
+        assert_eq!(by_h2, by_h1, "{script}");
+    }
+    for (script, said) in [
+        ("auth.lua", "response() with --http2"),
+        ("pipeline.lua", "3 requests in one string; with --http2 return one a call"),
+    ] {
+        let out = hakaru(&["run", "--http2", "-n", "5", "-s", &fixture(script), &h2("/x")]);
+        assert_eq!(out.code, 2, "{script}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(said), "{script}: {}", out.stderr);
+    }
+    assert!(s.lines().is_empty(), "a refused run sent nothing");
 }
 
 #[test]

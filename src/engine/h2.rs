@@ -652,7 +652,8 @@ impl H2Conn {
     /// connection ends.
     async fn run(&self, ctx: &Rc<ThreadCtx>, endpoint: usize) {
         let plan = &ctx.shared.plan;
-        let ep = &plan.endpoints[endpoint];
+        // The script's `thread.addr` when setup() gave one.
+        let ep = ctx.endpoint(endpoint);
         let mut conn = match connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
             Ok(c) => c,
             Err(f) => {

@@ -558,12 +558,6 @@ fn load_script(
     if a.urls.len() != 1 || a.hosts.is_some() || a.patterns.is_some() {
         return Err(one_url());
     }
-    if a.http2 {
-        return Err(UsageError::new(format!(
-            "--script '{}' with --http2: a script's requests are HTTP/1.1 text, as wrk's; leave --http2 out",
-            path.display()
-        )));
-    }
     let u = ParsedUrl::parse(&a.urls[0]).map_err(|_| one_url())?;
     let ep = endpoints.first().ok_or_else(one_url)?;
     let target = crate::script::Target {
@@ -579,6 +573,7 @@ fn load_script(
         body: (!body.is_empty()).then(|| body.to_vec()),
         addr: ep.addr,
         connect_timeout,
+        http2: a.http2.then(|| ep.host_header()),
     };
     crate::script::Script::load(path, a.script_args.clone(), target)
 }

@@ -25,6 +25,9 @@ pub struct Target {
     pub addr: SocketAddr,
     /// How long `wrk.connect` waits.
     pub connect_timeout: Duration,
+    /// `--http2`, with the `:authority` of requests without a `Host`: each request the script returns goes as
+    /// HTTP/2 frames, one stream each.
+    pub http2: Option<String>,
 }
 
 /// A server address, as `wrk.lookup` returns them and `thread.addr` takes them.
@@ -232,6 +235,7 @@ mod tests {
             body: None,
             addr: "127.0.0.1:8080".parse().unwrap(),
             connect_timeout: Duration::from_secs(1),
+            http2: None,
         }
     }
 

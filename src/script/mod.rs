@@ -62,6 +62,13 @@ impl Script {
     pub fn prepare(&self, threads: usize, open_loop: bool) -> Result<(), UsageError> {
         for i in 0..threads {
             let t = self.thread(i).map_err(|e| UsageError::new(format!("--script {e}")))?;
+            if self.target.http2.is_some() && t.wants_response() {
+                return Err(UsageError::new(format!(
+                    "--script {}: response() with --http2: HTTP/2 answers' headers and bodies are not handed to \
+                     scripts yet; leave --http2 out, or response() out of the script",
+                    self.file
+                )));
+            }
             if open_loop && t.has_delay() {
                 return Err(UsageError::new(format!(
                     "--script {}: delay() cannot pace an open loop (--rate sets when requests leave); drop --rate or \
@@ -101,7 +108,8 @@ impl Script {
         wrk.set("thread", ThreadHandle::own(&lua, Arc::clone(&shared))).map_err(in_init)?;
         let init: mlua::Function = wrk.get("init").map_err(in_init)?;
         init.call::<()>(self.args.clone()).map_err(in_init)?;
-        let mut t = ThreadScript::new(lua, Arc::clone(&self.file), shared)?;
+        let http2 = self.target.http2.clone().map(|authority| (self.target.scheme == "https", authority));
+        let mut t = ThreadScript::new(lua, Arc::clone(&self.file), shared, http2)?;
         if i == 0 {
             // wrk calls thread 0's request() once before the load, to learn what it returns.
             t.next_request(&mut Vec::new())?;

@@ -36,13 +36,23 @@ pub struct ThreadScript {
     /// The last request text and what it holds: a script that returns the same string again is not read again.
     last: Vec<u8>,
     shape: Shape,
+    /// `--http2`: the `:scheme` (true for https) and the `:authority` when the text has no `Host`; the last
+    /// request's frames.
+    http2: Option<(bool, String)>,
+    frames: Vec<u8>,
     pub shared: Arc<ThreadShared>,
     /// Time spent in the script's functions (wall time of calls that never wait: the CPU they take).
     pub busy: Duration,
 }
 
 impl ThreadScript {
-    pub(super) fn new(lua: Lua, file: Arc<str>, shared: Arc<ThreadShared>) -> Result<ThreadScript, String> {
+    /// `http2`: the scheme (true for https) and authority of `--http2`'s frames.
+    pub(super) fn new(
+        lua: Lua,
+        file: Arc<str>,
+        shared: Arc<ThreadShared>,
+        http2: Option<(bool, String)>,
+    ) -> Result<ThreadScript, String> {
         let hook = |name: &str| -> Result<Option<Function>, String> {
             match lua.globals().get::<Value>(name) {
                 Ok(Value::Nil) => Ok(None),
@@ -60,6 +70,8 @@ impl ThreadScript {
             delay,
             last: Vec::new(),
             shape: Shape::default(),
+            http2,
+            frames: Vec::new(),
             shared,
             busy: Duration::ZERO,
         };
@@ -97,7 +109,7 @@ impl ThreadScript {
             self.take(out, "request()")?;
         }
         wire.clear();
-        wire.extend_from_slice(&self.last);
+        wire.extend_from_slice(if self.http2.is_some() { &self.frames } else { &self.last });
         Ok(&self.shape)
     }
 
@@ -115,6 +127,19 @@ impl ThreadScript {
         if *bytes != *self.last || self.shape.heads.is_empty() {
             let shape =
                 Shape::read(&bytes).map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
+            if let Some((https, authority)) = &self.http2 {
+                // Each request is a stream of its own; a string of several has no one stream to go in.
+                if shape.heads.len() > 1 {
+                    return Err(format!(
+                        "{}: {what} returned {} requests in one string; with --http2 return one a call (each goes \
+                         as its own stream)",
+                        self.where_defined(what),
+                        shape.heads.len()
+                    ));
+                }
+                super::wire::http2_frames(&bytes, *https, authority, &mut self.frames)
+                    .map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
+            }
             self.last.clear();
             self.last.extend_from_slice(&bytes);
             self.shape = shape;

@@ -67,9 +67,58 @@ impl Shape {
     }
 }
 
+/// One request of a script's text (read by [`Shape::read`] already) as HTTP/2 frames for `--http2`, into `out`:
+/// its method, target, headers and body, a `Host` header becoming `:authority` (`authority` without one). The
+/// text's `Content-Length` is left to the frames, which count the body themselves.
+pub fn http2_frames(bytes: &[u8], https: bool, authority: &str, out: &mut Vec<u8>) -> Result<(), String> {
+    let mut headers = [httparse::EMPTY_HEADER; MOST_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let head = match req.parse(bytes) {
+        Ok(httparse::Status::Complete(n)) => n,
+        _ => return Err("not one whole HTTP request; build it with wrk.format()".into()),
+    };
+    let fields: Vec<(String, String)> = req
+        .headers
+        .iter()
+        .filter(|h| !h.name.eq_ignore_ascii_case("content-length"))
+        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
+        .collect();
+    let parts = crate::protocol::http::RequestParts {
+        method: req.method.unwrap_or("GET"),
+        target: req.path.unwrap_or("/"),
+        host: authority,
+        headers: &fields,
+        body: &bytes[head..],
+        close: false,
+    };
+    out.clear();
+    crate::protocol::h2::request::write_request(&parts, https, out);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::Shape;
+
+    #[test]
+    fn a_request_text_becomes_the_frames_of_the_same_request() {
+        let text = b"POST /f?x=1 HTTP/1.1\r\nHost: example:8080\r\nX-A: 1\r\nContent-Length: 3\r\n\r\nabc";
+        let mut got = Vec::new();
+        super::http2_frames(text, false, "other:1", &mut got).unwrap();
+        let fields = vec![("Host".to_string(), "example:8080".to_string()), ("X-A".to_string(), "1".to_string())];
+        let parts = crate::protocol::http::RequestParts {
+            method: "POST",
+            target: "/f?x=1",
+            host: "other:1",
+            headers: &fields,
+            body: b"abc",
+            close: false,
+        };
+        let mut want = Vec::new();
+        crate::protocol::h2::request::write_request(&parts, false, &mut want);
+        assert_eq!(got, want);
+        assert!(super::http2_frames(b"GET / HTTP/1.1\r\n", false, "h", &mut got).is_err());
+    }
 
     #[test]
     fn three_requests_in_one_string_are_three() {
