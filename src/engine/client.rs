@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect};
 use crate::metrics::ErrorKind;
+use crate::protocol::http::Kept;
 use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
 use crate::script::Shape;
@@ -48,6 +49,10 @@ pub(super) trait Link {
     }
     fn decoder_mut(&mut self) -> Option<&mut AnyDecoder> {
         None
+    }
+    /// The last answer's headers and body, when a script's `response()` wants them.
+    fn kept(&self) -> Option<&Kept> {
+        self.decoder().and_then(AnyDecoder::kept)
     }
     /// A pipelined client's connections and decoder (`--pipeline`, key-value workloads only).
     fn batch_parts(&mut self) -> Option<(&mut [Slot], &mut AnyDecoder)> {
@@ -344,8 +349,11 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             let prepared = &spec.prepared[k];
             let result = link.exchange(&ctx, id, &exchange, prepared, timer.as_mut(), pipelined).await;
             let end = Instant::now();
-            if let (true, Ok((answer, _)), Some(decoder)) = (scripted, &result, link.decoder())
-                && let Err(why) = ctx.script.response(answer, decoder)
+            // An HTTP/2 answer's message was left in the thread's context by the exchange that just returned (no
+            // other client ran in between: there is no await between its return and here).
+            let h2_kept = ctx.h2_kept.take();
+            if let (true, Ok((answer, _))) = (scripted, &result)
+                && let Err(why) = ctx.script.response(answer, h2_kept.as_deref().or_else(|| link.kept()))
             {
                 ctx.script_failed(why);
             }
@@ -901,7 +909,7 @@ async fn read_rest(
         let end = Instant::now();
         match outcome {
             Ok(answer) => {
-                if let Err(why) = ctx.script.response(&answer, decoder) {
+                if let Err(why) = ctx.script.response(&answer, decoder.kept()) {
                     ctx.script_failed(why);
                 }
                 ctx.keep_error_reply(&answer, Some(decoder));

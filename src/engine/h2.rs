@@ -27,6 +27,7 @@ use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
 use crate::protocol::h2::request::{body_start, frame_at, set_stream};
+use crate::protocol::http::Kept;
 use crate::protocol::{Answer, PreparedRequest};
 
 /// The window the client gives the server, per stream and for the connection: large (as h2load and oha set it),
@@ -191,10 +192,16 @@ pub(super) fn exchange(
                 }
             };
             match outcome {
-                Outcome::Answer(a) => return Ok((a, sent)),
-                Outcome::Failed(f) => return Err(f),
-                Outcome::Unprocessed(f) if retried => return Err(f),
-                Outcome::Unprocessed(_) => {
+                (Outcome::Answer(a), kept) => {
+                    // For a script's response(), taken by the client loop as this returns (see client.rs).
+                    if kept.is_some() {
+                        ctx.h2_kept.set(kept);
+                    }
+                    return Ok((a, sent));
+                }
+                (Outcome::Failed(f), _) => return Err(f),
+                (Outcome::Unprocessed(f), _) if retried => return Err(f),
+                (Outcome::Unprocessed(_), _) => {
                     retried = true;
                     ctx.metrics.borrow_mut().h2.retried += 1;
                 }
@@ -264,12 +271,17 @@ struct State {
     max_block: usize,
     /// A GOAWAY's last stream and code.
     goaway: Option<(u32, u32)>,
+    /// Answers' headers and bodies are kept (a script's `response()` wants them): DATA frames are then read
+    /// whole instead of skipped.
+    keep: bool,
 }
 
 /// A stream under way.
 #[derive(Default)]
 struct Stream {
     status: u16,
+    /// Its answer's headers and body, kept for a script's `response()` only.
+    kept: Option<Box<Kept>>,
     done: Option<Outcome>,
     waker: Option<Waker>,
     /// The server's window for this stream's body.
@@ -399,6 +411,7 @@ impl State {
             decoder: hpack::Decoder::default(),
             max_block: max_line,
             goaway: None,
+            keep: false,
         }
     }
 
@@ -451,7 +464,8 @@ impl State {
             at: headers,
             sent: 0,
         });
-        self.streams.insert(id, Stream { window: self.stream_window, body, ..Stream::default() });
+        let kept = self.keep.then(Box::default);
+        self.streams.insert(id, Stream { window: self.stream_window, body, kept, ..Stream::default() });
         if !self.push_body(id) {
             self.blocked.push_back(id);
         }
@@ -545,7 +559,9 @@ fn unprocessed(id: u32, last: u32) -> Failure {
 impl H2Conn {
     /// A new connection: its task connects, sends the preface and SETTINGS, and runs until the connection ends.
     fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize) -> Rc<H2Conn> {
-        let conn = Rc::new(H2Conn { state: RefCell::new(State::new(streams, ctx.shared.plan.max_line)) });
+        let mut state = State::new(streams, ctx.shared.plan.max_line);
+        state.keep = ctx.script.wants_message();
+        let conn = Rc::new(H2Conn { state: RefCell::new(state) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
         tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
         conn
@@ -603,15 +619,15 @@ impl H2Conn {
         id
     }
 
-    /// Waits for the stream's end, and forgets it.
-    async fn wait(&self, id: u32) -> Outcome {
+    /// Waits for the stream's end, and forgets it; with its headers and body when they were kept.
+    async fn wait(&self, id: u32) -> (Outcome, Option<Box<Kept>>) {
         let outcome = poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             let Some(s) = st.streams.get_mut(&id) else {
-                return Poll::Ready(Outcome::Failed(closed("before answering")));
+                return Poll::Ready((Outcome::Failed(closed("before answering")), None));
             };
             match s.done.take() {
-                Some(o) => Poll::Ready(o),
+                Some(o) => Poll::Ready((o, s.kept.take())),
                 None => {
                     if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                         s.waker = Some(cx.waker().clone());
@@ -831,7 +847,7 @@ impl H2Conn {
                 if !frame_fits(&mut st, &head) {
                     break;
                 }
-                if head.kind == frame::DATA {
+                if head.kind == frame::DATA && !st.keep {
                     let have = partial.len() - frame::HEAD;
                     partial.clear();
                     st.partial = partial;
@@ -856,7 +872,7 @@ impl H2Conn {
             if !frame_fits(&mut st, &head) {
                 break;
             }
-            if head.kind == frame::DATA {
+            if head.kind == frame::DATA && !st.keep {
                 let have = head.len.min(data.len() - frame::HEAD);
                 data = &data[frame::HEAD + have..];
                 data_start(&mut st, &head, have);
@@ -948,6 +964,16 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
 /// Any frame but DATA, whole.
 fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload: &[u8]) {
     match head.kind {
+        // Whole only when answers are kept (else skipped as they come, see `data_start`).
+        frame::DATA => {
+            let Some(range) = frame::content(head, payload) else {
+                return st.connection_error(frame::PROTOCOL_ERROR, "DATA padding longer than the frame".into());
+            };
+            if let Some(k) = st.streams.get_mut(&head.stream).and_then(|s| s.kept.as_mut()) {
+                k.body(&payload[range]);
+            }
+            data_start(st, head, head.len);
+        }
         frame::HEADERS => {
             if head.stream == 0 {
                 return st.connection_error(frame::PROTOCOL_ERROR, "HEADERS on stream 0".into());
@@ -1112,8 +1138,13 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     let block = std::mem::take(&mut st.block_bytes);
     let mut status = 0u16;
     let mut decoded = 0u64;
+    let mut fields = Vec::new();
+    let keep = st.keep;
     let result = st.decoder.decode(&block, |name, value| {
         decoded += (name.len() + value.len()) as u64;
+        if keep && !name.starts_with(b":") {
+            fields.push((String::from_utf8_lossy(name).into_owned(), value.to_vec()));
+        }
         if name == b":status" {
             status = std::str::from_utf8(value)
                 .ok()
@@ -1145,6 +1176,9 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
             return;
         }
         s.status = status;
+        if let Some(k) = s.kept.as_mut() {
+            k.headers = fields;
+        }
     }
     if end_stream {
         let status = s.status;

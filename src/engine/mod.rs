@@ -83,6 +83,9 @@ struct ThreadCtx {
     window_start: Cell<Instant>,
     window_end: Cell<Instant>,
     window_cpu: Cell<Duration>,
+    /// The headers and body of the HTTP/2 answer an exchange just returned, for a script's `response()`: set by
+    /// `h2::exchange` as it returns and taken by the client loop before its next await.
+    h2_kept: Cell<Option<Box<crate::protocol::http::Kept>>>,
     /// The windows' width (`--window`).
     window_width: Duration,
     /// Where finished windows go.
@@ -753,6 +756,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 window_start: Cell::new(start),
                 window_end: Cell::new(start + plan.window),
                 window_cpu: Cell::new(Duration::ZERO),
+                h2_kept: Cell::new(None),
                 window_width: plan.window,
                 windows: window_tx.clone(),
                 stopped: Cell::new(false),

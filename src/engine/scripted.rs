@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use crate::plan::RunPlan;
+use crate::protocol::http::Kept;
 use crate::protocol::{Answer, AnyDecoder};
 use crate::script::{self, Shape};
 use crate::target::Endpoint;
@@ -119,11 +120,16 @@ impl ThreadScript {
         Ok(true)
     }
 
-    /// `response(status, headers, body)` with the answer just decoded.
-    pub(super) fn response(&self, answer: &Answer, decoder: &AnyDecoder) -> Result<(), String> {
+    /// Whether answers' headers and bodies must be kept for `response()` (HTTP/2's connections ask).
+    pub(super) fn wants_message(&self) -> bool {
+        self.inner.borrow().as_ref().is_some_and(script::ThreadScript::wants_response)
+    }
+
+    /// `response(status, headers, body)` with the answer just decoded and its message as kept.
+    pub(super) fn response(&self, answer: &Answer, kept: Option<&Kept>) -> Result<(), String> {
         let mut inner = self.inner.borrow_mut();
         let Some(t) = inner.as_mut().filter(|t| t.wants_response()) else { return Ok(()) };
-        match decoder.kept() {
+        match kept {
             Some(k) => t.response(answer.status, &k.headers, &k.body),
             None => t.response(answer.status, &[], &[]),
         }

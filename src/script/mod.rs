@@ -62,13 +62,6 @@ impl Script {
     pub fn prepare(&self, threads: usize, open_loop: bool) -> Result<(), UsageError> {
         for i in 0..threads {
             let t = self.thread(i).map_err(|e| UsageError::new(format!("--script {e}")))?;
-            if self.target.http2.is_some() && t.wants_response() {
-                return Err(UsageError::new(format!(
-                    "--script {}: response() with --http2: HTTP/2 answers' headers and bodies are not handed to \
-                     scripts yet; leave --http2 out, or response() out of the script",
-                    self.file
-                )));
-            }
             if open_loop && t.has_delay() {
                 return Err(UsageError::new(format!(
                     "--script {}: delay() cannot pace an open loop (--rate sets when requests leave); drop --rate or \

@@ -40,6 +40,9 @@ pub struct ThreadScript {
     /// request's frames.
     http2: Option<(bool, String)>,
     frames: Vec<u8>,
+    /// HTTP/2: the metatable of `response()`'s headers, which finds `headers["X-Token"]` under HTTP/2's lower-case
+    /// `x-token` (made on the first answer).
+    lower_case: Option<mlua::Table>,
     pub shared: Arc<ThreadShared>,
     /// Time spent in the script's functions (wall time of calls that never wait: the CPU they take).
     pub busy: Duration,
@@ -72,6 +75,7 @@ impl ThreadScript {
             shape: Shape::default(),
             http2,
             frames: Vec::new(),
+            lower_case: None,
             shared,
             busy: Duration::ZERO,
         };
@@ -181,6 +185,14 @@ impl ThreadScript {
             let h = self.lua.create_table_with_capacity(0, headers.len())?;
             for (name, value) in headers {
                 h.raw_set(name.as_str(), self.lua.create_string(value)?)?;
+            }
+            if self.http2.is_some() {
+                if self.lower_case.is_none() {
+                    let chunk = "return { __index = function(t, k) \
+                                 if type(k) == 'string' then return rawget(t, k:lower()) end end }";
+                    self.lower_case = Some(self.lua.load(chunk).set_name("=hakaru").eval()?);
+                }
+                h.set_metatable(self.lower_case.clone())?;
             }
             f.call::<()>((status, h, self.lua.create_string(body)?))
         })();

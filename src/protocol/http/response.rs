@@ -19,7 +19,8 @@ pub struct Kept {
 }
 
 impl Kept {
-    fn body(&mut self, bytes: &[u8]) {
+    /// Adds `bytes` to the body kept, up to [`MOST_KEPT_BODY`].
+    pub fn body(&mut self, bytes: &[u8]) {
         let room = MOST_KEPT_BODY.saturating_sub(self.body.len());
         self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
