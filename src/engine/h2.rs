@@ -28,6 +28,7 @@ use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
 use crate::protocol::h2::request::{body_start, frame_at, set_stream};
 use crate::protocol::http::Kept;
+use crate::protocol::http::response::MOST_KEPT_BODY;
 use crate::protocol::{Answer, PreparedRequest};
 
 /// The window the client gives the server, per stream and for the connection: large (as h2load and oha set it),
@@ -274,6 +275,8 @@ struct State {
     /// Answers' headers and bodies are kept (a script's `response()` wants them): DATA frames are then read
     /// whole instead of skipped.
     keep: bool,
+    /// Bytes of body kept in the streams under way, at most [`MOST_KEPT_BODY`] together.
+    kept_bytes: usize,
 }
 
 /// A stream under way.
@@ -412,6 +415,7 @@ impl State {
             max_block: max_line,
             goaway: None,
             keep: false,
+            kept_bytes: 0,
         }
     }
 
@@ -637,6 +641,10 @@ impl H2Conn {
             }
         })
         .await;
+        if let (_, Some(k)) = &outcome {
+            let mut st = self.state.borrow_mut();
+            st.kept_bytes = st.kept_bytes.saturating_sub(k.body.len());
+        }
         self.forget(id);
         outcome
     }
@@ -654,7 +662,10 @@ impl H2Conn {
 
     fn forget(&self, id: u32) {
         let mut st = self.state.borrow_mut();
-        if st.streams.remove(&id).is_some() {
+        if let Some(s) = st.streams.remove(&id) {
+            if let Some(k) = &s.kept {
+                st.kept_bytes = st.kept_bytes.saturating_sub(k.body.len());
+            }
             st.in_flight -= 1;
             st.wake_waiting();
             if st.phase == Phase::Draining && st.in_flight == 0 {
@@ -855,8 +866,10 @@ impl H2Conn {
                     continue;
                 }
                 if partial.len() < frame::HEAD + head.len {
+                    // Only the header was taken when the frame's header was what was missing: its payload may
+                    // follow in this read.
                     st.partial = partial;
-                    break;
+                    continue;
                 }
                 on_frame(metrics, &mut st, &head, &partial[frame::HEAD..]);
                 partial.clear();
@@ -969,8 +982,14 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
             let Some(range) = frame::content(head, payload) else {
                 return st.connection_error(frame::PROTOCOL_ERROR, "DATA padding longer than the frame".into());
             };
+            // The bodies kept on a connection are bounded together as one HTTP/1.1 answer's is: its streams are
+            // read side by side, and a server may answer each with gigabytes.
+            let body = &payload[range];
+            let body = &body[..body.len().min(MOST_KEPT_BODY.saturating_sub(st.kept_bytes))];
             if let Some(k) = st.streams.get_mut(&head.stream).and_then(|s| s.kept.as_mut()) {
-                k.body(&payload[range]);
+                let before = k.body.len();
+                k.body(body);
+                st.kept_bytes += k.body.len() - before;
             }
             data_start(st, head, head.len);
         }
@@ -1280,6 +1299,68 @@ mod tests {
         H2Conn { state: RefCell::new(st) }
     }
 
+    /// As [`open_conn`], its streams keeping their answers' headers and bodies (a script's `response()`).
+    fn keeping_conn() -> H2Conn {
+        let conn = open_conn();
+        let mut st = conn.state.borrow_mut();
+        st.keep = true;
+        for s in st.streams.values_mut() {
+            s.kept = Some(Box::default());
+        }
+        drop(st);
+        conn
+    }
+
+    /// The bodies a connection's streams keep, and what it counts of them.
+    fn kept_bodies(conn: &H2Conn) -> (usize, usize) {
+        let st = conn.state.borrow();
+        (st.streams.values().filter_map(|s| s.kept.as_ref()).map(|k| k.body.len()).sum(), st.kept_bytes)
+    }
+
+    #[test]
+    fn the_bodies_kept_for_response_are_bounded_together_per_connection() {
+        let conn = keeping_conn();
+        let metrics = RefCell::new(StepMetrics::default());
+        let chunk = vec![b'x'; 16_384];
+        // Streams 1 and 3 each sent 11 MiB, in pieces as a read cuts them: 22 MiB against a bound of 16 MiB.
+        let mut input = Vec::new();
+        for _ in 0..704 {
+            input.extend(frame_bytes(frame::DATA, 0, 1, &chunk));
+            input.extend(frame_bytes(frame::DATA, 0, 3, &chunk));
+        }
+        for piece in input.chunks(10_000) {
+            conn.on_bytes(&metrics, piece);
+        }
+        assert_eq!(kept_bodies(&conn), (MOST_KEPT_BODY, MOST_KEPT_BODY));
+        // A stream forgotten gives its share back.
+        conn.forget(1);
+        let (sum, counted) = kept_bodies(&conn);
+        assert_eq!(sum, counted);
+        assert!(sum < MOST_KEPT_BODY);
+    }
+
+    #[test]
+    fn a_read_that_ends_inside_a_frames_header_loses_nothing_of_the_next_read() {
+        // Two answers (HEADERS, `:status 200` indexed, ending their streams), cut inside the first frame's header:
+        // the second read holds the rest of that header, its payload and the whole second frame.
+        let flags = frame::END_HEADERS | frame::END_STREAM;
+        let input = [frame_bytes(frame::HEADERS, flags, 1, &[0x88]), frame_bytes(frame::HEADERS, flags, 3, &[0x88])];
+        let input = input.concat();
+        for cut in 1..input.len() {
+            let conn = open_conn();
+            let metrics = RefCell::new(StepMetrics::default());
+            conn.on_bytes(&metrics, &input[..cut]);
+            conn.on_bytes(&metrics, &input[cut..]);
+            let st = conn.state.borrow();
+            for id in [1, 3] {
+                assert!(
+                    matches!(st.streams.get(&id).and_then(|s| s.done.as_ref()), Some(Outcome::Answer(a)) if a.status == 200),
+                    "cut at {cut}: stream {id} not answered"
+                );
+            }
+        }
+    }
+
     fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         Head { len: payload.len(), kind, flags, stream }.write(&mut out);
@@ -1382,8 +1463,9 @@ mod tests {
                 || (0..=0xe).any(|code| ErrorKind::rst_stream(code) == k)
         };
         let (mut dead, mut answered) = (0, 0);
-        for _ in 0..3000 {
-            let conn = open_conn();
+        for i in 0..3000 {
+            // Half the connections keep their answers (a script's response()): DATA read whole, not skipped.
+            let conn = if i % 2 == 0 { open_conn() } else { keeping_conn() };
             let metrics = RefCell::new(StepMetrics::default());
             let input = garbled(&mut rng);
             // Read as the network cuts it: in random pieces.
@@ -1398,6 +1480,10 @@ mod tests {
             assert!(st.block_bytes.len() <= st.max_block + MAX_FRAME, "a header block is bounded");
             assert!(st.decoder.table_size() <= 4096, "the HPACK table is bounded");
             assert!(st.out.len() <= 64 + 2 * input.len(), "answers are bounded by what was read");
+            drop(st);
+            let (kept, counted) = kept_bodies(&conn);
+            assert!(kept == counted && kept <= MOST_KEPT_BODY, "kept bodies are counted and bounded");
+            let st = conn.state.borrow();
             for s in st.streams.values() {
                 match &s.done {
                     Some(Outcome::Failed(f) | Outcome::Unprocessed(f)) => {
