@@ -28,7 +28,6 @@ use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
 use crate::protocol::h2::request::{body_start, frame_at, set_stream};
 use crate::protocol::http::Kept;
-use crate::protocol::http::response::MOST_KEPT_BODY;
 use crate::protocol::{Answer, PreparedRequest};
 
 /// The window the client gives the server, per stream and for the connection: large (as h2load and oha set it),
@@ -37,6 +36,10 @@ const WINDOW: u32 = 1 << 30;
 
 /// The largest frame the client takes (SETTINGS_MAX_FRAME_SIZE left at its initial value).
 const MAX_FRAME: usize = frame::DEFAULT_MAX_FRAME;
+
+/// The most body bytes a connection's streams keep together for a script's `response()` (each stream's at most
+/// `MOST_KEPT_BODY`, 16 MiB, as an HTTP/1.1 answer's): 100 streams of 600 kB answers fit.
+const KEPT_PER_CONNECTION: usize = 64 << 20;
 
 /// Reads of one wake-up past the first, while the socket still holds bytes: 512 KiB, far more than a batch of
 /// answers, and few enough that tests/http2.rs's 4 MiB answers reach the bound.
@@ -178,8 +181,8 @@ pub(super) fn exchange(
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
             let id = match exchange.built() {
-                // A template's frames, built for this request: a body that must wait for the server's windows is
-                // kept in an Arc of its own.
+                // A template's or script's frames, built for this request: a body is copied into an Arc of its
+                // own, as it may have to wait for the server's windows.
                 Some(frames) => conn.send(ctx, frames, None),
                 None => conn.send(ctx, &request.bytes, Some(&request.bytes)),
             };
@@ -275,7 +278,7 @@ struct State {
     /// Answers' headers and bodies are kept (a script's `response()` wants them): DATA frames are then read
     /// whole instead of skipped.
     keep: bool,
-    /// Bytes of body kept in the streams under way, at most [`MOST_KEPT_BODY`] together.
+    /// Bytes of body kept in the streams under way, at most [`KEPT_PER_CONNECTION`] together.
     kept_bytes: usize,
 }
 
@@ -982,10 +985,10 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
             let Some(range) = frame::content(head, payload) else {
                 return st.connection_error(frame::PROTOCOL_ERROR, "DATA padding longer than the frame".into());
             };
-            // The bodies kept on a connection are bounded together as one HTTP/1.1 answer's is: its streams are
-            // read side by side, and a server may answer each with gigabytes.
+            // Each body is kept up to MOST_KEPT_BODY as an HTTP/1.1 answer's is, and a connection's together up to
+            // KEPT_PER_CONNECTION: its streams are read side by side, and a server may answer each with gigabytes.
             let body = &payload[range];
-            let body = &body[..body.len().min(MOST_KEPT_BODY.saturating_sub(st.kept_bytes))];
+            let body = &body[..body.len().min(KEPT_PER_CONNECTION.saturating_sub(st.kept_bytes))];
             if let Some(k) = st.streams.get_mut(&head.stream).and_then(|s| s.kept.as_mut()) {
                 let before = k.body.len();
                 k.body(body);
@@ -1280,6 +1283,7 @@ fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::http::response::MOST_KEPT_BODY;
     use rand::{RngExt as _, SeedableRng as _};
     use rand_chacha::ChaCha8Rng;
 
@@ -1320,23 +1324,33 @@ mod tests {
     #[test]
     fn the_bodies_kept_for_response_are_bounded_together_per_connection() {
         let conn = keeping_conn();
+        for id in [7, 9] {
+            let mut st = conn.state.borrow_mut();
+            st.streams.insert(id, Stream { kept: Some(Box::default()), ..Stream::default() });
+            st.in_flight += 1;
+        }
         let metrics = RefCell::new(StepMetrics::default());
         let chunk = vec![b'x'; 16_384];
-        // Streams 1 and 3 each sent 11 MiB, in pieces as a read cuts them: 22 MiB against a bound of 16 MiB.
+        // Five streams each sent 24 MiB, in pieces as a read cuts them: each keeps 16 MiB at most, and the five
+        // 64 MiB together.
         let mut input = Vec::new();
-        for _ in 0..704 {
-            input.extend(frame_bytes(frame::DATA, 0, 1, &chunk));
-            input.extend(frame_bytes(frame::DATA, 0, 3, &chunk));
+        for _ in 0..1536 {
+            for id in [1, 3, 5, 7, 9] {
+                input.extend(frame_bytes(frame::DATA, 0, id, &chunk));
+            }
         }
         for piece in input.chunks(10_000) {
             conn.on_bytes(&metrics, piece);
         }
-        assert_eq!(kept_bodies(&conn), (MOST_KEPT_BODY, MOST_KEPT_BODY));
+        assert_eq!(kept_bodies(&conn), (KEPT_PER_CONNECTION, KEPT_PER_CONNECTION));
+        let st = conn.state.borrow();
+        assert!(st.streams.values().all(|s| s.kept.as_ref().is_some_and(|k| k.body.len() <= MOST_KEPT_BODY)));
+        drop(st);
         // A stream forgotten gives its share back.
         conn.forget(1);
         let (sum, counted) = kept_bodies(&conn);
         assert_eq!(sum, counted);
-        assert!(sum < MOST_KEPT_BODY);
+        assert!(sum < KEPT_PER_CONNECTION);
     }
 
     #[test]
@@ -1482,7 +1496,7 @@ mod tests {
             assert!(st.out.len() <= 64 + 2 * input.len(), "answers are bounded by what was read");
             drop(st);
             let (kept, counted) = kept_bodies(&conn);
-            assert!(kept == counted && kept <= MOST_KEPT_BODY, "kept bodies are counted and bounded");
+            assert!(kept == counted && kept <= KEPT_PER_CONNECTION, "kept bodies are counted and bounded");
             let st = conn.state.borrow();
             for s in st.streams.values() {
                 match &s.done {

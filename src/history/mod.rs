@@ -317,7 +317,8 @@ impl Db {
         }
         // Two processes opening a new file at once: turning it to WAL takes a write lock from within the pragma's
         // read, and SQLite answers SQLITE_BUSY at once rather than wait (the busy timeout is not used, as waiting
-        // could deadlock). So opening is tried again, a little later each time, for as long as the busy timeout.
+        // could deadlock). So opening is tried again, a little later each time, for as long as the busy timeout (an
+        // attempt's migration may wait up to that timeout itself, so at worst about twice it in all).
         let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
         let mut pause = Duration::from_millis(2);
         loop {

@@ -83,9 +83,13 @@ pub fn http2_frames(bytes: &[u8], https: bool, authority: &str, out: &mut Vec<u8
         .filter(|h| !h.name.eq_ignore_ascii_case("content-length"))
         .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
         .collect();
+    let target = req.path.unwrap_or("/");
+    if !target.starts_with('/') && target != "*" {
+        return Err(format!("a request for '{target}', not a path: over --http2 the target is the :path, from /"));
+    }
     let parts = crate::protocol::http::RequestParts {
         method: req.method.unwrap_or("GET"),
-        target: req.path.unwrap_or("/"),
+        target,
         host: authority,
         headers: &fields,
         body: &bytes[head..],
@@ -118,6 +122,8 @@ mod tests {
         crate::protocol::h2::request::write_request(&parts, false, &mut want);
         assert_eq!(got, want);
         assert!(super::http2_frames(b"GET / HTTP/1.1\r\n", false, "h", &mut got).is_err());
+        let absolute = b"GET http://h/x HTTP/1.1\r\n\r\n";
+        assert!(super::http2_frames(absolute, false, "h", &mut got).unwrap_err().contains("not a path"));
     }
 
     #[test]

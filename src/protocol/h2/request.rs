@@ -35,7 +35,9 @@ pub fn write_request(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
     }
     for (name, value) in parts.headers {
         let name = name.to_ascii_lowercase();
-        if !CONNECTION_HEADERS.contains(&name.as_str()) {
+        // TE may only say "trailers" in HTTP/2 (RFC 9113 8.2.2): any other value makes the request malformed.
+        let te_not_trailers = name == "te" && !value.trim().eq_ignore_ascii_case("trailers");
+        if !CONNECTION_HEADERS.contains(&name.as_str()) && !te_not_trailers {
             field(&mut block, &name, value);
         }
     }
@@ -168,6 +170,15 @@ mod tests {
         ];
         assert_eq!(h, want.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>());
         assert_eq!(&p.bytes[9..11], [0x82, 0x86], ":method GET and :scheme http indexed whole");
+    }
+
+    #[test]
+    fn te_goes_only_as_trailers() {
+        for (value, kept) in [("trailers", true), ("gzip", false), ("Trailers", true)] {
+            let headers = vec![("TE".to_string(), value.to_string())];
+            let p = build_request(&RequestParts { headers: &headers, ..Default::default() }, false);
+            assert_eq!(decoded(&p.bytes).iter().any(|(n, _)| n == "te"), kept, "TE: {value}");
+        }
     }
 
     #[test]
