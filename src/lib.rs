@@ -7,6 +7,26 @@
 //! above the library. [`protocol`] holds one module per wire protocol; [`serve`] is the built-in target.
 //! `docs/architecture.md` has the layers and what each may import.
 
+/// `eprintln!` that never panics. `eprintln!` panics when stderr cannot be written (a full disk under a study
+/// case's log, a closed pipe), so a failure that meant exit code 1 or 2 became a panic's 101: the line is lost
+/// instead, and the exit code stays the one that says what happened.
+#[macro_export]
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that never panics (see [`eprintln!`](crate::eprintln)).
+#[macro_export]
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod bounded;
 pub mod cli;

@@ -12,14 +12,14 @@ fn main() -> std::process::ExitCode {
     match hakaru::secrets::take_secret_args() {
         Ok(args) => argv.extend(args.into_iter().map(Into::into)),
         Err(said) => {
-            eprintln!("hakaru: error: {said}");
+            hakaru::eprintln!("hakaru: error: {said}");
             hakaru::commands::mark_failure(&format!("exit code 2: {said}"));
             return std::process::ExitCode::from(2);
         }
     }
     // `hakaru URL` (oha's and hey's form) runs as `hakaru run URL`, saying so.
     if let Some((with_run, note)) = hakaru::commands::habits::implied_run(&argv) {
-        eprintln!("hakaru: note: {note}");
+        hakaru::eprintln!("hakaru: note: {note}");
         argv = with_run;
     }
     match Cli::try_parse_from(argv) {

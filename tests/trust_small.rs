@@ -1,6 +1,7 @@
 //! The trust issue's smaller items: framing headers hakaru sets itself are refused, a huge URL is not echoed, an
 //! international host is encoded (not refused), a read-only history still lists, and a sweep step cut short by a
-//! signal has drnbench's qps over the time it ran.
+//! signal has drnbench's qps over the time it ran, and output on a full disk does not turn an exit code into a
+//! panic's.
 
 mod common;
 
@@ -108,4 +109,26 @@ fn a_sweep_step_cut_short_has_drnbenchs_qps_over_the_time_it_ran() {
     assert!(wide.lines().nth(1).unwrap().ends_with(",yes"), "{wide}");
     // The rest of the sweep never ran.
     assert_eq!(doc["steps"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn with_stdout_and_stderr_on_a_full_disk_the_exit_code_still_says_what_happened() {
+    // /dev/full fails every write with ENOSPC, as a study case's log does on a full disk. eprintln! would panic
+    // there, and a refusal (2) or a failure (1) would end as a panic's 101.
+    let db = tempfile::tempdir().unwrap();
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for (args, want) in [
+        (&["run", "-n", "1", "--rate", "abc", "http://127.0.0.1:1/"][..], 2),
+        (&["run", "-n", "1", "--no-history", "http://127.0.0.1:1/"][..], 2),
+        (&["--version"][..], 0),
+    ] {
+        let status = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(args)
+            .env("HAKARU_DB", db.path().join("h.db"))
+            .stdout(full())
+            .stderr(full())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(want), "{args:?}");
+    }
 }
