@@ -1,7 +1,7 @@
 //! The trust issue's smaller items: framing headers hakaru sets itself are refused, a huge URL is not echoed, an
 //! international host is encoded (not refused), a read-only history still lists, and a sweep step cut short by a
-//! signal has drnbench's qps over the time it ran, and output on a full disk does not turn an exit code into a
-//! panic's.
+//! signal has drnbench's qps over the time it ran, output on a full disk does not turn an exit code into a
+//! panic's, and a socket the kernel connects to itself is not a server.
 
 mod common;
 
@@ -131,4 +131,25 @@ fn with_stdout_and_stderr_on_a_full_disk_the_exit_code_still_says_what_happened(
             .unwrap();
         assert_eq!(status.code(), Some(want), "{args:?}");
     }
+}
+
+#[test]
+fn a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket_to_itself() {
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: creating a network namespace needs root (CI runs the tests as root)");
+        return;
+    }
+    // A network namespace of its own whose ephemeral ports are one port, 40000: a connection to 127.0.0.1:40000,
+    // where nothing listens, gets that port as its own, and TCP's simultaneous open connects it to itself. Its
+    // requests would come back as answers.
+    let script = format!(
+        "ip link set lo up && echo '40000 40000' > /proc/sys/net/ipv4/ip_local_port_range && \
+         exec {} run -n 3 --no-history http://127.0.0.1:40000/",
+        env!("CARGO_BIN_EXE_hakaru")
+    );
+    let out = Command::new("unshare").args(["--net", "sh", "-c", &script]).output().expect("unshare (util-linux)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot connect to 127.0.0.1:40000 (connection refused)"), "{stderr}");
 }

@@ -381,7 +381,14 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
         p => format!("{}://{}:{}", p.scheme(), ep.host, ep.port),
     };
     for ep in &plan.endpoints {
-        if let Err(e) = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout) {
+        // A connection to itself (see `conn::connect`) is refused too: nothing listens there.
+        let connected = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout).and_then(|s| {
+            match s.local_addr()? == ep.addr {
+                true => Err(std::io::ErrorKind::ConnectionRefused.into()),
+                false => Ok(s),
+            }
+        });
+        if let Err(e) = connected {
             let why = match e.kind() {
                 std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
                 std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {

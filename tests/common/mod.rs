@@ -109,7 +109,14 @@ pub fn free_port() -> u16 {
 /// Waits until something accepts connections at `addr`.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     let start = Instant::now();
-    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+    // A connection to itself is not a listener: while nothing listens on a port of the ephemeral range (as
+    // free_port's are), the kernel may give the connecting socket that very port as its own, and TCP's
+    // simultaneous open then connects it to itself.
+    let listening = || {
+        TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+            .is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
+    };
+    while !listening() {
         assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
