@@ -683,3 +683,41 @@ fn a_study_ramps_the_rate_inside_each_case_and_says_where_a_bad_stage_is() {
         assert!(out.stderr.contains(said), "{load}: {}", out.stderr);
     }
 }
+
+#[test]
+fn a_key_value_workload_sends_its_command_template_once_for_each_row_of_its_data_file() {
+    let r = common::redis();
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String =
+        std::iter::once("id,name\n".to_string()).chain((0..300).map(|i| format!("{i},n{i}\n"))).collect();
+    write(dir.path(), "rows.csv", &rows);
+    // Bounded by time, but the rows run out long before: each is sent once, then the case ends.
+    let file = write(
+        dir.path(),
+        "kv.toml",
+        &format!(
+            r#"
+name = "kv-rows"
+[[target]]
+name = "redis"
+url = "redis://127.0.0.1:{}"
+monitor = ["none"]
+[[workload]]
+name = "users"
+command = ["SET user:{{{{id}}}} {{{{name}}}}"]
+data = "rows.csv"
+data_order = "unique"
+[load]
+connections = 2
+duration = "60s"
+"#,
+            r.port
+        ),
+    );
+    let out_dir = dir.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(ids_with_status(&manifest(&out_dir), "ok"), ["r1-redis-users"]);
+    assert_eq!(common::ask(r.port, b"DBSIZE\r\n"), ":300\r\n");
+    assert_eq!(common::ask(r.port, b"GET user:123\r\n"), "$4\r\nn123\r\n");
+}

@@ -85,6 +85,13 @@ struct WorkloadSpec {
     keys: Option<u64>,
     value_size: Option<u64>,
     key_prefix: Option<String>,
+    /// Key-value command templates (`hakaru kv --command`), their shares (`--command-ratio`), and a Lua script
+    /// loaded on Redis for `__sha__` (`kv --script`).
+    #[serde(default)]
+    command: Vec<String>,
+    #[serde(default)]
+    command_ratio: Vec<f64>,
+    redis_script: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -195,6 +202,12 @@ pub struct KvWork {
     pub keys: Option<u64>,
     pub value_size: Option<u64>,
     pub key_prefix: Option<String>,
+    pub command: Vec<String>,
+    pub command_ratio: Vec<f64>,
+    pub redis_script: Option<PathBuf>,
+    /// The workload's data file (`kv --data`): a workload with both parts gives it to both.
+    pub data: Option<PathBuf>,
+    pub data_order: crate::cli::args::DataOrderArg,
 }
 
 #[derive(Clone, Debug)]
@@ -545,6 +558,8 @@ impl StudyPlan {
             a.keys = k.keys.unwrap_or(a.keys);
             a.value_size = k.value_size.map_or(a.value_size, |n| n as usize);
             a.key_prefix = k.key_prefix.unwrap_or(a.key_prefix);
+            (a.command, a.command_ratio, a.script) = (k.command, k.command_ratio, k.redis_script);
+            (a.data, a.data_order) = (k.data, k.data_order);
             return render("kv", &a).map_err(UsageError::new);
         }
         let h = w.http.clone().unwrap_or_default();
@@ -882,6 +897,15 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
     let index = i.to_string();
     let key = |k: &'static str| ["workload", index.as_str(), k];
     let name = check_name(&w.name).map_err(|fix| at.error(&key("name"), &fix))?;
+    let has_kv = w.mix.is_some()
+        || w.keys.is_some()
+        || w.value_size.is_some()
+        || w.key_prefix.is_some()
+        || !w.command.is_empty()
+        || !w.command_ratio.is_empty()
+        || w.redis_script.is_some();
+    // `data` alone is an HTTP workload's (its templates in the target's URL), as it was before key-value
+    // workloads could have one.
     let has_http = w.path.is_some()
         || w.paths.is_some()
         || w.method.is_some()
@@ -890,8 +914,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || w.body_file.is_some()
         || w.patterns.is_some()
         || w.script.is_some()
-        || w.data.is_some();
-    let has_kv = w.mix.is_some() || w.keys.is_some() || w.value_size.is_some() || w.key_prefix.is_some();
+        || (w.data.is_some() && !has_kv);
     let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, UsageError> {
         match f {
             None => Ok(None),
@@ -908,6 +931,19 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             }
         }
     };
+    let data = file("data", &w.data)?;
+    let data_order = match w.data_order.as_deref() {
+        None | Some("sequential") => crate::cli::args::DataOrderArg::Sequential,
+        Some("random") => crate::cli::args::DataOrderArg::Random,
+        Some("unique") => crate::cli::args::DataOrderArg::Unique,
+        Some(other) => {
+            return Err(at.error(
+                &key("data_order"),
+                &format!("data_order \"{other}\": give \"sequential\", \"random\" or \"unique\""),
+            ));
+        }
+    };
+    // With a key-value part, `data` is that part's (and both parts' when the workload has both).
     let http = if has_http || !has_kv {
         let mut paths = w.paths.clone().unwrap_or_default();
         if w.path.is_some() && w.paths.is_some() {
@@ -931,24 +967,24 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             patterns: file("patterns", &w.patterns)?,
             script: file("script", &w.script)?,
             script_args: w.script_args.clone(),
-            data: file("data", &w.data)?,
-            data_order: match w.data_order.as_deref() {
-                None | Some("sequential") => crate::cli::args::DataOrderArg::Sequential,
-                Some("random") => crate::cli::args::DataOrderArg::Random,
-                Some("unique") => crate::cli::args::DataOrderArg::Unique,
-                Some(other) => {
-                    return Err(at.error(
-                        &key("data_order"),
-                        &format!("data_order \"{other}\": give \"sequential\", \"random\" or \"unique\""),
-                    ));
-                }
-            },
+            data: data.clone(),
+            data_order,
         })
     } else {
         None
     };
     let kv = if has_kv || !has_http {
-        Some(KvWork { mix: w.mix, keys: w.keys, value_size: w.value_size, key_prefix: w.key_prefix })
+        Some(KvWork {
+            mix: w.mix,
+            keys: w.keys,
+            value_size: w.value_size,
+            key_prefix: w.key_prefix,
+            command: w.command,
+            command_ratio: w.command_ratio,
+            redis_script: file("redis_script", &w.redis_script)?,
+            data,
+            data_order,
+        })
     } else {
         None
     };
@@ -1217,6 +1253,9 @@ fn example(key: &str) -> &'static str {
         "keys" => "keys = 1000",
         "value_size" => "value_size = 20480",
         "key_prefix" => "key_prefix = \"key:\"",
+        "command" => "command = [\"SET user:{{id}} {{name}}\"]",
+        "command_ratio" => "command_ratio = [9.0, 1.0]",
+        "redis_script" => "redis_script = \"busy.lua\"",
         "connections" => "connections = 10",
         "duration" => "duration = \"2s\"",
         "requests" => "requests = 1000",
@@ -1459,6 +1498,25 @@ warmup = "500ms"
             assert!(kv.windows(2).any(|w| w[0] == "--label" && w[1].starts_with(label)), "{label}: {kv:?}");
         }
         assert!(warm.contains(&"--no-history".to_string()) && !warm.contains(&"--label".to_string()), "{warm:?}");
+        // A key-value workload of command templates: its commands, shares and data file go to `kv`, and the
+        // data file alone does not make it an HTTP workload.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("rows.csv"), "id\n1\n").unwrap();
+        let text = "[[target]]\nname = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n[[workload]]\nname = \"w\"\n\
+             command = [\"SET u:{{id}} x\", \"GET u:{{id}}\"]\ncommand_ratio = [1.0, 3.0]\ndata = \"rows.csv\"\n\
+             data_order = \"random\"\n[load]\nconnections = 1\nduration = \"1s\"\n";
+        let file = dir.path().join("kv.toml");
+        std::fs::write(&file, text).unwrap();
+        let p = StudyPlan::from_file(&file).unwrap();
+        assert!(p.workloads[0].http.is_none());
+        let kv = &p.cases[0].args;
+        let data = dir.path().join("rows.csv").display().to_string();
+        for pair in [["--command", "SET u:{{id}} x"], ["--command", "GET u:{{id}}"], ["--data", &data]] {
+            assert!(has(kv, pair), "{pair:?}: {kv:?}");
+        }
+        for pair in [["--command-ratio", "1"], ["--command-ratio", "3"], ["--data-order", "random"]] {
+            assert!(has(kv, pair), "{pair:?}: {kv:?}");
+        }
         let sweep = TWO.replace("connections = 2", "clients = [1, 2]");
         let p = plan(&sweep).unwrap();
         let args = &p.cases[0].args;
