@@ -12,8 +12,7 @@ use common::{LoggedNginx, hakaru, wait_listening, write_in};
 fn ten_thousand_unique_rows_are_each_sent_exactly_once_then_the_run_ends() {
     let s = LoggedNginx::start();
     let dir = tempfile::tempdir().unwrap();
-    let rows: String =
-        std::iter::once("id,name\n".to_string()).chain((0..10_000).map(|i| format!("{i},n{i}\n"))).collect();
+    let rows = common::id_name_rows(10_000);
     let data = write_in(&dir, "rows.csv", &rows);
     let url = s.nginx.url("/u/{{id}}");
     // Bounded by time, but the rows run out long before.
@@ -79,8 +78,7 @@ fn over_http2_every_stream_carries_its_own_row_in_its_path_headers_and_body() {
     let s = LoggedNginx::start();
     wait_listening(SocketAddr::from(([127, 0, 0, 1], s.nginx.h2_port)), Duration::from_secs(10));
     let dir = tempfile::tempdir().unwrap();
-    let rows: String =
-        std::iter::once("id,name\n".to_string()).chain((0..2_000).map(|i| format!("{i},n{i}\n"))).collect();
+    let rows = common::id_name_rows(2_000);
     let data = write_in(&dir, "rows.csv", &rows);
     // nginx 1.22's `listen ... http2` on a plain port speaks HTTP/2 only (prior knowledge): a request that reaches
     // its log came as HTTP/2 frames.

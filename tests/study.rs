@@ -688,8 +688,7 @@ fn a_study_ramps_the_rate_inside_each_case_and_says_where_a_bad_stage_is() {
 fn a_key_value_workload_sends_its_command_template_once_for_each_row_of_its_data_file() {
     let r = common::redis();
     let dir = tempfile::tempdir().unwrap();
-    let rows: String =
-        std::iter::once("id,name\n".to_string()).chain((0..300).map(|i| format!("{i},n{i}\n"))).collect();
+    let rows = common::id_name_rows(300);
     write(dir.path(), "rows.csv", &rows);
     // Bounded by time, but the rows run out long before: each is sent once, then the case ends.
     let file = write(

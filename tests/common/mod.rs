@@ -416,6 +416,11 @@ impl LoggedNginx {
     }
 }
 
+/// A data file of `n` rows `id,name`: `0,n0`, `1,n1`, ...
+pub fn id_name_rows(n: usize) -> String {
+    std::iter::once("id,name\n".to_string()).chain((0..n).map(|i| format!("{i},n{i}\n"))).collect()
+}
+
 /// Writes `text` to `name` in `dir`; returns the path as text, for a command line.
 pub fn write_in(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     let p = dir.path().join(name);
