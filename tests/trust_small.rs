@@ -144,12 +144,16 @@ fn a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket
     // where nothing listens, gets that port as its own, and TCP's simultaneous open connects it to itself. Its
     // requests would come back as answers.
     let script = format!(
-        "ip link set lo up && echo '40000 40000' > /proc/sys/net/ipv4/ip_local_port_range && \
+        "ip link set lo up && {{ echo '40000 40000' > /proc/sys/net/ipv4/ip_local_port_range || exit 77; }} && \
          exec {} run -n 3 --no-history http://127.0.0.1:40000/",
         env!("CARGO_BIN_EXE_hakaru")
     );
     let out = Command::new("unshare").args(["--net", "sh", "-c", &script]).output().expect("unshare (util-linux)");
     let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(77) {
+        eprintln!("skipped: /proc/sys is read-only here, the namespace's port range cannot be set: {stderr}");
+        return;
+    }
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot connect to 127.0.0.1:40000 (connection refused)"), "{stderr}");
 }
