@@ -278,6 +278,9 @@ struct State {
     /// Answers' headers and bodies are kept (a script's `response()` wants them): DATA frames are then read
     /// whole instead of skipped.
     keep: bool,
+    /// A padded DATA frame being skipped whose padding length (its first payload byte) is still to be read: the
+    /// frame's length, to check it against.
+    pad_unread: Option<usize>,
     /// Bytes of body kept in the streams under way, at most [`KEPT_PER_CONNECTION`] together.
     kept_bytes: usize,
 }
@@ -419,6 +422,7 @@ impl State {
             goaway: None,
             keep: false,
             kept_bytes: 0,
+            pad_unread: None,
         }
     }
 
@@ -836,6 +840,12 @@ impl H2Conn {
         let mut st = self.state.borrow_mut();
         while !data.is_empty() && st.phase != Phase::Dead {
             if st.skip > 0 {
+                if let Some(len) = st.pad_unread.take()
+                    && usize::from(data[0]) >= len
+                {
+                    st.connection_error(frame::PROTOCOL_ERROR, "DATA padding longer than the frame".into());
+                    break;
+                }
                 let n = st.skip.min(data.len());
                 st.skip -= n;
                 data = &data[n..];
@@ -862,10 +872,10 @@ impl H2Conn {
                     break;
                 }
                 if head.kind == frame::DATA && !st.keep {
-                    let have = partial.len() - frame::HEAD;
+                    let (have, first) = (partial.len() - frame::HEAD, partial.get(frame::HEAD).copied());
                     partial.clear();
                     st.partial = partial;
-                    data_start(&mut st, &head, have);
+                    data_start(&mut st, &head, have, first);
                     continue;
                 }
                 if partial.len() < frame::HEAD + head.len {
@@ -890,8 +900,9 @@ impl H2Conn {
             }
             if head.kind == frame::DATA && !st.keep {
                 let have = head.len.min(data.len() - frame::HEAD);
+                let first = (have > 0).then(|| data[frame::HEAD]);
                 data = &data[frame::HEAD + have..];
-                data_start(&mut st, &head, have);
+                data_start(&mut st, &head, have, first);
                 continue;
             }
             if data.len() < frame::HEAD + head.len {
@@ -937,10 +948,20 @@ fn frame_fits(st: &mut State, head: &Head) -> bool {
 }
 
 /// A DATA frame's header read, `have` bytes of its payload with it: flow control counted, the rest skipped.
-fn data_start(st: &mut State, head: &Head, have: usize) {
+/// `first`: the payload's first byte when it came with the header (a padded frame's padding length).
+fn data_start(st: &mut State, head: &Head, have: usize, first: Option<u8>) {
     if head.stream == 0 {
         st.connection_error(frame::PROTOCOL_ERROR, "DATA on stream 0".into());
         return;
+    }
+    // Padding as long as the frame is a PROTOCOL_ERROR whether the payload is kept or skipped: checked now, or
+    // on the next read when the padding length has not come yet.
+    if head.flags & frame::PADDED != 0 {
+        match first {
+            Some(pad) if usize::from(pad) < head.len => {}
+            None if head.len > 0 => st.pad_unread = Some(head.len),
+            _ => return st.connection_error(frame::PROTOCOL_ERROR, "DATA padding longer than the frame".into()),
+        }
     }
     // The whole payload counts against the windows, padding included; the client gives it back at once.
     st.unacked += head.len as u32;
@@ -994,7 +1015,7 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                 k.body(body);
                 st.kept_bytes += k.body.len() - before;
             }
-            data_start(st, head, head.len);
+            data_start(st, head, head.len, payload.first().copied());
         }
         frame::HEADERS => {
             if head.stream == 0 {
@@ -1351,6 +1372,24 @@ mod tests {
         let (sum, counted) = kept_bodies(&conn);
         assert_eq!(sum, counted);
         assert!(sum < KEPT_PER_CONNECTION);
+    }
+
+    #[test]
+    fn padding_as_long_as_a_data_frame_is_a_protocol_error_whether_its_body_is_kept_or_skipped() {
+        let headers = frame_bytes(frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
+        let flags = frame::PADDED | frame::END_STREAM;
+        for (payload, good) in [(&[3u8, b'a', b'b', 0, 0, 0][..], true), (&[6, b'a', b'b', 0, 0, 0][..], false)] {
+            let input = [headers.clone(), frame_bytes(frame::DATA, flags, 1, payload)].concat();
+            for (keep, cut) in [false, true].into_iter().flat_map(|k| (1..input.len()).map(move |c| (k, c))) {
+                let conn = if keep { keeping_conn() } else { open_conn() };
+                let metrics = RefCell::new(StepMetrics::default());
+                conn.on_bytes(&metrics, &input[..cut]);
+                conn.on_bytes(&metrics, &input[cut..]);
+                let st = conn.state.borrow();
+                let answered = matches!(st.streams.get(&1).and_then(|s| s.done.as_ref()), Some(Outcome::Answer(_)));
+                assert_eq!((answered, st.phase == Phase::Dead), (good, !good), "keep {keep}, cut at {cut}");
+            }
+        }
     }
 
     #[test]
