@@ -18,6 +18,15 @@ macro_rules! eprintln {
     }};
 }
 
+/// `print!` that never panics (see [`eprintln!`](crate::eprintln)).
+#[macro_export]
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// `println!` that never panics (see [`eprintln!`](crate::eprintln)).
 #[macro_export]
 macro_rules! println {

@@ -220,6 +220,14 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// Whether a connected socket is connected to itself: when nothing listens on a port of the ephemeral range, the
+/// kernel may give the connecting socket that very port, and TCP's simultaneous open connects it to itself. Not a
+/// server: its requests would come back as answers. (Only one socket can hold a local address and port, so two
+/// distinct sockets never have the same address at both ends.)
+pub fn connected_to_itself(local: std::io::Result<SocketAddr>, peer: std::io::Result<SocketAddr>) -> bool {
+    matches!((local, peer), (Ok(l), Ok(p)) if l.ip() == p.ip() && l.port() == p.port())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

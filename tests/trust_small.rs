@@ -150,8 +150,10 @@ fn a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket
     );
     let out = Command::new("unshare").args(["--net", "sh", "-c", &script]).output().expect("unshare (util-linux)");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(77) {
-        eprintln!("skipped: /proc/sys is read-only here, the namespace's port range cannot be set: {stderr}");
+    // Skipped, saying why, where the namespace cannot be made as asked: /proc/sys read-only (77), no `ip` (127),
+    // unshare not allowed.
+    if matches!(out.status.code(), Some(77 | 127)) || stderr.contains("unshare failed") {
+        eprintln!("skipped: this machine cannot make the network namespace asked: {stderr}");
         return;
     }
     assert_eq!(out.status.code(), Some(2), "{stderr}");

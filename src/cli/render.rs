@@ -83,10 +83,10 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, S
 pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
     let cli = Cli::command();
     let sub = line.first().and_then(|name| cli.find_subcommand(name));
-    // Whether a flag as written (`-H`, `--header`) takes the next argument as its value.
-    let takes_value = |flag: &str| {
-        sub.is_some_and(|sub| {
-            sub.get_arguments().any(|a| {
+    // The flag a word names (`-H`, `--header`: one id) when it takes the next argument as its value.
+    let valued = |flag: &str| {
+        sub.and_then(|sub| {
+            sub.get_arguments().find(|a| {
                 let named = match flag.strip_prefix("--") {
                     Some(long) => a.get_long() == Some(long),
                     None => flag.len() == 2 && a.get_short() == flag.chars().nth(1),
@@ -94,20 +94,36 @@ pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<
                 named && a.get_action().takes_values()
             })
         })
+        .map(|a| a.get_id().to_string())
     };
-    let (mut shown, mut hidden) = (Vec::new(), Vec::new());
+    // The line as parts: a flag with its value, or one word; with the flag's id.
+    let mut parts: Vec<(&[String], Option<String>)> = Vec::new();
     let mut i = 0;
     while i < line.len() {
         let arg = &line[i];
-        let pair = i > 0 && arg.starts_with('-') && !arg.contains('=') && takes_value(arg) && i + 1 < line.len();
-        let take = if pair { 2 } else { 1 };
-        let part = &line[i..i + take];
-        if i > 0 && part.iter().any(|a| is_secret(a)) {
+        let id = (i > 0 && arg.starts_with('-') && !arg.contains('=') && i + 1 < line.len()).then(|| valued(arg));
+        let id = id.flatten();
+        let take = if id.is_some() { 2 } else { 1 };
+        parts.push((&line[i..i + take], id));
+        i += take;
+    }
+    // A flag given several times whose values keep an order (--command, with --command-ratio's shares in the same
+    // order) is hidden whole when one of its values is secret: the hidden arguments are added after the shown
+    // ones, and a part of them would change the order.
+    let secret_ids: Vec<&String> = parts
+        .iter()
+        .skip(1)
+        .filter(|(part, _)| part.iter().any(|a| is_secret(a)))
+        .filter_map(|(_, id)| id.as_ref())
+        .collect();
+    let (mut shown, mut hidden) = (Vec::new(), Vec::new());
+    for (n, (part, id)) in parts.iter().enumerate() {
+        let secret = part.iter().any(|a| is_secret(a)) || id.as_ref().is_some_and(|id| secret_ids.contains(&id));
+        if n > 0 && secret {
             hidden.extend_from_slice(part);
         } else {
             shown.extend_from_slice(part);
         }
-        i += take;
     }
     (shown, hidden)
 }
@@ -206,13 +222,29 @@ mod tests {
                 .collect();
         let secret = |a: &str| a.contains("Authorization") || a.contains("pw@");
         let (shown, hidden) = split_secrets(&line, secret);
-        assert_eq!(shown, ["run", "-H", "A: 1", "-c", "2", "-q", "http://h/"]);
-        assert_eq!(hidden, ["-H", "Authorization: x", "http://u:pw@h/"]);
+        // Every -H goes with the secret one, in its order.
+        assert_eq!(shown, ["run", "-c", "2", "-q", "http://h/"]);
+        assert_eq!(hidden, ["-H", "Authorization: x", "-H", "A: 1", "http://u:pw@h/"]);
         // Shown then hidden parse as the whole line did.
         let again: Vec<String> = shown.iter().chain(&hidden).cloned().collect();
         let (Command::Run(a), Command::Run(b)) = (parse(&line), parse(&again)) else { panic!("run") };
         assert_eq!(a.request.headers.len(), b.request.headers.len());
         assert_eq!(b.request.urls, ["http://h/", "http://u:pw@h/"]);
+    }
+
+    #[test]
+    fn a_secret_command_keeps_its_place_among_the_commands_and_their_shares() {
+        let line: Vec<String> = ["kv", "--command", "AUTH pw", "--command", "SET k v", "--command-ratio", "1"]
+            .iter()
+            .chain(&["--command-ratio", "9", "redis://127.0.0.1:1"])
+            .map(|s| s.to_string())
+            .collect();
+        let (shown, hidden) = split_secrets(&line, |a| a == "AUTH pw");
+        assert_eq!(shown, ["kv", "--command-ratio", "1", "--command-ratio", "9", "redis://127.0.0.1:1"]);
+        assert_eq!(hidden, ["--command", "AUTH pw", "--command", "SET k v"]);
+        let again: Vec<String> = shown.iter().chain(&hidden).cloned().collect();
+        let Command::Kv(k) = parse(&again) else { panic!("kv") };
+        assert_eq!((k.command, k.command_ratio), (vec!["AUTH pw".to_string(), "SET k v".into()], vec![1.0, 9.0]));
     }
 
     #[test]

@@ -94,12 +94,12 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
             .map_err(|e| Failure::new(ErrorKind::Connect, format!("bind to the source address {source}: {e}")))?;
     }
     match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
-        // Nothing listens on a port of the ephemeral range when the kernel may give the connecting socket that
-        // very port, and TCP's simultaneous open connects it to itself: its requests would come back as answers.
-        Ok(Ok(stream)) if stream.local_addr().ok() == Some(ep.addr) => Err(Failure::new(
-            ErrorKind::ConnectRefused,
-            format!("connect to {}: connected to itself (nothing listens there)", ep.addr),
-        )),
+        Ok(Ok(stream)) if crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) => {
+            Err(Failure::new(
+                ErrorKind::ConnectRefused,
+                format!("connect to {}: connected to itself (nothing listens there)", ep.addr),
+            ))
+        }
         Ok(Ok(stream)) => Ok(stream),
         Ok(Err(e)) => {
             let kind = match e.kind() {

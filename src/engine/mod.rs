@@ -381,9 +381,9 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
         p => format!("{}://{}:{}", p.scheme(), ep.host, ep.port),
     };
     for ep in &plan.endpoints {
-        // A connection to itself (see `conn::connect`) is refused too: nothing listens there.
+        // A connection to itself is refused too: nothing listens there.
         let connected = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout).and_then(|s| {
-            match s.local_addr()? == ep.addr {
+            match crate::target::connected_to_itself(s.local_addr(), s.peer_addr()) {
                 true => Err(std::io::ErrorKind::ConnectionRefused.into()),
                 false => Ok(s),
             }

@@ -904,8 +904,8 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || !w.command.is_empty()
         || !w.command_ratio.is_empty()
         || w.redis_script.is_some();
-    // `data` alone is an HTTP workload's (its templates in the target's URL), as it was before key-value
-    // workloads could have one.
+    // `data` is the key-value part's when the workload has command templates to fill, else the HTTP part's (its
+    // templates in the target's URL, or beside a mix run against a key-value target), as it was before.
     let has_http = w.path.is_some()
         || w.paths.is_some()
         || w.method.is_some()
@@ -914,7 +914,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || w.body_file.is_some()
         || w.patterns.is_some()
         || w.script.is_some()
-        || (w.data.is_some() && !has_kv);
+        || (w.data.is_some() && w.command.is_empty());
     let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, UsageError> {
         match f {
             None => Ok(None),
@@ -943,7 +943,6 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             ));
         }
     };
-    // With a key-value part, `data` is that part's (and both parts' when the workload has both).
     let http = if has_http || !has_kv {
         let mut paths = w.paths.clone().unwrap_or_default();
         if w.path.is_some() && w.paths.is_some() {
@@ -974,6 +973,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         None
     };
     let kv = if has_kv || !has_http {
+        let kv_data = if w.command.is_empty() { None } else { data };
         Some(KvWork {
             mix: w.mix,
             keys: w.keys,
@@ -982,7 +982,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             command: w.command,
             command_ratio: w.command_ratio,
             redis_script: file("redis_script", &w.redis_script)?,
-            data,
+            data: kv_data,
             data_order,
         })
     } else {
@@ -1517,6 +1517,14 @@ warmup = "500ms"
         for pair in [["--command-ratio", "1"], ["--command-ratio", "3"], ["--data-order", "random"]] {
             assert!(has(kv, pair), "{pair:?}: {kv:?}");
         }
+        // Without command templates the data file stays the HTTP part's, beside a mix for key-value targets.
+        let text = "[[target]]\nname = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n[[workload]]\nname = \"w\"\n\
+                    mix = \"get:1\"\ndata = \"rows.csv\"\n[load]\nconnections = 1\nduration = \"1s\"\n";
+        std::fs::write(&file, text).unwrap();
+        let p = StudyPlan::from_file(&file).unwrap();
+        let w = &p.workloads[0];
+        assert!(w.http.as_ref().is_some_and(|h| h.data.is_some()) && w.kv.as_ref().is_some_and(|k| k.data.is_none()));
+        assert!(!p.cases[0].args.contains(&"--data".to_string()), "{:?}", p.cases[0].args);
         let sweep = TWO.replace("connections = 2", "clients = [1, 2]");
         let p = plan(&sweep).unwrap();
         let args = &p.cases[0].args;

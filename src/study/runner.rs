@@ -428,7 +428,10 @@ fn wait_ready(addr: &str, timeout: Duration, child: &mut Child, interrupt: &Atom
     loop {
         if let Ok(addrs) = addr.to_socket_addrs() {
             for a in addrs {
-                if TcpStream::connect_timeout(&a, Duration::from_millis(250)).is_ok() {
+                // A connection to itself is not the started server (see `target::connected_to_itself`).
+                if TcpStream::connect_timeout(&a, Duration::from_millis(250))
+                    .is_ok_and(|s| !crate::target::connected_to_itself(s.local_addr(), s.peer_addr()))
+                {
                     return Ok(());
                 }
             }
