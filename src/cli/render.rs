@@ -107,14 +107,16 @@ pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<
         parts.push((&line[i..i + take], id));
         i += take;
     }
-    // A flag given several times whose values keep an order (--command, with --command-ratio's shares in the same
-    // order) is hidden whole when one of its values is secret: the hidden arguments are added after the shown
-    // ones, and a part of them would change the order.
+    // A flag whose values pair by their order with another flag's (`kv --command` with `--command-ratio` and
+    // `--command-key-pattern`) is hidden whole when one of its values is secret: the hidden arguments are added
+    // after the shown ones, and moving one of them would pair it with another's share. (Headers need no order.)
+    const PAIRED_BY_ORDER: [&str; 1] = ["command"];
     let secret_ids: Vec<&String> = parts
         .iter()
         .skip(1)
         .filter(|(part, _)| part.iter().any(|a| is_secret(a)))
         .filter_map(|(_, id)| id.as_ref())
+        .filter(|id| PAIRED_BY_ORDER.contains(&id.as_str()))
         .collect();
     let (mut shown, mut hidden) = (Vec::new(), Vec::new());
     for (n, (part, id)) in parts.iter().enumerate() {
@@ -222,9 +224,8 @@ mod tests {
                 .collect();
         let secret = |a: &str| a.contains("Authorization") || a.contains("pw@");
         let (shown, hidden) = split_secrets(&line, secret);
-        // Every -H goes with the secret one, in its order.
-        assert_eq!(shown, ["run", "-c", "2", "-q", "http://h/"]);
-        assert_eq!(hidden, ["-H", "Authorization: x", "-H", "A: 1", "http://u:pw@h/"]);
+        assert_eq!(shown, ["run", "-H", "A: 1", "-c", "2", "-q", "http://h/"]);
+        assert_eq!(hidden, ["-H", "Authorization: x", "http://u:pw@h/"]);
         // Shown then hidden parse as the whole line did.
         let again: Vec<String> = shown.iter().chain(&hidden).cloned().collect();
         let (Command::Run(a), Command::Run(b)) = (parse(&line), parse(&again)) else { panic!("run") };
