@@ -101,8 +101,8 @@ pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<
     let mut i = 0;
     while i < line.len() {
         let arg = &line[i];
-        let id = (i > 0 && arg.starts_with('-') && !arg.contains('=') && i + 1 < line.len()).then(|| valued(arg));
-        let id = id.flatten();
+        let id =
+            if i > 0 && arg.starts_with('-') && !arg.contains('=') && i + 1 < line.len() { valued(arg) } else { None };
         let take = if id.is_some() { 2 } else { 1 };
         parts.push((&line[i..i + take], id));
         i += take;

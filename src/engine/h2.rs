@@ -635,10 +635,10 @@ impl H2Conn {
         let outcome = poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             let Some(s) = st.streams.get_mut(&id) else {
-                return Poll::Ready((Outcome::Failed(closed("before answering")), None));
+                return Poll::Ready(Outcome::Failed(closed("before answering")));
             };
             match s.done.take() {
-                Some(o) => Poll::Ready((o, s.kept.take())),
+                Some(o) => Poll::Ready(o),
                 None => {
                     if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                         s.waker = Some(cx.waker().clone());
@@ -648,12 +648,7 @@ impl H2Conn {
             }
         })
         .await;
-        if let (_, Some(k)) = &outcome {
-            let mut st = self.state.borrow_mut();
-            st.kept_bytes = st.kept_bytes.saturating_sub(k.body.len());
-        }
-        self.forget(id);
-        outcome
+        (outcome, self.forget(id))
     }
 
     /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed.
@@ -667,19 +662,20 @@ impl H2Conn {
         self.forget(id);
     }
 
-    fn forget(&self, id: u32) {
+    /// Forgets stream `id`; returns the headers and body it kept, their bytes given back to the connection's bound.
+    fn forget(&self, id: u32) -> Option<Box<Kept>> {
         let mut st = self.state.borrow_mut();
-        if let Some(s) = st.streams.remove(&id) {
-            if let Some(k) = &s.kept {
-                st.kept_bytes = st.kept_bytes.saturating_sub(k.body.len());
-            }
-            st.in_flight -= 1;
-            st.wake_waiting();
-            if st.phase == Phase::Draining && st.in_flight == 0 {
-                // Nothing left to wait for: the task closes the connection.
-                st.wake_task();
-            }
+        let s = st.streams.remove(&id)?;
+        if let Some(k) = &s.kept {
+            st.kept_bytes = st.kept_bytes.saturating_sub(k.body.len());
         }
+        st.in_flight -= 1;
+        st.wake_waiting();
+        if st.phase == Phase::Draining && st.in_flight == 0 {
+            // Nothing left to wait for: the task closes the connection.
+            st.wake_task();
+        }
+        s.kept
     }
 
     /// The connection's task: connect, then write what the streams queue and read what the server sends until the

@@ -109,12 +109,11 @@ pub fn free_port() -> u16 {
 /// Waits until something accepts connections at `addr`.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     let start = Instant::now();
-    // A connection to itself is not a listener: while nothing listens on a port of the ephemeral range (as
-    // free_port's are), the kernel may give the connecting socket that very port as its own, and TCP's
-    // simultaneous open then connects it to itself.
+    // A connection to itself is not a listener (free_port's ports are of the ephemeral range, where the kernel may
+    // give the connecting socket the very port it connects to).
     let listening = || {
         TcpStream::connect_timeout(&addr, Duration::from_millis(200))
-            .is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok())
+            .is_ok_and(|s| !hakaru::target::connected_to_itself(s.local_addr(), s.peer_addr()))
     };
     while !listening() {
         assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
