@@ -42,7 +42,12 @@ impl PreciseTimer {
                 if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
             });
             match read {
-                Ok(result) => return result,
+                Ok(result) => {
+                    // The expiration is consumed and the one-shot timer is not armed again until the next sleep:
+                    // readiness left set would make that sleep's first read a wasted EAGAIN (a syscall per slot).
+                    guard.clear_ready();
+                    return result;
+                }
                 Err(_would_block) => continue,
             }
         }
