@@ -391,7 +391,7 @@ pub struct LoadArgs {
     /// Stop after this long: 500ms, 30s, 2m (default 10s when neither -n nor -d is given).
     #[arg(short, long, value_name = "TIME", display_order = 3)]
     pub duration: Option<String>,
-    /// Threads generating load (default: the number of cores).
+    /// Threads generating load (default: the number of cores; an open loop: one per 100,000 requests/s of its rate, at most the cores).
     #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// Write the result document (JSON) to this file.
@@ -527,7 +527,7 @@ pub struct StepFlags {
     /// Load before each step, measured apart and left out of the step's figures.
     #[arg(long, value_name = "TIME", default_value = "0s", help_heading = heading::LOAD)]
     pub warmup: String,
-    /// Threads generating load (default: the number of cores).
+    /// Threads generating load (default: the number of cores; an open loop: one per 100,000 requests/s of its rate, at most the cores).
     #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// drnbench's CSV, exactly (its six columns, then a percentage per status), written after every step.
