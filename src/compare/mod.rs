@@ -232,6 +232,12 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The p-value and its Holm-adjusted value as every table prints them (`compare`'s and the report's):
+    /// [`p_text`], empty when not tested.
+    pub fn p_texts(&self) -> [String; 2] {
+        [self.p.map_or(String::new(), p_text), self.p_adjusted.map_or(String::new(), p_text)]
+    }
+
     /// The verdict in words; a percentile without enough answers says how many it had and needs.
     pub fn verdict_words(&self, metric: Metric) -> String {
         match (self.verdict, self.answers_per_run, self.answers_needed) {
