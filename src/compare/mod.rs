@@ -47,11 +47,13 @@ pub struct Side {
     /// The loads its inputs ran (command, model, connections, rate, length), each once: sides that ran
     /// different loads are compared with a warning.
     pub loads: Vec<String>,
+    /// The target URLs its inputs measured, each once: what `--name LABEL=URL` finds it by.
+    pub targets: Vec<String>,
 }
 
 impl Side {
     pub fn new(name: &str) -> Side {
-        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() }
+        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new(), targets: Vec::new() }
     }
 
     pub fn add(&mut self, point: &str, sample: Sample) {
@@ -608,7 +610,7 @@ mod tests {
     }
 
     fn side(name: &str, runs: Vec<Sample>) -> Side {
-        Side { name: name.into(), points: vec![(String::new(), runs)], notes: vec![], loads: vec![] }
+        Side { points: vec![(String::new(), runs)], ..Side::new(name) }
     }
 
     fn group(a: Vec<Sample>, b: Vec<Sample>) -> GroupComparison {
