@@ -97,15 +97,15 @@ fn analyse_steps(steps: &[StepResult], max_failed_percent: f64, search: bool) ->
     }
     match (knee_mean, knee_p99) {
         (None, None) => summary.push("latency stays flat over the steps".into()),
-        (m, p) => {
-            let x = m.or(p).unwrap_or_default();
-            let which = match (m, p) {
-                (Some(_), Some(_)) => "average and p99 latency rise",
-                (Some(_), None) => "average latency rises",
-                _ => "p99 latency rises",
-            };
-            summary.push(format!("{which} above {}", fmt_x(&axis, x)));
-        }
+        (Some(m), Some(p)) if m == p => summary.push(format!("average and p99 latency rise above {}", fmt_x(&axis, m))),
+        // Each knee is said at its own step, as the document's knee_mean and knee_p99 and the report draw them.
+        (Some(m), Some(p)) => summary.push(format!(
+            "average latency rises above {}, p99 latency above {}",
+            fmt_x(&axis, m),
+            fmt_x(&axis, p)
+        )),
+        (Some(m), None) => summary.push(format!("average latency rises above {}", fmt_x(&axis, m))),
+        (None, Some(p)) => summary.push(format!("p99 latency rises above {}", fmt_x(&axis, p))),
     }
 
     if let Some(s) = first_failing {
@@ -351,6 +351,32 @@ mod tests {
         assert_eq!(a.bottleneck, "unknown");
         assert_eq!(a.summary[0], "throughput levels off at ~200 req/s from 2 clients");
         assert_eq!(a.summary[1], "average and p99 latency rise above 2 clients");
+    }
+
+    /// A step of `clients` clients at `rps` requests/s: `slow` of every 100 requests take `slow_ms`, the rest `ms`.
+    fn mixed_step(clients: usize, rps: f64, ms: u64, slow: u64, slow_ms: u64) -> StepResult {
+        let mut m = StepMetrics::new();
+        let t = Instant::now();
+        for i in 0..(rps * 10.0) as u64 {
+            let took = if i % 100 < slow { slow_ms } else { ms };
+            m.record_response(200, true, t, t, t + Duration::from_millis(took));
+        }
+        let load = StepLoad { model: "closed".into(), connections: clients, threads: 1, rate: None };
+        StepResult::from_metrics(&format!("c={clients}"), load, &m, vec![], Duration::from_secs(10))
+    }
+
+    #[test]
+    fn the_summary_names_each_knee_at_its_own_step() {
+        // p99 climbs from 2 clients (2 % of requests at 100 ms), the average only at 8 (every request 20 ms).
+        let steps = vec![
+            mixed_step(1, 100.0, 10, 0, 10),
+            mixed_step(2, 200.0, 10, 2, 100),
+            mixed_step(4, 300.0, 10, 2, 100),
+            mixed_step(8, 300.0, 20, 2, 100),
+        ];
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
+        assert_eq!((a.knee_mean, a.knee_p99), (Some(4.0), Some(1.0)), "{:?}", a.summary);
+        assert_eq!(a.summary[1], "average latency rises above 4 clients, p99 latency above 1 client");
     }
 
     #[test]

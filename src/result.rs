@@ -518,7 +518,8 @@ pub struct ScheduleReport {
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.
     pub max_lag_us: u64,
-    /// Requests sent late because every connection was busy and `-c` allowed no more.
+    /// Of the `late` requests, those that fell due while every connection was busy and `-c` allowed no more
+    /// (counted, as `late`, among the requests that ended: never more than `late`).
     pub starved: u64,
 }
 
@@ -869,16 +870,19 @@ impl StepResult {
                 let busy = if let Some(h2) = self.http2.as_ref().filter(|_| s.starved > 0) {
                     // HTTP/2: every stream of every connection was busy.
                     format!(
-                        "; {} of them because all {} streams ({} connections x {}) were busy: raise -c or --streams",
+                        "; {} of those {} because all {} streams ({} connections x {}) were busy when they fell due: \
+                         raise -c or --streams",
                         s.starved,
+                        s.late,
                         self.connections.asked * h2.streams_asked,
                         self.connections.asked,
                         h2.streams_asked
                     )
                 } else if s.starved > 0 {
                     format!(
-                        "; {} of them because {} busy: raise -c",
+                        "; {} of those {} because {} busy when they fell due: raise -c",
                         s.starved,
+                        s.late,
                         if self.connections.asked == 1 {
                             "the 1 connection was".to_string()
                         } else {
@@ -889,8 +893,8 @@ impl StepResult {
                     String::new()
                 };
                 w.push(format!(
-                    "{} of {} requests ({pct:.2} %) left more than 1 ms after their intended time (worst {} late){busy}; \
-                     their latency counts from the intended time",
+                    "{} of the {} requests that ended ({pct:.2} %) left more than 1 ms after their intended time (worst {} \
+                     late){busy}; their latency counts from the intended time",
                     s.late,
                     self.requests,
                     crate::units::format_micros(s.max_lag_us as f64)

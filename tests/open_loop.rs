@@ -223,3 +223,26 @@ fn the_server_sees_exactly_the_requests_hakaru_counts_when_an_open_loop_step_end
         assert!((360..=440).contains(&n), "window {w}");
     }
 }
+
+#[test]
+fn the_starved_requests_are_among_the_late_ones_when_the_step_ends_with_one_in_flight() {
+    // One connection, 300 ms answers, 20/s asked for 1 s: every request after the first falls due with the
+    // connection busy, and the last one sent is still waiting when the step ends. It is in no figure, so it is
+    // neither late nor starved.
+    let t = target();
+    let url = format!("http://{}/?delay=300ms", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "1", "-d", "1s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    let s = &step["schedule"];
+    let (late, starved) = (s["late"].as_u64().unwrap(), s["starved"].as_u64().unwrap());
+    assert!(step["unfinished"].as_u64().unwrap() >= 1, "{step}");
+    assert!(starved >= 1 && starved <= late, "starved {starved} late {late}");
+    let said = out.stdout.lines().find(|l| l.contains("left more than 1 ms")).unwrap_or_default();
+    assert!(
+        said.contains(&format!("{late} of the {} requests that ended", step["requests"]))
+            && said.contains(&format!("{starved} of those {late} because the 1 connection was busy")),
+        "{}",
+        out.stdout
+    );
+}

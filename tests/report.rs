@@ -73,6 +73,38 @@ fn the_qps_chart_of_two_sweeps_and_a_drnbench_csv_matches_its_golden_svg() {
     check_golden(&svg, "chart_qps.svg");
 }
 
+/// An SVG's `<text>` elements with where plotters put them: (x, y, text).
+fn placed_texts(svg: &str) -> Vec<(f64, f64, String)> {
+    let attr = |tag: &str, name: &str| -> f64 {
+        let from = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[from..].split('"').next().unwrap().parse().unwrap()
+    };
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (tag, rest) = t.split_once('>')?;
+            Some((attr(tag, "x"), attr(tag, "y"), rest.split("</text>").next()?.trim().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_doubling_sweep_is_drawn_on_a_log_axis_with_the_legend_below_the_lines() {
+    // sweep-2ms.json steps at 1, 2, 4 and 8 clients: one tick at each, evenly spaced.
+    let svg = String::from_utf8(chart(&["sweep-2ms.json", "sweep-4ms.json"], "qps", "svg")).unwrap();
+    let placed = placed_texts(&svg);
+    let at = |label: &str| placed.iter().filter(|p| p.2 == label).map(|p| (p.0, p.1)).collect::<Vec<_>>();
+    let ticks: Vec<(f64, f64)> = ["1", "2", "4", "8"].iter().map(|l| *at(l).last().unwrap()).collect();
+    let gaps: Vec<f64> = ticks.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    assert!(gaps.iter().all(|g| (g - gaps[0]).abs() <= 2.0 && *g > 100.0), "ticks {ticks:?}: not a log axis");
+    assert!(ticks.iter().all(|t| t.1 == ticks[0].1), "one row of ticks: {ticks:?}");
+    // The legend sits in a strip of its own, under the x axis's name: no line runs through it.
+    let axis_name = at("clients")[0].1;
+    let legend: Vec<&(f64, f64, String)> = placed.iter().filter(|p| p.2.starts_with("http://")).collect();
+    assert_eq!(legend.len(), 2, "{placed:?}");
+    assert!(legend.iter().all(|p| p.1 > axis_name), "legend {legend:?} above the axis name at {axis_name}");
+}
+
 #[test]
 fn the_p99_chart_of_two_sweeps_matches_its_golden_svg() {
     let svg = String::from_utf8(chart(&["sweep-2ms.json", "sweep-4ms.json"], "p99", "svg")).unwrap();
@@ -286,5 +318,67 @@ fn a_ramps_report_draws_its_target_over_time_and_marks_its_knee_where_the_ramp_a
             target.windows(2).find(|p| p[0].0 <= at && at <= p[1].0).unwrap_or_else(|| panic!("{at} {target:?}"));
         let drawn = pair[0].1 + (pair[1].1 - pair[0].1) * (at - pair[0].0) / (pair[1].0 - pair[0].0);
         assert!((drawn - value).abs() < 1.0, "{stat} knee at {at} s: the line is at {drawn}, the knee {value}");
+    }
+}
+
+#[test]
+fn names_given_with_name_title_compare_the_report_and_the_chart() {
+    // By a result's target URL, and by the input as typed.
+    let (two, four) = (fixture("sweep-2ms.json"), fixture("sweep-4ms.json"));
+    let slow = format!("slow={four}");
+    let names = ["--name", "fast=http://127.0.0.1:45651/?delay=2ms", "--name", &slow];
+    let o = hakaru(&[&["compare"][..], &names, &[&two, &four]].concat());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let head: Vec<&str> = o.stdout.lines().take(6).map(str::trim_end).collect();
+    assert_eq!(
+        head,
+        [
+            "compare  baseline: fast",
+            "",
+            "point c=1",
+            "  metric  side   n       value   ratio  95 % interval           p   Holm p  verdict",
+            "  ok/s    fast   1       374.0                                              baseline",
+            "          slow   1       219.0   0.586                                      too few runs to tell",
+        ],
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("http://") && !o.stdout.contains(".json"), "{}", o.stdout);
+    let (page, _, _dir) = report(&[&names[..], &[&two, &four]].concat());
+    let series: Vec<String> =
+        embedded(&page)["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().into()).collect();
+    assert_eq!(series, ["fast", "slow"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("named.svg");
+    let o = hakaru(&[&["chart"][..], &names, &[&two, &four, "-o", out.to_str().unwrap()]].concat());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let t = texts(&std::fs::read_to_string(&out).unwrap());
+    assert!(t.contains(&"fast".to_string()) && t.contains(&"slow".to_string()), "the legend: {t:?}");
+    assert!(!t.iter().any(|t| t.starts_with("http://")), "{t:?}");
+}
+
+#[test]
+fn a_name_that_labels_nothing_or_has_no_label_is_one_line_and_exit_2() {
+    let two = fixture("sweep-2ms.json");
+    let dir = tempfile::tempdir().unwrap();
+    let (page, svg) = (dir.path().join("r.html"), dir.path().join("c.svg"));
+    for (name, says) in [
+        (
+            "x=http://elsewhere/",
+            "--name 'x=http://elsewhere/': no input is 'http://elsewhere/' or has it as its target",
+        ),
+        ("fast", "--name 'fast': give LABEL=INPUT"),
+    ] {
+        for command in ["compare", "report", "chart"] {
+            let mut args = vec![command, "--name", name, &two, &two];
+            match command {
+                "chart" => args.extend(["-o", svg.to_str().unwrap()]),
+                "report" => args.extend(["-o", page.to_str().unwrap()]),
+                _ => {}
+            }
+            let o = hakaru(&args);
+            assert_eq!(o.code, 2, "{command}: {}", o.stderr);
+            assert!(o.stderr.contains(says) && o.stderr.lines().count() == 1, "{command}: {}", o.stderr);
+        }
     }
 }

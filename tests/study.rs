@@ -273,6 +273,53 @@ pause = "0s"
 }
 
 #[test]
+fn resume_says_which_cases_ran_apart_from_the_kept_cases_they_interleave_with() {
+    // "flaky" fails to start the first time only: its repetition 1 is run again on --resume, while "good"'s
+    // repetition 1 is kept from the first run. They did not run side by side: the study says so.
+    let server = serve(None);
+    let port = free_port();
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = tmp.path().join("started-once");
+    let text = format!(
+        r#"
+[[target]]
+name = "flaky"
+url = "http://127.0.0.1:{port}/"
+start = "test -e '{mark}' || {{ touch '{mark}'; echo first start fails >&2; exit 3; }}; exec \"$HAKARU\" serve --listen 127.0.0.1:{port} --threads 1"
+monitor = ["none"]
+[[target]]
+name = "good"
+url = "http://{addr}/"
+monitor = ["none"]
+[load]
+connections = 1
+requests = 20
+repeat = 2
+pause = "0s"
+"#,
+        mark = mark.display(),
+        addr = server.addr()
+    );
+    let file = write(tmp.path(), "flaky.toml", &text);
+    let out_dir = tmp.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(ids_with_status(&manifest(&out_dir), "failed"), ["r1-flaky"]);
+    assert!(!out.stdout.contains("not interleaved"), "{}", out.stdout);
+    let out = study(&[file.to_str().unwrap(), "--resume", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    assert_eq!(ids_with_status(&manifest(&out_dir), "ok").len(), 4);
+    assert!(
+        out.stdout.contains(
+            "! not interleaved: 1 case(s) ran now while the other targets' cases of their repetition were kept from \
+             the earlier run (r1-flaky)"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn a_failing_start_command_is_recorded_as_failed_and_the_study_goes_on() {
     let server = serve(None);
     let closed = free_port();

@@ -400,7 +400,8 @@
       { text: "95 % interval" }, "p", "Holm p", { text: "verdict" }], data.verdicts.map((v) => [v.target,
       { text: v.baseline }, { text: where(v) }, { text: v.metric }, num(v.ratio, 3),
       { text: v.interval ? num(v.interval[0], 3) + " – " + num(v.interval[1], 3) : "–" },
-      v.p === null ? "–" : num(v.p, 4), v.p_adjusted === null ? "–" : num(v.p_adjusted, 4), { text: v.verdict }])));
+      // As compare prints them ("<0.0001"): the rows carry its text.
+      v.p_text || "–", v.p_adjusted_text || "–", { text: v.verdict }])));
   }
   function mix() {
     const sec = section("Status and failure mix", "Answers by status and requests that ended with an error, every " +

@@ -196,6 +196,10 @@ pub struct ReportArgs {
     /// The history database that IDs and labels are read from (default as for run).
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
+    /// A label for an input, LABEL=INPUT: the input as typed, a result's target URL or a study's target name
+    /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
+    #[arg(long = "name", value_name = "LABEL=INPUT")]
+    pub names: Vec<String>,
     /// The HTML file to write.
     #[arg(short, long, value_name = "FILE", default_value = "report.html")]
     pub output: String,
@@ -212,6 +216,10 @@ pub struct ChartArgs {
     /// The history database that IDs and labels are read from (default as for run).
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
+    /// A label for an input, LABEL=INPUT: the input as typed, a result's target URL or a study's target name
+    /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
+    #[arg(long = "name", value_name = "LABEL=INPUT")]
+    pub names: Vec<String>,
     /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum.
     #[arg(long, value_name = "qps|p99|mean|spectrum", default_value = "qps")]
     pub metric: String,
@@ -918,6 +926,10 @@ pub struct CompareArgs {
     /// The history database that IDs and labels are read from (default as for run).
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
+    /// A label for an input, LABEL=INPUT: the input as typed, a result's target URL or a study's target name
+    /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
+    #[arg(long = "name", value_name = "LABEL=INPUT")]
+    pub names: Vec<String>,
     /// Result JSON files, drnbench CSV files (several files of one side joined by commas: a.json,a2.json), one
     /// study directory (its targets compared per workload and phase), or history references (42, label=main).
     /// The first is the baseline.

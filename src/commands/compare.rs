@@ -9,6 +9,7 @@ use crate::compare::input::{Loaded, load};
 use crate::compare::{Comparison, FailIf, Group, compare_groups, judge_fail_ifs, render};
 use crate::error::UsageError;
 use crate::export::{is_stdout, write_atomically};
+use crate::inputs::names::Names;
 
 pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
     let gates = a.fail_if.iter().map(|t| FailIf::parse(t)).collect::<Result<Vec<_>, _>>()?;
@@ -29,14 +30,33 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     }
+    let names = Names::parse(&a.names).map_err(UsageError::new)?;
     let mut sides = Vec::new();
     let mut studies = Vec::new();
     for input in &a.inputs {
         let from_history = |reference: &str| super::history::documents(a.db.as_deref(), "compare", reference);
         match load(input, &from_history)? {
-            Loaded::Side(s) => sides.push(s),
-            Loaded::Study(groups) => studies.push((input, groups)),
+            Loaded::Side(mut s) => {
+                let mut candidates = vec![input.as_str(), s.name.as_str()];
+                candidates.extend(s.targets.iter().map(String::as_str));
+                if let Some(label) = names.label(&candidates) {
+                    s.name = label.to_string();
+                }
+                sides.push(s);
+            }
+            Loaded::Study(mut groups) => {
+                // A study's sides are its targets, by name.
+                for side in groups.iter_mut().flat_map(|g| g.sides.iter_mut()) {
+                    if let Some(label) = names.label(&[side.name.as_str()]) {
+                        side.name = label.to_string();
+                    }
+                }
+                studies.push((input, groups));
+            }
         }
+    }
+    if let Some(unused) = names.unused() {
+        return Err(UsageError::new(unused));
     }
     let groups: Vec<Group> = match (studies.len(), sides.len()) {
         (0, _) => vec![Group { title: String::new(), sides }],

@@ -7,12 +7,13 @@ use crate::cli::args::ReportArgs;
 use crate::error::UsageError;
 use crate::export::{check_output, write_atomically};
 use crate::inputs::argument::{Argument, ArgumentError, classify};
-use crate::report::{Input, Report, html, load_file, load_input};
+use crate::inputs::names::Names;
+use crate::report::{Input, Report, Source, html, load_file, load_input};
 
 pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let output = Path::new(&a.output);
     check_writable("-o", output)?;
-    let inputs = load_all(&a.inputs, a.db.as_deref())?;
+    let inputs = load_all(&a.inputs, a.db.as_deref(), &a.names)?;
     let page = html::render(&Report::build(&a.title, &inputs));
     write_atomically(output, &page)
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
@@ -21,10 +22,16 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
 }
 
 /// Every input read, in the order given (a study directory, files joined by commas, or a history reference, as
-/// `compare` takes them); the first bad one is reported.
-pub(super) fn load_all(args: &[String], db: Option<&std::path::Path>) -> Result<Vec<Input>, UsageError> {
+/// `compare` takes them), each labelled as `--name` asks; the first bad one is reported.
+pub(super) fn load_all(
+    args: &[String],
+    db: Option<&std::path::Path>,
+    names: &[String],
+) -> Result<Vec<Input>, UsageError> {
+    let names = Names::parse(names).map_err(UsageError::new)?;
     let mut inputs = Vec::new();
     for arg in args {
+        let first = inputs.len();
         match classify(arg) {
             Ok(Argument::Study(_)) => inputs.extend(load_input(arg)?),
             Ok(Argument::Files(files)) => {
@@ -50,6 +57,12 @@ pub(super) fn load_all(args: &[String], db: Option<&std::path::Path>) -> Result<
                 )));
             }
         }
+        for input in &mut inputs[first..] {
+            name_input(input, arg, &names);
+        }
+    }
+    if let Some(unused) = names.unused() {
+        return Err(UsageError::new(unused));
     }
     if inputs.is_empty() {
         return Err(UsageError::new(
@@ -57,6 +70,33 @@ pub(super) fn load_all(args: &[String], db: Option<&std::path::Path>) -> Result<
         ));
     }
     Ok(inputs)
+}
+
+/// Gives `input` (read from `arg`) the label `--name` asks for it: by the argument, the file or its document's
+/// target. A study's case goes by its target's name, renamed alike in every case (its verdicts are sorted by it).
+fn name_input(input: &mut Input, arg: &str, names: &Names) {
+    if let Some(case) = &mut input.case {
+        for t in case.targets.iter_mut() {
+            if let Some(label) = names.label(&[t.as_str()]) {
+                *t = label.to_string();
+            }
+        }
+        if let Some(label) = names.label(&[case.target.as_str()]) {
+            case.target = label.to_string();
+            input.label = label.to_string();
+        }
+        return;
+    }
+    let targets = match &input.source {
+        Source::Result(doc) => doc.settings.targets.clone(),
+        Source::Drnbench(_) => Vec::new(),
+    };
+    let origin = input.origin.clone();
+    let mut candidates = vec![arg, origin.as_str(), input.label.as_str()];
+    candidates.extend(targets.iter().map(String::as_str));
+    if let Some(label) = names.label(&candidates) {
+        input.label = label.to_string();
+    }
 }
 
 /// Refuses an output that cannot be written before anything is read.

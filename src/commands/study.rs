@@ -273,6 +273,15 @@ fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
     for c in outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed) {
         say!("  ! {}: {}", c.id, c.error.as_deref().unwrap_or(""));
     }
+    if !outcome.apart.is_empty() {
+        say!(
+            "  ! not interleaved: {} case(s) ran now while the other targets' cases of their repetition were kept \
+             from the earlier run ({}); a drift between the two runs falls on one side only: run the study \
+             without --resume to keep the targets interleaved",
+            outcome.apart.len(),
+            outcome.apart.join(", ")
+        );
+    }
     if outcome.interrupted {
         say!(
             "  ! stopped early ({}): finish it with hakaru study {} --resume {}",

@@ -101,6 +101,11 @@ pub fn add_document(side: &mut Side, doc: &ResultDocument, name: &str) {
     if !side.loads.contains(&load) {
         side.loads.push(load);
     }
+    for t in &doc.settings.targets {
+        if !side.targets.contains(t) {
+            side.targets.push(t.clone());
+        }
+    }
     let partial = doc.runs.as_ref().and_then(|r| r.partial_run);
     for (i, step) in doc.steps.iter().enumerate() {
         if Some(i + 1) == partial {

@@ -47,11 +47,13 @@ pub struct Side {
     /// The loads its inputs ran (command, model, connections, rate, length), each once: sides that ran
     /// different loads are compared with a warning.
     pub loads: Vec<String>,
+    /// The target URLs its inputs measured, each once: what `--name LABEL=URL` finds it by.
+    pub targets: Vec<String>,
 }
 
 impl Side {
     pub fn new(name: &str) -> Side {
-        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new() }
+        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new(), targets: Vec::new() }
     }
 
     pub fn add(&mut self, point: &str, sample: Sample) {
@@ -232,6 +234,12 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The p-value and its Holm-adjusted value as every table prints them (`compare`'s and the report's):
+    /// [`p_text`], empty when not tested.
+    pub fn p_texts(&self) -> [String; 2] {
+        [self.p.map_or(String::new(), p_text), self.p_adjusted.map_or(String::new(), p_text)]
+    }
+
     /// The verdict in words; a percentile without enough answers says how many it had and needs.
     pub fn verdict_words(&self, metric: Metric) -> String {
         match (self.verdict, self.answers_per_run, self.answers_needed) {
@@ -602,7 +610,7 @@ mod tests {
     }
 
     fn side(name: &str, runs: Vec<Sample>) -> Side {
-        Side { name: name.into(), points: vec![(String::new(), runs)], notes: vec![], loads: vec![] }
+        Side { points: vec![(String::new(), runs)], ..Side::new(name) }
     }
 
     fn group(a: Vec<Sample>, b: Vec<Sample>) -> GroupComparison {

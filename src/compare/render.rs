@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Cell, Comparison, Metric, p_text};
+use super::{Cell, Comparison, Metric};
 use crate::units::format_micros;
 
 fn value(metric: Metric, v: Option<f64>) -> String {
@@ -20,7 +20,7 @@ fn value(metric: Metric, v: Option<f64>) -> String {
 fn columns(metric: Metric, c: &Cell) -> [String; 7] {
     let ratio = c.ratio.map_or(String::new(), |r| format!("{r:.3}"));
     let ci = c.ci95.map_or(String::new(), |[lo, hi]| format!("{lo:.3} .. {hi:.3}"));
-    let (p, holm) = (c.p.map_or(String::new(), p_text), c.p_adjusted.map_or(String::new(), p_text));
+    let [p, holm] = c.p_texts();
     [c.n.to_string(), value(metric, c.value), ratio, ci, p, holm, c.verdict_words(metric)]
 }
 

@@ -234,6 +234,10 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
         // figure for both.
         let mut chained: Option<(Instant, Instant)> = None;
         let mut ready = Instant::now();
+        // The request under way found every connection busy and left late: counted when it is recorded, as the
+        // late requests are, so the starved are always among the late (a request cut off by the step's end is
+        // in neither).
+        let mut starved = false;
         // A workload's op (or a script's request) is written here, one buffer for every op of the client.
         let mut wire = Vec::new();
         // A script's request: what it holds, and the answers read past the first when it holds several.
@@ -319,11 +323,9 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 // slots does not wait for a connection to open.
                 ready = Instant::now();
                 let late = ready.saturating_duration_since(intended) > Duration::from_millis(1);
-                if schedule.idle() == 0 && !ctx.start_client() && late {
-                    // A slot missed because every connection -c allows was busy: counted per slot, so the figure
-                    // says how many requests -c made late.
-                    ctx.metrics.borrow_mut().starved += 1;
-                }
+                // A slot missed because every connection -c allows was busy: counted per slot, so the figure
+                // says how many requests -c made late. (A second half keeps its first half's mark.)
+                starved = schedule.idle() == 0 && !ctx.start_client() && late;
             }
             if !second_half {
                 ctx.count_sent(if scripted { shape.heads.len() as u64 } else { 1 }, intended);
@@ -397,6 +399,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             {
                 ctx.name_slow(at, &wire);
             }
+            count_starved(&ctx, &mut starved);
             ready = end;
             // (Only with connections of its own: a script's pipelined string is HTTP/1.1's.)
             if let (true, Some(sent)) = (pipelined, sent) {
@@ -757,6 +760,8 @@ async fn run_batch(
         return false;
     }
     let now = Instant::now();
+    // The batch's first op found every connection busy: counted once that op is recorded (as a lone request's).
+    let mut starved = false;
     if ctx.schedule.is_none() {
         for (_, intended, _) in ops.iter_mut() {
             *intended = now;
@@ -764,9 +769,7 @@ async fn run_batch(
     } else if let Some(schedule) = &ctx.schedule {
         // As a lone request does: keep one connected client spare, and count a slot -c made late.
         let late = first_slot.is_some_and(|slot| now.saturating_duration_since(slot) > Duration::from_millis(1));
-        if schedule.idle() == 0 && !ctx.start_client() && late {
-            ctx.metrics.borrow_mut().starved += 1;
-        }
+        starved = schedule.idle() == 0 && !ctx.start_client() && late;
     }
     for (_, intended, _) in ops.iter() {
         ctx.count_sent(1, *intended);
@@ -812,6 +815,7 @@ async fn run_batch(
             if let Some(at) = ctx.record(op.spec, Err(f.clone()), intended, sent, Instant::now(), Verdict::Pass) {
                 ctx.name_slow(at, op_bytes(wire, ops, i));
             }
+            count_starved(ctx, &mut starved);
             continue;
         }
         let conn = slot.as_mut().expect("open while no failure");
@@ -847,6 +851,7 @@ async fn run_batch(
         if let Some(at) = slow {
             ctx.name_slow(at, op_bytes(wire, ops, i));
         }
+        count_starved(ctx, &mut starved);
         source.finished(op);
     }
     let rest = pending.unread();
@@ -877,6 +882,13 @@ pub(super) struct Pipelined {
     intended: Instant,
     sent: Instant,
     deadline: Deadline,
+}
+
+/// Counts a request -c made late once it is recorded (and clears the mark): see `starved` in the client's loop.
+fn count_starved(ctx: &ThreadCtx, starved: &mut bool) {
+    if std::mem::take(starved) {
+        ctx.metrics.borrow_mut().starved += 1;
+    }
 }
 
 /// The answers to a script's pipelined requests after the first (one string holding several, as wrk's

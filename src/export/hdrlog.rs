@@ -114,6 +114,7 @@ mod tests {
             accum,
             length,
             at: log.base + Duration::from_secs(2),
+            sent_earlier: Vec::new(),
         };
         log.step("run", false).unwrap();
         log.window(&w, true).unwrap();

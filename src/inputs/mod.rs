@@ -1,11 +1,12 @@
 //! Readers of results written earlier, for every command that reads them back (`compare`, `report`, `chart`,
 //! `history import`, `merge`, a study's summary): what a command-line input names ([`argument`]), result files of
 //! either kind ([`result`]: result documents and drnbench's CSV, whose rows [`drnbench`] parses) and a study
-//! directory's manifest ([`study`]). Each returns typed values or a typed error, and the command words the error
+//! directory's manifest ([`study`]), and the labels `--name` gives inputs ([`names`]). Each returns typed values or a typed error, and the command words the error
 //! in its own voice; history references are looked up by the commands, which alone open the history.
 
 pub mod argument;
 pub mod drnbench;
+pub mod names;
 pub mod result;
 pub mod study;
 

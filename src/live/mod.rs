@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::load::{LoadModel, Until};
-use crate::metrics::{ErrorKind, LatencyHistogram, Window, WindowAccum, WindowSummary};
+use crate::metrics::{ErrorKind, LatencyHistogram, Window};
 use crate::monitor::ProcessMonitor;
 use crate::plan::RunPlan;
 use crate::progress::Progress;
@@ -158,10 +158,18 @@ impl LiveView {
         self.version += 1;
     }
 
-    /// Folds in one finished window of the step.
-    fn window(&mut self, s: &WindowSummary, w: &WindowAccum, width: f64) {
+    /// Folds in one finished window of the step, and the requests sent late into windows already shown: a
+    /// request is counted sent before it can be completed, so `sent` is never below `completed`.
+    fn window(&mut self, window: &Window, width: f64) {
+        let (s, w) = (&window.summary, &window.accum);
         self.elapsed_s = self.elapsed_s.max(s.t + width);
         self.sent += w.sent;
+        for &(t, n) in &window.sent_earlier {
+            self.sent += n;
+            if let Some(p) = self.recent.iter_mut().find(|p| p.t == t) {
+                p.sent += n as f64 / width;
+            }
+        }
         self.completed += w.requests;
         self.failed += w.errors;
         for &(status, n) in &w.status {
@@ -306,7 +314,7 @@ impl Live {
 
     /// A window of the step finished (on the main thread, as the engine merges it).
     pub fn window(&mut self, window: &Window, server: Option<&ProcessMonitor>) {
-        let (s, w) = (&window.summary, &window.accum);
+        let s = &window.summary;
         if let Some(line) = &mut self.line {
             line.window(s);
         }
@@ -317,7 +325,7 @@ impl Live {
         self.cpu_mark = (now, cpu);
         let width = window.length.as_secs_f64().max(1e-3);
         let mut v = lock(&self.view);
-        v.window(s, w, width);
+        v.window(window, width);
         v.own_cpu = own;
         v.server_cpu = server.and_then(ProcessMonitor::latest_cpu_percent);
         if let Some(pct) = own
@@ -414,6 +422,7 @@ impl Live {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::{WindowAccum, WindowMerger};
 
     #[test]
     fn windows_add_up_and_the_chart_keeps_the_last_minute() {
@@ -424,15 +433,38 @@ mod tests {
         w.errors = 1;
         w.status = vec![(200, 8), (503, 1)];
         w.latency.record(1000);
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 1, false, std::time::SystemTime::now());
         for i in 0..70 {
-            let s = WindowSummary::from_accum(i as f64, std::time::Duration::from_secs(1), &w);
-            v.window(&s, &w, 1.0);
+            let window = merger.add(i, &w).unwrap();
+            v.window(&window, 1.0);
+            merger.keep(window);
         }
         assert_eq!((v.sent, v.completed, v.failed), (700, 630, 70));
         assert_eq!(v.status, BTreeMap::from([(200, 560), (503, 70)]));
         assert_eq!(v.recent.len(), RECENT);
         assert_eq!(v.recent.back().unwrap().t, 69.0);
         assert_eq!(v.elapsed_s, 70.0);
+    }
+
+    #[test]
+    fn a_request_sent_late_into_a_window_already_shown_is_counted_sent_before_its_answer() {
+        // Window 0: 10 sent, 10 answered. Window 1: 4 more requests intended in window 0 (sent late, after it was
+        // shown) and 2 of window 1, all 6 answered.
+        let mut v = LiveView::new("id".into(), "run".into(), "t".into());
+        let mut merger = WindowMerger::new(Duration::from_secs(1), 1, false, std::time::SystemTime::now());
+        let mut w0 = WindowAccum::new(false);
+        (w0.sent, w0.requests) = (10, 10);
+        let mut w1 = WindowAccum::new(false);
+        (w1.sent, w1.requests) = (2, 6);
+        w1.sent_earlier.insert(0, 4);
+        for (i, w) in [w0, w1].iter().enumerate() {
+            let window = merger.add(i as u64, w).unwrap();
+            v.window(&window, 1.0);
+            merger.keep(window);
+        }
+        assert_eq!((v.sent, v.completed), (16, 16));
+        let chart: Vec<(f64, f64)> = v.recent.iter().map(|p| (p.sent, p.completed)).collect();
+        assert_eq!(chart, [(14.0, 10.0), (2.0, 6.0)], "the late requests are drawn where they were due");
     }
 
     #[test]

@@ -429,6 +429,9 @@ pub struct Window {
     pub length: Duration,
     /// When it began, on the wall clock.
     pub at: std::time::SystemTime,
+    /// Requests sent late into windows already handed out (their start in seconds, how many), since the last
+    /// window: live readers add them to what they showed, so their count of sent requests misses none.
+    pub sent_earlier: Vec<(f64, u64)>,
 }
 
 /// Collects the windows the threads send, index by index, and keeps only their summaries (bounded memory: the
@@ -441,13 +444,15 @@ pub struct WindowMerger {
     started_at: std::time::SystemTime,
     pending: BTreeMap<u64, (WindowAccum, usize)>,
     done: Vec<WindowSummary>,
+    /// Corrections to windows already handed out, for the next window handed out (see [`Window::sent_earlier`]).
+    sent_earlier: Vec<(f64, u64)>,
 }
 
 impl WindowMerger {
     /// Windows of `width` from `threads` threads, of a step that started at `started_at` on the wall clock;
     /// `full`: histograms at 3 digits (see [`WindowAccum::new`]).
     pub fn new(width: Duration, threads: usize, full: bool, started_at: std::time::SystemTime) -> Self {
-        Self { width, threads, full, started_at, pending: BTreeMap::new(), done: Vec::new() }
+        Self { width, threads, full, started_at, pending: BTreeMap::new(), done: Vec::new(), sent_earlier: Vec::new() }
     }
 
     /// Adds one thread's window `index`; returns the window when every thread has reported it. The caller may
@@ -465,14 +470,15 @@ impl WindowMerger {
         Some(self.window(index, acc, None))
     }
 
-    fn window(&self, index: u64, accum: WindowAccum, ended: Option<f64>) -> Window {
+    fn window(&mut self, index: u64, accum: WindowAccum, ended: Option<f64>) -> Window {
         let t = index as f64 * self.width.as_secs_f64();
         let length = match ended {
             Some(end) if end > t => self.width.min(Duration::from_secs_f64(end - t)),
             _ => self.width,
         };
         let at = self.started_at + self.width.mul_f64(index as f64);
-        Window { summary: WindowSummary::from_accum(t, length, &accum), accum, length, at }
+        let sent_earlier = std::mem::take(&mut self.sent_earlier);
+        Window { summary: WindowSummary::from_accum(t, length, &accum), accum, length, at, sent_earlier }
     }
 
     /// Requests sent late, counted in the window they were intended in: still pending, or already kept (live
@@ -486,6 +492,7 @@ impl WindowMerger {
             let t = index as f64 * self.width.as_secs_f64();
             if let Some(kept) = self.done.iter_mut().rev().find(|s| s.t == t) {
                 kept.sent += n;
+                self.sent_earlier.push((t, n));
             } else {
                 // Not seen yet from any thread (it cannot be complete before this one's): kept pending.
                 let full = self.full;

@@ -71,7 +71,8 @@ impl Timeline<'_> {
     }
 
     /// Stalls: runs of windows without one answer while requests were out (sent before and not answered, or
-    /// sent in them). A server frozen for longer than a window shows as one.
+    /// sent in them). A server frozen for longer than a window shows as one. A request that timed out ended
+    /// without an answer: a window of timeouts only is no answer from the server.
     pub fn stalls(&self) -> Vec<Stall> {
         let mut out: Vec<Stall> = Vec::new();
         let (mut sent, mut ended) = (0u64, 0u64);
@@ -79,7 +80,8 @@ impl Timeline<'_> {
         for w in self.windows {
             let waiting = sent.saturating_sub(ended) + w.sent;
             let end = w.t + self.length(w);
-            if w.requests == 0 && waiting > 0 && self.length(w) >= self.width / 2.0 {
+            let timeouts = w.failures.get(crate::metrics::ErrorKind::Timeout.key()).copied().unwrap_or(0);
+            if w.requests <= timeouts && waiting > 0 && self.length(w) >= self.width / 2.0 {
                 match out.last_mut() {
                     Some(s) if s.to == last_end => {
                         s.to = end;
@@ -150,6 +152,14 @@ impl Timeline<'_> {
         self.stalls()
             .iter()
             .map(|s| {
+                // A stall of the whole step is no stall but a step without an answer: said so, with its length.
+                if s.from == 0.0 && s.to >= self.duration - self.width / 2.0 {
+                    return format!(
+                        "no answer at all in the whole step ({:.2} s): none of the {} requests sent got one (the \
+                         server, or the network, stopped)",
+                        self.duration, s.waiting
+                    );
+                }
                 format!(
                     "the step stalled from {:.2} s to {:.2} s: no answer in that time while {} requests were out \
                      (the server, or the network, stopped)",
@@ -163,6 +173,7 @@ impl Timeline<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn w(t: f64, sent: u64, requests: u64, p99_us: u64) -> WindowSummary {
         WindowSummary { t, sent, requests, p99_us, ..WindowSummary::default() }
@@ -181,6 +192,28 @@ mod tests {
         assert_eq!(t.stalls(), vec![Stall { from: 2.0, to: 4.0, waiting: 260 }]);
         let worst = t.worst().unwrap();
         assert_eq!((worst.t, worst.p99_us, worst.sent_per_s, worst.completed_per_s), (4.0, 2_100_000, 100.0, 360.0));
+    }
+
+    #[test]
+    fn a_step_that_never_got_an_answer_says_so_for_its_whole_length() {
+        // 1 s timeouts: nothing ends in the first second, then only timeouts.
+        let timed_out = |t: f64| WindowSummary {
+            errors: 2,
+            failures: BTreeMap::from([("timeout".to_string(), 2)]),
+            ..w(t, 2, 2, 0)
+        };
+        let windows = vec![w(0.0, 2, 0, 0), timed_out(1.0), timed_out(2.0)];
+        let t = Timeline { windows: &windows, width: 1.0, duration: 3.0 };
+        assert_eq!(t.stalls(), vec![Stall { from: 0.0, to: 3.0, waiting: 6 }]);
+        assert_eq!(
+            t.stall_warnings(),
+            ["no answer at all in the whole step (3.00 s): none of the 6 requests sent got one (the server, or the \
+              network, stopped)"]
+        );
+        // Timeouts beside answers are no stall.
+        let answered = WindowSummary { requests: 5, ..timed_out(1.0) };
+        let windows = vec![w(0.0, 2, 0, 0), answered, w(2.0, 2, 2, 900)];
+        assert_eq!(Timeline { windows: &windows, width: 1.0, duration: 3.0 }.stalls()[0].to, 1.0);
     }
 
     #[test]

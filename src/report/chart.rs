@@ -9,6 +9,7 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Report, Series};
 
@@ -206,6 +207,10 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
+    // The legend has a strip of its own below the chart, one row a line: it never covers a line.
+    let (root, legend_area) = root.split_vertically(SIZE.1 as i32 - legend_height(lines.len()));
+    legend(&legend_area, lines)?;
+    let root = &root;
     let x_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MIN, f64::max);
     let x_min = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MAX, f64::min);
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
@@ -216,6 +221,12 @@ where
         let x_top = x_max.max(10.0);
         let chart = builder.build_cartesian_2d((1.0..x_top).log_scale(), 0.0..y_top)?;
         plot(chart, lines, (x_label, metric.y_label()), &|x| percent_label(*x), false)?;
+    } else if let Some(xs) = geometric_steps(lines) {
+        // A sweep of doubling steps (1, 2, 4 ... 64 clients) is drawn on a log axis with a tick at each step, so
+        // its first steps are not crowded into the left edge.
+        let (lo, hi) = (x_min / 1.15, x_max * 1.15);
+        let chart = builder.build_cartesian_2d((lo..hi).log_scale().with_key_points(xs), 0.0..y_top)?;
+        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), markers)?;
     } else {
         let span = (x_max - x_min).max(1.0);
         let (lo, hi) = ((x_min - span * 0.03).max(0.0), x_max + span * 0.03);
@@ -226,7 +237,37 @@ where
     Ok(())
 }
 
-/// The grid, the lines (with a dot per step when `markers`) and the legend, on either kind of x axis.
+/// The x values of the steps when they grow by a factor (at least 1.5 each time, 8 times over at least): a
+/// sweep of doubling clients or rates. None for evenly spaced steps or too few of them.
+fn geometric_steps(lines: &[Line]) -> Option<Vec<f64>> {
+    let mut xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let doubling =
+        xs.len() >= 3 && xs[0] > 0.0 && xs.windows(2).all(|w| w[1] >= 1.5 * w[0]) && xs[xs.len() - 1] >= 8.0 * xs[0];
+    doubling.then_some(xs)
+}
+
+/// Pixels of the legend's strip: a row a line, and a margin.
+fn legend_height(lines: usize) -> i32 {
+    16 + 24 * lines as i32
+}
+
+/// The legend, one row a line (its colour and name), in its own strip.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, lines: &[Line]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    for (i, l) in lines.iter().enumerate() {
+        let y = 8 + 24 * i as i32 + 12;
+        area.draw(&PathElement::new(vec![(96, y), (124, y)], l.color.stroke_width(3)))?;
+        let style = ("sans-serif", 15).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw(&Text::new(l.name.as_str(), (132, y), style))?;
+    }
+    Ok(())
+}
+
+/// The grid and the lines (with a dot per step when `markers`), on any kind of x axis.
 fn plot<'a, DB, X, Y>(
     mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
     lines: &'a [Line],
@@ -252,21 +293,11 @@ where
         .light_line_style(TRANSPARENT)
         .draw()?;
     for l in lines {
-        chart
-            .draw_series(LineSeries::new(l.points.iter().copied(), l.color.stroke_width(2)))?
-            .label(l.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], l.color.stroke_width(3)));
+        chart.draw_series(LineSeries::new(l.points.iter().copied(), l.color.stroke_width(2)))?;
         if markers {
             chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, l.color.filled())))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(0xaa, 0xaa, 0xaa))
-        .draw()?;
     Ok(())
 }
 
@@ -296,5 +327,20 @@ mod tests {
         }
         assert_eq!(short_number(0.30000000000000004), "0.3");
         assert_eq!(short_number(1500.0), "1500");
+    }
+
+    #[test]
+    fn only_steps_that_grow_by_a_factor_get_a_log_axis() {
+        let line = |xs: &[f64]| Line {
+            name: String::new(),
+            color: PALETTE[0],
+            points: xs.iter().map(|&x| (x, 1.0)).collect(),
+        };
+        assert_eq!(geometric_steps(&[line(&[1.0, 2.0, 4.0, 8.0])]), Some(vec![1.0, 2.0, 4.0, 8.0]));
+        assert_eq!(geometric_steps(&[line(&[100.0, 200.0]), line(&[400.0, 800.0, 1600.0])]).map(|x| x.len()), Some(5));
+        for linear in [&[1.0, 2.0, 3.0, 4.0][..], &[1.0, 2.0][..], &[0.0, 1.0, 2.0, 4.0, 8.0][..], &[1.0, 2.0, 4.0][..]]
+        {
+            assert_eq!(geometric_steps(&[line(linear)]), None, "{linear:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::Report;
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
 const UPLOT_LICENSE: &str = include_str!("../../assets/uplot/LICENSE");
-const REPORT_JS: &str = include_str!("../../assets/report/report.js");
+pub(super) const REPORT_JS: &str = include_str!("../../assets/report/report.js");
 const REPORT_CSS: &str = include_str!("../../assets/report/report.css");
 
 /// The page's content security policy: nothing may be fetched, only the inline scripts and styles run.

@@ -332,6 +332,10 @@ pub struct VerdictRow {
     pub p: Option<f64>,
     /// `p` adjusted over every comparison of the report (Holm), what the verdict is judged on.
     pub p_adjusted: Option<f64>,
+    /// `p` and `p_adjusted` as `compare` prints them (`0.0123`, `<0.0001`; empty when not tested): the page
+    /// shows these, so both say the same.
+    pub p_text: String,
+    pub p_adjusted_text: String,
     /// compare's words: `faster`, `slower`, `no significant difference`, `too few runs to tell`, ...
     pub verdict: String,
 }
@@ -434,11 +438,17 @@ fn verdicts(series: &[Series], inputs: &[Input]) -> Vec<VerdictRow> {
     groups.retain(|g| g.sides.len() > 1);
     // Sides of a study are unique by construction, and a report's inputs by name: no baseline to look up fails.
     let Ok(compared) = compare_groups(&groups, None) else { return Vec::new() };
+    verdict_rows(&compared)
+}
+
+/// compare's cells as the report's rows, one for each target against the baseline.
+fn verdict_rows(compared: &[crate::compare::GroupComparison]) -> Vec<VerdictRow> {
     let mut rows = Vec::new();
-    for g in &compared {
+    for g in compared {
         for p in &g.points {
             for r in &p.rows {
                 for c in r.cells.iter().skip(1) {
+                    let [p_text, p_adjusted_text] = c.p_texts();
                     rows.push(VerdictRow {
                         group: g.title.clone(),
                         point: p.point.clone(),
@@ -449,6 +459,8 @@ fn verdicts(series: &[Series], inputs: &[Input]) -> Vec<VerdictRow> {
                         interval: c.ci95,
                         p: c.p,
                         p_adjusted: c.p_adjusted,
+                        p_text,
+                        p_adjusted_text,
                         verdict: c.verdict_words(r.metric),
                     });
                 }
@@ -831,6 +843,39 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
         assert_eq!(out[2][0], 2.01, "the second step starts where the first ended");
         // Every request of that second failed: no latency to draw.
         assert!(out[2][2].is_nan() && out[2][3].is_nan());
+    }
+
+    #[test]
+    fn the_verdict_table_shows_p_as_compare_prints_it() {
+        use crate::compare::{Group, Sample, Side, compare_groups};
+        let run = |ok_per_s: f64| Sample {
+            ok_per_s,
+            mean_us: Some(1e6 / ok_per_s),
+            p50_us: Some(1e6 / ok_per_s),
+            p99_us: None,
+            p999_us: None,
+            requests: 1000,
+            failed: 0,
+            answers: 1000,
+            histogram: None,
+        };
+        let side = |name: &str, values: [f64; 3]| Side {
+            points: vec![(String::new(), values.map(run).to_vec())],
+            ..Side::new(name)
+        };
+        let g = Group {
+            title: String::new(),
+            sides: vec![side("a", [200.0, 198.0, 201.0]), side("b", [100.0, 99.0, 101.0])],
+        };
+        let compared = compare_groups(&[g], None).unwrap();
+        let rows = verdict_rows(&compared);
+        let qps = rows.iter().find(|r| r.metric == "ok/s").unwrap();
+        assert!(qps.p.unwrap() < 1e-4, "{qps:?}");
+        assert_eq!((qps.p_text.as_str(), qps.p_adjusted_text.as_str()), ("<0.0001", "<0.0001"));
+        // compare's own table prints the same cell the same way.
+        assert_eq!(compared[0].points[0].rows[0].cells[1].p_texts(), [qps.p_text.clone(), qps.p_adjusted_text.clone()]);
+        // The page shows these texts, not the numbers again.
+        assert!(html::REPORT_JS.contains("v.p_text || \"–\", v.p_adjusted_text || \"–\""));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Runs a study plan: targets started and stopped around their cases, each phase's `before` command, and every
 //! case as a child process of this binary (`run`, `sweep` or `kv` with `--json DIR/cases/ID.json`), so a case
 //! that crashes cannot take the study down and every finished case is on disk. The manifest and the merged CSV
-//! are rewritten after each case; `resume` keeps the cases whose result is complete and runs the others.
+//! are rewritten after each case; `resume` keeps the cases whose result is complete and runs the others (and names
+//! those that ran apart from their kept partners: the targets' interleaving does not hold across the two runs).
 //!
 //! Children run in their own process groups (a Ctrl-C at the terminal reaches the study alone, which forwards
 //! one SIGINT to the running case so it writes what it measured) and get SIGTERM when the study dies
@@ -44,6 +45,9 @@ pub struct Outcome {
     pub rows: BTreeMap<String, Vec<StepRow>>,
     /// Cases kept from an earlier run (`--resume`).
     pub resumed: usize,
+    /// Cases run now whose other targets' cases of the same repetition, workload and phase were kept from the
+    /// earlier run (`--resume`): not interleaved with those, by ids.
+    pub apart: Vec<String>,
     /// A stop signal ended the study early.
     pub interrupted: bool,
 }
@@ -98,6 +102,7 @@ pub fn run_study(
         }
     }
     run.save();
+    let kept: Vec<bool> = run.manifest.cases.iter().map(|e| e.status == CaseStatus::Ok).collect();
     let mut ran_one = false;
     'study: for repetition in 1..=plan.load.repeat {
         for (ti, target) in plan.targets.iter().enumerate() {
@@ -161,7 +166,24 @@ pub fn run_study(
     let groups = summary::groups(&run.manifest, &run.rows);
     crate::export::write_atomically(&dir.join(summary::SUMMARY), &summary::table(&groups))
         .map_err(|e| UsageError::runtime(format!("{}: cannot write the summary ({e})", dir.display())))?;
-    Ok(Outcome { manifest: run.manifest, rows: run.rows, resumed: run.resumed, interrupted })
+    let apart = apart_from_kept(plan, &kept, &run.manifest);
+    Ok(Outcome { manifest: run.manifest, rows: run.rows, resumed: run.resumed, apart, interrupted })
+}
+
+/// The cases run now (not kept, and not skipped) beside which another target's case of the same repetition,
+/// workload and phase was kept: the study's interleaving of targets does not hold between the two runs.
+fn apart_from_kept(plan: &StudyPlan, kept: &[bool], manifest: &Manifest) -> Vec<String> {
+    let same_place = |a: &Case, b: &Case| (a.repetition, a.workload, a.phase) == (b.repetition, b.workload, b.phase);
+    plan.cases
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| {
+            !kept[i]
+                && manifest.cases[i].status != CaseStatus::Skipped
+                && plan.cases.iter().enumerate().any(|(j, o)| kept[j] && o.target != c.target && same_place(o, c))
+        })
+        .map(|(_, c)| c.id.clone())
+        .collect()
 }
 
 /// A case's manifest entry before it runs.
