@@ -407,7 +407,7 @@ pub fn shown_range(first: &[u8], last: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn guard(needs_empty: bool, flush: bool, overwrite: bool, own: bool) -> Guard {
+    fn guard(needs_empty: bool, flush: bool, overwrite: bool) -> Guard {
         Guard {
             workload: if needs_empty { "order".into() } else { "mix".into() },
             protocol: Protocol::Resp,
@@ -453,29 +453,29 @@ mod tests {
 
     #[test]
     fn a_workload_that_clears_refuses_a_target_holding_keys_unless_flush() {
-        let e = guard(true, false, false, false).judge(&held(1000, None)).unwrap_err().to_string();
+        let e = guard(true, false, false).judge(&held(1000, None)).unwrap_err().to_string();
         assert!(e.starts_with("target redis://127.0.0.1:6379: holds 1000 keys"), "{e}");
         assert!(e.contains("--workload order") && e.contains("--flush, which deletes everything"), "{e}");
-        assert_eq!(guard(true, false, false, false).judge(&held(0, None)).unwrap(), Vec::<String>::new());
-        let notes = guard(true, true, false, false).judge(&held(1000, None)).unwrap();
+        assert_eq!(guard(true, false, false).judge(&held(0, None)).unwrap(), Vec::<String>::new());
+        let notes = guard(true, true, false).judge(&held(1000, None)).unwrap();
         assert_eq!(notes, ["--flush deleted the 1000 keys redis://127.0.0.1:6379 held before the load"]);
     }
 
     #[test]
     fn existing_keys_are_refused_under_a_foreign_prefix_and_noted_under_hakarus() {
         let found = Some(Found::Counted { checked: 1000, existing: 7 });
-        let e = guard(false, false, false, false).judge(&held(50, found)).unwrap_err().to_string();
+        let e = guard(false, false, false).judge(&held(50, found)).unwrap_err().to_string();
         assert!(e.contains("7 of the 1000 keys this run writes (k:0 ... k:999) already exist"), "{e}");
         assert!(e.ends_with("choose another --key-prefix, or add --overwrite"), "{e}");
-        let notes = guard(false, false, false, true).judge(&held_as(50, found, keys(true))).unwrap();
+        let notes = guard(false, false, false).judge(&held_as(50, found, keys(true))).unwrap();
         assert!(notes[0].contains("hakaru's own prefix"), "{notes:?}");
-        let notes = guard(false, false, true, false).judge(&held(50, found)).unwrap();
+        let notes = guard(false, false, true).judge(&held(50, found)).unwrap();
         assert!(notes[0].starts_with("--overwrite: 7 of the 1000"), "{notes:?}");
         // Keys elsewhere in the database are not the run's business.
         let none = Some(Found::Counted { checked: 1000, existing: 0 });
-        assert!(guard(false, false, false, false).judge(&held(50, none)).unwrap().is_empty());
+        assert!(guard(false, false, false).judge(&held(50, none)).unwrap().is_empty());
         let unknown = Some(Found::Unknown("no meta commands"));
-        let e = guard(false, false, false, false).judge(&held(50, unknown)).unwrap_err().to_string();
+        let e = guard(false, false, false).judge(&held(50, unknown)).unwrap_err().to_string();
         assert!(e.contains("cannot be told (no meta commands)"), "{e}");
     }
 
@@ -483,12 +483,12 @@ mod tests {
     fn a_fixed_key_is_named_with_the_template_and_overwrite() {
         let found = Some(Found::Counted { checked: 1, existing: 1 });
         let mine = Written::fixed(b"mine".to_vec(), "--command 'SET mine x'");
-        let e = guard(false, false, false, false).judge(&held_as(3, found, mine.clone())).unwrap_err().to_string();
+        let e = guard(false, false, false).judge(&held_as(3, found, mine.clone())).unwrap_err().to_string();
         assert!(e.contains("the key mine (written by --command 'SET mine x') already exists"), "{e}");
         assert!(e.ends_with("or add --overwrite") && !e.contains("--key-prefix'"), "{e}");
         let ours = Written::fixed(b"hakaru:x".to_vec(), "--command 'SET hakaru:x 1'");
-        assert!(guard(false, false, false, false).judge(&held_as(3, found, ours)).is_ok());
-        let notes = guard(false, false, true, false).judge(&held_as(3, found, mine)).unwrap();
+        assert!(guard(false, false, false).judge(&held_as(3, found, ours)).is_ok());
+        let notes = guard(false, false, true).judge(&held_as(3, found, mine)).unwrap();
         assert!(notes[0].starts_with("--overwrite: the key mine") && notes[0].ends_with("is overwritten"), "{notes:?}");
     }
 
