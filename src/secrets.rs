@@ -159,12 +159,38 @@ fn redact_query(text: &str) -> String {
 }
 
 /// A key-value command's words with a password hidden: `AUTH pw` -> `AUTH <redacted>`, `HELLO 3 AUTH u pw` ->
-/// `HELLO 3 AUTH <redacted>`; the words after `AUTH` are the user and password, in any case. None when the command
-/// holds no password.
+/// `HELLO 3 AUTH <redacted>`, `MIGRATE ... AUTH pw` (or `AUTH2 u pw`) the same; `CONFIG SET requirepass pw` ->
+/// `CONFIG SET requirepass <redacted>` (and `masterauth`, the TLS key passphrases); `ACL SETUSER bob on >pw` ->
+/// `ACL SETUSER bob on ><redacted>` (and `<pw`, `#hash`, `!hash`). In any case. None when the command holds no
+/// password.
 pub fn redact_command(words: &[String]) -> Option<String> {
-    let auth = words.iter().position(|w| w.eq_ignore_ascii_case("auth"))?;
-    let hides = words.len() > auth + 1 && (auth == 0 || words[0].eq_ignore_ascii_case("hello"));
-    hides.then(|| format!("{} <redacted>", words[..=auth].join(" ")))
+    let is = |i: usize, w: &str| words.get(i).is_some_and(|x| x.trim_matches('"').eq_ignore_ascii_case(w));
+    let migrate = is(0, "migrate");
+    let auth = (0..words.len()).find(|&i| is(i, "auth") || (migrate && is(i, "auth2")));
+    if let Some(auth) = auth
+        && words.len() > auth + 1
+        && (auth == 0 || is(0, "hello") || migrate)
+    {
+        return Some(format!("{} <redacted>", words[..=auth].join(" ")));
+    }
+    let mut out = words.to_vec();
+    if is(0, "config") && is(1, "set") {
+        // Parameter and value pairs (Redis 7 takes several in one CONFIG SET).
+        let secret = ["requirepass", "masterauth", "tls-key-file-pass", "tls-client-key-file-pass"];
+        for i in (2..words.len().saturating_sub(1)).step_by(2) {
+            if secret.iter().any(|s| is(i, s)) {
+                out[i + 1] = "<redacted>".to_string();
+            }
+        }
+    } else if is(0, "acl") && is(1, "setuser") {
+        for w in out.iter_mut().skip(3) {
+            let rule = w.trim_start_matches('"');
+            if let Some(kind) = rule.chars().next().filter(|c| matches!(c, '>' | '<' | '#' | '!')) {
+                *w = format!("{kind}<redacted>");
+            }
+        }
+    }
+    (out != words).then(|| out.join(" "))
 }
 
 /// `Authorization: Bearer abc` -> `Authorization: <redacted>`, `redis://user:pw@host` -> `redis://user:***@host`,
@@ -324,6 +350,14 @@ mod tests {
             ("AUTH pw", Some("AUTH <redacted>")),
             ("auth user pw", Some("auth <redacted>")),
             ("HELLO 3 AUTH u pw", Some("HELLO 3 AUTH <redacted>")),
+            ("MIGRATE h 6379 k 0 10 AUTH pw", Some("MIGRATE h 6379 k 0 10 AUTH <redacted>")),
+            ("migrate h 6379 \"\" 0 10 auth2 u pw KEYS a", Some("migrate h 6379 \"\" 0 10 auth2 <redacted>")),
+            ("CONFIG SET requirepass pw", Some("CONFIG SET requirepass <redacted>")),
+            ("config set maxmemory 1 MasterAuth pw", Some("config set maxmemory 1 MasterAuth <redacted>")),
+            ("ACL SETUSER bob on >pw ~* +@all", Some("ACL SETUSER bob on ><redacted> ~* +@all")),
+            ("acl setuser bob <old #abc", Some("acl setuser bob <<redacted> #<redacted>")),
+            ("CONFIG SET maxmemory 1", None),
+            ("ACL SETUSER bob on", None),
             ("SET auth __data__", None),
             ("GET __key__", None),
         ] {

@@ -137,6 +137,16 @@ pub fn measure_step(
         &plan.group_names,
         !matches!(plan.protocol, crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2),
     );
+    if let Some(w) = &plan.workload {
+        // A write's "done" is no hit: hits and misses are counted for the operations that read.
+        for kind in ["group", "request"] {
+            for (spec, row) in step.breakdown.iter_mut().filter(|r| r.kind == kind).enumerate() {
+                if !w.reads(spec) {
+                    (row.hits, row.misses) = (None, None);
+                }
+            }
+        }
+    }
     step.protocol = plan.protocol.name().into();
     if plan.protocol == crate::protocol::Protocol::Http2 {
         step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));

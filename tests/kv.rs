@@ -204,3 +204,34 @@ fn kv_runs_five_times_with_a_gate_and_merges_the_runs() {
     assert_eq!(doc["thresholds"][1]["judged_on"], "5 runs merged");
     assert!(out.stdout.contains("over 5 of 5 runs"), "{}", out.stdout);
 }
+
+#[test]
+fn the_operation_table_lists_what_ran_and_counts_hits_of_reads_alone() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("kv.json");
+    let args = format!("kv -q -c 2 --workload ycsb-a --records 100 -n 400 --json {}", json.display());
+    let out = hakaru(&words(&args, &url));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // YCSB-A reads and updates: no SCAN, no READ-MODIFY-WRITE rows, and no INSERT in the run phase.
+    assert!(!out.stdout.contains("SCAN ") && !out.stdout.contains("READ-MODIFY-WRITE"), "{}", out.stdout);
+    assert!(out.stdout.contains("  READ ") && out.stdout.contains("  UPDATE "), "{}", out.stdout);
+    assert_eq!(out.stdout.matches("  INSERT ").count(), 1, "the load phase's row alone: {}", out.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = &doc["steps"][1];
+    let row = |name: &str| run["breakdown"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone();
+    // Every record was loaded: each read returns a value; an update's "done" is no hit.
+    assert_eq!(row("READ")["hits"], row("READ")["ok"], "{}", run["breakdown"]);
+    assert!(row("READ")["ok"].as_u64().unwrap() > 0);
+    assert!(row("UPDATE")["hits"].is_null() && row("UPDATE")["misses"].is_null(), "{}", run["breakdown"]);
+    assert!(common::schema_errors(&doc).is_empty(), "{:?}", common::schema_errors(&doc));
+    // The mix's SET likewise.
+    let out = hakaru(&words("kv -q -n 200 --mix get:1,set:1", &url));
+    let set = out.stdout.lines().find(|l| l.trim_start().starts_with("SET ")).unwrap_or_default().to_string();
+    assert!(
+        set.split_whitespace().filter(|w| *w == "-").count() == 2,
+        "hits and misses shown as -: {set}\n{}",
+        out.stdout
+    );
+}

@@ -197,8 +197,9 @@ fn templates_and_large_key_ranges_cannot_slip_past_the_look() {
     };
     // A template that deletes everything.
     refused(&["--command", "FLUSHDB", "-n", "10"], "deletes everything in the database or server");
-    // A fixed key, and a key built around __key__ that lands on the user's keys.
-    refused(&["--command", "SET mine __data__", "-n", "10"], "a --command writes a key other than one __key__");
+    // A key the run cannot know before it runs (it counts as not hakaru's), and a key built around __key__ that
+    // lands on the user's keys. (A fixed key is looked up: see the tests below.)
+    refused(&["--command", "SET __key__:{{seq}} __data__", "-n", "10"], "cannot be told");
     refused(
         &["--command", "SET app:user:__key__ __data__", "--key-prefix", "", "--keys", "100", "-n", "10"],
         "100 of the 100 keys this run writes (app:user:0 ... app:user:99) already exist",
@@ -208,6 +209,126 @@ fn templates_and_large_key_ranges_cannot_slip_past_the_look() {
     assert_eq!(intact(r.port, PLANTED, true), PLANTED, "nothing was written");
     assert_eq!(flushes(r.port, true), 0);
     // Allowed when told: the flush by --flush, the rest by --overwrite.
-    let out = kv(&["--command", "SET mine __data__", "-n", "10", "--overwrite", &url]);
+    let out = kv(&["--command", "SET __key__:{{seq}} __data__", "-n", "10", "--overwrite", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// The user's keys a template could write besides hakaru's: a string, a list, a set.
+const THEIRS: [&str; 3] = ["SET mykey:8 precious", "RPUSH mylist a b", "SADD myset m"];
+
+fn theirs_intact(port: u16) -> bool {
+    ask(port, b"GET mykey:8\r\n") == "$8\r\nprecious\r\n"
+        && ask(port, b"LRANGE mylist 0 -1\r\n") == "*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+        && ask(port, b"SMEMBERS myset\r\n") == "*1\r\n$1\r\nm\r\n"
+}
+
+/// Templates that hold `__key__` and also write (or delete) one of the user's keys: the key each must be refused
+/// for (the trust issue's first item, and every command its list names).
+const WRITES_THEIRS: [(&str, &str); 16] = [
+    ("RENAME __key__ mykey:8", "mykey:8"),
+    ("MSET __key__ a mykey:8 b", "mykey:8"),
+    ("SUNIONSTORE myset __key__", "myset"),
+    ("ZUNIONSTORE mykey:8 1 __key__", "mykey:8"),
+    ("BITOP AND mykey:8 __key__ __key__", "mykey:8"),
+    ("RPOPLPUSH mylist __key__", "mylist"),
+    ("LMOVE mylist __key__ LEFT LEFT", "mylist"),
+    ("SORT __key__ STORE mykey:8", "mykey:8"),
+    ("COPY __key__ mykey:8 REPLACE", "mykey:8"),
+    ("MOVE mykey:8 1", "mykey:8"),
+    ("RESTORE mykey:8 0 x REPLACE", "mykey:8"),
+    ("EVAL \"return 1\" 2 __key__ mykey:8", "mykey:8"),
+    ("DEL __key__ mykey:8", "mykey:8"),
+    ("SMOVE myset __key__ m", "myset"),
+    ("MIGRATE 127.0.0.1 1 mykey:8 0 100", "mykey:8"),
+    ("SET mykey:8 __data__", "mykey:8"),
+];
+
+#[test]
+fn every_key_a_command_writes_is_judged_whether_the_server_or_the_table_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = common::write_in(&dir, "rows.csv", "id\n8\n9\n");
+    // Redis names the keys (COMMAND GETKEYSANDFLAGS); with COMMAND renamed away, hakaru's table does.
+    for extra in [&[][..], &["--rename-command", "COMMAND", ""][..]] {
+        let r = common::redis_with(extra);
+        let url = format!("redis://127.0.0.1:{}", r.port);
+        plant(r.port, 10, true);
+        for c in THEIRS {
+            ask(r.port, format!("{c}\r\n").as_bytes());
+        }
+        for (template, key) in WRITES_THEIRS {
+            let out = kv(&["--command", template, "-n", "20", "-c", "2", &url]);
+            assert_eq!(out.code, 2, "{extra:?} {template}: {}{}", out.stdout, out.stderr);
+            let line = out.stderr.trim();
+            assert_eq!(line.lines().count(), 1, "one line: {line}");
+            assert!(line.contains(&format!("the key {key} (written by --command '")), "{extra:?} {template}: {line}");
+            assert!(line.ends_with("or add --overwrite") && !line.contains("hakaru:0 ..."), "{line}");
+        }
+        // A data file's rows build the key the command writes (`RENAME hakaru:{{id}} mykey:{{id}}`).
+        let out = kv(&["--data", &rows, "--command", "RENAME hakaru:{{id}} mykey:{{id}}", "-n", "4", &url]);
+        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("1 of the 2 keys this run writes (mykey:8 ... mykey:9) already exists"),
+            "{}",
+            out.stderr
+        );
+        assert!(theirs_intact(r.port), "{extra:?}: refused before anything was written");
+        assert_eq!(intact(r.port, 10, true), 10);
+        // Reads of the user's keys, and writes of hakaru's alone, are not refused.
+        for template in ["LRANGE mylist 0 -1", "SUNION myset __key__", "SET hakaru:fixed __data__"] {
+            let out = kv(&["--command", template, "-n", "10", &url]);
+            assert_eq!(out.code, 0, "{extra:?} {template}: {}{}", out.stdout, out.stderr);
+        }
+        // Told to, it runs and says what it overwrote.
+        let out = kv(&["--command", "SUNIONSTORE myset __key__", "-n", "5", "--overwrite", &url]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("--overwrite: the key myset (written by"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn a_fixed_key_is_named_in_the_refusal_with_overwrite_on_redis_and_memcached() {
+    for (server, url, redis) in servers() {
+        plant(server.port, 10, redis);
+        let mine = if redis { &b"SET mine precious\r\n"[..] } else { &b"set mine 0 0 8\r\nprecious\r\n"[..] };
+        ask(server.port, mine);
+        let templates: &[&str] = if redis {
+            &["SET mine x", "INCR mine", "DEL mine"]
+        } else {
+            &["set mine __data__", "delete mine", "incr mine 1", "append mine __data__", "touch mine 1"]
+        };
+        for template in templates {
+            let out = kv(&["--command", template, "-n", "10", &url]);
+            assert_eq!(out.code, 2, "{url} {template}: {}{}", out.stdout, out.stderr);
+            let line = out.stderr.trim();
+            assert!(
+                line.contains(&format!("the key mine (written by --command '{template}') already exists")),
+                "{line}"
+            );
+            // Not the numbered keys, nor --key-prefix, which a fixed key does not follow (the newcomer issue's 11th).
+            assert!(line.ends_with(", or add --overwrite") && !line.contains("--key-prefix"), "{line}");
+        }
+        let get = if redis { &b"GET mine\r\n"[..] } else { &b"get mine\r\n"[..] };
+        assert!(ask(server.port, get).contains("precious"), "{url}: mine kept");
+        assert_eq!(intact(server.port, 10, redis), 10);
+    }
+}
+
+#[test]
+fn ycsb_e_keeps_its_scan_index_under_hakarus_prefix_and_looks_at_it_before_the_load() {
+    let r = redis();
+    let url = format!("redis://127.0.0.1:{}", r.port);
+    // YCSB's own name for the index, held by someone; and an index under a prefix the user gives, someone's too.
+    ask(r.port, b"ZADD _indices 1 theirs\r\n");
+    ask(r.port, b"SET app:_indices precious\r\n");
+    let out = kv(&["--workload", "ycsb-e", "--records", "100", "-n", "300", "-c", "2", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(ask(r.port, b"ZCARD _indices\r\n"), ":1\r\n", "the user's sorted set is left alone");
+    let ours = ask(r.port, b"ZCARD hakaru:_indices\r\n");
+    let n: u64 = ours.trim().trim_start_matches(':').parse().unwrap();
+    assert!(n >= 100, "the records are indexed under hakaru's prefix: {ours}");
+    // A run whose index would be someone's key is refused before the load, naming it.
+    let out = kv(&["--workload", "ycsb-e", "--key-prefix", "app:", "--ycsb-phase", "run", "-n", "50", &url]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("the key app:_indices (written by --workload ycsb-e"), "{}", out.stderr);
+    assert_eq!(ask(r.port, b"GET app:_indices\r\n"), "$8\r\nprecious\r\n");
 }

@@ -411,7 +411,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     // none, or refuses for another reason, is bad input in the server's own words, not a run of "500"s.
     if plan.protocol == crate::protocol::Protocol::Resp || plan.greeting.is_some() {
         for ep in &plan.endpoints {
-            ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout)
+            ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout, reply_limit(plan))
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
@@ -440,11 +440,12 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 fn ping_now(
     ep: &crate::target::Endpoint,
     g: Option<&crate::protocol::Greeting>,
+    connect_limit: Duration,
     limit: Duration,
 ) -> Result<(), String> {
-    // One deadline for the whole exchange: a server that dribbles a byte at a time cannot stall it.
+    let mut s = greeted(ep, g, connect_limit, limit)?;
+    // One deadline for the exchange: a server that dribbles a byte at a time cannot stall it.
     let deadline = Instant::now() + limit;
-    let mut s = greeted(ep, g, limit, deadline)?;
     let ping = std::sync::Arc::from(crate::protocol::resp::encode(&[b"PING"]));
     let reply = ask(&mut s, crate::protocol::Protocol::Resp, &ping, deadline, "PING")?;
     match reply.error {
@@ -462,16 +463,39 @@ fn ping_now(
     }
 }
 
+/// How long a check before the load waits for a reply: the run's own `--timeout` (a request's), so a server that
+/// never answers, or answers in another protocol, is named within the time the user allowed.
+fn reply_limit(plan: &RunPlan) -> Duration {
+    plan.requests.first().map_or(Duration::from_secs(5), |r| r.timeout)
+}
+
+/// The protocol a reply's first bytes speak when they are not the one asked for: `this port speaks Redis, not
+/// memcached` beats a wait for a line that never comes, or a decoder's complaint.
+fn other_protocol(asked: crate::protocol::Protocol, got: &[u8]) -> Option<&'static str> {
+    use crate::protocol::Protocol;
+    let line = got.split(|&b| b == b'\n').next().unwrap_or(got);
+    let http = got.starts_with(b"HTTP/");
+    let memcached = [&b"ERROR"[..], b"CLIENT_ERROR", b"SERVER_ERROR"].iter().any(|m| line.starts_with(m));
+    let redis = matches!(got.first(), Some(b'-' | b'+' | b'$' | b'*' | b':')) && line.ends_with(b"\r");
+    match asked {
+        _ if http => Some("this port speaks HTTP, not a key-value protocol; give its http:// URL to hakaru run"),
+        Protocol::Resp if memcached => Some("this port speaks memcached, not Redis; give memcache://HOST:PORT"),
+        Protocol::Memcache if redis => Some("this port speaks Redis, not memcached; give redis://HOST:PORT"),
+        _ => None,
+    }
+}
+
 /// A blocking connection to `ep`, greeted (AUTH, SELECT) by `deadline`: an error reply refuses it, in words that
 /// never hold the password.
 fn greeted(
     ep: &crate::target::Endpoint,
     greeting: Option<&crate::protocol::Greeting>,
     connect_limit: Duration,
-    deadline: Instant,
+    limit: Duration,
 ) -> Result<std::net::TcpStream, String> {
     let mut s =
         std::net::TcpStream::connect_timeout(&ep.addr, connect_limit).map_err(|e| format!("cannot connect ({e})"))?;
+    let deadline = Instant::now() + limit;
     if let Some(g) = greeting {
         for command in &g.commands {
             let reply =
@@ -511,7 +535,14 @@ fn ask(
     d.keep_values(true);
     d.start(false);
     let mut answer = None;
+    let mut first = Vec::new();
     read_by(s, deadline, what, |bytes| {
+        if first.len() < 64 {
+            first.extend_from_slice(&bytes[..bytes.len().min(64)]);
+        }
+        if let Some(other) = other_protocol(protocol, &first) {
+            return Err(other.to_string());
+        }
         answer = d.feed(bytes).map_err(|e| format!("reply to {what}: {e}"))?;
         Ok(answer.is_some())
     })?;
@@ -541,11 +572,16 @@ fn read_by(
     let mut read = 0;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
+        let late =
+            || format!("no reply to {what} within --timeout; is the server answering? (raise --timeout if slow)");
         if left.is_zero() {
-            return Err(format!("no reply to {what} in time"));
+            return Err(late());
         }
         let _ = s.set_read_timeout(Some(left));
-        let n = s.read(&mut buf).map_err(|e| format!("no reply to {what} ({e})"))?;
+        let n = s.read(&mut buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => late(),
+            _ => format!("no reply to {what} ({e})"),
+        })?;
         if n == 0 {
             return Err(format!("the server closed the connection after {what}"));
         }
@@ -570,9 +606,10 @@ pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u
     for (i, ep) in plan.endpoints.iter().enumerate() {
         let target = format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port);
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
-        let deadline = Instant::now() + plan.connect_timeout.max(Duration::from_secs(30));
-        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, deadline).map_err(fail)?;
+        let limit = reply_limit(plan);
+        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;
         for (what, command) in commands {
+            let deadline = Instant::now() + limit;
             let reply =
                 ask(&mut s, plan.protocol, &std::sync::Arc::from(command.as_slice()), deadline, what).map_err(fail)?;
             if let Some(error) = reply.error {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::{ask, greeted, read_by};
 use crate::error::UsageError;
 use crate::plan::RunPlan;
-use crate::plan::kv_guard::{Found, Holding, MAX_CHECKED, Written};
+use crate::plan::kv_guard::{Found, Holding, MAX_CHECKED, Template, Written, written_words};
 use crate::protocol::{Protocol, memcache, resp};
 
 /// Keys asked about in one command (Redis `EXISTS k1 ... kN`) or one pipelined batch (memcached `mg`).
@@ -18,8 +18,9 @@ const BATCH: u64 = 1000;
 /// 4 kB; Redis answers DBSIZE, EXISTS, FLUSHDB and SCRIPT LOAD in a line).
 pub(super) const MAX_REPLY: usize = 1 << 20;
 
-/// What every server of the plan holds; the keys of `written` are looked up where it holds anything.
-pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>, UsageError> {
+/// What every server of the plan holds; where it holds anything, the keys the run writes are looked up: `writes`,
+/// and the keys each template writes or deletes, as the server names them (or [`written_words`]' table).
+pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Result<Vec<Holding>, UsageError> {
     let mut holdings = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
         let target = plan
@@ -29,26 +30,175 @@ pub fn survey(plan: &RunPlan, written: Option<&Written>) -> Result<Vec<Holding>,
             .cloned()
             .unwrap_or_else(|| format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port));
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
-        let deadline = Instant::now() + plan.connect_timeout.max(Duration::from_secs(30));
-        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, deadline).map_err(fail)?;
+        let limit = super::reply_limit(plan);
+        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;
         let items = match plan.protocol {
-            Protocol::Resp => redis_dbsize(&mut s, deadline),
-            _ => memcached_items(&mut s, deadline),
+            Protocol::Resp => redis_dbsize(&mut s, Instant::now() + limit),
+            _ => memcached_items(&mut s, Instant::now() + limit),
         }
         .map_err(fail)?;
-        let found = match written {
-            Some(w) if items > 0 => Some(
-                match plan.protocol {
-                    Protocol::Resp => look_up(w, |keys| redis_existing(&mut s, keys, deadline)),
-                    _ => look_up(w, |keys| memcached_existing(&mut s, keys, deadline)),
+        let mut found = Vec::new();
+        if let Some((writes, templates)) = check.filter(|_| items > 0) {
+            let mut sets: Vec<Written> = writes.to_vec();
+            for t in templates {
+                sets.extend(written_by(&mut s, plan.protocol, t, limit).map_err(fail)?);
+            }
+            let mut seen = std::collections::HashSet::new();
+            for w in sets.into_iter().filter(|w| seen.insert(w.shown.clone())) {
+                let f = match plan.protocol {
+                    Protocol::Resp => look_up(&w, |keys| redis_existing(&mut s, keys, Instant::now() + limit)),
+                    _ => look_up(&w, |keys| memcached_existing(&mut s, keys, Instant::now() + limit)),
                 }
-                .map_err(fail)?,
-            ),
-            _ => None,
-        };
+                .map_err(fail)?;
+                found.push((w, f));
+            }
+        }
         holdings.push(Holding { target, items, found });
     }
     Ok(holdings)
+}
+
+/// The keys template `t` writes or deletes: the words the server names as written keys for its sample (Redis),
+/// else the table's; keys no one can name count as unknown, which is not hakaru's.
+fn written_by(
+    s: &mut std::net::TcpStream,
+    protocol: Protocol,
+    t: &Template,
+    limit: Duration,
+) -> Result<Vec<Written>, String> {
+    let asked = match protocol {
+        Protocol::Resp => redis_written_keys(s, &t.sample, limit)?,
+        _ => None,
+    };
+    let words = match asked {
+        // Each key the server names, back to the words that hold it (the sample's values are distinct).
+        Some(keys) => keys
+            .iter()
+            .map(|k| {
+                let at: Vec<usize> = (1..t.sample.len()).filter(|&i| &t.sample[i] == k).collect();
+                (!at.is_empty()).then_some(at)
+            })
+            .collect::<Option<Vec<Vec<usize>>>>()
+            .map(|at| at.concat()),
+        None => written_words(protocol, &t.sample),
+    };
+    Ok(match words {
+        Some(words) => words.into_iter().filter_map(|i| t.words.get(i).cloned()).collect(),
+        None => vec![Written::unknown(
+            format!("those {} writes", t.shown),
+            "the server does not say which keys the command writes, nor does hakaru's table of commands",
+        )],
+    })
+}
+
+/// Redis's own answer: the keys the sample command writes or deletes (`COMMAND GETKEYSANDFLAGS`, Redis 7; else
+/// `COMMAND GETKEYS` and the command's `write` flag from `COMMAND INFO`). None when the server cannot say.
+fn redis_written_keys(
+    s: &mut std::net::TcpStream,
+    sample: &[Vec<u8>],
+    limit: Duration,
+) -> Result<Option<Vec<Vec<u8>>>, String> {
+    let no_keys = |e: &str| e.contains("no key arguments");
+    let mut ask_command = |sub: &[u8], words: &[Vec<u8>]| -> Result<Value, String> {
+        let mut args: Vec<&[u8]> = vec![b"COMMAND", sub];
+        args.extend(words.iter().map(Vec::as_slice));
+        s.write_all(&resp::encode(&args)).map_err(|e| format!("sending COMMAND: {e}"))?;
+        let got = read_until(s, Protocol::Resp, Instant::now() + limit, "COMMAND", |g| !matches!(parse(g), Ok(None)))?;
+        parse(&got).map_err(|_| "the reply to COMMAND is not RESP".to_string()).map(|v| v.expect("whole").0)
+    };
+    match ask_command(b"GETKEYSANDFLAGS", sample)? {
+        Value::Array(keys) => {
+            let written = keys.into_iter().filter_map(|k| match k {
+                Value::Array(mut kf) if kf.len() == 2 => {
+                    let flags = kf.pop()?;
+                    let Value::Bytes(key) = kf.pop()? else { return None };
+                    let writes = matches!(&flags, Value::Array(f) if f.iter().any(|f| matches!(f,
+                        Value::Bytes(b) if [&b"RW"[..], b"OW", b"RM", b"insert", b"update", b"delete"].contains(&b.as_slice()))));
+                    writes.then_some(key)
+                }
+                _ => None,
+            });
+            return Ok(Some(written.collect()));
+        }
+        Value::Error(e) if no_keys(&e) => return Ok(Some(Vec::new())),
+        _ => {}
+    }
+    // Before Redis 7: every key of a command flagged `write` counts as written.
+    let keys = match ask_command(b"GETKEYS", sample)? {
+        Value::Array(keys) => keys,
+        Value::Error(e) if no_keys(&e) => return Ok(Some(Vec::new())),
+        _ => return Ok(None),
+    };
+    let info = ask_command(b"INFO", &sample[..1])?;
+    let writes = match &info {
+        Value::Array(commands) => match commands.first() {
+            Some(Value::Array(c)) => match c.get(2) {
+                Some(Value::Array(flags)) => flags.iter().any(|f| matches!(f, Value::Bytes(b) if b == b"write")),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let keys = keys.into_iter().filter_map(|k| if let Value::Bytes(b) = k { Some(b) } else { None });
+    Ok(Some(if writes { keys.collect() } else { Vec::new() }))
+}
+
+/// A RESP reply, as far as the survey reads one.
+#[derive(Debug, PartialEq)]
+enum Value {
+    Bytes(Vec<u8>),
+    Error(String),
+    Array(Vec<Value>),
+    Nil,
+}
+
+/// One whole RESP2 or RESP3 value from the start of `b` and its length; None when more bytes are needed; Err on
+/// bytes that are not RESP, or arrays nested deeper than COMMAND's replies are (a hostile server's would
+/// overflow the stack).
+fn parse(b: &[u8]) -> Result<Option<(Value, usize)>, ()> {
+    parse_nested(b, 0)
+}
+
+fn parse_nested(b: &[u8], depth: usize) -> Result<Option<(Value, usize)>, ()> {
+    if depth > 8 {
+        return Err(());
+    }
+    let Some(end) = b.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+    let (kind, line, mut at) = (*b.first().ok_or(())?, &b[1..end], end + 2);
+    let text = std::str::from_utf8(line).map_err(|_| ())?;
+    let count = || text.parse::<i64>().map_err(|_| ());
+    Ok(Some(match kind {
+        b'+' | b':' | b',' | b'#' | b'(' => (Value::Bytes(line.to_vec()), at),
+        b'-' => (Value::Error(text.to_string()), at),
+        b'_' => (Value::Nil, at),
+        b'$' | b'=' | b'!' => {
+            let n = count()?;
+            if n < 0 {
+                return Ok(Some((Value::Nil, at)));
+            }
+            let n = n as usize;
+            if b.len() < at + n + 2 {
+                return Ok(None);
+            }
+            (Value::Bytes(b[at..at + n].to_vec()), at + n + 2)
+        }
+        b'*' | b'~' | b'>' | b'%' => {
+            let n = count()?;
+            if n < 0 {
+                return Ok(Some((Value::Nil, at)));
+            }
+            let n = if kind == b'%' { 2 * n } else { n };
+            let mut items = Vec::new();
+            for _ in 0..n {
+                let Some((v, used)) = parse_nested(&b[at..], depth + 1)? else { return Ok(None) };
+                items.push(v);
+                at += used;
+            }
+            (Value::Array(items), at)
+        }
+        _ => return Err(()),
+    }))
 }
 
 /// The numbers of the keys looked at: all of them, or an evenly spaced sample of [`MAX_CHECKED`].
@@ -111,6 +261,7 @@ fn redis_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Insta
 /// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes (`read_by`).
 fn read_until(
     s: &mut std::net::TcpStream,
+    protocol: Protocol,
     deadline: Instant,
     what: &str,
     done: impl Fn(&[u8]) -> bool,
@@ -118,6 +269,9 @@ fn read_until(
     let mut got = Vec::new();
     read_by(s, deadline, what, |bytes| {
         got.extend_from_slice(bytes);
+        if let Some(other) = super::other_protocol(protocol, &got[..got.len().min(64)]) {
+            return Err(other.to_string());
+        }
         Ok(done(&got))
     })?;
     Ok(got)
@@ -133,8 +287,9 @@ fn ends_with_line(got: &[u8], last: &[u8]) -> bool {
 
 fn memcached_items(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, String> {
     s.write_all(&memcache::encode_line(&[b"stats"])).map_err(|e| format!("sending stats: {e}"))?;
-    let got =
-        read_until(s, deadline, "stats", |g| g.len() >= 5 && (g == b"END\r\n" || ends_with_line(g, b"\r\nEND\r\n")))?;
+    let got = read_until(s, Protocol::Memcache, deadline, "stats", |g| {
+        g.len() >= 5 && (g == b"END\r\n" || ends_with_line(g, b"\r\nEND\r\n"))
+    })?;
     let text = String::from_utf8_lossy(&got);
     text.lines()
         .find_map(|l| l.strip_prefix("STAT curr_items "))
@@ -151,7 +306,8 @@ fn memcached_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: I
     }
     out.extend_from_slice(&memcache::encode_line(&[b"mn"]));
     s.write_all(&out).map_err(|e| format!("sending mg: {e}"))?;
-    let got = read_until(s, deadline, "mg", |g| g == b"MN\r\n" || ends_with_line(g, b"\r\nMN\r\n"))?;
+    let got =
+        read_until(s, Protocol::Memcache, deadline, "mg", |g| g == b"MN\r\n" || ends_with_line(g, b"\r\nMN\r\n"))?;
     if !got.ends_with(b"MN\r\n") {
         return Ok(None);
     }

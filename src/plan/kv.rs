@@ -12,13 +12,13 @@ use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
 use crate::target::{Endpoint, Scheme, split_host_port};
 use crate::workload::Workload;
-use crate::workload::command::{Command, Mix};
+use crate::workload::command::{Command, Mix, WordKey};
 use crate::workload::keys::KeyPattern;
 use crate::workload::kyoto::{Order, Phase, WICKED_OPS, Wicked};
 use crate::workload::ycsb::{Letter, YCSB_OPS, Ycsb, YcsbPhase};
 
 pub use super::kv_guard::OWN_PREFIX;
-use super::kv_guard::{Guard, Written, shown_range};
+use super::kv_guard::{Guard, Template, Written, shown_range};
 
 /// memcached's default item limit is 1 MB including the item's own overhead: a value near it would only
 /// measure refusals.
@@ -381,6 +381,57 @@ fn feed(
     Ok(holes.then(|| crate::template::Feed::new(rows, super::data_order(a.data_order))))
 }
 
+/// What the guard needs of a template that may write: its words filled with samples, and the keys each word names
+/// (the server says, before the load, which words are keys it writes).
+fn template_guard(c: &Command, a: &KvArgs, rows: Option<&Arc<crate::template::data::Rows>>) -> Template {
+    let shown = if a.command.is_empty() { format!("--mix's {}", c.name) } else { format!("--command '{}'", c.name) };
+    let row0 = rows.and_then(|r| r.rows.first()).map(Vec::as_slice);
+    let sample = c.sample(format!("{}0", a.key_prefix).as_bytes(), b"hakaru-sample-value", row0);
+    let unknown = || {
+        Written::unknown(
+            format!("those {shown} writes"),
+            "a key built from __data__, a built-in {{...}} or two __key__s is not known before the run",
+        )
+    };
+    let words = (0..c.words())
+        .map(|i| match c.word_key(i) {
+            WordKey::Fixed(key) => Written::fixed(key, &shown),
+            WordKey::Numbered { before, after } => {
+                let prefix = a.key_prefix.clone();
+                let key = move |n: u64| [&before[..], format!("{prefix}{n}").as_bytes(), &after[..]].concat();
+                Written {
+                    first: 0,
+                    count: a.keys,
+                    shown: shown_range(&key(0), &key(a.keys - 1)),
+                    own: a.key_prefix.starts_with("hakaru") && key(0).starts_with(b"hakaru"),
+                    key: Arc::new(key),
+                    unknowable: None,
+                    instead: "choose another --key-prefix",
+                }
+            }
+            WordKey::Row(row_key) => match rows.filter(|r| !r.rows.is_empty()) {
+                Some(rows) => {
+                    let rows = Arc::clone(rows);
+                    let count = rows.rows.len() as u64;
+                    let key = move |n: u64| row_key.of(&rows.rows[n as usize]);
+                    Written {
+                        first: 0,
+                        count,
+                        shown: shown_range(&key(0), &key(count - 1)),
+                        own: (0..count).all(|n| key(n).starts_with(b"hakaru")),
+                        key: Arc::new(key),
+                        unknowable: None,
+                        instead: "write other keys in the data file",
+                    }
+                }
+                None => unknown(),
+            },
+            WordKey::Unknown => unknown(),
+        })
+        .collect();
+    Template { shown, sample, words }
+}
+
 /// Loads a `--script` file and its SHA1 (Redis names a loaded script by the SHA1 of its text).
 fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, UsageError> {
     let Some(path) = &a.script else { return Ok(None) };
@@ -438,7 +489,8 @@ impl KvPlan {
             needs_empty: false,
             flush: a.flush,
             overwrite: a.overwrite,
-            writes: None,
+            writes: Vec::new(),
+            templates: Vec::new(),
         };
         let all: Vec<usize> = (0..endpoints.len()).collect();
         // One spec per operation name: figures go under it; the workload makes the bytes.
@@ -557,51 +609,12 @@ impl KvPlan {
                     )));
                 }
                 let feed = feed(a, protocol, &commands, rows)?;
-                let writers: Vec<&Command> =
-                    commands.iter().filter(|(c, share)| *share > 0.0 && c.writes()).map(|(c, _)| c).collect();
-                // Keys named by the data file's rows (`SET user:{{id}} ...`): each row's is looked up.
-                let row_key = writers
-                    .first()
-                    .and_then(|c| c.row_key())
-                    .filter(|k| writers.iter().all(|c| c.row_key().as_ref() == Some(k)));
-                if let (Some(row_key), Some(rows)) = (row_key, feed.as_ref().and_then(|f| f.rows.clone())) {
-                    let key = move |n: u64| row_key.of(&rows.rows[n as usize]);
-                    let count = feed.as_ref().and_then(|f| f.rows.as_ref()).map_or(0, |r| r.rows.len() as u64);
-                    guard.writes = Some(Written {
-                        first: 0,
-                        count,
-                        shown: shown_range(&key(0), &key(count - 1)),
-                        own: (0..count).all(|n| key(n).starts_with(b"hakaru")),
-                        key: Arc::new(key),
-                        unknowable: None,
-                        instead: "write other keys in the data file",
-                    });
-                } else if let Some(first) = writers.first() {
-                    // The keys the writes touch: the text around `__key__` of their templates (one shape for all), else
-                    // keys hakaru cannot look up before the run.
-                    let shape = first.key_word();
-                    let one_shape = shape.is_some() && writers.iter().all(|c| c.key_word() == shape);
-                    let (before, after) = shape.unwrap_or_default();
-                    let prefix = a.key_prefix.clone();
-                    let key = move |n: u64| {
-                        let mut k = before.clone();
-                        k.extend_from_slice(format!("{prefix}{n}").as_bytes());
-                        k.extend_from_slice(&after);
-                        k
-                    };
-                    let own = a.key_prefix.starts_with("hakaru") && key(0).starts_with(b"hakaru");
-                    guard.writes = Some(Written {
-                        first: 0,
-                        count: a.keys,
-                        shown: shown_range(&key(0), &key(a.keys - 1)),
-                        key: Arc::new(key),
-                        own: own && one_shape,
-                        // Looked up only when every writing template writes one `__key__`, the same way.
-                        unknowable: (!one_shape).then_some(
-                            "a --command writes a key other than one __key__ (the same in every writing template)",
-                        ),
-                        instead: "choose another --key-prefix",
-                    });
+                // Every template that may write: which of its words are keys it writes is asked before the load.
+                let rows_of = feed.as_ref().and_then(|f| f.rows.clone());
+                for (c, share) in &commands {
+                    if *share > 0.0 && c.writes() {
+                        guard.templates.push(template_guard(c, a, rows_of.as_ref()));
+                    }
                 }
                 let names: Vec<String> = commands.iter().map(|(c, _)| c.name.clone()).collect();
                 // The names, not the templates: a template's password (`AUTH pw`) is already hidden in its name.
@@ -707,7 +720,7 @@ impl KvPlan {
                 let count = if loads { a.records } else { 0 } + inserts;
                 if count > 0 {
                     let last = Ycsb::key(first + count - 1);
-                    guard.writes = Some(Written {
+                    guard.writes.push(Written {
                         first,
                         count,
                         key: Arc::new(Ycsb::key),
@@ -717,10 +730,15 @@ impl KvPlan {
                         instead: "--ycsb-phase run uses records loaded before",
                     });
                 }
+                if letter == Letter::E {
+                    // E's scan index: its inserts add to it, so it is looked at like the records.
+                    let index = format!("{}{}", a.key_prefix, crate::workload::ycsb::INDEX).into_bytes();
+                    guard.writes.push(Written::fixed(index, "--workload ycsb-e (its scan index)"));
+                }
                 let mut steps = Vec::new();
                 for &phase in phases {
                     let segment = scale.segment.map(|s| (s.index as u64, s.count as u64));
-                    let y = Ycsb::new(protocol, letter, phase, a.records, segment);
+                    let y = Ycsb::new(protocol, letter, phase, a.records, segment, &a.key_prefix);
                     let set = set_for(Workload::Ycsb(Arc::new(y)), names.clone(), name.to_string());
                     let (label, load) = match phase {
                         YcsbPhase::Load => ("load", exactly(a.records)),

@@ -155,30 +155,52 @@ impl Command {
         }
     }
 
-    /// The text around `__key__` in the argument that holds it (`user:__key__` -> `user:`, ``): the key the command
-    /// touches is that text around `--key-prefix` and the key's number. None when no argument holds exactly one
-    /// `__key__` (a fixed key, or a key the template builds otherwise).
-    pub fn key_word(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let arg = self.args.iter().find(|a| a.contains(&Piece::Key))?;
-        let other = |p: &Piece| matches!(p, Piece::Data | Piece::Hole(_));
-        if arg.iter().filter(|p| **p == Piece::Key).count() != 1 || arg.iter().any(other) {
-            return None;
-        }
-        let at = arg.iter().position(|p| *p == Piece::Key)?;
+    /// How many words the template has, its verb first.
+    pub fn words(&self) -> usize {
+        self.args.len()
+    }
+
+    /// What key word `i` names, were it a key: the guard looks up those the server (or its table) says are written.
+    pub fn word_key(&self, i: usize) -> WordKey {
+        let Some(arg) = self.args.get(i) else { return WordKey::Unknown };
         let text = |pieces: &[Piece]| -> Vec<u8> {
             pieces.iter().flat_map(|p| if let Piece::Text(t) = p { t.clone() } else { Vec::new() }).collect()
         };
-        Some((text(&arg[..at]), text(&arg[at + 1..])))
+        let column = |p: &Piece| matches!(p, Piece::Hole(Hole::Column(_)));
+        let keys = arg.iter().filter(|p| **p == Piece::Key).count();
+        if arg.iter().all(|p| matches!(p, Piece::Text(_))) {
+            WordKey::Fixed(text(arg))
+        } else if keys == 1 && arg.iter().all(|p| matches!(p, Piece::Text(_) | Piece::Key)) {
+            let at = arg.iter().position(|p| *p == Piece::Key).expect("one __key__");
+            WordKey::Numbered { before: text(&arg[..at]), after: text(&arg[at + 1..]) }
+        } else if keys == 0 && arg.iter().all(|p| matches!(p, Piece::Text(_)) || column(p)) {
+            WordKey::Row(RowKey(arg.clone()))
+        } else {
+            WordKey::Unknown
+        }
     }
 
-    /// The word naming the key when the data file's columns alone build it (`user:{{id}}` as the first argument,
-    /// no `__key__`, no built-in): the keys the command touches are that word filled from each row. None otherwise.
-    pub fn row_key(&self) -> Option<RowKey> {
-        let arg = self.args.get(1)?;
-        let column = |p: &Piece| matches!(p, Piece::Hole(Hole::Column(_)));
-        let plain = |p: &Piece| matches!(p, Piece::Text(_)) || column(p);
-        (self.args.iter().all(|a| !a.contains(&Piece::Key)) && arg.iter().all(plain) && arg.iter().any(column))
-            .then(|| RowKey(arg.clone()))
+    /// The words as one request could send them, for asking the server which of them are keys it writes:
+    /// `__key__` as `key`, `__data__` as `data`, a column from `row`, a built-in hole as `0`.
+    pub fn sample(&self, key: &[u8], data: &[u8], row: Option<&[String]>) -> Vec<Vec<u8>> {
+        self.args
+            .iter()
+            .map(|arg| {
+                let mut w = Vec::new();
+                for p in arg {
+                    match p {
+                        Piece::Text(t) => w.extend_from_slice(t),
+                        Piece::Key => w.extend_from_slice(key),
+                        Piece::Data => w.extend_from_slice(data),
+                        Piece::Hole(Hole::Column(c)) => {
+                            w.extend_from_slice(row.and_then(|r| r.get(*c)).map_or(&b"0"[..], |v| v.as_bytes()))
+                        }
+                        Piece::Hole(_) => w.push(b'0'),
+                    }
+                }
+                w
+            })
+            .collect()
     }
 
     /// memcached reads its command line as words: every row must fill each word of it with no space or control
@@ -356,7 +378,20 @@ fn memcache_storage(line: &[&Vec<u8>], words: usize, data: &[u8], out: &mut Vec<
     out.extend_from_slice(b"\r\n");
 }
 
-/// The key a [`Command::row_key`] word names for one row.
+/// What keys one word of a template names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WordKey {
+    /// One `__key__` with text around it: `before` + the key (`--key-prefix` and a number) + `after`.
+    Numbered { before: Vec<u8>, after: Vec<u8> },
+    /// No hole: the same key in every request.
+    Fixed(Vec<u8>),
+    /// Text and a data file's columns: a key per row.
+    Row(RowKey),
+    /// Anything else (`__data__`, a built-in hole, two `__key__`s): keys the run cannot know before it runs.
+    Unknown,
+}
+
+/// The key a [`WordKey::Row`] word names for one row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowKey(Vec<Piece>);
 
@@ -581,7 +616,7 @@ mod tests {
                 "*3\r\n$3\r\nSET\r\n$7\r\nuser:k2\r\n$3\r\nc 7\r\n"
             ]
         );
-        let key = m.commands[0].row_key().unwrap();
+        let WordKey::Row(key) = m.commands[0].word_key(1) else { panic!("a row's key") };
         assert_eq!(key.of(&m.feed.as_ref().unwrap().rows.as_ref().unwrap().rows[1]), b"user:k2");
     }
 

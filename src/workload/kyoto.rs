@@ -249,6 +249,11 @@ pub struct Wicked {
 }
 
 impl Wicked {
+    /// get, get_bulk and the cursor read; the rest write.
+    pub fn reads(spec: usize) -> bool {
+        matches!(spec, 7 | 10 | CURSOR)
+    }
+
     pub fn new(protocol: Protocol, rnum: u64, verify: bool, clear: bool, key_prefix: String) -> Wicked {
         Wicked { protocol, rnum, verify, clear, key_prefix, saved: Mutex::new(HashMap::new()) }
     }
@@ -784,7 +789,7 @@ impl WickedClient {
             }
         };
         self.last = format!("{} of {}", WICKED_OPS[spec], shown(&key));
-        let idempotent = matches!(spec, 7 | 10 | CURSOR);
+        let idempotent = Wicked::reads(spec);
         Op { spec, request: Request::new(bytes, idempotent), expect }
     }
 

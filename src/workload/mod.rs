@@ -158,6 +158,17 @@ pub enum Workload {
 
 impl Workload {
     /// The source of client `client` of `clients` (ids are dense from 0), its randomness from `seed`.
+    /// Whether operation `spec` reads: only a read's value (status 200) is a hit, and a miss its absence; a
+    /// write's "done" is neither.
+    pub fn reads(&self, spec: usize) -> bool {
+        match self {
+            Workload::Commands(mix) => mix.commands.get(spec).is_some_and(|c| !c.writes()),
+            Workload::Order(o) => matches!(o.phase, kyoto::Phase::Get | kyoto::Phase::Walk),
+            Workload::Wicked(_) => kyoto::Wicked::reads(spec),
+            Workload::Ycsb(_) => ycsb::Ycsb::reads(spec),
+        }
+    }
+
     pub fn client(&self, client: usize, clients: usize, seed: u64) -> Source {
         // Each client its own stream, so one client's ops do not depend on how the others are scheduled:
         // a seed and a client number replay a client's ops exactly.

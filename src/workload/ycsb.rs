@@ -3,7 +3,8 @@
 //! over the keys, latest, uniform scan lengths).
 //!
 //! A record is 10 fields of 100 bytes under `user<fnv64 of its number>` (`insertorder=hashed`). On Redis it is a
-//! hash (YCSB's Redis binding: HSET, HGETALL), and workload E keeps the sorted set `_indices` its scans read,
+//! hash (YCSB's Redis binding: HSET, HGETALL), and workload E keeps the sorted set its scans read (YCSB's `_indices`, here
+//! `--key-prefix` + `_indices`, so it lives with hakaru's keys and never in the user's),
 //! through one script call per insert and per scan (YCSB's binding makes a round trip per record scanned). On
 //! memcached a record is one value, and an update rewrites it whole; memcached cannot scan, so E is refused.
 //! Read-modify-write is a read then an update, timed as one operation, as YCSB times it.
@@ -25,10 +26,11 @@ pub const FIELDS: usize = 10;
 pub const FIELD_LENGTH: usize = 100;
 /// Workload E's longest scan (maxscanlength in workloade).
 const MAX_SCAN: u64 = 100;
-/// The sorted set workload E's scans read, as YCSB's Redis binding names it.
-const INDEX: &[u8] = b"_indices";
+/// The sorted set workload E's scans read: YCSB's Redis binding's name after the key prefix.
+pub const INDEX: &str = "_indices";
+/// The record's key, then the index's: both declared as keys, as Redis wants a script's keys.
 const INSERT_SCRIPT: &[u8] =
-    b"redis.call('HSET',KEYS[1],unpack(ARGV,2)) redis.call('ZADD','_indices',ARGV[1],KEYS[1]) return 1";
+    b"redis.call('HSET',KEYS[1],unpack(ARGV,2)) redis.call('ZADD',KEYS[2],ARGV[1],KEYS[1]) return 1";
 const SCAN_SCRIPT: &[u8] = b"local ks=redis.call('ZRANGEBYSCORE',KEYS[1],ARGV[1],'+inf','LIMIT',0,tonumber(ARGV[2])) \
 local r={} for i,k in ipairs(ks) do r[i]=redis.call('HGETALL',k) end return r";
 
@@ -99,6 +101,8 @@ pub struct Ycsb {
     /// between numbers: agents of a scaled-out run take every n-th number, so no two insert the same record.
     next_insert: AtomicU64,
     stride: u64,
+    /// Workload E's index: `--key-prefix` + [`INDEX`].
+    index: Vec<u8>,
     /// The run phase's first insert number (this segment's).
     run_first: u64,
     /// Which of the run phase's inserts have finished: workload D reads only below the first one that has not.
@@ -150,6 +154,11 @@ impl Acknowledged {
 }
 
 impl Ycsb {
+    /// READ, SCAN and READ-MODIFY-WRITE read (the last reads, then writes).
+    pub fn reads(spec: usize) -> bool {
+        matches!(spec, READ | SCAN | RMW)
+    }
+
     /// `segment`: (index, count) of a scaled-out run: the load phase inserts this segment's part of the records,
     /// the run phase's inserts every count-th number from `records + index`.
     pub fn new(
@@ -158,6 +167,7 @@ impl Ycsb {
         phase: YcsbPhase,
         records: u64,
         segment: Option<(u64, u64)>,
+        key_prefix: &str,
     ) -> Ycsb {
         let (index, count) = segment.unwrap_or((0, 1));
         let (first, stride) = match phase {
@@ -176,6 +186,7 @@ impl Ycsb {
             run_first: records + index,
             acked: Acknowledged::new(),
             field_value: (0..FIELD_LENGTH).map(|i| b'a' + (i % 26) as u8).collect(),
+            index: format!("{key_prefix}{INDEX}").into_bytes(),
         }
     }
 
@@ -205,7 +216,7 @@ impl Ycsb {
         match self.protocol {
             Protocol::Resp if self.letter == Letter::E => {
                 let score = Self::score(n);
-                let mut args: Vec<&[u8]> = vec![b"EVAL", INSERT_SCRIPT, b"1", &key, score.as_bytes()];
+                let mut args: Vec<&[u8]> = vec![b"EVAL", INSERT_SCRIPT, b"2", &key, &self.index, score.as_bytes()];
                 let record = self.record();
                 for (f, v) in &record {
                     args.push(f);
@@ -324,7 +335,7 @@ impl Client {
                 let n = self.existing();
                 let len = self.rng.random_range(1..=MAX_SCAN).to_string();
                 let score = Ycsb::score(n);
-                (resp::encode(&[b"EVAL", SCAN_SCRIPT, b"1", INDEX, score.as_bytes(), len.as_bytes()]), true)
+                (resp::encode(&[b"EVAL", SCAN_SCRIPT, b"1", &y.index, score.as_bytes(), len.as_bytes()]), true)
             }
             RMW => {
                 let n = self.existing();
