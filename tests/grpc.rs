@@ -1,0 +1,172 @@
+//! gRPC unary calls against a real gRPC server no one here wrote (Python's grpcio, tests/grpc_server.py, on a
+//! loopback port its kernel picks): exact call counts on both sides, a status other than OK counted under its name,
+//! bad input refused before any load.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use common::{hakaru, write_in};
+
+const PROTO: &str = r#"syntax = "proto3";
+package helloworld;
+service Greeter {
+  rpc SayHello (HelloRequest) returns (HelloReply);
+  rpc Fail (HelloRequest) returns (HelloReply);
+}
+message HelloRequest { string name = 1; int32 times = 2; }
+message HelloReply { string message = 1; }
+"#;
+
+/// The Python server: its port, and its counters read through its stdin and stdout.
+struct Greeter {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    port: u16,
+}
+
+/// A python3 that has grpcio: Debian's (scripts/test.sh installs python3-grpcio) when another python3 (pyenv's)
+/// comes first in PATH.
+fn python() -> &'static str {
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| Command::new(p).args(["-c", "import grpc"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success()))
+        .expect("a python3 with grpcio (scripts/test.sh installs python3-grpcio)")
+}
+
+impl Greeter {
+    fn start() -> Greeter {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/grpc_server.py");
+        let mut child = Command::new(python())
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the gRPC server starts");
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        // The server says its port once it listens: the line is the event waited for (bounded by the test's own
+        // watchdog: a server that dies closes the pipe, and the read ends).
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+            panic!("the gRPC server did not say its port: {line:?}");
+        });
+        Greeter { child, stdin, stdout, port }
+    }
+
+    fn url(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.port)
+    }
+
+    /// Calls seen by the server, by method.
+    fn count(&mut self, method: &str) -> u64 {
+        writeln!(self.stdin.as_mut().unwrap(), "count").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let counts: serde_json::Value = serde_json::from_str(line.trim().strip_prefix("count ").unwrap()).unwrap();
+        counts[method].as_u64().unwrap_or(0)
+    }
+}
+
+impl Drop for Greeter {
+    fn drop(&mut self) {
+        // Closing its stdin stops it; killed besides, in case it is stuck.
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let out = hakaru(&[
+        "run",
+        "-n",
+        "1000",
+        "-c",
+        "2",
+        "--streams",
+        "8",
+        "--no-monitor",
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        &proto,
+        "-b",
+        r#"{"name":"x"}"#,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["requests"], 1000, "{step}");
+    assert_eq!(step["ok"], 1000, "{step}");
+    assert_eq!(out.status_count("200"), 1000);
+    assert_eq!(server.count("SayHello"), 1000);
+    assert_eq!(out.doc()["steps"][0]["protocol"], "grpc");
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_status_other_than_ok_is_counted_under_its_name_not_as_success() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let out = hakaru(&[
+        "run",
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        "--no-monitor",
+        &url,
+        "--call",
+        "helloworld.Greeter.Fail",
+        "--proto",
+        &proto,
+        "-b",
+        r#"{"name":"UNAVAILABLE"}"#,
+    ]);
+    let step = out.step();
+    assert_eq!(step["requests"], 50, "{step}");
+    assert_eq!(step["ok"], 0, "{step}");
+    assert_eq!(out.error_count("grpc_unavailable"), 50, "{step}");
+    assert!(out.stdout.contains("UNAVAILABLE"), "{}", out.stdout);
+    assert_eq!(server.count("Fail"), 50);
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn bad_input_is_refused_before_any_call_with_exit_code_2() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let bad_proto = write_in(&dir, "bad.proto", "syntax = \"proto3\";\nmessage M {\n  int32 = 2;\n}\n");
+    let url = server.url();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &proto, "-b", r#"{"nmae":"x"}"#], "nmae"),
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &proto, "-b", r#"{"times":"x"}"#], "--body"),
+        (&["--call", "helloworld.Greeter/Nope", "--proto", &proto], "no method 'Nope'"),
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &bad_proto], "bad.proto:3:"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["run", "-n", "10", "--no-monitor", url.as_str()];
+        args.extend_from_slice(extra);
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+    assert_eq!(server.count("SayHello"), 0, "no call was made");
+}
