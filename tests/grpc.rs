@@ -170,3 +170,110 @@ fn bad_input_is_refused_before_any_call_with_exit_code_2() {
     }
     assert_eq!(server.count("SayHello"), 0, "no call was made");
 }
+
+/// What the hostile gRPC peer answers each call with.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// `:status 200`, then a message announcing 2^32-1 bytes, and nothing more.
+    HugePrefix,
+    /// `:status 200`, a whole message, the stream ended without trailers.
+    NoStatus,
+    /// `:status 404` ending the stream (a trailers-only answer without grpc-status).
+    NotFound,
+    /// `:status 200`, a whole message, and trailers that never come.
+    NoTrailers,
+    /// `:status 200`, a message cut in three DATA frames, trailers `grpc-status: 0`.
+    CutOk,
+}
+
+fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
+    let len = (payload.len() as u32).to_be_bytes();
+    [&len[1..], &[kind, flags], id, payload].concat()
+}
+
+/// A raw-TCP HTTP/2 peer answering every HEADERS frame (a call) with `answer`.
+fn hostile(answer: Answer) -> common::hostile::Hostile {
+    use std::io::Read;
+    common::hostile::Hostile::start(move |mut s| {
+        let mut preface = [0u8; 24];
+        if s.read_exact(&mut preface).is_err() {
+            return;
+        }
+        let _ = s.write_all(&frame(4, 0, &[0; 4], &[]));
+        loop {
+            let mut head = [0u8; 9];
+            if s.read_exact(&mut head).is_err() {
+                return;
+            }
+            let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            if s.read_exact(&mut payload).is_err() {
+                return;
+            }
+            if head[3] != 1 {
+                continue;
+            }
+            let id = &head[5..9];
+            // HPACK: 0x88 is `:status 200`, 0x8d `:status 404` (static table); grpc-status as a literal.
+            let ok = frame(1, 4, id, &[0x88]);
+            let message = [0u8, 0, 0, 0, 3, 0x0a, 1, b'x'];
+            let status0 = frame(1, 5, id, &[&[0u8, 11][..], b"grpc-status", &[1], b"0"].concat());
+            let reply = match answer {
+                Answer::HugePrefix => [ok, frame(0, 0, id, &[0, 0xff, 0xff, 0xff, 0xff])].concat(),
+                Answer::NoStatus => [ok, frame(0, 1, id, &message)].concat(),
+                Answer::NotFound => frame(1, 5, id, &[0x8d]),
+                Answer::NoTrailers => [ok, frame(0, 0, id, &message)].concat(),
+                Answer::CutOk => [
+                    ok,
+                    frame(0, 0, id, &message[..2]),
+                    frame(0, 0, id, &message[2..6]),
+                    frame(0, 0, id, &message[6..]),
+                    status0,
+                ]
+                .concat(),
+            };
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let run = |answer: Answer, timeout: &str| {
+        let peer = hostile(answer);
+        let url = format!("grpc://{}", peer.addr);
+        let args = [
+            "run",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--streams",
+            "4",
+            "--timeout",
+            timeout,
+            "--no-monitor",
+            &url,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "--proto",
+            &proto,
+        ];
+        hakaru(&args)
+    };
+    // Ended at once (RST_STREAM CANCEL), not after the 30 s it would take to wait for --timeout.
+    let out = run(Answer::HugePrefix, "30s");
+    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    let out = run(Answer::NoStatus, "30s");
+    assert_eq!(out.error_count("grpc_no_status"), 20, "{}", out.step());
+    let out = run(Answer::NotFound, "30s");
+    assert_eq!(out.error_count("grpc_http_status"), 20, "{}", out.step());
+    let out = run(Answer::NoTrailers, "1s");
+    assert_eq!(out.error_count("timeout"), 20, "{}", out.step());
+    let out = run(Answer::CutOk, "30s");
+    assert_eq!(out.step()["ok"], 20, "{}", out.step());
+}
