@@ -80,36 +80,28 @@ impl Drop for Greeter {
     }
 }
 
+/// `hakaru run` calling `method` at `url` with the message `body`, the .proto written to a temporary directory;
+/// `load` says how many calls and how.
+fn call(url: &str, method: &str, body: &str, load: &[&str]) -> common::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let mut args = vec!["run", "--no-monitor", url, "--call", method, "--proto", &proto, "-b", body];
+    args.extend_from_slice(load);
+    hakaru(&args)
+}
+
 #[test]
 fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
     let mut server = Greeter::start();
-    let dir = tempfile::tempdir().unwrap();
-    let proto = write_in(&dir, "hello.proto", PROTO);
-    let url = server.url();
-    let out = hakaru(&[
-        "run",
-        "-n",
-        "1000",
-        "-c",
-        "2",
-        "--streams",
-        "8",
-        "--no-monitor",
-        &url,
-        "--call",
-        "helloworld.Greeter/SayHello",
-        "--proto",
-        &proto,
-        "-b",
-        r#"{"name":"x"}"#,
-    ]);
+    let load = ["-n", "1000", "-c", "2", "--streams", "8"];
+    let out = call(&server.url(), "helloworld.Greeter/SayHello", r#"{"name":"x"}"#, &load);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let step = out.step();
     assert_eq!(step["requests"], 1000, "{step}");
     assert_eq!(step["ok"], 1000, "{step}");
     assert_eq!(out.status_count("200"), 1000);
     assert_eq!(server.count("SayHello"), 1000);
-    assert_eq!(out.doc()["steps"][0]["protocol"], "grpc");
+    assert_eq!(step["protocol"], "grpc");
     let errors = common::schema_errors(out.doc());
     assert!(errors.is_empty(), "{errors:?}");
 }
@@ -117,26 +109,9 @@ fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
 #[test]
 fn a_status_other_than_ok_is_counted_under_its_name_not_as_success() {
     let mut server = Greeter::start();
-    let dir = tempfile::tempdir().unwrap();
-    let proto = write_in(&dir, "hello.proto", PROTO);
-    let url = server.url();
-    let out = hakaru(&[
-        "run",
-        "-n",
-        "50",
-        "-c",
-        "1",
-        "--streams",
-        "4",
-        "--no-monitor",
-        &url,
-        "--call",
-        "helloworld.Greeter.Fail",
-        "--proto",
-        &proto,
-        "-b",
-        r#"{"name":"UNAVAILABLE"}"#,
-    ]);
+    let load = ["-n", "50", "-c", "1", "--streams", "4"];
+    // ghz's spelling of the method, with a dot.
+    let out = call(&server.url(), "helloworld.Greeter.Fail", r#"{"name":"UNAVAILABLE"}"#, &load);
     let step = out.step();
     assert_eq!(step["requests"], 50, "{step}");
     assert_eq!(step["ok"], 0, "{step}");
@@ -241,29 +216,10 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
 
 #[test]
 fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
-    let dir = tempfile::tempdir().unwrap();
-    let proto = write_in(&dir, "hello.proto", PROTO);
     let run = |answer: Answer, timeout: &str| {
         let peer = hostile(answer);
-        let url = format!("grpc://{}", peer.addr);
-        let args = [
-            "run",
-            "-n",
-            "20",
-            "-c",
-            "2",
-            "--streams",
-            "4",
-            "--timeout",
-            timeout,
-            "--no-monitor",
-            &url,
-            "--call",
-            "helloworld.Greeter/SayHello",
-            "--proto",
-            &proto,
-        ];
-        hakaru(&args)
+        let load = ["-n", "20", "-c", "2", "--streams", "4", "--timeout", timeout];
+        call(&format!("grpc://{}", peer.addr), "helloworld.Greeter/SayHello", "{}", &load)
     };
     // Ended at once (RST_STREAM CANCEL), not after the 30 s it would take to wait for --timeout.
     let out = run(Answer::HugePrefix, "30s");
