@@ -310,10 +310,10 @@ pub struct RequestArgs {
     /// gRPC (grpc:// URLs): the method called, package.Service/Method (ghz's package.Service.Method too).
     ///
     /// -b gives the request message as JSON, -H the metadata, --timeout the call's grpc-timeout (docs/grpc.md).
-    #[arg(long, value_name = "SERVICE/METHOD", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "SERVICE/METHOD", help_heading = heading::REQUEST, hide_short_help = true)]
     pub call: Option<String>,
     /// gRPC: the .proto file that defines --call's service (parsed by hakaru; no protoc needed).
-    #[arg(long, value_name = "FILE", requires = "call", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "FILE", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub proto: Option<PathBuf>,
     /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
     #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
