@@ -233,3 +233,44 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     let out = run(Answer::CutOk, "30s");
     assert_eq!(out.step()["ok"], 20, "{}", out.step());
 }
+
+#[test]
+fn a_sweep_over_a_grpc_method_runs_each_step_as_run_does() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let json = dir.path().join("sweep.json");
+    let url = server.url();
+    let out = hakaru(&[
+        "sweep",
+        "-q",
+        "--clients",
+        "1,2",
+        "-d",
+        "300ms",
+        "--interval",
+        "0s",
+        "--no-monitor",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        &proto,
+        "-b",
+        "{}",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{doc}");
+    let mut calls = 0;
+    for step in steps {
+        assert_eq!(step["protocol"], "grpc", "{step}");
+        assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
+        assert_eq!(step["ok"], step["requests"], "{step}");
+        calls += step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
+    }
+    assert_eq!(server.count("SayHello"), calls, "every call the server saw is in a step");
+}
