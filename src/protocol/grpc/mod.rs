@@ -168,7 +168,8 @@ impl Call {
             }
             // Only read for a failed call's sample (a status other than 0), once.
             b"grpc-message" if self.message.is_none() && !value.is_empty() => {
-                let text = percent_decoded(value);
+                // Percent-encoded (gRPC's HTTP/2 protocol document).
+                let text = crate::target::percent_decode(value);
                 let cut = text.char_indices().nth(MOST_MESSAGE).map_or(text.len(), |(i, _)| i);
                 self.message = Some(crate::secrets::scrub_text(&text[..cut]));
             }
@@ -187,25 +188,6 @@ impl Call {
             Some(Some(code)) => Err(Fault::Status(code, self.message.clone())),
         }
     }
-}
-
-/// grpc-message is percent-encoded (gRPC's HTTP/2 protocol document); a bad escape is kept as it is.
-fn percent_decoded(value: &[u8]) -> String {
-    let mut out = Vec::with_capacity(value.len());
-    let mut i = 0;
-    while i < value.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if value[i] == b'%'
-            && let (Some(h), Some(l)) = (value.get(i + 1).and_then(|&b| hex(b)), value.get(i + 2).and_then(|&b| hex(b)))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(value[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
