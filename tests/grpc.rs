@@ -93,7 +93,7 @@ fn call(url: &str, method: &str, body: &str, load: &[&str]) -> common::Output {
 #[test]
 fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
     let mut server = Greeter::start();
-    let load = ["-n", "1000", "-c", "2", "--streams", "8"];
+    let load = ["-n", "1000", "-c", "2", "--streams", "8", "-H", "x-hakaru: 1"];
     let out = call(&server.url(), "helloworld.Greeter/SayHello", r#"{"name":"x"}"#, &load);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let step = out.step();
@@ -101,6 +101,8 @@ fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
     assert_eq!(step["ok"], 1000, "{step}");
     assert_eq!(out.status_count("200"), 1000);
     assert_eq!(server.count("SayHello"), 1000);
+    assert_eq!(server.count("SayHello with metadata"), 1000, "-H is sent as metadata");
+    assert_eq!(server.count("SayHello with a deadline"), 1000, "--timeout is sent as grpc-timeout");
     assert_eq!(step["protocol"], "grpc");
     let errors = common::schema_errors(out.doc());
     assert!(errors.is_empty(), "{errors:?}");

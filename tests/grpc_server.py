@@ -1,7 +1,7 @@
 """A gRPC server for tests/grpc.rs, on Python's grpcio (a gRPC implementation no one here wrote).
 
-helloworld.Greeter/SayHello answers "Hello NAME"; helloworld.Greeter/Fail answers the status its request's name
-names (UNAVAILABLE, NOT_FOUND ...). Messages are read and written as raw bytes through generic handlers, so no
+helloworld.Greeter/SayHello answers "Hello NAME" (and counts the calls that carried the metadata x-hakaru: 1, and
+a deadline of 5 s at most); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE, NOT_FOUND ...). Messages are read and written as raw bytes through generic handlers, so no
 protoc is needed: the server decodes only field 1 (a string). It listens on 127.0.0.1 on a port the kernel picks
 and prints "port N"; each line "count" on stdin is answered with "count " and the calls seen by method, as JSON.
 """
@@ -68,6 +68,13 @@ def reply(text):
 
 def say_hello(request, context):
     counted("SayHello")
+    # What the test asks of the client besides the message: its metadata, and a deadline (grpc-timeout).
+    if ("x-hakaru", "1") in [(m.key, m.value) for m in context.invocation_metadata()]:
+        counted("SayHello with metadata")
+    # (Without one grpcio gives no time or a time far away: hakaru's --timeout is 5 s.)
+    left = context.time_remaining()
+    if left is not None and left <= 5.0:
+        counted("SayHello with a deadline")
     return reply("Hello " + name_of(request))
 
 
