@@ -261,7 +261,19 @@ mod tests {
         assert!(no_service.contains("helloworld.Greeter"), "{no_service}");
         let streaming = refused(&args(dir.path(), "helloworld.Greeter/Lots", "{}"));
         assert!(streaming.contains("streaming"), "{streaming}");
-        for e in [unknown_field, wrong_type, no_method, no_service, streaming] {
+        let mut tls = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        tls.urls = vec!["grpcs://127.0.0.1:50051".into()];
+        let tls = refused(&tls);
+        assert!(tls.contains("grpcs:// (gRPC over TLS) is not supported yet"), "{tls}");
+        let mut http = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        http.urls = vec!["http://127.0.0.1:8080/".into()];
+        let http = refused(&http);
+        assert!(http.starts_with("--call names a gRPC method"), "{http}");
+        let mut templated = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"{{seq}}"}"#);
+        templated.urls = vec!["grpc://127.0.0.1:50051".into()];
+        let templated = refused(&templated);
+        assert!(templated.contains("not supported for gRPC yet"), "{templated}");
+        for e in [unknown_field, wrong_type, no_method, no_service, streaming, tls, http, templated] {
             assert!(!e.contains('\n'), "{e}");
         }
     }
