@@ -23,6 +23,8 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
+# python3-grpcio: tests/grpc.rs's gRPC server (tests/grpc_server.py), a real gRPC implementation no one here wrote.
+python3 -c 'import grpc' >/dev/null 2>&1 || need+=(python3-grpcio)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 # docker.io: tests/swarm.rs starts a Docker daemon of its own (data under a temporary directory, its own socket)
 # and a one-node Swarm on 127.0.0.1; that needs root, so elsewhere the test is skipped, and said so here.

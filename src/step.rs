@@ -135,7 +135,10 @@ pub fn measure_step(
         &metrics,
         &labels,
         &plan.group_names,
-        !matches!(plan.protocol, crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2),
+        !matches!(
+            plan.protocol,
+            crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2 | crate::protocol::Protocol::Grpc
+        ),
     );
     if let Some(w) = &plan.workload {
         // A write's "done" is no hit: hits and misses are counted for the operations that read.
@@ -148,7 +151,7 @@ pub fn measure_step(
         }
     }
     step.protocol = plan.protocol.name().into();
-    if plan.protocol == crate::protocol::Protocol::Http2 {
+    if plan.protocol.over_http2() {
         step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));
     }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.

@@ -134,6 +134,26 @@ fn to_ascii_url(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// `%XX` sequences decoded (a URL's userinfo, gRPC's grpc-message); a bad escape and anything else kept as it is.
+pub fn percent_decode(b: &[u8]) -> String {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn percent_encode_non_ascii(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

@@ -315,6 +315,17 @@ pub struct RequestArgs {
     /// random, or each once (the run ends when they run out).
     #[arg(long, value_enum, default_value = "sequential", value_name = "ORDER", help_heading = heading::REQUEST, hide_short_help = true)]
     pub data_order: DataOrderArg,
+    /// gRPC (grpc:// URLs): the method called, package.Service/Method (ghz's package.Service.Method too).
+    ///
+    /// -b gives the request message as JSON, -H the metadata, --timeout the call's grpc-timeout (docs/grpc.md).
+    #[arg(long, value_name = "SERVICE/METHOD", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub call: Option<String>,
+    /// gRPC: the .proto file that defines --call's service (parsed by hakaru; no protoc needed).
+    #[arg(long, value_name = "FILE", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub proto: Option<PathBuf>,
+    /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
+    #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub import_path: Vec<PathBuf>,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

@@ -24,6 +24,7 @@ use super::ThreadCtx;
 use super::client::Exchange;
 use super::conn::{Conn, Failure, connect};
 use crate::metrics::{ErrorKind, StepMetrics};
+use crate::protocol::grpc;
 use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
 use crate::protocol::h2::request::{body_start, frame_at, set_stream};
@@ -283,6 +284,8 @@ struct State {
     pad_unread: Option<usize>,
     /// Bytes of body kept in the streams under way, at most [`KEPT_PER_CONNECTION`] together.
     kept_bytes: usize,
+    /// gRPC calls: DATA read whole into each stream's message reader, the answer judged by its grpc-status.
+    grpc: bool,
 }
 
 /// A stream under way.
@@ -297,6 +300,8 @@ struct Stream {
     window: i64,
     /// The body still to send, when it did not fit the windows.
     body: Option<Body>,
+    /// A gRPC call's messages and status as they come.
+    grpc: grpc::Call,
 }
 
 /// The streams under way on a connection, by id. Their states sit in a slab whose places are reused (a connection
@@ -423,6 +428,7 @@ impl State {
             keep: false,
             kept_bytes: 0,
             pad_unread: None,
+            grpc: false,
         }
     }
 
@@ -572,6 +578,7 @@ impl H2Conn {
     fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize) -> Rc<H2Conn> {
         let mut state = State::new(streams, ctx.shared.plan.max_line);
         state.keep = ctx.script.wants_message();
+        state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
         tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
@@ -867,7 +874,7 @@ impl H2Conn {
                 if !frame_fits(&mut st, &head) {
                     break;
                 }
-                if head.kind == frame::DATA && !st.keep {
+                if head.kind == frame::DATA && !st.keep && !st.grpc {
                     let (have, first) = (partial.len() - frame::HEAD, partial.get(frame::HEAD).copied());
                     partial.clear();
                     st.partial = partial;
@@ -894,7 +901,7 @@ impl H2Conn {
             if !frame_fits(&mut st, &head) {
                 break;
             }
-            if head.kind == frame::DATA && !st.keep {
+            if head.kind == frame::DATA && !st.keep && !st.grpc {
                 let have = head.len.min(data.len() - frame::HEAD);
                 let first = (have > 0).then(|| data[frame::HEAD]);
                 data = &data[frame::HEAD + have..];
@@ -991,7 +998,18 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
         }
         return;
     }
-    st.finish(id, Outcome::Answer(Answer { status, keep_alive: true }));
+    let outcome = answered(st, id, status);
+    st.finish(id, outcome);
+}
+
+/// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status, else by `status`.
+fn answered(st: &State, id: u32, status: u16) -> Outcome {
+    if st.grpc
+        && let Some(Err(f)) = st.streams.get(&id).map(|s| s.grpc.verdict(status))
+    {
+        return Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe()));
+    }
+    Outcome::Answer(Answer { status, keep_alive: true })
 }
 
 /// Any frame but DATA, whole.
@@ -1004,12 +1022,19 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
             };
             // Each body is kept up to MOST_KEPT_BODY as an HTTP/1.1 answer's is, and a connection's together up to
             // KEPT_PER_CONNECTION: its streams are read side by side, and a server may answer each with gigabytes.
-            let body = &payload[range];
+            let body = &payload[range.clone()];
             let body = &body[..body.len().min(KEPT_PER_CONNECTION.saturating_sub(st.kept_bytes))];
             if let Some(k) = st.streams.get_mut(&head.stream).and_then(|s| s.kept.as_mut()) {
                 let before = k.body.len();
                 k.body(body);
                 st.kept_bytes += k.body.len() - before;
+            }
+            if st.grpc
+                && let Some(Err(f)) = st.streams.get_mut(&head.stream).map(|s| s.grpc.reader.feed(&payload[range]))
+            {
+                // A message the client cannot take ends the call now, rather than waiting for what it announced.
+                frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
+                st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
             }
             data_start(st, head, head.len, payload.first().copied());
         }
@@ -1179,8 +1204,12 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     let mut decoded = 0u64;
     let mut fields = Vec::new();
     let keep = st.keep;
+    let mut call = st.grpc.then(|| st.streams.get_mut(&id).map(|s| &mut s.grpc)).flatten();
     let result = st.decoder.decode(&block, |name, value| {
         decoded += (name.len() + value.len()) as u64;
+        if let Some(c) = call.as_mut() {
+            c.field(name, value);
+        }
         if keep && !name.starts_with(b":") {
             fields.push((String::from_utf8_lossy(name).into_owned(), value.to_vec()));
         }
@@ -1221,7 +1250,8 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     }
     if end_stream {
         let status = s.status;
-        st.finish(id, Outcome::Answer(Answer { status, keep_alive: true }));
+        let outcome = answered(st, id, status);
+        st.finish(id, outcome);
     }
 }
 

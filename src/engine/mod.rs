@@ -415,7 +415,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
-    if plan.protocol == crate::protocol::Protocol::Http2 {
+    if plan.protocol.over_http2() {
         return h2::preflight(plan);
     }
     // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
@@ -719,7 +719,7 @@ fn set_nofile_soft(soft: u64, hard: u64) -> bool {
 pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&mut Window)) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
-    let http2 = plan.protocol == crate::protocol::Protocol::Http2;
+    let http2 = plan.protocol.over_http2();
     let tls =
         plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector_for(plan.insecure, http2));
     let shared =

@@ -79,11 +79,51 @@ pub enum ErrorKind {
     RstHttp11Required,
     /// HTTP/2: the server reset the stream with an error code RFC 9113 does not define.
     RstOther,
+    /// gRPC: the call ended with grpc-status CANCELLED (1).
+    GrpcCancelled,
+    /// gRPC: the call ended with grpc-status UNKNOWN (2).
+    GrpcUnknown,
+    /// gRPC: the call ended with grpc-status INVALID_ARGUMENT (3).
+    GrpcInvalidArgument,
+    /// gRPC: the call ended with grpc-status DEADLINE_EXCEEDED (4).
+    GrpcDeadlineExceeded,
+    /// gRPC: the call ended with grpc-status NOT_FOUND (5).
+    GrpcNotFound,
+    /// gRPC: the call ended with grpc-status ALREADY_EXISTS (6).
+    GrpcAlreadyExists,
+    /// gRPC: the call ended with grpc-status PERMISSION_DENIED (7).
+    GrpcPermissionDenied,
+    /// gRPC: the call ended with grpc-status RESOURCE_EXHAUSTED (8).
+    GrpcResourceExhausted,
+    /// gRPC: the call ended with grpc-status FAILED_PRECONDITION (9).
+    GrpcFailedPrecondition,
+    /// gRPC: the call ended with grpc-status ABORTED (10).
+    GrpcAborted,
+    /// gRPC: the call ended with grpc-status OUT_OF_RANGE (11).
+    GrpcOutOfRange,
+    /// gRPC: the call ended with grpc-status UNIMPLEMENTED (12).
+    GrpcUnimplemented,
+    /// gRPC: the call ended with grpc-status INTERNAL (13).
+    GrpcInternal,
+    /// gRPC: the call ended with grpc-status UNAVAILABLE (14).
+    GrpcUnavailable,
+    /// gRPC: the call ended with grpc-status DATA_LOSS (15).
+    GrpcDataLoss,
+    /// gRPC: the call ended with grpc-status UNAUTHENTICATED (16).
+    GrpcUnauthenticated,
+    /// gRPC: the call ended with a grpc-status gRPC does not define (17 and above).
+    GrpcOther,
+    /// gRPC: the answer ended without a grpc-status (or with one that is no number).
+    GrpcNoStatus,
+    /// gRPC: an answer's HTTP status was not 200.
+    GrpcHttpStatus,
+    /// gRPC: a message's length prefix could not be taken (compressed, a bad flag, past the 4 MiB bound, cut short).
+    GrpcBadMessage,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 30] = [
+    pub const ALL: [ErrorKind; 50] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -114,6 +154,26 @@ impl ErrorKind {
         ErrorKind::RstInadequateSecurity,
         ErrorKind::RstHttp11Required,
         ErrorKind::RstOther,
+        ErrorKind::GrpcCancelled,
+        ErrorKind::GrpcUnknown,
+        ErrorKind::GrpcInvalidArgument,
+        ErrorKind::GrpcDeadlineExceeded,
+        ErrorKind::GrpcNotFound,
+        ErrorKind::GrpcAlreadyExists,
+        ErrorKind::GrpcPermissionDenied,
+        ErrorKind::GrpcResourceExhausted,
+        ErrorKind::GrpcFailedPrecondition,
+        ErrorKind::GrpcAborted,
+        ErrorKind::GrpcOutOfRange,
+        ErrorKind::GrpcUnimplemented,
+        ErrorKind::GrpcInternal,
+        ErrorKind::GrpcUnavailable,
+        ErrorKind::GrpcDataLoss,
+        ErrorKind::GrpcUnauthenticated,
+        ErrorKind::GrpcOther,
+        ErrorKind::GrpcNoStatus,
+        ErrorKind::GrpcHttpStatus,
+        ErrorKind::GrpcBadMessage,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -149,6 +209,26 @@ impl ErrorKind {
             ErrorKind::RstInadequateSecurity => "rst_stream_inadequate_security",
             ErrorKind::RstHttp11Required => "rst_stream_http_1_1_required",
             ErrorKind::RstOther => "rst_stream_other",
+            ErrorKind::GrpcCancelled => "grpc_cancelled",
+            ErrorKind::GrpcUnknown => "grpc_unknown",
+            ErrorKind::GrpcInvalidArgument => "grpc_invalid_argument",
+            ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
+            ErrorKind::GrpcNotFound => "grpc_not_found",
+            ErrorKind::GrpcAlreadyExists => "grpc_already_exists",
+            ErrorKind::GrpcPermissionDenied => "grpc_permission_denied",
+            ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",
+            ErrorKind::GrpcFailedPrecondition => "grpc_failed_precondition",
+            ErrorKind::GrpcAborted => "grpc_aborted",
+            ErrorKind::GrpcOutOfRange => "grpc_out_of_range",
+            ErrorKind::GrpcUnimplemented => "grpc_unimplemented",
+            ErrorKind::GrpcInternal => "grpc_internal",
+            ErrorKind::GrpcUnavailable => "grpc_unavailable",
+            ErrorKind::GrpcDataLoss => "grpc_data_loss",
+            ErrorKind::GrpcUnauthenticated => "grpc_unauthenticated",
+            ErrorKind::GrpcOther => "grpc_other",
+            ErrorKind::GrpcNoStatus => "grpc_no_status",
+            ErrorKind::GrpcHttpStatus => "grpc_http_status",
+            ErrorKind::GrpcBadMessage => "grpc_bad_message",
         }
     }
 
@@ -190,6 +270,26 @@ impl ErrorKind {
             ErrorKind::RstInadequateSecurity => "stream reset by the server (INADEQUATE_SECURITY)",
             ErrorKind::RstHttp11Required => "stream reset by the server (HTTP_1_1_REQUIRED)",
             ErrorKind::RstOther => "stream reset by the server (an unknown code)",
+            ErrorKind::GrpcCancelled => "gRPC status CANCELLED",
+            ErrorKind::GrpcUnknown => "gRPC status UNKNOWN",
+            ErrorKind::GrpcInvalidArgument => "gRPC status INVALID_ARGUMENT",
+            ErrorKind::GrpcDeadlineExceeded => "gRPC status DEADLINE_EXCEEDED",
+            ErrorKind::GrpcNotFound => "gRPC status NOT_FOUND",
+            ErrorKind::GrpcAlreadyExists => "gRPC status ALREADY_EXISTS",
+            ErrorKind::GrpcPermissionDenied => "gRPC status PERMISSION_DENIED",
+            ErrorKind::GrpcResourceExhausted => "gRPC status RESOURCE_EXHAUSTED",
+            ErrorKind::GrpcFailedPrecondition => "gRPC status FAILED_PRECONDITION",
+            ErrorKind::GrpcAborted => "gRPC status ABORTED",
+            ErrorKind::GrpcOutOfRange => "gRPC status OUT_OF_RANGE",
+            ErrorKind::GrpcUnimplemented => "gRPC status UNIMPLEMENTED",
+            ErrorKind::GrpcInternal => "gRPC status INTERNAL",
+            ErrorKind::GrpcUnavailable => "gRPC status UNAVAILABLE",
+            ErrorKind::GrpcDataLoss => "gRPC status DATA_LOSS",
+            ErrorKind::GrpcUnauthenticated => "gRPC status UNAUTHENTICATED",
+            ErrorKind::GrpcOther => "gRPC status gRPC does not define",
+            ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status",
+            ErrorKind::GrpcHttpStatus => "gRPC answer with an HTTP status other than 200",
+            ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
         }
     }
 
@@ -206,13 +306,34 @@ impl ErrorKind {
             _ => ErrorKind::RstOther,
         }
     }
+
+    /// The kind of a gRPC call's fault: a status by its name (codes 1-16 are the kinds from `GrpcCancelled` on, in
+    /// order), the others apart.
+    pub fn grpc(fault: &crate::protocol::grpc::Fault) -> ErrorKind {
+        use crate::protocol::grpc::Fault;
+        let first = ErrorKind::GrpcCancelled.index();
+        match fault {
+            Fault::Status(code @ 1..=16, _) => ErrorKind::ALL[first + *code as usize - 1],
+            Fault::Status(..) => ErrorKind::GrpcOther,
+            Fault::NoStatus => ErrorKind::GrpcNoStatus,
+            Fault::HttpStatus(_) => ErrorKind::GrpcHttpStatus,
+            Fault::BadMessage(_) => ErrorKind::GrpcBadMessage,
+        }
+    }
 }
 
 /// Counts by error kind, keeping the first message of each kind as a sample.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ErrorTally {
     counts: [u64; ErrorKind::ALL.len()],
     samples: [Option<String>; ErrorKind::ALL.len()],
+}
+
+// By hand: std derives Default for arrays of at most 32.
+impl Default for ErrorTally {
+    fn default() -> Self {
+        Self { counts: [0; ErrorKind::ALL.len()], samples: std::array::from_fn(|_| None) }
+    }
 }
 
 impl ErrorTally {
@@ -899,6 +1020,19 @@ fn micros(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grpc_status_is_counted_under_its_own_name_and_other_faults_apart() {
+        use crate::protocol::grpc::{Fault, STATUS_NAMES};
+        for code in 1..=16u32 {
+            let kind = ErrorKind::grpc(&Fault::Status(code, None));
+            assert_eq!(kind.key(), format!("grpc_{}", STATUS_NAMES[code as usize].to_ascii_lowercase()));
+        }
+        assert_eq!(ErrorKind::grpc(&Fault::Status(17, None)), ErrorKind::GrpcOther);
+        assert_eq!(ErrorKind::grpc(&Fault::NoStatus), ErrorKind::GrpcNoStatus);
+        assert_eq!(ErrorKind::grpc(&Fault::HttpStatus(503)), ErrorKind::GrpcHttpStatus);
+        assert_eq!(ErrorKind::grpc(&Fault::BadMessage(String::new())), ErrorKind::GrpcBadMessage);
+    }
 
     #[test]
     fn all_lists_every_kind_in_enum_order_with_distinct_keys() {

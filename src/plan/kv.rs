@@ -10,7 +10,7 @@ use crate::cli::args::{KvArgs, KvSweep, LoadArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
-use crate::target::{Endpoint, Scheme, split_host_port};
+use crate::target::{Endpoint, Scheme, percent_decode, split_host_port};
 use crate::workload::Workload;
 use crate::workload::command::{Command, Mix, WordKey};
 use crate::workload::keys::KeyPattern;
@@ -87,8 +87,10 @@ fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     }
     // Percent-decoded, as redis-cli and the client libraries read them (`p%2Fss` is `p/ss`).
     let auth = userinfo.map(|u| match u.split_once(':') {
-        Some((user, pass)) => (Some(percent_decode(user)).filter(|u| !u.is_empty()), percent_decode(pass)),
-        None => (None, percent_decode(u)),
+        Some((user, pass)) => {
+            (Some(percent_decode(user.as_bytes())).filter(|u| !u.is_empty()), percent_decode(pass.as_bytes()))
+        }
+        None => (None, percent_decode(u.as_bytes())),
     });
     let db = if path.is_empty() {
         None
@@ -101,27 +103,6 @@ fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
     let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
     Ok(KvUrl { protocol, endpoint, auth, db })
-}
-
-/// `%XX` sequences decoded; anything else kept as it is.
-fn percent_decode(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The AUTH and SELECT a URL asks for, as one greeting.

@@ -2,6 +2,7 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+mod grpc;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
@@ -263,6 +264,9 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 impl RequestSet {
     /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
+        // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
+        let grpc = grpc::prepare(a)?;
+        let a = grpc.as_ref().map_or(a, |g| &g.args);
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let max_line = flag_max_line(&a.max_line)?;
@@ -290,6 +294,7 @@ impl RequestSet {
             UsageError::new(format!("--ok-status '{}': {why}; write codes and ranges like 200-299,304", a.ok_status))
         })?;
         let body: Vec<u8> = match (&a.body, &a.body_file) {
+            _ if grpc.is_some() => grpc.as_ref().map(|g| g.body.clone()).unwrap_or_default(),
             (Some(b), _) => b.clone().into_bytes(),
             (None, Some(path)) => read_body_file(path)?,
             (None, None) => Vec::new(),
@@ -413,12 +418,16 @@ impl RequestSet {
             max_line,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
-            targets,
+            targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
             body_bytes: body.len(),
             ok_status,
             warnings,
             wait,
-            protocol: if a.http2 { Protocol::Http2 } else { Protocol::Http },
+            protocol: match (&grpc, a.http2) {
+                (Some(_), _) => Protocol::Grpc,
+                (None, true) => Protocol::Http2,
+                (None, false) => Protocol::Http,
+            },
             greeting: None,
             workload: None,
             pipeline: 1,
@@ -967,8 +976,8 @@ impl RunPlan {
             start_at: None,
             source_address: None,
             sweep: None,
-            http_version: (set.protocol == Protocol::Http2).then(|| "2".to_string()),
-            streams: (set.protocol == Protocol::Http2).then_some(set.streams),
+            http_version: set.protocol.over_http2().then(|| "2".to_string()),
+            streams: set.protocol.over_http2().then_some(set.streams),
             ramp: None,
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),

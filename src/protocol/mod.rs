@@ -4,6 +4,7 @@
 //! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
 
 mod framing;
+pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod memcache;
@@ -22,6 +23,8 @@ pub enum Protocol {
     Resp,
     /// memcached's text protocol.
     Memcache,
+    /// gRPC unary calls (grpc://): HTTP/2 requests whose answers are judged by their grpc-status.
+    Grpc,
 }
 
 impl Protocol {
@@ -31,7 +34,13 @@ impl Protocol {
             Protocol::Http | Protocol::Http2 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcache",
+            Protocol::Grpc => "grpc",
         }
+    }
+
+    /// Spoken on the engine's HTTP/2 connections (engine/h2.rs).
+    pub fn over_http2(self) -> bool {
+        matches!(self, Protocol::Http2 | Protocol::Grpc)
     }
 
     /// The name the result document records.
@@ -41,6 +50,7 @@ impl Protocol {
             Protocol::Http | Protocol::Http2 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcached",
+            Protocol::Grpc => "grpc",
         }
     }
 }
@@ -63,7 +73,7 @@ impl Protocol {
     /// the plan names already. Read only when a request enters the slowest list, so the hot path never parses.
     pub fn command_and_key(self, request: &[u8]) -> Option<CommandKey> {
         let (command, key) = match self {
-            Protocol::Http | Protocol::Http2 => return None,
+            Protocol::Http | Protocol::Http2 | Protocol::Grpc => return None,
             Protocol::Resp => resp::command_and_key(request)?,
             Protocol::Memcache => memcache::command_and_key(request)?,
         };
@@ -116,7 +126,7 @@ impl AnyDecoder {
         match protocol {
             // HTTP/2's answers are read by the engine's connection task (engine/h2.rs); the HTTP decoder only words
             // an error status for the sample.
-            Protocol::Http | Protocol::Http2 => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
+            Protocol::Http | Protocol::Http2 | Protocol::Grpc => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
             Protocol::Resp => AnyDecoder::Resp(resp::RespDecoder::new(max_line)),
             Protocol::Memcache => AnyDecoder::Memcache(memcache::MemcacheDecoder::new(max_line)),
         }

@@ -1,0 +1,292 @@
+//! gRPC's flags -> the HTTP/2 request a unary call is: `--call` found in the `--proto` file's services (parsed
+//! in-process by protox), the `--body` JSON turned into the request message through its descriptor (prost-reflect)
+//! and framed once, before the load; `POST /package.Service/Method` with gRPC's headers and `-H`'s metadata.
+
+use std::path::Path;
+
+use prost_reflect::prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+
+use crate::cli::args::RequestArgs;
+use crate::error::UsageError;
+use crate::protocol::grpc;
+
+/// A run's gRPC call, as the HTTP/2 request plan reads it.
+pub struct GrpcRequest {
+    /// The request flags as HTTP/2's: POST to `http://HOST:PORT/package.Service/Method`, gRPC's headers added.
+    pub args: RequestArgs,
+    /// The request message, framed (its 5-byte length prefix first).
+    pub body: Vec<u8>,
+    /// The URLs as the user wrote them (`grpc://...`), for the document.
+    pub targets: Vec<String>,
+}
+
+fn is_grpc(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("grpc://") || lower.starts_with("grpcs://")
+}
+
+/// The gRPC call of `a`, when its URLs are grpc:// ones; bad input is one line naming the flag.
+pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
+    let grpc_urls = a.urls.iter().filter(|u| is_grpc(u)).count();
+    if grpc_urls == 0 {
+        if a.call.is_some() {
+            return Err(UsageError::new("--call names a gRPC method: give a grpc://HOST:PORT URL to call it on"));
+        }
+        return Ok(None);
+    }
+    if grpc_urls != a.urls.len() {
+        return Err(UsageError::new("grpc:// URLs with others: a run calls gRPC or sends HTTP, not both"));
+    }
+    let apart = [
+        (a.hosts.is_some(), "--hosts"),
+        (a.patterns.is_some(), "--patterns"),
+        (a.script.is_some(), "--script"),
+        (a.data.is_some(), "--data"),
+        (a.body.as_deref().is_some_and(|b| b.contains("{{")), "{{...}} templates in --body"),
+    ];
+    if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
+        return Err(UsageError::new(format!(
+            "{flag} with a grpc:// URL: not supported for gRPC yet (docs/grpc.md); give one message with --body"
+        )));
+    }
+    let Some(call) = a.call.as_deref() else {
+        return Err(UsageError::new(
+            "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
+        ));
+    };
+    let Some(proto) = a.proto.as_deref() else {
+        return Err(UsageError::new(format!(
+            "--call '{call}': give the service's .proto file with --proto FILE (server reflection is not supported \
+             yet)"
+        )));
+    };
+    let pool = compile(proto, &a.import_path)?;
+    let method = find_method(&pool, call, proto)?;
+    let json = match (&a.body, &a.body_file) {
+        (Some(b), _) => b.clone(),
+        (None, Some(path)) => {
+            let bytes = crate::bounded::read(path, crate::bounded::BODY)
+                .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))?;
+            String::from_utf8(bytes).map_err(|_| {
+                UsageError::new(format!(
+                    "--body-file '{}': not UTF-8 text; a gRPC message is given as JSON",
+                    path.display()
+                ))
+            })?
+        }
+        (None, None) => "{}".to_string(),
+    };
+    let flag = if a.body.is_some() || a.body_file.is_none() {
+        "--body".to_string()
+    } else {
+        format!(
+            "--body-file '{}'",
+            a.body_file.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+        )
+    };
+    let message = encode_json(&method, &json).map_err(|e| UsageError::new(format!("{flag}: {e}")))?;
+    let timeout = super::flag_timeout("--timeout", &a.timeout)?;
+
+    let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+    let mut args = a.clone();
+    args.urls = a.urls.iter().map(|u| http_url(u, &path)).collect::<Result<_, _>>()?;
+    args.method = "POST".into();
+    args.http2 = true;
+    args.body = None;
+    args.body_file = None;
+    for (name, value) in [
+        ("content-type", "application/grpc".to_string()),
+        ("te", "trailers".into()),
+        ("grpc-timeout", grpc::timeout_header(timeout)),
+    ] {
+        if !a.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case(name))) {
+            args.headers.push(format!("{name}: {value}"));
+        }
+    }
+    let targets =
+        a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
+    Ok(Some(GrpcRequest { args, body: grpc::frame_message(&message), targets }))
+}
+
+/// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path.
+fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
+    let shown = crate::target::shown(url);
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    if scheme.eq_ignore_ascii_case("grpcs") {
+        return Err(UsageError::new(format!(
+            "URL '{shown}': grpcs:// (gRPC over TLS) is not supported yet; call a plaintext (h2c) server with grpc://"
+        )));
+    }
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if authority.is_empty() || authority.contains(['/', '?', '#']) {
+        return Err(UsageError::new(format!(
+            "URL '{shown}': a gRPC target is grpc://HOST:PORT, without a path (the method is --call's)"
+        )));
+    }
+    Ok(format!("http://{authority}{path}"))
+}
+
+/// The `--proto` file and its imports parsed; an error names the file, line and column.
+fn compile(proto: &Path, import_path: &[std::path::PathBuf]) -> Result<DescriptorPool, UsageError> {
+    let own_dir = proto.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut includes = vec![own_dir.to_path_buf()];
+    includes.extend(import_path.iter().cloned());
+    let shown = proto.display();
+    if !proto.is_file() {
+        return Err(UsageError::new(format!("--proto '{shown}': no such file; give the service's .proto file")));
+    }
+    let mut compiler = protox::Compiler::new(&includes)
+        .map_err(|e| UsageError::new(format!("--proto '{shown}': {}", one_line(&e.to_string()))))?;
+    compiler.include_imports(true);
+    let file = proto.file_name().map(Path::new).unwrap_or(proto);
+    compiler.open_file(file).map_err(|e| UsageError::new(format!("--proto {}", located(&e, &shown.to_string()))))?;
+    Ok(compiler.descriptor_pool())
+}
+
+/// protox's error as `FILE:LINE:COL: what`, where it points into a file (its first label), else `'FILE': what`.
+fn located(e: &protox::Error, proto: &str) -> String {
+    use miette::Diagnostic;
+    let what = one_line(&e.to_string());
+    let at = e.source_code().zip(e.labels().and_then(|mut l| l.next())).and_then(|(source, label)| {
+        let span = source.read_span(label.inner(), 0, 0).ok()?;
+        let name = span.name().map(String::from).or_else(|| e.file().map(String::from))?;
+        Some(format!("{name}:{}:{}", span.line() + 1, span.column() + 1))
+    });
+    match at {
+        Some(at) => format!("{at}: {what}"),
+        None => format!("'{}': {what}", e.file().unwrap_or(proto)),
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`.
+fn find_method(pool: &DescriptorPool, call: &str, proto: &Path) -> Result<MethodDescriptor, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
+    let (service, method) = call
+        .trim_start_matches('/')
+        .rsplit_once('/')
+        .or_else(|| call.rsplit_once('.'))
+        .ok_or_else(|| bad("write it as package.Service/Method".into()))?;
+    let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
+    let Some(svc) = pool.get_service_by_name(service) else {
+        let known = if services.is_empty() { "none".into() } else { services.join(", ") };
+        return Err(bad(format!("no service '{service}' in {} (its services: {known})", proto.display())));
+    };
+    let Some(m) = svc.methods().find(|m| m.name() == method) else {
+        let known: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
+        return Err(bad(format!("no method '{method}' in service {service} (its methods: {})", known.join(", "))));
+    };
+    if m.is_client_streaming() || m.is_server_streaming() {
+        return Err(bad("a streaming method: only unary calls are supported yet (docs/grpc.md)".into()));
+    }
+    Ok(m)
+}
+
+/// The method's request message from JSON (proto3's JSON mapping): an unknown field or a wrong type is an error
+/// naming it, with the line and column in the JSON.
+fn encode_json(method: &MethodDescriptor, json: &str) -> Result<Vec<u8>, String> {
+    let input = method.input();
+    let mut de = serde_json::Deserializer::from_str(json);
+    let message = DynamicMessage::deserialize(input.clone(), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| format!("{e}, for message {} of {}", input.full_name(), method.full_name()))?;
+    Ok(message.encode_to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello_proto(dir: &Path) -> std::path::PathBuf {
+        let path = dir.join("hello.proto");
+        std::fs::write(
+            &path,
+            "syntax = \"proto3\";\npackage helloworld;\nservice Greeter {\n  rpc SayHello (HelloRequest) returns \
+             (HelloReply);\n  rpc Lots (HelloRequest) returns (stream HelloReply);\n}\nmessage HelloRequest { string \
+             name = 1; int32 times = 2; }\nmessage HelloReply { string message = 1; }\n",
+        )
+        .unwrap();
+        path
+    }
+
+    fn args(dir: &Path, call: &str, body: &str) -> RequestArgs {
+        RequestArgs {
+            urls: vec!["grpc://127.0.0.1:50051".into()],
+            method: "GET".into(),
+            timeout: "5s".into(),
+            call: Some(call.into()),
+            proto: Some(hello_proto(dir)),
+            body: Some(body.into()),
+            ..RequestArgs::default()
+        }
+    }
+
+    #[test]
+    fn a_call_is_a_post_of_the_framed_message_with_grpcs_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        for call in ["helloworld.Greeter/SayHello", "helloworld.Greeter.SayHello"] {
+            let g = prepare(&args(dir.path(), call, r#"{"name":"x","times":3}"#)).unwrap().unwrap();
+            assert_eq!(g.args.urls, ["http://127.0.0.1:50051/helloworld.Greeter/SayHello"]);
+            assert_eq!(g.args.method, "POST");
+            assert!(g.args.http2);
+            // Field 1 (string "x"), field 2 (varint 3), after the uncompressed flag and the length 5.
+            assert_eq!(g.body, [0, 0, 0, 0, 5, 0x0a, 1, b'x', 0x10, 3]);
+            for h in ["content-type: application/grpc", "te: trailers", "grpc-timeout: 5000m"] {
+                assert!(g.args.headers.iter().any(|x| x == h), "{h} in {:?}", g.args.headers);
+            }
+        }
+    }
+
+    fn refused(a: &RequestArgs) -> String {
+        match prepare(a) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    #[test]
+    fn bad_input_is_one_line_naming_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let unknown_field = refused(&args(dir.path(), "helloworld.Greeter/SayHello", r#"{"nmae":"x"}"#));
+        assert!(unknown_field.starts_with("--body: ") && unknown_field.contains("nmae"), "{unknown_field}");
+        let wrong_type = refused(&args(dir.path(), "helloworld.Greeter/SayHello", r#"{"times":"many"}"#));
+        assert!(wrong_type.contains("line 1 column"), "{wrong_type}");
+        let no_method = refused(&args(dir.path(), "helloworld.Greeter/SayBye", "{}"));
+        assert!(no_method.contains("no method 'SayBye'") && no_method.contains("SayHello"), "{no_method}");
+        let no_service = refused(&args(dir.path(), "helloworld.Nobody/SayHello", "{}"));
+        assert!(no_service.contains("helloworld.Greeter"), "{no_service}");
+        let streaming = refused(&args(dir.path(), "helloworld.Greeter/Lots", "{}"));
+        assert!(streaming.contains("streaming"), "{streaming}");
+        let mut tls = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        tls.urls = vec!["grpcs://127.0.0.1:50051".into()];
+        let tls = refused(&tls);
+        assert!(tls.contains("grpcs:// (gRPC over TLS) is not supported yet"), "{tls}");
+        let mut http = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        http.urls = vec!["http://127.0.0.1:8080/".into()];
+        let http = refused(&http);
+        assert!(http.starts_with("--call names a gRPC method"), "{http}");
+        let mut templated = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"{{seq}}"}"#);
+        templated.urls = vec!["grpc://127.0.0.1:50051".into()];
+        let templated = refused(&templated);
+        assert!(templated.contains("not supported for gRPC yet"), "{templated}");
+        for e in [unknown_field, wrong_type, no_method, no_service, streaming, tls, http, templated] {
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_proto_that_does_not_parse_is_named_by_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        let bad = dir.path().join("bad.proto");
+        std::fs::write(&bad, "syntax = \"proto3\";\nmessage M {\n  strin name = 1;\n  int32 = 2;\n}\n").unwrap();
+        a.proto = Some(bad);
+        let e = refused(&a);
+        assert!(e.starts_with("--proto bad.proto:4:"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

@@ -1,0 +1,278 @@
+//! gRPC unary calls against a real gRPC server no one here wrote (Python's grpcio, tests/grpc_server.py, on a
+//! loopback port its kernel picks): exact call counts on both sides, a status other than OK counted under its name,
+//! bad input refused before any load.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use common::{hakaru, write_in};
+
+const PROTO: &str = r#"syntax = "proto3";
+package helloworld;
+service Greeter {
+  rpc SayHello (HelloRequest) returns (HelloReply);
+  rpc Fail (HelloRequest) returns (HelloReply);
+}
+message HelloRequest { string name = 1; int32 times = 2; }
+message HelloReply { string message = 1; }
+"#;
+
+/// The Python server: its port, and its counters read through its stdin and stdout.
+struct Greeter {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    port: u16,
+}
+
+/// A python3 that has grpcio: Debian's (scripts/test.sh installs python3-grpcio) when another python3 (pyenv's)
+/// comes first in PATH.
+fn python() -> &'static str {
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| Command::new(p).args(["-c", "import grpc"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success()))
+        .expect("a python3 with grpcio (scripts/test.sh installs python3-grpcio)")
+}
+
+impl Greeter {
+    fn start() -> Greeter {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/grpc_server.py");
+        let mut child = Command::new(python())
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the gRPC server starts");
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        // The server says its port once it listens: the line is the event waited for (bounded by the test's own
+        // watchdog: a server that dies closes the pipe, and the read ends).
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+            panic!("the gRPC server did not say its port: {line:?}");
+        });
+        Greeter { child, stdin, stdout, port }
+    }
+
+    fn url(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.port)
+    }
+
+    /// Calls seen by the server, by method.
+    fn count(&mut self, method: &str) -> u64 {
+        writeln!(self.stdin.as_mut().unwrap(), "count").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let counts: serde_json::Value = serde_json::from_str(line.trim().strip_prefix("count ").unwrap()).unwrap();
+        counts[method].as_u64().unwrap_or(0)
+    }
+}
+
+impl Drop for Greeter {
+    fn drop(&mut self) {
+        // Closing its stdin stops it; killed besides, in case it is stuck.
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `hakaru run` calling `method` at `url` with the message `body`, the .proto written to a temporary directory;
+/// `load` says how many calls and how.
+fn call(url: &str, method: &str, body: &str, load: &[&str]) -> common::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let mut args = vec!["run", "--no-monitor", url, "--call", method, "--proto", &proto, "-b", body];
+    args.extend_from_slice(load);
+    hakaru(&args)
+}
+
+#[test]
+fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
+    let mut server = Greeter::start();
+    let load = ["-n", "1000", "-c", "2", "--streams", "8", "-H", "x-hakaru: 1"];
+    let out = call(&server.url(), "helloworld.Greeter/SayHello", r#"{"name":"x"}"#, &load);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["requests"], 1000, "{step}");
+    assert_eq!(step["ok"], 1000, "{step}");
+    assert_eq!(out.status_count("200"), 1000);
+    assert_eq!(server.count("SayHello"), 1000);
+    assert_eq!(server.count("SayHello with metadata"), 1000, "-H is sent as metadata");
+    assert_eq!(server.count("SayHello with a deadline"), 1000, "--timeout is sent as grpc-timeout");
+    assert_eq!(step["protocol"], "grpc");
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_status_other_than_ok_is_counted_under_its_name_not_as_success() {
+    let mut server = Greeter::start();
+    let load = ["-n", "50", "-c", "1", "--streams", "4"];
+    // ghz's spelling of the method, with a dot.
+    let out = call(&server.url(), "helloworld.Greeter.Fail", r#"{"name":"UNAVAILABLE"}"#, &load);
+    let step = out.step();
+    assert_eq!(step["requests"], 50, "{step}");
+    assert_eq!(step["ok"], 0, "{step}");
+    assert_eq!(out.error_count("grpc_unavailable"), 50, "{step}");
+    assert!(out.stdout.contains("UNAVAILABLE"), "{}", out.stdout);
+    assert_eq!(server.count("Fail"), 50);
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn bad_input_is_refused_before_any_call_with_exit_code_2() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let bad_proto = write_in(&dir, "bad.proto", "syntax = \"proto3\";\nmessage M {\n  int32 = 2;\n}\n");
+    let url = server.url();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &proto, "-b", r#"{"nmae":"x"}"#], "nmae"),
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &proto, "-b", r#"{"times":"x"}"#], "--body"),
+        (&["--call", "helloworld.Greeter/Nope", "--proto", &proto], "no method 'Nope'"),
+        (&["--call", "helloworld.Greeter/SayHello", "--proto", &bad_proto], "bad.proto:3:"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["run", "-n", "10", "--no-monitor", url.as_str()];
+        args.extend_from_slice(extra);
+        let out = hakaru(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+    assert_eq!(server.count("SayHello"), 0, "no call was made");
+}
+
+/// What the hostile gRPC peer answers each call with.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// `:status 200`, then a message announcing 2^32-1 bytes, and nothing more.
+    HugePrefix,
+    /// `:status 200`, a whole message, the stream ended without trailers.
+    NoStatus,
+    /// `:status 404` ending the stream (a trailers-only answer without grpc-status).
+    NotFound,
+    /// `:status 200`, a whole message, and trailers that never come.
+    NoTrailers,
+    /// `:status 200`, a message cut in three DATA frames, trailers `grpc-status: 0`.
+    CutOk,
+}
+
+fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
+    let len = (payload.len() as u32).to_be_bytes();
+    [&len[1..], &[kind, flags], id, payload].concat()
+}
+
+/// A raw-TCP HTTP/2 peer answering every HEADERS frame (a call) with `answer`.
+fn hostile(answer: Answer) -> common::hostile::Hostile {
+    use std::io::Read;
+    common::hostile::Hostile::start(move |mut s| {
+        let mut preface = [0u8; 24];
+        if s.read_exact(&mut preface).is_err() {
+            return;
+        }
+        let _ = s.write_all(&frame(4, 0, &[0; 4], &[]));
+        loop {
+            let mut head = [0u8; 9];
+            if s.read_exact(&mut head).is_err() {
+                return;
+            }
+            let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            if s.read_exact(&mut payload).is_err() {
+                return;
+            }
+            if head[3] != 1 {
+                continue;
+            }
+            let id = &head[5..9];
+            // HPACK: 0x88 is `:status 200`, 0x8d `:status 404` (static table); grpc-status as a literal.
+            let ok = frame(1, 4, id, &[0x88]);
+            let message = [0u8, 0, 0, 0, 3, 0x0a, 1, b'x'];
+            let status0 = frame(1, 5, id, &[&[0u8, 11][..], b"grpc-status", &[1], b"0"].concat());
+            let reply = match answer {
+                Answer::HugePrefix => [ok, frame(0, 0, id, &[0, 0xff, 0xff, 0xff, 0xff])].concat(),
+                Answer::NoStatus => [ok, frame(0, 1, id, &message)].concat(),
+                Answer::NotFound => frame(1, 5, id, &[0x8d]),
+                Answer::NoTrailers => [ok, frame(0, 0, id, &message)].concat(),
+                Answer::CutOk => [
+                    ok,
+                    frame(0, 0, id, &message[..2]),
+                    frame(0, 0, id, &message[2..6]),
+                    frame(0, 0, id, &message[6..]),
+                    status0,
+                ]
+                .concat(),
+            };
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
+    let run = |answer: Answer, timeout: &str| {
+        let peer = hostile(answer);
+        let load = ["-n", "20", "-c", "2", "--streams", "4", "--timeout", timeout];
+        call(&format!("grpc://{}", peer.addr), "helloworld.Greeter/SayHello", "{}", &load)
+    };
+    // Ended at once (RST_STREAM CANCEL), not after the 30 s it would take to wait for --timeout.
+    let out = run(Answer::HugePrefix, "30s");
+    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    let out = run(Answer::NoStatus, "30s");
+    assert_eq!(out.error_count("grpc_no_status"), 20, "{}", out.step());
+    let out = run(Answer::NotFound, "30s");
+    assert_eq!(out.error_count("grpc_http_status"), 20, "{}", out.step());
+    let out = run(Answer::NoTrailers, "1s");
+    assert_eq!(out.error_count("timeout"), 20, "{}", out.step());
+    let out = run(Answer::CutOk, "30s");
+    assert_eq!(out.step()["ok"], 20, "{}", out.step());
+}
+
+#[test]
+fn a_sweep_over_a_grpc_method_runs_each_step_as_run_does() {
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let json = dir.path().join("sweep.json");
+    let url = server.url();
+    let out = hakaru(&[
+        "sweep",
+        "-q",
+        "--clients",
+        "1,2",
+        "-d",
+        "300ms",
+        "--interval",
+        "0s",
+        "--no-monitor",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        &proto,
+        "-b",
+        "{}",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{doc}");
+    let mut calls = 0;
+    for step in steps {
+        assert_eq!(step["protocol"], "grpc", "{step}");
+        assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
+        assert_eq!(step["ok"], step["requests"], "{step}");
+        calls += step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
+    }
+    assert_eq!(server.count("SayHello"), calls, "every call the server saw is in a step");
+}
