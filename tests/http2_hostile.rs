@@ -78,16 +78,13 @@ fn bomb(repeats: usize) -> Vec<u8> {
     block
 }
 
-#[test]
-fn an_hpack_bomb_answering_a_scripts_response_is_header_list_too_large_in_bounded_memory_and_time() {
-    // Found by a hostile trial: 229 MB of headers per answer kept whole for response() (4.1 GB RSS), and answers
-    // 17 s late counted as successes despite --timeout 2s.
-    let server = Hostile::start(|mut s| {
+/// A peer that answers every request's HEADERS with the header `block` (HEADERS ending the stream, then
+/// CONTINUATIONs of 16 kB, the last ending the headers).
+fn answering(block: Vec<u8>) -> Hostile {
+    Hostile::start(move |mut s| {
         if !greet(&mut s) {
             return;
         }
-        // 60,000 references of 4 kB: 240 MB decoded from a 64 kB block (within --max-line).
-        let block = bomb(60_000);
         loop {
             let mut head = [0u8; 9];
             if s.read_exact(&mut head).is_err() {
@@ -102,7 +99,6 @@ fn an_hpack_bomb_answering_a_scripts_response_is_header_list_too_large_in_bounde
                 continue;
             }
             let id = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-            // HEADERS (END_STREAM) and CONTINUATIONs of 16 kB, the last with END_HEADERS.
             let pieces: Vec<&[u8]> = block.chunks(16_384).collect();
             let mut out = Vec::new();
             for (i, piece) in pieces.iter().enumerate() {
@@ -114,7 +110,15 @@ fn an_hpack_bomb_answering_a_scripts_response_is_header_list_too_large_in_bounde
                 return;
             }
         }
-    });
+    })
+}
+
+#[test]
+fn an_hpack_bomb_answering_a_scripts_response_is_header_list_too_large_in_bounded_memory_and_time() {
+    // Found by a hostile trial: 229 MB of headers per answer kept whole for response() (4.1 GB RSS), and answers
+    // 17 s late counted as successes despite --timeout 2s.
+    // 60,000 references of 4 kB: 240 MB decoded from a 64 kB block (within --max-line).
+    let server = answering(bomb(60_000));
     let dir = tempfile::tempdir().unwrap();
     let script = common::write_in(
         &dir,
@@ -164,4 +168,42 @@ fn a_settings_frame_longer_than_allowed_is_frame_size_and_its_connection_is_not_
     let opened = c["opened"].as_u64().unwrap();
     assert!((2..=60).contains(&opened), "{c}");
     assert!(c["reconnects"].as_u64().unwrap() > 0, "reopenings are counted: {c}");
+}
+
+#[test]
+fn an_answer_read_only_after_its_timeout_is_a_timeout_never_a_success() {
+    // Found by a hostile trial: answers whose reading ended past --timeout (the thread busy meanwhile) counted as
+    // successes. Here a response() that takes 300 ms holds the thread while the other stream's answer arrives.
+    let server = answering(vec![0x88]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = common::write_in(
+        &dir,
+        "slow.lua",
+        "function response(status, headers, body)\n  local t = os.clock()\n  while os.clock() - t < 0.3 do end\nend\n",
+    );
+    let url = server.url("http");
+    let args = [
+        "run",
+        "-q",
+        "--http2",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--streams",
+        "2",
+        "-d",
+        "3s",
+        "--timeout",
+        "100ms",
+        "-s",
+        &script,
+        &url,
+    ];
+    let (_, _, step, stderr) = run(&dir, &args);
+    assert!(step["requests"].as_u64().unwrap() > 2, "{stderr}");
+    // A success's latency runs from the moment its slot was ready, as its timeout does: none is past 100 ms (the
+    // margin takes in the time between the deadline's check and the record).
+    let max_us = step["latency"]["max"].as_u64().unwrap_or(0);
+    assert!(max_us < 200_000, "a success {max_us} µs late: {}", step["latency"]);
 }
