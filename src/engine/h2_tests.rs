@@ -325,3 +325,19 @@ fn a_frame_longer_than_allowed_before_settings_fails_the_connection_as_frame_siz
     // Kept for the slots waiting for the connection, and for the pause before the next.
     assert_eq!(st.failure.as_ref().map(|f| f.kind), Some(ErrorKind::FrameSize));
 }
+
+#[test]
+fn a_close_inside_a_frame_is_frame_size_and_a_close_between_frames_is_closed() {
+    let metrics = RefCell::new(StepMetrics::default());
+    // A HEADERS frame declaring 100 bytes, 3 of them sent, then the close.
+    let mut cut = frame_bytes(frame::HEADERS, frame::END_HEADERS, 1, &[0; 100]);
+    cut.truncate(frame::HEAD + 3);
+    let conn = open_conn();
+    conn.on_bytes(&metrics, &cut);
+    conn.peer_closed();
+    assert_eq!(failed_kind(&conn, 1), Some(ErrorKind::FrameSize));
+    assert_eq!(conn.state.borrow().failure.as_ref().map(|f| f.kind), Some(ErrorKind::FrameSize));
+    let conn = open_conn();
+    conn.peer_closed();
+    assert_eq!(failed_kind(&conn, 1), Some(ErrorKind::Closed));
+}
