@@ -277,6 +277,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     c.max_open = sum(|s| s.connections.max_open);
     c.opened = sum(|s| s.connections.opened);
     c.reconnects = sum(|s| s.connections.reconnects);
+    c.max_handing_over = sum(|s| s.connections.max_handing_over);
     out.load.connections = steps.iter().map(|s| s.load.connections).sum();
     out.load.threads = steps.iter().map(|s| s.load.threads).sum();
     out.load.rate = steps.iter().map(|s| s.load.rate).sum();

@@ -563,6 +563,14 @@ pub struct Connections {
     pub opened: u64,
     /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
     pub reconnects: u64,
+    /// HTTP/2: most connections at once that a GOAWAY was ending while they finished their streams, beside the
+    /// new ones opened in their place (not in `max_open`, which keeps to `-c`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_handing_over: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -704,6 +712,7 @@ impl StepResult {
                 max_open: m.max_open,
                 opened: m.connects,
                 reconnects: m.reconnects,
+                max_handing_over: m.max_handing_over,
             },
             load,
             window_s: 1.0,

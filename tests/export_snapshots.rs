@@ -136,6 +136,7 @@ fn step(
             max_open: connections as u64,
             opened: connections as u64,
             reconnects: 0,
+            max_handing_over: 0,
         },
         window_s: 1.0,
         windows: vec![WindowSummary {

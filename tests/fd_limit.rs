@@ -88,3 +88,53 @@ fn pipelined_clients_without_a_descriptor_back_off_and_the_run_ends_on_time() {
     assert!(took < Duration::from_secs(15), "{took:?}");
     assert!(out.stdout.contains("fd_limit"), "{}", out.stdout);
 }
+
+/// nghttpd serving h2c on a free port, killed when dropped.
+struct Nghttpd(std::process::Child, #[allow(dead_code)] tempfile::TempDir, u16);
+
+impl Nghttpd {
+    fn start() -> Nghttpd {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.html"), "hello\n").unwrap();
+        let port = common::free_port();
+        let child = Command::new("nghttpd")
+            .args(["--no-tls", "-d"])
+            .arg(dir.path())
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nghttpd starts");
+        common::wait_listening(std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        Nghttpd(child, dir, port)
+    }
+}
+
+impl Drop for Nghttpd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_limit_too_low_for_one_connection_is_one_line_and_exit_2_over_http1_http2_and_kv() {
+    // Found in review: `ulimit -n 10` with -c 50 panicked a load thread whose event loop found no descriptor.
+    let t = target();
+    let h2 = Nghttpd::start();
+    let r = common::redis();
+    let http1 = format!("http://{}/", t.addr());
+    let http2 = format!("http://127.0.0.1:{}/index.html", h2.2);
+    let kv = format!("redis://127.0.0.1:{}", r.port);
+    for args in [
+        &["run", "-q", "-t", "4", "-c", "50", "-d", "2s", &http1][..],
+        &["run", "-q", "-t", "4", "--http2", "-c", "50", "-d", "2s", &http2][..],
+        &["kv", "-q", "-t", "4", "-c", "50", "-d", "2s", "--keys", "10", &kv][..],
+    ] {
+        let out = hakaru_with(args, Duration::from_secs(30), |cmd| nofile(cmd, 10, 10));
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("panick"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("ulimit -n") && out.stderr.contains("-c 50"), "{args:?}: {}", out.stderr);
+    }
+}

@@ -228,6 +228,20 @@ fn goaway_after_keepalive_requests_finishes_its_streams_and_reconnects_without_s
 }
 
 #[test]
+fn connections_a_goaway_hands_over_are_counted_apart_and_open_ones_keep_to_c() {
+    // Found by a newcomer: "connections 6 of 4 open at once" while GOAWAYs handed connections over.
+    let n = H2Nginx::start();
+    let url = n.url(n.hundred, "/");
+    let (out, doc) = with_json(&["run", "--http2", "-t", "1", "-c", "4", "--streams", "8", "-n", "3000", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let c = &doc["steps"][0]["connections"];
+    assert!(c["max_open"].as_u64().unwrap() <= 4, "{c}");
+    assert!(c["max_handing_over"].as_u64().unwrap() >= 1, "each GOAWAY's connection hands over: {c}");
+    assert!(out.stdout.contains("handing over after a GOAWAY"), "{}", out.stdout);
+    assert!(common::schema_errors(&doc).is_empty(), "{:?}", common::schema_errors(&doc));
+}
+
+#[test]
 fn an_open_loop_over_http2_keeps_its_rate_on_the_connections_asked() {
     let n = H2Nginx::start();
     let out = hakaru(&[
@@ -284,6 +298,9 @@ fn streams_and_http2_are_refused_where_they_do_not_apply() {
         (&["run", "--http2", "--streams", "0", "http://127.0.0.1:1/"][..], "--streams 0"),
         (&["run", "--http2", "--no-keepalive", "http://127.0.0.1:1/"][..], "--no-keepalive"),
         (&["sweep", "--http2", "--clients", "1,2", "redis://127.0.0.1:1"][..], "--http2"),
+        // h2load's -m is its streams; hakaru's is the method, and "16" would get 400 from every server.
+        (&["run", "--http2", "-m", "16", "http://127.0.0.1:1/"][..], "did you mean --streams 16?"),
+        (&["run", "-m", "8", "http://127.0.0.1:1/"][..], "did you mean --http2 --streams 8?"),
     ] {
         let out = hakaru(args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
@@ -326,7 +343,7 @@ fn nghttpd_as_a_second_server_answers_every_stream() {
 enum Fault {
     /// RST_STREAM with this code.
     Reset(u32),
-    /// A SETTINGS frame of 5 bytes (a FRAME_SIZE_ERROR).
+    /// A SETTINGS frame of 5 bytes (a FRAME_SIZE_ERROR, counted as frame_size).
     BadFrame,
     /// GOAWAY with last stream 0: nothing processed.
     EarlyGoaway,
@@ -395,7 +412,7 @@ fn a_hostile_peers_faults_are_counted_by_kind_never_a_crash_or_a_hang() {
     let out = run(hostile(Fault::BadFrame));
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_eq!(out.step()["requests"], 40, "{}", out.step());
-    assert_eq!(out.error_count("malformed_response"), 40, "{}", out.step());
+    assert_eq!(out.error_count("frame_size"), 40, "{}", out.step());
     let out = run(hostile(Fault::EarlyGoaway));
     assert_eq!(out.step()["requests"], 40, "{}", out.step());
     assert_eq!(out.error_count("goaway"), 40, "unprocessed twice: {}", out.step());

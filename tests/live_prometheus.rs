@@ -214,6 +214,34 @@ fn a_dead_endpoint_is_counted_and_warned_about_and_the_load_goes_on() {
 }
 
 #[test]
+fn a_stalled_endpoint_holds_the_end_of_the_load_at_most_one_push_interval() {
+    // Found by a hostile trial: a receiver that accepts and never answers stretched a 3 s run to 21.5 s (each
+    // push's three tries waited their whole timeout, and the end waited for every push queued).
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let rw = format!("http://{}/api/v1/write", stalled.local_addr().unwrap());
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = std::sync::Arc::clone(&held);
+    // Accepts, reads nothing, answers nothing; the connections are held until the test ends.
+    std::thread::spawn(move || {
+        for conn in stalled.incoming().flatten() {
+            keep.lock().unwrap().push(conn);
+        }
+    });
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let started = std::time::Instant::now();
+    let out =
+        hakaru(&["run", &url, "-q", "-d", "3s", "-c", "2", "--prometheus-rw", &rw, "--prometheus-interval", "1s"]);
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    common::wait_for(std::time::Duration::from_secs(10), || !held.lock().unwrap().is_empty());
+    // 3 s of load and at most 1 s for the pushes; the rest is margin for a busy machine (without the bound: 21 s).
+    assert!(took < std::time::Duration::from_secs(12), "{took:?}");
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(warnings.contains("not waited for") || warnings.contains("failed"), "{warnings}");
+}
+
+#[test]
 fn a_bad_endpoint_is_refused_before_the_load() {
     let t = target();
     let url = format!("http://{}/", t.addr());

@@ -7,6 +7,9 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::run_hakaru_measuring_rss;
 use hakaru::patterns;
 use hakaru::patterns::tools::{ExtractOptions, GenerateOptions, Generated, extract, generate, parse_hit_rate};
 
@@ -371,35 +374,6 @@ fn write_large_select_result(path: &Path, records: usize) {
     w.write_all(b"],\n[[2],[[\"_key\",\"ShortText\"],[\"_nsubrecs\",\"Int32\"]],[\"Kanto\",1],[\"Kansai\",2]]]]\n")
         .unwrap();
     w.flush().unwrap();
-}
-
-/// Runs the hakaru binary with `args`, stdout and stderr to files; returns whether it exited 0 and its peak RSS
-/// in KiB. The peak comes from wait4's rusage, which the kernel keeps for the whole life of the child: polling
-/// VmHWM in /proc can miss a peak reached just before the process exits.
-fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (bool, u64) {
-    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(stdout).unwrap())
-        .stderr(std::fs::File::create(stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 then fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: pid is our own child, not yet reaped (Child::wait is never called on it); both pointers are valid.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
-    }
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    // On Linux ru_maxrss is in KiB.
-    (ok, usage.ru_maxrss as u64)
 }
 
 #[test]

@@ -261,6 +261,10 @@ pub struct RequestArgs {
     /// The longest response head or chunk-size line taken; a longer one fails the request as line_too_long.
     #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::REQUEST, hide_short_help = true)]
     pub max_line: String,
+    /// HTTP/2: the longest header list an answer may decode to (name, value and 32 bytes a field, as
+    /// SETTINGS_MAX_HEADER_LIST_SIZE, which says it to the server); a longer one fails as header_list_too_large.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_header_list: String,
     /// A new connection for every request, with `Connection: close` (ab without -k).
     ///
     /// Keep-alive is on by default: ab needs -k for it, hakaru does not.

@@ -23,6 +23,7 @@ use tokio::time::Sleep;
 use super::ThreadCtx;
 use super::client::Exchange;
 use super::conn::{Conn, Failure, connect};
+use super::h2_limits::{self, HeaderList, MOST_UNSENT_ACKS};
 use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::grpc;
 use crate::protocol::h2::frame::{self, Head};
@@ -113,11 +114,16 @@ impl Pool {
         if let Some(c) = cell.as_ref().filter(|c| c.state.borrow().usable()) {
             return Rc::clone(c);
         }
+        // The server ended the last one (GOAWAY, a close): reopened to go on, after a pause when it ended in an
+        // error, so a peer that breaks every connection is not met with a tight loop of new ones.
+        let pause = cell.as_ref().map_or(Duration::ZERO, |c| {
+            let st = c.state.borrow();
+            h2_limits::reopen_pause(st.pause, st.failure.is_some())
+        });
         if cell.is_some() {
-            // The server ended the last one (GOAWAY, a close): reopened to go on.
             ctx.metrics.borrow_mut().reconnects += 1;
         }
-        let conn = H2Conn::open(ctx, endpoint, self.streams);
+        let conn = H2Conn::open(ctx, endpoint, self.streams, pause);
         *cell = Some(Rc::clone(&conn));
         conn
     }
@@ -197,6 +203,11 @@ pub(super) fn exchange(
                 }
             };
             match outcome {
+                // An answer complete only past the deadline (its connection's task was busy decoding, the timer
+                // could not fire before it) is a timeout, never a success.
+                (Outcome::Answer(_), _) if Instant::now() > sent + exchange.timeout => {
+                    return Err(super::client::timeout_failure(exchange.timeout));
+                }
                 (Outcome::Answer(a), kept) => {
                     // For a script's response(), taken by the client loop as this returns (see client.rs).
                     if kept.is_some() {
@@ -286,6 +297,14 @@ struct State {
     kept_bytes: usize,
     /// gRPC calls: DATA read whole into each stream's message reader, the answer judged by its grpc-status.
     grpc: bool,
+    /// SETTINGS and PING ACKs queued since the queue was last written whole: at most [`MOST_UNSENT_ACKS`].
+    unsent_acks: usize,
+    /// `--max-header-list`: an answer's decoded header list, at most.
+    max_header_list: usize,
+    /// How long the task waited before connecting (a connection reopened after one that ended in an error).
+    pause: Duration,
+    /// A GOAWAY came: the connection finishes its streams beside the one opened in its place, counted apart.
+    handing_over: bool,
 }
 
 /// A stream under way.
@@ -388,7 +407,7 @@ struct Body {
 
 impl State {
     /// A connection's state before it opens: the preface and the client's SETTINGS queued.
-    fn new(streams: usize, max_line: usize) -> State {
+    fn new(streams: usize, max_line: usize, max_header_list: usize) -> State {
         let mut out = Vec::with_capacity(4096);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
@@ -397,7 +416,7 @@ impl State {
                 (frame::SETTINGS_ENABLE_PUSH, 0),
                 (frame::SETTINGS_MAX_CONCURRENT_STREAMS, 0),
                 (frame::SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
-                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, max_line as u32),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, max_header_list as u32),
             ],
         );
         frame::window_update(&mut out, 0, WINDOW - frame::DEFAULT_WINDOW);
@@ -429,6 +448,10 @@ impl State {
             kept_bytes: 0,
             pad_unread: None,
             grpc: false,
+            unsent_acks: 0,
+            max_header_list,
+            pause: Duration::ZERO,
+            handing_over: false,
         }
     }
 
@@ -560,8 +583,11 @@ impl State {
         let last = self.streams.keys().max().copied().unwrap_or(0);
         frame::goaway(&mut self.out, last, code);
         self.phase = Phase::Dead;
-        let kind = if code == frame::FLOW_CONTROL_ERROR { ErrorKind::FlowControl } else { ErrorKind::Malformed };
-        self.fail_all(&Failure::new(kind, format!("HTTP/2 {}: {why}", frame::error_name(code))));
+        let failure = Failure::new(h2_limits::kind_of(code), format!("HTTP/2 {}: {why}", frame::error_name(code)));
+        self.fail_all(&failure);
+        // Kept for the slots waiting for it (a connection that failed before its SETTINGS was read fails their
+        // requests, instead of sending them to open another at once), and to pause before the next.
+        self.failure.get_or_insert(failure);
         self.wake_waiting();
     }
 }
@@ -575,10 +601,12 @@ fn unprocessed(id: u32, last: u32) -> Failure {
 
 impl H2Conn {
     /// A new connection: its task connects, sends the preface and SETTINGS, and runs until the connection ends.
-    fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize) -> Rc<H2Conn> {
-        let mut state = State::new(streams, ctx.shared.plan.max_line);
+    fn open(ctx: &Rc<ThreadCtx>, endpoint: usize, streams: usize, pause: Duration) -> Rc<H2Conn> {
+        let plan = &ctx.shared.plan;
+        let mut state = State::new(streams, plan.max_line, plan.max_header_list);
         state.keep = ctx.script.wants_message();
         state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
+        state.pause = pause;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
         tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
@@ -691,6 +719,10 @@ impl H2Conn {
         let plan = &ctx.shared.plan;
         // The script's `thread.addr` when setup() gave one.
         let ep = ctx.endpoint(endpoint);
+        let pause = self.state.borrow().pause;
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
         let mut conn = match connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
             Ok(c) => c,
             Err(f) => {
@@ -735,8 +767,10 @@ impl H2Conn {
         st.phase = Phase::Dead;
         st.fail_all(&closed("before answering"));
         st.wake_waiting();
+        let handing_over = st.handing_over;
         drop(st);
-        ctx.metrics.borrow_mut().connection_closed();
+        let mut m = ctx.metrics.borrow_mut();
+        if handing_over { m.handed_over() } else { m.connection_closed() }
     }
 
     /// One wake-up of the task: writes what is queued, reads what arrived. Ready when the connection is over.
@@ -747,6 +781,7 @@ impl H2Conn {
                 st.task = Some(cx.waker().clone());
             }
             // Write.
+            let mut blocked = false;
             while st.written < st.out.len() {
                 match Pin::new(&mut *conn).poll_write(cx, &st.out[st.written..]) {
                     Poll::Ready(Ok(0)) => {
@@ -761,19 +796,24 @@ impl H2Conn {
                         st.fail_all(&Failure::from_io(&e));
                         return Poll::Ready(());
                     }
-                    Poll::Pending => break,
+                    Poll::Pending => {
+                        blocked = true;
+                        break;
+                    }
                 }
             }
             if st.written == st.out.len() && st.written > 0 {
                 st.out.clear();
                 st.written = 0;
+                st.unsent_acks = 0;
                 if let Poll::Ready(Err(e)) = Pin::new(&mut *conn).poll_flush(cx) {
                     st.fail_all(&Failure::from_io(&e));
                     return Poll::Ready(());
                 }
             }
             let all_written = st.out.is_empty();
-            if st.phase == Phase::Dead && all_written {
+            // A dead connection's GOAWAY goes if the peer reads it; one that does not read is not waited for.
+            if st.phase == Phase::Dead && (all_written || blocked) {
                 return Poll::Ready(());
             }
             if st.phase == Phase::Draining && st.in_flight == 0 && all_written {
@@ -824,7 +864,14 @@ impl H2Conn {
     /// The server closed the connection (a read of 0 bytes): every stream under way fails.
     fn peer_closed(&self) {
         let mut st = self.state.borrow_mut();
-        let f = if st.phase == Phase::Opening {
+        let inside = !st.partial.is_empty() || st.skip > 0;
+        let f = if inside {
+            // A frame cut short: its header promised more than came before the close (a truncated frame).
+            let why = "the server closed the HTTP/2 connection inside a frame (fewer bytes than its header declared)";
+            let f = Failure::new(ErrorKind::FrameSize, why);
+            st.failure.get_or_insert(f.clone());
+            f
+        } else if st.phase == Phase::Opening {
             Failure::new(
                 ErrorKind::Closed,
                 "the server closed the connection before its HTTP/2 SETTINGS (does it speak HTTP/2 on this port?)",
@@ -1111,6 +1158,9 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                 }
             }
             frame::settings_ack(&mut st.out);
+            if !queued_ack(st) {
+                return;
+            }
             st.resume_blocked();
             if st.phase == Phase::Opening {
                 st.phase = Phase::Open;
@@ -1127,6 +1177,7 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                 let mut p = [0u8; 8];
                 p.copy_from_slice(payload);
                 frame::ping_ack(&mut st.out, &p);
+                queued_ack(st);
             }
         }
         frame::GOAWAY => {
@@ -1136,6 +1187,11 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
             let (last, code) = (frame::u32_at(payload, 0) & 0x7fff_ffff, frame::u32_at(payload, 4));
             metrics.borrow_mut().h2.goaways += 1;
             st.goaway = Some((last, code));
+            if matches!(st.phase, Phase::Opening | Phase::Open) && !st.handing_over {
+                // Out of the open connections (its replacement is one of them), counted apart until it closes.
+                st.handing_over = true;
+                metrics.borrow_mut().connection_handing_over();
+            }
             if st.phase != Phase::Dead {
                 st.phase = Phase::Draining;
             }
@@ -1187,6 +1243,18 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
     }
 }
 
+/// Counts an ACK just queued. False (and a connection error, `flood`) when the peer sent more control frames than
+/// it read answers to: a peer that floods PING or SETTINGS and never reads would have them queued without end.
+fn queued_ack(st: &mut State) -> bool {
+    st.unsent_acks += 1;
+    if st.unsent_acks > MOST_UNSENT_ACKS {
+        let why = format!("{MOST_UNSENT_ACKS} PING or SETTINGS frames answered and the answers not read (a flood)");
+        st.connection_error(frame::ENHANCE_YOUR_CALM, why);
+        return false;
+    }
+    true
+}
+
 /// False (and a connection error) when a header block grows past `--max-line`.
 fn check_block_size(st: &mut State) -> bool {
     if st.block_bytes.len() > st.max_block {
@@ -1204,9 +1272,16 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     let mut decoded = 0u64;
     let mut fields = Vec::new();
     let keep = st.keep;
+    let mut list = HeaderList::new(st.max_header_list);
     let mut call = st.grpc.then(|| st.streams.get_mut(&id).map(|s| &mut s.grpc)).flatten();
     let result = st.decoder.decode(&block, |name, value| {
         decoded += (name.len() + value.len()) as u64;
+        // Past the bound nothing is kept (a block of a few kB may decode to gigabytes: an HPACK bomb indexes one
+        // large entry again and again); the block is still decoded, without copies, so the table stays in step.
+        if !list.add(name.len(), value.len()) {
+            fields = Vec::new();
+            return;
+        }
         if let Some(c) = call.as_mut() {
             c.field(name, value);
         }
@@ -1231,6 +1306,16 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
         return st.connection_error(frame::COMPRESSION_ERROR, e.0.to_string());
     }
     let Some(s) = st.streams.get_mut(&id) else { return };
+    if list.over() {
+        // A stream error: this stream reset (its answer is not wanted), the connection goes on.
+        frame::rst_stream(&mut st.out, id, frame::CANCEL);
+        let why = format!(
+            "HTTP/2: an answer's header list of {} bytes or more (--max-header-list {})",
+            list.size, list.limit
+        );
+        st.finish(id, Outcome::Failed(Failure::new(ErrorKind::HeaderList, why)));
+        return;
+    }
     if s.status == 0 {
         if status == 1000 || status == 0 {
             st.finish(
@@ -1329,255 +1414,5 @@ fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), 
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::protocol::http::response::MOST_KEPT_BODY;
-    use rand::{RngExt as _, SeedableRng as _};
-    use rand_chacha::ChaCha8Rng;
-
-    use super::*;
-    use crate::protocol::http::RequestParts;
-
-    /// An open connection's state with streams 1, 3 and 5 under way.
-    fn open_conn() -> H2Conn {
-        let mut st = State::new(100, 8192);
-        st.phase = Phase::Open;
-        st.out.clear();
-        for id in [1, 3, 5] {
-            st.streams.insert(id, Stream::default());
-            st.in_flight += 1;
-        }
-        st.next_id = 7;
-        H2Conn { state: RefCell::new(st) }
-    }
-
-    /// As [`open_conn`], its streams keeping their answers' headers and bodies (a script's `response()`).
-    fn keeping_conn() -> H2Conn {
-        let conn = open_conn();
-        let mut st = conn.state.borrow_mut();
-        st.keep = true;
-        for s in st.streams.values_mut() {
-            s.kept = Some(Box::default());
-        }
-        drop(st);
-        conn
-    }
-
-    /// The bodies a connection's streams keep, and what it counts of them.
-    fn kept_bodies(conn: &H2Conn) -> (usize, usize) {
-        let st = conn.state.borrow();
-        (st.streams.values().filter_map(|s| s.kept.as_ref()).map(|k| k.body.len()).sum(), st.kept_bytes)
-    }
-
-    #[test]
-    fn the_bodies_kept_for_response_are_bounded_together_per_connection() {
-        let conn = keeping_conn();
-        for id in [7, 9] {
-            let mut st = conn.state.borrow_mut();
-            st.streams.insert(id, Stream { kept: Some(Box::default()), ..Stream::default() });
-            st.in_flight += 1;
-        }
-        let metrics = RefCell::new(StepMetrics::default());
-        let chunk = vec![b'x'; 16_384];
-        // Five streams each sent 24 MiB, in pieces as a read cuts them: each keeps 16 MiB at most, and the five
-        // 64 MiB together.
-        let mut input = Vec::new();
-        for _ in 0..1536 {
-            for id in [1, 3, 5, 7, 9] {
-                input.extend(frame_bytes(frame::DATA, 0, id, &chunk));
-            }
-        }
-        for piece in input.chunks(10_000) {
-            conn.on_bytes(&metrics, piece);
-        }
-        assert_eq!(kept_bodies(&conn), (KEPT_PER_CONNECTION, KEPT_PER_CONNECTION));
-        let st = conn.state.borrow();
-        assert!(st.streams.values().all(|s| s.kept.as_ref().is_some_and(|k| k.body.len() <= MOST_KEPT_BODY)));
-        drop(st);
-        // A stream forgotten gives its share back.
-        conn.forget(1);
-        let (sum, counted) = kept_bodies(&conn);
-        assert_eq!(sum, counted);
-        assert!(sum < KEPT_PER_CONNECTION);
-    }
-
-    #[test]
-    fn padding_as_long_as_a_data_frame_is_a_protocol_error_whether_its_body_is_kept_or_skipped() {
-        let headers = frame_bytes(frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
-        let flags = frame::PADDED | frame::END_STREAM;
-        for (payload, good) in [(&[3u8, b'a', b'b', 0, 0, 0][..], true), (&[6, b'a', b'b', 0, 0, 0][..], false)] {
-            let input = [headers.clone(), frame_bytes(frame::DATA, flags, 1, payload)].concat();
-            for (keep, cut) in [false, true].into_iter().flat_map(|k| (1..input.len()).map(move |c| (k, c))) {
-                let conn = if keep { keeping_conn() } else { open_conn() };
-                let metrics = RefCell::new(StepMetrics::default());
-                conn.on_bytes(&metrics, &input[..cut]);
-                conn.on_bytes(&metrics, &input[cut..]);
-                let st = conn.state.borrow();
-                let answered = matches!(st.streams.get(&1).and_then(|s| s.done.as_ref()), Some(Outcome::Answer(_)));
-                assert_eq!((answered, st.phase == Phase::Dead), (good, !good), "keep {keep}, cut at {cut}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_read_that_ends_inside_a_frames_header_loses_nothing_of_the_next_read() {
-        // Two answers (HEADERS, `:status 200` indexed, ending their streams), cut inside the first frame's header:
-        // the second read holds the rest of that header, its payload and the whole second frame.
-        let flags = frame::END_HEADERS | frame::END_STREAM;
-        let input = [frame_bytes(frame::HEADERS, flags, 1, &[0x88]), frame_bytes(frame::HEADERS, flags, 3, &[0x88])];
-        let input = input.concat();
-        for cut in 1..input.len() {
-            let conn = open_conn();
-            let metrics = RefCell::new(StepMetrics::default());
-            conn.on_bytes(&metrics, &input[..cut]);
-            conn.on_bytes(&metrics, &input[cut..]);
-            let st = conn.state.borrow();
-            for id in [1, 3] {
-                assert!(
-                    matches!(st.streams.get(&id).and_then(|s| s.done.as_ref()), Some(Outcome::Answer(a)) if a.status == 200),
-                    "cut at {cut}: stream {id} not answered"
-                );
-            }
-        }
-    }
-
-    fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        Head { len: payload.len(), kind, flags, stream }.write(&mut out);
-        out.extend_from_slice(payload);
-        out
-    }
-
-    /// The frames one stream's body went out in: (length, END_STREAM).
-    fn data_frames(out: &[u8], stream: u32) -> Vec<(usize, bool)> {
-        let mut frames = Vec::new();
-        let mut at = 0;
-        while let Some(head) = frame_at(out, at) {
-            if head.kind == frame::DATA && head.stream == stream {
-                frames.push((head.len, head.flags & frame::END_STREAM != 0));
-            }
-            at += frame::HEAD + head.len;
-        }
-        frames
-    }
-
-    #[test]
-    fn a_body_larger_than_the_windows_waits_for_window_update_and_then_goes_on() {
-        let body = vec![b'x'; 200_000];
-        let parts = RequestParts { method: "POST", target: "/", host: "h", body: &body, ..Default::default() };
-        let request = crate::protocol::h2::request::build_request(&parts, false);
-        let conn = open_conn();
-        let metrics = RefCell::new(StepMetrics::default());
-        let id = conn.state.borrow_mut().open_stream(&request.bytes, Some(&request.bytes)).0;
-        let sent = |conn: &H2Conn| -> usize {
-            data_frames(&std::mem::take(&mut conn.state.borrow_mut().out), id).iter().map(|f| f.0).sum()
-        };
-        // Both windows start at 65,535: that much goes, cut at the window's edge.
-        assert_eq!(sent(&conn), 65_535);
-        assert_eq!(conn.state.borrow().blocked, [id]);
-        // The connection's window alone does not let more go: the stream's is empty.
-        conn.on_bytes(&metrics, &frame_bytes(frame::WINDOW_UPDATE, 0, 0, &(1u32 << 30).to_be_bytes()));
-        assert_eq!(sent(&conn), 0);
-        // The stream's window grows by 100,000: that much more.
-        conn.on_bytes(&metrics, &frame_bytes(frame::WINDOW_UPDATE, 0, id, &100_000u32.to_be_bytes()));
-        assert_eq!(sent(&conn), 100_000);
-        // A larger initial window (SETTINGS) grows open streams too: the rest goes, the last frame ending the stream.
-        let mut settings = Vec::new();
-        frame::settings(&mut settings, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)]);
-        conn.on_bytes(&metrics, &settings);
-        let out = std::mem::take(&mut conn.state.borrow_mut().out);
-        let frames = data_frames(&out, id);
-        assert_eq!(frames.iter().map(|f| f.0).sum::<usize>(), 200_000 - 165_535);
-        // 14,689 bytes finish the frame the window cut, then 16,384, then the last 3,392.
-        assert_eq!(frames, [(14_689, false), (16_384, false), (3_392, true)]);
-        assert!(conn.state.borrow().blocked.is_empty());
-        assert!(conn.state.borrow().streams[&id].done.is_none(), "not a failure");
-    }
-
-    /// A header block's bytes with `:status 200` and a few literals, some Huffman-coded (RFC 7541 C.4.1, C.6.1).
-    const BLOCKS: [&[u8]; 3] = [
-        &[0x88],
-        &[0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff],
-        &[
-            0x48, 0x82, 0x64, 0x02, 0x58, 0x85, 0xae, 0xc3, 0x77, 0x1a, 0x4b, 0x61, 0x96, 0xd0, 0x7a, 0xbe, 0x94, 0x10,
-            0x54, 0xd4, 0x44, 0xa8, 0x20, 0x05, 0x95, 0x04, 0x0b, 0x81, 0x66, 0xe0, 0x82, 0xa6, 0x2d, 0x1b, 0xff,
-        ],
-    ];
-
-    /// A hostile peer's bytes: frames of every type on streams open, closed and 0, with valid, mutated and random
-    /// payloads, and lengths that sometimes lie.
-    fn garbled(rng: &mut ChaCha8Rng) -> Vec<u8> {
-        let mut out = Vec::new();
-        for _ in 0..rng.random_range(1..12) {
-            // Half are a response's HEADERS on a stream under way, their block whole or mutated.
-            let answer = rng.random_range(0..2) == 0;
-            let kind = if answer { frame::HEADERS } else { rng.random_range(0..12u8) };
-            let stream = [0, 1, 3, 5, 7, rng.random::<u32>()][rng.random_range(if answer { 1..4 } else { 0..6 })];
-            let flags = if answer { frame::END_HEADERS | frame::END_STREAM } else { rng.random::<u8>() };
-            let mut payload: Vec<u8> = match if answer { 0 } else { rng.random_range(0..3) } {
-                0 => BLOCKS[rng.random_range(0..BLOCKS.len())].to_vec(),
-                1 => (0..rng.random_range(0..40)).map(|_| rng.random()).collect(),
-                _ => vec![0; [0, 4, 6, 8, 12][rng.random_range(0..5)]],
-            };
-            for _ in 0..rng.random_range(0..3) * usize::from(rng.random_range(0..3) == 0) {
-                if !payload.is_empty() {
-                    let i = rng.random_range(0..payload.len());
-                    payload[i] ^= 1 << rng.random_range(0..8);
-                }
-            }
-            let at = out.len();
-            out.extend_from_slice(&frame_bytes(kind, flags, stream, &payload));
-            if rng.random_range(0..8) == 0 {
-                // A length that lies: longer, shorter, or past what the client allows.
-                out[at..at + 3].copy_from_slice(&rng.random::<[u8; 3]>());
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn a_hostile_peers_garbled_frames_end_in_an_error_kind_never_a_panic_and_stay_bounded() {
-        let mut rng = ChaCha8Rng::seed_from_u64(23);
-        let allowed = |k: ErrorKind| {
-            matches!(k, ErrorKind::Malformed | ErrorKind::FlowControl | ErrorKind::Goaway)
-                || (0..=0xe).any(|code| ErrorKind::rst_stream(code) == k)
-        };
-        let (mut dead, mut answered) = (0, 0);
-        for i in 0..3000 {
-            // Half the connections keep their answers (a script's response()): DATA read whole, not skipped.
-            let conn = if i % 2 == 0 { open_conn() } else { keeping_conn() };
-            let metrics = RefCell::new(StepMetrics::default());
-            let input = garbled(&mut rng);
-            // Read as the network cuts it: in random pieces.
-            let mut rest = &input[..];
-            while !rest.is_empty() {
-                let n = rng.random_range(1..=rest.len());
-                conn.on_bytes(&metrics, &rest[..n]);
-                rest = &rest[n..];
-            }
-            let st = conn.state.borrow();
-            assert!(st.partial.capacity() <= 2 * (frame::HEAD + MAX_FRAME), "a partial frame is bounded");
-            assert!(st.block_bytes.len() <= st.max_block + MAX_FRAME, "a header block is bounded");
-            assert!(st.decoder.table_size() <= 4096, "the HPACK table is bounded");
-            assert!(st.out.len() <= 64 + 2 * input.len(), "answers are bounded by what was read");
-            drop(st);
-            let (kept, counted) = kept_bodies(&conn);
-            assert!(kept == counted && kept <= KEPT_PER_CONNECTION, "kept bodies are counted and bounded");
-            let st = conn.state.borrow();
-            for s in st.streams.values() {
-                match &s.done {
-                    Some(Outcome::Failed(f) | Outcome::Unprocessed(f)) => {
-                        assert!(allowed(f.kind), "{:?}: {}", f.kind, f.message)
-                    }
-                    Some(Outcome::Answer(a)) => {
-                        assert!((200..=1000).contains(&a.status));
-                        answered += 1;
-                    }
-                    None => {}
-                }
-            }
-            dead += usize::from(st.phase == Phase::Dead);
-        }
-        // The inputs reach both ends: connections the garbage ended, and answers that got through it.
-        assert!(dead > 1000 && answered > 500, "{dead} connections ended, {answered} answers");
-    }
-}
+#[path = "h2_tests.rs"]
+mod tests;

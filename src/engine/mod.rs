@@ -6,6 +6,7 @@
 mod client;
 pub mod conn;
 mod h2;
+mod h2_limits;
 mod pacer;
 mod scripted;
 pub mod survey;
@@ -375,6 +376,7 @@ impl ThreadCtx {
 
 /// Checks that every endpoint accepts a connection before the load starts: a closed port is bad input.
 pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
+    too_few_files(plan)?;
     // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
     let shown = |ep: &crate::target::Endpoint| match plan.protocol {
         crate::protocol::Protocol::Http => ep.to_string(),
@@ -698,6 +700,24 @@ pub fn fd_budget(connections: usize, threads: usize) -> FdBudget {
     FdBudget { wanted: connections, available, soft_before, soft, hard, reserve }
 }
 
+/// An open-file limit that leaves no descriptor for a single connection beside the load threads' own (each
+/// thread's event loop needs some before it can start) is bad input: the run could measure nothing.
+fn too_few_files(plan: &RunPlan) -> Result<(), UsageError> {
+    let b = fd_budget(plan.connections, plan.threads);
+    if b.available > 0 {
+        return Ok(());
+    }
+    let needed = (plan.connections as u64).saturating_add(b.reserve);
+    Err(UsageError::new(format!(
+        "-c {}: the open-file limit is {} (ulimit -n), too low for even one connection beside hakaru's own {} \
+         descriptors (its {} load threads' event loops, files); raise it (ulimit -n {needed}) or lower -t",
+        plan.connections,
+        b.soft,
+        b.reserve,
+        plan.threads.max(1)
+    )))
+}
+
 /// The soft and hard RLIMIT_NOFILE.
 fn nofile_limit() -> Option<(u64, u64)> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -824,10 +844,21 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
             std::thread::Builder::new()
                 .name(format!("hakaru-load-{i}"))
                 .spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("a tokio runtime starts on a live system");
+                    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                        Ok(rt) => rt,
+                        // No descriptor left for the thread's event loop (other threads' connections took them):
+                        // the run stops in one line, as a script's failure does, with what was measured.
+                        Err(e) => {
+                            let why = format!(
+                                "a load thread could not start its event loop ({e}); raise the open-file limit \
+                                 (ulimit -n) or lower -c"
+                            );
+                            let mut failure = ctx.shared.script_failure.lock().unwrap_or_else(|p| p.into_inner());
+                            failure.get_or_insert(why);
+                            ctx.shared.halt.store(true, Ordering::Relaxed);
+                            return (StepMetrics::new(), Instant::now(), Duration::ZERO, Default::default());
+                        }
+                    };
                     let local = tokio::task::LocalSet::new();
                     // The LocalSet polls its main future on every wake-up, so that future is only a oneshot;
                     // the select over deadline, stop and clients lives in a task that is polled when it is woken.

@@ -288,6 +288,13 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         c.reconnects,
         if c.reconnects == 1 { "" } else { "s" }
     );
+    if c.max_handing_over > 0 {
+        let _ = writeln!(
+            out,
+            "               and up to {} handing over after a GOAWAY (finishing their streams beside the new ones)",
+            c.max_handing_over
+        );
+    }
     if let Some(h) = &step.http2 {
         http2_lines(out, h);
     }

@@ -1,6 +1,7 @@
 //! `--prometheus-rw URL`: the run's figures pushed to a Prometheus remote-write 1.0 endpoint every interval and at
 //! the end of every step, from a thread of its own (a slow or dead receiver never holds the load or the main
-//! thread: a push still queued when the next is due is skipped, counters being cumulative).
+//! thread: a push still queued when the next is due is skipped, counters being cumulative; each push, retries
+//! included, has its own timeout, and a step's end waits for the pushes at most one interval).
 //!
 //! Series (each labelled `run_id`, `target`, `step`, `phase` and every `--label`): `hakaru_requests_sent_total`,
 //! `hakaru_requests_completed_total`, `hakaru_requests_failed_total`, `hakaru_responses_total{status}`,
@@ -11,10 +12,9 @@
 //! remote write by default), and `histogram_quantile` reads them everywhere.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::LiveView;
 use super::remote_write::{Series, body};
@@ -51,10 +51,58 @@ struct Tally {
     last_error: Option<String>,
 }
 
+/// The queue between the run and the pushing thread: one batch waits at most (the counters are cumulative, so a
+/// newer push carries what a skipped one held).
+#[derive(Default)]
+struct Queue {
+    slot: Mutex<(Option<Batch>, bool)>,
+    /// Signalled when a batch is put in or taken out, and when the queue closes.
+    changed: Condvar,
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Option<Batch>, bool)> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts `batch` in when the slot is free by `until` (at once when None); false when it was not.
+    fn put(&self, batch: Batch, until: Option<Instant>) -> bool {
+        let mut slot = self.lock();
+        while slot.0.is_some() {
+            let Some(left) = until.and_then(|u| u.checked_duration_since(Instant::now())) else { return false };
+            slot = self.changed.wait_timeout(slot, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        slot.0 = Some(batch);
+        self.changed.notify_all();
+        true
+    }
+
+    /// The next batch, None once the queue is closed and empty.
+    fn take(&self) -> Option<Batch> {
+        let mut slot = self.lock();
+        loop {
+            if let Some(b) = slot.0.take() {
+                self.changed.notify_all();
+                return Some(b);
+            }
+            if slot.1 {
+                return None;
+            }
+            slot = self.changed.wait(slot).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.changed.notify_all();
+    }
+}
+
 /// The pushing thread and its queue.
 pub struct Pusher {
-    queue: Option<SyncSender<Batch>>,
-    thread: Option<JoinHandle<Tally>>,
+    queue: Arc<Queue>,
+    /// The thread's tally, sent when it ends (received with a bound, so a stalled push is not waited for).
+    done: Option<Receiver<Tally>>,
     interval: Duration,
     shown: String,
     /// The `--label`s, as label names Prometheus takes, secrets left out.
@@ -64,28 +112,36 @@ pub struct Pusher {
     /// The instant of the last push, Unix milliseconds: each push is at least a millisecond later, as a series
     /// takes one sample per instant.
     last_ms: std::sync::atomic::AtomicI64,
+    /// When the last step's end began waiting to queue its push: the end of the run waits for the pushes at most
+    /// one interval from then, whatever the receiver does.
+    ending: Mutex<Option<Instant>>,
     /// Warnings for the terminal, taken by the main thread.
     warnings: Arc<Mutex<Vec<String>>>,
 }
 
 impl Pusher {
     pub fn start(plan: &PushPlan, labels: &BTreeMap<String, String>) -> Pusher {
-        let (queue, rx) = sync_channel::<Batch>(1);
+        let queue = Arc::new(Queue::default());
+        let (done_tx, done) = std::sync::mpsc::channel();
         let warnings = Arc::new(Mutex::new(Vec::new()));
         let (url, shown, shared) = (plan.url.clone(), plan.shown.clone(), Arc::clone(&warnings));
-        let timeout = plan.interval.clamp(Duration::from_secs(2), MOST_PUSH_TIME);
-        let thread = std::thread::Builder::new()
+        let timeout = push_timeout(plan.interval);
+        let q = Arc::clone(&queue);
+        let started = std::thread::Builder::new()
             .name("hakaru-push".into())
-            .spawn(move || send_all(&rx, &url, &shown, timeout, &shared))
-            .ok();
+            .spawn(move || {
+                let _ = done_tx.send(send_all(&q, &url, &shown, timeout, &shared));
+            })
+            .is_ok();
         Pusher {
-            queue: Some(queue),
-            thread,
+            queue,
+            done: started.then_some(done),
             interval: plan.interval,
             shown: plan.shown.clone(),
             labels: user_labels(labels),
             skipped: Default::default(),
             last_ms: Default::default(),
+            ending: Mutex::new(None),
             warnings,
         }
     }
@@ -94,15 +150,21 @@ impl Pusher {
         self.interval
     }
 
-    /// Queues the view's series; `last` (a step's end) waits for room rather than being skipped.
+    /// Queues the view's series; `last` (a step's end) waits for room, at most one interval, rather than being
+    /// skipped at once.
     pub fn push(&self, view: &LiveView, last: bool) {
-        let Some(queue) = &self.queue else { return };
+        if self.done.is_none() {
+            return;
+        }
         let at = now_ms().max(self.last_ms.load(std::sync::atomic::Ordering::Relaxed) + 1);
         self.last_ms.store(at, std::sync::atomic::Ordering::Relaxed);
         let batch = Batch { series: series(view, &self.labels), timestamp_ms: at };
-        if last {
-            let _ = queue.send(batch);
-        } else if let Err(TrySendError::Full(_)) = queue.try_send(batch) {
+        let until = last.then(|| {
+            let now = Instant::now();
+            *self.ending.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+            now + self.interval
+        });
+        if !self.queue.put(batch, until) {
             self.skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -111,11 +173,27 @@ impl Pusher {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Sends what is queued and ends the thread; the document's warnings about the pushes.
-    pub fn finish(mut self) -> Vec<String> {
-        drop(self.queue.take());
-        let tally = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
+    /// Sends what is queued and ends the thread, waiting at most one interval from the last step's end (a
+    /// receiver that does not answer never holds the run's end longer); the document's warnings about the pushes.
+    pub fn finish(self) -> Vec<String> {
+        self.queue.close();
+        let since = self.ending.lock().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(Instant::now);
+        let left = (since + self.interval).saturating_duration_since(Instant::now());
         let mut out = Vec::new();
+        // A thread still sending is left to end with the process (its push has its own timeout).
+        let tally = match self.done.as_ref().map(|d| d.recv_timeout(left)) {
+            Some(Ok(t)) => t,
+            Some(Err(_)) => {
+                out.push(format!(
+                    "a push to {} was still under way {} after the load ended (the receiver does not answer): not \
+                     waited for; the figures are all in this document",
+                    self.shown,
+                    humantime::format_duration(self.interval)
+                ));
+                Tally::default()
+            }
+            None => Tally::default(),
+        };
         if tally.failed > 0 {
             out.push(format!(
                 "{} of {} pushes to {} failed (last: {}); the load went on, the figures are all in this document",
@@ -137,13 +215,19 @@ impl Pusher {
     }
 }
 
+/// The time one push may take, its retries included: the interval, from 2 s (a push across a slow link) to 10 s.
+fn push_timeout(interval: Duration) -> Duration {
+    interval.clamp(Duration::from_secs(2), MOST_PUSH_TIME)
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// The pushing thread: each batch sent, retried on a failure that a retry may cure, counted and warned about.
+/// The pushing thread: each batch sent, retried on a failure that a retry may cure while its time lasts, counted
+/// and warned about.
 fn send_all(
-    rx: &Receiver<Batch>,
+    queue: &Queue,
     url: &crate::target::ParsedUrl,
     shown: &str,
     timeout: Duration,
@@ -152,22 +236,27 @@ fn send_all(
     let mut tally = Tally::default();
     let head = "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\
                 X-Prometheus-Remote-Write-Version: 0.1.0\r\n";
-    for batch in rx {
+    while let Some(batch) = queue.take() {
         tally.pushes += 1;
         let data = body(&batch.series, batch.timestamp_ms);
+        let deadline = Instant::now() + timeout;
         let mut wait = RETRY_WAIT;
         let mut outcome = Err(String::new());
-        for attempt in 1..=TRIES {
+        let mut tries = 0;
+        while tries < TRIES {
+            tries += 1;
+            // Each try within what is left of the push's time: a receiver that never answers costs one timeout.
+            let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else { break };
             // A refusal of the data itself (a 4xx but 429) is the same at every try; the rest may pass later.
             let retry;
-            (outcome, retry) = match crate::monitor::http_exchange(url, "POST", head, &data, timeout) {
+            (outcome, retry) = match crate::monitor::http_exchange(url, "POST", head, &data, left) {
                 Ok((status, _)) if (200..300).contains(&status) => (Ok(()), false),
                 Ok((status, answer)) => {
                     (Err(format!("HTTP {status}: {}", quote(&answer))), status >= 500 || status == 429)
                 }
                 Err(e) => (Err(e), true),
             };
-            if !retry || attempt == TRIES {
+            if !retry || tries == TRIES || Instant::now() + wait >= deadline {
                 break;
             }
             std::thread::sleep(wait);
@@ -176,10 +265,11 @@ fn send_all(
         if let Err(e) = outcome {
             tally.failed += 1;
             let e = crate::secrets::scrub_text(&e);
+            let tried = if tries == 1 { "1 try".to_string() } else { format!("{tries} tries") };
             warnings
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push(format!("pushing to {shown} failed after {TRIES} tries ({e}); the load goes on"));
+                .push(format!("pushing to {shown} failed after {tried} ({e}); the load goes on"));
             tally.last_error = Some(e);
         }
     }

@@ -49,6 +49,14 @@ pub enum ErrorKind {
     /// HTTP/2: flow control made the request impossible (a body larger than the server's stream window, a window
     /// overflow).
     FlowControl,
+    /// HTTP/2: a frame whose length the client does not allow (past 16 KiB, or wrong for its type: a SETTINGS not
+    /// a multiple of 6, a PING not 8) or that the connection's end cut short: a FRAME_SIZE_ERROR.
+    FrameSize,
+    /// HTTP/2: the server sent control frames (PING, SETTINGS) whose answers piled up unread past the bound: the
+    /// connection was ended (ENHANCE_YOUR_CALM) rather than queue without end.
+    Flood,
+    /// HTTP/2: an answer's header list decoded past `--max-header-list` (an HPACK bomb or an oversized head).
+    HeaderList,
     /// HTTP/2: the server reset the stream with RST_STREAM(NO_ERROR).
     RstNoError,
     /// HTTP/2: the server reset the stream with RST_STREAM(PROTOCOL_ERROR).
@@ -123,7 +131,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 50] = [
+    pub const ALL: [ErrorKind; 53] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -139,6 +147,9 @@ impl ErrorKind {
         ErrorKind::WrongValue,
         ErrorKind::Goaway,
         ErrorKind::FlowControl,
+        ErrorKind::FrameSize,
+        ErrorKind::Flood,
+        ErrorKind::HeaderList,
         ErrorKind::RstNoError,
         ErrorKind::RstProtocol,
         ErrorKind::RstInternal,
@@ -194,6 +205,9 @@ impl ErrorKind {
             ErrorKind::WrongValue => "wrong_value",
             ErrorKind::Goaway => "goaway",
             ErrorKind::FlowControl => "flow_control",
+            ErrorKind::FrameSize => "frame_size",
+            ErrorKind::Flood => "flood",
+            ErrorKind::HeaderList => "header_list_too_large",
             ErrorKind::RstNoError => "rst_stream_no_error",
             ErrorKind::RstProtocol => "rst_stream_protocol_error",
             ErrorKind::RstInternal => "rst_stream_internal_error",
@@ -255,6 +269,9 @@ impl ErrorKind {
             ErrorKind::WrongValue => "wrong value: not what the workload wrote",
             ErrorKind::Goaway => "connection ended by the server's GOAWAY",
             ErrorKind::FlowControl => "HTTP/2 flow control",
+            ErrorKind::FrameSize => "HTTP/2 frame of a wrong or cut-short size",
+            ErrorKind::Flood => "HTTP/2 control-frame flood (answers left unread)",
+            ErrorKind::HeaderList => "HTTP/2 header list longer than --max-header-list",
             ErrorKind::RstNoError => "stream reset by the server (NO_ERROR)",
             ErrorKind::RstProtocol => "stream reset by the server (PROTOCOL_ERROR)",
             ErrorKind::RstInternal => "stream reset by the server (INTERNAL_ERROR)",
@@ -744,6 +761,10 @@ pub struct StepMetrics {
     pub open_now: u64,
     /// Most connections open at once.
     pub max_open: u64,
+    /// HTTP/2 connections a GOAWAY is ending, still finishing their streams beside the ones that replace them:
+    /// not in `open_now`, so `max_open` keeps to `-c` while hand-overs overlap.
+    pub handing_over_now: u64,
+    pub max_handing_over: u64,
     /// Requests sent more than 1 ms after their intended time (open loop only).
     pub late: u64,
     /// The largest delay between intended and actual send, in microseconds.
@@ -827,6 +848,8 @@ impl StepMetrics {
             connects: 0,
             reconnects: 0,
             open_now: 0,
+            handing_over_now: 0,
+            max_handing_over: 0,
             max_open: 0,
             late: 0,
             max_lag_us: 0,
@@ -953,6 +976,18 @@ impl StepMetrics {
         self.open_now = self.open_now.saturating_sub(1);
     }
 
+    /// An HTTP/2 connection got GOAWAY: from now on it is handing over (counted apart) until it closes.
+    pub fn connection_handing_over(&mut self) {
+        self.open_now = self.open_now.saturating_sub(1);
+        self.handing_over_now += 1;
+        self.max_handing_over = self.max_handing_over.max(self.handing_over_now);
+    }
+
+    /// A connection that was handing over closed.
+    pub fn handed_over(&mut self) {
+        self.handing_over_now = self.handing_over_now.saturating_sub(1);
+    }
+
     /// Adds another thread's figures. Maxima of open connections add up because threads run side by side.
     pub fn merge(&mut self, other: &StepMetrics) {
         self.latency.merge(&other.latency);
@@ -974,6 +1009,7 @@ impl StepMetrics {
         self.reconnects += other.reconnects;
         self.open_now += other.open_now;
         self.max_open += other.max_open;
+        self.max_handing_over += other.max_handing_over;
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;

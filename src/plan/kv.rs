@@ -501,6 +501,7 @@ impl KvPlan {
             keepalive: true,
             connect_timeout,
             max_line,
+            max_header_list: super::DEFAULT_MAX_HEADER_LIST,
             seed,
             insecure: false,
             targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),

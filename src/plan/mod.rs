@@ -83,6 +83,8 @@ pub struct RunPlan {
     pub connect_timeout: Duration,
     /// `--max-line`: the longest response head or reply line a decoder takes.
     pub max_line: usize,
+    /// `--max-header-list`: HTTP/2's bound of an answer's decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE).
+    pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
     pub json: Option<PathBuf>,
@@ -187,6 +189,20 @@ pub fn flag_max_line(value: &str) -> Result<usize, UsageError> {
     Ok(bytes as usize)
 }
 
+/// `--max-header-list`'s default: 64 KiB, as nghttp2 and Go's HTTP/2 client allow (Go: 10 MiB; curl 100 KiB).
+pub const DEFAULT_MAX_HEADER_LIST: usize = 64 * 1024;
+
+/// `--max-header-list` from 1 KiB to 64 MiB: HTTP/2's bound of an answer's decoded header list, as RFC 9113 sizes it
+/// (each field's name, value and 32 bytes), advertised in the client's SETTINGS.
+pub fn flag_max_header_list(value: &str) -> Result<usize, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--max-header-list '{value}': {why}"));
+    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    if !(1024..=64 * 1024 * 1024).contains(&bytes) {
+        return Err(bad(format!("{bytes} bytes; give 1KiB to 64MiB, e.g. --max-header-list 1MiB")));
+    }
+    Ok(bytes as usize)
+}
+
 /// The largest `--body-file` read: the body is held in memory once per request and endpoint.
 pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
 
@@ -212,6 +228,8 @@ pub struct RequestSet {
     pub connect_timeout: Duration,
     /// `--max-line`: the longest response head or reply line a decoder takes.
     pub max_line: usize,
+    /// `--max-header-list`: HTTP/2's bound of an answer's decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE).
+    pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
     /// Descriptions of the targets for the result document.
@@ -244,6 +262,19 @@ pub struct RequestSet {
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
 pub const MAX_STREAMS: usize = 10_000;
 
+/// A method of digits is h2load's habit (`-m 16` is its streams per connection; hakaru's `-m` is the method): a
+/// server would answer every request 400, so it is refused with the flag meant.
+fn numeric_method(method: &str, http2: bool) -> Result<(), UsageError> {
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(());
+    }
+    let meant = if http2 { format!("--streams {method}") } else { format!("--http2 --streams {method}") };
+    Err(UsageError::new(format!(
+        "--method '{method}': a method is a word such as GET or POST (hakaru's -m is the method, h2load's is the \
+         streams per connection); did you mean {meant}?"
+    )))
+}
+
 /// `--http2` and `--streams`, checked: the streams per connection.
 fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
     match (a.http2, a.streams) {
@@ -272,6 +303,7 @@ impl RequestSet {
         let max_line = flag_max_line(&a.max_line)?;
         let method = a.method.trim().to_ascii_uppercase();
         check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
+        numeric_method(&method, a.http2)?;
         let headers = a
             .headers
             .iter()
@@ -416,6 +448,7 @@ impl RequestSet {
             keepalive: !a.no_keepalive,
             connect_timeout,
             max_line,
+            max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
             targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
@@ -994,6 +1027,7 @@ impl RunPlan {
             keepalive: set.keepalive,
             connect_timeout: set.connect_timeout,
             max_line: set.max_line,
+            max_header_list: set.max_header_list,
             seed: set.seed,
             insecure: set.insecure,
             json: None,

@@ -426,3 +426,40 @@ pub fn write_in(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     std::fs::write(&p, text).unwrap();
     p.display().to_string()
 }
+
+/// Runs the hakaru binary with `args`, stdout and stderr to files; returns whether it exited 0 and its peak RSS
+/// in KiB. The peak comes from wait4's rusage, which the kernel keeps for the whole life of the child: polling
+/// VmHWM in /proc can miss a peak reached just before the process exits.
+pub fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (bool, u64) {
+    let (code, kib) = hakaru_peak_rss(args, stdout, stderr);
+    (code == 0, kib)
+}
+
+/// [`run_hakaru_measuring_rss`] giving the exit code (-1 when a signal ended it).
+pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (i32, u64) {
+    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(args)
+        // Never the real history: a database beside the output files.
+        .env("HAKARU_DB", stdout.with_extension("history.db"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(stdout).unwrap())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 then fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our own child, not yet reaped (Child::wait is never called on it); both pointers are valid.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
+    }
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    // On Linux ru_maxrss is in KiB.
+    (code, usage.ru_maxrss as u64)
+}
