@@ -74,6 +74,7 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
                 crate::inputs::json_reason(&e)
             ),
             ReadError::Schema(schema) => format!("compare: '{shown}': {schema}"),
+            e @ ReadError::Impossible(_) => format!("compare: '{shown}': {e}"),
             ReadError::Drnbench(e) => {
                 let (line, why) = match e {
                     CsvError::Header(e) => (1, e),

@@ -113,6 +113,7 @@ fn read_error(origin: &str, e: ReadError) -> UsageError {
             json_reason(&e)
         ),
         ReadError::Schema(schema) => format!("input '{origin}': {schema}"),
+        e @ ReadError::Impossible(_) => format!("input '{origin}': {e}"),
         ReadError::Drnbench(e @ CsvError::NotDrnbench(_)) => {
             format!("input '{origin}': {e}; give a result JSON or a drnbench CSV")
         }

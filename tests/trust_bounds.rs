@@ -1,0 +1,118 @@
+//! Every input bounded (issue 40, items 9 and 11): a crafted histogram or a count that cannot be true in a result
+//! document is refused in one line by every reader, before it costs memory or reads as a true figure.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use base64::Engine as _;
+use common::peak::{hakaru_peak, hakaru_peak_within};
+use serde_json::Value;
+
+/// A V2 histogram header announcing 4 GiB of counts that are not there: 40 bytes, 56 of base64. HdrHistogram's
+/// decoder sized its buffer by it (4.2 GB resident).
+fn crafted_histogram() -> String {
+    let mut b = Vec::new();
+    b.extend(0x1c84_9313u32.to_be_bytes());
+    b.extend(u32::MAX.to_be_bytes());
+    b.extend(0u32.to_be_bytes());
+    b.extend(3u32.to_be_bytes());
+    b.extend(1u64.to_be_bytes());
+    b.extend(3_600_000_000u64.to_be_bytes());
+    b.extend(1f64.to_be_bytes());
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+fn write(path: &Path, doc: &Value) -> String {
+    std::fs::write(path, doc.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// The refusal every reader must give: exit 2, one line holding `says`, and a peak far below what the crafted
+/// header asks for.
+fn refused(dir: &Path, args: &[&str], says: &str) {
+    // 2 GiB of address space at most: the unfixed reader's 4 GiB buffer fails there instead of filling the machine.
+    let out = hakaru_peak_within(dir, args, Duration::from_secs(120), Some(2 << 30));
+    assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
+    assert!(out.stderr.contains(says), "{args:?}: {says} not in {}", out.stderr);
+    assert!(out.max_rss < 200 << 20, "{args:?}: peak {} MiB", out.max_rss >> 20);
+}
+
+#[test]
+fn a_crafted_histogram_is_refused_in_one_line_by_every_reader_before_it_allocates() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good: Value = serde_json::from_str(include_str!("fixtures/report/sweep-4ms.json")).unwrap();
+    let mut bad = good.clone();
+    bad["steps"][1]["histogram"]["data"] = crafted_histogram().into();
+    let (good_file, bad_file) = (write(&d.join("good.json"), &good), write(&d.join("bad.json"), &bad));
+    let says = "steps[1].histogram: histogram says 4294967295 bytes of counts follow its header, 0 do";
+    let db = d.join("h.db");
+    let db = db.to_str().unwrap();
+    refused(d, &["compare", &good_file, &bad_file], says);
+    refused(d, &["report", &bad_file, "-o", "r.html"], says);
+    refused(d, &["chart", &bad_file, "-o", "c.svg"], says);
+    refused(d, &["merge", &bad_file], says);
+    refused(d, &["import", &bad_file, "--db", db], says);
+    // One stored before this check (or written into the database by hand): `show` refuses it too.
+    let ok = hakaru_peak(d, &["import", &good_file, "--db", db], Duration::from_secs(60));
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute("UPDATE results SET document = ?1", [bad.to_string()]).unwrap();
+    drop(conn);
+    refused(d, &["show", "last", "--db", db], says);
+    refused(d, &["compare", "last", &good_file, "--db", db], says);
+}
+
+/// Two agents' segments of one plan, run against the built-in target.
+fn segments(dir: &Path) -> (String, String) {
+    let target = common::target();
+    let url = format!("http://{}/", target.addr());
+    let run = |name: &str, segment: &str| {
+        let path = dir.join(name);
+        let status = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+            .args(["run", "-q", "-c", "2", "-n", "40", "--segment", segment, "--json", path.to_str().unwrap(), &url])
+            .env("HAKARU_DB", dir.join("history.db"))
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        path.to_str().unwrap().to_string()
+    };
+    (run("a.json", "0/2"), run("b.json", "1/2"))
+}
+
+fn read(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn merge_refuses_counts_that_cannot_be_true_instead_of_wrapping_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (a, b) = segments(d);
+    assert_eq!(hakaru_peak(d, &["merge", &a, &b], Duration::from_secs(60)).code, 0);
+    let original = read(&a);
+    // 2^64-1 requests, every one of them ok: true-looking alone, past 2^64-1 with the other segment's (the merge
+    // printed "39 requests" and exited 0).
+    let mut doc = original.clone();
+    doc["steps"][0]["requests"] = u64::MAX.into();
+    doc["steps"][0]["responses"] = u64::MAX.into();
+    doc["steps"][0]["ok"] = u64::MAX.into();
+    std::fs::write(&a, doc.to_string()).unwrap();
+    refused(d, &["merge", &a, &b], "the documents' requests (step ");
+    // More ok than requests: refused on reading, by every reader.
+    let mut doc = original.clone();
+    doc["steps"][0]["ok"] = (original["steps"][0]["requests"].as_u64().unwrap() + 1).into();
+    std::fs::write(&a, doc.to_string()).unwrap();
+    refused(d, &["merge", &a, &b], "steps[0]: ok (21) and failed (0) do not add up to requests (20)");
+    refused(d, &["compare", &a, &b], "do not add up to requests");
+    // A sum that wraps within one document.
+    let mut doc = original.clone();
+    doc["steps"][0]["failed"] = u64::MAX.into();
+    std::fs::write(&a, doc.to_string()).unwrap();
+    refused(d, &["merge", &a, &b], "failed (18446744073709551615) do not add up to requests (20)");
+}
