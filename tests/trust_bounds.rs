@@ -116,3 +116,47 @@ fn merge_refuses_counts_that_cannot_be_true_instead_of_wrapping_them() {
     std::fs::write(&a, doc.to_string()).unwrap();
     refused(d, &["merge", &a, &b], "failed (18446744073709551615) do not add up to requests (20)");
 }
+
+/// hakaru's one-line refusal, exit 2, and its text.
+fn refusal(args: &[&str]) -> String {
+    let out = common::hakaru(args);
+    assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
+    out.stderr
+}
+
+#[test]
+fn an_error_about_a_file_never_quotes_a_file_of_another_kind_and_only_a_short_scrubbed_excerpt_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, content: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let hash = "$6$rounds=5000$SECRETSALT$SECRETHASH";
+    let shadow = file("shadow", format!("root:{hash}:19000:0:99999:7:::\nbin:*:19000::::::\n").as_bytes());
+    let run = |patterns: &str| refusal(&["run", "--patterns", patterns, "--hosts", "127.0.0.1", "--port", "1"]);
+    // `--patterns /etc/shadow` printed the file's first line.
+    let said = run(&shadow);
+    assert!(said.contains("this is not a drnbench pattern file"), "{said}");
+    assert!(!said.contains("SECRET") && !said.contains("root"), "{said}");
+    if std::fs::read("/etc/shadow").is_ok() {
+        let said = run("/etc/shadow");
+        assert!(!said.contains("root:"), "{said}");
+    }
+    // Binary: nothing of it.
+    let said = run(&file("bin", b"/a\n\0\x01SECRET\xff\n"));
+    assert!(!said.contains("SECRET"), "{said}");
+    // A pattern file's own mistake: quoted short, its secrets hidden.
+    let long = format!("/search?q={}", "x".repeat(200));
+    let said = run(&file("p.txt", format!("/a\n/b?token=SECRET {long}\n").as_bytes()));
+    assert!(said.contains("2:") && !said.contains("SECRET") && !said.contains(&"x".repeat(41)), "{said}");
+    let said = run(&file("p2.txt", format!("/a\nhost?password=SECRET{long}\n").as_bytes()));
+    assert!(said.contains("is neither a path nor a URL") && !said.contains(&"x".repeat(41)), "{said}");
+    // JSON: serde quotes a string of the wrong type whole.
+    let said = run(&file("p.json", format!("{{\"g\": {{\"frequency\": \"{long}\"}}}}").as_bytes()));
+    assert!(!said.contains(&"x".repeat(41)), "{said}");
+    // A data file whose header is no header: its first line is not printed as the columns.
+    let said = refusal(&["run", "--data", &shadow, "http://127.0.0.1:1/{{x}}"]);
+    assert!(said.contains("holds no column names") && !said.contains("SECRET"), "{said}");
+}
