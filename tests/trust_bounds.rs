@@ -160,3 +160,25 @@ fn an_error_about_a_file_never_quotes_a_file_of_another_kind_and_only_a_short_sc
     let said = refusal(&["run", "--data", &shadow, "http://127.0.0.1:1/{{x}}"]);
     assert!(said.contains("holds no column names") && !said.contains("SECRET"), "{said}");
 }
+
+#[test]
+fn a_study_names_a_device_as_a_device_and_says_why_it_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    let text = |body_file: &str| {
+        format!(
+            "name = \"s\"\n[[target]]\nname = \"t\"\nurl = \"http://127.0.0.1:1/\"\n[[workload]]\nname = \"post\"\n\
+             method = \"POST\"\nbody_file = \"{body_file}\"\n[load]\nconnections = 1\nduration = \"1s\"\n"
+        )
+    };
+    std::fs::write(&study, text("/dev/zero")).unwrap();
+    // It said "no such file".
+    let said = refusal(&["study", study.to_str().unwrap(), "--dry-run"]);
+    assert!(said.contains("body_file \"/dev/zero\" is a character device, not a regular file"), "{said}");
+    assert!(said.contains("never ends") && !said.contains("no such file"), "{said}");
+    std::fs::write(&study, text(dir.path().to_str().unwrap())).unwrap();
+    let said = refusal(&["study", study.to_str().unwrap(), "--dry-run"]);
+    assert!(said.contains("is a directory, not a regular file"), "{said}");
+    std::fs::write(&study, text("absent.json")).unwrap();
+    assert!(refusal(&["study", study.to_str().unwrap(), "--dry-run"]).contains("no such file"));
+}
