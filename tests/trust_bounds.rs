@@ -182,3 +182,69 @@ fn a_study_names_a_device_as_a_device_and_says_why_it_is_refused() {
     std::fs::write(&study, text("absent.json")).unwrap();
     assert!(refusal(&["study", study.to_str().unwrap(), "--dry-run"]).contains("no such file"));
 }
+
+/// A tmpfs of `size` mounted on `at` for the test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    /// None (with the reason said) where a tmpfs cannot be mounted: not root, or a container that forbids it.
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(at).output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
+            Ok(o) => {
+                eprintln!("skipped: a tmpfs cannot be mounted here: {}", String::from_utf8_lossy(&o.stderr).trim());
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: mount cannot run here: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_study_on_a_full_disk_runs_no_load_and_names_the_disk_on_each_cases_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = Tmpfs::mount(&dir.path().join("disk"), "1m") else { return };
+    let out_dir = disk.0.join("out");
+    for sub in ["cases", "logs"] {
+        std::fs::create_dir_all(out_dir.join(sub)).unwrap();
+    }
+    // The disk filled to its last byte.
+    let mut fill = std::fs::File::create(disk.0.join("fill")).unwrap();
+    while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
+    drop(fill);
+    // A target that would see the load: it must see none.
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    target.set_nonblocking(true).unwrap();
+    let study = dir.path().join("s.toml");
+    let text = format!(
+        "name = \"s\"\n[[target]]\nname = \"t\"\nurl = \"http://{}/\"\n[load]\nconnections = 1\nduration = \"1s\"\n\
+         repeat = 2\npause = \"0s\"\n",
+        target.local_addr().unwrap()
+    );
+    std::fs::write(&study, text).unwrap();
+    let out = common::hakaru_with(
+        &["study", study.to_str().unwrap(), "-o", out_dir.to_str().unwrap()],
+        Duration::from_secs(120),
+        |_| {},
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // Each case's line says the disk is full, not "exit code 1: no output".
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("FAILED")).collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    for l in lines {
+        assert!(l.contains("the disk holding the results directory") && l.contains("is full"), "{l}");
+    }
+    assert!(!out.stdout.contains("no output"), "{}", out.stdout);
+    assert!(target.accept().is_err(), "a case ran its load on a full disk");
+}
