@@ -248,3 +248,51 @@ fn a_study_on_a_full_disk_runs_no_load_and_names_the_disk_on_each_cases_line() {
     assert!(!out.stdout.contains("no output"), "{}", out.stdout);
     assert!(target.accept().is_err(), "a case ran its load on a full disk");
 }
+
+/// drnbench's CSV: a header and `rows` rows (about 75 bytes each).
+fn drnbench_csv(path: &Path, rows: usize) -> u64 {
+    use std::io::Write as _;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        f,
+        "n_clients,total_n_requests,queries_per_second,min_elapsed_time,max_elapsed_time,average_elapsed_time,0,200"
+    )
+    .unwrap();
+    for i in 1..=rows {
+        writeln!(
+            f,
+            "{i},{},{:.6},0.001773766,0.238031643,0.019765581680722916,0,100.0",
+            1000 + i,
+            33.2 + i as f64 / 7.0
+        )
+        .unwrap();
+    }
+    drop(f);
+    std::fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn a_drnbench_csv_import_stays_within_four_times_its_size_and_50_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 15 MB, 200,000 rows: it took 2.4 GB (and minutes); refused at its 1001st row.
+    let big = d.join("big.csv");
+    let size = drnbench_csv(&big, 200_000);
+    // At most 1 GiB of address space: the unbounded reader fails there instead of filling a shared machine.
+    let args = ["import", big.to_str().unwrap(), "--db", "h.db"];
+    let out = hakaru_peak_within(d, &args, Duration::from_secs(120), Some(1 << 30));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("big.csv:1002: more than 1000 rows"), "{}", out.stderr);
+    assert!(out.max_rss < 4 * size + (50 << 20), "peak {} MiB for {size} bytes", out.max_rss >> 20);
+    // The most rows there may be: imported within the bound, as compare reads them.
+    let most = d.join("most.csv");
+    let size = drnbench_csv(&most, 1000);
+    for args in [
+        vec!["import", most.to_str().unwrap(), "--db", "h.db"],
+        vec!["compare", most.to_str().unwrap(), most.to_str().unwrap()],
+    ] {
+        let out = hakaru_peak(d, &args, Duration::from_secs(120));
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.max_rss < 4 * size + (50 << 20), "{args:?}: peak {} MiB for {size} bytes", out.max_rss >> 20);
+    }
+}
