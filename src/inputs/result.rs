@@ -109,8 +109,11 @@ pub fn document_from_value(value: serde_json::Value) -> Result<ResultDocument, R
 fn checked(doc: ResultDocument) -> Result<ResultDocument, ReadError> {
     for (i, step) in doc.steps.iter().enumerate() {
         let at = format!("steps[{i}]");
-        LatencyHistogram::from_base64(&step.histogram.data)
-            .map_err(|e| ReadError::Impossible(format!("{at}.histogram: {e}")))?;
+        // An empty one is a histogram that is absent (a drnbench CSV imported has none).
+        if !step.histogram.data.trim().is_empty() {
+            LatencyHistogram::from_base64(&step.histogram.data)
+                .map_err(|e| ReadError::Impossible(format!("{at}.histogram: {e}")))?;
+        }
         if let Some(e) = impossible_counts(step.requests, step.ok, step.failed) {
             return Err(ReadError::Impossible(format!("{at}: {e}")));
         }
@@ -122,8 +125,10 @@ fn checked(doc: ResultDocument) -> Result<ResultDocument, ReadError> {
         }
     }
     if let Some(runs) = &doc.runs {
-        LatencyHistogram::from_base64(&runs.histogram.data)
-            .map_err(|e| ReadError::Impossible(format!("runs.histogram: {e}")))?;
+        if !runs.histogram.data.trim().is_empty() {
+            LatencyHistogram::from_base64(&runs.histogram.data)
+                .map_err(|e| ReadError::Impossible(format!("runs.histogram: {e}")))?;
+        }
         if let Some(e) = impossible_counts(runs.requests, runs.ok, runs.failed) {
             return Err(ReadError::Impossible(format!("runs: {e}")));
         }
