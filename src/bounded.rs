@@ -16,6 +16,28 @@ pub const TERMS: u64 = 64 << 20;
 /// A result document, drnbench CSV or study manifest read back (`compare`, `report`, `chart`, `merge`, `import`).
 pub const RESULT: u64 = 256 << 20;
 
+/// Why only regular files are read, for a refusal that says what the file is.
+pub const WHY_REGULAR: &str = "a device such as /dev/zero never ends and a FIFO may wait for a writer forever, \
+                               so input files are read only when they are regular files";
+
+/// What a file that is not regular is, in words: `a character device`, `a FIFO`, `a directory`.
+pub fn kind_of(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a file of no kind hakaru reads"
+    }
+}
+
 /// `n` bytes for people: `64 MiB`, `1 MiB`.
 fn mib(n: u64) -> String {
     format!("{} MiB", n >> 20)

@@ -143,7 +143,10 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
     let s = &mut out.settings;
     s.connections = docs.iter().map(|d| d.settings.connections).sum();
     s.threads = docs.iter().map(|d| d.settings.threads).sum();
-    s.requests = docs.iter().map(|d| d.settings.requests).sum();
+    s.requests = match docs.iter().map(|d| d.settings.requests).collect::<Option<Vec<u64>>>() {
+        Some(each) => Some(total("settings.requests", each)?),
+        None => None,
+    };
     s.rate = docs.iter().map(|d| d.settings.rate).sum();
     s.segment = None;
     // A complete merge is the whole plan; a partial one keeps the plan its figures are part of.
@@ -186,19 +189,34 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
     Ok(out)
 }
 
-fn sum_map(maps: impl Iterator<Item = BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+/// `values` added; past 2^64-1 the documents are refused, the figure named: no true count gets there (an agent
+/// would have to send 584 years at 10^9 a second), a damaged or crafted one does, and wrapped it would read as a
+/// small true-looking number.
+fn total(what: &str, values: impl IntoIterator<Item = u64>) -> Result<u64, String> {
+    values.into_iter().try_fold(0u64, |a, v| a.checked_add(v)).ok_or_else(|| {
+        format!("the documents' {what} add up past 2^64-1, which no true count does: one was damaged or altered")
+    })
+}
+
+/// `b` added to `a` as [`total`] adds.
+fn add(a: &mut u64, b: u64, what: &str) -> Result<(), String> {
+    *a = total(what, [*a, b])?;
+    Ok(())
+}
+
+fn sum_map(maps: impl Iterator<Item = BTreeMap<String, u64>>, what: &str) -> Result<BTreeMap<String, u64>, String> {
     let mut out = BTreeMap::new();
     for m in maps {
         for (k, v) in m {
-            *out.entry(k).or_insert(0) += v;
+            add(out.entry(k).or_insert(0), v, what)?;
         }
     }
-    out
+    Ok(out)
 }
 
 /// Summaries without histograms: counts summed, extremes kept, the mean weighted, percentiles the highest.
-fn bound_summary(parts: &[&LatencySummary]) -> LatencySummary {
-    let count: u64 = parts.iter().map(|p| p.count).sum();
+fn bound_summary(parts: &[&LatencySummary]) -> Result<LatencySummary, String> {
+    let count = total("latency counts", parts.iter().map(|p| p.count))?;
     let mut percentiles = BTreeMap::new();
     for p in parts {
         for (k, v) in &p.percentiles {
@@ -206,7 +224,7 @@ fn bound_summary(parts: &[&LatencySummary]) -> LatencySummary {
             *e = (*e).max(*v);
         }
     }
-    LatencySummary {
+    Ok(LatencySummary {
         unit: "us".into(),
         count,
         min: parts.iter().filter(|p| p.count > 0).map(|p| p.min).min().unwrap_or(0),
@@ -214,7 +232,7 @@ fn bound_summary(parts: &[&LatencySummary]) -> LatencySummary {
         stdev: parts.iter().map(|p| p.stdev).fold(0.0, f64::max),
         max: parts.iter().map(|p| p.max).max().unwrap_or(0),
         percentiles,
-    }
+    })
 }
 
 fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, String> {
@@ -234,18 +252,20 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
         ));
     }
     let secs = steps.iter().map(|s| s.duration_s).fold(0.0, f64::max).max(1e-9);
-    let sum = |f: fn(&StepResult) -> u64| steps.iter().map(|s| f(s)).sum::<u64>();
+    let label = &steps[0].label;
+    let sum =
+        |what: &str, f: fn(&StepResult) -> u64| total(&format!("{what} (step {label})"), steps.iter().map(|s| f(s)));
     out.duration_s = secs;
-    out.requests = sum(|s| s.requests);
-    out.responses = sum(|s| s.responses);
-    out.errors = sum(|s| s.errors);
-    out.ok = sum(|s| s.ok);
-    out.failed = sum(|s| s.failed);
-    out.unfinished = sum(|s| s.unfinished);
+    out.requests = sum("requests", |s| s.requests)?;
+    out.responses = sum("responses", |s| s.responses)?;
+    out.errors = sum("errors", |s| s.errors)?;
+    out.ok = sum("ok", |s| s.ok)?;
+    out.failed = sum("failed", |s| s.failed)?;
+    out.unfinished = sum("unfinished", |s| s.unfinished)?;
     let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let t = &mut out.throughput;
-    t.bytes_in = sum(|s| s.throughput.bytes_in);
-    t.bytes_out = sum(|s| s.throughput.bytes_out);
+    t.bytes_in = sum("bytes in", |s| s.throughput.bytes_in)?;
+    t.bytes_out = sum("bytes out", |s| s.throughput.bytes_out)?;
     t.requests_per_s = round3(out.requests as f64 / secs);
     t.ok_per_s = round3(out.ok as f64 / secs);
     t.bytes_in_per_s = round3(t.bytes_in as f64 / secs);
@@ -253,36 +273,39 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.latency = LatencySummary::from_histogram(&hist);
     out.histogram.data = hist.to_base64();
     let failed: Vec<&LatencySummary> = steps.iter().filter_map(|s| s.failed_latency.as_ref()).collect();
-    out.failed_latency = (!failed.is_empty()).then(|| bound_summary(&failed));
+    out.failed_latency = if failed.is_empty() { None } else { Some(bound_summary(&failed)?) };
     let service: Vec<&LatencySummary> = steps.iter().filter_map(|s| s.service.as_ref()).collect();
-    out.service = (!service.is_empty()).then(|| bound_summary(&service));
+    out.service = if service.is_empty() { None } else { Some(bound_summary(&service)?) };
     if let Some(sched) = &mut out.schedule {
         let all: Vec<_> = steps.iter().filter_map(|s| s.schedule.as_ref()).collect();
         sched.target_rate = all.iter().map(|x| x.target_rate).sum();
         sched.achieved_rate = round3(all.iter().map(|x| x.achieved_rate * secs).sum::<f64>() / secs);
         sched.completed_rate = round3(all.iter().map(|x| x.completed_rate * secs).sum::<f64>() / secs);
-        sched.late = all.iter().map(|x| x.late).sum();
+        sched.late = total("late sends", all.iter().map(|x| x.late))?;
         sched.max_lag_us = all.iter().map(|x| x.max_lag_us).max().unwrap_or(0);
-        sched.starved = all.iter().map(|x| x.starved).sum();
+        sched.starved = total("starved sends", all.iter().map(|x| x.starved))?;
     }
-    out.status = sum_map(steps.iter().map(|s| s.status.clone()));
-    out.failed_statuses = sum_map(steps.iter().map(|s| s.failed_statuses.clone()));
+    out.status = sum_map(steps.iter().map(|s| s.status.clone()), "status counts")?;
+    out.failed_statuses = sum_map(steps.iter().map(|s| s.failed_statuses.clone()), "failed status counts")?;
     let mut kinds: BTreeMap<String, ErrorCount> = BTreeMap::new();
     for e in steps.iter().flat_map(|s| &s.error_kinds) {
-        kinds.entry(e.kind.clone()).and_modify(|k| k.count += e.count).or_insert_with(|| e.clone());
+        match kinds.get_mut(&e.kind) {
+            Some(k) => add(&mut k.count, e.count, "error counts")?,
+            None => drop(kinds.insert(e.kind.clone(), e.clone())),
+        }
     }
     out.error_kinds = kinds.into_values().collect();
     let c = &mut out.connections;
     c.asked = steps.iter().map(|s| s.connections.asked).sum();
-    c.max_open = sum(|s| s.connections.max_open);
-    c.opened = sum(|s| s.connections.opened);
-    c.reconnects = sum(|s| s.connections.reconnects);
-    c.max_handing_over = sum(|s| s.connections.max_handing_over);
+    c.max_open = sum("open connections", |s| s.connections.max_open)?;
+    c.opened = sum("connections opened", |s| s.connections.opened)?;
+    c.reconnects = sum("reconnects", |s| s.connections.reconnects)?;
+    c.max_handing_over = sum("connections handing over", |s| s.connections.max_handing_over)?;
     out.load.connections = steps.iter().map(|s| s.load.connections).sum();
     out.load.threads = steps.iter().map(|s| s.load.threads).sum();
     out.load.rate = steps.iter().map(|s| s.load.rate).sum();
-    out.windows = merge_windows(&steps);
-    out.breakdown = merge_breakdown(&steps, secs);
+    out.windows = merge_windows(&steps)?;
+    out.breakdown = merge_breakdown(&steps, secs)?;
     let mut slowest: Vec<SlowRequest> = steps.iter().flat_map(|s| s.slowest.clone()).collect();
     slowest.sort_by_key(|s| std::cmp::Reverse(s.latency_us));
     slowest.truncate(10);
@@ -310,34 +333,34 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
 
 /// Windows summed by their instant, to the millisecond (the agents' steps count from the same instant with
 /// `--start-at`, and their windows have one width).
-fn merge_windows(steps: &[&StepResult]) -> Vec<WindowSummary> {
+fn merge_windows(steps: &[&StepResult]) -> Result<Vec<WindowSummary>, String> {
     let mut by_t: BTreeMap<u64, WindowSummary> = BTreeMap::new();
     for w in steps.iter().flat_map(|s| &s.windows) {
         let key = (w.t * 1000.0).round() as u64;
-        by_t.entry(key)
-            .and_modify(|m| {
-                m.requests += w.requests;
-                m.errors += w.errors;
-                m.sent += w.sent;
-                for (k, n) in &w.failures {
-                    *m.failures.entry(k.clone()).or_default() += n;
-                }
-                m.open_connections += w.open_connections;
-                m.p50_us = m.p50_us.max(w.p50_us);
-                m.p90_us = m.p90_us.max(w.p90_us);
-                m.p99_us = m.p99_us.max(w.p99_us);
-                m.max_us = m.max_us.max(w.max_us);
-                // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
-                m.target = add_options(m.target, w.target);
-                m.cpu_percent = add_options(m.cpu_percent, w.cpu_percent);
-                m.server_cpu_percent = match (m.server_cpu_percent, w.server_cpu_percent) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
-            })
-            .or_insert_with(|| w.clone());
+        let Some(m) = by_t.get_mut(&key) else {
+            by_t.insert(key, w.clone());
+            continue;
+        };
+        add(&mut m.requests, w.requests, "windows' requests")?;
+        add(&mut m.errors, w.errors, "windows' errors")?;
+        add(&mut m.sent, w.sent, "windows' sends")?;
+        for (k, n) in &w.failures {
+            add(m.failures.entry(k.clone()).or_default(), *n, "windows' failures")?;
+        }
+        add(&mut m.open_connections, w.open_connections, "windows' open connections")?;
+        m.p50_us = m.p50_us.max(w.p50_us);
+        m.p90_us = m.p90_us.max(w.p90_us);
+        m.p99_us = m.p99_us.max(w.p99_us);
+        m.max_us = m.max_us.max(w.max_us);
+        // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
+        m.target = add_options(m.target, w.target);
+        m.cpu_percent = add_options(m.cpu_percent, w.cpu_percent);
+        m.server_cpu_percent = match (m.server_cpu_percent, w.server_cpu_percent) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
-    by_t.into_values().collect()
+    Ok(by_t.into_values().collect())
 }
 
 fn add_options(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -348,26 +371,26 @@ fn add_options(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 /// Breakdown rows summed by kind and name; means weighted by successes, percentiles the highest.
-fn merge_breakdown(steps: &[&StepResult], secs: f64) -> Vec<BreakdownRow> {
+fn merge_breakdown(steps: &[&StepResult], secs: f64) -> Result<Vec<BreakdownRow>, String> {
     let mut rows: Vec<BreakdownRow> = Vec::new();
     for r in steps.iter().flat_map(|s| &s.breakdown) {
         match rows.iter_mut().find(|x| x.kind == r.kind && x.name == r.name) {
             Some(x) => {
-                let ok = x.ok + r.ok;
+                let ok = total("breakdown rows' ok", [x.ok, r.ok])?;
                 x.mean_us = (x.mean_us * x.ok as f64 + r.mean_us * r.ok as f64) / ok.max(1) as f64;
-                x.requests += r.requests;
+                add(&mut x.requests, r.requests, "breakdown rows' requests")?;
                 x.ok = ok;
-                x.failed += r.failed;
+                add(&mut x.failed, r.failed, "breakdown rows' failures")?;
                 x.p50_us = x.p50_us.max(r.p50_us);
                 x.p99_us = x.p99_us.max(r.p99_us);
-                let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-                    (None, None) => None,
-                    (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                let both = |a: Option<u64>, b: Option<u64>, what| match (a, b) {
+                    (None, None) => Ok(None),
+                    (a, b) => total(what, [a.unwrap_or(0), b.unwrap_or(0)]).map(Some),
                 };
                 x.p999_us = x.p999_us.max(r.p999_us);
-                x.hits = add(x.hits, r.hits);
-                x.misses = add(x.misses, r.misses);
-                x.expected = add(x.expected, r.expected);
+                x.hits = both(x.hits, r.hits, "breakdown rows' hits")?;
+                x.misses = both(x.misses, r.misses, "breakdown rows' misses")?;
+                x.expected = both(x.expected, r.expected, "breakdown rows' expected answers")?;
             }
             None => rows.push(r.clone()),
         }
@@ -376,7 +399,7 @@ fn merge_breakdown(steps: &[&StepResult], secs: f64) -> Vec<BreakdownRow> {
         x.ok_per_s = (x.ok as f64 / secs * 1000.0).round() / 1000.0;
         x.mean_us = (x.mean_us * 1000.0).round() / 1000.0;
     }
-    rows
+    Ok(rows)
 }
 
 #[cfg(test)]

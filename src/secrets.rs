@@ -339,9 +339,50 @@ pub fn redact_arg(arg: &str) -> String {
     redact_secret(arg)
 }
 
+/// The most characters of a file's content an error quotes.
+pub const EXCERPT: usize = 40;
+
+/// A short excerpt of a file's content for an error: its secrets hidden ([`scrub_text`]), control characters
+/// escaped, cut to [`EXCERPT`] characters (`...` saying so). An error about a file says where; quoting more of it
+/// would print what a careless `--patterns /etc/shadow` pointed at.
+pub fn excerpt(content: &str) -> String {
+    let scrubbed = scrub_text(content);
+    let escaped: String = scrubbed.escape_debug().collect();
+    match escaped.char_indices().nth(EXCERPT) {
+        Some((cut, _)) => format!("{}...", &escaped[..cut]),
+        None => escaped,
+    }
+}
+
+/// `message` with each of its double-quoted parts made an [`excerpt`]: what a parser's error (serde's `invalid
+/// type: string "..."`) quotes of a file.
+pub fn excerpt_quoted(message: &str) -> String {
+    let mut out = String::new();
+    let mut parts = message.split('"');
+    out.push_str(parts.next().unwrap_or(""));
+    for (i, part) in parts.enumerate() {
+        out.push('"');
+        out.push_str(&if i % 2 == 0 { excerpt(part) } else { part.to_string() });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_is_short_scrubbed_and_escaped() {
+        assert_eq!(excerpt("/a?q=1"), "/a?q=1");
+        let long = format!("/{}", "x".repeat(100));
+        assert_eq!(excerpt(&long), format!("/{}...", "x".repeat(EXCERPT - 1)));
+        assert_eq!(excerpt("/a?token=abc"), "/a?token=***");
+        assert_eq!(excerpt("Authorization: Bearer xyz"), "Authorization: <redacted>");
+        assert_eq!(excerpt("a\tb"), "a\\tb");
+        assert_eq!(excerpt("a\u{1}"), "a\\u{1}");
+        let quoted = excerpt_quoted(&format!("invalid type: string \"{long}\", expected a pattern"));
+        assert_eq!(quoted, format!("invalid type: string \"/{}...\", expected a pattern", "x".repeat(EXCERPT - 1)));
+    }
 
     #[test]
     fn a_commands_password_is_hidden() {

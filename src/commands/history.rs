@@ -205,6 +205,7 @@ fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Importe
                     e.column()
                 ),
                 ReadError::Schema(schema) => format!("{name}: {schema}"),
+                e @ ReadError::Impossible(_) => format!("{name}: {e}"),
                 ReadError::Drnbench(e) => drnbench_import::csv_error(&name, e),
             }));
         }

@@ -74,6 +74,7 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
                 crate::inputs::json_reason(&e)
             ),
             ReadError::Schema(schema) => format!("compare: '{shown}': {schema}"),
+            e @ ReadError::Impossible(_) => format!("compare: '{shown}': {e}"),
             ReadError::Drnbench(e) => {
                 let (line, why) = match e {
                     CsvError::Header(e) => (1, e),
@@ -81,6 +82,8 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
                         (1, format!("the header does not start with {}", DRNBENCH_COLUMNS.join(",")))
                     }
                     CsvError::Row { line, error } => (line, error),
+                    e @ CsvError::TooManyRows { line } => (line, e.to_string()),
+                    e @ CsvError::TooManyStatuses(_) => (1, e.to_string()),
                     CsvError::NotANumber { line, name, cell, .. } => {
                         (line, format!("'{cell}' in {name} is not a number"))
                     }

@@ -25,11 +25,12 @@ pub fn from_drnbench_csv(name: &str, text: &str, started_at: &str) -> Result<Res
 pub fn csv_error(name: &str, e: CsvError) -> String {
     match e {
         CsvError::Header(e) => format!("{name}: the header does not read as CSV: {e}"),
-        CsvError::NotDrnbench(header) => format!(
-            "{name}:1: not a drnbench CSV: its first columns must be {} (found {})",
-            DRNBENCH_COLUMNS.join(","),
-            header.join(",")
-        ),
+        // The header found is not quoted: a file that is not drnbench's may be anything (`import /etc/shadow`).
+        CsvError::NotDrnbench(_) => {
+            format!("{name}:1: not a drnbench CSV: its first columns must be {}", DRNBENCH_COLUMNS.join(","))
+        }
+        e @ CsvError::TooManyRows { line } => format!("{name}:{line}: {e}"),
+        e @ CsvError::TooManyStatuses(_) => format!("{name}:1: {e}"),
         CsvError::Row { line, error } => format!("{name}:{line}: {error}"),
         CsvError::NotANumber { line, column, name: col, cell } => {
             format!("{name}:{line}:{}: {col} '{cell}' is not a number", column + 1)

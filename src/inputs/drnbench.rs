@@ -36,17 +36,34 @@ fn is_success(code: &str) -> bool {
 
 /// Why a text is not drnbench's CSV; lines count from 1 (the header), columns from 0. Each command words these
 /// itself; the wording here is for the rest.
+/// The most rows a drnbench CSV may have: a row is a step of a sweep (one client count), and each becomes a step
+/// of a result document (about 12 kB in memory), so this many keep a file's reading within tens of MiB. drnbench's
+/// sweeps have tens of rows; a 15 MB file of 200,000 took 2.4 GB and minutes to import.
+pub const MAX_ROWS: usize = 1000;
+/// The most status columns: one per HTTP status code (and 0 for timeouts), each kept in every row.
+pub const MAX_STATUSES: usize = 600;
+
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CsvError {
     /// The header does not read as CSV.
     #[error("line 1: cannot read the CSV header: {0}")]
     Header(String),
     /// The header does not start with drnbench's six columns; the header as found.
-    #[error("line 1: the header '{}' is not drnbench's ({})", .0.join(","), DRNBENCH_COLUMNS.join(","))]
+    // Not quoted: a file that is not drnbench's may be anything (`import /etc/shadow`).
+    #[error("line 1: the header is not drnbench's ({})", DRNBENCH_COLUMNS.join(","))]
     NotDrnbench(Vec<String>),
     /// A row does not read as CSV.
     #[error("line {line}: {error}")]
     Row { line: usize, error: String },
+    /// Said without its line (`line` is the first row past the cap), as each command places it itself.
+    #[error(
+        "more than {MAX_ROWS} rows, the most a drnbench CSV may have (a row is one client count of a sweep); split \
+         the file"
+    )]
+    TooManyRows { line: usize },
+    /// On line 1, said without it.
+    #[error("{0} status columns, more than the {MAX_STATUSES} a drnbench CSV may have (one per status code)")]
+    TooManyStatuses(usize),
     /// A cell that should hold a number.
     #[error("line {line} column {} ({name}): '{cell}' is not a number", column + 1)]
     NotANumber { line: usize, column: usize, name: String, cell: String },
@@ -64,9 +81,16 @@ pub fn parse(text: &str) -> Result<Vec<DrnbenchRow>, CsvError> {
     if header.len() < DRNBENCH_COLUMNS.len() || header[..DRNBENCH_COLUMNS.len()] != DRNBENCH_COLUMNS {
         return Err(CsvError::NotDrnbench(header));
     }
+    if header.len() - DRNBENCH_COLUMNS.len() > MAX_STATUSES {
+        return Err(CsvError::TooManyStatuses(header.len() - DRNBENCH_COLUMNS.len()));
+    }
     let mut rows = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let line = i + 2;
+        // Counted as read, so a file of a million rows costs no more than one of a thousand.
+        if i == MAX_ROWS {
+            return Err(CsvError::TooManyRows { line });
+        }
         let record = record.map_err(|e| CsvError::Row { line, error: e.to_string() })?;
         let cell = |column: usize| record.get(column).unwrap_or("").trim();
         let at = |column: usize| (line, column, header[column].clone(), cell(column).to_string());

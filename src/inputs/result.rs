@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::drnbench::{self, CsvError, DrnbenchRow};
+use crate::metrics::LatencyHistogram;
 use crate::result::{ResultDocument, SCHEMA};
 
 /// What a result file holds.
@@ -68,6 +69,10 @@ pub enum ReadError {
     /// Not drnbench's CSV.
     #[error("{0}")]
     Drnbench(CsvError),
+    /// A document whose figures cannot be true: a histogram that does not decode (or whose header asks for more
+    /// memory than any histogram needs), a count that cannot be.
+    #[error("{0}; the document was damaged or altered: give the file --json wrote")]
+    Impossible(String),
 }
 
 /// Only what is needed to tell a document's schema when the whole does not read.
@@ -79,7 +84,7 @@ struct Head {
 /// Reads a result document's text; its schema must be [`SCHEMA`].
 pub fn parse_document(text: &str) -> Result<ResultDocument, ReadError> {
     match serde_json::from_str::<ResultDocument>(text) {
-        Ok(doc) if doc.schema == SCHEMA => Ok(doc),
+        Ok(doc) if doc.schema == SCHEMA => checked(doc),
         Ok(doc) => Err(ReadError::Schema(ForeignSchema(doc.schema))),
         // A later version may have fields this one cannot read: its schema is the better reason. A text that is
         // not even JSON keeps serde's first error, with its place.
@@ -94,8 +99,48 @@ pub fn parse_document(text: &str) -> Result<ResultDocument, ReadError> {
 pub fn document_from_value(value: serde_json::Value) -> Result<ResultDocument, ReadError> {
     match value.get("schema").and_then(|s| s.as_str()) {
         Some(found) if found != SCHEMA => Err(ReadError::Schema(ForeignSchema(found.to_string()))),
-        _ => serde_json::from_value(value).map_err(ReadError::NotADocument),
+        _ => checked(serde_json::from_value(value).map_err(ReadError::NotADocument)?),
     }
+}
+
+/// `doc` when every histogram in it decodes within its bounds and its counts can be true; the first that does not,
+/// by its place, otherwise. Every reader of a document reads it here first, so none decodes a crafted histogram
+/// later (an empty percentile printed, an exit code 0) or adds up counts that wrap.
+fn checked(doc: ResultDocument) -> Result<ResultDocument, ReadError> {
+    for (i, step) in doc.steps.iter().enumerate() {
+        let at = format!("steps[{i}]");
+        // An empty one is a histogram that is absent (a drnbench CSV imported has none).
+        if !step.histogram.data.trim().is_empty() {
+            LatencyHistogram::from_base64(&step.histogram.data)
+                .map_err(|e| ReadError::Impossible(format!("{at}.histogram: {e}")))?;
+        }
+        if let Some(e) = impossible_counts(step.requests, step.ok, step.failed) {
+            return Err(ReadError::Impossible(format!("{at}: {e}")));
+        }
+        if step.responses > step.requests || step.errors > step.requests {
+            return Err(ReadError::Impossible(format!(
+                "{at}: {} responses and {} errors of {} requests: neither can be more than the requests",
+                step.responses, step.errors, step.requests
+            )));
+        }
+    }
+    if let Some(runs) = &doc.runs {
+        if !runs.histogram.data.trim().is_empty() {
+            LatencyHistogram::from_base64(&runs.histogram.data)
+                .map_err(|e| ReadError::Impossible(format!("runs.histogram: {e}")))?;
+        }
+        if let Some(e) = impossible_counts(runs.requests, runs.ok, runs.failed) {
+            return Err(ReadError::Impossible(format!("runs: {e}")));
+        }
+    }
+    Ok(doc)
+}
+
+/// Why `ok` and `failed` cannot be the two parts of `requests` (each request ends one way or the other); None
+/// when they are.
+fn impossible_counts(requests: u64, ok: u64, failed: u64) -> Option<String> {
+    (ok.checked_add(failed) != Some(requests))
+        .then(|| format!("ok ({ok}) and failed ({failed}) do not add up to requests ({requests})"))
 }
 
 /// Reads `text`, from `path`, as the kind [`FileKind::of`] tells.

@@ -161,14 +161,17 @@ impl LatencyHistogram {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
-    /// Decodes what [`to_base64`](Self::to_base64) wrote (or any V2 / V2+DEFLATE histogram).
+    /// Decodes what [`to_base64`](Self::to_base64) wrote (or any V2 / V2+DEFLATE histogram). The header is judged
+    /// before anything is allocated from it: a document is input, and HdrHistogram's own decoder sizes its count
+    /// array by the header's range and digits and its payload buffer by the header's length (4 GiB from 40 bytes).
     pub fn from_base64(text: &str) -> Result<Self, String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let plain = plain_v2(bytes)?;
         let decoded: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))?;
+            .deserialize(&mut plain.as_slice())
+            .map_err(|e| format!("histogram is not HdrHistogram V2: {e}"))?;
         if decoded.low() == 1 && decoded.high() == HIGHEST_MICROS && decoded.sigfig() == 3 {
             // Ours (the usual case): kept as decoded, not copied into a second full-size histogram.
             return Ok(Self { digits: 3, inner: Some(decoded) });
@@ -177,6 +180,99 @@ impl LatencyHistogram {
         h.counts().add(&decoded).map_err(|e| format!("histogram range too large: {e:?}"))?;
         Ok(h)
     }
+}
+
+/// HdrHistogram V2's cookies: plain, and DEFLATE-compressed around a plain one.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// A plain V2 header: cookie, payload length, normalizing offset, digits (4 bytes each), lowest, highest, ratio.
+const V2_HEADER: usize = 40;
+/// The most counts a histogram read back may hold (8 MiB of them): any range at 3 digits needs at most 66,560;
+/// HdrHistogram allows 5 digits, whose widest range needs 8.4 million.
+const MAX_COUNTS: u64 = 1 << 20;
+/// A plain V2 histogram is at most its header and 9 bytes (the longest varint) per count.
+const MAX_PLAIN: u64 = V2_HEADER as u64 + 9 * MAX_COUNTS;
+
+fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn be_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The plain V2 bytes of an encoded histogram, its header checked: a compressed one inflated no further than a
+/// plain one may be long, the payload length the bytes that follow, the range and digits such that its count array
+/// has at most [`MAX_COUNTS`] counts.
+fn plain_v2(bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    if bytes.len() < 8 {
+        return Err(format!("histogram is {} bytes, shorter than a V2 header", bytes.len()));
+    }
+    let bytes = match be_u32(&bytes, 0) {
+        V2_COOKIE => bytes,
+        V2_COMPRESSED_COOKIE => {
+            use std::io::Read as _;
+            let len = be_u32(&bytes, 4) as usize;
+            if len != bytes.len() - 8 {
+                return Err(format!("histogram says {len} compressed bytes follow, {} do", bytes.len() - 8));
+            }
+            let mut plain = Vec::new();
+            flate2::read::ZlibDecoder::new(&bytes[8..])
+                .take(MAX_PLAIN + 1)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("histogram is not HdrHistogram V2: its compressed bytes do not inflate ({e})"))?;
+            if plain.len() as u64 > MAX_PLAIN {
+                return Err(format!("histogram inflates past {MAX_PLAIN} bytes, more than any histogram has"));
+            }
+            if plain.len() < 4 || be_u32(&plain, 0) != V2_COOKIE {
+                return Err("histogram is not HdrHistogram V2: its inflated bytes have no V2 cookie".into());
+            }
+            plain
+        }
+        other => return Err(format!("histogram is not HdrHistogram V2 (cookie {other:#x})")),
+    };
+    if bytes.len() < V2_HEADER {
+        return Err(format!("histogram is {} bytes, shorter than a V2 header ({V2_HEADER})", bytes.len()));
+    }
+    let payload = be_u32(&bytes, 4) as usize;
+    if payload != bytes.len() - V2_HEADER {
+        return Err(format!(
+            "histogram says {payload} bytes of counts follow its header, {} do",
+            bytes.len() - V2_HEADER
+        ));
+    }
+    let (digits, low, high) = (be_u32(&bytes, 12), be_u64(&bytes, 16), be_u64(&bytes, 24));
+    if !(1..=5).contains(&digits) {
+        return Err(format!("histogram has {digits} significant digits; HdrHistogram has 1 to 5"));
+    }
+    if low < 1 || high < low.saturating_mul(2) {
+        return Err(format!(
+            "histogram's range {low}..{high} is not a range (lowest at least 1, highest at least twice it)"
+        ));
+    }
+    let counts = count_len(digits, low, high);
+    if counts > MAX_COUNTS {
+        return Err(format!(
+            "histogram's range {low}..{high} at {digits} digits needs {counts} counts, more than {MAX_COUNTS}"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The length of HdrHistogram's count array for a range and digits, as `Histogram::new_with_bounds` sizes it.
+fn count_len(digits: u32, low: u64, high: u64) -> u64 {
+    let largest_single_unit = 2 * 10u64.pow(digits);
+    let sub_bucket_count_magnitude = (largest_single_unit as f64).log2().ceil() as u32;
+    let sub_bucket_count = 1u64 << sub_bucket_count_magnitude.max(1);
+    let unit_magnitude = 63 - low.leading_zeros();
+    // Buckets until the smallest value a bucket cannot hold passes `high`.
+    let mut smallest_untrackable = (sub_bucket_count as u128) << unit_magnitude;
+    let mut buckets = 1u64;
+    while smallest_untrackable <= high as u128 {
+        smallest_untrackable <<= 1;
+        buckets += 1;
+    }
+    (buckets + 1) * (sub_bucket_count / 2)
 }
 
 impl Default for LatencyHistogram {
@@ -263,5 +359,57 @@ mod tests {
         let bins = h.log_bins(10);
         assert_eq!(bins.len(), 10);
         assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), h.count());
+    }
+
+    /// A V2 header: payload length, digits, lowest, highest (the rest as HdrHistogram writes it).
+    fn header(payload: u32, digits: u32, low: u64, high: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(V2_COOKIE.to_be_bytes());
+        b.extend(payload.to_be_bytes());
+        b.extend(0u32.to_be_bytes());
+        b.extend(digits.to_be_bytes());
+        b.extend(low.to_be_bytes());
+        b.extend(high.to_be_bytes());
+        b.extend(1f64.to_be_bytes());
+        b
+    }
+
+    fn encoded(b: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(b)
+    }
+
+    #[test]
+    fn a_crafted_header_is_refused_before_anything_is_allocated_from_it() {
+        // 4 GiB of payload announced, none there (HdrHistogram's decoder would size its buffer by it).
+        let e = LatencyHistogram::from_base64(&encoded(&header(u32::MAX, 3, 1, HIGHEST_MICROS))).unwrap_err();
+        assert_eq!(e, "histogram says 4294967295 bytes of counts follow its header, 0 do");
+        // 5 digits over the widest range: 8.4 million counts (64 MiB) for nothing.
+        let e = LatencyHistogram::from_base64(&encoded(&header(0, 5, 1, u64::MAX / 2))).unwrap_err();
+        assert!(e.contains("more than 1048576"), "{e}");
+        for (digits, low, high) in [(0, 1, 100), (6, 1, 100), (3, 0, 100), (3, 10, 15)] {
+            let e = LatencyHistogram::from_base64(&encoded(&header(0, digits, low, high))).unwrap_err();
+            assert!(e.starts_with("histogram"), "{e}");
+        }
+        assert!(LatencyHistogram::from_base64(&encoded(&[0x1c, 0x84, 0x93])).is_err());
+        // A compressed one that inflates to the same crafted header.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, &header(u32::MAX, 3, 1, HIGHEST_MICROS)).unwrap();
+        let z = z.finish().unwrap();
+        let mut b = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        b.extend((z.len() as u32).to_be_bytes());
+        b.extend(z);
+        assert!(LatencyHistogram::from_base64(&encoded(&b)).unwrap_err().contains("4294967295"));
+        // A header that is fine, with no counts: an empty histogram.
+        assert_eq!(LatencyHistogram::from_base64(&encoded(&header(0, 3, 1, HIGHEST_MICROS))).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn count_len_is_hdrhistograms_own() {
+        for (digits, low, high) in
+            [(3, 1, HIGHEST_MICROS), (2, 1, HIGHEST_MICROS), (5, 1, 1 << 40), (1, 7, 1000), (4, 1000, u64::MAX / 2)]
+        {
+            let h = Histogram::<u64>::new_with_bounds(low, high, digits as u8).unwrap();
+            assert_eq!(count_len(digits, low, high), h.distinct_values() as u64, "{digits} {low} {high}");
+        }
     }
 }

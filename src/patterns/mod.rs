@@ -9,6 +9,7 @@ pub mod tools;
 use std::fmt;
 use std::path::Path;
 
+use crate::secrets::{excerpt, excerpt_quoted};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -69,6 +70,10 @@ pub fn parse(text: &str) -> Result<PatternSet, String> {
     // Editors on Windows start UTF-8 files with a byte order mark; it is not part of the first path or brace.
     // Columns on the first line are then counted after it, as the editor shows them.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A NUL is in no text file: whatever this is, none of it is quoted.
+    if text.contains('\0') {
+        return Err("1:1: this is not a text file (it holds NUL bytes); give a drnbench pattern file".into());
+    }
     IGNORED_KEYS.with(|k| k.borrow_mut().clear());
     FILE_WAIT.with(|w| w.set(None));
     let mut set = if text.trim_start().starts_with(['{', '[']) { parse_json(text)? } else { parse_plain(text)? };
@@ -86,7 +91,7 @@ pub fn parse(text: &str) -> Result<PatternSet, String> {
         return Err("1:1: the file holds no request patterns; add at least one path".into());
     }
     if let Some(g) = set.groups.iter().find(|g| !g.frequency.is_finite() || g.frequency < 0.0) {
-        return Err(format!("1:1: group '{}' has frequency {}; use a number >= 0", g.name, g.frequency));
+        return Err(format!("1:1: group '{}' has frequency {}; use a number >= 0", excerpt(&g.name), g.frequency));
     }
     let total = set.groups.iter().map(|g| g.frequency).sum::<f64>();
     if !total.is_finite() {
@@ -109,9 +114,18 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
         let lower = trimmed.to_ascii_lowercase();
         if !(trimmed.starts_with('/') || lower.starts_with("http://") || lower.starts_with("https://")) {
             let column = line.len() - line.trim_start().len() + 1;
+            // A file whose first line is no pattern is some other file (`--patterns /etc/shadow`): said, not quoted.
+            if patterns.is_empty() {
+                return Err(format!(
+                    "{}:{column}: the first line is neither a path nor a URL: this is not a drnbench pattern file \
+                     (one path or URL a line, or JSON groups); give a pattern file",
+                    i + 1
+                ));
+            }
             return Err(format!(
-                "{}:{column}: '{trimmed}' is neither a path nor a URL; start the line with / or http://",
-                i + 1
+                "{}:{column}: '{}' is neither a path nor a URL; start the line with / or http://",
+                i + 1,
+                excerpt(trimmed)
             ));
         }
         // A space or control character would end the request line early (or start a second request); say
@@ -121,7 +135,7 @@ fn parse_plain(text: &str) -> Result<PatternSet, String> {
             return Err(format!(
                 "{}:{column}: '{}' holds a space or control character; percent-encode it (%20)",
                 i + 1,
-                trimmed.escape_debug()
+                excerpt(trimmed)
             ));
         }
         patterns.push(Pattern { path: trimmed.to_string(), ..Pattern::default() });
@@ -137,7 +151,7 @@ fn parse_json(text: &str) -> Result<PatternSet, String> {
     let position = |e: serde_json::Error| {
         let message = e.to_string();
         // serde_json appends " at line L column C"; put the position first, as compilers do.
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        let message = excerpt_quoted(message.split(" at line ").next().unwrap_or(&message));
         format!(
             "{}:{}: {message}; see the drnbench pattern format in hakaru's docs/patterns-serve-demo.md",
             e.line(),
@@ -513,7 +527,7 @@ impl<'de> Deserialize<'de> for Number {
                 Ok(Number(v as f64))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Number, E> {
-                v.trim().parse::<f64>().map(Number).map_err(|_| E::custom(format!("'{v}' is not a number")))
+                v.trim().parse::<f64>().map(Number).map_err(|_| E::custom(format!("'{}' is not a number", excerpt(v))))
             }
         }
         d.deserialize_any(V)

@@ -714,7 +714,11 @@ impl Builder {
             let first = specs.len();
             for p in &g.patterns {
                 let in_file = |e: String| {
-                    UsageError::new(format!("--patterns {}: pattern '{}': {e}", file.display(), p.path.escape_debug()))
+                    UsageError::new(format!(
+                        "--patterns {}: pattern '{}': {e}",
+                        file.display(),
+                        crate::secrets::excerpt(&p.path)
+                    ))
                 };
                 check_pattern(p).map_err(in_file)?;
                 let (endpoints, target) = if p.path.starts_with('/') {

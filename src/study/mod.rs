@@ -920,13 +920,22 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             None => Ok(None),
             Some(f) => {
                 let p = base_dir.join(f);
-                if p.is_file() {
-                    Ok(Some(p))
-                } else {
-                    Err(at.error(
+                match std::fs::metadata(&p) {
+                    Ok(m) if m.is_file() => Ok(Some(p)),
+                    // A device never ends and a FIFO may never open: what it is and why it is refused, as
+                    // `--body-file` says it (`bounded`).
+                    Ok(m) => Err(at.error(
+                        &key(k),
+                        &format!(
+                            "{k} \"{f}\" is {}, not a regular file: {}; give a regular file",
+                            crate::bounded::kind_of(&m.file_type()),
+                            crate::bounded::WHY_REGULAR
+                        ),
+                    )),
+                    Err(_) => Err(at.error(
                         &key(k),
                         &format!("{k} \"{f}\": no such file ({}); paths are relative to the study file", p.display()),
-                    ))
+                    )),
                 }
             }
         }

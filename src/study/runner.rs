@@ -186,6 +186,44 @@ fn apart_from_kept(plan: &StudyPlan, kept: &[bool], manifest: &Manifest) -> Vec<
         .collect()
 }
 
+/// Room a case needs at least in the results directory: its document, its log, the manifest rewritten.
+const CASE_ROOM: u64 = 1 << 20;
+
+/// Whether the results directory can take a case's files: the free space of its disk, then a probe written and
+/// synced (a quota or a read-only mount say so only on a write). The error names the disk as the cause.
+fn writable(dir: &Path) -> Result<(), String> {
+    use std::io::Write as _;
+    let shown = dir.display();
+    let full = |free: u64| {
+        format!(
+            "not run: the disk holding the results directory {shown} is full ({free} bytes free, a case needs \
+             {CASE_ROOM}); free space there or give -o a directory on another disk, then --resume"
+        )
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+        let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+        if free < CASE_ROOM {
+            return Err(full(free));
+        }
+    }
+    let probe = dir.join(format!(".hakaru-probe-{}", std::process::id()));
+    let written = std::fs::File::create(&probe).and_then(|mut f| {
+        f.write_all(&[0u8; 64 << 10])?;
+        f.sync_data()
+    });
+    let _ = std::fs::remove_file(&probe);
+    match written {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) => Err(full(0)),
+        Err(e) => Err(format!(
+            "not run: the results directory {shown} cannot be written ({e}); make it writable or give -o another, \
+             then --resume"
+        )),
+    }
+}
+
 /// A case's manifest entry before it runs.
 fn entry(plan: &StudyPlan, opts: &RunOptions, c: &Case) -> CaseEntry {
     let mut command = vec!["hakaru".to_string()];
@@ -265,6 +303,11 @@ impl Run<'_> {
         server.fresh = false;
         if self.interrupt.load(Ordering::Relaxed) {
             return (CaseStatus::Skipped, None, None);
+        }
+        // A case whose result cannot be kept is not run: its whole load would be measured for nothing and said as
+        // "exit code 1: no output" (its log cannot be written either).
+        if let Err(e) = writable(dir) {
+            return failed(e);
         }
         if let Some(e) = &server.start_error {
             return failed(format!("target '{}' did not start: {e}", target.name));

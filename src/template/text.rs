@@ -106,11 +106,19 @@ fn hole(inside: &str, columns: Option<&[String]>) -> Result<Option<Hole>, String
         return Ok(builtin);
     }
     let Some(columns) = columns else { return Ok(None) };
+    // Columns are names; a first line that holds none (`--data /etc/shadow`) is not quoted back.
+    let named = columns
+        .iter()
+        .all(|c| c.len() <= 64 && c.chars().all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.' | ' ')));
     match columns.iter().position(|c| c == inside) {
         Some(i) => Ok(Some(Hole::Column(i))),
-        None => Err(format!(
+        None if named => Err(format!(
             "'{{{{{inside}}}}}' is neither a column of the data file ({}) nor a built-in (seq, uuid, rand LOW HIGH, now_ms)",
-            columns.join(", ")
+            crate::secrets::excerpt(&columns.join(", "))
+        )),
+        None => Err(format!(
+            "'{{{{{inside}}}}}' is not a built-in (seq, uuid, rand LOW HIGH, now_ms), and the data file's first line \
+             holds no column names: give a CSV with a header line or JSON lines"
         )),
     }
 }

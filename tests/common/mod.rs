@@ -4,6 +4,7 @@
 
 pub mod endless;
 pub mod hostile;
+pub mod peak;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
