@@ -11,7 +11,8 @@ pub struct Provenance {
     pub kernel: String,
     /// RFC 3339, UTC.
     pub started_at: String,
-    /// Secret header values (Authorization, Cookie...) are replaced by `<redacted>`.
+    /// Secret header values (Authorization, Cookie...) and a script's arguments (after `--`) are replaced by
+    /// `<redacted>`.
     pub command_line: Vec<String>,
     /// `release` or `debug`: a debug build measures itself more than the target.
     pub build: String,
@@ -43,7 +44,7 @@ impl Provenance {
             cores: crate::monitor::available_cores(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            command_line: std::env::args().map(|a| crate::secrets::redact_arg(&a)).collect(),
+            command_line: crate::secrets::redact_line(&std::env::args().collect::<Vec<_>>()),
             build: if is_debug_build() { "debug" } else { "release" }.into(),
             seed,
         }

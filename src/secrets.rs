@@ -208,6 +208,15 @@ pub fn redact_secret(arg: &str) -> String {
     if let Some(hidden) = redact_command(&words) {
         return hidden;
     }
+    // A bare `name=value` (a `--label`, a form field) named as a secret parameter or header, as in a query.
+    if let Some((name, value)) = arg.split_once('=')
+        && !value.is_empty()
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && (is_secret_param(name) || is_secret_header(name))
+    {
+        return format!("{name}=***");
+    }
     redact_userinfo(&redact_query(arg))
 }
 
@@ -264,12 +273,27 @@ pub fn scrub_value(v: &mut serde_json::Value) {
     }
 }
 
-/// A document (a result, a study's manifest) as pretty JSON with every string scrubbed ([`scrub_value`]): read
+/// A document (a result, a study's manifest) scrubbed: its `settings.labels` without a secret label
+/// ([`is_secret_label`]), its `provenance.command_line` without a script's arguments ([`redact_line`]), then every
+/// string ([`scrub_value`]). The history and every result file go through it.
+pub fn scrub_document(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Some(labels) = v.pointer_mut("/settings/labels").and_then(Value::as_object_mut) {
+        labels.retain(|k, v| !is_secret_label(k, v.as_str().unwrap_or_default()));
+    }
+    if let Some(line) = v.pointer_mut("/provenance/command_line").and_then(Value::as_array_mut) {
+        let words: Vec<&str> = line.iter().map(|w| w.as_str().unwrap_or_default()).collect();
+        *line = redact_line(&words).into_iter().map(Value::String).collect();
+    }
+    scrub_value(v);
+}
+
+/// A document (a result, a study's manifest) as pretty JSON, scrubbed ([`scrub_document`]): read
 /// back into its own type first so its fields keep their order (a JSON value's map would sort them), the scrubbed
 /// value itself if it no longer reads as its type.
 pub fn scrubbed_json<T: serde::Serialize + serde::de::DeserializeOwned>(doc: &T) -> serde_json::Result<String> {
     let mut v = serde_json::to_value(doc)?;
-    scrub_value(&mut v);
+    scrub_document(&mut v);
     match serde_json::from_value::<T>(v.clone()) {
         Ok(clean) => serde_json::to_string_pretty(&clean),
         Err(_) => serde_json::to_string_pretty(&v),
@@ -313,6 +337,24 @@ fn scrub_line(s: &str) -> String {
         words.push(redact_arg(word));
     }
     words.join(" ")
+}
+
+/// What stands for each word after `--` (a script's arguments) in a command line shown or written.
+pub const SCRIPT_ARG_SHOWN: &str = "<redacted>";
+
+/// A command line as it may be shown or written (a result's `provenance.command_line`, a study's manifest): each
+/// argument through [`redact_arg`], and every word after the first bare `--` (a Lua script's arguments, which
+/// often are a user and a password: no list can tell) replaced by [`SCRIPT_ARG_SHOWN`].
+pub fn redact_line<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    let cut = args.iter().position(|a| a.as_ref() == "--").map_or(args.len(), |i| i + 1);
+    let shown = args[..cut].iter().map(|a| redact_arg(a.as_ref()));
+    shown.chain(args[cut..].iter().map(|_| SCRIPT_ARG_SHOWN.to_string())).collect()
+}
+
+/// Whether a label (`--label KEY=VALUE`) names a secret or holds one: such a label is kept nowhere (not in
+/// `settings.labels`, the history, an export or a Prometheus series), so one rule hides it everywhere.
+pub fn is_secret_label(key: &str, value: &str) -> bool {
+    is_secret_header(key) || holds_secret(&format!("?{key}={value}")) || scrub_text(value) != value
 }
 
 /// One command-line argument with its secrets redacted, a flag with its value glued on included:
@@ -508,6 +550,8 @@ mod tests {
             ("-HCookie: sid=1", "-HCookie: <redacted>"),
             ("--url=redis://:pw@127.0.0.1", "--url=redis://***@127.0.0.1"),
             ("--label=branch=main", "--label=branch=main"),
+            ("--label=token=abc", "--label=token=***"),
+            ("api-key=k", "api-key=***"),
             ("-H", "-H"),
         ] {
             assert_eq!(redact_arg(input), want, "redact_arg({input:?})");

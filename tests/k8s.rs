@@ -376,3 +376,30 @@ fn secrets_go_into_a_secret_the_agents_read_from_their_environment_never_into_ar
     assert_eq!(from["valueFrom"]["secretKeyRef"]["name"], name);
     assert_eq!(from["valueFrom"]["secretKeyRef"]["key"], "args");
 }
+
+#[test]
+fn a_scripts_arguments_go_into_the_secret_after_a_secret_url_never_into_args() {
+    let yaml = manifests(&[
+        "--agents",
+        "2",
+        "--",
+        "run",
+        "-s",
+        "x.lua",
+        "http://web/?token=S3CRET-C",
+        "--",
+        "user1",
+        "S3CRET-P",
+    ]);
+    assert_valid(&yaml);
+    let docs = documents(&yaml);
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").expect("a Secret");
+    let held: Vec<String> = serde_json::from_str(secret["stringData"]["args"].as_str().unwrap()).unwrap();
+    // Appended to the shown arguments, they end the agent's line as they ended the command given.
+    assert_eq!(held, ["http://web/?token=S3CRET-C", "--", "user1", "S3CRET-P"]);
+    for d in docs.iter().filter(|d| d["kind"] != "Secret") {
+        assert!(!d.to_string().contains("S3CRET") && !d.to_string().contains("user1"), "{d}");
+    }
+    let args = strings(&pod(&docs, "hakaru")["containers"][0]["args"]);
+    assert!(!args.contains(&"--"), "{args:?}");
+}

@@ -62,6 +62,17 @@ fn wait_for_command_lines(needle: &str, also: &str, count: usize) -> Vec<String>
     }
 }
 
+/// `show last`, `export last` and `history` of the database `db` succeed and print none of `words`.
+fn history_shows_none_of(db: &Path, words: &[&str]) {
+    for args in [vec!["show", "last"], vec!["export", "last"], vec!["history"]] {
+        let mut all = args.clone();
+        all.extend(["--db", db.to_str().unwrap()]);
+        let o = hakaru_with(&all, Duration::from_secs(30), |_| {});
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        assert!(words.iter().all(|w| !o.stdout.contains(w)), "{args:?}: {}", o.stdout);
+    }
+}
+
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777
 }
@@ -114,13 +125,7 @@ fn a_run_writes_and_prints_no_secret_and_its_files_are_the_users_alone() {
         |_| {},
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    for args in [vec!["show", "last"], vec!["export", "last"], vec!["history"]] {
-        let mut all = args.clone();
-        all.extend(["--db", db.to_str().unwrap()]);
-        let o = hakaru_with(&all, Duration::from_secs(30), |_| {});
-        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
-        assert!(!o.stdout.contains(MARK), "{args:?}: {}", o.stdout);
-    }
+    history_shows_none_of(&db, &[MARK]);
     assert_eq!(files_holding_the_mark(dir.path()), Vec::<String>::new());
     // What the run created is the user's alone.
     assert_eq!((mode(&json), mode(&csv), mode(&db)), (0o600, 0o600, 0o600));
@@ -223,4 +228,106 @@ duration = "2s"
     assert_eq!(written, Vec::<String>::new());
     let db = std::fs::read(dir.path().join("h.db")).unwrap_or_default();
     assert!(!db.windows(MARK.len()).any(|w| w == MARK.as_bytes()));
+}
+
+/// A script whose `init(args)` fails unless it gets two arguments, both holding the mark: a run that succeeds
+/// had them.
+fn script_wanting_two_marked_args(dir: &Path) -> String {
+    let path = dir.join("args.lua");
+    std::fs::write(
+        &path,
+        format!(
+            "function init(args)\n  if #args ~= 2 or not args[2]:find('{MARK}') then error('want two args, got ' .. #args) end\n\
+             end\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_scripts_arguments_and_a_secret_label_reach_no_document_history_or_export() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let json = dir.path().join("r.json");
+    let script = script_wanting_two_marked_args(dir.path());
+    let url = format!("http://{}/", t.addr());
+    let out = hakaru_with(
+        &[
+            "run",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "-s",
+            &script,
+            "--label",
+            &format!("token={MARK}-label"),
+            "--label",
+            &format!("note=http://u:{MARK}@h/"),
+            "--label",
+            "branch=main",
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            &url,
+            "--",
+            "user1",
+            &format!("{MARK}-password"),
+        ],
+        Duration::from_secs(60),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains(MARK) && !out.stderr.contains(MARK), "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("--label token=...: it names or holds a secret"), "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let line = doc["provenance"]["command_line"].as_array().unwrap();
+    let tail: Vec<&str> = line[line.len() - 3..].iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(tail, ["--", "<redacted>", "<redacted>"], "{line:?}");
+    // One rule for labels: a secret one is in no document, as --prometheus-rw leaves it out; the others stay.
+    assert_eq!(doc["settings"]["labels"], serde_json::json!({"branch": "main"}));
+    history_shows_none_of(&db, &[MARK, "user1"]);
+    let listed = hakaru_with(
+        &["history", "--label", "branch=main", "--db", db.to_str().unwrap()],
+        Duration::from_secs(30),
+        |_| {},
+    );
+    assert!(listed.stdout.contains("branch=main"), "{}", listed.stdout);
+    let mut written = files_holding_the_mark(dir.path());
+    written.retain(|f| !f.ends_with("args.lua"));
+    assert_eq!(written, Vec::<String>::new());
+}
+
+#[test]
+fn local_agents_get_a_secret_url_and_a_scripts_arguments_together_never_on_their_command_lines() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/?delay=1ms&token={MARK}-t", t.addr());
+    let json = dir.path().join("merged.json");
+    let script = script_wanting_two_marked_args(dir.path());
+    let child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        .args(["run", "-q", "--agents", "2", "-c", "2", "-d", "3s", "--no-history", "--json"])
+        .arg(&json)
+        .args(["-s", &script, &url, "--", "user1", &format!("{MARK}-password")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_command_lines(&format!("hakaru-agents-{}-", child.id()), "--segment", 2);
+    assert_eq!(seen.len(), 2, "both agents seen running: {seen:?}");
+    for line in &seen {
+        assert!(!line.contains(MARK) && !line.contains("user1"), "{line}");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Both reached the agents: the URL (the run has answers) and the arguments (init() did not fail).
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["steps"][0]["ok"].as_u64().unwrap() > 0, "{doc}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(MARK));
+    let mut written = files_holding_the_mark(dir.path());
+    written.retain(|f| !f.ends_with("args.lua"));
+    assert_eq!(written, Vec::<String>::new());
 }

@@ -307,9 +307,14 @@ pub struct RequestArgs {
     /// wrk's Lua script: request() builds each request, response() reads answers, done() reports (docs/scripting.md).
     ///
     /// The script's init(args) gets the words after `--`. One URL gives wrk.scheme, host, port and path;
-    /// -m, -H and -b give wrk.method, headers and body.
+    /// -m, -H and -b give wrk.method, headers and body. Lua is not a sandbox: a script can run commands and write
+    /// files as you (see --script-sandbox).
     #[arg(short = 's', long, value_name = "FILE.lua", help_heading = heading::REQUEST)]
     pub script: Option<PathBuf>,
+    /// Runs the script without os.execute, io.popen, writing files (io.open for writing, os.remove, os.rename),
+    /// os.exit, package.loadlib and C modules: for scripts you did not write. Lua alone is not a sandbox.
+    #[arg(long, requires = "script", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub script_sandbox: bool,
     /// Rows for {{column}} templates in the URL's path, -H values and the body: CSV with a header line, or JSON lines.
     ///
     /// Built-ins work with or without it: {{seq}}, {{uuid}}, {{rand 1 1000}}, {{now_ms}} (docs/scripting.md).

@@ -79,8 +79,12 @@ pub fn render<T: Serialize>(subcommand: &str, args: &T) -> Result<Vec<String>, S
 /// A command line (as [`render`] makes it: the subcommand first) split in two: what may be shown (in `ps`, a
 /// manifest, a log) and the arguments holding a secret (a secret header, a URL with a password or a secret query
 /// parameter), each with its flag, which a child reads from its environment instead (`HAKARU_SECRET_ARGS`).
-/// `is_secret` says whether one argument's text holds a secret.
+/// `is_secret` says whether one argument's text holds a secret. A script's arguments (the words after `--`) are
+/// hidden whole, `--` first, at the end of the hidden ones: the child appends the hidden arguments to the shown
+/// ones, so they must end its line as they ended this one.
 pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
+    let script_args = line.iter().skip(1).position(|a| a == "--").map_or(line.len(), |i| i + 1);
+    let (line, script_args) = line.split_at(script_args);
     let cli = Cli::command();
     let sub = line.first().and_then(|name| cli.find_subcommand(name));
     // The flag a word names (`-H`, `--header`: one id) when it takes the next argument as its value.
@@ -127,6 +131,7 @@ pub fn split_secrets(line: &[String], is_secret: impl Fn(&str) -> bool) -> (Vec<
             shown.extend_from_slice(part);
         }
     }
+    hidden.extend_from_slice(script_args);
     (shown, hidden)
 }
 
@@ -231,6 +236,27 @@ mod tests {
         let (Command::Run(a), Command::Run(b)) = (parse(&line), parse(&again)) else { panic!("run") };
         assert_eq!(a.request.headers.len(), b.request.headers.len());
         assert_eq!(b.request.urls, ["http://h/", "http://u:pw@h/"]);
+    }
+
+    #[test]
+    fn a_scripts_arguments_are_hidden_and_still_end_the_line_after_a_hidden_url() {
+        let line: Vec<String> =
+            ["run", "-s", "x.lua", "http://h/?token=abc", "--", "u", "p"].iter().map(|s| s.to_string()).collect();
+        let (shown, hidden) = split_secrets(&line, |a| a.contains("token="));
+        assert_eq!(shown, ["run", "-s", "x.lua"]);
+        assert_eq!(hidden, ["http://h/?token=abc", "--", "u", "p"]);
+        let again: Vec<String> = shown.iter().chain(&hidden).cloned().collect();
+        let Command::Run(a) = parse(&again) else { panic!("run") };
+        assert_eq!(
+            (a.request.urls, a.request.script_args),
+            (vec!["http://h/?token=abc".to_string()], vec!["u".into(), "p".into()])
+        );
+        // Without a secret, the script's arguments are hidden all the same.
+        let (shown, hidden) = split_secrets(&line, |_| false);
+        assert_eq!(
+            (shown.last().unwrap().as_str(), hidden),
+            ("http://h/?token=abc", vec!["--".to_string(), "u".into(), "p".into()])
+        );
     }
 
     #[test]

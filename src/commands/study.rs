@@ -169,7 +169,7 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
     say!("\n  commands (repetition 1; the output file is added as --json DIR/cases/ID.json):");
     for c in plan.cases.iter().filter(|c| c.repetition == 1) {
         let args = crate::study::with_started_pid(&c.args, "{started-pid}");
-        let shown: Vec<String> = args.iter().map(|a| crate::secrets::redact_secret(a)).collect();
+        let shown = crate::secrets::redact_line(&args);
         say!("    {}: hakaru {}", c.id, shown.join(" "));
     }
     for t in plan.targets.iter().filter(|t| t.start.is_some()) {

@@ -167,8 +167,13 @@ impl ThreadCtx {
         self.schedule.as_ref().and_then(|s| s.try_claim(&self.rng))
     }
 
-    /// A script failed during the load: the first failure is kept and every client ends.
+    /// A script failed during the load: the first failure is kept and every client ends. A call cut at the step's
+    /// end or by a stop signal is no failure: the thread's clients end, as the step does.
     fn script_failed(&self, why: String) {
+        if self.script.cut() {
+            self.stopped.set(true);
+            return;
+        }
         let mut f = self.shared.script_failure.lock().unwrap_or_else(|p| p.into_inner());
         f.get_or_insert(why);
         self.shared.halt.store(true, Ordering::Relaxed);
@@ -789,7 +794,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
                 }
             };
-            let script = scripted::ThreadScript::take(plan, i).unwrap_or_else(|why| {
+            let script = scripted::ThreadScript::take(plan, i, deadline).unwrap_or_else(|why| {
                 *shared.script_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
                 shared.halt.store(true, Ordering::Relaxed);
                 scripted::ThreadScript::default()

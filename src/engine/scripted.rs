@@ -3,7 +3,7 @@
 //! the plan's prepared requests.
 
 use std::cell::{Cell, RefCell};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::plan::RunPlan;
 use crate::protocol::http::Kept;
@@ -27,7 +27,8 @@ pub(super) struct ThreadScript {
 
 impl ThreadScript {
     /// Thread `i`'s state from the plan's script; none without a script. An error is the script's, in one line.
-    pub(super) fn take(plan: &RunPlan, i: usize) -> Result<ThreadScript, String> {
+    /// The state's calls end at the step's `deadline` or on a stop signal (a loop that never returns holds neither).
+    pub(super) fn take(plan: &RunPlan, i: usize, deadline: Option<Instant>) -> Result<ThreadScript, String> {
         if let Some(t) = &plan.template {
             // Each thread draws its own random numbers, differently in each segment of a scaled-out run.
             let filler = t.thread(plan.seed.wrapping_add((plan.client_offset + i) as u64));
@@ -39,6 +40,7 @@ impl ThreadScript {
         }
         let Some(s) = &plan.script else { return Ok(ThreadScript::default()) };
         let t = s.thread(i)?;
+        t.shared.budget.limit(deadline.map(|d| (d, "the step ended during the call".into())), true);
         let addr = *t.shared.addr.lock().unwrap_or_else(|p| p.into_inner());
         let endpoint = plan.endpoints.first().filter(|e| e.addr != addr).map(|e| Endpoint { addr, ..e.clone() });
         Ok(ThreadScript { inner: RefCell::new(Some(t)), endpoint, active: Cell::new(true), ..Default::default() })
@@ -75,6 +77,11 @@ impl ThreadScript {
             }
             _ => filled,
         }
+    }
+
+    /// The last error of the script was its call cut at the step's end or by a stop signal: no fault of the script.
+    pub(super) fn cut(&self) -> bool {
+        self.inner.borrow().as_ref().is_some_and(|t| t.shared.budget.cut())
     }
 
     pub(super) fn active(&self) -> bool {

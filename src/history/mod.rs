@@ -154,9 +154,10 @@ pub fn parse_label(text: &str) -> std::result::Result<(String, String), String> 
     Ok((k.to_string(), v.to_string()))
 }
 
-/// Replaces secrets in every string of a document (see [`crate::secrets::scrub_value`]).
+/// Replaces secrets in a document: a secret label, a script's arguments, every string (see
+/// [`crate::secrets::scrub_document`]).
 pub fn scrub_secrets(v: &mut Value) {
-    crate::secrets::scrub_value(v);
+    crate::secrets::scrub_document(v);
 }
 
 /// A stored result as the listing shows it.

@@ -23,7 +23,18 @@ pub fn labels(flag_values: &[String]) -> Result<BTreeMap<String, String>, UsageE
 impl Recorder {
     /// Checks the flags' values before any load: labels must read; the database is only opened at the end.
     pub fn new(label_values: &[String], db: Option<&Path>, no_history: bool) -> Result<Recorder, UsageError> {
-        let labels = labels(label_values)?;
+        let mut labels = labels(label_values)?;
+        labels.retain(|k, v| {
+            let secret = crate::secrets::is_secret_label(k, v);
+            if secret {
+                eprintln!(
+                    "hakaru: warning: --label {}=...: it names or holds a secret, so it is kept nowhere (not in the \
+                     result, the history or --prometheus-rw)",
+                    crate::secrets::scrub_text(k)
+                );
+            }
+            !secret
+        });
         let path = if no_history { None } else { database_path(db) };
         if !no_history && path.is_none() {
             eprintln!(

@@ -292,11 +292,7 @@ fn quote(answer: &[u8]) -> String {
 fn user_labels(labels: &BTreeMap<String, String>) -> Vec<(String, String)> {
     labels
         .iter()
-        .filter(|(k, v)| {
-            !crate::secrets::is_secret_header(k)
-                && !crate::secrets::holds_secret(&format!("?{k}={v}"))
-                && crate::secrets::scrub_text(v) == **v
-        })
+        .filter(|(k, v)| !crate::secrets::is_secret_label(k, v))
         .map(|(k, v)| {
             let mut name: String = k.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
             if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name.starts_with("__") {

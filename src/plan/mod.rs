@@ -430,7 +430,8 @@ impl RequestSet {
         let script = match &a.script {
             None => None,
             Some(path) => {
-                let script = load_script(a, path, &b.endpoints, &method, &headers, &body, connect_timeout)?;
+                let limits = (connect_timeout, timeout);
+                let script = load_script(a, path, &b.endpoints, &method, &headers, &body, limits)?;
                 if let Some(spec) = specs.first_mut() {
                     spec.label = format!("script {}", script.file());
                 }
@@ -588,7 +589,7 @@ fn load_script(
     method: &str,
     headers: &[(String, String)],
     body: &[u8],
-    connect_timeout: Duration,
+    (connect_timeout, timeout): (Duration, Duration),
 ) -> Result<crate::script::Script, UsageError> {
     let one_url = || {
         UsageError::new(format!(
@@ -617,7 +618,8 @@ fn load_script(
         connect_timeout,
         http2: a.http2.then(|| ep.host_header()),
     };
-    crate::script::Script::load(path, a.script_args.clone(), target)
+    let options = crate::script::Options { sandbox: a.script_sandbox, outside: timeout };
+    crate::script::Script::load(path, a.script_args.clone(), target, options)
 }
 
 struct Defaults<'a> {

@@ -47,6 +47,8 @@ pub struct ThreadShared {
     pub addr: Mutex<SocketAddr>,
     /// `thread:stop()` was called: the thread's clients end.
     pub stop: AtomicBool,
+    /// How long the thread's calls may run (the step's end during the load).
+    pub budget: Arc<super::budget::Budget>,
 }
 
 /// The state a thread object speaks to: the setup state holds its threads' states; a thread's own `wrk.thread`
@@ -138,9 +140,17 @@ pub fn copy(v: Value, to: &Lua, depth: usize) -> mlua::Result<Value> {
     })
 }
 
-/// A new state with the `wrk` table of `target`, then the script's own code run (its top level).
-pub fn new_state(target: &Target, file: &str, source: &str) -> mlua::Result<Lua> {
+/// A new state with the `wrk` table of `target`, its calls under `budget` (text chunks only; with `sandbox`,
+/// without what reaches beyond the load: `sandbox.lua`), then the script's own code run (its top level).
+pub fn new_state(
+    target: &Target,
+    file: &str,
+    source: &str,
+    sandbox: bool,
+    budget: Arc<super::budget::Budget>,
+) -> mlua::Result<Lua> {
     let lua = Lua::new();
+    super::budget::watch(&lua, budget)?;
     let wrk = lua.create_table()?;
     wrk.set(
         "lookup",
@@ -187,7 +197,11 @@ pub fn new_state(target: &Target, file: &str, source: &str) -> mlua::Result<Lua>
         names,
         values,
     ))?;
-    lua.load(source).set_name(format!("@{file}")).exec()?;
+    if sandbox {
+        lua.load(include_str!("sandbox.lua")).set_name("=hakaru").exec()?;
+    }
+    // Text only: LuaJIT does not check bytecode, and crafted bytecode can crash the process.
+    lua.load(source).set_name(format!("@{file}")).set_mode(mlua::chunk::ChunkMode::Text).exec()?;
     Ok(lua)
 }
 
@@ -241,7 +255,7 @@ mod tests {
 
     #[test]
     fn format_builds_wrks_request_with_host_and_length() {
-        let lua = new_state(&target(), "t.lua", "").unwrap();
+        let lua = new_state(&target(), "t.lua", "", false, Default::default()).unwrap();
         lua.load("wrk.init({})").exec().unwrap();
         let r: String = lua.load("return wrk.format('POST', '/p', nil, 'abc')").eval().unwrap();
         assert!(r.starts_with("POST /p HTTP/1.1\r\n"), "{r}");
@@ -253,10 +267,12 @@ mod tests {
 
     #[test]
     fn errors_say_file_line_and_message() {
-        let e = new_state(&target(), "bad.lua", "x = 1\nfunction f(\n").unwrap_err();
+        let e = new_state(&target(), "bad.lua", "x = 1\nfunction f(\n", false, Default::default()).unwrap_err();
         let line = one_line("bad.lua", &e);
         assert!(line.starts_with("bad.lua line 3:"), "{line}");
-        let lua = new_state(&target(), "run.lua", "function request()\n  return nil + 1\nend").unwrap();
+        let lua =
+            new_state(&target(), "run.lua", "function request()\n  return nil + 1\nend", false, Default::default())
+                .unwrap();
         let f: mlua::Function = lua.globals().get("request").unwrap();
         let line = one_line("run.lua", &f.call::<Value>(()).unwrap_err());
         assert!(line.starts_with("run.lua line 2: attempt to perform arithmetic"), "{line}");

@@ -3,6 +3,7 @@
 //! [`Script::prepare`] calls `setup(thread)` and `init(args)` for every thread; the engine takes each thread's
 //! state for a step and gives it back; [`Script::done`] calls `done(summary, latency, requests)` after a step.
 
+mod budget;
 mod done;
 mod lua;
 mod thread;
@@ -15,11 +16,23 @@ pub use wire::Shape;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use mlua::{Lua, Value};
 
 use crate::error::UsageError;
+use budget::Budget;
 use lua::{ThreadHandle, ThreadShared, new_state, one_line};
+
+/// How a script runs besides its target.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// `--script-sandbox`: without what reaches beyond the load (`sandbox.lua`).
+    pub sandbox: bool,
+    /// How long a call outside the load (the top level, `setup`, `init`, the first `request()`, `done`) may run
+    /// (`--timeout`): past it, a loop that never ends is bad input, not a hang.
+    pub outside: Duration,
+}
 
 /// A script, loaded for a run.
 pub struct Script {
@@ -29,8 +42,10 @@ pub struct Script {
     /// The words after `--`, for `init(args)`.
     args: Vec<String>,
     target: Target,
-    /// The state of `setup` and `done`.
+    options: Options,
+    /// The state of `setup` and `done`, and how long its calls may run.
     setup: Lua,
+    setup_budget: Arc<Budget>,
     /// Each load thread's state, between steps (None while a step runs on it); grown when a step has more threads.
     threads: Mutex<Vec<Option<ThreadScript>>>,
 }
@@ -41,15 +56,33 @@ impl std::fmt::Debug for Script {
     }
 }
 
+impl Options {
+    /// The limit of a call outside the load that starts now, naming what ran.
+    fn outside_limit(&self, what: &str) -> Option<(Instant, String)> {
+        let past = format!(
+            "{what} ran past --timeout ({}) before or after the load: a loop that never ends?",
+            humantime::format_duration(self.outside)
+        );
+        Some((Instant::now() + self.outside, past))
+    }
+}
+
 impl Script {
     /// Reads the script and runs its top level in the setup state: a syntax or runtime error there is bad input.
-    pub fn load(path: &Path, args: Vec<String>, target: Target) -> Result<Script, UsageError> {
+    pub fn load(path: &Path, args: Vec<String>, target: Target, options: Options) -> Result<Script, UsageError> {
         let file: Arc<str> = path.display().to_string().into();
         let source = crate::bounded::read_text(path, crate::bounded::SMALL)
             .map_err(|why| UsageError::new(format!("--script '{file}': {why}")))?;
-        let setup = new_state(&target, &file, &source)
+        if source.starts_with('\u{1b}') {
+            return Err(UsageError::new(format!(
+                "--script '{file}': bytecode is refused: hakaru loads Lua source only (give the .lua file itself)"
+            )));
+        }
+        let setup_budget = Arc::new(Budget::default());
+        setup_budget.limit(options.outside_limit("the top level"), false);
+        let setup = new_state(&target, &file, &source, options.sandbox, Arc::clone(&setup_budget))
             .map_err(|e| UsageError::new(format!("--script {}", one_line(&file, &e))))?;
-        Ok(Script { file, source, args, target, setup, threads: Mutex::new(Vec::new()) })
+        Ok(Script { file, source, args, target, options, setup, setup_budget, threads: Mutex::new(Vec::new()) })
     }
 
     pub fn file(&self) -> &str {
@@ -79,8 +112,13 @@ impl Script {
         if let Some(t) = self.threads.lock().expect("never poisoned").get_mut(i).and_then(Option::take) {
             return Ok(t);
         }
-        let lua = new_state(&self.target, &self.file, &self.source).map_err(|e| one_line(&self.file, &e))?;
-        let shared = Arc::new(ThreadShared { addr: Mutex::new(self.target.addr), stop: Default::default() });
+        // Everything below runs before the load, each state's calls within --timeout.
+        let budget = Arc::new(Budget::default());
+        budget.limit(self.options.outside_limit("the top level, init() or the first request()"), false);
+        self.setup_budget.limit(self.options.outside_limit("setup()"), false);
+        let lua = new_state(&self.target, &self.file, &self.source, self.options.sandbox, Arc::clone(&budget))
+            .map_err(|e| one_line(&self.file, &e))?;
+        let shared = Arc::new(ThreadShared { addr: Mutex::new(self.target.addr), stop: Default::default(), budget });
         let in_setup = |e: mlua::Error| format!("{} (in setup())", one_line(&self.file, &e));
         let handle = self.setup.create_userdata(ThreadHandle::of(&lua, Arc::clone(&shared))).map_err(in_setup)?;
         // done() reads threads through the handles setup() kept; wrk keeps them alive for it as well.
@@ -123,6 +161,7 @@ impl Script {
     /// Calls `done(summary, latency, requests)` when the script defines it.
     pub fn done(&self, figures: &Figures) -> Result<(), String> {
         let Ok(Value::Function(done)) = self.setup.globals().get::<Value>("done") else { return Ok(()) };
+        self.setup_budget.limit(self.options.outside_limit("done()"), false);
         let args = figures.to_lua(&self.setup).map_err(|e| one_line(&self.file, &e))?;
         done.call::<()>(args).map_err(|e| format!("{} (in done())", one_line(&self.file, &e)))
     }

@@ -3,6 +3,34 @@
 local scheme, host, port, method, path, body, names, values = ...
 local lower, concat, tostring = string.lower, table.concat, tostring
 
+-- Text chunks only, wherever code is loaded: LuaJIT does not check bytecode, and crafted bytecode (string.dump's
+-- output, edited) can crash the process.
+do
+   local load_, loadfile_, error, searchpath = load, loadfile, error, package.searchpath
+   local function said(f, why)
+      if f == nil and type(why) == "string" and why:find("wrong mode", 1, true) then
+         why = "bytecode is refused: hakaru loads Lua source only (" .. why .. ")"
+      end
+      return f, why
+   end
+   function load(chunk, name, _, env) return said(load_(chunk, name, "t", env)) end
+   function loadstring(s, name) return said(load_(s, name, "t")) end
+   function loadfile(file, _, env) return said(loadfile_(file, "t", env)) end
+   function dofile(file)
+      local f, why = said(loadfile_(file, "t"))
+      if not f then error(why, 2) end
+      return f()
+   end
+   -- require's Lua searcher, text only as well.
+   package.loaders[2] = function(name)
+      local path, err = searchpath(name, package.path)
+      if not path then return err end
+      local f, why = said(loadfile_(path, "t"))
+      if not f then error("module '" .. name .. "': " .. why, 2) end
+      return f
+   end
+end
+
 -- Header names are kept lower-cased, so that "Host" and "host" are one header (HTTP names ignore case).
 local by_lower = {
    __newindex = function(t, k, v) rawset(t, lower(k), v) end,

@@ -11,7 +11,7 @@ use super::lua::{ThreadShared, one_line};
 use super::wire::Shape;
 
 /// The longest `delay()` taken, so that a script's mistake (a delay in seconds, not milliseconds) cannot hold a
-/// client for days; wrk takes any.
+/// client for days; wrk takes any. A longer one is a script error.
 const MOST_DELAY: Duration = Duration::from_secs(3600);
 
 /// "a table", "an integer", "nil": a Lua value's type as a sentence says it.
@@ -168,13 +168,16 @@ impl ThreadScript {
         let out = f.call::<Option<f64>>(());
         self.busy += t.elapsed();
         let ms = out.map_err(|e| format!("{} (in delay())", one_line(&self.file, &e)))?.unwrap_or(0.0);
-        if !ms.is_finite() || ms < 0.0 {
+        // Checked before it becomes a Duration, which panics on a value it cannot hold (1e300).
+        let most = MOST_DELAY.as_millis() as f64;
+        if !(0.0..=most).contains(&ms) {
+            let shown = if ms.abs() < 1e9 { ms.to_string() } else { format!("{ms:e}") };
             return Err(format!(
-                "{}: delay() returned {ms}; return milliseconds, 0 or more",
+                "{}: delay() returned {shown}; return milliseconds, from 0 to {most} (one hour)",
                 self.where_defined("delay")
             ));
         }
-        Ok(Some(Duration::from_secs_f64(ms / 1000.0).min(MOST_DELAY)))
+        Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
     }
 
     /// `response(status, headers, body)` with one answer.

@@ -144,9 +144,8 @@ pub fn run_study(
                 e.error = error;
                 e.file = file;
                 if let Some(args) = run.last_command.take() {
-                    e.command = std::iter::once("hakaru".to_string())
-                        .chain(args.iter().map(|a| crate::secrets::redact_secret(a)))
-                        .collect();
+                    e.command =
+                        std::iter::once("hakaru".to_string()).chain(crate::secrets::redact_line(&args)).collect();
                 }
                 let rows = run.rows.get(&case.id).map(Vec::as_slice);
                 on_case(i, &run.manifest.cases[i], rows);
@@ -224,11 +223,18 @@ fn writable(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// `flag` added to a case's arguments before the script's (after `--`), where it is still a flag.
+fn with_flag(args: &mut Vec<String>, flag: [String; 2]) {
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.splice(at..at, flag);
+}
+
 /// A case's manifest entry before it runs.
 fn entry(plan: &StudyPlan, opts: &RunOptions, c: &Case) -> CaseEntry {
+    let mut args = c.args.clone();
+    with_flag(&mut args, ["--json".to_string(), opts.dir.join(relative_case_file(c)).display().to_string()]);
     let mut command = vec!["hakaru".to_string()];
-    command.extend(c.args.iter().map(|a| crate::secrets::redact_secret(a)));
-    command.extend(["--json".to_string(), opts.dir.join(relative_case_file(c)).display().to_string()]);
+    command.extend(crate::secrets::redact_line(&args));
     CaseEntry {
         id: c.id.clone(),
         target: plan.targets[c.target].name.clone(),
@@ -339,7 +345,7 @@ impl Run<'_> {
         // A file left by an interrupted earlier run must not pass for this run's result.
         let _ = std::fs::remove_file(&file);
         let mut args = fill(&case.args);
-        args.extend(["--json".to_string(), file.display().to_string()]);
+        with_flag(&mut args, ["--json".to_string(), file.display().to_string()]);
         self.last_command = Some(args.clone());
         let log = open_log(&log_path, case.warmup_args.is_some() || phase.before.is_some());
         let (status, forwarded) = match self.child(&args, log, self.guard()) {
