@@ -3,6 +3,7 @@
 //! Each engine thread owns one [`StepMetrics`] (no locks on the hot path); they are merged when the step ends.
 
 pub mod histogram;
+pub mod phases;
 pub mod status;
 pub mod timeline;
 
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use histogram::LatencyHistogram;
+pub use phases::Phases;
 pub use status::StatusSet;
 
 /// Why a request got no complete answer. Each kind is counted apart, with one sample message.
@@ -642,6 +644,8 @@ pub struct StepMetrics {
     pub first_error_reply: Option<String>,
     /// HTTP/2's own figures (all zero for other protocols).
     pub h2: H2Counts,
+    /// HTTP's phases: connect, TLS handshake, time to first byte, receiving (empty for other protocols).
+    pub phases: Phases,
 }
 
 /// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
@@ -712,6 +716,7 @@ impl StepMetrics {
             starved: 0,
             first_error_reply: None,
             h2: H2Counts::default(),
+            phases: Phases::new(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -857,6 +862,7 @@ impl StepMetrics {
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
         self.h2.merge(&other.h2);
+        self.phases.merge(&other.phases);
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }
