@@ -327,6 +327,7 @@ fn merge_windows(steps: &[&StepResult]) -> Vec<WindowSummary> {
                 m.p50_us = m.p50_us.max(w.p50_us);
                 m.p90_us = m.p90_us.max(w.p90_us);
                 m.p99_us = m.p99_us.max(w.p99_us);
+                m.ttfb_p99_us = m.ttfb_p99_us.max(w.ttfb_p99_us);
                 m.max_us = m.max_us.max(w.max_us);
                 // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
                 m.target = add_options(m.target, w.target);

@@ -89,6 +89,12 @@ fn a_server_late_with_its_first_byte_shows_in_waiting_and_a_slow_body_in_receivi
     let step = out.step();
     assert!(phase(step, "waiting", "min") >= 30_000.0, "{}", step["phases"]);
     assert!(phase(step, "receiving", "p50") < 5_000.0, "{}", step["phases"]);
+    // Each window has the p99 of its answers' time to first byte, for the charts.
+    let windows = step["windows"].as_array().unwrap();
+    assert!(!windows.is_empty());
+    for w in windows.iter().filter(|w| w["requests"].as_u64() > Some(0)) {
+        assert!(w["ttfb_p99_us"].as_u64().is_some_and(|us| us >= 29_000), "{w}");
+    }
     // The head flushed at once, the body in ten pieces over 100 ms: receiving is at least 90 ms of it.
     let slow = format!("http://{}/?fault=slow-body&delay=100ms&size=1000", t.addr());
     let out = hakaru(&["run", "-q", "-c", "2", "-n", "6", &slow]);
@@ -117,4 +123,5 @@ fn key_value_runs_have_no_phases() {
     assert_eq!(code, 0, "{said}");
     assert_eq!(doc["steps"][0]["requests"], 50);
     assert!(doc["steps"][0].get("phases").is_none(), "{}", doc["steps"][0]);
+    assert!(doc["steps"][0]["windows"][0].get("ttfb_p99_us").is_none(), "{}", doc["steps"][0]["windows"][0]);
 }

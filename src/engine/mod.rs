@@ -346,7 +346,7 @@ impl ThreadCtx {
     fn record_phases(&self, intended: Instant, sent: Instant, first: Option<Instant>, end: Instant) {
         if self.times_phases() {
             let open_loop = self.schedule.is_some();
-            self.metrics.borrow_mut().phases.record_answer(intended, sent, first, end, open_loop);
+            self.metrics.borrow_mut().record_phases(intended, sent, first, end, open_loop);
         }
     }
 

@@ -282,6 +282,8 @@ pub struct WindowAccum {
     /// Every answer by status (the live view's status codes), few distinct ones: (status, count) pairs found by a
     /// short scan.
     pub status: Vec<(u16, u64)>,
+    /// HTTP answers' time to first byte from the send (coarse: the document keeps only its p99).
+    pub waiting: LatencyHistogram,
 }
 
 impl WindowAccum {
@@ -292,6 +294,7 @@ impl WindowAccum {
         Self {
             latency: h(),
             service: h(),
+            waiting: LatencyHistogram::coarse(),
             requests: 0,
             errors: 0,
             sent: 0,
@@ -312,6 +315,7 @@ impl WindowAccum {
     pub fn merge(&mut self, other: &WindowAccum) {
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
+        self.waiting.merge(&other.waiting);
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
@@ -394,6 +398,10 @@ pub struct WindowSummary {
     /// hakaru's load threads' CPU in the window, percent of one core.
     #[serde(default)]
     pub cpu_percent: Option<f64>,
+    /// HTTP: the p99 of the window's answers' time to first byte from the send (phases' `waiting`), microseconds
+    /// (2 significant digits); absent for the key-value protocols and a window without an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_p99_us: Option<u64>,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
@@ -416,6 +424,7 @@ impl WindowSummary {
             max_us: w.latency.max(),
             target: None,
             cpu_percent: (secs > 0.0).then(|| (w.cpu.as_secs_f64() / secs * 1000.0).round() / 10.0),
+            ttfb_p99_us: (!w.waiting.is_empty()).then(|| w.waiting.percentile(99.0)),
             server_cpu_percent: None,
         }
     }
@@ -748,6 +757,19 @@ impl StepMetrics {
             self.window.errors += 1;
             *self.window.failed_statuses.entry(status).or_default() += 1;
         }
+    }
+
+    /// Records an HTTP answer's phases (see [`Phases::record_answer`]) and its time to first byte in the window.
+    pub fn record_phases(
+        &mut self,
+        intended: Instant,
+        sent: Instant,
+        first: Option<Instant>,
+        end: Instant,
+        open: bool,
+    ) {
+        let waiting = self.phases.record_answer(intended, sent, first, end, open);
+        self.window.waiting.record(waiting);
     }
 
     /// Records a request that ended in an error; a timeout is also counted as status 0.

@@ -46,7 +46,7 @@ impl Phases {
 
     /// An answer: sent at `sent` (intended at `intended`), its first byte at `first` (None: it came whole in the
     /// read that ended it), its last at `end`. `open_loop`: the intended time is a schedule's, so worth its own
-    /// figure (in a closed loop it is the send time).
+    /// figure (in a closed loop it is the send time). Returns the time to first byte, microseconds.
     pub fn record_answer(
         &mut self,
         intended: Instant,
@@ -54,13 +54,15 @@ impl Phases {
         first: Option<Instant>,
         end: Instant,
         open_loop: bool,
-    ) {
+    ) -> u64 {
         let first = first.unwrap_or(end).min(end).max(sent);
-        self.waiting.record(micros(sent, first));
+        let waiting = micros(sent, first);
+        self.waiting.record(waiting);
         if open_loop {
             self.waiting_intended.record(micros(intended, first));
         }
         self.receiving.record(micros(first, end));
+        waiting
     }
 
     pub fn merge(&mut self, o: &Phases) {
