@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use crate::metrics::{LatencyHistogram, WindowSummary};
 use crate::plan::segment::Segment;
 use crate::result::{
-    AgentReport, BreakdownRow, ErrorCount, Http2Report, LatencySummary, ResultDocument, SlowRequest, StepResult,
-    WholePlan,
+    AgentReport, BreakdownRow, ErrorCount, Http2Report, LatencySummary, PhasesReport, ResultDocument, SlowRequest,
+    StepResult, WholePlan,
 };
 
 /// An optional setting in words, for a message: its value, or `none`.
@@ -316,6 +316,8 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.start_late_s = steps.iter().filter_map(|s| s.start_late_s).reduce(f64::max);
     out.first_error_reply = steps.iter().find_map(|s| s.first_error_reply.clone());
     out.http2 = Http2Report::merged(&steps.iter().filter_map(|s| s.http2.as_ref()).collect::<Vec<_>>());
+    out.phases = PhasesReport::merged(&steps.iter().filter_map(|s| s.phases.as_ref()).collect::<Vec<_>>())
+        .map_err(|e| format!("step {}: {e}", out.label))?;
     out.agents = parts
         .iter()
         .map(|(s, d)| AgentReport {
@@ -351,6 +353,7 @@ fn merge_windows(steps: &[&StepResult]) -> Result<Vec<WindowSummary>, String> {
         m.p50_us = m.p50_us.max(w.p50_us);
         m.p90_us = m.p90_us.max(w.p90_us);
         m.p99_us = m.p99_us.max(w.p99_us);
+        m.ttfb_p99_us = m.ttfb_p99_us.max(w.ttfb_p99_us);
         m.max_us = m.max_us.max(w.max_us);
         // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
         m.target = add_options(m.target, w.target);

@@ -11,6 +11,9 @@ use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{StepMetrics, WindowSummary};
 use crate::provenance::Provenance;
 
+pub mod phases;
+pub use phases::PhasesReport;
+
 pub const SCHEMA: &str = "hakaru.result/1";
 
 /// The settings of a run as the user gave them (after defaults), enough to run it again.
@@ -331,6 +334,10 @@ pub struct StepResult {
     /// HTTP/2's own figures; absent for the other protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Report>,
+    /// HTTP's phases (connect, TLS handshake, waiting for the first byte, receiving); absent for the key-value
+    /// protocols and in documents written before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<PhasesReport>,
 }
 
 /// What an HTTP/2 step counts besides requests.
@@ -729,6 +736,7 @@ impl StepResult {
             agents: Vec::new(),
             first_error_reply: m.first_error_reply.clone(),
             http2: None,
+            phases: PhasesReport::of(&m.phases),
         }
     }
 

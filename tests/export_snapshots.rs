@@ -128,6 +128,7 @@ fn step(
         agents: Vec::new(),
         first_error_reply: None,
         http2: None,
+        phases: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

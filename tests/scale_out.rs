@@ -77,6 +77,15 @@ fn three_segments_merge_into_exactly_the_whole_plan() {
     assert_eq!(step["histogram"]["data"].as_str().unwrap(), sum.to_base64());
     assert_eq!(step["latency"]["count"], 3001);
     assert_eq!(step["latency"]["percentiles"]["p99"], sum.percentile(99.0));
+    // The phases' histograms are added too: every answer's time to first byte, every connection's connect.
+    let mut waiting = LatencyHistogram::new();
+    for d in &parts {
+        let data = d["steps"][0]["phases"]["waiting"]["histogram"]["data"].as_str().unwrap();
+        waiting.merge(&LatencyHistogram::from_base64(data).unwrap());
+    }
+    assert_eq!(step["phases"]["answers"], 3001);
+    assert_eq!(step["phases"]["waiting"]["histogram"]["data"].as_str().unwrap(), waiting.to_base64());
+    assert_eq!(step["phases"]["connections_opened"], step["connections"]["opened"]);
     // The merged document is an ordinary result: the schema holds.
     let schema: Value = serde_json::from_str(include_str!("../schema/result.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();

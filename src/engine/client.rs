@@ -16,7 +16,7 @@ use tokio::time::Sleep;
 use std::sync::atomic::Ordering;
 
 use super::ThreadCtx;
-use super::conn::{Conn, Failure, Idle, connect};
+use super::conn::{Conn, Failure, Idle, connect_timed};
 use crate::metrics::ErrorKind;
 use crate::protocol::http::Kept;
 use crate::protocol::resp::{self, RespDecoder};
@@ -96,7 +96,9 @@ impl Link for Own {
         let conns = &mut self.conns;
         if ctx.schedule.is_some() && conns.len() == 1 {
             // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
-            if let Ok(conn) = connect(
+            // (Before the load's clock runs: two reads of it per client are no cost to a request.)
+            let start = Instant::now();
+            if let Ok((conn, tcp_done)) = connect_timed(
                 ctx.endpoint(0),
                 ctx.shared.tls.as_ref(),
                 ctx.shared.plan.connect_timeout,
@@ -104,6 +106,7 @@ impl Link for Own {
             )
             .await
             {
+                ctx.record_connect(start, tcp_done, Instant::now());
                 ctx.metrics.borrow_mut().connection_opened();
                 conns[0].conn = Some(conn);
                 if greet(ctx, conns[0].conn.as_mut().expect("just set")).await.is_err() {
@@ -346,7 +349,14 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 }
                 None => Wire::prepared(&spec.prepared[k]),
             };
-            let exchange = Exchange { request, endpoint, timeout: spec.timeout, ready, written: Cell::new(0) };
+            let exchange = Exchange {
+                request,
+                endpoint,
+                timeout: spec.timeout,
+                ready,
+                written: Cell::new(0),
+                first_byte: Cell::new(None),
+            };
             let pipelined = shape.heads.len() > 1;
             let prepared = &spec.prepared[k];
             let result = link.exchange(&ctx, id, &exchange, prepared, timer.as_mut(), pipelined).await;
@@ -394,6 +404,9 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 ctx.keep_error_reply(answer, link.decoder());
             }
             let sent = result.as_ref().ok().map(|(_, sent)| *sent);
+            if let Some(sent) = sent {
+                ctx.record_phases(intended, sent, exchange.first_byte.get(), end);
+            }
             if let Some(at) = ctx.record(spec_index, result, intended, ready, end, verdict)
                 && op.is_some()
             {
@@ -492,6 +505,9 @@ pub(super) struct Exchange<'a> {
     pub(super) ready: Instant,
     /// Bytes written for this request (twice the request when it was retried on a new connection).
     written: Cell<u64>,
+    /// When the answer's first bytes were read, when they came in a read before the one that ended it (None: the
+    /// answer came whole in one read, so its first byte's time is its end's, and no clock was read for it).
+    pub(super) first_byte: Cell<Option<Instant>>,
 }
 
 impl Exchange<'_> {
@@ -516,11 +532,18 @@ impl Exchange<'_> {
             return Err(Failure::new(ErrorKind::Unsolicited, what));
         }
         let mut retried = false;
+        // Where a connection opened for this request starts: when the client was ready (no clock read for it).
+        let mut start = self.ready;
         loop {
-            let fresh = open(ctx, slot, self.endpoint).await?;
+            let opened = open(ctx, slot, self.endpoint).await?;
+            let fresh = opened.is_some();
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
+            if let Some(tcp_done) = opened {
+                ctx.record_connect(start, tcp_done, sent);
+            }
+            self.first_byte.set(None);
             decoder.start(self.request.expects_no_body);
             let deadline = Deadline { at: sent + self.timeout, limit: self.timeout };
             timer.as_mut().reset(deadline.at.into());
@@ -528,7 +551,7 @@ impl Exchange<'_> {
                 conn.write_all(self.request.bytes).await.map_err(|e| Failure::from_io(&e))?;
                 conn.flush().await.map_err(|e| Failure::from_io(&e))?;
                 self.written.set(self.written.get() + self.request.bytes.len() as u64);
-                read_answer(ctx, conn, decoder, pipelined.as_deref_mut(), deadline).await
+                read_answer(ctx, conn, decoder, pipelined.as_deref_mut(), deadline, Some(&self.first_byte)).await
             };
             let outcome = tokio::select! {
                 biased;
@@ -560,6 +583,7 @@ impl Exchange<'_> {
                     if stale {
                         ctx.metrics.borrow_mut().reconnects += 1;
                         retried = true;
+                        start = Instant::now();
                         continue;
                     }
                     return Err(failure);
@@ -575,8 +599,9 @@ impl Exchange<'_> {
 
 /// Makes the slot's connection ready for a request: opened (and greeted) when there is none. Every connection, a
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
-/// and must not be taken for its answer. Returns whether the connection is new.
-async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<bool, Failure> {
+/// and must not be taken for its answer. Returns Some when the connection is new, holding when TCP was established
+/// if a TLS handshake followed.
+async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<Option<Option<Instant>>, Failure> {
     let plan = &ctx.shared.plan;
     match slot.as_mut().map(Conn::idle_state) {
         None | Some(Idle::Open) => {}
@@ -590,18 +615,18 @@ async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Resu
             return Err(Failure::new(ErrorKind::Unsolicited, what));
         }
     }
-    let fresh = slot.is_none();
-    if fresh {
-        let ep = ctx.endpoint(endpoint);
-        let conn = connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
-        ctx.metrics.borrow_mut().connection_opened();
-        *slot = Some(conn);
-        if let Err(f) = greet(ctx, slot.as_mut().expect("just set")).await {
-            close(ctx, slot);
-            return Err(f);
-        }
+    if slot.is_some() {
+        return Ok(None);
     }
-    Ok(fresh)
+    let ep = ctx.endpoint(endpoint);
+    let (conn, tcp_done) = connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
+    ctx.metrics.borrow_mut().connection_opened();
+    *slot = Some(conn);
+    if let Err(f) = greet(ctx, slot.as_mut().expect("just set")).await {
+        close(ctx, slot);
+        return Err(f);
+    }
+    Ok(Some(tcp_done))
 }
 
 /// Sends the plan's greeting (Redis AUTH, SELECT) on a new connection, one command at a time, each waiting for
@@ -618,7 +643,7 @@ async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
             ctx.metrics.borrow_mut().bytes_out += command.len() as u64;
             decoder.start(false);
             let mut any = AnyDecoder::Resp(decoder);
-            let answer = read_answer(ctx, conn, &mut any, None, deadline).await.map_err(|f| match f.kind {
+            let answer = read_answer(ctx, conn, &mut any, None, deadline, None).await.map_err(|f| match f.kind {
                 ErrorKind::Timeout => missed(),
                 kind => Failure::new(kind, g.scrub(&f.message)),
             })?;
@@ -786,7 +811,7 @@ async fn run_batch(
     let mut keep_alive = true;
     match opened {
         Ok(fresh) => {
-            if fresh {
+            if fresh.is_some() {
                 sent = Instant::now();
             }
             let conn = slot.as_mut().expect("opened");
@@ -823,7 +848,7 @@ async fn run_batch(
         let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
         let outcome = tokio::select! {
             biased;
-            r = read_answer(ctx, conn, decoder, Some(pending), deadline) => r,
+            r = read_answer(ctx, conn, decoder, Some(pending), deadline, None) => r,
             _ = timer.as_mut() => Err(timeout_failure(spec.timeout)),
         };
         // A reply's end is when the read that brought it returned, not when it was decoded: replies that came in
@@ -913,7 +938,7 @@ async fn read_rest(
                 decoder.start(head);
                 tokio::select! {
                     biased;
-                    r = read_answer(ctx, conn, decoder, Some(&mut *pending), deadline) => r,
+                    r = read_answer(ctx, conn, decoder, Some(&mut *pending), deadline, None) => r,
                     _ = timer.as_mut() => Err(timeout_failure(deadline.limit)),
                 }
             }
@@ -972,13 +997,15 @@ struct Deadline {
 /// `deadline` is checked after every read that leaves the answer unfinished. The caller's timer is not enough: a
 /// server that never stops sending keeps every read ready, each read spends tokio's task budget, and a timer polled
 /// with none left stays pending, so a 1 s timeout ran 30 s and more (issue 28). The clock is read only on those
-/// reads: an answer that comes in one read costs nothing more.
+/// reads: an answer that comes in one read costs nothing more. The first of those reads is the answer's first byte,
+/// kept in `first_byte` when given.
 async fn read_answer(
     ctx: &ThreadCtx,
     conn: &mut Conn,
     decoder: &mut AnyDecoder,
     mut pending: Option<&mut Pending>,
     deadline: Deadline,
+    first_byte: Option<&Cell<Option<Instant>>>,
 ) -> Result<Answer, Failure> {
     if let Some(p) = pending.as_deref_mut().filter(|p| p.at < p.bytes.len()) {
         match decoder.feed(p.unread()).map_err(decode_failure)? {
@@ -1017,7 +1044,11 @@ async fn read_answer(
                     return Poll::Ready(Ok(answer));
                 }
                 Ok(None) => {
-                    if arrived.unwrap_or_else(Instant::now) >= deadline.at {
+                    let now = arrived.unwrap_or_else(Instant::now);
+                    if let Some(first) = first_byte.filter(|f| f.get().is_none()) {
+                        first.set(Some(now));
+                    }
+                    if now >= deadline.at {
                         return Poll::Ready(Err(timeout_failure(deadline.limit)));
                     }
                 }

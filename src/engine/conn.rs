@@ -54,26 +54,43 @@ fn is_tls_error(e: &io::Error) -> bool {
 }
 
 /// Opens a connection (and completes the TLS handshake) within `timeout`.
-/// `reused`: the connection will carry several requests. Only then is TCP_NODELAY worth its system call: a
-/// connection that carries one request written at once never meets Nagle's delay.
+/// `reused`: the connection will carry several requests. Only then (or over TLS) is TCP_NODELAY worth its system
+/// call: a plain connection that carries one request written at once never meets Nagle's delay.
 pub async fn connect(
     ep: &Endpoint,
     tls: Option<&TlsConnector>,
     timeout: Duration,
     reused: bool,
 ) -> Result<Conn, Failure> {
+    connect_timed(ep, tls, timeout, reused).await.map(|(conn, _)| conn)
+}
+
+/// [`connect`], with the instant TCP was established when a TLS handshake followed (the phase between them is the
+/// handshake's): the clock is read for it on TLS connections only.
+pub async fn connect_timed(
+    ep: &Endpoint,
+    tls: Option<&TlsConnector>,
+    timeout: Duration,
+    reused: bool,
+) -> Result<(Conn, Option<std::time::Instant>), Failure> {
     let deadline = tokio::time::Instant::now() + timeout;
     let stream = tcp_connect(ep, deadline, timeout).await?;
-    // Requests are small and answered one at a time: Nagle's delay would only add latency.
-    if reused {
+    // Requests are small and answered one at a time: Nagle's delay would only add latency. Over TLS even a
+    // connection for one request needs it: its request follows the handshake's last flight before the server has
+    // acknowledged it, and Nagle held it for the server's delayed ACK (40 ms a request with --no-keepalive).
+    let tls_follows = ep.scheme == Scheme::Https && tls.is_some();
+    if reused || tls_follows {
         let _ = stream.set_nodelay(true);
     }
     match (ep.scheme, tls) {
-        (Scheme::Https, Some(connector)) => match handshake(ep, connector, stream, deadline).await {
-            Ok(tls) => Ok(Conn::Tls(Box::new(tls))),
-            Err(e) => Err(Failure::new(ErrorKind::Tls, e.describe(ep, timeout))),
-        },
-        _ => Ok(Conn::Plain(stream)),
+        (Scheme::Https, Some(connector)) => {
+            let tcp_done = std::time::Instant::now();
+            match handshake(ep, connector, stream, deadline).await {
+                Ok(tls) => Ok((Conn::Tls(Box::new(tls)), Some(tcp_done))),
+                Err(e) => Err(Failure::new(ErrorKind::Tls, e.describe(ep, timeout))),
+            }
+        }
+        _ => Ok((Conn::Plain(stream), None)),
     }
 }
 

@@ -22,7 +22,7 @@ use tokio::time::Sleep;
 
 use super::ThreadCtx;
 use super::client::Exchange;
-use super::conn::{Conn, Failure, connect};
+use super::conn::{Conn, Failure, connect, connect_timed};
 use super::h2_limits::{self, HeaderList, MOST_UNSENT_ACKS};
 use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::grpc;
@@ -205,19 +205,20 @@ pub(super) fn exchange(
             match outcome {
                 // An answer complete only past the deadline (its connection's task was busy decoding, the timer
                 // could not fire before it) is a timeout, never a success.
-                (Outcome::Answer(_), _) if Instant::now() > sent + exchange.timeout => {
+                (Outcome::Answer(_), ..) if Instant::now() > sent + exchange.timeout => {
                     return Err(super::client::timeout_failure(exchange.timeout));
                 }
-                (Outcome::Answer(a), kept) => {
+                                (Outcome::Answer(a), kept, first_byte) => {
                     // For a script's response(), taken by the client loop as this returns (see client.rs).
                     if kept.is_some() {
                         ctx.h2_kept.set(kept);
                     }
+                    exchange.first_byte.set(first_byte);
                     return Ok((a, sent));
                 }
-                (Outcome::Failed(f), _) => return Err(f),
-                (Outcome::Unprocessed(f), _) if retried => return Err(f),
-                (Outcome::Unprocessed(_), _) => {
+                (Outcome::Failed(f), ..) => return Err(f),
+                (Outcome::Unprocessed(f), ..) if retried => return Err(f),
+                (Outcome::Unprocessed(_), ..) => {
                     retried = true;
                     ctx.metrics.borrow_mut().h2.retried += 1;
                 }
@@ -321,6 +322,8 @@ struct Stream {
     body: Option<Body>,
     /// A gRPC call's messages and status as they come.
     grpc: grpc::Call,
+    /// When its answer's HEADERS came, if its end came in a later frame (else its first byte is its end).
+    first_byte: Option<Instant>,
 }
 
 /// The streams under way on a connection, by id. Their states sit in a slab whose places are reused (a connection
@@ -665,15 +668,20 @@ impl H2Conn {
         id
     }
 
-    /// Waits for the stream's end, and forgets it; with its headers and body when they were kept.
-    async fn wait(&self, id: u32) -> (Outcome, Option<Box<Kept>>) {
+    /// Waits for the stream's end, and forgets it; with its headers and body when they were kept, and when its
+    /// answer's HEADERS came if that was before its end.
+    async fn wait(&self, id: u32) -> (Outcome, Option<Box<Kept>>, Option<Instant>) {
+        let mut first_byte = None;
         let outcome = poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             let Some(s) = st.streams.get_mut(&id) else {
                 return Poll::Ready(Outcome::Failed(closed("before answering")));
             };
             match s.done.take() {
-                Some(o) => Poll::Ready(o),
+                Some(o) => {
+                    first_byte = s.first_byte;
+                    Poll::Ready(o)
+                }
                 None => {
                     if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                         s.waker = Some(cx.waker().clone());
@@ -683,7 +691,7 @@ impl H2Conn {
             }
         })
         .await;
-        (outcome, self.forget(id))
+        (outcome, self.forget(id), first_byte)
     }
 
     /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed.
@@ -723,7 +731,8 @@ impl H2Conn {
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
-        let mut conn = match connect(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
+        let start = Instant::now();
+        let (mut conn, tcp_done) = match connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
             Ok(c) => c,
             Err(f) => {
                 let mut st = self.state.borrow_mut();
@@ -740,6 +749,7 @@ impl H2Conn {
             st.wake_waiting();
             return;
         }
+        ctx.record_connect(start, tcp_done, Instant::now());
         ctx.metrics.borrow_mut().connection_opened();
         // The server's SETTINGS must come within the connect timeout.
         let settings_by = tokio::time::sleep(plan.connect_timeout);
@@ -1329,6 +1339,10 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
             return;
         }
         s.status = status;
+        if !end_stream {
+            // A clock read only for an answer whose body follows: its first byte is not its end.
+            s.first_byte = Some(Instant::now());
+        }
         if let Some(k) = s.kept.as_mut() {
             k.headers = fields;
         }

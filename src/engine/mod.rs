@@ -336,6 +336,26 @@ impl ThreadCtx {
         }
     }
 
+    /// Whether requests' phases are timed: HTTP's (a key-value op has no phases worth their clock reads).
+    fn times_phases(&self) -> bool {
+        matches!(self.shared.plan.protocol, crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2)
+    }
+
+    /// A connection opened from `start` to `done` (`tcp_done`: TCP established, before a TLS handshake).
+    fn record_connect(&self, start: Instant, tcp_done: Option<Instant>, done: Instant) {
+        if self.times_phases() {
+            self.metrics.borrow_mut().phases.record_connect(start, tcp_done, done);
+        }
+    }
+
+    /// An answer's phases: sent at `sent`, its first byte at `first` (None: whole in its last read), ended at `end`.
+    fn record_phases(&self, intended: Instant, sent: Instant, first: Option<Instant>, end: Instant) {
+        if self.times_phases() {
+            let open_loop = self.schedule.is_some();
+            self.metrics.borrow_mut().record_phases(intended, sent, first, end, open_loop);
+        }
+    }
+
     /// Names the key-value op that entered the slowest list at `at` (what [`record`](Self::record) returned) by its
     /// command and key, read from its bytes: only then, so the ops that do not enter pay nothing.
     fn name_slow(&self, at: usize, request: &[u8]) {

@@ -256,6 +256,9 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             format_micros(f.max as f64)
         );
     }
+    if let Some(line) = step.phases.as_ref().and_then(|p| p.summary_line()) {
+        let _ = writeln!(out, "  phases       {line}");
+    }
     let _ = writeln!(out);
     let status: Vec<String> = step
         .status

@@ -3,6 +3,7 @@
 //! Each engine thread owns one [`StepMetrics`] (no locks on the hot path); they are merged when the step ends.
 
 pub mod histogram;
+pub mod phases;
 pub mod status;
 pub mod timeline;
 
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use histogram::LatencyHistogram;
+pub use phases::Phases;
 pub use status::StatusSet;
 
 /// Why a request got no complete answer. Each kind is counted apart, with one sample message.
@@ -418,6 +420,8 @@ pub struct WindowAccum {
     /// Every answer by status (the live view's status codes), few distinct ones: (status, count) pairs found by a
     /// short scan.
     pub status: Vec<(u16, u64)>,
+    /// HTTP answers' time to first byte from the send (coarse: the document keeps only its p99).
+    pub waiting: LatencyHistogram,
 }
 
 impl WindowAccum {
@@ -428,6 +432,7 @@ impl WindowAccum {
         Self {
             latency: h(),
             service: h(),
+            waiting: LatencyHistogram::coarse(),
             requests: 0,
             errors: 0,
             sent: 0,
@@ -448,6 +453,7 @@ impl WindowAccum {
     pub fn merge(&mut self, other: &WindowAccum) {
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
+        self.waiting.merge(&other.waiting);
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
@@ -530,6 +536,10 @@ pub struct WindowSummary {
     /// hakaru's load threads' CPU in the window, percent of one core.
     #[serde(default)]
     pub cpu_percent: Option<f64>,
+    /// HTTP: the p99 of the window's answers' time to first byte from the send (phases' `waiting`), microseconds
+    /// (2 significant digits); absent for the key-value protocols and a window without an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_p99_us: Option<u64>,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
@@ -552,6 +562,7 @@ impl WindowSummary {
             max_us: w.latency.max(),
             target: None,
             cpu_percent: (secs > 0.0).then(|| (w.cpu.as_secs_f64() / secs * 1000.0).round() / 10.0),
+            ttfb_p99_us: (!w.waiting.is_empty()).then(|| w.waiting.percentile(99.0)),
             server_cpu_percent: None,
         }
     }
@@ -784,6 +795,8 @@ pub struct StepMetrics {
     pub first_error_reply: Option<String>,
     /// HTTP/2's own figures (all zero for other protocols).
     pub h2: H2Counts,
+    /// HTTP's phases: connect, TLS handshake, time to first byte, receiving (empty for other protocols).
+    pub phases: Phases,
 }
 
 /// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
@@ -856,6 +869,7 @@ impl StepMetrics {
             starved: 0,
             first_error_reply: None,
             h2: H2Counts::default(),
+            phases: Phases::new(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -887,6 +901,19 @@ impl StepMetrics {
             self.window.errors += 1;
             *self.window.failed_statuses.entry(status).or_default() += 1;
         }
+    }
+
+    /// Records an HTTP answer's phases (see [`Phases::record_answer`]) and its time to first byte in the window.
+    pub fn record_phases(
+        &mut self,
+        intended: Instant,
+        sent: Instant,
+        first: Option<Instant>,
+        end: Instant,
+        open: bool,
+    ) {
+        let waiting = self.phases.record_answer(intended, sent, first, end, open);
+        self.window.waiting.record(waiting);
     }
 
     /// Records a request that ended in an error; a timeout is also counted as status 0.
@@ -1014,6 +1041,7 @@ impl StepMetrics {
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
         self.h2.merge(&other.h2);
+        self.phases.merge(&other.phases);
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }
