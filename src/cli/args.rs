@@ -272,6 +272,10 @@ pub struct RequestArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long, short = 'k', help_heading = heading::REQUEST)]
     pub insecure: bool,
+    /// Connect to this Unix socket instead of the URL's host and port, which stay the Host header (curl's and oha's
+    /// --unix-socket). http:// URLs only.
+    #[arg(long, value_name = "PATH", help_heading = heading::REQUEST)]
+    pub unix_socket: Option<PathBuf>,
     /// Speak HTTP/2: prior knowledge (h2c) on http:// URLs, ALPN h2 on https://.
     ///
     /// -c stays the number of connections; --streams sets the requests in flight on each (h2load's -c and -m).

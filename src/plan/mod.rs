@@ -306,6 +306,14 @@ impl RequestSet {
         let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
+        if let Some(path) = &a.unix_socket
+            && (a.hosts.is_some() || a.patterns.is_some())
+        {
+            return Err(UsageError::new(format!(
+                "--unix-socket {}: one socket takes the URLs given, not --hosts or --patterns; drop one",
+                path.display()
+            )));
+        }
         if let Some(hosts) = &a.hosts {
             if a.port == Some(0) {
                 return Err(UsageError::new("--port 0: not a port; give a number from 1 to 65535"));
@@ -345,8 +353,11 @@ impl RequestSet {
             for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
-                let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
-                    .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
+                let ep = match &a.unix_socket {
+                    Some(path) => unix_endpoint(&u, path, &shown)?,
+                    None => Endpoint::resolve(u.scheme, &u.host, u.port)
+                        .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
+                };
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
@@ -1095,6 +1106,17 @@ pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, Usage
         ));
     }
     Ok(Watchers { monitor, probes, expected_hit_rate })
+}
+
+/// `--unix-socket PATH` beside an http:// URL: the socket checked now, the URL's host and port kept for the Host
+/// header. TLS over a Unix socket is not offered yet.
+fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<Endpoint, UsageError> {
+    if u.scheme == Scheme::Https {
+        return Err(UsageError::new(format!(
+            "URL '{shown}': --unix-socket takes http:// URLs (TLS over a Unix socket is not supported); write http://"
+        )));
+    }
+    Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| UsageError::new(format!("--unix-socket {e}")))
 }
 
 /// The processes (not hakaru itself) listening on the ports of the loopback targets; None when there are none.
