@@ -71,6 +71,8 @@ fn http_over_a_unix_socket_reaches_nginx_exactly_n_times_with_the_urls_host() {
     assert_eq!(lines.len(), 1000);
     // The Host header is the URL's: the socket takes the place of the address only.
     assert!(lines.iter().all(|l| l == "GET / HTTP/1.1 200 app.internal"), "{:?}", &lines[..3]);
+    // The server watcher found the process behind the socket (/proc/net/unix's inode in nginx's descriptors).
+    assert_eq!(out.step()["server"]["pids"], serde_json::json!([n.child.id()]), "{}", out.step());
 }
 
 #[test]

@@ -274,7 +274,7 @@ pub struct RequestArgs {
     pub insecure: bool,
     /// Connect to this Unix socket instead of the URL's host and port, which stay the Host header (curl's and oha's
     /// --unix-socket). http:// URLs only.
-    #[arg(long, value_name = "PATH", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "PATH", help_heading = heading::REQUEST, hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
     /// Speak HTTP/2: prior knowledge (h2c) on http:// URLs, ALPN h2 on https://.
     ///

@@ -1119,13 +1119,18 @@ fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<E
     Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| UsageError::new(format!("--unix-socket {e}")))
 }
 
-/// The processes (not hakaru itself) listening on the ports of the loopback targets; None when there are none.
+/// The processes (not hakaru itself) listening on the ports of the loopback targets, or on their Unix sockets;
+/// None when there are none.
 fn local_server(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
     let mut ports: Vec<u16> = endpoints.iter().filter(|e| e.addr.ip().is_loopback()).map(|e| e.port).collect();
     ports.sort_unstable();
     ports.dedup();
     let me = std::process::id();
-    let pids: Vec<u32> = ports.into_iter().flat_map(monitor::pids_listening).filter(|&p| p != me).collect();
+    let on_sockets = endpoints.iter().filter_map(|e| e.unix.as_deref()).flat_map(monitor::pids_on_unix_socket);
+    let mut pids: Vec<u32> =
+        ports.into_iter().flat_map(monitor::pids_listening).chain(on_sockets).filter(|&p| p != me).collect();
+    pids.sort_unstable();
+    pids.dedup();
     (!pids.is_empty()).then_some(pids)
 }
 
