@@ -71,6 +71,8 @@ fn http_over_a_unix_socket_reaches_nginx_exactly_n_times_with_the_urls_host() {
     assert_eq!(lines.len(), 1000);
     // The Host header is the URL's: the socket takes the place of the address only.
     assert!(lines.iter().all(|l| l == "GET / HTTP/1.1 200 app.internal"), "{:?}", &lines[..3]);
+    assert_eq!(out.doc()["settings"]["unix_socket"], n.sock(), "the document says where connections went");
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
     // The server watcher found the process behind the socket (/proc/net/unix's inode in nginx's descriptors).
     assert_eq!(out.step()["server"]["pids"], serde_json::json!([n.child.id()]), "{}", out.step());
 }
@@ -156,6 +158,7 @@ fn kv_over_redis_and_memcached_unix_sockets_agrees_with_their_counts() {
         let (code, said, doc) = kv_json(&["-c", "4", "-n", "1000", "--mix", "set:1", &url]);
         assert_eq!(code, 0, "{url}: {said}");
         assert_eq!(doc["steps"][0]["ok"], 1000, "{url}: {said}");
+        assert_eq!(doc["settings"]["unix_socket"], r.sock(), "{url}");
         let info = ask(&r.sock, b"INFO commandstats\r\n", "\r\n\r\n");
         assert_eq!(stat(&info, "cmdstat_set:"), 1000, "{url}: redis saw {info}");
     }

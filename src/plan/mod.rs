@@ -977,6 +977,7 @@ impl RunPlan {
             whole_plan: None,
             start_at: None,
             source_address: None,
+            unix_socket: unix_sockets(&set.endpoints),
             sweep: None,
             http_version: (set.protocol == Protocol::Http2).then(|| "2".to_string()),
             streams: (set.protocol == Protocol::Http2).then_some(set.streams),
@@ -1117,6 +1118,14 @@ fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<E
         )));
     }
     Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| UsageError::new(format!("--unix-socket {e}")))
+}
+
+/// The Unix sockets of the endpoints, comma-separated, for the document; None when they are all TCP.
+fn unix_sockets(endpoints: &[Endpoint]) -> Option<String> {
+    let mut paths: Vec<String> =
+        endpoints.iter().filter_map(|e| Some(e.unix.as_ref()?.display().to_string())).collect();
+    paths.dedup();
+    (!paths.is_empty()).then(|| paths.join(","))
 }
 
 /// The processes (not hakaru itself) listening on the ports of the loopback targets, or on their Unix sockets;
