@@ -209,7 +209,9 @@ fn a_path_that_is_not_a_socket_is_refused_in_one_line_before_any_load() {
     let missing = dir.path().join("none.sock");
     let file = dir.path().join("plain.txt");
     std::fs::write(&file, "x").unwrap();
-    let (missing, file) = (missing.to_str().unwrap(), file.to_str().unwrap());
+    let sock = dir.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let (missing, file, sock) = (missing.to_str().unwrap(), file.to_str().unwrap(), sock.to_str().unwrap());
     for (args, expect) in [
         (
             vec!["run", "-n", "1", "--unix-socket", missing, "http://localhost/"],
@@ -220,6 +222,11 @@ fn a_path_that_is_not_a_socket_is_refused_in_one_line_before_any_load() {
             format!("--unix-socket '{file}' is not a Unix socket"),
         ),
         (vec!["run", "-n", "1", "--unix-socket", file, "https://localhost/"], "takes http:// URLs".to_string()),
+        (
+            vec!["run", "-n", "1", "--unix-socket", sock, "--source-address", "127.0.0.1", "http://localhost/"],
+            "--source-address 127.0.0.1: connections go to the Unix socket".to_string(),
+        ),
+        (vec!["run", "-n", "1", "--unix-socket", sock, "--hosts", "a,b", "/"], "not --hosts or --patterns".to_string()),
         (vec!["kv", "-n", "1", &format!("redis+unix://{missing}")], format!("'{missing}' does not exist")),
         (vec!["kv", "-n", "1", &format!("memcache+unix://{file}")], format!("'{file}' is not a Unix socket")),
     ] {
