@@ -242,21 +242,7 @@ fn a_sweep_goes_over_the_socket_as_run_does() {
     let n = nginx();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sweep.json");
-    let out = hakaru(&[
-        "sweep",
-        "-q",
-        "--clients",
-        "1,2",
-        "-d",
-        "300ms",
-        "--interval",
-        "0s",
-        "--json",
-        json.to_str().unwrap(),
-        "--unix-socket",
-        n.sock(),
-        "http://localhost/",
-    ]);
+    let out = common::quick_sweep("http://localhost/", &["--json", json.to_str().unwrap(), "--unix-socket", n.sock()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let steps = doc["steps"].as_array().unwrap();
