@@ -64,6 +64,10 @@ pub struct Settings {
     /// comma-separated); null when the system chose.
     #[serde(default)]
     pub source_address: Option<String>,
+    /// The Unix socket connections went to (`--unix-socket`, `redis+unix://`; several comma-separated), the URLs'
+    /// hosts naming only the Host header; absent over TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_socket: Option<String>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
     /// `2` for HTTP/2 (`--http2`); absent for HTTP/1.1 and the key-value protocols.

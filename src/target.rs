@@ -1,7 +1,11 @@
 //! Where requests go: URLs parsed into endpoints (scheme, host, port) and resolved to socket addresses.
 
 use std::fmt;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -210,6 +214,9 @@ pub struct Endpoint {
     pub addr: SocketAddr,
     /// The local address connections are opened from (`--source-address`); None lets the system choose.
     pub source: Option<std::net::IpAddr>,
+    /// A Unix socket connections go to instead of `addr` (`--unix-socket`, `redis+unix://`); the host and port
+    /// stay the URL's, for the Host header.
+    pub unix: Option<PathBuf>,
 }
 
 impl Endpoint {
@@ -220,7 +227,41 @@ impl Endpoint {
             .map_err(|e| format!("host '{host}' does not resolve ({e}); check the name or use an IP address"))?
             .next()
             .ok_or_else(|| format!("host '{host}' has no address; check the name or use an IP address"))?;
-        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None })
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix: None })
+    }
+
+    /// An endpoint reached through the Unix socket at `path`, checked to be one now; the host is not resolved
+    /// (it only names the Host header). `addr` holds the unspecified address, which no watcher takes for a
+    /// local server's port.
+    pub fn on_socket(scheme: Scheme, host: &str, port: u16, path: &Path) -> Result<Endpoint, String> {
+        check_socket(path)?;
+        let addr = SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port);
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix: Some(path.to_path_buf()) })
+    }
+
+    /// Where connections go, for messages: the socket's path, or the address and port.
+    pub fn address(&self) -> String {
+        match &self.unix {
+            Some(path) => format!("unix:{}", path.display()),
+            None => self.addr.to_string(),
+        }
+    }
+
+    /// A key-value server as its users write it: `redis://HOST:PORT`, or `redis+unix:///PATH`.
+    pub fn kv_target(&self, scheme: &str) -> String {
+        match &self.unix {
+            Some(path) => format!("{scheme}+unix://{}", path.display()),
+            None => format!("{scheme}://{}:{}", self.host, self.port),
+        }
+    }
+
+    /// A blocking connection, for the checks before the load: TCP within `timeout`, or the Unix socket (whose
+    /// connect does not wait on a network).
+    pub fn connect_blocking(&self, timeout: std::time::Duration) -> io::Result<Stream> {
+        match &self.unix {
+            Some(path) => UnixStream::connect(path).map(Stream::Unix),
+            None => TcpStream::connect_timeout(&self.addr, timeout).map(Stream::Tcp),
+        }
     }
 
     /// The value of the Host header: the port is left out when it is the scheme's default.
@@ -237,6 +278,69 @@ impl fmt::Display for Endpoint {
             Scheme::Https => "https",
         };
         write!(f, "{scheme}://{}", self.host_header())
+    }
+}
+
+/// Refuses a path that is not a Unix socket: missing, or a file of another kind. The error is the fix, without
+/// the flag name.
+pub fn check_socket(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(format!("'{}' does not exist; give the path the server listens on", path.display()))
+        }
+        Err(e) => Err(format!("'{}': {e}", path.display())),
+        Ok(m) if !m.file_type().is_socket() => {
+            Err(format!("'{}' is not a Unix socket; give the path the server listens on", path.display()))
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
+/// A blocking connection of the checks before the load: TCP or a Unix socket.
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    pub fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            Stream::Unix(s) => s.set_read_timeout(t),
+        }
+    }
+
+    /// Whether the connection is a TCP socket connected to itself (see [`connected_to_itself`]).
+    pub fn to_itself(&self) -> bool {
+        match self {
+            Stream::Tcp(s) => connected_to_itself(s.local_addr(), s.peer_addr()),
+            Stream::Unix(_) => false,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
     }
 }
 
@@ -296,6 +400,25 @@ mod tests {
         assert_eq!(split_host_port("a").unwrap(), ("a".into(), None));
         assert!(split_host_port("a:99999").is_err());
         assert!(split_host_port("[::1").is_err());
+    }
+
+    #[test]
+    fn a_unix_socket_path_must_exist_and_be_a_socket() {
+        let dir = std::env::temp_dir().join(format!("hakaru-target-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.sock");
+        let e = Endpoint::on_socket(Scheme::Http, "localhost", 80, &missing).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        let file = dir.join("plain");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(check_socket(&file).unwrap_err().contains("is not a Unix socket"));
+        let sock = dir.join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let ep = Endpoint::on_socket(Scheme::Http, "app.internal", 8080, &sock).unwrap();
+        assert_eq!(ep.host_header(), "app.internal:8080", "the host is the URL's, never resolved");
+        assert_eq!(ep.address(), format!("unix:{}", sock.display()));
+        assert!(ep.connect_blocking(std::time::Duration::from_secs(1)).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

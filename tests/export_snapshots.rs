@@ -62,6 +62,7 @@ fn settings() -> Settings {
         whole_plan: None,
         start_at: None,
         source_address: None,
+        unix_socket: None,
         http_version: None,
         streams: None,
         labels: Default::default(),

@@ -276,6 +276,10 @@ pub struct RequestArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long, short = 'k', help_heading = heading::REQUEST)]
     pub insecure: bool,
+    /// Connect to this Unix socket instead of the URL's host and port, which stay the Host header (curl's and oha's
+    /// --unix-socket). http:// URLs only.
+    #[arg(long, value_name = "PATH", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub unix_socket: Option<PathBuf>,
     /// Speak HTTP/2: prior knowledge (h2c) on http:// URLs, ALPN h2 on https://.
     ///
     /// -c stays the number of connections; --streams sets the requests in flight on each (h2load's -c and -m).
@@ -419,7 +423,7 @@ pub struct LoadArgs {
     /// Stop after this long: 500ms, 30s, 2m (default 10s when neither -n nor -d is given).
     #[arg(short, long, value_name = "TIME", display_order = 3)]
     pub duration: Option<String>,
-    /// Threads generating load (default: the number of cores; an open loop: one per 100,000 requests/s of its rate, at most the cores).
+    /// Threads generating load (default: the number of cores; with --rate, one per 100,000/s, at most the cores).
     #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// Write the result document (JSON) to this file.
@@ -555,7 +559,7 @@ pub struct StepFlags {
     /// Load before each step, measured apart and left out of the step's figures.
     #[arg(long, value_name = "TIME", default_value = "0s", help_heading = heading::LOAD)]
     pub warmup: String,
-    /// Threads generating load (default: the number of cores; an open loop: one per 100,000 requests/s of its rate, at most the cores).
+    /// Threads generating load (default: the number of cores; with --rate, one per 100,000/s, at most the cores).
     #[arg(short, long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LOAD)]
     pub threads: Option<usize>,
     /// drnbench's CSV, exactly (its six columns, then a percentage per status), written after every step.

@@ -1,4 +1,4 @@
-//! Connections: TCP (and TLS through rustls) to one endpoint, with errors mapped to exact kinds.
+//! Connections: TCP (and TLS through rustls) or a Unix socket to one endpoint, with errors mapped to exact kinds.
 
 use std::io;
 use std::pin::Pin;
@@ -8,17 +8,19 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use crate::metrics::ErrorKind;
 use crate::target::{Endpoint, Scheme};
 
-/// An open connection, plain or TLS.
+/// An open connection: plain TCP, TLS, or a Unix socket. An enum, so the client loop's reads and writes are
+/// direct calls.
 pub enum Conn {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
+    Unix(UnixStream),
 }
 
 /// A failure with its exact kind and the message to keep as a sample.
@@ -74,6 +76,9 @@ pub async fn connect_timed(
     reused: bool,
 ) -> Result<(Conn, Option<std::time::Instant>), Failure> {
     let deadline = tokio::time::Instant::now() + timeout;
+    if let Some(path) = &ep.unix {
+        return unix_connect(path, deadline, timeout).await.map(|c| (Conn::Unix(c), None));
+    }
     let stream = tcp_connect(ep, deadline, timeout).await?;
     // Requests are small and answered one at a time: Nagle's delay would only add latency. Over TLS even a
     // connection for one request needs it: its request follows the handshake's last flight before the server has
@@ -129,6 +134,30 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
         Err(_) => Err(Failure::new(
             ErrorKind::ConnectTimeout,
             format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
+        )),
+    }
+}
+
+/// A Unix socket's connect fails as TCP's would: refused when nothing listens (the file left behind by a server
+/// that stopped, or removed since the check), a file limit, a timeout when the server's backlog stays full.
+async fn unix_connect(
+    path: &std::path::Path,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<UnixStream, Failure> {
+    match tokio::time::timeout_at(deadline, UnixStream::connect(path)).await {
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(e)) => {
+            let kind = match e.kind() {
+                io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound => ErrorKind::ConnectRefused,
+                _ if is_fd_limit(&e) => ErrorKind::FileLimit,
+                _ => ErrorKind::Connect,
+            };
+            Err(Failure::new(kind, format!("connect to unix:{}: {e}", path.display())))
+        }
+        Err(_) => Err(Failure::new(
+            ErrorKind::ConnectTimeout,
+            format!("no connection to unix:{} within {}", path.display(), humantime::format_duration(timeout)),
         )),
     }
 }
@@ -300,23 +329,22 @@ impl Conn {
     /// buffer, tokio takes the socket for drained and reads again only after epoll's next event. A server that
     /// answers a batch of HTTP/2 streams one write at a time is read that way one answer a wake-up, and the
     /// streams' next requests go one small write each (66,000 writes for 100,000 requests at -c 4 --streams 16);
-    /// reading on to the end, as h2load does, gathers them. Plain TCP only: a TLS connection says WouldBlock.
+    /// reading on to the end, as h2load does, gathers them. Plain sockets only: a TLS connection says WouldBlock.
     pub fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::fd::AsRawFd;
-        match self {
-            Conn::Plain(s) => {
-                // SAFETY: the pointer and length are `buf`'s, alive for the call; the descriptor is the open
-                // stream's.
-                let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
-                if n >= 0 {
-                    return Ok(n as usize);
-                }
-                match io::Error::last_os_error() {
-                    e if e.kind() == io::ErrorKind::Interrupted => Err(io::ErrorKind::WouldBlock.into()),
-                    e => Err(e),
-                }
-            }
-            Conn::Tls(_) => Err(io::ErrorKind::WouldBlock.into()),
+        let fd = match self {
+            Conn::Plain(s) => s.as_raw_fd(),
+            Conn::Unix(s) => s.as_raw_fd(),
+            Conn::Tls(_) => return Err(io::ErrorKind::WouldBlock.into()),
+        };
+        // SAFETY: the pointer and length are `buf`'s, alive for the call; the descriptor is the open stream's.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        match io::Error::last_os_error() {
+            e if e.kind() == io::ErrorKind::Interrupted => Err(io::ErrorKind::WouldBlock.into()),
+            e => Err(e),
         }
     }
 
@@ -327,6 +355,10 @@ impl Conn {
         let mut buf = [0u8; 64];
         let read = match self {
             Conn::Plain(s) => match s.try_read(&mut buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Idle::Open,
+                other => other,
+            },
+            Conn::Unix(s) => match s.try_read(&mut buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Idle::Open,
                 other => other,
             },
@@ -357,6 +389,7 @@ impl AsyncRead for Conn {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Conn::Unix(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -366,6 +399,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Conn::Unix(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
@@ -373,6 +407,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_flush(cx),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Conn::Unix(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
@@ -380,6 +415,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Conn::Unix(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }

@@ -208,7 +208,7 @@ pub(super) fn exchange(
                 (Outcome::Answer(_), ..) if Instant::now() > sent + exchange.timeout => {
                     return Err(super::client::timeout_failure(exchange.timeout));
                 }
-                                (Outcome::Answer(a), kept, first_byte) => {
+                (Outcome::Answer(a), kept, first_byte) => {
                     // For a script's response(), taken by the client loop as this returns (see client.rs).
                     if kept.is_some() {
                         ctx.h2_kept.set(kept);
@@ -985,7 +985,7 @@ fn closed(when: &str) -> Failure {
 /// Over TLS the server must have chosen h2 (ALPN): a server that did not speaks HTTP/1.1 only.
 fn check_alpn(conn: &Conn) -> Result<(), Failure> {
     match conn {
-        Conn::Plain(_) => Ok(()),
+        Conn::Plain(_) | Conn::Unix(_) => Ok(()),
         Conn::Tls(s) if s.get_ref().1.alpn_protocol() == Some(b"h2") => Ok(()),
         Conn::Tls(_) => Err(Failure::new(
             ErrorKind::Tls,
@@ -1389,7 +1389,7 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
 /// Sends the preface and an empty SETTINGS, and reads the first frame header: SETTINGS is HTTP/2.
 fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), String> {
     let deadline = Instant::now() + limit;
-    let mut s = std::net::TcpStream::connect_timeout(&ep.addr, limit).map_err(|e| format!("cannot connect ({e})"))?;
+    let mut s = ep.connect_blocking(limit).map_err(|e| format!("cannot connect ({e})"))?;
     let mut hello = frame::PREFACE.to_vec();
     frame::settings(&mut hello, &[]);
     std::io::Write::write_all(&mut s, &hello).map_err(|e| format!("cannot send the HTTP/2 preface ({e})"))?;

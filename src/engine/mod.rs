@@ -405,15 +405,13 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
     let shown = |ep: &crate::target::Endpoint| match plan.protocol {
         crate::protocol::Protocol::Http => ep.to_string(),
-        p => format!("{}://{}:{}", p.scheme(), ep.host, ep.port),
+        p => ep.kv_target(p.scheme()),
     };
     for ep in &plan.endpoints {
         // A connection to itself is refused too: nothing listens there.
-        let connected = std::net::TcpStream::connect_timeout(&ep.addr, plan.connect_timeout).and_then(|s| {
-            match crate::target::connected_to_itself(s.local_addr(), s.peer_addr()) {
-                true => Err(std::io::ErrorKind::ConnectionRefused.into()),
-                false => Ok(s),
-            }
+        let connected = ep.connect_blocking(plan.connect_timeout).and_then(|s| match s.to_itself() {
+            true => Err(std::io::ErrorKind::ConnectionRefused.into()),
+            false => Ok(s),
         });
         if let Err(e) = connected {
             let why = match e.kind() {
@@ -426,7 +424,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             return Err(UsageError::new(format!(
                 "target {}: cannot connect to {} ({why}); start the server or fix the host and port",
                 shown(ep),
-                ep.addr
+                ep.address()
             )));
         }
     }
@@ -519,9 +517,8 @@ fn greeted(
     greeting: Option<&crate::protocol::Greeting>,
     connect_limit: Duration,
     limit: Duration,
-) -> Result<std::net::TcpStream, String> {
-    let mut s =
-        std::net::TcpStream::connect_timeout(&ep.addr, connect_limit).map_err(|e| format!("cannot connect ({e})"))?;
+) -> Result<crate::target::Stream, String> {
+    let mut s = ep.connect_blocking(connect_limit).map_err(|e| format!("cannot connect ({e})"))?;
     let deadline = Instant::now() + limit;
     if let Some(g) = greeting {
         for command in &g.commands {
@@ -549,7 +546,7 @@ struct Asked {
 
 /// Sends one command on a blocking connection and reads its one reply by `deadline`.
 fn ask(
-    s: &mut std::net::TcpStream,
+    s: &mut crate::target::Stream,
     protocol: crate::protocol::Protocol,
     command: &std::sync::Arc<[u8]>,
     deadline: Instant,
@@ -587,7 +584,7 @@ fn ask(
 /// Reads from a blocking connection until `take` says the bytes so far make a whole reply, by `deadline`: the one
 /// read loop of the checks before the load (greeting, setup, survey), which a dripping server cannot stretch.
 fn read_by(
-    s: &mut std::net::TcpStream,
+    s: &mut crate::target::Stream,
     deadline: Instant,
     what: &str,
     mut take: impl FnMut(&[u8]) -> Result<bool, String>,
@@ -631,7 +628,7 @@ fn read_by(
 pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u8>>, UsageError> {
     let mut values = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
-        let target = format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port);
+        let target = ep.kv_target(plan.protocol.scheme());
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
         let limit = reply_limit(plan);
         let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;

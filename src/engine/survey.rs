@@ -23,12 +23,7 @@ pub(super) const MAX_REPLY: usize = 1 << 20;
 pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Result<Vec<Holding>, UsageError> {
     let mut holdings = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
-        let target = plan
-            .settings
-            .targets
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("{}://{}:{}", plan.protocol.scheme(), ep.host, ep.port));
+        let target = plan.settings.targets.get(i).cloned().unwrap_or_else(|| ep.kv_target(plan.protocol.scheme()));
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
         let limit = super::reply_limit(plan);
         let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;
@@ -61,7 +56,7 @@ pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Resul
 /// The keys template `t` writes or deletes: the words the server names as written keys for its sample (Redis),
 /// else the table's; keys no one can name count as unknown, which is not hakaru's.
 fn written_by(
-    s: &mut std::net::TcpStream,
+    s: &mut crate::target::Stream,
     protocol: Protocol,
     t: &Template,
     limit: Duration,
@@ -94,7 +89,7 @@ fn written_by(
 /// Redis's own answer: the keys the sample command writes or deletes (`COMMAND GETKEYSANDFLAGS`, Redis 7; else
 /// `COMMAND GETKEYS` and the command's `write` flag from `COMMAND INFO`). None when the server cannot say.
 fn redis_written_keys(
-    s: &mut std::net::TcpStream,
+    s: &mut crate::target::Stream,
     sample: &[Vec<u8>],
     limit: Duration,
 ) -> Result<Option<Vec<Vec<u8>>>, String> {
@@ -239,7 +234,7 @@ fn number(value: &[u8], what: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("the reply to {what} is not a count: {}", String::from_utf8_lossy(value)))
 }
 
-fn redis_dbsize(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, String> {
+fn redis_dbsize(s: &mut crate::target::Stream, deadline: Instant) -> Result<u64, String> {
     let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&[b"DBSIZE"])), deadline, "DBSIZE")?;
     if let Some(e) = reply.error {
         return Err(format!("the server refused DBSIZE: {e}"));
@@ -248,7 +243,7 @@ fn redis_dbsize(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, S
 }
 
 /// `EXISTS k1 ... kN`: how many of the keys exist.
-fn redis_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
+fn redis_existing(s: &mut crate::target::Stream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
     let mut args: Vec<&[u8]> = vec![b"EXISTS"];
     args.extend(keys.iter().map(Vec::as_slice));
     let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&args)), deadline, "EXISTS")?;
@@ -260,7 +255,7 @@ fn redis_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Insta
 
 /// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes (`read_by`).
 fn read_until(
-    s: &mut std::net::TcpStream,
+    s: &mut crate::target::Stream,
     protocol: Protocol,
     deadline: Instant,
     what: &str,
@@ -285,7 +280,7 @@ fn ends_with_line(got: &[u8], last: &[u8]) -> bool {
         || got.starts_with(b"SERVER_ERROR")
 }
 
-fn memcached_items(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64, String> {
+fn memcached_items(s: &mut crate::target::Stream, deadline: Instant) -> Result<u64, String> {
     s.write_all(&memcache::encode_line(&[b"stats"])).map_err(|e| format!("sending stats: {e}"))?;
     let got = read_until(s, Protocol::Memcache, deadline, "stats", |g| {
         g.len() >= 5 && (g == b"END\r\n" || ends_with_line(g, b"\r\nEND\r\n"))
@@ -299,7 +294,11 @@ fn memcached_items(s: &mut std::net::TcpStream, deadline: Instant) -> Result<u64
 
 /// memcached's meta get without flags answers `HD` for a key that exists and `EN` for one that does not, without
 /// its value; `mn` closes the batch with `MN`. A server without meta commands answers `ERROR`: None.
-fn memcached_existing(s: &mut std::net::TcpStream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
+fn memcached_existing(
+    s: &mut crate::target::Stream,
+    keys: &[Vec<u8>],
+    deadline: Instant,
+) -> Result<Option<u64>, String> {
     let mut out = Vec::new();
     for key in keys {
         out.extend_from_slice(&memcache::encode_line(&[b"mg", key]));

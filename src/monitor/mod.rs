@@ -17,6 +17,11 @@ pub fn pids_listening(port: u16) -> Vec<u32> {
     procfs::pids_listening(port)
 }
 
+/// The processes holding a Unix socket that listens at `path`.
+pub fn pids_on_unix_socket(path: &std::path::Path) -> Vec<u32> {
+    procfs::pids_on_unix_socket(path)
+}
+
 /// What watches the server during steps.
 pub struct Watchers {
     pub monitor: Option<ProcessMonitor>,

@@ -254,6 +254,35 @@ pub(crate) fn pids_listening(port: u16) -> Vec<u32> {
         let refs: Vec<&str> = tables.iter().map(String::as_str).collect();
         listening_inodes(port, &refs)
     });
+    pids_holding(inodes)
+}
+
+/// The inodes of the Unix sockets listening at `path`, from /proc/net/unix (`Num RefCount Protocol Flags Type St
+/// Inode Path`; a listening socket has __SO_ACCEPTCON, 0x10000, in its flags). Paths are compared as the files
+/// they name, so `/tmp/../tmp/s.sock` finds `/tmp/s.sock`.
+pub(crate) fn unix_listening_inodes(path: &std::path::Path, table: &str) -> Vec<u64> {
+    let wanted = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (flags, inode, listed) = (fields.get(3)?, fields.get(6)?, fields.get(7)?);
+            let listening = u32::from_str_radix(flags, 16).ok()? & 0x10000 != 0;
+            let same = fs::canonicalize(listed).is_ok_and(|p| p == wanted);
+            (listening && same).then(|| inode.parse().ok()).flatten()
+        })
+        .collect()
+}
+
+/// The processes holding a Unix socket that listens at `path`.
+pub(crate) fn pids_on_unix_socket(path: &std::path::Path) -> Vec<u32> {
+    let table = read_proc("/proc/net/unix", 1 << 20).unwrap_or_default();
+    pids_holding(unix_listening_inodes(path, &table))
+}
+
+/// The processes with one of these socket inodes among their descriptors.
+fn pids_holding(inodes: Vec<u64>) -> Vec<u32> {
     let wanted: HashSet<String> = inodes.into_iter().map(|i| format!("socket:[{i}]")).collect();
     if wanted.is_empty() {
         return Vec::new();
@@ -355,6 +384,24 @@ mod tests {
         assert_eq!(listening_inodes(8080, &[tcp, tcp6]), [12345, 45678]);
         assert_eq!(listening_inodes(80, &[tcp]), [34567]);
         assert!(listening_inodes(9, &[tcp]).is_empty());
+    }
+
+    #[test]
+    fn the_process_listening_on_a_unix_socket_is_found_by_its_path() {
+        let dir = std::env::temp_dir().join(format!("hakaru-procfs-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let sock = dir.join("s.sock");
+        let _ = fs::remove_file(&sock);
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        // A connected client's socket has no path and is not listening: only the listener counts.
+        let _client = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+        assert_eq!(
+            pids_on_unix_socket(&dir.join("../").join(dir.file_name().unwrap()).join("s.sock")),
+            [std::process::id()]
+        );
+        assert!(pids_on_unix_socket(&dir.join("other.sock")).is_empty());
+        drop(listener);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

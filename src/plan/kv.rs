@@ -66,12 +66,18 @@ struct KvUrl {
 fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     let shown = crate::secrets::redact_secret(url);
     let bad = |why: &str| UsageError::new(format!("URL '{shown}': {why}"));
+    if let Some((protocol, path)) = unix_url(url) {
+        let default_port = if protocol == Protocol::Resp { 6379 } else { 11211 };
+        let endpoint = Endpoint::on_socket(Scheme::Http, "localhost", default_port, std::path::Path::new(path))
+            .map_err(|e| bad(&e))?;
+        return Ok(KvUrl { protocol, endpoint, auth: None, db: None });
+    }
     let (protocol, rest, default_port) = if let Some(r) = url.strip_prefix("redis://") {
         (Protocol::Resp, r, 6379)
     } else if let Some(r) = url.strip_prefix("memcache://").or_else(|| url.strip_prefix("memcached://")) {
         (Protocol::Memcache, r, 11211)
     } else {
-        return Err(bad("not a key-value server; write redis://HOST:PORT or memcache://HOST:PORT"));
+        return Err(bad("not a key-value server; write redis://HOST:PORT, memcache://HOST:PORT or redis+unix:///PATH"));
     };
     // The user and password run to the last '@' (a password may hold '/'); then host, port and database.
     let (userinfo, after) = match rest.rsplit_once('@') {
@@ -103,6 +109,19 @@ fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
     let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
     Ok(KvUrl { protocol, endpoint, auth, db })
+}
+
+/// A server on a Unix socket: `redis+unix:///PATH` (or `unix:/PATH`, `unix:///PATH`, as redis-py writes it),
+/// `memcache+unix:///PATH`; the protocol and the path.
+fn unix_url(url: &str) -> Option<(Protocol, &str)> {
+    let forms = [
+        ("redis+unix://", Protocol::Resp),
+        ("unix://", Protocol::Resp),
+        ("unix:", Protocol::Resp),
+        ("memcache+unix://", Protocol::Memcache),
+        ("memcached+unix://", Protocol::Memcache),
+    ];
+    forms.iter().find_map(|(prefix, protocol)| url.strip_prefix(prefix).map(|path| (*protocol, path)))
 }
 
 /// The AUTH and SELECT a URL asks for, as one greeting.
@@ -150,7 +169,7 @@ pub struct KvPlan {
 
 /// Whether a URL names a key-value server, which `hakaru sweep` hands to `kv`.
 pub fn is_kv_url(url: &str) -> bool {
-    ["redis://", "memcache://", "memcached://"].iter().any(|scheme| url.starts_with(scheme))
+    ["redis://", "memcache://", "memcached://"].iter().any(|scheme| url.starts_with(scheme)) || unix_url(url).is_some()
 }
 
 /// `hakaru sweep` over key-value servers: the sweep `kv --clients` or `--rates` makes, of the default mix (90 %
@@ -177,6 +196,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--body-file", r.body_file.is_some()),
         ("--no-keepalive", r.no_keepalive),
         ("--insecure", r.insecure),
+        ("--unix-socket", r.unix_socket.is_some()),
         ("--http2", r.http2),
         ("--streams", r.streams.is_some()),
         ("--ok-status", r.ok_status != "200-399"),

@@ -343,6 +343,14 @@ impl RequestSet {
         let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
+        if let Some(path) = &a.unix_socket
+            && (a.hosts.is_some() || a.patterns.is_some())
+        {
+            return Err(UsageError::new(format!(
+                "--unix-socket {}: one socket takes the URLs given, not --hosts or --patterns; drop one",
+                path.display()
+            )));
+        }
         if let Some(hosts) = &a.hosts {
             if a.port == Some(0) {
                 return Err(UsageError::new("--port 0: not a port; give a number from 1 to 65535"));
@@ -382,8 +390,11 @@ impl RequestSet {
             for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
-                let ep = Endpoint::resolve(u.scheme, &u.host, u.port)
-                    .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
+                let ep = match &a.unix_socket {
+                    Some(path) => unix_endpoint(&u, path, &shown)?,
+                    None => Endpoint::resolve(u.scheme, &u.host, u.port)
+                        .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
+                };
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
@@ -1014,6 +1025,7 @@ impl RunPlan {
             whole_plan: None,
             start_at: None,
             source_address: None,
+            unix_socket: unix_sockets(&set.endpoints),
             sweep: None,
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
@@ -1146,13 +1158,37 @@ pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, Usage
     Ok(Watchers { monitor, probes, expected_hit_rate })
 }
 
-/// The processes (not hakaru itself) listening on the ports of the loopback targets; None when there are none.
+/// `--unix-socket PATH` beside an http:// URL: the socket checked now, the URL's host and port kept for the Host
+/// header. TLS over a Unix socket is not offered yet.
+fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<Endpoint, UsageError> {
+    if u.scheme == Scheme::Https {
+        return Err(UsageError::new(format!(
+            "URL '{shown}': --unix-socket takes http:// URLs (TLS over a Unix socket is not supported); write http://"
+        )));
+    }
+    Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| UsageError::new(format!("--unix-socket {e}")))
+}
+
+/// The Unix sockets of the endpoints, comma-separated, for the document; None when they are all TCP.
+fn unix_sockets(endpoints: &[Endpoint]) -> Option<String> {
+    let mut paths: Vec<String> =
+        endpoints.iter().filter_map(|e| Some(e.unix.as_ref()?.display().to_string())).collect();
+    paths.dedup();
+    (!paths.is_empty()).then(|| paths.join(","))
+}
+
+/// The processes (not hakaru itself) listening on the ports of the loopback targets, or on their Unix sockets;
+/// None when there are none.
 fn local_server(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
     let mut ports: Vec<u16> = endpoints.iter().filter(|e| e.addr.ip().is_loopback()).map(|e| e.port).collect();
     ports.sort_unstable();
     ports.dedup();
     let me = std::process::id();
-    let pids: Vec<u32> = ports.into_iter().flat_map(monitor::pids_listening).filter(|&p| p != me).collect();
+    let on_sockets = endpoints.iter().filter_map(|e| e.unix.as_deref()).flat_map(monitor::pids_on_unix_socket);
+    let mut pids: Vec<u32> =
+        ports.into_iter().flat_map(monitor::pids_listening).chain(on_sockets).filter(|&p| p != me).collect();
+    pids.sort_unstable();
+    pids.dedup();
     (!pids.is_empty()).then_some(pids)
 }
 

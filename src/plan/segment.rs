@@ -171,6 +171,13 @@ impl RunPlan {
         }
         if let Some(source) = scale.source {
             for ep in &mut self.endpoints {
+                if let Some(path) = &ep.unix {
+                    return Err(UsageError::new(format!(
+                        "--source-address {source}: connections go to the Unix socket {}, which has no source \
+                         address; drop one",
+                        path.display()
+                    )));
+                }
                 if source.is_ipv4() != ep.addr.is_ipv4() {
                     return Err(UsageError::new(format!(
                         "--source-address {source}: {} is reached over {}; give an address of that family",
