@@ -162,6 +162,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/http_version",
                 "/$defs/settings/properties/streams",
                 "/$defs/step/properties/http2",
+                "/$defs/step/properties/machine",
             ]
             .contains(&format!("{pointer}/properties/{name}").as_str());
             if !required.contains(&name.as_str()) && !left_out_when_absent {
