@@ -205,7 +205,16 @@ fn a_rate_sweep_keeps_each_rate_and_adds_a_target_rate_column() {
     let (out, doc, csv) = run_study(&["sweep", "-q", "--rates", "200,400", "-d", "2s", "--interval", "0s", &url]);
     for (step, rate) in doc["steps"].as_array().unwrap().iter().zip([200.0, 400.0]) {
         let achieved = step["schedule"]["achieved_rate"].as_f64().unwrap();
-        assert!((achieved - rate).abs() / rate < 0.03, "{achieved} for {rate}");
+        // Never more than asked; less only when the machine held hakaru back, which its own lag behind the
+        // schedule then shows: a rate short by 5 % of a 2 s step ended at least some 50 ms behind.
+        let short = (rate - achieved) / rate;
+        assert!(short > -0.03, "{achieved} for {rate}");
+        if short >= 0.03 {
+            let lag_s = step["schedule"]["max_lag_us"].as_f64().unwrap() / 1e6;
+            let duration = step["duration_s"].as_f64().unwrap();
+            assert!(lag_s >= 0.5 * short * duration, "{achieved} for {rate} with at most {lag_s} s of lag");
+            eprintln!("a_rate_sweep: {achieved}/s for {rate}/s on a busy machine, {lag_s} s behind at worst");
+        }
     }
     assert!(csv.lines().next().unwrap().contains("target_rate"), "{csv}");
     assert!(out.stdout.contains("achieved"), "{}", out.stdout);
