@@ -11,3 +11,24 @@ apt_install() {
   $sudo apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
+
+# cargo_target_dir: the directory cargo builds into for this workspace (CARGO_TARGET_DIR, build.target-dir in a
+# .cargo/config, or ./target), as `cargo metadata` reports it; ./target if cargo cannot say.
+cargo_target_dir() {
+  local dir
+  dir=$(cargo metadata --format-version 1 --no-deps 2>/dev/null | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+  echo "${dir:-target}"
+}
+
+# static_binary WHO BIN: whether BIN exists and is statically linked; says which it is not on stderr.
+static_binary() {
+  local who=$1 bin=$2
+  if [ ! -f "$bin" ]; then
+    echo "$who: $bin not found (the build put no binary there; is CARGO_TARGET_DIR or build.target-dir set to another place?)" >&2
+    return 1
+  fi
+  if ! ldd "$bin" 2>&1 | grep -qE 'statically linked|not a dynamic executable'; then
+    echo "$who: $bin is not static (ldd lists libraries); it would not run in an empty image" >&2
+    return 1
+  fi
+}

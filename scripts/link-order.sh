@@ -18,7 +18,7 @@ done
 . scripts/lib.sh
 apt_install scripts/link-order.sh ${need[@]+"${need[@]}"}
 cargo build --release -q
-bin=$PWD/target/release/hakaru
+bin=$(cd "$(cargo_target_dir)" && pwd)/release/hakaru
 work=$(mktemp -d /tmp/hakaru-link-order.XXXXXX)
 RP=16431; MP=11431; HP=18431
 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > "$work/redis.log" 2>&1 &

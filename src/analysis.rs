@@ -125,6 +125,10 @@ fn analyse_steps(steps: &[StepResult], max_failed_percent: f64, search: bool) ->
     let bottleneck = if let Some(found) = saturation(&axis, &loaded) {
         summary.push(found.1);
         found.0
+    } else if let Some((s, limit)) = loaded.iter().find_map(|s| s.machine_limit().map(|l| (s, l))) {
+        // Neither was CPU-bound alone, but the cores they run on were full: of the two's work, or of others'.
+        summary.push(limit.sentence(&format!("from {}", fmt_x(&axis, step_axis(s)))));
+        limit.name()
     } else if !reached {
         let most = loaded.iter().filter_map(|s| s.server.as_ref()).map(|r| r.cpu_percent_mean).fold(0.0, f64::max);
         let server = if watched { format!("the server was at most at {most:.0} % CPU; ") } else { String::new() };
@@ -299,12 +303,19 @@ fn too_few_steps(axis: &str, all: &[&StepResult], peak: &StepResult, failing_fro
         crate::units::count_of(n as u64, "step"),
     )];
     let loaded: Vec<&&StepResult> = all.iter().collect();
+    let machine = || loaded.iter().find_map(|s| s.machine_limit().map(|l| (s, l)));
     let bottleneck = match saturation(axis, &loaded) {
         Some((name, sentence)) => {
             summary.push(sentence);
             name
         }
-        None => "unknown",
+        None => match machine() {
+            Some((s, limit)) => {
+                summary.push(limit.sentence(&format!("at {}", fmt_x(axis, step_axis(s)))));
+                limit.name()
+            }
+            None => "unknown",
+        },
     };
     Analysis {
         axis: axis.to_string(),
@@ -467,5 +478,71 @@ mod tests {
         assert_eq!(a.knee_mean, None);
         assert_eq!(a.bottleneck, "not_reached");
         assert_eq!(a.summary[2], "no limit was reached yet: add clients (or rate) to find it");
+    }
+
+    /// `s` watched, the server at `server` % CPU on `cores` (CPU numbers) beside hakaru at `generator` % on its
+    /// own, the machine's cores as busy as `busy`.
+    fn on_machine(s: &mut StepResult, server: f64, cpus: (&[usize], &[usize]), busy: &[f64], generator: f64) {
+        s.server = Some(crate::monitor::ProcessReport {
+            pids: vec![1],
+            cpu_percent_mean: server,
+            cpu_percent_max: server,
+            rss_max_bytes: 0,
+            cores: cpus.0.len(),
+            saturated: false,
+            busiest_thread: None,
+        });
+        s.machine = Some(crate::monitor::MachineReport {
+            cores: busy.iter().enumerate().map(|(cpu, &b)| crate::monitor::CoreBusy { cpu, busy_percent: b }).collect(),
+            server_cpus: cpus.0.to_vec(),
+            generator_cpus: cpus.1.to_vec(),
+            generator_percent: generator,
+        });
+    }
+
+    #[test]
+    fn a_full_core_shared_by_the_server_and_hakaru_is_named_not_no_limit() {
+        // Both pinned to CPU 0 (taskset -c 0), each about half of it: throughput still grows a little, neither is
+        // CPU-bound alone; the core is full.
+        let mut steps = vec![step(1, 100.0, 5), step(2, 200.0, 5), step(4, 400.0, 5)];
+        for (s, half) in steps.iter_mut().zip([30.0, 45.0, 49.0]) {
+            on_machine(s, half, (&[0], &[0]), &[2.0 * half + 1.0, 4.0], half);
+        }
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
+        assert_eq!(a.bottleneck, "shared_cpu", "{:?}", a.summary);
+        assert!(
+            a.summary[2].starts_with(
+                "the server and hakaru share 1 core (CPU 0), 99 % busy from 4 clients (the server 49 % CPU, hakaru 49 %)"
+            ),
+            "{:?}",
+            a.summary
+        );
+        assert!(steps[1].warnings(true).iter().any(|w| w.contains("the figures measure the two sharing it")));
+        // Without the machine's figures it was "no limit was reached yet".
+        let bare: Vec<StepResult> = steps.iter().cloned().map(|mut s| (s.machine = None, s).1).collect();
+        assert_eq!(analyse_steps(&bare, 1.0, false).unwrap().bottleneck, "not_reached");
+    }
+
+    #[test]
+    fn cores_held_by_other_programs_are_named_not_a_worker_pool() {
+        // A plateau with neither CPU-bound: on a quiet machine the limit is elsewhere (a pool, a lock, I/O).
+        let mut steps = vec![step(1, 100.0, 10), step(2, 200.0, 10), step(3, 200.0, 15), step(4, 200.0, 20)];
+        for s in steps.iter_mut() {
+            on_machine(s, 40.0, (&[0, 1], &[0, 1]), &[40.0, 45.0], 35.0);
+        }
+        assert_eq!(analyse_steps(&steps, 1.0, false).unwrap().bottleneck, "elsewhere");
+        // The same figures with both cores full of other programs' work: the machine is the limit.
+        for s in steps.iter_mut() {
+            on_machine(s, 40.0, (&[0, 1], &[0, 1]), &[97.0, 99.0], 35.0);
+        }
+        let a = analyse_steps(&steps, 1.0, false).unwrap();
+        assert_eq!(a.bottleneck, "busy_machine", "{:?}", a.summary);
+        let last = a.summary.last().unwrap();
+        assert!(last.starts_with("the machine was busy with other work"), "{last}");
+        assert!(last.contains("(CPU 0-1) were 98 % busy from 2 clients, 121 % CPU of it other programs'"), "{last}");
+        assert!(steps[0].warnings(true).iter().any(|w| w.starts_with("other programs used 121 % CPU of CPU 0-1")));
+        // A sweep of two steps says it too, instead of "unknown".
+        let two = analyse_steps(&steps[..2], 1.0, false).unwrap();
+        assert_eq!(two.bottleneck, "busy_machine", "{:?}", two.summary);
     }
 }

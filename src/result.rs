@@ -342,6 +342,10 @@ pub struct StepResult {
     /// protocols and in documents written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhasesReport>,
+    /// The machine's cores during the step and the CPUs the server and hakaru may run on; absent where /proc
+    /// could not say (and in documents written before hakaru read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::monitor::MachineReport>,
 }
 
 /// What an HTTP/2 step counts besides requests.
@@ -611,7 +615,9 @@ pub struct Analysis {
     /// none did. Such steps count in no peak, plateau or knee.
     pub failing_from: Option<f64>,
     /// `server` (its CPU, or its busiest thread's, was saturated), `one_core` (it used one core of several: its
-    /// limit if single-threaded), `generator` (hakaru's CPU was saturated), `elsewhere` (neither was),
+    /// limit if single-threaded), `generator` (hakaru's CPU was saturated), `shared_cpu` (neither alone, but the
+    /// cores both may run on were full), `busy_machine` (those cores full, a quarter with other programs' work),
+    /// `elsewhere` (neither was),
     /// `not_reached` (throughput still grew at the last step: no limit was reached), `unknown` (the server was not
     /// watched, or a sweep of fewer than 3 steps showed neither it nor hakaru CPU-bound), or `failing` (every step
     /// failed too often to analyse).
@@ -741,6 +747,7 @@ impl StepResult {
             first_error_reply: m.first_error_reply.clone(),
             http2: None,
             phases: PhasesReport::of(&m.phases),
+            machine: None,
         }
     }
 
@@ -822,6 +829,11 @@ impl StepResult {
         parts.join(", ")
     }
 
+    /// Whether the machine (a core the server and hakaru shared, or other programs' work) limited this step.
+    pub fn machine_limit(&self) -> Option<crate::monitor::MachineLimit> {
+        self.machine.as_ref()?.limit(self.server.as_ref()?.cpu_percent_mean)
+    }
+
     /// The step's warnings prefixed with its label, for documents with several steps.
     pub fn labelled_warnings(&self, keepalive: bool) -> Vec<String> {
         self.warnings(keepalive).into_iter().map(|w| format!("{}: {w}", self.label)).collect()
@@ -858,6 +870,7 @@ impl StepResult {
         let g = self.generator;
         let check = crate::monitor::SelfCheck { cpu_percent: g.cpu_percent, cores: g.cores, saturated: g.saturated };
         w.extend(check.warning());
+        w.extend(self.machine_limit().map(|l| l.warning()));
         if let Some(share) = g.script_percent.filter(|s| g.saturated && *s >= 50.0) {
             w.push(format!(
                 "building requests (the script or the templates) took {share:.0} % of hakaru's CPU, which was \

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::engine;
 use crate::error::UsageError;
@@ -85,6 +85,7 @@ pub fn measure_step(
     if let Some(m) = &watchers.monitor {
         m.begin_step();
     }
+    let machine_before = (monitor::sample_cores(), monitor::own_cpu_time(), Instant::now());
     live.begin(plan, label, Phase::Measure);
     // The server's CPU in each window: the difference between readings at the windows' ends.
     let mut server_cpu = 0.0;
@@ -105,6 +106,7 @@ pub fn measure_step(
     };
     live.end_phase();
     let server = watchers.monitor.as_ref().map(|m| m.end_step());
+    let machine = machine_report(machine_before, watchers);
     let after = monitor::probe_all(&watchers.probes, PROBE_TIMEOUT);
 
     let load = StepLoad {
@@ -166,10 +168,31 @@ pub fn measure_step(
         script_percent,
     };
     step.server = server;
+    step.machine = machine;
     step.probes = monitor::readings(&watchers.probes, before, after);
     step.hit_rate = step.hit_rate_from_probes();
     step.warmup = warmup;
     (step, interrupted)
+}
+
+/// The machine during the step, from the readings at its start: every core's busy share, the CPUs hakaru and the
+/// watched server may run on, hakaru's whole CPU. None when /proc/stat gave no core, or for a step too short
+/// (under 0.1 s, ten clock ticks) for shares to mean anything.
+fn machine_report(
+    (cores, own_cpu, at): (monitor::MachineSample, Duration, Instant),
+    watchers: &Watchers,
+) -> Option<monitor::MachineReport> {
+    let wall = at.elapsed();
+    let busy = cores.busy_until(&monitor::sample_cores());
+    if busy.is_empty() || wall < Duration::from_millis(100) {
+        return None;
+    }
+    Some(monitor::MachineReport {
+        cores: busy,
+        generator_cpus: monitor::cpus_allowed(0).unwrap_or_default(),
+        server_cpus: watchers.monitor.as_ref().map(|m| monitor::cpus_allowed_any(m.pids())).unwrap_or_default(),
+        generator_percent: share_percent(monitor::own_cpu_time().saturating_sub(own_cpu), wall),
+    })
 }
 
 /// `part` as a percentage of `whole`, to one decimal.

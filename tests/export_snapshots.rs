@@ -130,6 +130,7 @@ fn step(
         first_error_reply: None,
         http2: None,
         phases: None,
+        machine: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),
         failed_statuses,
         error_kinds,

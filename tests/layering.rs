@@ -106,6 +106,36 @@ fn only_the_plan_the_commands_and_main_read_the_command_line_types() {
 }
 
 #[test]
+fn only_the_command_line_types_the_plan_and_the_commands_use_clap() {
+    // clap's traits (ValueEnum::from_str, Parser) read raw flags: a library module that calls them parses words
+    // the way the command line does, beside the plan's own reading of them.
+    let offenders: Vec<String> = sources()
+        .into_iter()
+        .filter(|(rel, _)| !["cli", "plan", "commands", "main", "lib"].contains(&top_module(rel).as_str()))
+        .filter(|(_, code)| names_clap(code))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(offenders.is_empty(), "these files use clap outside cli/, plan/ and commands/: {offenders:?}");
+}
+
+/// Whether code names the clap crate (`clap::`, `use clap`), not as part of a longer name (`my_clap::`).
+fn names_clap(code: &str) -> bool {
+    code.match_indices("clap").any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = &code[at + 4..];
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && (after.starts_with("::") || after.starts_with(';'))
+    })
+}
+
+#[test]
+fn the_clap_reader_sees_paths_and_imports_only() {
+    assert!(names_clap("let a = <ArrivalArg as clap::ValueEnum>::from_str(x, true);"));
+    assert!(names_clap("use clap::Parser;"));
+    assert!(names_clap("extern crate clap;"));
+    assert!(!names_clap("let my_clap::x = 1; let clapping = 2;"));
+}
+
+#[test]
 fn no_library_module_names_the_commands() {
     let offenders = files_naming("commands", &["commands", "main", "lib"]);
     assert!(offenders.is_empty(), "library files that name `commands`: {offenders:?}");

@@ -264,7 +264,9 @@ fn the_demo_runs_a_benchmark_with_nothing_else_installed() {
     // wake-up of the client, then of the worker) can cost 5 ms of 20 (seen: 154 req/s at 4, 183 at 8), and the
     // plateau is honestly found at 8. Never at 16 or not at all: that is what a broken sweep would show.
     assert!(out.stdout.contains("from 4 clients") || out.stdout.contains("from 8 clients"), "{}", out.stdout);
-    assert!(out.stdout.contains("the limit is elsewhere"), "{}", out.stdout);
+    // On a machine whose cores other programs keep full, that is said instead: the pool may not be all of it.
+    let elsewhere = out.stdout.contains("the limit is elsewhere");
+    assert!(elsewhere || out.stdout.contains("the machine was busy with other work"), "{}", out.stdout);
     assert!(!out.stdout.contains("hakaru itself was at"), "{}", out.stdout);
 }
 

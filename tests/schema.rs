@@ -166,6 +166,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/connections/properties/max_handing_over",
                 "/$defs/step/properties/phases",
                 "/$defs/window/properties/ttfb_p99_us",
+                "/$defs/step/properties/machine",
             ]
             .contains(&format!("{pointer}/properties/{name}").as_str());
             if !required.contains(&name.as_str()) && !left_out_when_absent {

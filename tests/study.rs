@@ -515,7 +515,11 @@ fn the_study_pages_study_file_parses() {
 #[test]
 fn the_cache_cold_vs_warm_example_runs_and_shows_the_cold_cache() {
     let tmp = tempfile::tempdir().unwrap();
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cache-cold-vs-warm.toml");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cache-cold-vs-warm.toml");
+    // The example as a reader runs it, on a free port instead of its 18311, which another program may hold.
+    let text = std::fs::read_to_string(&example).unwrap();
+    assert_eq!(text.matches("127.0.0.1:18311").count(), 4, "the example's server port, in url, start and probes");
+    let f = write(tmp.path(), "cache.toml", &text.replace("127.0.0.1:18311", &format!("127.0.0.1:{}", free_port())));
     let out_dir = tmp.path().join("out");
     let out = study(&[f.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);

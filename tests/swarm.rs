@@ -349,3 +349,37 @@ fn bad_service_flags_and_agents_commands_are_refused_in_one_line_before_any_scri
     let said = one_line(&agent(&["collect", "/nonexistent-dir", "--agents", "2"], &[]));
     assert!(said.contains("'/nonexistent-dir': not a directory"), "{said}");
 }
+
+/// scripts/image.sh's helpers (scripts/lib.sh), run by bash: where cargo builds, and what a missing binary is.
+fn lib_sh(script: &str, configure: impl FnOnce(&mut Command)) -> Output {
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", &format!(". scripts/lib.sh; {script}")]).current_dir(env!("CARGO_MANIFEST_DIR"));
+    configure(&mut cmd);
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_image_script_looks_where_cargo_builds_and_says_not_found() {
+    // A target directory of the user's own (CARGO_TARGET_DIR) is where the image's binary is looked for.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = lib_sh("cargo_target_dir", |c| {
+        c.env("CARGO_TARGET_DIR", elsewhere.path());
+    });
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), elsewhere.path().to_str().unwrap());
+    let out = lib_sh("cargo_target_dir", |c| {
+        c.env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");
+    });
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), default.to_str().unwrap());
+    // A binary that is not there is "not found", not "not static".
+    let missing = elsewhere.path().join("release/hakaru");
+    let out = lib_sh(&format!("static_binary scripts/image.sh '{}'", missing.display()), |_| {});
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("release/hakaru not found") && !err.contains("not static"), "{err}");
+    // One that is there and dynamic (the test binary itself) is "not static".
+    let me = std::env::current_exe().unwrap();
+    let out = lib_sh(&format!("static_binary scripts/image.sh '{}'", me.display()), |_| {});
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not static"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -120,6 +120,20 @@ fn a_one_second_freeze_of_the_server_is_named_as_a_stall_and_the_worst_window() 
     assert_eq!(read_with_hdrh(&log)["corrected"]["count"], out.step()["latency"]["count"]);
 }
 
+/// The windows of a one-step document that a chart over time draws p99 for: whole (at least half the window's
+/// length before the step's end) and with at least one answer.
+fn drawable_windows(json: &std::path::Path) -> usize {
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    let (duration, width) = (step["duration_s"].as_f64().unwrap(), step["window_s"].as_f64().unwrap());
+    let windows = step["windows"].as_array().unwrap();
+    windows
+        .iter()
+        .filter(|w| (duration - w["t"].as_f64().unwrap()).min(width) >= width / 2.0)
+        .filter(|w| w["requests"].as_u64().unwrap() > w["errors"].as_u64().unwrap())
+        .count()
+}
+
 #[test]
 fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
     let t = target();
@@ -138,12 +152,15 @@ fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
         if ext == "svg" {
             let svg = String::from_utf8(bytes).unwrap();
             // The axis, ticks and legend are polylines too: the series' line is the report's first colour, 2 wide,
-            // with a point per window (8 in 2 s at 250 ms).
+            // with a point per whole window that got answers (8 in 2 s at 250 ms on a quiet machine; a busy one
+            // may leave a window empty, or cut the last one short): as many as the document holds, not a guess.
             let series = svg.lines().filter(|l| {
                 l.starts_with("<polyline") && l.to_uppercase().contains("#1F77B4") && l.contains("stroke-width=\"2\"")
             });
             let points: Vec<usize> = series.map(|l| l.matches(',').count()).collect();
-            assert!(svg.contains("seconds from the start") && points.len() == 1 && points[0] >= 7, "{svg}");
+            let drawn = drawable_windows(&json);
+            assert!(drawn >= 1, "no window with answers in the run: {}", out.stdout);
+            assert!(svg.contains("seconds from the start") && points == [drawn], "{drawn} windows: {svg}");
         } else {
             assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
         }

@@ -185,6 +185,29 @@ Examples:
 
 Reference: docs/compare-report-history.md in hakaru's repository";
 
+/// An example command line split as a shell splits the simple ones examples use: words between spaces, and
+/// 'single-quoted' words kept whole (no double quotes, no escapes). The help's examples and the README's table
+/// are checked by parsing these words. None for a quote left open.
+pub fn example_words(line: &str) -> Option<Vec<String>> {
+    let (mut words, mut word, mut quoted, mut started) = (Vec::new(), String::new(), false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => (quoted, started) = (!quoted, true),
+            ' ' if !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            c => (word, started) = (word + &c.to_string(), true),
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    (!quoted).then_some(words)
+}
+
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
@@ -192,28 +215,12 @@ mod tests {
     use super::super::args::Cli;
     use super::*;
 
-    /// The command lines of an examples text, split as a shell would split these simple ones (single quotes only).
+    /// The command lines of an examples text, split as a shell would split these simple ones.
     fn command_lines(text: &str) -> Vec<Vec<String>> {
-        let lines = text.lines().map(str::trim).filter(|l| l.starts_with("hakaru "));
-        lines
-            .map(|line| {
-                let (mut words, mut word, mut quoted, mut started) = (Vec::new(), String::new(), false, false);
-                for c in line.chars() {
-                    match c {
-                        '\'' => (quoted, started) = (!quoted, true),
-                        ' ' if !quoted => {
-                            if started {
-                                words.push(std::mem::take(&mut word));
-                            }
-                            started = false;
-                        }
-                        c => (word, started) = (word + &c.to_string(), true),
-                    }
-                }
-                assert!(!quoted, "an unclosed quote in {line}");
-                words.push(word);
-                words
-            })
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("hakaru "))
+            .map(|l| example_words(l).unwrap_or_else(|| panic!("an unclosed quote in {l}")))
             .collect()
     }
 

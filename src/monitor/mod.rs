@@ -1,14 +1,19 @@
 //! Watching both ends during load steps: the server's processes ([`process`]), hakaru's own CPU ([`SelfCheck`]),
-//! and server-side figures read over HTTP before and after each step ([`probe`]).
+//! the whole machine's cores and who may run on them ([`machine`]), and server-side figures read over HTTP before
+//! and after each step ([`probe`]).
 //!
 //! A latency curve alone cannot tell a slow server from a saturated generator; these figures can.
 
+mod machine;
 mod probe;
 mod process;
 mod procfs;
 
 use std::time::Duration;
 
+pub use machine::{
+    CoreBusy, MachineLimit, MachineReport, MachineSample, cpu_list, cpus_allowed, cpus_allowed_any, sample_cores,
+};
 pub use probe::{Probe, ProbeReading, apply_pointer, delta, http_exchange, probe_all, readings, unique_names};
 pub use process::{BusiestThread, ProcessMonitor, ProcessReport, WatchSpec, is_saturated, server_saturated};
 

@@ -498,11 +498,7 @@ impl StudyPlan {
             }
             watch.probe = t.probes.clone();
         }
-        let arrival = l
-            .arrival
-            .as_deref()
-            .filter(|_| l.rates_or_rate())
-            .and_then(|x| <ArrivalArg as clap::ValueEnum>::from_str(x, true).ok());
+        let arrival = l.arrival.as_deref().filter(|_| l.rates_or_rate()).and_then(arrival_flag);
         // A warm-up is thrown away: it pushes nothing.
         let live = if warmup { LiveArgs::default() } else { self.live.clone() };
         // A fixed load's flags (run's and kv's): clients, length (a warm-up's own), rate.
@@ -691,6 +687,16 @@ fn human(d: Duration) -> String {
 }
 
 /// Seconds as the flags read them (`2.5s`).
+/// The study file's `arrival` ("uniform" or "poisson", as written) as the flag its cases get; None for any other
+/// word. The one reading of the key, shared by the check and the rendering, so the two cannot disagree.
+fn arrival_flag(name: &str) -> Option<ArrivalArg> {
+    match name {
+        "uniform" => Some(ArrivalArg::Uniform),
+        "poisson" => Some(ArrivalArg::Poisson),
+        _ => None,
+    }
+}
+
 fn secs(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
@@ -1010,7 +1016,7 @@ fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
         parse_flag_duration(t).map_err(|fix| at.error(&["load", "timeout"], &format!("timeout \"{t}\": {fix}")))?;
     }
     if let Some(a) = &l.arrival
-        && !matches!(a.as_str(), "uniform" | "poisson")
+        && arrival_flag(a).is_none()
     {
         return Err(at.error(&["load", "arrival"], &format!("arrival \"{a}\": write \"uniform\" or \"poisson\"")));
     }
@@ -1396,6 +1402,20 @@ name = "warm"
         // Nothing near: the fix is to remove it.
         let e = plan(&TWO.replace("repeat = 2", "repeat = 2\nzzzzzz = 3")).unwrap_err();
         assert!(e.ends_with("remove it or correct its spelling"), "{e}");
+    }
+
+    #[test]
+    fn arrival_reaches_an_open_loops_cases_and_a_wrong_word_names_the_key() {
+        let open = TWO.replace("duration = \"1s\"", "duration = \"1s\"\nrate = 50\narrival = \"poisson\"");
+        let p = plan(&open).unwrap();
+        let args = &p.cases[0].args;
+        let at = args.iter().position(|a| a == "--arrival").expect("--arrival in the case's flags");
+        assert_eq!(args[at + 1], "poisson", "{args:?}");
+        // The default (uniform) is left out of the command line, as the flag's default.
+        let p = plan(&open.replace("poisson", "uniform")).unwrap();
+        assert!(!p.cases[0].args.contains(&"--arrival".to_string()), "{:?}", p.cases[0].args);
+        let e = plan(&open.replace("poisson", "Poisson")).unwrap_err();
+        assert!(e.contains("arrival \"Poisson\": write \"uniform\" or \"poisson\""), "{e}");
     }
 
     #[test]

@@ -348,8 +348,14 @@ pub struct Served {
 
 impl Served {
     pub fn start() -> Served {
+        Served::start_by(Command::new(env!("CARGO_BIN_EXE_hakaru")))
+    }
+
+    /// `hakaru serve` run by `launcher`: the binary itself, or a wrapper given it as its first arguments (`taskset
+    /// -c 0 HAKARU`), to which `serve` and its flags are added.
+    pub fn start_by(mut launcher: Command) -> Served {
         use std::io::BufRead as _;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hakaru"))
+        let mut child = launcher
             .args(["serve", "--listen", "127.0.0.1:0", "--threads", "1"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -463,4 +469,47 @@ pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) 
     let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
     // On Linux ru_maxrss is in KiB.
     (code, usage.ru_maxrss as u64)
+}
+
+/// How late the machine wakes a sleeping thread while a test runs: a thread that sleeps 2 ms over and over and
+/// keeps the worst overshoot. A test whose figures depend on the machine keeping time (a rate, a p99 near an SLO)
+/// asserts its tight bounds only when this stayed small, and says so when it did not: the load is measured, not
+/// assumed.
+pub struct StallMeter {
+    worst_us: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StallMeter {
+    pub fn start() -> StallMeter {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let worst_us = std::sync::Arc::new(AtomicU64::new(0));
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (w, s) = (worst_us.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let nap = Duration::from_millis(2);
+            while !s.load(Ordering::Relaxed) {
+                let at = Instant::now();
+                std::thread::sleep(nap);
+                let late = at.elapsed().saturating_sub(nap).as_micros() as u64;
+                w.fetch_max(late, Ordering::Relaxed);
+            }
+        });
+        StallMeter { worst_us, stop, thread: Some(thread) }
+    }
+
+    /// The worst lateness seen so far.
+    pub fn worst(&self) -> Duration {
+        Duration::from_micros(self.worst_us.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Drop for StallMeter {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
