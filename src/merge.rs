@@ -238,6 +238,9 @@ fn bound_summary(parts: &[&LatencySummary]) -> Result<LatencySummary, String> {
 fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, String> {
     let steps: Vec<&StepResult> = parts.iter().map(|p| p.0).collect();
     let mut out = steps[0].clone();
+    // Each agent saw the machine it ran on, with its own share of the generator's CPU: one agent's view beside
+    // the merged figures would count the other agents as other programs' work (a false busy_machine).
+    out.machine = None;
     let mut hist = LatencyHistogram::new();
     for s in &steps {
         let h = LatencyHistogram::from_base64(&s.histogram.data)
@@ -440,6 +443,21 @@ mod tests {
         // With a segment missing, the merged document keeps the plan its figures are part of.
         let partial = merge(&[segment(0, 2, 100.0, Some(200.0))], &names(), true).unwrap();
         assert_eq!(partial.settings.whole_plan.and_then(|w| w.rate), Some(200.0));
+    }
+
+    #[test]
+    fn one_agents_view_of_its_machine_is_not_kept_as_the_merged_steps() {
+        let mut a = segment(0, 2, 100.0, Some(200.0));
+        for step in &mut a.steps {
+            step.machine = Some(crate::monitor::MachineReport {
+                cores: Vec::new(),
+                generator_cpus: vec![0],
+                server_cpus: vec![0],
+                generator_percent: 50.0,
+            });
+        }
+        let merged = merge(&[a, segment(1, 2, 100.0, Some(200.0))], &names(), false).unwrap();
+        assert!(merged.steps.iter().all(|s| s.machine.is_none()));
     }
 
     #[test]

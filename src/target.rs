@@ -255,11 +255,10 @@ impl Endpoint {
         }
     }
 
-    /// A blocking connection, for the checks before the load: TCP within `timeout`, or the Unix socket (whose
-    /// connect does not wait on a network).
+    /// A blocking connection, for the checks before the load: TCP or the Unix socket, within `timeout`.
     pub fn connect_blocking(&self, timeout: std::time::Duration) -> io::Result<Stream> {
         match &self.unix {
-            Some(path) => UnixStream::connect(path).map(Stream::Unix),
+            Some(path) => unix_connect_within(path, timeout).map(Stream::Unix),
             None => TcpStream::connect_timeout(&self.addr, timeout).map(Stream::Tcp),
         }
     }
@@ -269,6 +268,20 @@ impl Endpoint {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         if self.port == self.scheme.default_port() { host } else { format!("{host}:{}", self.port) }
     }
+}
+
+/// A Unix socket's connect within `timeout`. It waits on no network, but it does wait while the server's backlog is
+/// full (a stopped or overloaded server) and std offers no timeout: the connect runs on a thread of its own, which is
+/// left to finish alone when the time is up (it holds one socket until the server accepts or goes away).
+fn unix_connect_within(path: &Path, timeout: std::time::Duration) -> io::Result<UnixStream> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::Builder::new().name("unix-connect".into()).spawn(move || {
+        let _ = tx.send(UnixStream::connect(path));
+    })?;
+    rx.recv_timeout(timeout).unwrap_or_else(|_| {
+        Err(io::Error::new(io::ErrorKind::TimedOut, "the Unix socket's server accepted no connection in time"))
+    })
 }
 
 impl fmt::Display for Endpoint {
@@ -355,6 +368,31 @@ pub fn connected_to_itself(local: std::io::Result<SocketAddr>, peer: std::io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unix_connect_to_a_server_whose_backlog_is_full_ends_at_its_timeout() {
+        let dir = tempfile_dir();
+        let path = dir.join("full.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        // Never accepted: the backlog fills (128 and one on Linux), then a connect waits until it is given up.
+        let mut kept = Vec::new();
+        let timed_out = (0..10_000).find_map(|_| match unix_connect_within(&path, std::time::Duration::from_secs(2)) {
+            Ok(s) => {
+                kept.push(s);
+                None
+            }
+            Err(e) => Some(e),
+        });
+        let e = timed_out.expect("a full backlog makes a connect wait");
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hakaru-target-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
 
     #[test]
     fn international_hosts_are_sent_in_ascii_and_long_urls_refused_without_echo() {

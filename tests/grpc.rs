@@ -104,6 +104,9 @@ fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
     assert_eq!(server.count("SayHello with metadata"), 1000, "-H is sent as metadata");
     assert_eq!(server.count("SayHello with a deadline"), 1000, "--timeout is sent as grpc-timeout");
     assert_eq!(step["protocol"], "grpc");
+    // A gRPC call is an HTTP/2 request: its phases are timed as HTTP/2's are.
+    assert_eq!(step["phases"]["answers"], 1000, "{step}");
+    assert!(step["phases"]["waiting"]["histogram"].is_object(), "{step}");
     let errors = common::schema_errors(out.doc());
     assert!(errors.is_empty(), "{errors:?}");
 }

@@ -336,9 +336,11 @@ impl ThreadCtx {
         }
     }
 
-    /// Whether requests' phases are timed: HTTP's (a key-value op has no phases worth their clock reads).
+    /// Whether requests' phases are timed: HTTP's, gRPC's over it too (a key-value op has no phases worth their
+    /// clock reads).
     fn times_phases(&self) -> bool {
-        matches!(self.shared.plan.protocol, crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2)
+        let p = self.shared.plan.protocol;
+        p == crate::protocol::Protocol::Http || p.over_http2()
     }
 
     /// A connection opened from `start` to `done` (`tcp_done`: TCP established, before a TLS handshake).

@@ -114,6 +114,9 @@ fn checked(doc: ResultDocument) -> Result<ResultDocument, ReadError> {
             LatencyHistogram::from_base64(&step.histogram.data)
                 .map_err(|e| ReadError::Impossible(format!("{at}.histogram: {e}")))?;
         }
+        if let Some(phases) = &step.phases {
+            phases.histograms().map_err(|e| ReadError::Impossible(format!("{at}.phases: {e}")))?;
+        }
         if let Some(e) = impossible_counts(step.requests, step.ok, step.failed) {
             return Err(ReadError::Impossible(format!("{at}: {e}")));
         }
@@ -174,6 +177,31 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v["schema"] = schema.into();
         v.to_string()
+    }
+
+    #[test]
+    fn a_phase_histogram_that_cannot_be_read_refuses_the_document_by_its_place() {
+        use crate::metrics::LatencyHistogram;
+        use crate::result::phases::{Phase, PhasesReport};
+        use crate::result::{EncodedHistogram, LatencySummary};
+        let mut doc = parse_document(&document(SCHEMA)).unwrap();
+        // A V2 header saying 4 GiB of counts follow it, and none do.
+        let crafted = "HISTE/////8AAAAAAAAAAwAAAAAAAAABAAAAANaTpAA/8AAAAAAAAA==".to_string();
+        let mut histogram = EncodedHistogram::of(&LatencyHistogram::new());
+        histogram.data = crafted;
+        let waiting = Phase { latency: LatencySummary::from_histogram(&LatencyHistogram::new()), histogram };
+        doc.steps[0].phases = Some(PhasesReport {
+            connections_opened: 0,
+            answers: 1,
+            connect: None,
+            tls_handshake: None,
+            waiting: Some(waiting),
+            waiting_from_intended: None,
+            receiving: None,
+        });
+        let v = serde_json::to_value(&doc).unwrap();
+        let Err(ReadError::Impossible(e)) = document_from_value(v) else { panic!("a crafted phase histogram read") };
+        assert!(e.starts_with("steps[0].phases: its waiting phase's histogram cannot be read"), "{e}");
     }
 
     #[test]

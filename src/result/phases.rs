@@ -57,8 +57,8 @@ impl PhasesReport {
         })
     }
 
-    /// The histograms back, to be added to others'.
-    fn histograms(&self) -> Result<Phases, String> {
+    /// The histograms back, to be added to others' (and to judge a document read back: see `inputs`).
+    pub fn histograms(&self) -> Result<Phases, String> {
         let read = |p: &Option<Phase>, name: &str| match p {
             None => Ok(LatencyHistogram::new()),
             Some(p) => LatencyHistogram::from_base64(&p.histogram.data)
