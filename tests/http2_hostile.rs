@@ -171,6 +171,41 @@ fn a_settings_frame_longer_than_allowed_is_frame_size_and_its_connection_is_not_
 }
 
 #[test]
+fn a_peer_that_closes_every_connection_before_answering_is_not_met_with_a_tight_loop_of_new_ones() {
+    // Found in review: a connection that opened (SETTINGS exchanged) and then failed its streams on a close or a
+    // reset was reopened at once, thousands of times a second.
+    let server = Hostile::start(|mut s| {
+        let mut preface = [0u8; 24];
+        if s.read_exact(&mut preface).is_err() {
+            return;
+        }
+        // An empty SETTINGS and its ACK's room: the connection opens; then the first bytes of a request end it.
+        if s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).is_err() {
+            return;
+        }
+        let mut sink = [0u8; 1024];
+        let mut seen = 0;
+        while let Ok(n @ 1..) = s.read(&mut sink) {
+            seen += n;
+            // The client's SETTINGS (9 + 6n bytes) and its ACK (9), then a HEADERS frame: closed under it.
+            if seen > 60 {
+                return;
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("http");
+    let (_, _, step, stderr) =
+        run(&dir, &["run", "-q", "--http2", "-t", "1", "-c", "2", "-d", "3s", "--timeout", "2s", &url]);
+    assert!(step["failed"].as_u64().unwrap_or(0) > 0, "{stderr}");
+    assert_eq!(step["ok"], 0, "{step}");
+    let c = &step["connections"];
+    // Pauses of 10 ms doubling to 1 s: about ten connections each of the two in 3 s (not thousands); generous.
+    let opened = c["opened"].as_u64().unwrap();
+    assert!((2..=60).contains(&opened), "{c}");
+}
+
+#[test]
 fn an_answer_read_only_after_its_timeout_is_a_timeout_never_a_success() {
     // Found by a hostile trial: answers whose reading ended past --timeout (the thread busy meanwhile) counted as
     // successes. Here a response() that takes 300 ms holds the thread while the other stream's answer arrives.

@@ -115,10 +115,11 @@ impl Pool {
             return Rc::clone(c);
         }
         // The server ended the last one (GOAWAY, a close): reopened to go on, after a pause when it ended in an
-        // error, so a peer that breaks every connection is not met with a tight loop of new ones.
+        // error or failed its streams before answering any, so a peer that breaks every connection is not met
+        // with a tight loop of new ones.
         let pause = cell.as_ref().map_or(Duration::ZERO, |c| {
             let st = c.state.borrow();
-            h2_limits::reopen_pause(st.pause, st.failure.is_some())
+            h2_limits::reopen_pause(st.pause, st.failure.is_some() || (st.broke && !st.answered))
         });
         if cell.is_some() {
             ctx.metrics.borrow_mut().reconnects += 1;
@@ -254,6 +255,10 @@ struct State {
     phase: Phase,
     /// Why the connection could not be opened (the failure of the requests waiting for it).
     failure: Option<Failure>,
+    /// Whether any of its streams was answered, and whether it ended failing streams under way: one that failed
+    /// its streams before answering any is reopened after a pause, as one that could not open is.
+    answered: bool,
+    broke: bool,
     /// Frames to write, and how much of them is written.
     out: Vec<u8>,
     written: usize,
@@ -426,6 +431,8 @@ impl State {
         State {
             phase: Phase::Opening,
             failure: None,
+            answered: false,
+            broke: false,
             out,
             written: 0,
             task: None,
@@ -553,6 +560,7 @@ impl State {
         if let Some(s) = self.streams.get_mut(&id)
             && s.done.is_none()
         {
+            self.answered |= matches!(outcome, Outcome::Answer(..));
             s.done = Some(outcome);
             if let Some(w) = s.waker.take() {
                 w.wake();
@@ -573,6 +581,7 @@ impl State {
                 )),
                 _ => Outcome::Failed(failure.clone()),
             };
+            self.broke |= matches!(outcome, Outcome::Failed(_));
             self.finish(id, outcome);
         }
     }
