@@ -5,7 +5,9 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use common::{hakaru, write_in};
 
@@ -23,7 +25,8 @@ message HelloReply { string message = 1; }
 struct Greeter {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Its stdout's lines, read by a thread of their own so that a server that hangs fails the test on a bound.
+    lines: Receiver<String>,
     port: u16,
 }
 
@@ -46,15 +49,27 @@ impl Greeter {
             .spawn()
             .expect("the gRPC server starts");
         let stdin = child.stdin.take();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        // The server says its port once it listens: the line is the event waited for (bounded by the test's own
-        // watchdog: a server that dies closes the pipe, and the read ends).
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let port = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut greeter = Greeter { child, stdin, lines, port: 0 };
+        // The server says its port once it listens: the line is the event waited for.
+        let line = greeter.line();
+        greeter.port = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
             panic!("the gRPC server did not say its port: {line:?}");
         });
-        Greeter { child, stdin, stdout, port }
+        greeter
+    }
+
+    /// The server's next line, within a generous bound (a busy machine): a server that hangs fails the test.
+    fn line(&self) -> String {
+        self.lines.recv_timeout(Duration::from_secs(120)).expect("the gRPC server answered within 120 s")
     }
 
     fn url(&self) -> String {
@@ -64,8 +79,7 @@ impl Greeter {
     /// Calls seen by the server, by method.
     fn count(&mut self, method: &str) -> u64 {
         writeln!(self.stdin.as_mut().unwrap(), "count").unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
+        let line = self.line();
         let counts: serde_json::Value = serde_json::from_str(line.trim().strip_prefix("count ").unwrap()).unwrap();
         counts[method].as_u64().unwrap_or(0)
     }
