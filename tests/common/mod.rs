@@ -442,9 +442,11 @@ pub fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr
     (code == 0, kib)
 }
 
-/// [`run_hakaru_measuring_rss`] giving the exit code (-1 when a signal ended it).
+/// [`run_hakaru_measuring_rss`] giving the exit code (-1 when a signal ended it); killed after 5 minutes, so a bound
+/// that breaks fails the test instead of holding it.
+// The child is reaped by wait4 (`peak::reap`), which std's Child does not know.
+#[allow(clippy::zombie_processes)]
 pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (i32, u64) {
-    #[expect(clippy::zombie_processes, reason = "reaped by wait4 below, which also gives its rusage")]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
         .args(args)
         // Never the real history: a database beside the output files.
@@ -454,21 +456,8 @@ pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) 
         .stderr(std::fs::File::create(stderr).unwrap())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct, which wait4 then fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: pid is our own child, not yet reaped (Child::wait is never called on it); both pointers are valid.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
-    }
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
-    // On Linux ru_maxrss is in KiB.
-    (code, usage.ru_maxrss as u64)
+    let (code, bytes) = peak::reap(child.id() as libc::pid_t, Duration::from_secs(300));
+    (code, bytes / 1024)
 }
 
 /// How late the machine wakes a sleeping thread while a test runs: a thread that sleeps 2 ms over and over and

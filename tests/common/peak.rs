@@ -45,7 +45,19 @@ pub fn hakaru_peak_within(dir: &Path, args: &[&str], limit: Duration, address_sp
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("hakaru starts");
-    let pid = child.id() as libc::pid_t;
+    let (code, max_rss) = reap(child.id() as libc::pid_t, limit);
+    Peak {
+        code,
+        stdout: std::fs::read_to_string(out).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err).unwrap_or_default(),
+        max_rss,
+    }
+}
+
+/// Waits for child `pid` (spawned by std, never waited on by its `Child`), killed after `limit`: its exit code (-1
+/// when a signal ended it) and its own peak resident memory in bytes (wait4's rusage, which the kernel keeps for
+/// its whole life: polling VmHWM could miss a peak reached just before it exits).
+pub fn reap(pid: libc::pid_t, limit: Duration) -> (i32, u64) {
     let start = Instant::now();
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     loop {
@@ -61,10 +73,6 @@ pub fn hakaru_peak_within(dir: &Path, args: &[&str], limit: Duration, address_sp
         std::thread::sleep(Duration::from_millis(10));
     }
     let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
-    Peak {
-        code,
-        stdout: std::fs::read_to_string(out).unwrap_or_default(),
-        stderr: std::fs::read_to_string(err).unwrap_or_default(),
-        max_rss: usage.ru_maxrss as u64 * 1024,
-    }
+    // On Linux ru_maxrss is in KiB.
+    (code, usage.ru_maxrss as u64 * 1024)
 }
