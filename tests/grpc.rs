@@ -194,20 +194,8 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
             return;
         }
         let _ = s.write_all(&frame(4, 0, &[0; 4], &[]));
-        loop {
-            let mut head = [0u8; 9];
-            if s.read_exact(&mut head).is_err() {
-                return;
-            }
-            let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
-            let mut payload = vec![0u8; len];
-            if s.read_exact(&mut payload).is_err() {
-                return;
-            }
-            if head[3] != 1 {
-                continue;
-            }
-            let id = &head[5..9];
+        while let Some(stream) = common::hostile::next_headers(&mut s) {
+            let id = &stream[..];
             // HPACK: 0x88 is `:status 200`, 0x8d `:status 404` (static table); grpc-status as a literal.
             let ok = frame(1, 4, id, &[0x88]);
             let message = [0u8, 0, 0, 0, 3, 0x0a, 1, b'x'];
@@ -291,5 +279,11 @@ fn a_sweep_over_a_grpc_method_runs_each_step_as_run_does() {
         assert_eq!(step["ok"], step["requests"], "{step}");
         calls += step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
     }
-    assert_eq!(server.count("SayHello"), calls, "every call the server saw is in a step");
+    // A call written as a step's time ran out reaches the server without being counted (as over HTTP/1.1: see
+    // tests/unix_sockets.rs): at most one a client a step, 1 + 2 here. Seen once on a busy machine: 925 for 923.
+    let seen = server.count("SayHello");
+    assert!(
+        (calls..=calls + 3).contains(&seen),
+        "every call the server saw is in a step, but for the last ones: {seen} seen, {calls} counted"
+    );
 }

@@ -362,20 +362,8 @@ fn hostile(fault: Fault) -> u16 {
                     return;
                 }
                 let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-                loop {
-                    let mut head = [0u8; 9];
-                    if s.read_exact(&mut head).is_err() {
-                        return;
-                    }
-                    let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
-                    let mut payload = vec![0u8; len];
-                    if s.read_exact(&mut payload).is_err() {
-                        return;
-                    }
-                    if head[3] != 1 {
-                        continue;
-                    }
-                    let id = &head[5..9];
+                while let Some(stream) = common::hostile::next_headers(&mut s) {
+                    let id = &stream[..];
                     let reply: Vec<u8> = match fault {
                         Fault::Reset(code) => [&[0, 0, 4, 3, 0][..], id, &code.to_be_bytes()].concat(),
                         Fault::BadFrame => vec![0, 0, 5, 4, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5],

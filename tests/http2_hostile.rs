@@ -85,20 +85,8 @@ fn answering(block: Vec<u8>) -> Hostile {
         if !greet(&mut s) {
             return;
         }
-        loop {
-            let mut head = [0u8; 9];
-            if s.read_exact(&mut head).is_err() {
-                return;
-            }
-            let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
-            let mut payload = vec![0u8; len];
-            if s.read_exact(&mut payload).is_err() {
-                return;
-            }
-            if head[3] != 1 {
-                continue;
-            }
-            let id = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        while let Some(stream) = common::hostile::next_headers(&mut s) {
+            let id = u32::from_be_bytes(stream) & 0x7fff_ffff;
             let pieces: Vec<&[u8]> = block.chunks(16_384).collect();
             let mut out = Vec::new();
             for (i, piece) in pieces.iter().enumerate() {

@@ -43,6 +43,23 @@ impl Hostile {
     }
 }
 
+/// An HTTP/2 peer's reading: skips the client's frames until a HEADERS frame (a request) and gives its stream id
+/// (4 bytes, as on the wire); None once the client has closed.
+#[allow(dead_code)] // not every test file that has `common` serves HTTP/2
+pub fn next_headers(s: &mut TcpStream) -> Option<[u8; 4]> {
+    use std::io::Read;
+    loop {
+        let mut head = [0u8; 9];
+        s.read_exact(&mut head).ok()?;
+        let len = (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload).ok()?;
+        if head[3] == 1 {
+            return Some([head[5], head[6], head[7], head[8]]);
+        }
+    }
+}
+
 impl Drop for Hostile {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
