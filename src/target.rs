@@ -371,9 +371,9 @@ mod tests {
 
     #[test]
     fn a_unix_connect_to_a_server_whose_backlog_is_full_ends_at_its_timeout() {
-        let dir = tempfile_dir();
-        let path = dir.join("full.sock");
-        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         // Never accepted: the backlog fills (128 and one on Linux), then a connect waits until it is given up.
         let mut kept = Vec::new();
         let timed_out = (0..10_000).find_map(|_| match unix_connect_within(&path, std::time::Duration::from_secs(2)) {
@@ -384,14 +384,14 @@ mod tests {
             Err(e) => Some(e),
         });
         let e = timed_out.expect("a full backlog makes a connect wait");
-        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("hakaru-target-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        assert_eq!(
+            e.kind(),
+            io::ErrorKind::TimedOut,
+            "{e} (after {} connections, {path:?} there: {})",
+            kept.len(),
+            path.exists()
+        );
+        drop(listener);
     }
 
     #[test]
