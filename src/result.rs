@@ -774,7 +774,8 @@ impl StepResult {
 
     /// Adds the figures per group and per request, and the slowest requests: `labels` names the plan's requests,
     /// `groups` its pattern groups (a key-value workload's operations, with their hits and misses when `kv`).
-    pub fn add_details(&mut self, m: &StepMetrics, labels: &[String], groups: &[String], kv: bool) {
+    /// `label`: what the request of that index is, for people.
+    pub fn add_details(&mut self, m: &StepMetrics, label: &dyn Fn(usize) -> String, groups: &[String], kv: bool) {
         let secs = self.duration_s.max(1e-9);
         let row = |kind: &str, name: &str, b: &crate::metrics::Breakdown| BreakdownRow {
             kind: kind.into(),
@@ -795,13 +796,13 @@ impl StepResult {
             .iter()
             .zip(&m.by_group)
             .map(|(name, b)| row("group", name, b))
-            .chain(labels.iter().zip(&m.by_request).map(|(name, b)| row("request", name, b)))
+            .chain(m.by_request.iter().enumerate().map(|(spec, b)| row("request", &label(spec), b)))
             .collect();
         self.slowest = m
             .slowest
             .iter()
             .map(|s| SlowRequest {
-                request: labels.get(s.spec).cloned().unwrap_or_default(),
+                request: label(s.spec),
                 status: s.status,
                 error: s.error.map(|k| k.key().to_string()),
                 latency_us: s.latency_us,

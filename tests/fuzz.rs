@@ -158,12 +158,12 @@ fn pattern_files_never_panic_and_what_they_give_is_usable() {
         assert!(total.is_finite() && total > 0.0, "frequencies {total}");
         for p in set.groups.iter().flat_map(|g| &g.patterns) {
             assert!(!p.path.is_empty());
-            if let Some(t) = p.timeout {
+            if let Some(t) = p.fields().timeout {
                 // The plan turns it into a Duration and adds it to a clock: it must fit.
                 assert!((0.001..=86_400.0).contains(&t), "timeout {t}");
                 let _ = Duration::from_secs_f64(t);
             }
-            assert_ne!(p.port, Some(0));
+            assert_ne!(p.fields().port, Some(0));
         }
     });
 }

@@ -226,7 +226,7 @@ fn generate_writes_one_drnbench_group_of_every_term_in_order() {
             "/d/select?table=Pages&limit=10&query=Tokyo",
         ]
     );
-    assert!(group.patterns.iter().all(|p| p.method.as_deref() == Some("GET") && p.host.is_none()));
+    assert!(group.patterns.iter().all(|p| p.fields().method.as_deref() == Some("GET") && p.fields().host.is_none()));
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn generate_with_hosts_writes_one_group_per_host_sharing_the_load() {
     for (group, (host, port)) in set.groups.iter().zip([("node1", None), ("node2", Some(10041))]) {
         assert_eq!(group.frequency, 0.5);
         assert_eq!(group.patterns.len(), 5);
-        assert!(group.patterns.iter().all(|p| p.host.as_deref() == Some(host) && p.port == port));
+        assert!(group.patterns.iter().all(|p| p.fields().host.as_deref() == Some(host) && p.fields().port == port));
     }
 }
 
@@ -251,7 +251,7 @@ fn generate_without_escaping_substitutes_terms_verbatim_and_warns_about_spaces()
     let g = generate_from(o, "Tokyo\n京都\nOsaka Castle\n").unwrap();
     let set = load(&g);
     assert_eq!(set.groups[0].patterns[1].path, "/d/select?table=Pages&limit=10&query=京都");
-    assert_eq!(set.groups[0].patterns[0].method.as_deref(), Some("POST"));
+    assert_eq!(set.groups[0].patterns[0].fields().method.as_deref(), Some("POST"));
     assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
     assert!(g.warnings[0].contains("1 of the terms") && g.warnings[0].contains("Osaka Castle"));
 }

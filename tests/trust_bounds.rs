@@ -296,3 +296,59 @@ fn a_drnbench_csv_import_stays_within_four_times_its_size_and_50_mib() {
         assert!(out.max_rss < 4 * size + (50 << 20), "{args:?}: peak {} MiB for {size} bytes", out.max_rss >> 20);
     }
 }
+
+/// A plain pattern file of `bytes` bytes or more (drnbench's search terms, a path a line); its size.
+fn plain_patterns(path: &Path, bytes: u64) -> u64 {
+    use std::io::Write as _;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let (mut i, mut written) = (0u64, 0u64);
+    while written < bytes {
+        let line = format!("/d/select?query=term{i}&limit=10&sort=-_score\n");
+        f.write_all(line.as_bytes()).unwrap();
+        (i, written) = (i + 1, written + line.len() as u64);
+    }
+    f.flush().unwrap();
+    written
+}
+
+/// A JSON pattern file of `bytes` bytes or more, each pattern an object with a method and a header; its size.
+fn json_patterns(path: &Path, bytes: u64) -> u64 {
+    let mut text = String::from(r#"{"with-query": {"frequency": 1.0, "patterns": ["#);
+    let mut i = 0;
+    while (text.len() as u64) < bytes {
+        if i > 0 {
+            text.push(',');
+        }
+        text += &format!(r#"{{"path":"/d/select?query=term{i}&limit=10","method":"GET","headers":{{"X-A":"b"}}}}"#);
+        i += 1;
+    }
+    text += "]}}";
+    std::fs::write(path, &text).unwrap();
+    text.len() as u64
+}
+
+#[test]
+fn a_pattern_file_stays_within_four_times_its_size_and_50_mib() {
+    // 19 MB of plain lines took 248 MiB (400,000 requests: each pattern, request, label and endpoint list an
+    // allocation of its own, and the requests copied for each step and thread); 10 MB of JSON took 122 MiB.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = common::target();
+    let port = server.addr().port().to_string();
+    let (plain, json) = (d.join("p.txt"), d.join("p.json"));
+    for (file, size) in [(&plain, plain_patterns(&plain, 19_000_000)), (&json, json_patterns(&json, 10_000_000))] {
+        let file = file.to_str().unwrap();
+        let args = ["run", "--patterns", file, "--hosts", "127.0.0.1", "--port", &port, "-n", "20", "-c", "2"];
+        let out = hakaru_peak_within(d, &args, Duration::from_secs(240), Some(2 << 30));
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        assert!(out.stdout.contains("20 requests"), "{file}: {}", out.stdout);
+        let bound = 4 * size + (50 << 20);
+        assert!(
+            out.max_rss < bound,
+            "{file}: peak {} MiB for {size} bytes (at most {} MiB)",
+            out.max_rss >> 20,
+            bound >> 20
+        );
+    }
+    server.stop();
+}

@@ -13,7 +13,6 @@ use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -189,7 +188,7 @@ pub(super) fn exchange(
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
             let id = match exchange.built() {
-                // A template's or script's frames, built for this request: a body is copied into an Arc of its
+                // A template's or script's frames, built for this request: a body is copied into a buffer of its
                 // own, as it may have to wait for the server's windows.
                 Some(frames) => conn.send(ctx, frames, None),
                 None => conn.send(ctx, &request.bytes, Some(&request.bytes)),
@@ -408,7 +407,7 @@ impl std::ops::Index<&u32> for StreamTable {
 
 /// The rest of a request body: its prepared frames, the DATA frame under way and how much of its payload is sent.
 struct Body {
-    frames: Arc<[u8]>,
+    frames: bytes::Bytes,
     at: usize,
     sent: usize,
 }
@@ -497,8 +496,8 @@ impl State {
 
     /// Queues a new stream's prepared `frames`: its headers, and its body as far as the windows allow (the rest
     /// waits in `blocked`). Returns the stream id and the header block's size.
-    /// `shared`: `frames` held in an Arc already (the plan's prepared requests), kept by a body that must wait.
-    fn open_stream(&mut self, frames: &[u8], shared: Option<&Arc<[u8]>>) -> (u32, usize) {
+    /// `shared`: `frames` shared already (the plan's prepared requests), kept by a body that must wait.
+    fn open_stream(&mut self, frames: &[u8], shared: Option<&bytes::Bytes>) -> (u32, usize) {
         let id = self.next_id;
         self.next_id += 2;
         if self.next_id > LAST_STREAM_ID {
@@ -510,7 +509,7 @@ impl State {
         self.out.extend_from_slice(&frames[..headers]);
         let header_block = set_stream(&mut self.out[at..], id).header_block;
         let body = (headers < frames.len()).then(|| Body {
-            frames: shared.map_or_else(|| Arc::from(frames), Arc::clone),
+            frames: shared.map_or_else(|| bytes::Bytes::copy_from_slice(frames), bytes::Bytes::clone),
             at: headers,
             sent: 0,
         });
@@ -668,7 +667,7 @@ impl H2Conn {
 
     /// Queues a claimed stream's frames (a body as far as the server's windows allow; the rest goes as they grow);
     /// returns its stream id.
-    fn send(&self, ctx: &ThreadCtx, frames: &[u8], shared: Option<&Arc<[u8]>>) -> u32 {
+    fn send(&self, ctx: &ThreadCtx, frames: &[u8], shared: Option<&bytes::Bytes>) -> u32 {
         let mut st = self.state.borrow_mut();
         let (id, header_block) = st.open_stream(frames, shared);
         st.wake_task();

@@ -502,7 +502,7 @@ impl KvPlan {
             writes: Vec::new(),
             templates: Vec::new(),
         };
-        let all: Vec<usize> = (0..endpoints.len()).collect();
+        let all: Arc<[usize]> = (0..endpoints.len()).collect();
         // One spec per operation name: figures go under it; the workload makes the bytes.
         let specs = |names: &[String]| -> Vec<RequestSpec> {
             let blank = PreparedRequest { bytes: Vec::new().into(), expects_no_body: false, idempotent: true };
@@ -510,11 +510,11 @@ impl KvPlan {
                 .iter()
                 .enumerate()
                 .map(|(g, name)| RequestSpec {
-                    endpoints: all.clone(),
-                    prepared: vec![blank.clone(); all.len()],
+                    endpoints: Arc::clone(&all),
+                    prepared: vec![blank.clone(); all.len()].into_iter().collect(),
                     timeout,
                     group: g,
-                    label: name.clone(),
+                    label: name.as_str().into(),
                 })
                 .collect()
         };
@@ -524,7 +524,7 @@ impl KvPlan {
             headers: Vec::new(),
             patterns: None,
             endpoints: endpoints.clone(),
-            requests: specs(&names),
+            requests: Arc::new(specs(&names)),
             selection: Selection::RoundRobin,
             group_names: names,
             keepalive: true,

@@ -22,8 +22,9 @@ use crate::load::{Arrival, LoadModel, Ramp, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
+use crate::protocol::http::RequestParts;
+use crate::protocol::http::request::write_request;
 use crate::protocol::http::request::{check_header, check_method, check_target};
-use crate::protocol::http::{RequestParts, build_request};
 use crate::protocol::{Greeting, PreparedRequest, Protocol};
 use crate::result::Settings;
 use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
@@ -47,15 +48,60 @@ pub struct Outputs {
 /// One request as the plan knows it: bytes prepared for every endpoint it may go to.
 #[derive(Clone, Debug)]
 pub struct RequestSpec {
-    /// Indexes into [`RunPlan::endpoints`], taken round-robin.
-    pub endpoints: Vec<usize>,
+    /// Indexes into [`RunPlan::endpoints`], taken round-robin (one list shared by every request of a pattern file
+    /// that names no host of its own).
+    pub endpoints: Arc<[usize]>,
     /// One prepared request per entry of `endpoints` (the Host header differs).
-    pub prepared: Vec<PreparedRequest>,
+    pub prepared: Prepared,
     pub timeout: Duration,
     /// The pattern group it belongs to (0 without a pattern file).
     pub group: usize,
-    /// What it is, for people: `GET /d/select?q=a`.
-    pub label: String,
+    /// What it is, for people (`GET /d/select?q=a`): see [`RequestSpec::label`]. Empty for an HTTP/1.1 request,
+    /// whose request line says it: a pattern file's 400,000 labels are not kept beside their requests.
+    pub label: Box<str>,
+}
+
+/// A request's bytes for each of its endpoints: most requests go to one, kept in place (a pattern file's 400,000
+/// save an allocation each).
+#[derive(Clone, Debug)]
+pub enum Prepared {
+    One(PreparedRequest),
+    Many(Box<[PreparedRequest]>),
+}
+
+impl std::ops::Deref for Prepared {
+    type Target = [PreparedRequest];
+
+    fn deref(&self) -> &[PreparedRequest] {
+        match self {
+            Prepared::One(p) => std::slice::from_ref(p),
+            Prepared::Many(all) => all,
+        }
+    }
+}
+
+impl FromIterator<PreparedRequest> for Prepared {
+    fn from_iter<I: IntoIterator<Item = PreparedRequest>>(iter: I) -> Prepared {
+        let mut all: Vec<PreparedRequest> = iter.into_iter().collect();
+        match all.len() {
+            1 => Prepared::One(all.remove(0)),
+            _ => Prepared::Many(all.into_boxed_slice()),
+        }
+    }
+}
+
+impl RequestSpec {
+    /// What the request is, for people: `GET /d/select?q=a`.
+    pub fn label(&self) -> String {
+        if !self.label.is_empty() {
+            return self.label.to_string();
+        }
+        // "METHOD TARGET HTTP/1.1\r\n": the label is what comes before " HTTP/1.1".
+        let bytes = self.prepared.first().map_or(&[][..], |p| &p.bytes[..]);
+        let line = bytes.split(|&b| b == b'\r').next().unwrap_or_default();
+        let line = line.strip_suffix(b" HTTP/1.1").unwrap_or(line);
+        crate::secrets::redact_secret(&String::from_utf8_lossy(line))
+    }
 }
 
 /// How the next request is chosen.
@@ -71,7 +117,8 @@ pub enum Selection {
 #[derive(Clone, Debug)]
 pub struct RunPlan {
     pub endpoints: Vec<Endpoint>,
-    pub requests: Vec<RequestSpec>,
+    /// Shared: every step, thread and warm-up of a plan reads one copy (a pattern file's 400,000 are 50 MB apiece).
+    pub requests: Arc<Vec<RequestSpec>>,
     pub selection: Selection,
     /// The pattern groups' names, in order; empty without a pattern file.
     pub group_names: Vec<String>,
@@ -220,7 +267,8 @@ pub struct RequestSet {
     pub headers: Vec<String>,
     pub patterns: Option<String>,
     pub endpoints: Vec<Endpoint>,
-    pub requests: Vec<RequestSpec>,
+    /// Shared: every step, thread and warm-up of a plan reads one copy (a pattern file's 400,000 are 50 MB apiece).
+    pub requests: Arc<Vec<RequestSpec>>,
     pub selection: Selection,
     /// The pattern groups' names, in order; empty without a pattern file.
     pub group_names: Vec<String>,
@@ -335,7 +383,8 @@ impl RequestSet {
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
         let (urls, data) = template_urls(a, segment)?;
         let streams = http2_streams(a)?;
-        let mut b = Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2 };
+        let mut b =
+            Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2, arena: Default::default() };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
@@ -381,7 +430,7 @@ impl RequestSet {
                 }
                 check_target(path).map_err(|e| UsageError::new(format!("'{}': {e}", path.escape_debug())))?;
                 targets.push(format!("{{{hosts}}}:{port}{path}"));
-                specs.push(b.spec(&default_hosts, path, &defaults, None));
+                specs.push(b.spec(default_hosts.as_slice().into(), path, &defaults, None));
             }
         } else {
             if a.port.is_some() {
@@ -401,7 +450,7 @@ impl RequestSet {
                 }
                 targets.push(crate::secrets::redact_secret(url));
                 if a.patterns.is_none() {
-                    specs.push(b.spec(&[idx], &u.path_and_query, &defaults, None));
+                    specs.push(b.spec(Arc::new([idx]), &u.path_and_query, &defaults, None));
                 }
             }
         }
@@ -414,7 +463,8 @@ impl RequestSet {
             wait = set.wait;
             warnings.extend(set.warnings.iter().map(|w| format!("--patterns {}: {w}", path.display())));
             targets.push(format!("patterns:{}", path.display()));
-            let (pattern_specs, selection) = b.pattern_specs(&set, &default_hosts, &defaults, path)?;
+            // The set is spent as its requests are built: its memory goes to them rather than beside them.
+            let (pattern_specs, selection) = b.pattern_specs(set, &default_hosts, &defaults, path)?;
             specs = pattern_specs;
             selection
         } else {
@@ -433,7 +483,7 @@ impl RequestSet {
                 if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
                     // Figures per request are labelled with the template, not the `x` it was checked with.
                     let path = url.find("://").and_then(|i| url[i + 3..].find(['/', '?']).map(|p| &url[i + 3 + p..]));
-                    spec.label = crate::secrets::redact_secret(&format!("{method} {}", path.unwrap_or("/")));
+                    spec.label = crate::secrets::redact_secret(&format!("{method} {}", path.unwrap_or("/"))).into();
                 }
                 template
             }
@@ -444,7 +494,7 @@ impl RequestSet {
                 let limits = (connect_timeout, timeout);
                 let script = load_script(a, path, &b.endpoints, &method, &headers, &body, limits)?;
                 if let Some(spec) = specs.first_mut() {
-                    spec.label = format!("script {}", script.file());
+                    spec.label = format!("script {}", script.file()).into();
                 }
                 Some(Arc::new(script))
             }
@@ -454,7 +504,7 @@ impl RequestSet {
             headers: a.headers.iter().map(|h| crate::secrets::redact_secret(h)).collect(),
             patterns: a.patterns.as_ref().map(|p| p.display().to_string()),
             endpoints: b.endpoints,
-            requests: specs,
+            requests: Arc::new(specs),
             selection,
             group_names,
             keepalive: !a.no_keepalive,
@@ -645,6 +695,7 @@ struct Builder {
     keepalive: bool,
     /// Requests are HTTP/2 frames.
     http2: bool,
+    arena: crate::protocol::RequestArena,
 }
 
 impl Builder {
@@ -657,12 +708,13 @@ impl Builder {
     }
 
     fn spec(
-        &self,
-        endpoints: &[usize],
+        &mut self,
+        endpoints: Arc<[usize]>,
         target: &str,
         d: &Defaults<'_>,
         over: Option<&patterns::Pattern>,
     ) -> RequestSpec {
+        let over = over.map(patterns::Pattern::fields);
         let method = over.and_then(|p| p.method.as_deref()).unwrap_or(d.method);
         let mut headers = d.headers.to_vec();
         let mut body = over.and_then(|p| p.body.as_deref()).map(str::as_bytes).unwrap_or(d.body);
@@ -685,6 +737,7 @@ impl Builder {
         if json_body && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
             headers.push(("Content-Type".into(), "application/json".into()));
         }
+        let http2 = self.http2;
         let prepared = endpoints
             .iter()
             .map(|&i| {
@@ -696,36 +749,36 @@ impl Builder {
                     body,
                     close: !self.keepalive,
                 };
-                if self.http2 {
-                    crate::protocol::h2::request::build_request(&parts, self.endpoints[i].scheme == Scheme::Https)
-                } else {
-                    build_request(&parts)
-                }
+                let https = self.endpoints[i].scheme == Scheme::Https;
+                self.arena.prepare(method, |out| match http2 {
+                    true => crate::protocol::h2::request::write_request(&parts, https, out),
+                    false => write_request(&parts, out),
+                })
             })
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
         let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
-        RequestSpec {
-            endpoints: endpoints.to_vec(),
-            prepared,
-            timeout,
-            group: 0,
-            label: crate::secrets::redact_secret(&format!("{method} {target}")),
-        }
+        // An HTTP/1.1 request's label is its request line's start, read back when asked (RequestSpec::label).
+        let label = match http2 {
+            true => crate::secrets::redact_secret(&format!("{method} {target}")).into(),
+            false => Box::default(),
+        };
+        RequestSpec { endpoints, prepared, timeout, group: 0, label }
     }
 
     fn pattern_specs(
         &mut self,
-        set: &PatternSet,
+        set: PatternSet,
         default_hosts: &[usize],
         d: &Defaults<'_>,
         file: &std::path::Path,
     ) -> Result<(Vec<RequestSpec>, Selection), UsageError> {
-        let mut specs = Vec::new();
+        let mut specs = Vec::with_capacity(set.groups.iter().map(|g| g.patterns.len()).sum());
+        let default_hosts: Arc<[usize]> = default_hosts.into();
         let (mut cumulative, mut groups, mut total) = (Vec::new(), Vec::new(), 0.0);
-        for g in &set.groups {
+        for g in set.groups {
             let first = specs.len();
-            for p in &g.patterns {
+            for p in g.patterns {
                 let in_file = |e: String| {
                     UsageError::new(format!(
                         "--patterns {}: pattern '{}': {e}",
@@ -733,10 +786,10 @@ impl Builder {
                         crate::secrets::excerpt(&p.path)
                     ))
                 };
-                check_pattern(p).map_err(in_file)?;
-                let (endpoints, target) = if p.path.starts_with('/') {
-                    let endpoints = match (&p.host, p.port) {
-                        (None, None) => default_hosts.to_vec(),
+                check_pattern(p.fields()).map_err(in_file)?;
+                let (endpoints, target): (Arc<[usize]>, _) = if p.path.starts_with('/') {
+                    let endpoints = match (&p.fields().host, p.fields().port) {
+                        (None, None) => Arc::clone(&default_hosts),
                         (host, port) => {
                             let fallback = default_hosts.first().map(|&i| self.endpoints[i].clone());
                             let host = host.clone().or_else(|| fallback.as_ref().map(|e| e.host.clone()));
@@ -745,7 +798,7 @@ impl Builder {
                             };
                             let port = port.or(fallback.as_ref().map(|e| e.port)).unwrap_or(80);
                             let scheme = fallback.map(|e| e.scheme).unwrap_or(Scheme::Http);
-                            vec![self.endpoint(Endpoint::resolve(scheme, &host, port).map_err(in_file)?)]
+                            Arc::new([self.endpoint(Endpoint::resolve(scheme, &host, port).map_err(in_file)?)])
                         }
                     };
                     check_target(&p.path).map_err(in_file)?;
@@ -753,14 +806,14 @@ impl Builder {
                 } else {
                     let u = ParsedUrl::parse(&p.path).map_err(in_file)?;
                     let ep = Endpoint::resolve(u.scheme, &u.host, u.port).map_err(in_file)?;
-                    (vec![self.endpoint(ep)], u.path_and_query)
+                    (Arc::new([self.endpoint(ep)]), u.path_and_query)
                 };
                 if endpoints.is_empty() {
                     return Err(in_file(
                         "paths need a host: give a URL such as http://127.0.0.1:8080 or --hosts".into(),
                     ));
                 }
-                let mut spec = self.spec(&endpoints, &target, d, Some(p));
+                let mut spec = self.spec(endpoints, &target, d, Some(&p));
                 spec.group = groups.len();
                 specs.push(spec);
             }
@@ -774,7 +827,7 @@ impl Builder {
 
 /// The method and headers a pattern file gives, checked as the flags are: they go into the request bytes as they
 /// are.
-fn check_pattern(p: &patterns::Pattern) -> Result<(), String> {
+fn check_pattern(p: &patterns::PatternFields) -> Result<(), String> {
     if let Some(m) = &p.method {
         check_method(m)?;
     }
@@ -1228,5 +1281,37 @@ mod tests {
         assert_eq!(default_threads(&open(250_000.0), 2), 2, "never more than the cores");
         assert_eq!(default_threads(&open(0.5), 0), 1, "at least one");
         assert_eq!(default_threads(&LoadModel::Closed { think: Duration::ZERO }, 8), 8);
+    }
+
+    #[test]
+    fn a_request_says_what_it_is_from_its_request_line_or_its_label_and_hides_a_token() {
+        let (mut arena, headers) =
+            (crate::protocol::RequestArena::default(), vec![("X-A".to_string(), "b".to_string())]);
+        let parts = RequestParts {
+            method: "POST",
+            target: "/d/select?q=a&token=abc",
+            host: "h:81",
+            headers: &headers,
+            body: b"{}",
+            close: false,
+        };
+        let spec = |prepared: Prepared, label: &str| RequestSpec {
+            endpoints: Arc::new([0]),
+            prepared,
+            timeout: Duration::from_secs(1),
+            group: 0,
+            label: label.into(),
+        };
+        let one = arena.prepare("POST", |out| write_request(&parts, out));
+        let http1 = spec(Prepared::One(one.clone()), "");
+        assert_eq!(http1.label(), "POST /d/select?q=a&token=***");
+        assert_eq!((&http1.prepared[0].bytes[..4], one.idempotent), (&b"POST"[..], false));
+        // Requests cut from one block keep their own bytes.
+        let two = arena.prepare("GET", |out| write_request(&RequestParts { method: "GET", ..parts }, out));
+        assert!(two.bytes.starts_with(b"GET /d/select") && one.bytes.starts_with(b"POST /d/select"));
+        assert!(two.idempotent);
+        let many = spec([one, two].into_iter().collect(), "GET /h2");
+        assert!(matches!(many.prepared, Prepared::Many(_)) && many.prepared.len() == 2);
+        assert_eq!(many.label(), "GET /h2", "a label given is the label");
     }
 }

@@ -286,13 +286,44 @@ impl Greeting {
 /// A request ready to be written: its bytes are built once, before the run, and shared by every thread.
 #[derive(Clone, Debug)]
 pub struct PreparedRequest {
-    /// The exact bytes sent on the wire.
-    pub bytes: Arc<[u8]>,
+    /// The exact bytes sent on the wire (a slice of a block shared with other requests: see [`RequestArena`]).
+    pub bytes: bytes::Bytes,
     /// The answer has no body whatever its headers say (an HTTP HEAD request).
     pub expects_no_body: bool,
     /// Sending it twice does no harm (GET, HEAD, PUT, DELETE, OPTIONS, TRACE), so it may be retried on a new
     /// connection when a reused one turns out closed; a POST is never sent twice.
     pub idempotent: bool,
+}
+
+impl PreparedRequest {
+    pub fn new(bytes: bytes::Bytes, method: &str) -> PreparedRequest {
+        let idempotent = matches!(method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
+        PreparedRequest { bytes, expects_no_body: method == "HEAD", idempotent }
+    }
+}
+
+/// Requests' bytes written side by side into shared blocks: a pattern file's 400,000 requests cost their bytes
+/// and no allocation each (an `Arc<[u8]>` apiece added about 40 bytes to every one).
+#[derive(Default)]
+pub struct RequestArena {
+    block: bytes::BytesMut,
+    scratch: Vec<u8>,
+}
+
+impl RequestArena {
+    const BLOCK: usize = 64 << 10;
+
+    /// The request `write` appends to an empty buffer, as sent by `method`.
+    pub fn prepare(&mut self, method: &str, write: impl FnOnce(&mut Vec<u8>)) -> PreparedRequest {
+        self.scratch.clear();
+        write(&mut self.scratch);
+        if self.block.capacity() < self.scratch.len() {
+            // A new block; the old one lives as long as the requests cut from it.
+            self.block = bytes::BytesMut::with_capacity(Self::BLOCK.max(self.scratch.len()));
+        }
+        self.block.extend_from_slice(&self.scratch);
+        PreparedRequest::new(self.block.split().freeze(), method)
+    }
 }
 
 /// A complete answer.

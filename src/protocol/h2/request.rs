@@ -2,8 +2,6 @@
 //! frames past 16 KiB) whose block holds literals the peer does not index, then the body's DATA frames. The
 //! stream identifier is left zero and written in by the engine as the request goes out (`set_stream`).
 
-use std::sync::Arc;
-
 use super::frame::{self, CONTINUATION, DATA, DEFAULT_MAX_FRAME, END_HEADERS, END_STREAM, HEADERS, Head};
 use super::hpack::{STATIC, put_integer};
 use crate::protocol::PreparedRequest;
@@ -17,8 +15,7 @@ const CONNECTION_HEADERS: [&str; 6] =
 pub fn build_request(parts: &RequestParts<'_>, https: bool) -> PreparedRequest {
     let mut out = Vec::new();
     write_request(parts, https, &mut out);
-    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
-    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
+    PreparedRequest::new(out.into(), parts.method)
 }
 
 /// Appends the request's frames to `out` (templates fill one buffer per request, reused).

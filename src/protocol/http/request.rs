@@ -1,7 +1,5 @@
 //! HTTP/1.1 request bytes, built once per pattern and endpoint before the run, as wrk and ab do.
 
-use std::sync::Arc;
-
 use crate::protocol::PreparedRequest;
 
 /// What a request is made of, before it becomes bytes.
@@ -79,8 +77,7 @@ pub fn check_header(name: &str, value: &str) -> Result<(), String> {
 pub fn build_request(parts: &RequestParts<'_>) -> PreparedRequest {
     let mut out = Vec::with_capacity(128 + parts.target.len() + parts.body.len());
     write_request(parts, &mut out);
-    let idempotent = matches!(parts.method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
-    PreparedRequest { bytes: Arc::from(out), expects_no_body: parts.method == "HEAD", idempotent }
+    PreparedRequest::new(out.into(), parts.method)
 }
 
 /// Appends the bytes of one request to `out` (templates fill one buffer per request, reused).
