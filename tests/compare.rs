@@ -1,4 +1,4 @@
-//! `hakaru compare` on results measured here against the built-in target: a 5 ms delay against a 10 ms delay
+//! `hakaru compare` on results measured here against the built-in target: a 5 ms delay against a 20 ms delay
 //! with `--runs 3` is called faster with an interval of the ratio that excludes 1; the same target twice
 //! (interleaved runs) shows no significant difference; `--fail-if` exits 1 only beyond noise; a study directory
 //! compares its targets; sweeps compare point by point, drnbench CSV included; bad input exits 2 in one line.
@@ -45,18 +45,20 @@ struct Pair {
     slow: PathBuf,
 }
 
-/// Three runs each at 5 ms and at 10 ms a request, one closed-loop client each.
+/// Three runs each at 5 ms and at 20 ms a request, two closed-loop clients each. (At 10 ms, a machine with a load
+/// of 10 once spread three runs' medians so far that the difference was not significant after Holm's correction.)
 fn fast_and_slow(target: &hakaru::serve::ServerHandle) -> Pair {
     let dir = tempfile::tempdir().unwrap();
     let (fast, slow) = (dir.path().join("fast.json"), dir.path().join("slow.json"));
-    let runs = ["-c", "1", "-d", "700ms", "--runs", "3", "--run-interval", "50ms"];
+    // Two clients for a second: at 20 ms a request, a run answers enough (20 or more) for its median to be judged.
+    let runs = ["-c", "2", "-d", "1s", "--runs", "3", "--run-interval", "50ms"];
     measure(&fast, &runs, &format!("http://{}/?delay=5ms", target.addr()));
-    measure(&slow, &runs, &format!("http://{}/?delay=10ms", target.addr()));
+    measure(&slow, &runs, &format!("http://{}/?delay=20ms", target.addr()));
     Pair { _dir: dir, fast, slow }
 }
 
 #[test]
-fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
+fn a_5ms_target_is_faster_than_a_20ms_one_with_an_interval_excluding_1() {
     let target = common::target();
     let p = fast_and_slow(&target);
     let (fast, slow) = (p.fast.to_str().unwrap(), p.slow.to_str().unwrap());
@@ -64,22 +66,22 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let errors = common::schema_errors_in("compare.schema.json", &doc);
     assert!(errors.is_empty(), "{errors:?}");
-    // The first is the baseline: the second is slower, about twice the latency and half the throughput. The
+    // The first is the baseline: the second is slower, about four times the latency and a quarter of the throughput. The
     // median is set by the delay; throughput and the mean also move with this shared machine's load, so only
     // their ratios are checked.
     let p50 = cell(&doc, "p50");
     assert_eq!((p50["n"].as_u64(), p50["verdict"].as_str()), (Some(3), Some("slower")), "{p50}");
-    // Slower beyond noise: the interval excludes 1. The ratio is about 2 (less when a busy machine adds the same
+    // Slower beyond noise: the interval excludes 1. The ratio is about 4 (less when a busy machine adds the same
     // overhead to both); the interval's upper end, from 3 runs a side, widens with the machine's load, so it is only
     // bounded loosely.
     let (lo, hi) = interval(p50);
-    assert!(lo > 1.0 && hi < 10.0, "p50 ratio interval {lo} .. {hi}");
+    assert!(lo > 1.0 && hi < 20.0, "p50 ratio interval {lo} .. {hi}");
     let ratio = p50["ratio"].as_f64().unwrap();
-    assert!((1.2..3.0).contains(&ratio), "p50 ratio {ratio}");
+    assert!((2.0..6.0).contains(&ratio), "p50 ratio {ratio}");
     assert!(p50["p"].as_f64().unwrap() < 0.05);
     let qps = cell(&doc, "qps");
-    assert!(qps["ratio"].as_f64().unwrap() < 0.8, "{qps}");
-    assert!(cell(&doc, "mean")["ratio"].as_f64().unwrap() > 1.3);
+    assert!(qps["ratio"].as_f64().unwrap() < 0.6, "{qps}");
+    assert!(cell(&doc, "mean")["ratio"].as_f64().unwrap() > 1.8);
     assert!(out.stdout.contains("slower") && out.stdout.contains("95 % interval"), "{}", out.stdout);
 
     // With the slow one as the baseline, the fast one is faster.
@@ -93,7 +95,7 @@ fn a_5ms_target_is_faster_than_a_10ms_one_with_an_interval_excluding_1() {
     assert!(common::schema_errors_in("compare.schema.json", &doc).is_empty());
     assert_eq!(doc["fail_if"][0]["failed"], true);
     assert!(out.stdout.contains("fail-if 'p50 > 1.10 * baseline'") && out.stdout.contains("FAIL"), "{}", out.stdout);
-    let (out, _) = compare(&[fast, slow, "--fail-if", "p50 > 3 * baseline", "--fail-if", "qps < 0.2 * baseline"]);
+    let (out, _) = compare(&[fast, slow, "--fail-if", "p50 > 8 * baseline", "--fail-if", "qps < 0.1 * baseline"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
 
     // Markdown for a CI comment.
@@ -138,7 +140,7 @@ fn the_same_target_twice_shows_no_significant_difference() {
     let mut sides: [Vec<String>; 2] = [Vec::new(), Vec::new()];
     for i in 0..6 {
         let file = dir.path().join(format!("r{i}.json"));
-        measure(&file, &["-c", "1", "-d", "500ms"], &url);
+        measure(&file, &["-c", "2", "-d", "1s"], &url);
         sides[i % 2].push(file.to_str().unwrap().to_string());
     }
     let (a, b) = (sides[0].join(","), sides[1].join(","));
@@ -163,7 +165,8 @@ fn single_runs_are_too_few_to_tell_and_never_fail_a_gate() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     measure(&a, &["-c", "1", "-n", "20"], &format!("http://{}/?delay=1ms", target.addr()));
-    measure(&b, &["-c", "1", "-n", "20"], &format!("http://{}/?delay=5ms", target.addr()));
+    // 30 ms against 1: a machine with a load of 10 once took 14 ms to answer the 1 ms request.
+    measure(&b, &["-c", "1", "-n", "20"], &format!("http://{}/?delay=30ms", target.addr()));
     let (out, doc) = compare(&[a.to_str().unwrap(), b.to_str().unwrap(), "--fail-if", "p50 > 1.10 * baseline"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let c = cell(&doc, "p50");
@@ -234,9 +237,9 @@ fn history_references_are_compared_reported_and_charted() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let db = db.to_str().unwrap();
-    for (label, delay) in [("side=fast", "5ms"), ("side=slow", "10ms")] {
+    for (label, delay) in [("side=fast", "5ms"), ("side=slow", "20ms")] {
         let url = format!("http://{}/?delay={delay}", target.addr());
-        let args = ["run", "-q", "-c", "1", "-d", "500ms", "--runs", "3", "--run-interval", "50ms", "--db", db];
+        let args = ["run", "-q", "-c", "2", "-d", "1s", "--runs", "3", "--run-interval", "50ms", "--db", db];
         let mut all = args.to_vec();
         all.extend(["--label", label, &url]);
         let out = common::hakaru(&all);

@@ -84,6 +84,9 @@ impl H2Nginx {
         for port in ports {
             wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
         }
+        for port in [plain, four, hundred, upload] {
+            common::wait_h2c(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
+        }
         n
     }
 

@@ -122,6 +122,25 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     }
 }
 
+/// Waits until the HTTP/2 server (prior knowledge) at `addr` answers a preface with its SETTINGS: listening is not
+/// yet serving (nginx listens before its event loop runs, and a busy machine once kept it from answering within
+/// hakaru's own 5 s check).
+pub fn wait_h2c(addr: SocketAddr, limit: Duration) {
+    let start = Instant::now();
+    let answers = || -> bool {
+        let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else { return false };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        // The preface and an empty SETTINGS frame; the answer's first frame header names SETTINGS (type 4).
+        let hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
+        let mut head = [0u8; 9];
+        s.write_all(hello).is_ok() && s.read_exact(&mut head).is_ok() && head[3] == 4
+    };
+    while !answers() {
+        assert!(start.elapsed() < limit, "no HTTP/2 SETTINGS from {addr} after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Waits until `ready` says so, polling, for at most `limit` (then the test fails saying how long it waited).
 pub fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -180,8 +199,13 @@ impl Nginx {
         std::fs::write(prefix.join("www/gz/big.txt"), "compressible text\n".repeat(5000)).unwrap();
         self_signed_certificate(prefix);
         let child = spawn_nginx(prefix);
+        let speaks_h2c =
+            std::fs::read_to_string(prefix.join("nginx.conf")).unwrap().contains(&format!(":{h2_port} http2"));
         let n = Nginx { child, port, tls_port, h2_port, dir };
         wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        if speaks_h2c {
+            wait_h2c(SocketAddr::from(([127, 0, 0, 1], h2_port)), Duration::from_secs(60));
+        }
         n
     }
 
