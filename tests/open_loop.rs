@@ -168,7 +168,9 @@ fn two_threads_at_a_uniform_rate_send_evenly_spaced_requests() {
     let mut off: Vec<f64> = gaps.iter().map(|g| (g - 10.0).abs()).collect();
     off.sort_by(f64::total_cmp);
     let median_off = off[off.len() / 2];
-    assert!(median_off < 2.0, "gaps should be 10 ms; median distance {median_off:.2} ms; gaps {gaps:?}");
+    // Threads that did not interleave would send in pairs (gaps of 0 and 20 ms, 10 ms off); a machine with a load
+    // of 10 wakes sender and server late enough to put the median 2.1 ms off.
+    assert!(median_off < 4.0, "gaps should be 10 ms; median distance {median_off:.2} ms; gaps {gaps:?}");
 }
 
 #[test]
