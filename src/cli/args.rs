@@ -334,8 +334,13 @@ pub struct RequestArgs {
     #[arg(long, value_name = "SERVICE/METHOD", help_heading = heading::REQUEST, hide_short_help = true)]
     pub call: Option<String>,
     /// gRPC: the .proto file that defines --call's service (parsed by hakaru; no protoc needed).
+    ///
+    /// Without --proto or --protoset the server is asked (server reflection).
     #[arg(long, value_name = "FILE", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub proto: Option<PathBuf>,
+    /// gRPC: a compiled FileDescriptorSet that defines --call's service (`protoc -o FILE --include_imports`).
+    #[arg(long, value_name = "FILE", requires = "call", conflicts_with = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub protoset: Option<PathBuf>,
     /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
     #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
     pub import_path: Vec<PathBuf>,

@@ -55,14 +55,8 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
             "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
         ));
     };
-    let Some(proto) = a.proto.as_deref() else {
-        return Err(UsageError::new(format!(
-            "--call '{call}': give the service's .proto file with --proto FILE (server reflection is not supported \
-             yet)"
-        )));
-    };
-    let pool = compile(proto, &a.import_path)?;
-    let method = find_method(&pool, call, proto)?;
+    let (pool, source) = descriptors(a, call)?;
+    let method = find_method(&pool, call, &source)?;
     let json = match (&a.body, &a.body_file) {
         (Some(b), _) => b.clone(),
         (None, Some(path)) => {
@@ -109,22 +103,90 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
     Ok(Some(GrpcRequest { args, body: grpc::frame_message(&message), targets }))
 }
 
-/// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path.
+/// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path, `grpcs://` as `https://`.
 fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
     let shown = crate::target::shown(url);
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    if scheme.eq_ignore_ascii_case("grpcs") {
-        return Err(UsageError::new(format!(
-            "URL '{shown}': grpcs:// (gRPC over TLS) is not supported yet; call a plaintext (h2c) server with grpc://"
-        )));
-    }
+    // grpcs:// is https:// with --http2: TLS offering ALPN h2, -k for a self-signed certificate.
+    let http = if scheme.eq_ignore_ascii_case("grpcs") { "https" } else { "http" };
     let authority = rest.strip_suffix('/').unwrap_or(rest);
     if authority.is_empty() || authority.contains(['/', '?', '#']) {
         return Err(UsageError::new(format!(
-            "URL '{shown}': a gRPC target is grpc://HOST:PORT, without a path (the method is --call's)"
+            "URL '{shown}': a gRPC target is {}://HOST:PORT, without a path (the method is --call's)",
+            scheme.to_ascii_lowercase()
         )));
     }
-    Ok(format!("http://{authority}{path}"))
+    Ok(format!("{http}://{authority}{path}"))
+}
+
+/// The descriptors `--call` is looked up in, and where they came from (for messages): `--proto`, `--protoset`, or
+/// the first URL's server reflection.
+fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), UsageError> {
+    if let Some(proto) = a.proto.as_deref() {
+        return Ok((compile(proto, &a.import_path)?, proto.display().to_string()));
+    }
+    if let Some(set) = a.protoset.as_deref() {
+        let shown = set.display();
+        let bytes = crate::bounded::read(set, crate::bounded::BODY)
+            .map_err(|why| UsageError::new(format!("--protoset '{shown}': {why}")))?;
+        let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
+            UsageError::new(format!(
+                "--protoset '{shown}': not a FileDescriptorSet hakaru can use ({}); write one with protoc -o FILE \
+                 --include_imports",
+                one_line(&e.to_string())
+            ))
+        })?;
+        return Ok((pool, shown.to_string()));
+    }
+    let url = &a.urls[0];
+    let (service, _) = split_call(call)?;
+    let files = reflect(a, url, service)?;
+    let mut set = prost_reflect::prost_types::FileDescriptorSet::default();
+    for file in &files {
+        let proto = prost_reflect::prost_types::FileDescriptorProto::decode(file.as_slice()).map_err(|e| {
+            UsageError::new(format!("URL '{}': a malformed file in the server reflection answer ({e})", shown(url)))
+        })?;
+        set.file.push(proto);
+    }
+    // google/protobuf's files a server does not give are protox's own copies.
+    let given: Vec<String> = set.file.iter().map(|f| f.name().to_string()).collect();
+    let google = protox::file::GoogleFileResolver::new();
+    let mut imports: Vec<String> = set.file.iter().flat_map(|f| f.dependency.clone()).collect();
+    imports.sort();
+    imports.dedup();
+    for import in imports.iter().filter(|i| !given.contains(i)) {
+        use protox::file::FileResolver;
+        if let Ok(file) = google.open_file(import) {
+            set.file.push(file.file_descriptor_proto().clone());
+        }
+    }
+    let pool = DescriptorPool::from_file_descriptor_set(set).map_err(|e| {
+        UsageError::new(format!(
+            "URL '{}': the server's reflection answer does not describe its services ({}); give them with --proto \
+             FILE or --protoset FILE",
+            shown(url),
+            one_line(&e.to_string())
+        ))
+    })?;
+    Ok((pool, format!("the server's reflection answer ({})", shown(url))))
+}
+
+fn shown(url: &str) -> String {
+    crate::target::shown(&crate::secrets::redact_secret(url))
+}
+
+/// One server reflection call to `url` for the file defining `service`, within `--timeout`.
+fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, UsageError> {
+    use crate::target::{Endpoint, ParsedUrl, Scheme};
+    let bad = |why: String| UsageError::new(format!("URL '{}': server reflection: {why}", shown(url)));
+    let parsed = ParsedUrl::parse(&http_url(url, "/")?).map_err(bad)?;
+    let endpoint = Endpoint::resolve(parsed.scheme, &parsed.host, parsed.port).map_err(bad)?;
+    let tls =
+        (parsed.scheme == Scheme::Https).then(|| std::sync::Arc::new(crate::tls::client_config(a.insecure, true)));
+    let server = grpc::reflection::Server { addr: endpoint.addr, host: parsed.host, port: parsed.port, tls };
+    let timeout = super::flag_timeout("--timeout", &a.timeout)?;
+    grpc::reflection::files_for(&server, service, timeout)
+        .map_err(|why| bad(format!("{why}; without --proto or --protoset the method's types are asked of the server")))
 }
 
 /// The `--proto` file and its imports parsed; an error names the file, line and column.
@@ -163,18 +225,23 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`.
-fn find_method(pool: &DescriptorPool, call: &str, proto: &Path) -> Result<MethodDescriptor, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
-    let (service, method) = call
-        .trim_start_matches('/')
+/// `package.Service/Method` or `package.Service.Method` as the service's full name and the method's.
+fn split_call(call: &str) -> Result<(&str, &str), UsageError> {
+    call.trim_start_matches('/')
         .rsplit_once('/')
         .or_else(|| call.rsplit_once('.'))
-        .ok_or_else(|| bad("write it as package.Service/Method".into()))?;
+        .ok_or_else(|| UsageError::new(format!("--call '{}': write it as package.Service/Method", call.escape_debug())))
+}
+
+/// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`, which came from
+/// `source`.
+fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<MethodDescriptor, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
+    let (service, method) = split_call(call)?;
     let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
     let Some(svc) = pool.get_service_by_name(service) else {
         let known = if services.is_empty() { "none".into() } else { services.join(", ") };
-        return Err(bad(format!("no service '{service}' in {} (its services: {known})", proto.display())));
+        return Err(bad(format!("no service '{service}' in {source} (its services: {known})")));
     };
     let Some(m) = svc.methods().find(|m| m.name() == method) else {
         let known: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
@@ -249,6 +316,16 @@ mod tests {
     }
 
     #[test]
+    fn grpcs_is_https_with_http2() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        a.urls = vec!["GRPCS://localhost:50051/".into()];
+        let g = prepare(&a).unwrap().unwrap();
+        assert_eq!(g.args.urls, ["https://localhost:50051/helloworld.Greeter/SayHello"]);
+        assert!(g.args.http2);
+    }
+
+    #[test]
     fn bad_input_is_one_line_naming_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
         let unknown_field = refused(&args(dir.path(), "helloworld.Greeter/SayHello", r#"{"nmae":"x"}"#));
@@ -262,9 +339,9 @@ mod tests {
         let streaming = refused(&args(dir.path(), "helloworld.Greeter/Lots", "{}"));
         assert!(streaming.contains("streaming"), "{streaming}");
         let mut tls = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
-        tls.urls = vec!["grpcs://127.0.0.1:50051".into()];
+        tls.urls = vec!["grpcs://localhost:50051/x".into()];
         let tls = refused(&tls);
-        assert!(tls.contains("grpcs:// (gRPC over TLS) is not supported yet"), "{tls}");
+        assert!(tls.contains("a gRPC target is grpcs://HOST:PORT, without a path"), "{tls}");
         let mut http = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
         http.urls = vec!["http://127.0.0.1:8080/".into()];
         let http = refused(&http);
