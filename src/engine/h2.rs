@@ -303,6 +303,8 @@ struct State {
     kept_bytes: usize,
     /// gRPC calls: DATA read whole into each stream's message reader, the answer judged by its grpc-status.
     grpc: bool,
+    /// gRPC: messages of the calls that ended since the last read, added to the step's count after it.
+    grpc_messages: u64,
     /// SETTINGS and PING ACKs queued since the queue was last written whole: at most [`MOST_UNSENT_ACKS`].
     unsent_acks: usize,
     /// `--max-header-list`: an answer's decoded header list, at most.
@@ -458,6 +460,7 @@ impl State {
             kept_bytes: 0,
             pad_unread: None,
             grpc: false,
+            grpc_messages: 0,
             unsent_acks: 0,
             max_header_list,
             pause: Duration::ZERO,
@@ -905,7 +908,16 @@ impl H2Conn {
     }
 
     /// Takes the frames in `data` (a read), keeping an incomplete one for the next read.
-    fn on_bytes(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
+    fn on_bytes(&self, metrics: &RefCell<StepMetrics>, data: &[u8]) {
+        self.on_frames(metrics, data);
+        // The messages of the calls this read ended, counted before their slots record them.
+        let messages = std::mem::take(&mut self.state.borrow_mut().grpc_messages);
+        if messages > 0 {
+            metrics.borrow_mut().h2.grpc_messages += messages;
+        }
+    }
+
+    fn on_frames(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
         let mut st = self.state.borrow_mut();
         while !data.is_empty() && st.phase != Phase::Dead {
             if st.skip > 0 {
@@ -1068,12 +1080,17 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
     st.finish(id, outcome);
 }
 
-/// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status, else by `status`.
-fn answered(st: &State, id: u32, status: u16) -> Outcome {
+/// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status (their messages
+/// counted), else by `status`.
+fn answered(st: &mut State, id: u32, status: u16) -> Outcome {
     if st.grpc
-        && let Some(Err(f)) = st.streams.get(&id).map(|s| s.grpc.verdict(status))
+        && let Some(call) = st.streams.get(&id).map(|s| &s.grpc)
     {
-        return Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe()));
+        let verdict = call.verdict(status);
+        st.grpc_messages += u64::from(call.reader.messages);
+        if let Err(f) = verdict {
+            return Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe()));
+        }
     }
     Outcome::Answer(Answer { status, keep_alive: true })
 }

@@ -12,6 +12,9 @@ package helloworld;
 service Greeter {
   rpc SayHello (HelloRequest) returns (HelloReply);
   rpc Fail (HelloRequest) returns (HelloReply);
+  rpc Lots (HelloRequest) returns (stream HelloReply);
+  rpc Collect (stream HelloRequest) returns (HelloReply);
+  rpc Chat (stream HelloRequest) returns (stream HelloReply);
 }
 message HelloRequest { string name = 1; int32 times = 2; }
 message HelloReply { string message = 1; }
