@@ -202,3 +202,40 @@ fn a_sweep_over_a_grpc_method_runs_each_step_as_run_does() {
         "every call the server saw is in a step, but for the last ones: {seen} seen, {calls} counted"
     );
 }
+
+#[test]
+fn ghzs_spellings_are_taken_where_they_do_not_clash() {
+    let mut server = Greeter::start();
+    let metadata = r#"{"x-hakaru": "1", "authorization": "Bearer s3cret-token"}"#;
+    // ghz's --connections (hakaru's -c), --metadata JSON (hakaru's -H lines; its -m is --method) and
+    // --import-paths.
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let out = hakaru(&[
+        "run",
+        "--no-monitor",
+        "-n",
+        "200",
+        "--connections",
+        "2",
+        "--streams",
+        "4",
+        &url,
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "--proto",
+        &proto,
+        "--import-paths",
+        dir.path().to_str().unwrap(),
+        "--metadata",
+        metadata,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 200, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 2, "{}", out.step());
+    assert_eq!(server.count("SayHello with metadata"), 200, "--metadata is sent as metadata");
+    let doc = out.doc().to_string();
+    assert!(!doc.contains("s3cret-token"), "a secret metadata value stays out of the document");
+    assert!(doc.contains("x-hakaru"), "the rest of --metadata is kept");
+}
