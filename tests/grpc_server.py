@@ -2,7 +2,7 @@
 
 helloworld.Greeter/SayHello answers "Hello NAME" (and counts the calls that carried the metadata x-hakaru: 1, and
 a deadline of 5 s at most); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE,
-NOT_FOUND ...); Lots (server streaming) answers `times` messages; Collect (client streaming) answers once all its
+NOT_FOUND ...); Lots (server streaming) answers `times` messages (for the name "slow": headers at once, the first message 50 ms later, then 10 ms apart); Collect (client streaming) answers once all its
 messages came; Chat (bidirectional) answers each message. Messages are read and written as raw bytes through
 generic handlers, so no protoc is needed: the server decodes only field 1 (a string) and field 2 (an integer). It
 listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "count" on stdin is answered with
@@ -15,6 +15,7 @@ FileDescriptorSet FILE to the descriptor pool and turns server reflection on (gr
 import json
 import sys
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -100,7 +101,14 @@ def fail(request, context):
 def lots(request, context):
     counted("Lots")
     name, times = fields(request)
+    if name == "slow":
+        # The headers at once, the first message 50 ms later, then 10 ms between messages: the time to first
+        # message is neither the headers' nor the call's end.
+        context.send_initial_metadata(())
+        time.sleep(0.05)
     for i in range(times):
+        if name == "slow" and i > 0:
+            time.sleep(0.01)
         counted("Lots messages")
         yield reply("Hello %s %d" % (name, i))
 

@@ -37,6 +37,21 @@ fn each_message_of_a_server_streaming_answer_is_counted() {
 }
 
 #[test]
+fn a_streaming_calls_time_to_first_message_is_its_phases_waiting() {
+    let server = Greeter::start();
+    // The answer's headers at once, its first message 50 ms later, then 19 more 10 ms apart: the first message
+    // comes 50 ms or more after the call's send, and 190 ms or more before its end.
+    let out = call(&server, "helloworld.Greeter/Lots", r#"{"name":"slow","times":20}"#, "16", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 16, "{step}");
+    let first = step["phases"]["waiting"]["mean"].as_f64().unwrap();
+    let whole = step["latency"]["mean"].as_f64().unwrap();
+    assert!(first >= 50_000.0, "first message {first} us: not the headers' time: {step}");
+    assert!(first + 150_000.0 < whole, "first message {first} us, whole call {whole} us: {step}");
+}
+
+#[test]
 fn a_client_streaming_call_sends_stream_messages_then_ends() {
     let mut server = Greeter::start();
     // ghz's spelling: --stream-call-count; the array's messages taken in turn.

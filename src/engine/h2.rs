@@ -1113,11 +1113,20 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                 st.kept_bytes += k.body.len() - before;
             }
             if st.grpc
-                && let Some(Err(f)) = st.streams.get_mut(&head.stream).map(|s| s.grpc.reader.feed(&payload[range]))
+                && let Some(s) = st.streams.get_mut(&head.stream)
             {
-                // A message the client cannot take ends the call now, rather than waiting for what it announced.
-                frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
-                st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
+                let before = s.grpc.reader.messages;
+                let fed = s.grpc.reader.feed(&payload[range]);
+                // A gRPC answer's first byte is its first whole message (its HEADERS carry none): the phases'
+                // waiting is the time to first message, which a streaming call's latency does not say.
+                if before == 0 && s.grpc.reader.messages > 0 {
+                    s.first_byte = Some(Instant::now());
+                }
+                if let Err(f) = fed {
+                    // A message the client cannot take ends the call now, rather than waiting for what it announced.
+                    frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
+                    st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
+                }
             }
             data_start(st, head, head.len, payload.first().copied());
         }
@@ -1365,7 +1374,7 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
             return;
         }
         s.status = status;
-        if !end_stream {
+        if !end_stream && !st.grpc {
             // A clock read only for an answer whose body follows: its first byte is not its end.
             s.first_byte = Some(Instant::now());
         }
