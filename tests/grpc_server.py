@@ -9,7 +9,8 @@ listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "
 "count " and the calls (and streamed messages) seen by method, as JSON.
 
 Options: `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
-FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection: v1alpha only).
+FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection's v1alpha, or
+under v1's name with `--reflect-as v1`, under both with `--reflect-as v1,v1alpha`).
 """
 
 import json
@@ -153,7 +154,26 @@ def main():
         pool = descriptor_pool.DescriptorPool()
         for file in files:
             pool.AddSerializedFile(file.SerializeToString())
-        reflection.enable_server_reflection(("helloworld.Greeter", reflection.SERVICE_NAME), server, pool)
+        from grpc_reflection.v1alpha import reflection_pb2
+
+        # grpcio-reflection serves v1alpha only; v1's messages are the same on the wire, so "--reflect-as v1"
+        # serves the same servicer under v1's name instead ("v1,v1alpha": under both). Each call is counted.
+        services = ["grpc.reflection.%s.ServerReflection" % v for v in (option("--reflect-as") or "v1alpha").split(",")]
+        servicer = reflection.ReflectionServicer(["helloworld.Greeter"] + services, pool=pool)
+
+        def counting(service):
+            def info(requests, context):
+                counted("reflection " + service)
+                yield from servicer.ServerReflectionInfo(requests, context)
+
+            return grpc.stream_stream_rpc_method_handler(
+                info,
+                request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+            )
+
+        server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler(s, {"ServerReflectionInfo": counting(s)}) for s in services])
     tls = option("--tls")
     if tls:
         with open(tls + "/key.pem", "rb") as k, open(tls + "/cert.pem", "rb") as c:

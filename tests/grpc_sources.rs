@@ -94,6 +94,7 @@ fn without_proto_or_protoset_the_server_is_asked_by_reflection() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.step()["ok"], 300, "{}", out.step());
     assert_eq!(server.count("SayHello"), 300, "the reflection call is no call of the method");
+    assert_eq!(server.count("reflection grpc.reflection.v1alpha.ServerReflection"), 1, "one reflection call");
 
     // A field the reflected message does not have is refused before the load, as with --proto.
     let out =
@@ -101,6 +102,41 @@ fn without_proto_or_protoset_the_server_is_asked_by_reflection() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("nmae"), "{}", out.stderr);
     assert_eq!(server.count("SayHello"), 300);
+}
+
+#[test]
+fn reflection_v1_is_asked_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = protoset(&dir);
+    let mut server = Greeter::start_with(&["--reflect", &set, "--reflect-as", "v1,v1alpha"]);
+    let out = run(&server.url(), &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 300, "{}", out.step());
+    assert_eq!(server.count("reflection grpc.reflection.v1.ServerReflection"), 1);
+    assert_eq!(server.count("reflection grpc.reflection.v1alpha.ServerReflection"), 0, "v1 answered");
+    assert_eq!(server.count("SayHello"), 300);
+}
+
+#[test]
+fn a_reflection_answer_that_never_comes_is_bounded_by_timeout() {
+    use std::io::{Read, Write};
+    // An HTTP/2 peer that takes the connection, says its SETTINGS, and never answers a stream.
+    let peer = common::hostile::Hostile::start(|mut s| {
+        let mut preface = [0u8; 24];
+        if s.read_exact(&mut preface).is_err() {
+            return;
+        }
+        let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        let mut sink = [0u8; 4096];
+        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    let url = format!("grpc://{}", peer.addr);
+    let started = std::time::Instant::now();
+    let out = hakaru(&["run", "-n", "5", &url, "--call", "helloworld.Greeter/SayHello", "--timeout", "1s"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("no complete server reflection answer within 1s (--timeout)"), "{}", out.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "bounded, not a hang");
 }
 
 #[test]
