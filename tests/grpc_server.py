@@ -164,6 +164,8 @@ def main():
         def counting(service):
             def info(requests, context):
                 counted("reflection " + service)
+                if ("x-hakaru", "1") in [(m.key, m.value) for m in context.invocation_metadata()]:
+                    counted("reflection with metadata")
                 yield from servicer.ServerReflectionInfo(requests, context)
 
             return grpc.stream_stream_rpc_method_handler(

@@ -90,11 +90,12 @@ fn without_proto_or_protoset_the_server_is_asked_by_reflection() {
     let mut server = Greeter::start_with(&["--reflect", &set]);
     // grpcio-reflection answers grpc.reflection.v1alpha only: hakaru asks v1 first, then v1alpha; reply.proto
     // comes from a second question on the same stream.
-    let out = run(&server.url(), &[]);
+    let out = run(&server.url(), &["-H", "x-hakaru: 1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.step()["ok"], 300, "{}", out.step());
     assert_eq!(server.count("SayHello"), 300, "the reflection call is no call of the method");
     assert_eq!(server.count("reflection grpc.reflection.v1alpha.ServerReflection"), 1, "one reflection call");
+    assert_eq!(server.count("reflection with metadata"), 1, "-H goes with the reflection call too (as grpcurl)");
 
     // A field the reflected message does not have is refused before the load, as with --proto.
     let out =

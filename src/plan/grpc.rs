@@ -201,7 +201,14 @@ fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, Us
     let endpoint = Endpoint::resolve(parsed.scheme, &parsed.host, parsed.port).map_err(bad)?;
     let tls =
         (parsed.scheme == Scheme::Https).then(|| std::sync::Arc::new(crate::tls::client_config(a.insecure, true)));
-    let server = grpc::reflection::Server { addr: endpoint.addr, host: parsed.host, port: parsed.port, tls };
+    let metadata = a
+        .headers
+        .iter()
+        .cloned()
+        .chain(metadata(a.metadata.as_deref())?)
+        .filter_map(|h| h.split_once(':').map(|(n, v)| (n.trim().to_string(), v.trim().to_string())))
+        .collect();
+    let server = grpc::reflection::Server { addr: endpoint.addr, host: parsed.host, port: parsed.port, tls, metadata };
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
     grpc::reflection::files_for(&server, service, timeout)
         .map_err(|why| bad(format!("{why}; without --proto or --protoset the method's types are asked of the server")))
