@@ -160,7 +160,10 @@ async fn ask_service(
     match status {
         Some(12u32) => return Err(Asked::Unimplemented),
         Some(code) => {
-            let message = response.headers().get("grpc-message").map(|v| crate::target::percent_decode(v.as_bytes()));
+            let message = response
+                .headers()
+                .get("grpc-message")
+                .map(|v| crate::secrets::scrub_text(&crate::target::percent_decode(v.as_bytes())));
             return Err(format!("{service}: gRPC status {} {}", super::status_name(code), message.unwrap_or_default())
                 .trim_end()
                 .to_string()
@@ -300,7 +303,7 @@ fn answer_files(message: &[u8]) -> Result<Vec<Vec<u8>>, String> {
                 for (n, v) in fields(error)? {
                     match (n, v) {
                         (1, Field::Varint(c)) => code = c as u32,
-                        (2, Field::Bytes(t)) => text = String::from_utf8_lossy(t).into_owned(),
+                        (2, Field::Bytes(t)) => text = crate::secrets::scrub_text(&String::from_utf8_lossy(t)),
                         _ => {}
                     }
                 }
