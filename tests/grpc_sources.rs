@@ -119,6 +119,25 @@ fn reflection_v1_is_asked_first() {
 }
 
 #[test]
+fn reflection_over_tls_takes_k_as_the_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    common::self_signed_certificate(dir.path());
+    let set = protoset(&dir);
+    let mut server = Greeter::start_with(&["--tls", dir.path().to_str().unwrap(), "--reflect", &set]);
+    let url = format!("grpcs://localhost:{}", server.port);
+    let out = run(&url, &["-k"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 300, "{}", out.step());
+    assert_eq!(server.count("SayHello"), 300);
+    // Without -k the reflection call's handshake refuses the certificate: one line, exit 2, before any load.
+    let out = run(&url, &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("TLS handshake") && out.stderr.contains("-k"), "{}", out.stderr);
+    assert_eq!(server.count("SayHello"), 300);
+}
+
+#[test]
 fn a_reflection_answer_that_never_comes_is_bounded_by_timeout() {
     use std::io::{Read, Write};
     // An HTTP/2 peer that takes the connection, says its SETTINGS, and never answers a stream.
