@@ -3,8 +3,8 @@
 # the real-server tests, nghttp2-server for the second HTTP/2 server (nghttpd), openssl for their self-signed
 # certificate, redis-server and memcached for `kv`, wrk for the script tests, chromium for the report's browser
 # test, tmux for the dashboard's, prometheus for the remote-write push, iproute2 for the agents' network
-# namespaces; the PyPI packages kubernetes-validate for the manifests of `k8s job` and hdrhistogram for the HDR
-# log; docker.io for the Swarm test, as root only), then runs cargo test.
+# namespaces; the PyPI packages kubernetes-validate for the manifests of `k8s job`, hdrhistogram for the HDR
+# log and grpcio-reflection for the reflective gRPC server; docker.io for the Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +51,20 @@ if ! python3 -c 'import hdrh' >/dev/null 2>&1; then
   python3 -m pip install --quiet hdrhistogram ||
     python3 -m pip install --quiet --break-system-packages hdrhistogram
 fi
+
+# grpcio-reflection (PyPI; Debian has none): tests/grpc_sources.rs's server answers reflection with it. Installed
+# for the python3 that has grpcio (Debian's), at grpcio's own version (each release wants its grpcio), without
+# dependencies so Debian's grpcio and protobuf stay.
+for py in python3 /usr/bin/python3; do
+  "$py" -c 'import grpc' >/dev/null 2>&1 || continue
+  if ! "$py" -c 'import grpc_reflection' >/dev/null 2>&1; then
+    version=$("$py" -c 'import grpc; print(grpc.__version__)')
+    echo "scripts/test.sh: installing grpcio-reflection $version" >&2
+    "$py" -m pip install --quiet --no-deps "grpcio-reflection==$version" ||
+      "$py" -m pip install --quiet --no-deps --break-system-packages "grpcio-reflection==$version"
+  fi
+  break
+done
 
 # --no-fail-fast: a failing test file does not hide the results of the files after it.
 cargo test --all-targets --no-fail-fast "$@"

@@ -73,5 +73,6 @@ pub mod swarm;
 pub mod target;
 pub mod template;
 pub mod timer;
+pub mod tls;
 pub mod units;
 pub mod workload;

@@ -338,6 +338,9 @@ pub struct StepResult {
     /// HTTP/2's own figures; absent for the other protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Report>,
+    /// gRPC's message figures; absent for the other protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<GrpcReport>,
     /// HTTP's phases (connect, TLS handshake, waiting for the first byte, receiving); absent for the key-value
     /// protocols and in documents written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,6 +407,38 @@ impl Http2Report {
             });
         }
         Some(Http2Report::new(&h2, first.streams_asked))
+    }
+}
+
+/// What a gRPC step counts besides calls: the messages of streaming calls (1 each way for a unary call).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GrpcReport {
+    /// Messages each call sends: 1, or `--stream-messages` of a client-streaming or bidirectional method.
+    pub messages_sent_per_call: u64,
+    /// Whole messages read in the answers of the calls that ended (succeeded or failed).
+    pub messages_received: u64,
+    /// `messages_received` per call that ended.
+    pub messages_received_per_call: f64,
+    /// `messages_received` per second of the step.
+    pub messages_received_per_s: f64,
+}
+
+impl GrpcReport {
+    pub fn new(sent_per_call: u64, received: u64, calls: u64, seconds: f64) -> GrpcReport {
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        GrpcReport {
+            messages_sent_per_call: sent_per_call,
+            messages_received: received,
+            messages_received_per_call: round(if calls == 0 { 0.0 } else { received as f64 / calls as f64 }),
+            messages_received_per_s: round(received as f64 / seconds.max(1e-9)),
+        }
+    }
+
+    /// Several agents' parts of one step as one: messages added, over the merged step's calls and seconds.
+    pub fn merged(parts: &[&GrpcReport], calls: u64, seconds: f64) -> Option<GrpcReport> {
+        let first = parts.first()?;
+        let received = parts.iter().map(|p| p.messages_received).sum();
+        Some(GrpcReport::new(first.messages_sent_per_call, received, calls, seconds))
     }
 }
 
@@ -746,6 +781,7 @@ impl StepResult {
             agents: Vec::new(),
             first_error_reply: m.first_error_reply.clone(),
             http2: None,
+            grpc: None,
             phases: PhasesReport::of(&m.phases),
             machine: None,
         }

@@ -217,6 +217,19 @@ pub fn redact_secret(arg: &str) -> String {
     {
         return format!("{name}=***");
     }
+    // A JSON object (gRPC's `--metadata '{"authorization": "..."}'`): its secret keys' values hidden.
+    if arg.trim_start().starts_with('{')
+        && let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(arg)
+    {
+        let mut hidden = false;
+        for (_, value) in map.iter_mut().filter(|(k, _)| is_secret_header(k)) {
+            *value = "<redacted>".into();
+            hidden = true;
+        }
+        if hidden {
+            return serde_json::Value::Object(map).to_string();
+        }
+    }
     redact_userinfo(&redact_query(arg))
 }
 
@@ -469,6 +482,15 @@ mod tests {
         ] {
             assert_eq!(redact_secret(input), want, "redact_secret({input:?})");
         }
+    }
+
+    #[test]
+    fn a_json_objects_secret_keys_are_redacted() {
+        let shown = redact_secret(r#"{"authorization": "Bearer abc", "x-trace": "1"}"#);
+        assert_eq!(shown, r#"{"authorization":"<redacted>","x-trace":"1"}"#);
+        assert!(holds_secret(r#"{"Cookie":"sid=1"}"#));
+        let plain = r#"{"name": "x"}"#;
+        assert_eq!(redact_secret(plain), plain, "an object without secrets is left as written");
     }
 
     #[test]

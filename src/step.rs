@@ -158,6 +158,11 @@ pub fn measure_step(
     if plan.protocol.over_http2() {
         step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));
     }
+    if plan.protocol == crate::protocol::Protocol::Grpc {
+        let sent = u64::from(plan.grpc_messages_out);
+        let seconds = elapsed.as_secs_f64();
+        step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, seconds));
+    }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

@@ -129,6 +129,7 @@ fn step(
         agents: Vec::new(),
         first_error_reply: None,
         http2: None,
+        grpc: None,
         phases: None,
         machine: None,
         status: status.iter().map(|&(code, n)| (code.to_string(), n)).collect::<BTreeMap<_, _>>(),

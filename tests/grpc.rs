@@ -4,95 +4,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::io::Write;
 
+use common::grpc::{Greeter, PROTO};
 use common::{hakaru, write_in};
-
-const PROTO: &str = r#"syntax = "proto3";
-package helloworld;
-service Greeter {
-  rpc SayHello (HelloRequest) returns (HelloReply);
-  rpc Fail (HelloRequest) returns (HelloReply);
-}
-message HelloRequest { string name = 1; int32 times = 2; }
-message HelloReply { string message = 1; }
-"#;
-
-/// The Python server: its port, and its counters read through its stdin and stdout.
-struct Greeter {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    /// Its stdout's lines, read by a thread of their own so that a server that hangs fails the test on a bound.
-    lines: Receiver<String>,
-    port: u16,
-}
-
-/// A python3 that has grpcio: Debian's (scripts/test.sh installs python3-grpcio) when another python3 (pyenv's)
-/// comes first in PATH.
-fn python() -> &'static str {
-    ["python3", "/usr/bin/python3"]
-        .into_iter()
-        .find(|p| Command::new(p).args(["-c", "import grpc"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success()))
-        .expect("a python3 with grpcio (scripts/test.sh installs python3-grpcio)")
-}
-
-impl Greeter {
-    fn start() -> Greeter {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/grpc_server.py");
-        let mut child = Command::new(python())
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the gRPC server starts");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut greeter = Greeter { child, stdin, lines, port: 0 };
-        // The server says its port once it listens: the line is the event waited for.
-        let line = greeter.line();
-        greeter.port = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
-            panic!("the gRPC server did not say its port: {line:?}");
-        });
-        greeter
-    }
-
-    /// The server's next line, within a generous bound (a busy machine): a server that hangs fails the test.
-    fn line(&self) -> String {
-        self.lines.recv_timeout(Duration::from_secs(120)).expect("the gRPC server answered within 120 s")
-    }
-
-    fn url(&self) -> String {
-        format!("grpc://127.0.0.1:{}", self.port)
-    }
-
-    /// Calls seen by the server, by method.
-    fn count(&mut self, method: &str) -> u64 {
-        writeln!(self.stdin.as_mut().unwrap(), "count").unwrap();
-        let line = self.line();
-        let counts: serde_json::Value = serde_json::from_str(line.trim().strip_prefix("count ").unwrap()).unwrap();
-        counts[method].as_u64().unwrap_or(0)
-    }
-}
-
-impl Drop for Greeter {
-    fn drop(&mut self) {
-        // Closing its stdin stops it; killed besides, in case it is stuck.
-        drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `hakaru run` calling `method` at `url` with the message `body`, the .proto written to a temporary directory;
 /// `load` says how many calls and how.
@@ -286,4 +201,41 @@ fn a_sweep_over_a_grpc_method_runs_each_step_as_run_does() {
         (calls..=calls + 3).contains(&seen),
         "every call the server saw is in a step, but for the last ones: {seen} seen, {calls} counted"
     );
+}
+
+#[test]
+fn ghzs_spellings_are_taken_where_they_do_not_clash() {
+    let mut server = Greeter::start();
+    let metadata = r#"{"x-hakaru": "1", "authorization": "Bearer s3cret-token"}"#;
+    // ghz's --connections (hakaru's -c), --metadata JSON (hakaru's -H lines; its -m is --method) and
+    // --import-paths.
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let out = hakaru(&[
+        "run",
+        "--no-monitor",
+        "-n",
+        "200",
+        "--connections",
+        "2",
+        "--streams",
+        "4",
+        &url,
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "--proto",
+        &proto,
+        "--import-paths",
+        dir.path().to_str().unwrap(),
+        "--metadata",
+        metadata,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 200, "{}", out.step());
+    assert_eq!(out.step()["connections"]["opened"], 2, "{}", out.step());
+    assert_eq!(server.count("SayHello with metadata"), 200, "--metadata is sent as metadata");
+    let doc = out.doc().to_string();
+    assert!(!doc.contains("s3cret-token"), "a secret metadata value stays out of the document");
+    assert!(doc.contains("x-hakaru"), "the rest of --metadata is kept");
 }

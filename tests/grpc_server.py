@@ -1,14 +1,22 @@
 """A gRPC server for tests/grpc.rs, on Python's grpcio (a gRPC implementation no one here wrote).
 
 helloworld.Greeter/SayHello answers "Hello NAME" (and counts the calls that carried the metadata x-hakaru: 1, and
-a deadline of 5 s at most); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE, NOT_FOUND ...). Messages are read and written as raw bytes through generic handlers, so no
-protoc is needed: the server decodes only field 1 (a string). It listens on 127.0.0.1 on a port the kernel picks
-and prints "port N"; each line "count" on stdin is answered with "count " and the calls seen by method, as JSON.
+a deadline of 5 s at most); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE,
+NOT_FOUND ...); Lots (server streaming) answers `times` messages (for the name "slow": headers at once, the first message 50 ms later, then 10 ms apart); Collect (client streaming) answers once all its
+messages came; Chat (bidirectional) answers each message. Messages are read and written as raw bytes through
+generic handlers, so no protoc is needed: the server decodes only field 1 (a string) and field 2 (an integer). It
+listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "count" on stdin is answered with
+"count " and the calls (and streamed messages) seen by method, as JSON.
+
+Options: `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
+FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection's v1alpha, or
+under v1's name with `--reflect-as v1`, under both with `--reflect-as v1,v1alpha`).
 """
 
 import json
 import sys
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -33,18 +41,21 @@ def varint(data, at):
             return value, at
 
 
-def name_of(request):
-    """Field 1 (a string) of the request message, skipping the other fields."""
+def fields(request):
+    """Field 1 (a string) and field 2 (an integer) of the request message, skipping the other fields."""
+    name, times = "", 0
     at = 0
     while at < len(request):
         key, at = varint(request, at)
         field, wire = key >> 3, key & 7
         if wire == 0:
-            _, at = varint(request, at)
+            value, at = varint(request, at)
+            if field == 2:
+                times = value
         elif wire == 2:
             n, at = varint(request, at)
             if field == 1:
-                return request[at:at + n].decode()
+                name = request[at:at + n].decode()
             at += n
         elif wire == 1:
             at += 8
@@ -52,7 +63,11 @@ def name_of(request):
             at += 4
         else:
             raise ValueError("wire type %d" % wire)
-    return ""
+    return name, times
+
+
+def name_of(request):
+    return fields(request)[0]
 
 
 def reply(text):
@@ -84,14 +99,90 @@ def fail(request, context):
     context.abort(code, "chosen by the test")
 
 
+def lots(request, context):
+    counted("Lots")
+    name, times = fields(request)
+    if name == "slow":
+        # The headers at once, the first message 50 ms later, then 10 ms between messages: the time to first
+        # message is neither the headers' nor the call's end.
+        context.send_initial_metadata(())
+        time.sleep(0.05)
+    for i in range(times):
+        if name == "slow" and i > 0:
+            time.sleep(0.01)
+        counted("Lots messages")
+        yield reply("Hello %s %d" % (name, i))
+
+
+def collect(requests, context):
+    counted("Collect")
+    n = 0
+    for _ in requests:
+        counted("Collect messages")
+        n += 1
+    return reply("got %d" % n)
+
+
+def chat(requests, context):
+    counted("Chat")
+    for request in requests:
+        counted("Chat messages")
+        yield reply("Hello " + name_of(request))
+
+
+def option(name):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+
 def main():
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
     handlers = {
         "SayHello": grpc.unary_unary_rpc_method_handler(say_hello),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "Lots": grpc.unary_stream_rpc_method_handler(lots),
+        "Collect": grpc.stream_unary_rpc_method_handler(collect),
+        "Chat": grpc.stream_stream_rpc_method_handler(chat),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("helloworld.Greeter", handlers),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    reflect = option("--reflect")
+    if reflect:
+        from google.protobuf import descriptor_pb2, descriptor_pool
+        from grpc_reflection.v1alpha import reflection
+
+        with open(reflect, "rb") as f:
+            files = descriptor_pb2.FileDescriptorSet.FromString(f.read()).file
+        pool = descriptor_pool.DescriptorPool()
+        for file in files:
+            pool.AddSerializedFile(file.SerializeToString())
+        from grpc_reflection.v1alpha import reflection_pb2
+
+        # grpcio-reflection serves v1alpha only; v1's messages are the same on the wire, so "--reflect-as v1"
+        # serves the same servicer under v1's name instead ("v1,v1alpha": under both). Each call is counted.
+        services = ["grpc.reflection.%s.ServerReflection" % v for v in (option("--reflect-as") or "v1alpha").split(",")]
+        servicer = reflection.ReflectionServicer(["helloworld.Greeter"] + services, pool=pool)
+
+        def counting(service):
+            def info(requests, context):
+                counted("reflection " + service)
+                if ("x-hakaru", "1") in [(m.key, m.value) for m in context.invocation_metadata()]:
+                    counted("reflection with metadata")
+                yield from servicer.ServerReflectionInfo(requests, context)
+
+            return grpc.stream_stream_rpc_method_handler(
+                info,
+                request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+            )
+
+        server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler(s, {"ServerReflectionInfo": counting(s)}) for s in services])
+    tls = option("--tls")
+    if tls:
+        with open(tls + "/key.pem", "rb") as k, open(tls + "/cert.pem", "rb") as c:
+            credentials = grpc.ssl_server_credentials(((k.read(), c.read()),))
+        port = server.add_secure_port("127.0.0.1:0", credentials)
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print("port %d" % port, flush=True)
     for line in sys.stdin:

@@ -334,11 +334,27 @@ pub struct RequestArgs {
     #[arg(long, value_name = "SERVICE/METHOD", help_heading = heading::REQUEST, hide_short_help = true)]
     pub call: Option<String>,
     /// gRPC: the .proto file that defines --call's service (parsed by hakaru; no protoc needed).
+    ///
+    /// Without --proto or --protoset the server is asked (server reflection).
     #[arg(long, value_name = "FILE", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub proto: Option<PathBuf>,
+    /// gRPC: a compiled FileDescriptorSet that defines --call's service (`protoc -o FILE --include_imports`).
+    #[arg(long, value_name = "FILE", requires = "call", conflicts_with = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub protoset: Option<PathBuf>,
     /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
-    #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "DIR", requires = "proto", visible_alias = "import-paths", help_heading = heading::REQUEST, hide_short_help = true)]
     pub import_path: Vec<PathBuf>,
+    /// gRPC client-streaming and bidirectional methods: messages each call sends, then it ends its stream (ghz's
+    /// --stream-call-count). A JSON array in -b gives the messages, taken in turn.
+    #[arg(long, value_name = "N", visible_alias = "stream-call-count", requires = "call", value_parser = count::<u32>, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub stream_messages: Option<u32>,
+    /// gRPC streaming: the time between a call's messages (ghz's --stream-interval); only 0 yet: all at once.
+    #[arg(long, value_name = "TIME", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub stream_interval: Option<String>,
+    /// gRPC: metadata as a JSON object, {"key": "value", ...} (ghz's -m/--metadata; hakaru's -m is --method):
+    /// the same as a -H line for each key.
+    #[arg(long, value_name = "JSON", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub metadata: Option<String>,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

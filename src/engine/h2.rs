@@ -302,6 +302,8 @@ struct State {
     kept_bytes: usize,
     /// gRPC calls: DATA read whole into each stream's message reader, the answer judged by its grpc-status.
     grpc: bool,
+    /// gRPC: messages of the calls that ended since the last read, added to the step's count after it.
+    grpc_messages: u64,
     /// SETTINGS and PING ACKs queued since the queue was last written whole: at most [`MOST_UNSENT_ACKS`].
     unsent_acks: usize,
     /// `--max-header-list`: an answer's decoded header list, at most.
@@ -457,6 +459,7 @@ impl State {
             kept_bytes: 0,
             pad_unread: None,
             grpc: false,
+            grpc_messages: 0,
             unsent_acks: 0,
             max_header_list,
             pause: Duration::ZERO,
@@ -904,7 +907,16 @@ impl H2Conn {
     }
 
     /// Takes the frames in `data` (a read), keeping an incomplete one for the next read.
-    fn on_bytes(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
+    fn on_bytes(&self, metrics: &RefCell<StepMetrics>, data: &[u8]) {
+        self.on_frames(metrics, data);
+        // The messages of the calls this read ended, counted before their slots record them.
+        let messages = std::mem::take(&mut self.state.borrow_mut().grpc_messages);
+        if messages > 0 {
+            metrics.borrow_mut().h2.grpc_messages += messages;
+        }
+    }
+
+    fn on_frames(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
         let mut st = self.state.borrow_mut();
         while !data.is_empty() && st.phase != Phase::Dead {
             if st.skip > 0 {
@@ -1067,12 +1079,17 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
     st.finish(id, outcome);
 }
 
-/// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status, else by `status`.
-fn answered(st: &State, id: u32, status: u16) -> Outcome {
+/// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status (their messages
+/// counted), else by `status`.
+fn answered(st: &mut State, id: u32, status: u16) -> Outcome {
     if st.grpc
-        && let Some(Err(f)) = st.streams.get(&id).map(|s| s.grpc.verdict(status))
+        && let Some(call) = st.streams.get(&id).map(|s| &s.grpc)
     {
-        return Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe()));
+        let verdict = call.verdict(status);
+        st.grpc_messages += u64::from(call.reader.messages);
+        if let Err(f) = verdict {
+            return Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe()));
+        }
     }
     Outcome::Answer(Answer { status, keep_alive: true })
 }
@@ -1095,11 +1112,20 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                 st.kept_bytes += k.body.len() - before;
             }
             if st.grpc
-                && let Some(Err(f)) = st.streams.get_mut(&head.stream).map(|s| s.grpc.reader.feed(&payload[range]))
+                && let Some(s) = st.streams.get_mut(&head.stream)
             {
-                // A message the client cannot take ends the call now, rather than waiting for what it announced.
-                frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
-                st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
+                let before = s.grpc.reader.messages;
+                let fed = s.grpc.reader.feed(&payload[range]);
+                // A gRPC answer's first byte is its first whole message (its HEADERS carry none): the phases'
+                // waiting is the time to first message, which a streaming call's latency does not say.
+                if before == 0 && s.grpc.reader.messages > 0 {
+                    s.first_byte = Some(Instant::now());
+                }
+                if let Err(f) = fed {
+                    // A message the client cannot take ends the call now, rather than waiting for what it announced.
+                    frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
+                    st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
+                }
             }
             data_start(st, head, head.len, payload.first().copied());
         }
@@ -1347,7 +1373,7 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
             return;
         }
         s.status = status;
-        if !end_stream {
+        if !end_stream && !st.grpc {
             // A clock read only for an answer whose body follows: its first byte is not its end.
             s.first_byte = Some(Instant::now());
         }

@@ -301,6 +301,13 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(h) = &step.http2 {
         http2_lines(out, h);
     }
+    if let Some(g) = &step.grpc {
+        let _ = writeln!(
+            out,
+            "  messages     {} received ({} a call, {}/s), {} sent a call",
+            g.messages_received, g.messages_received_per_call, g.messages_received_per_s, g.messages_sent_per_call
+        );
+    }
     let g = &step.generator;
     if g.cores > 0 {
         let _ = writeln!(

@@ -817,6 +817,8 @@ pub struct H2Counts {
     /// The fewest concurrent streams a connection allowed: `--streams`, or the server's lower
     /// SETTINGS_MAX_CONCURRENT_STREAMS; 0 when no connection got the server's SETTINGS.
     pub streams_used: u64,
+    /// gRPC: whole messages read in the answers of the calls that ended.
+    pub grpc_messages: u64,
 }
 
 impl H2Counts {
@@ -827,6 +829,7 @@ impl H2Counts {
         self.header_bytes_out_decoded += o.header_bytes_out_decoded;
         self.goaways += o.goaways;
         self.retried += o.retried;
+        self.grpc_messages += o.grpc_messages;
         self.streams_used = match (self.streams_used, o.streams_used) {
             (0, x) | (x, 0) => x,
             (a, b) => a.min(b),

@@ -19,6 +19,8 @@ pub struct GrpcRequest {
     pub body: Vec<u8>,
     /// The URLs as the user wrote them (`grpc://...`), for the document.
     pub targets: Vec<String>,
+    /// Messages in `body`: 1, or `--stream-messages` for a client-streaming or bidirectional method.
+    pub messages_per_call: u32,
 }
 
 fn is_grpc(url: &str) -> bool {
@@ -55,14 +57,8 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
             "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
         ));
     };
-    let Some(proto) = a.proto.as_deref() else {
-        return Err(UsageError::new(format!(
-            "--call '{call}': give the service's .proto file with --proto FILE (server reflection is not supported \
-             yet)"
-        )));
-    };
-    let pool = compile(proto, &a.import_path)?;
-    let method = find_method(&pool, call, proto)?;
+    let (pool, source) = descriptors(a, call)?;
+    let method = find_method(&pool, call, &source)?;
     let json = match (&a.body, &a.body_file) {
         (Some(b), _) => b.clone(),
         (None, Some(path)) => {
@@ -85,11 +81,12 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
             a.body_file.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
         )
     };
-    let message = encode_json(&method, &json).map_err(|e| UsageError::new(format!("{flag}: {e}")))?;
+    let (body, messages_per_call) = call_body(a, &method, &json, &flag)?;
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
     let mut args = a.clone();
+    args.headers.extend(metadata(a.metadata.as_deref())?);
     args.urls = a.urls.iter().map(|u| http_url(u, &path)).collect::<Result<_, _>>()?;
     args.method = "POST".into();
     args.http2 = true;
@@ -106,25 +103,115 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
     }
     let targets =
         a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
-    Ok(Some(GrpcRequest { args, body: grpc::frame_message(&message), targets }))
+    Ok(Some(GrpcRequest { args, body, targets, messages_per_call }))
 }
 
-/// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path.
+/// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).
+fn metadata(json: Option<&str>) -> Result<Vec<String>, UsageError> {
+    let Some(json) = json else { return Ok(Vec::new()) };
+    let bad = |why: String| UsageError::new(format!("--metadata: {why}; write it as {{\"key\": \"value\", ...}}"));
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+        .map_err(|e| bad(format!("not a JSON object of strings (line {} column {})", e.line(), e.column())))?;
+    object
+        .into_iter()
+        .map(|(key, value)| match value {
+            serde_json::Value::String(v) => Ok(format!("{key}: {v}")),
+            _ => Err(bad(format!("the value of '{}' is not a string", key.escape_debug()))),
+        })
+        .collect()
+}
+
+/// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path, `grpcs://` as `https://`.
 fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
     let shown = crate::target::shown(url);
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    if scheme.eq_ignore_ascii_case("grpcs") {
-        return Err(UsageError::new(format!(
-            "URL '{shown}': grpcs:// (gRPC over TLS) is not supported yet; call a plaintext (h2c) server with grpc://"
-        )));
-    }
+    // grpcs:// is https:// with --http2: TLS offering ALPN h2, -k for a self-signed certificate.
+    let http = if scheme.eq_ignore_ascii_case("grpcs") { "https" } else { "http" };
     let authority = rest.strip_suffix('/').unwrap_or(rest);
     if authority.is_empty() || authority.contains(['/', '?', '#']) {
         return Err(UsageError::new(format!(
-            "URL '{shown}': a gRPC target is grpc://HOST:PORT, without a path (the method is --call's)"
+            "URL '{shown}': a gRPC target is {}://HOST:PORT, without a path (the method is --call's)",
+            scheme.to_ascii_lowercase()
         )));
     }
-    Ok(format!("http://{authority}{path}"))
+    Ok(format!("{http}://{authority}{path}"))
+}
+
+/// The descriptors `--call` is looked up in, and where they came from (for messages): `--proto`, `--protoset`, or
+/// the first URL's server reflection.
+fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), UsageError> {
+    if let Some(proto) = a.proto.as_deref() {
+        return Ok((compile(proto, &a.import_path)?, proto.display().to_string()));
+    }
+    if let Some(set) = a.protoset.as_deref() {
+        let shown = set.display();
+        let bytes = crate::bounded::read(set, crate::bounded::BODY)
+            .map_err(|why| UsageError::new(format!("--protoset '{shown}': {why}")))?;
+        let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
+            UsageError::new(format!(
+                "--protoset '{shown}': not a FileDescriptorSet hakaru can use ({}); write one with protoc -o FILE \
+                 --include_imports",
+                one_line(&e.to_string())
+            ))
+        })?;
+        return Ok((pool, shown.to_string()));
+    }
+    let url = &a.urls[0];
+    let (service, _) = split_call(call)?;
+    let files = reflect(a, url, service)?;
+    let mut set = prost_reflect::prost_types::FileDescriptorSet::default();
+    for file in &files {
+        let proto = prost_reflect::prost_types::FileDescriptorProto::decode(file.as_slice()).map_err(|e| {
+            UsageError::new(format!("URL '{}': a malformed file in the server reflection answer ({e})", shown(url)))
+        })?;
+        set.file.push(proto);
+    }
+    // google/protobuf's files a server does not give are protox's own copies.
+    let given: Vec<String> = set.file.iter().map(|f| f.name().to_string()).collect();
+    let google = protox::file::GoogleFileResolver::new();
+    let mut imports: Vec<String> = set.file.iter().flat_map(|f| f.dependency.clone()).collect();
+    imports.sort();
+    imports.dedup();
+    for import in imports.iter().filter(|i| !given.contains(i)) {
+        use protox::file::FileResolver;
+        if let Ok(file) = google.open_file(import) {
+            set.file.push(file.file_descriptor_proto().clone());
+        }
+    }
+    let pool = DescriptorPool::from_file_descriptor_set(set).map_err(|e| {
+        UsageError::new(format!(
+            "URL '{}': the server's reflection answer does not describe its services ({}); give them with --proto \
+             FILE or --protoset FILE",
+            shown(url),
+            one_line(&e.to_string())
+        ))
+    })?;
+    Ok((pool, format!("the server's reflection answer ({})", shown(url))))
+}
+
+fn shown(url: &str) -> String {
+    crate::target::shown(&crate::secrets::redact_secret(url))
+}
+
+/// One server reflection call to `url` for the file defining `service`, within `--timeout`.
+fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, UsageError> {
+    use crate::target::{Endpoint, ParsedUrl, Scheme};
+    let bad = |why: String| UsageError::new(format!("URL '{}': server reflection: {why}", shown(url)));
+    let parsed = ParsedUrl::parse(&http_url(url, "/")?).map_err(bad)?;
+    let endpoint = Endpoint::resolve(parsed.scheme, &parsed.host, parsed.port).map_err(bad)?;
+    let tls =
+        (parsed.scheme == Scheme::Https).then(|| std::sync::Arc::new(crate::tls::client_config(a.insecure, true)));
+    let metadata = a
+        .headers
+        .iter()
+        .cloned()
+        .chain(metadata(a.metadata.as_deref())?)
+        .filter_map(|h| h.split_once(':').map(|(n, v)| (n.trim().to_string(), v.trim().to_string())))
+        .collect();
+    let server = grpc::reflection::Server { addr: endpoint.addr, host: parsed.host, port: parsed.port, tls, metadata };
+    let timeout = super::flag_timeout("--timeout", &a.timeout)?;
+    grpc::reflection::files_for(&server, service, timeout)
+        .map_err(|why| bad(format!("{why}; without --proto or --protoset the method's types are asked of the server")))
 }
 
 /// The `--proto` file and its imports parsed; an error names the file, line and column.
@@ -163,27 +250,87 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`.
-fn find_method(pool: &DescriptorPool, call: &str, proto: &Path) -> Result<MethodDescriptor, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
-    let (service, method) = call
-        .trim_start_matches('/')
+/// `package.Service/Method` or `package.Service.Method` as the service's full name and the method's.
+fn split_call(call: &str) -> Result<(&str, &str), UsageError> {
+    call.trim_start_matches('/')
         .rsplit_once('/')
         .or_else(|| call.rsplit_once('.'))
-        .ok_or_else(|| bad("write it as package.Service/Method".into()))?;
+        .ok_or_else(|| UsageError::new(format!("--call '{}': write it as package.Service/Method", call.escape_debug())))
+}
+
+/// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`, which came from
+/// `source`.
+fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<MethodDescriptor, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
+    let (service, method) = split_call(call)?;
     let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
     let Some(svc) = pool.get_service_by_name(service) else {
         let known = if services.is_empty() { "none".into() } else { services.join(", ") };
-        return Err(bad(format!("no service '{service}' in {} (its services: {known})", proto.display())));
+        return Err(bad(format!("no service '{service}' in {source} (its services: {known})")));
     };
     let Some(m) = svc.methods().find(|m| m.name() == method) else {
         let known: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
         return Err(bad(format!("no method '{method}' in service {service} (its methods: {})", known.join(", "))));
     };
-    if m.is_client_streaming() || m.is_server_streaming() {
-        return Err(bad("a streaming method: only unary calls are supported yet (docs/grpc.md)".into()));
-    }
     Ok(m)
+}
+
+/// The framed messages one call sends, and how many: one message, or for a client-streaming (or bidirectional)
+/// method `--stream-messages` of them, taken in turn from a JSON array (or the one object) and ended with the
+/// stream. Each distinct message is encoded once, here.
+fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), UsageError> {
+    let streams = method.is_client_streaming();
+    if let Some(interval) = a.stream_interval.as_deref() {
+        let d = crate::units::parse_flag_duration(interval)
+            .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
+        if !d.is_zero() {
+            return Err(UsageError::new(format!(
+                "--stream-interval '{interval}': not supported yet, a call's messages go at once; leave it out (or \
+                 give 0)"
+            )));
+        }
+    }
+    let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
+    match a.stream_messages {
+        Some(n) if !streams => {
+            return Err(UsageError::new(format!(
+                "--stream-messages {n}: {} is a {kind} method, which sends one message a call; leave it out",
+                method.full_name()
+            )));
+        }
+        Some(0) => {
+            return Err(UsageError::new("--stream-messages 0: a call sends at least 1; try --stream-messages 10"));
+        }
+        _ => {}
+    }
+    let items: Vec<String> = if streams && json.trim_start().starts_with('[') {
+        let raw: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(json)
+            .map_err(|e| UsageError::new(format!("{flag}: {e}, for an array of messages")))?;
+        if raw.is_empty() {
+            return Err(UsageError::new(format!("{flag}: an empty array; give the messages a call sends")));
+        }
+        raw.iter().map(|r| r.get().to_string()).collect()
+    } else {
+        vec![json.to_string()]
+    };
+    let mut framed = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let message = encode_json(method, item).map_err(|e| {
+            let which = if items.len() > 1 { format!(" (message {} of the array)", i + 1) } else { String::new() };
+            UsageError::new(format!("{flag}{which}: {e}"))
+        })?;
+        framed.push(grpc::frame_message(&message));
+    }
+    let n = if streams { a.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
+    let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
+    if body.len() as u64 > crate::bounded::BODY {
+        return Err(UsageError::new(format!(
+            "--stream-messages {n}: a call of {} bytes, more than hakaru sends ({} at most); send fewer messages",
+            body.len(),
+            crate::bounded::BODY
+        )));
+    }
+    Ok((body, n))
 }
 
 /// The method's request message from JSON (proto3's JSON mapping): an unknown field or a wrong type is an error
@@ -206,7 +353,8 @@ mod tests {
         std::fs::write(
             &path,
             "syntax = \"proto3\";\npackage helloworld;\nservice Greeter {\n  rpc SayHello (HelloRequest) returns \
-             (HelloReply);\n  rpc Lots (HelloRequest) returns (stream HelloReply);\n}\nmessage HelloRequest { string \
+             (HelloReply);\n  rpc Lots (HelloRequest) returns (stream HelloReply);\n  rpc Collect (stream HelloRequest) \
+             returns (HelloReply);\n}\nmessage HelloRequest { string \
              name = 1; int32 times = 2; }\nmessage HelloReply { string message = 1; }\n",
         )
         .unwrap();
@@ -249,6 +397,57 @@ mod tests {
     }
 
     #[test]
+    fn a_client_streaming_call_sends_its_messages_in_turn_then_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/Collect", r#"[{"name":"a"}, {"name":"b"}]"#);
+        let g = prepare(&a).unwrap().unwrap();
+        let (ma, mb) = ([0, 0, 0, 0, 3, 0x0a, 1, b'a'], [0, 0, 0, 0, 3, 0x0a, 1, b'b']);
+        assert_eq!((g.body, g.messages_per_call), ([ma, mb].concat(), 2), "the array, once, by default");
+        a.stream_messages = Some(3);
+        let g = prepare(&a).unwrap().unwrap();
+        assert_eq!((g.body, g.messages_per_call), ([ma, mb, ma].concat(), 3));
+        a.body = Some(r#"{"name":"a"}"#.into());
+        let g = prepare(&a).unwrap().unwrap();
+        assert_eq!(g.body, [ma, ma, ma].concat(), "one object, sent --stream-messages times");
+        a.body = Some(r#"[{"name":"a"}, {"nmae":"b"}]"#.into());
+        let e = refused(&a);
+        assert!(e.starts_with("--body (message 2 of the array): ") && e.contains("nmae"), "{e}");
+        a.body = Some(r#"{"name":"a"}"#.into());
+        a.stream_interval = Some("10ms".into());
+        let e = refused(&a);
+        assert!(e.starts_with("--stream-interval '10ms': not supported yet"), "{e}");
+        a.stream_interval = Some("0".into());
+        assert!(prepare(&a).is_ok());
+    }
+
+    #[test]
+    fn metadata_json_is_headers_and_its_errors_show_no_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        a.metadata = Some(r#"{"x-trace": "7", "authorization": "Bearer s3cret"}"#.into());
+        let g = prepare(&a).unwrap().unwrap();
+        for h in ["x-trace: 7", "authorization: Bearer s3cret"] {
+            assert!(g.args.headers.iter().any(|x| x == h), "{h} in {:?}", g.args.headers);
+        }
+        a.metadata = Some(r#"{"authorization": 42}"#.into());
+        let e = refused(&a);
+        assert!(e.contains("the value of 'authorization' is not a string"), "{e}");
+        a.metadata = Some(r#"{"authorization": "s3cret""#.into());
+        let e = refused(&a);
+        assert!(e.starts_with("--metadata: not a JSON object") && !e.contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn grpcs_is_https_with_http2() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        a.urls = vec!["GRPCS://localhost:50051/".into()];
+        let g = prepare(&a).unwrap().unwrap();
+        assert_eq!(g.args.urls, ["https://localhost:50051/helloworld.Greeter/SayHello"]);
+        assert!(g.args.http2);
+    }
+
+    #[test]
     fn bad_input_is_one_line_naming_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
         let unknown_field = refused(&args(dir.path(), "helloworld.Greeter/SayHello", r#"{"nmae":"x"}"#));
@@ -259,12 +458,14 @@ mod tests {
         assert!(no_method.contains("no method 'SayBye'") && no_method.contains("SayHello"), "{no_method}");
         let no_service = refused(&args(dir.path(), "helloworld.Nobody/SayHello", "{}"));
         assert!(no_service.contains("helloworld.Greeter"), "{no_service}");
-        let streaming = refused(&args(dir.path(), "helloworld.Greeter/Lots", "{}"));
-        assert!(streaming.contains("streaming"), "{streaming}");
+        let mut streaming = args(dir.path(), "helloworld.Greeter/Lots", "{}");
+        streaming.stream_messages = Some(3);
+        let streaming = refused(&streaming);
+        assert!(streaming.contains("a server-streaming method, which sends one message a call"), "{streaming}");
         let mut tls = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
-        tls.urls = vec!["grpcs://127.0.0.1:50051".into()];
+        tls.urls = vec!["grpcs://localhost:50051/x".into()];
         let tls = refused(&tls);
-        assert!(tls.contains("grpcs:// (gRPC over TLS) is not supported yet"), "{tls}");
+        assert!(tls.contains("a gRPC target is grpcs://HOST:PORT, without a path"), "{tls}");
         let mut http = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
         http.urls = vec!["http://127.0.0.1:8080/".into()];
         let http = refused(&http);

@@ -164,6 +164,8 @@ pub struct RunPlan {
     pub template: Option<Arc<crate::template::Template>>,
     /// HTTP/2: concurrent streams per connection (1 otherwise).
     pub streams: usize,
+    /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
+    pub grpc_messages_out: u32,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -305,6 +307,8 @@ pub struct RequestSet {
     pub data: Option<String>,
     /// HTTP/2: concurrent streams per connection (1 for the other protocols).
     pub streams: usize,
+    /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
+    pub grpc_messages_out: u32,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -530,6 +534,7 @@ impl RequestSet {
             template,
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
+            grpc_messages_out: grpc.as_ref().map_or(0, |g| g.messages_per_call),
         })
     }
 }
@@ -1117,6 +1122,7 @@ impl RunPlan {
             script: set.script.clone(),
             template: set.template.clone(),
             streams: set.streams.max(1),
+            grpc_messages_out: set.grpc_messages_out,
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod endless;
+pub mod grpc;
 pub mod hostile;
 pub mod peak;
 

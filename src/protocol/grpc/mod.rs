@@ -5,6 +5,8 @@
 //! every other status a failure named by its code (`UNAVAILABLE`), and apart from those what is no gRPC answer
 //! at all (an HTTP status other than 200, no grpc-status, a malformed length prefix).
 
+pub mod reflection;
+
 /// The largest message taken, as gRPC's own default (4 MiB): a length prefix past it fails the call at once
 /// instead of waiting for gigabytes.
 pub const MAX_MESSAGE: u32 = 4 << 20;

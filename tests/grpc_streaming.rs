@@ -1,0 +1,96 @@
+//! gRPC streaming calls against Python's grpcio (tests/grpc_server.py): each message of a server-streaming answer
+//! counted, client-streaming and bidirectional calls sending `--stream-messages` each, exact counts on both sides.
+
+mod common;
+
+use common::grpc::{Greeter, PROTO};
+use common::{hakaru, write_in};
+
+/// `hakaru run` calling `method` with `body` and `extra` flags, `-n calls`.
+fn call(server: &Greeter, method: &str, body: &str, calls: &str, extra: &[&str]) -> common::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let mut args = vec!["run", "--no-monitor", "-n", calls, "-c", "2", "--streams", "4", &url];
+    args.extend_from_slice(&["--call", method, "--proto", &proto, "-b", body]);
+    args.extend_from_slice(extra);
+    hakaru(&args)
+}
+
+#[test]
+fn each_message_of_a_server_streaming_answer_is_counted() {
+    let mut server = Greeter::start();
+    let out = call(&server, "helloworld.Greeter/Lots", r#"{"name":"x","times":20}"#, "200", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 200, "{step}");
+    let g = &step["grpc"];
+    assert_eq!(g["messages_received"], 4000, "{step}");
+    assert_eq!(g["messages_received_per_call"], 20.0, "{step}");
+    assert_eq!(g["messages_sent_per_call"], 1, "{step}");
+    assert!(g["messages_received_per_s"].as_f64().unwrap() > 0.0, "{step}");
+    assert!(out.stdout.contains("messages     4000 received (20 a call"), "{}", out.stdout);
+    assert_eq!(server.count("Lots"), 200);
+    assert_eq!(server.count("Lots messages"), 4000);
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_streaming_calls_time_to_first_message_is_its_phases_waiting() {
+    let server = Greeter::start();
+    // The answer's headers at once, its first message 50 ms later, then 19 more 10 ms apart: the first message
+    // comes 50 ms or more after the call's send, and 190 ms or more before its end.
+    let out = call(&server, "helloworld.Greeter/Lots", r#"{"name":"slow","times":20}"#, "16", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 16, "{step}");
+    let first = step["phases"]["waiting"]["mean"].as_f64().unwrap();
+    let whole = step["latency"]["mean"].as_f64().unwrap();
+    assert!(first >= 50_000.0, "first message {first} us: not the headers' time: {step}");
+    assert!(first + 150_000.0 < whole, "first message {first} us, whole call {whole} us: {step}");
+}
+
+#[test]
+fn a_client_streaming_call_sends_stream_messages_then_ends() {
+    let mut server = Greeter::start();
+    // ghz's spelling: --stream-call-count; the array's messages taken in turn.
+    let body = r#"[{"name":"a"},{"name":"b"}]"#;
+    let out = call(&server, "helloworld.Greeter/Collect", body, "100", &["--stream-call-count", "5"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 100, "{step}");
+    assert_eq!(step["grpc"]["messages_sent_per_call"], 5, "{step}");
+    assert_eq!(step["grpc"]["messages_received"], 100, "{step}");
+    assert_eq!(server.count("Collect"), 100);
+    assert_eq!(server.count("Collect messages"), 500);
+}
+
+#[test]
+fn a_bidirectional_call_sends_its_messages_and_counts_the_answers() {
+    let mut server = Greeter::start();
+    let out = call(&server, "helloworld.Greeter/Chat", r#"{"name":"a"}"#, "100", &["--stream-messages", "3"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 100, "{step}");
+    assert_eq!(step["grpc"]["messages_received"], 300, "{step}");
+    assert_eq!(step["grpc"]["messages_received_per_call"], 3.0, "{step}");
+    assert_eq!(server.count("Chat"), 100);
+    assert_eq!(server.count("Chat messages"), 300);
+}
+
+#[test]
+fn what_streaming_does_not_do_yet_is_refused_in_one_line() {
+    let mut server = Greeter::start();
+    let cases: [(&str, &[&str], &str); 2] = [
+        ("helloworld.Greeter/Chat", &["--stream-interval", "10ms"], "--stream-interval '10ms': not supported yet"),
+        ("helloworld.Greeter/Lots", &["--stream-messages", "2"], "a server-streaming method, which sends one"),
+    ];
+    for (method, extra, says) in cases {
+        let out = call(&server, method, "{}", "5", extra);
+        assert_eq!(out.code, 2, "{extra:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{extra:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    }
+    assert_eq!(server.count("Chat") + server.count("Lots"), 0);
+}
