@@ -339,6 +339,22 @@ pub struct RequestArgs {
     /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
     #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
     pub import_path: Vec<PathBuf>,
+    /// Read each answer as a stream of events: sse, ndjson, chunks, or tokens (an OpenAI-compatible token stream).
+    ///
+    /// Time to first event (token), the gaps between events, events (tokens) per answer, events/s and bytes/s over
+    /// the step (docs/run.md). HTTP/1.1 only.
+    #[arg(long, value_name = "KIND", help_heading = heading::REQUEST)]
+    pub events: Option<String>,
+    /// --events: the event holding this text ends the answer (tokens: [DONE] unless told); a body ending without
+    /// it is a stream_cut.
+    #[arg(long, value_name = "TEXT", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_until: Option<String>,
+    /// --events: the most events in one answer (default 1000000); more fails it as stream_too_long.
+    #[arg(long, value_name = "N", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_max: Option<u64>,
+    /// --events: the most body bytes in one answer (default 64MiB); more fails it as stream_too_long.
+    #[arg(long, value_name = "SIZE", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_max_bytes: Option<String>,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

@@ -2,6 +2,7 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+mod events;
 mod grpc;
 pub mod kv;
 pub mod kv_guard;
@@ -22,6 +23,7 @@ use crate::load::{Arrival, LoadModel, Ramp, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
+use crate::protocol::events::EventsSpec;
 use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::http::{RequestParts, build_request};
 use crate::protocol::{Greeting, PreparedRequest, Protocol};
@@ -117,6 +119,8 @@ pub struct RunPlan {
     pub template: Option<Arc<crate::template::Template>>,
     /// HTTP/2: concurrent streams per connection (1 otherwise).
     pub streams: usize,
+    /// `--events`: each answer read as a stream of events.
+    pub events: Option<Arc<EventsSpec>>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -257,6 +261,8 @@ pub struct RequestSet {
     pub data: Option<String>,
     /// HTTP/2: concurrent streams per connection (1 for the other protocols).
     pub streams: usize,
+    /// `--events`: each answer read as a stream of events.
+    pub events: Option<Arc<EventsSpec>>,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -480,6 +486,7 @@ impl RequestSet {
             template,
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
+            events: events::from_args(a)?,
         })
     }
 }
@@ -1030,6 +1037,8 @@ impl RunPlan {
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
             ramp: None,
+            events: set.events.as_ref().map(|e| e.kind.name().to_string()),
+            events_until: set.events.as_ref().and_then(|e| e.until().map(String::from)),
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),
         };
@@ -1064,6 +1073,7 @@ impl RunPlan {
             script: set.script.clone(),
             template: set.template.clone(),
             streams: set.streams.max(1),
+            events: set.events.clone(),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

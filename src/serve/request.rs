@@ -42,6 +42,8 @@ pub struct Plan {
     pub fault: Option<Fault>,
     /// A bad query value: answered with 400 and this line.
     pub error: Option<String>,
+    /// `?events=N`: a streamed answer (see `stream.rs`).
+    pub stream: Option<super::stream::StreamPlan>,
 }
 
 pub enum Head {
@@ -115,6 +117,7 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
         status: 200,
         fault: None,
         error: None,
+        stream: None,
     };
     let target = req.path.unwrap_or("/");
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
@@ -163,7 +166,7 @@ fn apply_query(plan: &mut Plan, query: &str, key: &mut String) -> bool {
                 has_key = true;
                 Ok(())
             }
-            _ => Ok(()),
+            _ => super::stream::apply(&mut plan.stream, name, value).unwrap_or(Ok(())),
         };
         if let Err(why) = result {
             let shown: String = value.chars().take(64).collect();
