@@ -232,7 +232,10 @@ impl EventReader {
                 self.spec.max_bytes
             )));
         }
-        self.data.clear();
+        if self.spec.kind == EventKind::Chunks {
+            // (The other kinds keep their event's data across chunks: a server may send a line a chunk.)
+            self.data.clear();
+        }
         Ok(())
     }
 
@@ -389,7 +392,7 @@ mod tests {
 
     fn reader(kind: EventKind, until: Option<&str>) -> EventReader {
         let spec = EventsSpec { kind, until: until.map(String::from), max_events: 100, max_bytes: 10_000 };
-        let mut r = EventReader::new(Arc::new(spec), 64);
+        let mut r = EventReader::new(Arc::new(spec), 256);
         r.start();
         r.begin(200);
         r
@@ -458,7 +461,7 @@ mod tests {
     #[test]
     fn bounds_hold_and_the_end_text_ends_the_answer() {
         let mut r = reader(EventKind::Sse, None);
-        assert!(matches!(r.body(&[b'x'; 65], false), Err(DecodeError::LineTooLong(_))));
+        assert!(matches!(r.body(&[b'x'; 257], false), Err(DecodeError::LineTooLong(_))));
         let mut r = reader(EventKind::Chunks, None);
         assert!(matches!(r.chunk_start(1 << 63), Err(DecodeError::StreamTooLong(_))));
         let mut r = reader(EventKind::Ndjson, None);
@@ -477,6 +480,13 @@ mod tests {
             r.chunk_end().unwrap();
         }
         assert_eq!((r.figures().events, r.figures().bytes, r.ended()), (2, 6, true));
+        let mut r = reader(EventKind::Tokens, None);
+        for part in [&b"data: {\"choices\":[{\"text\":\"a\"}]}\n"[..], b"\n", b"data: [DONE]\n", b"\n"] {
+            r.chunk_start(part.len() as u64).unwrap();
+            r.body(part, true).unwrap();
+            r.chunk_end().unwrap();
+        }
+        assert_eq!((r.figures().events, r.ended()), (1, true), "an event's lines in chunks of their own");
         let mut r = reader(EventKind::Sse, None);
         r.begin(500);
         r.body(b"data: x\n\n", false).unwrap();

@@ -43,7 +43,7 @@ pub struct Plan {
     /// A bad query value: answered with 400 and this line.
     pub error: Option<String>,
     /// `?events=N`: a streamed answer (see `stream.rs`).
-    pub stream: Option<super::stream::StreamPlan>,
+    pub stream: Option<Box<super::stream::StreamPlan>>,
 }
 
 pub enum Head {

@@ -63,30 +63,35 @@ fn count(value: &str, most: u64) -> Result<u64, String> {
 }
 
 /// Applies one query parameter if it is a stream's; None when `name` is not one of them.
-pub fn apply(plan: &mut Option<StreamPlan>, name: &str, value: &str) -> Option<Result<(), String>> {
+pub fn apply(plan: &mut Option<Box<StreamPlan>>, name: &str, value: &str) -> Option<Result<(), String>> {
     let known = ["events", "gap", "first", "kind", "framing", "cut", "done", "usage", "line"];
     if !known.contains(&name) {
         return None;
     }
-    let p = plan.get_or_insert_with(StreamPlan::default);
+    let p = plan.get_or_insert_with(Box::default);
     let d = |v: &str| crate::units::parse_duration(v);
     Some(match name {
         "events" => count(value, MOST_EVENTS).map(|n| p.events = n),
         "gap" => d(value).map(|v| p.gap = v),
         "first" => d(value).map(|v| p.first = v),
         "kind" => match value {
-            "sse" => Ok(p.kind = StreamKind::Sse),
-            "ndjson" => Ok(p.kind = StreamKind::Ndjson),
-            "tokens" => Ok(p.kind = StreamKind::Tokens),
+            "sse" => Ok(StreamKind::Sse),
+            "ndjson" => Ok(StreamKind::Ndjson),
+            "tokens" => Ok(StreamKind::Tokens),
             _ => Err("use sse, ndjson or tokens".into()),
-        },
+        }
+        .map(|k| p.kind = k),
         "framing" => match value {
-            "chunked" => Ok(p.close_delimited = false),
-            "close" => Ok(p.close_delimited = true),
+            "chunked" => Ok(false),
+            "close" => Ok(true),
             _ => Err("use chunked or close".into()),
-        },
+        }
+        .map(|c| p.close_delimited = c),
         "cut" => count(value, MOST_EVENTS).map(|n| p.cut = Some(n)),
-        "done" => Ok(p.done = value != "0"),
+        "done" => {
+            p.done = value != "0";
+            Ok(())
+        }
         "usage" => count(value, MOST_EVENTS).map(|n| p.usage = Some(n)),
         _ => count(value, MOST_PADDING).map(|n| p.padding = n),
     })
