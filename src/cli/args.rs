@@ -343,7 +343,7 @@ pub struct RequestArgs {
     ///
     /// Time to first event (token), the gaps between events, events (tokens) per answer, events/s and bytes/s over
     /// the step (docs/run.md). HTTP/1.1 only.
-    #[arg(long, value_name = "KIND", help_heading = heading::REQUEST)]
+    #[arg(long, value_name = "KIND", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events: Option<String>,
     /// --events: the event holding this text ends the answer (tokens: [DONE] unless told); a body ending without
     /// it is a stream_cut.
