@@ -171,3 +171,18 @@ fn bad_events_flags_are_refused_in_one_line_naming_the_flag() {
         assert!(out.stderr.contains(says) && out.stderr.lines().count() == 1, "{flags:?}: {}", out.stderr);
     }
 }
+
+#[test]
+fn agents_read_events_as_told_and_their_documents_merge_into_every_event() {
+    let t = target();
+    let u = url(&t, "events=5&gap=1ms&first=5ms&kind=tokens&usage=7");
+    let out = hakaru(&["run", "-q", "--agents", "2", "--events", "tokens", "-c", "4", "-n", "40", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["agents"].as_array().map(Vec::len), Some(2), "{step}");
+    let e = &step["events"];
+    assert_eq!((e["answers"].as_u64(), e["events"].as_u64()), (Some(40), Some(200)), "{e}");
+    assert_eq!((fig(step, "first_event", "count"), fig(step, "gaps", "count")), (40.0, 160.0));
+    assert_eq!((e["tokens"]["tokens"].as_u64(), e["tokens"]["counted_from"].as_str()), (Some(280), Some("usage")));
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
