@@ -186,3 +186,55 @@ fn agents_read_events_as_told_and_their_documents_merge_into_every_event() {
     assert_eq!((e["tokens"]["tokens"].as_u64(), e["tokens"]["counted_from"].as_str()), (Some(280), Some("usage")));
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
 }
+
+#[test]
+fn a_studys_workload_reads_its_answers_as_events() {
+    let (quick, slow) = (target(), target());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.toml");
+    let study = format!(
+        r#"
+name = "ttft"
+[[target]]
+name = "quick"
+url = "{}"
+monitor = ["none"]
+[[target]]
+name = "slow"
+url = "{}"
+monitor = ["none"]
+[[workload]]
+name = "chat"
+events = "tokens"
+[load]
+connections = 2
+requests = 20
+"#,
+        url(&quick, "events=6&gap=1ms&first=10ms&kind=tokens"),
+        url(&slow, "events=6&gap=1ms&first=40ms&kind=tokens")
+    );
+    std::fs::write(&file, study).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = hakaru(&["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("study.json")).unwrap()).unwrap();
+    let firsts: Vec<f64> = manifest["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(out_dir.join(c["file"].as_str().unwrap())).unwrap())
+                    .unwrap();
+            let step = &doc["steps"][0];
+            assert_eq!(step["events"]["tokens"]["tokens"], 120, "{}", step["events"]);
+            fig(step, "first_event", "min")
+        })
+        .collect();
+    assert!(firsts.len() == 2 && firsts[0] >= 9_900.0 && firsts[1] >= 39_900.0, "{firsts:?}");
+    // A kind no one knows is refused in the study file, at its place.
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("\"tokens\"", "\"words\"")).unwrap();
+    let out = hakaru(&["study", file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("events \"words\": give \"sse\""), "{}", out.stderr);
+}
