@@ -188,7 +188,7 @@ fn agents_read_events_as_told_and_their_documents_merge_into_every_event() {
 }
 
 #[test]
-fn a_studys_workload_reads_its_answers_as_events() {
+fn a_study_of_two_token_streams_reads_them_as_events_and_judges_time_to_first_token_and_tokens_per_s() {
     let (quick, slow) = (target(), target());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tokens.toml");
@@ -209,6 +209,7 @@ events = "tokens"
 [load]
 connections = 2
 requests = 20
+repeat = 3
 "#,
         url(&quick, "events=6&gap=1ms&first=10ms&kind=tokens"),
         url(&slow, "events=6&gap=1ms&first=40ms&kind=tokens")
@@ -218,7 +219,7 @@ requests = 20
     let out = hakaru(&["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("study.json")).unwrap()).unwrap();
-    let firsts: Vec<f64> = manifest["cases"]
+    let firsts: Vec<(String, f64)> = manifest["cases"]
         .as_array()
         .unwrap()
         .iter()
@@ -228,10 +229,17 @@ requests = 20
                     .unwrap();
             let step = &doc["steps"][0];
             assert_eq!(step["events"]["tokens"]["tokens"], 120, "{}", step["events"]);
-            fig(step, "first_event", "min")
+            (c["target"].as_str().unwrap().to_string(), fig(step, "first_event", "min"))
         })
         .collect();
-    assert!(firsts.len() == 2 && firsts[0] >= 9_900.0 && firsts[1] >= 39_900.0, "{firsts:?}");
+    assert_eq!(firsts.len(), 6, "{firsts:?}");
+    let least = |target: &str| firsts.iter().filter(|(t, _)| t == target).map(|(_, f)| *f).fold(f64::MAX, f64::min);
+    assert!(least("quick") >= 9_900.0 && least("slow") >= 39_900.0, "{firsts:?}");
+    // The closing summary judges the slow target's time to first token and tokens/s against the quick one.
+    for metric in ["ttft", "tok/s"] {
+        let line = out.stdout.lines().skip_while(|l| !l.trim_start().starts_with(metric)).nth(1);
+        assert!(line.is_some_and(|l| l.contains("slow") && l.ends_with("slower")), "{metric}: {}", out.stdout);
+    }
     // A kind no one knows is refused in the study file, at its place.
     std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("\"tokens\"", "\"words\"")).unwrap();
     let out = hakaru(&["study", file.to_str().unwrap(), "--dry-run"]);
