@@ -158,7 +158,7 @@ fn nginx_echo_modules_streams_are_read_as_events_and_tokens() {
 fn bad_events_flags_are_refused_in_one_line_naming_the_flag() {
     let cases: [(&[&str], &str); 4] = [
         (&["--events", "websocket"], "--events 'websocket': use sse, ndjson, chunks or tokens"),
-        (&["--events", "sse", "--http2"], "--events with --http2"),
+        (&["--events", "sse", "--events-until", " "], "--events-until '': give the text that ends an answer"),
         (&["--events", "sse", "--events-max", "0"], "--events-max 0: must be at least 1"),
         (&["--events", "tokens", "--events-max-bytes", "lots"], "--events-max-bytes 'lots'"),
     ];
@@ -208,11 +208,11 @@ name = "chat"
 events = "tokens"
 [load]
 connections = 2
-requests = 20
-repeat = 3
+requests = 30
+repeat = 4
 "#,
-        url(&quick, "events=6&gap=1ms&first=10ms&kind=tokens"),
-        url(&slow, "events=6&gap=1ms&first=40ms&kind=tokens")
+        url(&quick, "events=6&gap=1ms&first=5ms&kind=tokens"),
+        url(&slow, "events=6&gap=1ms&first=100ms&kind=tokens")
     );
     std::fs::write(&file, study).unwrap();
     let out_dir = dir.path().join("out");
@@ -228,13 +228,13 @@ repeat = 3
                 serde_json::from_str(&std::fs::read_to_string(out_dir.join(c["file"].as_str().unwrap())).unwrap())
                     .unwrap();
             let step = &doc["steps"][0];
-            assert_eq!(step["events"]["tokens"]["tokens"], 120, "{}", step["events"]);
+            assert_eq!(step["events"]["tokens"]["tokens"], 180, "{}", step["events"]);
             (c["target"].as_str().unwrap().to_string(), fig(step, "first_event", "min"))
         })
         .collect();
-    assert_eq!(firsts.len(), 6, "{firsts:?}");
+    assert_eq!(firsts.len(), 8, "{firsts:?}");
     let least = |target: &str| firsts.iter().filter(|(t, _)| t == target).map(|(_, f)| *f).fold(f64::MAX, f64::min);
-    assert!(least("quick") >= 9_900.0 && least("slow") >= 39_900.0, "{firsts:?}");
+    assert!(least("quick") >= 4_990.0 && least("slow") >= 99_900.0, "{firsts:?}");
     // The closing summary judges the slow target's time to first token and tokens/s against the quick one.
     for metric in ["ttft", "tok/s"] {
         let line = out.stdout.lines().skip_while(|l| !l.trim_start().starts_with(metric)).nth(1);
@@ -245,4 +245,27 @@ repeat = 3
     let out = hakaru(&["study", file.to_str().unwrap(), "--dry-run"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("events \"words\": give \"sse\""), "{}", out.stderr);
+}
+
+#[test]
+fn http2_streams_from_nginx_are_read_as_events_and_a_stream_without_done_is_cut() {
+    let nginx = Nginx::start_with("events.conf.in");
+    let h2 = |path: &str| format!("http://127.0.0.1:{}{path}", nginx.h2_port);
+    let out = hakaru(&["run", "--http2", "--streams", "4", "--events", "sse", "-n", "40", "-c", "2", &h2("/sse")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(out.doc()["settings"]["http_version"], "2");
+    assert_eq!((step["events"]["answers"].as_u64(), step["events"]["events"].as_u64()), (Some(40), Some(400)));
+    assert!(fig(step, "first_event", "min") >= 49_000.0, "{}", step["events"]);
+    let gap = fig(step, "gaps", "p50");
+    assert!((19_000.0..40_000.0).contains(&gap), "median gap {gap} us: {}", step["events"]);
+    let out = hakaru(&["run", "--http2", "--events", "tokens", "-n", "10", "-c", "2", &h2("/tokens")]);
+    let tokens = &out.step()["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(50), Some("chunks")), "{tokens}");
+    let out = hakaru(&["run", "--http2", "--events", "tokens", "-n", "6", "-c", "2", &h2("/nodone")]);
+    assert_eq!(out.error_count("stream_cut"), 6, "{}", out.stdout);
+    // The end text before the stream's end: the answer ends there, the rest of its stream cancelled.
+    let out = hakaru(&["run", "--http2", "--events", "sse", "--events-until", "event 3", "-n", "6", &h2("/sse")]);
+    assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(6), Some(18)));
+    assert!(fig(out.step(), "answer_time", "max") < 150_000.0, "ended at event 3: {}", out.step()["events"]);
 }

@@ -342,7 +342,7 @@ pub struct RequestArgs {
     /// Read each answer as a stream of events: sse, ndjson, chunks, or tokens (an OpenAI-compatible token stream).
     ///
     /// Time to first event (token), the gaps between events, events (tokens) per answer, events/s and bytes/s over
-    /// the step (docs/run.md). HTTP/1.1 only.
+    /// the step (docs/run.md). HTTP/1.1 and HTTP/2.
     #[arg(long, value_name = "KIND", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events: Option<String>,
     /// --events: the event holding this text ends the answer (tokens: [DONE] unless told); a body ending without

@@ -1063,7 +1063,7 @@ async fn read_answer(
     .await
 }
 
-fn decode_failure(e: DecodeError) -> Failure {
+pub(super) fn decode_failure(e: DecodeError) -> Failure {
     match e {
         DecodeError::Malformed(m) => Failure::new(ErrorKind::Malformed, m),
         DecodeError::Truncated(m) => Failure::new(ErrorKind::Closed, m),

@@ -36,12 +36,20 @@ pub(super) fn stamp(decoder: &mut AnyDecoder) -> Option<Instant> {
 /// A connection that failed inside a streamed answer (after its head, reading its events) cut the stream; a
 /// timeout stays a timeout.
 pub(super) fn cut(decoder: &mut AnyDecoder, f: Failure) -> Failure {
-    let inside = reader(decoder).is_some_and(|r| r.active());
-    match f.kind {
-        ErrorKind::Reset | ErrorKind::Closed | ErrorKind::Io if inside => {
-            Failure::new(ErrorKind::StreamCut, format!("the stream was cut: {}", f.message))
-        }
-        _ => f,
+    match reader(decoder).is_some_and(|r| r.active()) {
+        true => cut_stream(f),
+        false => f,
+    }
+}
+
+/// A failure inside a streamed answer's body: the connection closed or reset, or (HTTP/2) the stream reset or
+/// ended by a GOAWAY, is a cut stream; the others (a timeout, a bound) stay what they are.
+pub(super) fn cut_stream(f: Failure) -> Failure {
+    let broken = matches!(f.kind, ErrorKind::Reset | ErrorKind::Closed | ErrorKind::Io | ErrorKind::Goaway)
+        || f.kind.key().starts_with("rst_stream");
+    match broken {
+        true => Failure::new(ErrorKind::StreamCut, format!("the stream was cut: {}", f.message)),
+        false => f,
     }
 }
 
@@ -49,6 +57,14 @@ pub(super) fn cut(decoder: &mut AnyDecoder, f: Failure) -> Failure {
 pub(super) fn record(ctx: &ThreadCtx, decoder: Option<&mut AnyDecoder>, sent: Instant, end: Instant, ok: bool) {
     let Some(r) = decoder.and_then(reader) else { return };
     if !ok || !r.active() {
+        return;
+    }
+    record_reader(ctx, r, sent, end);
+}
+
+/// An HTTP/2 stream's answer ended with its events read (its reader taken from the stream).
+pub(super) fn record_reader(ctx: &ThreadCtx, r: &mut EventReader, sent: Instant, end: Instant) {
+    if !r.active() {
         return;
     }
     let figures = r.figures();

@@ -20,9 +20,9 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError>
             kind.escape_debug()
         ))
     })?;
-    if a.http2 || a.call.is_some() {
+    if a.call.is_some() {
         return Err(UsageError::new(
-            "--events with --http2 (or gRPC): streamed answers are read over HTTP/1.1 only; leave --http2 out",
+            "--events with --call: a gRPC call's answers are messages, not events; leave --events out",
         ));
     }
     if let Some(until) = &a.events_until

@@ -20,7 +20,7 @@ pub enum EventKind {
     Sse,
     /// Newline-delimited JSON (or any text): an event is a non-empty line.
     Ndjson,
-    /// An event is a chunk of a chunked body (another body: whatever each read brought).
+    /// An event is a chunk of a chunked body (HTTP/2: a DATA frame; another body: whatever each read brought).
     Chunks,
     /// OpenAI-compatible chat or completion chunks over SSE: an event is a chunk whose delta carries text (a token),
     /// the end is `data: [DONE]`.
