@@ -269,3 +269,27 @@ fn http2_streams_from_nginx_are_read_as_events_and_a_stream_without_done_is_cut(
     assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(6), Some(18)));
     assert!(fig(out.step(), "answer_time", "max") < 150_000.0, "ended at event 3: {}", out.step()["events"]);
 }
+
+#[test]
+fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let json = |name: &str| dir.path().join(name).display().to_string();
+    for (name, first) in [("quick.json", "5ms"), ("slow.json", "30ms")] {
+        let u = url(&t, &format!("events=4&gap=2ms&first={first}"));
+        let out = hakaru(&["run", "-q", "--events", "sse", "-n", "10", "--json", &json(name), &u]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    for metric in ["ttft", "gaps"] {
+        let svg = json(&format!("{metric}.svg"));
+        let out = hakaru(&["chart", &json("quick.json"), &json("slow.json"), "--metric", metric, "-o", &svg]);
+        assert_eq!(out.code, 0, "{metric}: {}", out.stderr);
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("<svg") && text.contains("between events") == (metric == "gaps"), "{metric}");
+    }
+    let plain = json("plain.json");
+    assert_eq!(hakaru(&["run", "-q", "-n", "5", "--json", &plain, &url(&t, "")]).code, 0);
+    let out = hakaru(&["chart", &plain, "--metric", "ttft", "-o", &json("none.svg")]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("no input read its answers as events (run --events)"), "{}", out.stderr);
+}

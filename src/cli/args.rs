@@ -220,8 +220,9 @@ pub struct ChartArgs {
     /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
     #[arg(long = "name", value_name = "LABEL=INPUT")]
     pub names: Vec<String>,
-    /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum.
-    #[arg(long, value_name = "qps|p99|mean|spectrum", default_value = "qps")]
+    /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum; with --events, ttft (time
+    /// to first event or token) or gaps (between events).
+    #[arg(long, value_name = "qps|p99|mean|spectrum|ttft|gaps", default_value = "qps")]
     pub metric: String,
     /// The image to write: FILE.svg or FILE.png.
     #[arg(short, long, value_name = "FILE")]
