@@ -127,6 +127,9 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
         _ => Route::Default,
     };
     let has_key = apply_query(&mut plan, query, key);
+    if plan.stream.as_ref().is_some_and(|s| !s.asked) {
+        plan.stream = None;
+    }
     if plan.route == Route::Cache && !has_key && plan.error.is_none() {
         plan.error = Some("missing key: use /cache?key=NAME".into());
     }
@@ -331,6 +334,18 @@ mod tests {
         assert_eq!(p.route, Route::Default);
         assert!(p.keep_alive && !p.head_only && !p.http10);
         assert_eq!((p.status, p.size, p.delay, p.fault), (200, None, None, None));
+    }
+
+    #[test]
+    fn a_stream_is_asked_by_events_and_its_other_parameters_alone_ask_nothing() {
+        let p = plan("GET /?events=3&gap=10ms&first=50ms HTTP/1.1\r\nHost: x\r\n\r\n");
+        let s = p.stream.expect("a stream");
+        assert_eq!((s.events, s.gap, s.first), (3, Duration::from_millis(10), Duration::from_millis(50)));
+        assert_eq!(
+            plan("GET /?first=1ms&kind=x2 HTTP/1.1\r\nHost: x\r\n\r\n").error.map(|e| e.contains("kind")),
+            Some(true)
+        );
+        assert!(plan("GET /?first=1ms&gap=2ms HTTP/1.1\r\nHost: x\r\n\r\n").stream.is_none());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub enum StreamKind {
 /// How a streamed answer is sent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamPlan {
+    /// `events=` was given: without it the other parameters ask for nothing (they may be a client's own).
+    pub asked: bool,
     pub events: u64,
     pub first: Duration,
     pub gap: Duration,
@@ -42,6 +44,7 @@ pub struct StreamPlan {
 impl Default for StreamPlan {
     fn default() -> Self {
         StreamPlan {
+            asked: false,
             events: 0,
             first: Duration::ZERO,
             gap: Duration::ZERO,
@@ -71,7 +74,7 @@ pub fn apply(plan: &mut Option<Box<StreamPlan>>, name: &str, value: &str) -> Opt
     let p = plan.get_or_insert_with(Box::default);
     let d = |v: &str| crate::units::parse_duration(v);
     Some(match name {
-        "events" => count(value, MOST_EVENTS).map(|n| p.events = n),
+        "events" => count(value, MOST_EVENTS).map(|n| (p.events, p.asked) = (n, true)),
         "gap" => d(value).map(|v| p.gap = v),
         "first" => d(value).map(|v| p.first = v),
         "kind" => match value {
