@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
-# the real-server tests, nghttp2-server for the second HTTP/2 server (nghttpd), openssl for their self-signed
-# certificate, redis-server and memcached for `kv`, wrk for the script tests, chromium for the report's browser
-# test, tmux for the dashboard's, prometheus for the remote-write push, iproute2 for the agents' network
-# namespaces; the PyPI packages kubernetes-validate for the manifests of `k8s job`, hdrhistogram for the HDR
-# log and grpcio-reflection for the reflective gRPC server; docker.io for the Swarm test, as root only), then runs cargo test.
+# the real-server tests and libnginx-mod-http-echo for its streamed answers, nghttp2-server for the second HTTP/2
+# server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
+# script tests, chromium for the report's browser test, tmux for the dashboard's, prometheus for the remote-write
+# push, iproute2 for the agents' network namespaces; the PyPI packages kubernetes-validate for the manifests of
+# `k8s job`, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
+# Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+# libnginx-mod-http-echo: tests/events.rs's streams from a server no one here wrote (echo, echo_flush, echo_sleep).
+[ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ] || need+=(libnginx-mod-http-echo)
 command -v nghttpd >/dev/null 2>&1 || need+=(nghttp2-server)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use crate::metrics::{LatencyHistogram, WindowSummary};
 use crate::plan::segment::Segment;
 use crate::result::{
-    AgentReport, BreakdownRow, ErrorCount, Http2Report, LatencySummary, PhasesReport, ResultDocument, SlowRequest,
-    StepResult, WholePlan,
+    AgentReport, BreakdownRow, ErrorCount, EventsReport, Http2Report, LatencySummary, PhasesReport, ResultDocument,
+    SlowRequest, StepResult, WholePlan,
 };
 
 /// An optional setting in words, for a message: its value, or `none`.
@@ -323,6 +323,9 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.grpc = crate::result::GrpcReport::merged(&grpc, out.requests, secs);
     out.phases = PhasesReport::merged(&steps.iter().filter_map(|s| s.phases.as_ref()).collect::<Vec<_>>())
         .map_err(|e| format!("step {}: {e}", out.label))?;
+    out.events =
+        EventsReport::merged(&steps.iter().filter_map(|s| s.events.as_ref()).collect::<Vec<_>>(), out.duration_s)
+            .map_err(|e| format!("step {}: {e}", out.label))?;
     out.agents = parts
         .iter()
         .map(|(s, d)| AgentReport {

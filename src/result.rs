@@ -11,7 +11,9 @@ use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{StepMetrics, WindowSummary};
 use crate::provenance::Provenance;
 
+pub mod events;
 pub mod phases;
+pub use events::EventsReport;
 pub use phases::PhasesReport;
 
 pub const SCHEMA: &str = "hakaru.result/1";
@@ -80,6 +82,13 @@ pub struct Settings {
     /// for a fixed load (so the settings of documents without one, and their workload identity, stay as they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<RampSettings>,
+    /// `--events`: how answers were read as streams (`sse`, `ndjson`, `chunks`, `tokens`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<String>,
+    /// `--events`: the text that ended each answer (`--events-until`; a token stream's `[DONE]`); absent when the
+    /// body's end was the answer's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_until: Option<String>,
     /// Labels given with `--label key=value` (a bare word is `label=WORD`), to find the result again in the
     /// history; empty when none were given.
     #[serde(default)]
@@ -345,6 +354,10 @@ pub struct StepResult {
     /// protocols and in documents written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhasesReport>,
+    /// `--events`: what the streamed answers held (time to first event, gaps, events per answer, rates; a token
+    /// stream's tokens); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventsReport>,
     /// The machine's cores during the step and the CPUs the server and hakaru may run on; absent where /proc
     /// could not say (and in documents written before hakaru read them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -783,6 +796,7 @@ impl StepResult {
             http2: None,
             grpc: None,
             phases: PhasesReport::of(&m.phases),
+            events: EventsReport::of(&m.events, secs),
             machine: None,
         }
     }

@@ -57,6 +57,8 @@ fn run(rng: &mut Rng, slower: f64, shared: f64) -> Sample {
         failed: (10.0 + 10f64.sqrt() * rng.normal()).round().max(0.0) as u64,
         answers: requests,
         histogram: Some(histogram),
+        first_event_us: None,
+        tokens_per_s: None,
     }
 }
 

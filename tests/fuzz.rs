@@ -175,6 +175,8 @@ enum Outcome {
     Malformed,
     Truncated,
     LineTooLong,
+    /// A streamed answer's own faults (`--events`), which a decoder without an events reader never gives.
+    Stream,
 }
 
 /// The kind of a decoding error.
@@ -183,6 +185,7 @@ fn classify(e: DecodeError) -> Outcome {
         DecodeError::Malformed(_) => Outcome::Malformed,
         DecodeError::Truncated(_) => Outcome::Truncated,
         DecodeError::LineTooLong(_) => Outcome::LineTooLong,
+        DecodeError::StreamCut(_) | DecodeError::StreamTooLong(_) => Outcome::Stream,
     }
 }
 

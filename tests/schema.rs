@@ -168,6 +168,10 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/step/properties/phases",
                 "/$defs/window/properties/ttfb_p99_us",
                 "/$defs/step/properties/machine",
+                "/$defs/settings/properties/events",
+                "/$defs/settings/properties/events_until",
+                "/$defs/step/properties/events",
+                "/$defs/step/properties/events/properties/tokens",
             ]
             .contains(&format!("{pointer}/properties/{name}").as_str());
             if !required.contains(&name.as_str()) && !left_out_when_absent {

@@ -220,8 +220,9 @@ pub struct ChartArgs {
     /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
     #[arg(long = "name", value_name = "LABEL=INPUT")]
     pub names: Vec<String>,
-    /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum.
-    #[arg(long, value_name = "qps|p99|mean|spectrum", default_value = "qps")]
+    /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum; with --events, ttft (time
+    /// to first event or token) or gaps (between events).
+    #[arg(long, value_name = "qps|p99|mean|spectrum|ttft|gaps", default_value = "qps")]
     pub metric: String,
     /// The image to write: FILE.svg or FILE.png.
     #[arg(short, long, value_name = "FILE")]
@@ -355,6 +356,22 @@ pub struct RequestArgs {
     /// the same as a -H line for each key.
     #[arg(long, value_name = "JSON", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub metadata: Option<String>,
+    /// Read each answer as a stream of events: sse, ndjson, chunks, or tokens (an OpenAI-compatible token stream).
+    ///
+    /// Time to first event (token), the gaps between events, events (tokens) per answer, events/s and bytes/s over
+    /// the step (docs/run.md). HTTP/1.1 and HTTP/2.
+    #[arg(long, value_name = "KIND", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events: Option<String>,
+    /// --events: the event holding this text ends the answer (tokens: [DONE] unless told); a body ending without
+    /// it is a stream_cut.
+    #[arg(long, value_name = "TEXT", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_until: Option<String>,
+    /// --events: the most events in one answer (default 1000000); more fails it as stream_too_long.
+    #[arg(long, value_name = "N", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_max: Option<u64>,
+    /// --events: the most body bytes in one answer (default 64MiB); more fails it as stream_too_long.
+    #[arg(long, value_name = "SIZE", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub events_max_bytes: Option<String>,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

@@ -150,6 +150,8 @@ impl Sample {
             failed: step.failed,
             answers: l.count,
             histogram: LatencyHistogram::from_base64(&step.histogram.data).ok(),
+            first_event_us: step.events.as_ref().and_then(|e| e.first_event.as_ref()).map(|p| p.latency.mean),
+            tokens_per_s: step.events.as_ref().and_then(|e| e.tokens.as_ref()).map(|t| t.tokens_per_s),
         }
     }
 }
@@ -173,6 +175,8 @@ fn add_drnbench_rows(side: &mut Side, path: &Path, rows: Vec<DrnbenchRow>) {
                 // drnbench times no answer apart: no percentile, so none is needed.
                 answers: 0,
                 histogram: None,
+                first_event_us: None,
+                tokens_per_s: None,
             },
         );
     }

@@ -34,6 +34,10 @@ pub struct Sample {
     pub answers: u64,
     /// The latency histogram of the successes, when the input has one (not in drnbench CSV).
     pub histogram: Option<LatencyHistogram>,
+    /// `--events`: the mean time to first event (a token stream: first token), microseconds.
+    pub first_event_us: Option<f64>,
+    /// `--events tokens`: output tokens a second.
+    pub tokens_per_s: Option<f64>,
 }
 
 /// What is compared: one input (or one target of a study), its runs per load point.
@@ -88,9 +92,15 @@ pub enum Metric {
     P999,
     /// Failed requests, percent of the requests.
     Failed,
+    /// `--events`: mean time to first event (a token stream: time to first token), microseconds.
+    Ttft,
+    /// `--events tokens`: output tokens a second: higher is faster.
+    TokensPerS,
 }
 
 pub const METRICS: [Metric; 6] = [Metric::Qps, Metric::Mean, Metric::P50, Metric::P99, Metric::P999, Metric::Failed];
+/// Compared too where some run of a group read its answers as events (`--events`).
+pub const STREAM_METRICS: [Metric; 2] = [Metric::Ttft, Metric::TokensPerS];
 
 impl Metric {
     pub fn name(self) -> &'static str {
@@ -101,6 +111,8 @@ impl Metric {
             Metric::P99 => "p99",
             Metric::P999 => "p99.9",
             Metric::Failed => "failed",
+            Metric::Ttft => "ttft",
+            Metric::TokensPerS => "tok/s",
         }
     }
 
@@ -112,6 +124,8 @@ impl Metric {
             "p99" => Metric::P99,
             "p99.9" | "p999" => Metric::P999,
             "errors" | "failed" => Metric::Failed,
+            "ttft" | "first_event" => Metric::Ttft,
+            "tok/s" | "tokens/s" | "tps" | "tokens_per_s" => Metric::TokensPerS,
             _ => return None,
         })
     }
@@ -125,6 +139,8 @@ impl Metric {
             Metric::P99 => s.p99_us,
             Metric::P999 => s.p999_us,
             Metric::Failed => (s.requests > 0).then(|| 100.0 * s.failed as f64 / s.requests as f64),
+            Metric::Ttft => s.first_event_us,
+            Metric::TokensPerS => s.tokens_per_s,
         }
     }
 
@@ -151,6 +167,11 @@ impl Metric {
                 let requests: u64 = runs.iter().map(|r| r.requests).sum();
                 (requests > 0).then(|| 100.0 * runs.iter().map(|r| r.failed).sum::<u64>() as f64 / requests as f64)
             }
+            // The runs' own figures averaged, as throughput is: a run is the sample.
+            Metric::Ttft | Metric::TokensPerS => {
+                let v: Vec<f64> = runs.iter().filter_map(|r| self.of_run(r)).collect();
+                (!v.is_empty()).then(|| stats::mean(&v))
+            }
         }
     }
 
@@ -166,7 +187,7 @@ impl Metric {
 
     /// Whether a higher value is better (throughput) rather than worse (latency, failures).
     fn higher_is_better(self) -> bool {
-        self == Metric::Qps
+        matches!(self, Metric::Qps | Metric::TokensPerS)
     }
 }
 
@@ -335,12 +356,16 @@ fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompariso
             }
         }
     }
+    let streamed =
+        group.sides.iter().flat_map(|s| &s.points).flat_map(|(_, runs)| runs).any(|r| r.first_event_us.is_some());
+    let metrics: Vec<Metric> =
+        METRICS.iter().chain(streamed.then_some(&STREAM_METRICS).into_iter().flatten()).copied().collect();
     let empty: &[Sample] = &[];
     let points = points
         .into_iter()
         .map(|point| {
             let base_runs = base.runs_at(&point).unwrap_or(empty);
-            let rows = METRICS
+            let rows = metrics
                 .iter()
                 .map(|&metric| {
                     let base_value = (!base_runs.is_empty()).then(|| metric.pooled(base_runs)).flatten();
@@ -369,7 +394,7 @@ fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompariso
         })
         .collect::<Vec<Point>>();
     // How to get a verdict on a percentile that had none: once per metric, with the fewest answers seen.
-    for &metric in &METRICS {
+    for &metric in &metrics {
         let short = points.iter().flat_map(|p| &p.rows).filter(|r| r.metric == metric).flat_map(|r| &r.cells);
         let short = short.filter(|c| c.verdict == Verdict::TooFewAnswers);
         let Some(needed) = short.clone().filter_map(|c| c.answers_needed).max() else { continue };
@@ -606,6 +631,8 @@ mod tests {
             failed: 0,
             answers: 10_000,
             histogram: Some(h),
+            first_event_us: None,
+            tokens_per_s: None,
         }
     }
 

@@ -83,9 +83,11 @@ pub(super) struct Own {
 impl Own {
     pub(super) fn new(ctx: &ThreadCtx) -> Own {
         let plan = &ctx.shared.plan;
+        let mut decoder = AnyDecoder::new(plan.protocol, plan.max_line);
+        super::events::install(ctx, &mut decoder);
         Own {
             conns: (0..plan.endpoints.len()).map(|_| Slot::default()).collect(),
-            decoder: AnyDecoder::new(plan.protocol, plan.max_line),
+            decoder,
             pending: Pending::default(),
         }
     }
@@ -407,6 +409,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             if let Some(sent) = sent {
                 ctx.record_phases(intended, sent, exchange.first_byte.get(), end);
             }
+            super::events::record(&ctx, link.decoder_mut(), sent.unwrap_or(ready), end, sent.is_some());
             if let Some(at) = ctx.record(spec_index, result, intended, ready, end, verdict)
                 && op.is_some()
             {
@@ -1023,13 +1026,14 @@ async fn read_answer(
             let mut buf = ReadBuf::new(&mut scratch[..]);
             match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(Failure::from_io(&e))),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(super::events::cut(decoder, Failure::from_io(&e)))),
                 Poll::Ready(Ok(())) => {}
             }
             let data = buf.filled();
             if data.is_empty() {
                 return Poll::Ready(decoder.eof().map_err(decode_failure));
             }
+            let stamped = super::events::stamp(decoder);
             ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
             let arrived = pending.as_deref_mut().map(|p| {
                 p.arrived = Instant::now();
@@ -1044,7 +1048,7 @@ async fn read_answer(
                     return Poll::Ready(Ok(answer));
                 }
                 Ok(None) => {
-                    let now = arrived.unwrap_or_else(Instant::now);
+                    let now = stamped.or(arrived).unwrap_or_else(Instant::now);
                     if let Some(first) = first_byte.filter(|f| f.get().is_none()) {
                         first.set(Some(now));
                     }
@@ -1059,10 +1063,12 @@ async fn read_answer(
     .await
 }
 
-fn decode_failure(e: DecodeError) -> Failure {
+pub(super) fn decode_failure(e: DecodeError) -> Failure {
     match e {
         DecodeError::Malformed(m) => Failure::new(ErrorKind::Malformed, m),
         DecodeError::Truncated(m) => Failure::new(ErrorKind::Closed, m),
         DecodeError::LineTooLong(m) => Failure::new(ErrorKind::LineTooLong, m),
+        DecodeError::StreamCut(m) => Failure::new(ErrorKind::StreamCut, m),
+        DecodeError::StreamTooLong(m) => Failure::new(ErrorKind::StreamTooLong, m),
     }
 }

@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,7 @@ use super::client::Exchange;
 use super::conn::{Conn, Failure, connect, connect_timed};
 use super::h2_limits::{self, HeaderList, MOST_UNSENT_ACKS};
 use crate::metrics::{ErrorKind, StepMetrics};
+use crate::protocol::events::{EventReader, EventsSpec};
 use crate::protocol::grpc;
 use crate::protocol::h2::frame::{self, Head};
 use crate::protocol::h2::hpack;
@@ -208,7 +210,10 @@ pub(super) fn exchange(
                 (Outcome::Answer(_), ..) if Instant::now() > sent + exchange.timeout => {
                     return Err(super::client::timeout_failure(exchange.timeout));
                 }
-                (Outcome::Answer(a), kept, first_byte) => {
+                (Outcome::Answer(a), kept, first_byte, events) => {
+                    if let Some(mut r) = events {
+                        super::events::record_reader(ctx, &mut r, sent, Instant::now());
+                    }
                     // For a script's response(), taken by the client loop as this returns (see client.rs).
                     if kept.is_some() {
                         ctx.h2_kept.set(kept);
@@ -312,6 +317,10 @@ struct State {
     pause: Duration,
     /// A GOAWAY came: the connection finishes its streams beside the one opened in its place, counted apart.
     handing_over: bool,
+    /// `--events`: each answer's body read as events (DATA then read whole), each read's bytes stamped with one
+    /// clock read, `read_at`.
+    events: Option<Arc<EventsSpec>>,
+    read_at: Option<Instant>,
 }
 
 /// A stream under way.
@@ -330,6 +339,8 @@ struct Stream {
     grpc: grpc::Call,
     /// When its answer's HEADERS came, if its end came in a later frame (else its first byte is its end).
     first_byte: Option<Instant>,
+    /// `--events`: its answer's body read as events.
+    events: Option<Box<EventReader>>,
 }
 
 /// The streams under way on a connection, by id. Their states sit in a slab whose places are reused (a connection
@@ -464,6 +475,8 @@ impl State {
             max_header_list,
             pause: Duration::ZERO,
             handing_over: false,
+            events: None,
+            read_at: None,
         }
     }
 
@@ -517,7 +530,12 @@ impl State {
             sent: 0,
         });
         let kept = self.keep.then(Box::default);
-        self.streams.insert(id, Stream { window: self.stream_window, body, kept, ..Stream::default() });
+        let events = self.events.as_ref().map(|spec| {
+            let mut r = EventReader::new(Arc::clone(spec), self.max_block);
+            r.start();
+            Box::new(r)
+        });
+        self.streams.insert(id, Stream { window: self.stream_window, body, kept, events, ..Stream::default() });
         if !self.push_body(id) {
             self.blocked.push_back(id);
         }
@@ -562,6 +580,12 @@ impl State {
         if let Some(s) = self.streams.get_mut(&id)
             && s.done.is_none()
         {
+            let outcome = match outcome {
+                Outcome::Failed(f) if s.events.as_ref().is_some_and(|r| r.active()) => {
+                    Outcome::Failed(super::events::cut_stream(f))
+                }
+                o => o,
+            };
             self.answered |= matches!(outcome, Outcome::Answer(..));
             s.done = Some(outcome);
             if let Some(w) = s.waker.take() {
@@ -620,6 +644,7 @@ impl H2Conn {
         let mut state = State::new(streams, plan.max_line, plan.max_header_list);
         state.keep = ctx.script.wants_message();
         state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
+        state.events = plan.events.clone();
         state.pause = pause;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
@@ -681,8 +706,9 @@ impl H2Conn {
 
     /// Waits for the stream's end, and forgets it; with its headers and body when they were kept, and when its
     /// answer's HEADERS came if that was before its end.
-    async fn wait(&self, id: u32) -> (Outcome, Option<Box<Kept>>, Option<Instant>) {
+    async fn wait(&self, id: u32) -> (Outcome, Option<Box<Kept>>, Option<Instant>, Option<Box<EventReader>>) {
         let mut first_byte = None;
+        let mut events = None;
         let outcome = poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             let Some(s) = st.streams.get_mut(&id) else {
@@ -691,6 +717,7 @@ impl H2Conn {
             match s.done.take() {
                 Some(o) => {
                     first_byte = s.first_byte;
+                    events = s.events.take();
                     Poll::Ready(o)
                 }
                 None => {
@@ -702,7 +729,7 @@ impl H2Conn {
             }
         })
         .await;
-        (outcome, self.forget(id), first_byte)
+        (outcome, self.forget(id), first_byte, events)
     }
 
     /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed.
@@ -918,6 +945,9 @@ impl H2Conn {
 
     fn on_frames(&self, metrics: &RefCell<StepMetrics>, mut data: &[u8]) {
         let mut st = self.state.borrow_mut();
+        if st.events.is_some() {
+            st.read_at = Some(Instant::now());
+        }
         while !data.is_empty() && st.phase != Phase::Dead {
             if st.skip > 0 {
                 if let Some(len) = st.pad_unread.take()
@@ -951,7 +981,7 @@ impl H2Conn {
                 if !frame_fits(&mut st, &head) {
                     break;
                 }
-                if head.kind == frame::DATA && !st.keep && !st.grpc {
+                if head.kind == frame::DATA && !st.keep && !st.grpc && st.events.is_none() {
                     let (have, first) = (partial.len() - frame::HEAD, partial.get(frame::HEAD).copied());
                     partial.clear();
                     st.partial = partial;
@@ -978,7 +1008,7 @@ impl H2Conn {
             if !frame_fits(&mut st, &head) {
                 break;
             }
-            if head.kind == frame::DATA && !st.keep && !st.grpc {
+            if head.kind == frame::DATA && !st.keep && !st.grpc && st.events.is_none() {
                 let have = head.len.min(data.len() - frame::HEAD);
                 let first = (have > 0).then(|| data[frame::HEAD]);
                 data = &data[frame::HEAD + have..];
@@ -1065,6 +1095,9 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
     if !end_stream {
         return;
     }
+    if let Some(Err(e)) = st.streams.get(&id).and_then(|s| s.events.as_deref()).map(EventReader::body_ended) {
+        return st.finish(id, Outcome::Failed(super::client::decode_failure(e)));
+    }
     let status = st.streams.get(&id).map_or(0, |s| s.status);
     if status == 0 {
         if st.streams.contains_key(&id) {
@@ -1077,6 +1110,23 @@ fn data_end(st: &mut State, id: u32, end_stream: bool) {
     }
     let outcome = answered(st, id, status);
     st.finish(id, outcome);
+}
+
+/// `--events`: a DATA frame's `body` read as events; an answer past its bounds fails, one whose end event came ends
+/// (the rest of its stream cancelled).
+fn stream_events(st: &mut State, head: &Head, body: &[u8]) {
+    let at = st.read_at.unwrap_or_else(Instant::now);
+    let Some(s) = st.streams.get_mut(&head.stream) else { return };
+    let status = s.status;
+    let Some(r) = s.events.as_deref_mut() else { return };
+    r.clock(at);
+    let outcome = match r.body(body, false).map(|()| r.ended()) {
+        Err(e) => Outcome::Failed(super::client::decode_failure(e)),
+        Ok(true) if head.flags & frame::END_STREAM == 0 => answered(st, head.stream, status),
+        Ok(_) => return,
+    };
+    frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
+    st.finish(head.stream, outcome);
 }
 
 /// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status (their messages
@@ -1105,6 +1155,7 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
             // Each body is kept up to MOST_KEPT_BODY as an HTTP/1.1 answer's is, and a connection's together up to
             // KEPT_PER_CONNECTION: its streams are read side by side, and a server may answer each with gigabytes.
             let body = &payload[range.clone()];
+            let events_range = range.clone();
             let body = &body[..body.len().min(KEPT_PER_CONNECTION.saturating_sub(st.kept_bytes))];
             if let Some(k) = st.streams.get_mut(&head.stream).and_then(|s| s.kept.as_mut()) {
                 let before = k.body.len();
@@ -1126,6 +1177,9 @@ fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &Head, payload
                     frame::rst_stream(&mut st.out, head.stream, frame::CANCEL);
                     st.finish(head.stream, Outcome::Failed(Failure::new(ErrorKind::grpc(&f), f.describe())));
                 }
+            }
+            if st.events.is_some() {
+                stream_events(st, head, &payload[events_range]);
             }
             data_start(st, head, head.len, payload.first().copied());
         }
@@ -1376,6 +1430,9 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
         if !end_stream && !st.grpc {
             // A clock read only for an answer whose body follows: its first byte is not its end.
             s.first_byte = Some(Instant::now());
+            if let Some(r) = s.events.as_deref_mut() {
+                r.begin(status);
+            }
         }
         if let Some(k) = s.kept.as_mut() {
             k.headers = fields;

@@ -5,6 +5,7 @@
 
 mod client;
 pub mod conn;
+mod events;
 mod h2;
 mod h2_limits;
 mod pacer;

@@ -259,6 +259,9 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(line) = step.phases.as_ref().and_then(|p| p.summary_line()) {
         let _ = writeln!(out, "  phases       {line}");
     }
+    for line in step.events.as_ref().map(|e| e.summary_lines()).unwrap_or_default() {
+        let _ = writeln!(out, "  events       {line}");
+    }
     let _ = writeln!(out);
     let status: Vec<String> = step
         .status

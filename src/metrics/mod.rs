@@ -2,6 +2,7 @@
 //!
 //! Each engine thread owns one [`StepMetrics`] (no locks on the hot path); they are merged when the step ends.
 
+pub mod events;
 pub mod histogram;
 pub mod phases;
 pub mod status;
@@ -10,6 +11,7 @@ pub mod timeline;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub use events::EventMetrics;
 pub use histogram::LatencyHistogram;
 pub use phases::Phases;
 pub use status::StatusSet;
@@ -129,11 +131,17 @@ pub enum ErrorKind {
     GrpcHttpStatus,
     /// gRPC: a message's length prefix could not be taken (compressed, a bad flag, past the 4 MiB bound, cut short).
     GrpcBadMessage,
+    /// `--events`: a stream ended before its end: the connection closed or was reset inside it, or its body ended
+    /// without the end event (`--events-until`, a token stream's `[DONE]`). A timeout is counted as one.
+    StreamCut,
+    /// `--events`: an answer went past `--events-max` events or `--events-max-bytes` bytes (or a chunk announced
+    /// more).
+    StreamTooLong,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 53] = [
+    pub const ALL: [ErrorKind; 55] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -187,6 +195,8 @@ impl ErrorKind {
         ErrorKind::GrpcNoStatus,
         ErrorKind::GrpcHttpStatus,
         ErrorKind::GrpcBadMessage,
+        ErrorKind::StreamCut,
+        ErrorKind::StreamTooLong,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -245,6 +255,8 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "grpc_no_status",
             ErrorKind::GrpcHttpStatus => "grpc_http_status",
             ErrorKind::GrpcBadMessage => "grpc_bad_message",
+            ErrorKind::StreamCut => "stream_cut",
+            ErrorKind::StreamTooLong => "stream_too_long",
         }
     }
 
@@ -309,6 +321,8 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status",
             ErrorKind::GrpcHttpStatus => "gRPC answer with an HTTP status other than 200",
             ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
+            ErrorKind::StreamCut => "stream cut before its end",
+            ErrorKind::StreamTooLong => "stream past --events-max or --events-max-bytes",
         }
     }
 
@@ -797,6 +811,8 @@ pub struct StepMetrics {
     pub h2: H2Counts,
     /// HTTP's phases: connect, TLS handshake, time to first byte, receiving (empty for other protocols).
     pub phases: Phases,
+    /// `--events`: what streamed answers held (empty otherwise).
+    pub events: EventMetrics,
 }
 
 /// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
@@ -873,6 +889,7 @@ impl StepMetrics {
             first_error_reply: None,
             h2: H2Counts::default(),
             phases: Phases::new(),
+            events: EventMetrics::default(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -1045,6 +1062,7 @@ impl StepMetrics {
         self.starved += other.starved;
         self.h2.merge(&other.h2);
         self.phases.merge(&other.phases);
+        self.events.merge(&other.events);
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }

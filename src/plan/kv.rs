@@ -549,6 +549,7 @@ impl KvPlan {
             data: data_shown.clone(),
             streams: 1,
             grpc_messages_out: 0,
+            events: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

@@ -2,6 +2,7 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+mod events;
 mod grpc;
 pub mod kv;
 pub mod kv_guard;
@@ -22,6 +23,7 @@ use crate::load::{Arrival, LoadModel, Ramp, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
+use crate::protocol::events::EventsSpec;
 use crate::protocol::http::RequestParts;
 use crate::protocol::http::request::write_request;
 use crate::protocol::http::request::{check_header, check_method, check_target};
@@ -166,6 +168,8 @@ pub struct RunPlan {
     pub streams: usize,
     /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
     pub grpc_messages_out: u32,
+    /// `--events`: each answer read as a stream of events.
+    pub events: Option<Arc<EventsSpec>>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -309,6 +313,8 @@ pub struct RequestSet {
     pub streams: usize,
     /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
     pub grpc_messages_out: u32,
+    /// `--events`: each answer read as a stream of events.
+    pub events: Option<Arc<EventsSpec>>,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -535,6 +541,7 @@ impl RequestSet {
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
             grpc_messages_out: grpc.as_ref().map_or(0, |g| g.messages_per_call),
+            events: events::from_args(a)?,
         })
     }
 }
@@ -1088,6 +1095,8 @@ impl RunPlan {
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
             ramp: None,
+            events: set.events.as_ref().map(|e| e.kind.name().to_string()),
+            events_until: set.events.as_ref().and_then(|e| e.until().map(String::from)),
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),
         };
@@ -1123,6 +1132,7 @@ impl RunPlan {
             template: set.template.clone(),
             streams: set.streams.max(1),
             grpc_messages_out: set.grpc_messages_out,
+            events: set.events.clone(),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

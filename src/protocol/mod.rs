@@ -3,6 +3,7 @@
 //! The engine writes prepared request bytes and feeds whatever it reads to a [`ResponseDecoder`] until the
 //! decoder says the answer is complete. Framing is the protocol's business; timing and counting are the engine's.
 
+pub mod events;
 mod framing;
 pub mod grpc;
 pub mod h2;
@@ -347,6 +348,12 @@ pub enum DecodeError {
     /// A header or line went on past the decoder's bound (`--max-line`) without ending.
     #[error("{0}")]
     LineTooLong(String),
+    /// `--events`: the stream ended before its end (the connection closed inside it, or its end text never came).
+    #[error("{0}")]
+    StreamCut(String),
+    /// `--events`: an answer went past its bound of events or bytes.
+    #[error("{0}")]
+    StreamTooLong(String),
 }
 
 /// Feeds `wire` to a fresh decoder whole, then split in two at every point, then byte by byte: the same answer

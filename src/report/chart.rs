@@ -36,6 +36,9 @@ pub enum Metric {
     P99,
     Mean,
     Spectrum,
+    /// `--events`: the median time to first event (token), and the median gap between events, per step.
+    Ttft,
+    Gaps,
 }
 
 impl Metric {
@@ -45,6 +48,8 @@ impl Metric {
             "p99" => Metric::P99,
             "mean" => Metric::Mean,
             "spectrum" => Metric::Spectrum,
+            "ttft" => Metric::Ttft,
+            "gaps" => Metric::Gaps,
             _ => return None,
         })
     }
@@ -55,6 +60,8 @@ impl Metric {
             Metric::P99 => "p99 latency (ms)",
             Metric::Mean => "mean latency (ms)",
             Metric::Spectrum => "latency (ms)",
+            Metric::Ttft => "time to first event, p50 (ms)",
+            Metric::Gaps => "gap between events, p50 (ms)",
         }
     }
 
@@ -64,6 +71,8 @@ impl Metric {
             Metric::P99 => "p99 latency",
             Metric::Mean => "Mean latency",
             Metric::Spectrum => "Latency by percentile",
+            Metric::Ttft => "Time to first event (token)",
+            Metric::Gaps => "Gaps between events (inter-token latency)",
         }
     }
 
@@ -73,6 +82,8 @@ impl Metric {
             Metric::P99 => p.p99_ms,
             Metric::Mean => p.mean_ms,
             Metric::Spectrum => None,
+            Metric::Ttft => p.first_event_ms,
+            Metric::Gaps => p.gap_ms,
         }
     }
 }
@@ -97,7 +108,7 @@ fn lines_over_time(report: &Report, metric: Metric) -> Result<Vec<Line>, String>
     let column = match metric {
         Metric::Qps => 1,
         Metric::P99 => 3,
-        Metric::Mean | Metric::Spectrum => {
+        Metric::Mean | Metric::Spectrum | Metric::Ttft | Metric::Gaps => {
             return Err("over time, the windows give qps and p99 (they keep no mean or spectrum)".into());
         }
     };
@@ -159,6 +170,7 @@ pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) 
         return Err(match metric {
             Metric::Spectrum => "no input has a latency histogram (drnbench CSVs have none)".into(),
             Metric::Qps => "no input has a step".into(),
+            Metric::Ttft | Metric::Gaps => "no input read its answers as events (run --events)".into(),
             _ => "no input has this latency figure (drnbench CSVs have only the mean)".into(),
         });
     }

@@ -369,6 +369,12 @@ pub struct Point {
     pub generator_cpu: Option<f64>,
     /// Probe name -> change during the step.
     pub probes: BTreeMap<String, f64>,
+    /// `--events`: the median time to first event (a token stream: first token) and the median gap between events,
+    /// milliseconds; absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_event_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_ms: Option<f64>,
 }
 
 /// A capacity search's objective: the latency bound drawn as a line, and the rate found.
@@ -580,6 +586,8 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
                 server_cpu: None,
                 generator_cpu: None,
                 probes: BTreeMap::new(),
+                first_event_ms: None,
+                gap_ms: None,
             }
         })
         .collect();
@@ -699,7 +707,13 @@ fn point_of(s: &StepResult, axis: &str) -> Point {
         server_cpu: s.server.as_ref().map(|p| p.cpu_percent_mean),
         generator_cpu: (s.generator.cores > 0).then_some(s.generator.cpu_percent),
         probes: s.probes.iter().filter_map(|p| Some((p.name.clone(), p.delta?))).collect(),
+        first_event_ms: events_p50(s.events.as_ref().and_then(|e| e.first_event.as_ref())),
+        gap_ms: events_p50(s.events.as_ref().and_then(|e| e.gaps.as_ref())),
     }
+}
+
+fn events_p50(p: Option<&crate::result::phases::Phase>) -> Option<f64> {
+    p.map(|p| ms(p.latency.percentile(50.0) as f64))
 }
 
 /// The percentile spectrum as HdrHistogram plots it: x = 1 / (1 - p) at 20 points per decade, up to the point
@@ -859,6 +873,8 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
             failed: 0,
             answers: 1000,
             histogram: None,
+            first_event_us: None,
+            tokens_per_s: None,
         };
         let side = |name: &str, values: [f64; 3]| Side {
             points: vec![(String::new(), values.map(run).to_vec())],

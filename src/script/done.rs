@@ -32,6 +32,8 @@ impl Figures {
             ErrorKind::Closed,
             ErrorKind::Malformed,
             ErrorKind::LineTooLong,
+            ErrorKind::StreamCut,
+            ErrorKind::StreamTooLong,
             ErrorKind::Unsolicited,
             ErrorKind::Tls,
             ErrorKind::Io,

@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -13,6 +13,7 @@ use tokio::time::{sleep, timeout};
 use super::Shared;
 use super::request::{Fault, Head, Plan, Route, parse_head};
 use super::response::{self, Conn};
+use super::stream::StreamPlan;
 
 /// Bodies up to this size go out with their head in one write; larger ones stream from the static pattern.
 const INLINE_BODY: u64 = 16 * 1024;
@@ -139,6 +140,9 @@ impl Connection<'_> {
             Some(s) => s.acquire().await.ok(),
             None => None,
         };
+        if let Some(s) = &plan.stream {
+            return self.stream(s, plan.keep_alive).await;
+        }
         let slow = plan.fault == Some(Fault::SlowBody);
         let delay = if slow { Duration::ZERO } else { plan.delay.unwrap_or_default() };
         self.wait(delay + random_below(plan.jitter)).await?;
@@ -183,6 +187,31 @@ impl Connection<'_> {
             self.write_body(0, len).await?;
         }
         Ok(after)
+    }
+
+    /// A streamed answer (`?events=N`): the head at once, each event at its instant from the request, the last
+    /// with the body's end in one write (a client that ends its answer at `[DONE]` finds the body's end with it).
+    async fn stream(&mut self, s: &StreamPlan, keep_alive: bool) -> io::Result<After> {
+        let start = Instant::now();
+        s.head(&mut self.out, keep_alive);
+        s.opening(&mut self.out);
+        self.flush().await?;
+        for i in 0..s.events {
+            if s.cut == Some(i) {
+                return Ok(After::Close);
+            }
+            let at = start + s.first + s.gap * i.min(u32::MAX as u64) as u32;
+            crate::timer::precise_sleep(at.saturating_duration_since(Instant::now())).await;
+            s.event(&mut self.out, i);
+            if i + 1 == s.events {
+                s.end(&mut self.out);
+            }
+            self.flush().await?;
+        }
+        if s.events == 0 {
+            s.end(&mut self.out);
+        }
+        Ok(if keep_alive && !s.close_delimited && s.cut.is_none() { After::KeepAlive } else { After::Close })
     }
 
     /// Sleeps, but first sends the answers already made: they should not wait for this one.

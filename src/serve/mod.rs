@@ -7,6 +7,7 @@ mod cache;
 mod conn;
 mod request;
 mod response;
+mod stream;
 
 use std::io::{self, Write};
 use std::net::SocketAddr;

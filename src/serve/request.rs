@@ -42,6 +42,8 @@ pub struct Plan {
     pub fault: Option<Fault>,
     /// A bad query value: answered with 400 and this line.
     pub error: Option<String>,
+    /// `?events=N`: a streamed answer (see `stream.rs`).
+    pub stream: Option<Box<super::stream::StreamPlan>>,
 }
 
 pub enum Head {
@@ -115,6 +117,7 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
         status: 200,
         fault: None,
         error: None,
+        stream: None,
     };
     let target = req.path.unwrap_or("/");
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
@@ -124,6 +127,9 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
         _ => Route::Default,
     };
     let has_key = apply_query(&mut plan, query, key);
+    if plan.stream.as_ref().is_some_and(|s| !s.asked) {
+        plan.stream = None;
+    }
     if plan.route == Route::Cache && !has_key && plan.error.is_none() {
         plan.error = Some("missing key: use /cache?key=NAME".into());
     }
@@ -163,7 +169,7 @@ fn apply_query(plan: &mut Plan, query: &str, key: &mut String) -> bool {
                 has_key = true;
                 Ok(())
             }
-            _ => Ok(()),
+            _ => super::stream::apply(&mut plan.stream, name, value).unwrap_or(Ok(())),
         };
         if let Err(why) = result {
             let shown: String = value.chars().take(64).collect();
@@ -328,6 +334,18 @@ mod tests {
         assert_eq!(p.route, Route::Default);
         assert!(p.keep_alive && !p.head_only && !p.http10);
         assert_eq!((p.status, p.size, p.delay, p.fault), (200, None, None, None));
+    }
+
+    #[test]
+    fn a_stream_is_asked_by_events_and_its_other_parameters_alone_ask_nothing() {
+        let p = plan("GET /?events=3&gap=10ms&first=50ms HTTP/1.1\r\nHost: x\r\n\r\n");
+        let s = p.stream.expect("a stream");
+        assert_eq!((s.events, s.gap, s.first), (3, Duration::from_millis(10), Duration::from_millis(50)));
+        assert_eq!(
+            plan("GET /?first=1ms&kind=x2 HTTP/1.1\r\nHost: x\r\n\r\n").error.map(|e| e.contains("kind")),
+            Some(true)
+        );
+        assert!(plan("GET /?first=1ms&gap=2ms HTTP/1.1\r\nHost: x\r\n\r\n").stream.is_none());
     }
 
     #[test]

@@ -81,6 +81,9 @@ struct WorkloadSpec {
     /// A data file for `{{column}}` templates (`--data`), and how its rows are taken.
     data: Option<String>,
     data_order: Option<String>,
+    /// Streamed answers (`--events`, `--events-until`).
+    events: Option<String>,
+    events_until: Option<String>,
     mix: Option<String>,
     keys: Option<u64>,
     value_size: Option<u64>,
@@ -194,6 +197,9 @@ pub struct HttpWork {
     pub script_args: Vec<String>,
     pub data: Option<PathBuf>,
     pub data_order: crate::cli::args::DataOrderArg,
+    /// `--events`, `--events-until`.
+    pub events: Option<String>,
+    pub events_until: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -572,6 +578,7 @@ impl StudyPlan {
         request.script_args = h.script_args;
         request.data = h.data;
         request.data_order = h.data_order;
+        (request.events, request.events_until) = (h.events, h.events_until);
         request.timeout = l.timeout.clone().unwrap_or(request.timeout);
         request.seed = l.seed;
         for base in &t.urls {
@@ -920,6 +927,8 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || w.body_file.is_some()
         || w.patterns.is_some()
         || w.script.is_some()
+        || w.events.is_some()
+        || w.events_until.is_some()
         || (w.data.is_some() && w.command.is_empty());
     let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, UsageError> {
         match f {
@@ -958,6 +967,19 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             ));
         }
     };
+    if let Some(kind) = &w.events
+        && crate::protocol::events::EventKind::parse(kind).is_none()
+    {
+        return Err(
+            at.error(&key("events"), &format!("events \"{kind}\": give \"sse\", \"ndjson\", \"chunks\" or \"tokens\""))
+        );
+    }
+    if w.events_until.is_some() && w.events.is_none() {
+        return Err(at.error(
+            &key("events_until"),
+            "events_until without events: add events = \"sse\" (or ndjson, chunks, tokens)",
+        ));
+    }
     let http = if has_http || !has_kv {
         let mut paths = w.paths.clone().unwrap_or_default();
         if w.path.is_some() && w.paths.is_some() {
@@ -983,6 +1005,8 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             script_args: w.script_args.clone(),
             data: data.clone(),
             data_order,
+            events: w.events.clone(),
+            events_until: w.events_until.clone(),
         })
     } else {
         None
@@ -1264,6 +1288,8 @@ fn example(key: &str) -> &'static str {
         "script_args" => "script_args = [\"user1\"]",
         "data" => "data = \"users.csv\"",
         "data_order" => "data_order = \"unique\"",
+        "events" => "events = \"tokens\"",
+        "events_until" => "events_until = \"[DONE]\"",
         "mix" => "mix = \"get:90,set:10\"",
         "keys" => "keys = 1000",
         "value_size" => "value_size = 20480",

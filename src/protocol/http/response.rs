@@ -3,6 +3,7 @@
 //! Body bytes are counted, never stored: memory per connection stays at the size of a response head, whatever
 //! the size of the bodies. Heads are parsed straight from the read buffer and copied only when they span reads.
 
+use crate::protocol::events::EventReader;
 use crate::protocol::framing::too_long;
 use crate::protocol::{Answer, DEFAULT_MAX_LINE, DecodeError, ResponseDecoder};
 
@@ -71,6 +72,8 @@ pub struct HttpDecoder {
     unread: usize,
     /// The answer's headers and body, when asked for (see [`HttpDecoder::keep_message`]).
     kept: Option<Box<Kept>>,
+    /// `--events`: the reader of each answer's events, fed the body as it comes.
+    events: Option<Box<EventReader>>,
 }
 
 impl Default for HttpDecoder {
@@ -86,6 +89,7 @@ impl Default for HttpDecoder {
             stray: None,
             unread: 0,
             kept: None,
+            events: None,
         }
     }
 }
@@ -99,6 +103,16 @@ impl HttpDecoder {
     /// Keep each answer's headers and body (a script's `response()` reads them); off, bodies are only counted.
     pub fn keep_message(&mut self, keep: bool) {
         self.kept = keep.then(Box::default);
+    }
+
+    /// Read each answer's body for events (`--events`).
+    pub fn read_events(&mut self, reader: EventReader) {
+        self.events = Some(Box::new(reader));
+    }
+
+    /// The events reader, when the run reads events.
+    pub fn events_mut(&mut self) -> Option<&mut EventReader> {
+        self.events.as_deref_mut()
     }
 
     /// The last answer's headers and body, when kept.
@@ -172,6 +186,11 @@ impl HttpDecoder {
             self.keep_alive = false;
             State::UntilClose
         };
+        if let Some(e) = self.events.as_deref_mut()
+            && !matches!(self.state, State::Head | State::Done)
+        {
+            e.begin(status);
+        }
         Ok(Some(len))
     }
 
@@ -183,6 +202,9 @@ impl HttpDecoder {
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(&data[..take]);
                 }
+                if let Some(e) = self.events.as_deref_mut() {
+                    e.body(&data[..take], false)?;
+                }
                 let left = left - take as u64;
                 self.state = if left == 0 { State::Done } else { State::Length(left) };
                 Ok(take)
@@ -190,6 +212,9 @@ impl HttpDecoder {
             State::UntilClose => {
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(data);
+                }
+                if let Some(e) = self.events.as_deref_mut() {
+                    e.body(data, false)?;
                 }
                 Ok(data.len())
             }
@@ -206,6 +231,12 @@ impl HttpDecoder {
                 let take = left.min((data.len() - i) as u64);
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(&data[i..i + take as usize]);
+                }
+                if let Some(e) = self.events.as_deref_mut() {
+                    e.body(&data[i..i + take as usize], true)?;
+                    if take == left {
+                        e.chunk_end()?;
+                    }
                 }
                 i += take as usize;
                 chunk = if take == left { Chunk::DataEnd { seen_cr: false } } else { Chunk::Data(left - take) };
@@ -228,14 +259,14 @@ impl HttpDecoder {
                         Chunk::Size { value, len: len + 1 }
                     }
                     b';' | b' ' | b'\t' | b'\r' if len > 0 => Chunk::Extension { value, len: len + 1 },
-                    b'\n' if len > 0 => next_after_size(value),
+                    b'\n' if len > 0 => self.chunk_announced(value)?,
                     _ => {
                         return Err(DecodeError::Malformed(format!("bad chunk size byte 0x{b:02x}")));
                     }
                 },
                 Chunk::Extension { value, len } => {
                     if b == b'\n' {
-                        next_after_size(value)
+                        self.chunk_announced(value)?
                     } else {
                         Chunk::Extension { value, len: len + 1 }
                     }
@@ -261,6 +292,35 @@ impl HttpDecoder {
         }
         self.state = State::Chunked(chunk);
         Ok(i)
+    }
+}
+
+impl HttpDecoder {
+    /// A chunk-size line read: what follows it (the events reader bounds the chunk first).
+    fn chunk_announced(&mut self, value: u64) -> Result<Chunk, DecodeError> {
+        if let Some(e) = self.events.as_deref_mut()
+            && value > 0
+        {
+            e.chunk_start(value)?;
+        }
+        Ok(next_after_size(value))
+    }
+
+    /// After body bytes: the answer ends early when its end event came before its body's end (the rest is not
+    /// the answer's, so the connection cannot carry the next request); a body that ended without an end event it
+    /// should have had is a cut stream.
+    fn events_done(&mut self) -> Result<bool, DecodeError> {
+        let Some(e) = self.events.as_deref() else { return Ok(false) };
+        if e.ended() && self.state != State::Done {
+            self.state = State::Done;
+            self.keep_alive = false;
+            self.unread = 0;
+            return Ok(true);
+        }
+        if self.state == State::Done {
+            e.body_ended()?;
+        }
+        Ok(false)
     }
 }
 
@@ -291,6 +351,9 @@ impl ResponseDecoder for HttpDecoder {
         if let Some(k) = self.kept.as_deref_mut() {
             k.headers.clear();
             k.body.clear();
+        }
+        if let Some(e) = self.events.as_deref_mut() {
+            e.start();
         }
     }
 
@@ -345,6 +408,9 @@ impl ResponseDecoder for HttpDecoder {
                 State::Length(_) | State::Chunked(_) | State::UntilClose => {
                     let used = self.consume_body(data)?;
                     data = &data[used..];
+                    if self.events_done()? {
+                        return Ok(Some(self.answer()));
+                    }
                     if self.state != State::Done {
                         return Ok(None);
                     }
@@ -358,7 +424,13 @@ impl ResponseDecoder for HttpDecoder {
             State::Done => Ok(self.answer()),
             State::UntilClose => {
                 self.state = State::Done;
+                if let Some(e) = self.events.as_deref() {
+                    e.body_ended()?;
+                }
                 Ok(self.answer())
+            }
+            State::Length(_) | State::Chunked(_) if self.events.as_deref().is_some_and(EventReader::active) => {
+                Err(DecodeError::StreamCut("the server closed the connection inside the stream".into()))
             }
             State::Head if !self.received => {
                 Err(DecodeError::Truncated("the server closed the connection without answering".into()))

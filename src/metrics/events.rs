@@ -1,0 +1,121 @@
+//! What streamed answers held (`--events`): time to first event, the gaps between events, events and tokens per
+//! answer, the answer's whole time; events, bytes and tokens over the step.
+//!
+//! Only answers that ended (their body's end, or their end event) are counted: a stream cut or timed out is counted
+//! by its failure kind, and its events are not figures of a stream.
+
+use std::time::Instant;
+
+use super::LatencyHistogram;
+use crate::protocol::events::StreamFigures;
+
+/// One thread's figures of streamed answers, merged across threads and agents alike.
+#[derive(Clone, Debug, Default)]
+pub struct EventMetrics {
+    /// Answers read for events (2xx answers that ended).
+    pub answers: u64,
+    /// Of those, answers without any event.
+    pub empty: u64,
+    /// Events in all.
+    pub events: u64,
+    /// Body bytes of those answers.
+    pub bytes: u64,
+    /// Time to first event (a token stream: first token) from the request's send, microseconds.
+    pub first: LatencyHistogram,
+    /// Every gap between two events of one answer, microseconds (events of one read are 0 apart: they came
+    /// together).
+    pub gaps: LatencyHistogram,
+    /// Events per answer (a count, in the one histogram type), answers with at least one.
+    pub per_answer: LatencyHistogram,
+    /// The answer's whole time from its send to its end, microseconds.
+    pub whole: LatencyHistogram,
+    /// A token stream: output tokens in all, and per answer (a count).
+    pub tokens: u64,
+    pub tokens_per_answer: LatencyHistogram,
+    /// A token stream: answers whose count came from the server's `usage` object (the others: one a text chunk).
+    pub usage_answers: u64,
+}
+
+fn micros(from: Instant, to: Instant) -> u64 {
+    to.saturating_duration_since(from).as_micros().min(u64::MAX as u128) as u64
+}
+
+impl EventMetrics {
+    /// An answer sent at `sent` that ended at `end`, with what its stream held and its gaps (microseconds, count).
+    pub fn record(
+        &mut self,
+        sent: Instant,
+        end: Instant,
+        f: &StreamFigures,
+        tokens: bool,
+        gaps: impl Iterator<Item = (u64, u64)>,
+    ) {
+        self.answers += 1;
+        self.events += f.events;
+        self.bytes += f.bytes;
+        self.whole.record(micros(sent, end));
+        for (gap, n) in gaps {
+            for _ in 0..n {
+                self.gaps.record(gap);
+            }
+        }
+        match f.first {
+            Some(first) if f.events > 0 => {
+                self.first.record(micros(sent, first));
+                self.per_answer.record(f.events);
+            }
+            _ => self.empty += 1,
+        }
+        if tokens {
+            self.tokens += f.tokens();
+            self.tokens_per_answer.record(f.tokens());
+            self.usage_answers += u64::from(f.usage_tokens.is_some());
+        }
+    }
+
+    pub fn merge(&mut self, o: &EventMetrics) {
+        self.answers += o.answers;
+        self.empty += o.empty;
+        self.events += o.events;
+        self.bytes += o.bytes;
+        self.first.merge(&o.first);
+        self.gaps.merge(&o.gaps);
+        self.per_answer.merge(&o.per_answer);
+        self.whole.merge(&o.whole);
+        self.tokens += o.tokens;
+        self.tokens_per_answer.merge(&o.tokens_per_answer);
+        self.usage_answers += o.usage_answers;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.answers == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_answer_gives_its_first_event_gaps_and_counts_and_merges_add_up() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let f = StreamFigures {
+            first: Some(ms(50)),
+            events: 3,
+            bytes: 30,
+            chunk_tokens: 3,
+            usage_tokens: Some(5),
+            ended: true,
+        };
+        let mut m = EventMetrics::default();
+        m.record(t0, ms(70), &f, true, [(10_000, 2)].into_iter());
+        assert_eq!((m.answers, m.events, m.bytes, m.tokens, m.usage_answers), (1, 3, 30, 5, 1));
+        assert_eq!((m.first.max() / 1000, m.whole.max() / 1000, m.gaps.count()), (50, 70, 2));
+        let mut n = EventMetrics::default();
+        n.record(t0, ms(5), &StreamFigures::default(), false, std::iter::empty());
+        m.merge(&n);
+        assert_eq!((m.answers, m.empty, m.first.count(), m.tokens), (2, 1, 1, 5));
+    }
+}

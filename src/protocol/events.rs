@@ -1,0 +1,495 @@
+//! Answers that stream (`--events`): server-sent events, NDJSON lines, HTTP chunks, an OpenAI-style token stream.
+//!
+//! [`EventReader`] is fed an answer's body bytes (dechunked by the HTTP decoder) as each read returned them, with
+//! the read's timestamp given once per read (`clock`): every event found in a read is stamped with it, so events
+//! cost no clock read of their own. It keeps one line (bounded by `--max-line`), never the body. The gaps between
+//! events wait in `gaps` until the engine moves them into its histogram after the read (the protocol layer holds no
+//! metrics).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::DecodeError;
+use super::framing::too_long;
+
+/// How an answer's body is cut into events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// Server-sent events: an event is a `data:` field or more, ended by a blank line (comments are not events).
+    Sse,
+    /// Newline-delimited JSON (or any text): an event is a non-empty line.
+    Ndjson,
+    /// An event is a chunk of a chunked body (HTTP/2: a DATA frame; another body: whatever each read brought).
+    Chunks,
+    /// OpenAI-compatible chat or completion chunks over SSE: an event is a chunk whose delta carries text (a token),
+    /// the end is `data: [DONE]`.
+    Tokens,
+}
+
+impl EventKind {
+    pub fn parse(text: &str) -> Option<EventKind> {
+        Some(match text {
+            "sse" => EventKind::Sse,
+            "ndjson" => EventKind::Ndjson,
+            "chunks" => EventKind::Chunks,
+            "tokens" => EventKind::Tokens,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Sse => "sse",
+            EventKind::Ndjson => "ndjson",
+            EventKind::Chunks => "chunks",
+            EventKind::Tokens => "tokens",
+        }
+    }
+}
+
+/// What `--events` and its bounds ask.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventsSpec {
+    pub kind: EventKind,
+    /// `--events-until`: the event holding this text ends the answer (and is not counted). A token stream ends at
+    /// `[DONE]` unless told otherwise.
+    pub until: Option<String>,
+    /// `--events-max`: more events in one answer fail it as `stream_too_long`.
+    pub max_events: u64,
+    /// `--events-max-bytes`: more body bytes in one answer (or a chunk announcing more) fail it as `stream_too_long`.
+    pub max_bytes: u64,
+}
+
+/// The end marker of an OpenAI-compatible stream.
+pub const DONE: &str = "[DONE]";
+
+impl EventsSpec {
+    /// The text that ends an answer, if any: `--events-until`, else `[DONE]` for a token stream.
+    pub fn until(&self) -> Option<&str> {
+        match (&self.until, self.kind) {
+            (Some(u), _) => Some(u),
+            (None, EventKind::Tokens) => Some(DONE),
+            (None, _) => None,
+        }
+    }
+}
+
+/// What one answer's stream held.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StreamFigures {
+    /// The read that brought the first event (a token stream: the first token).
+    pub first: Option<Instant>,
+    pub events: u64,
+    /// Body bytes (dechunked) up to the end.
+    pub bytes: u64,
+    /// A token stream: chunks that carried text, one token each.
+    pub chunk_tokens: u64,
+    /// A token stream: the `usage.completion_tokens` the server sent, when it did.
+    pub usage_tokens: Option<u64>,
+    /// The end text (`--events-until`, `[DONE]`) was read.
+    pub ended: bool,
+}
+
+impl StreamFigures {
+    /// Output tokens: the server's own count (`usage`) when it sent one, else the chunks that carried text.
+    pub fn tokens(&self) -> u64 {
+        self.usage_tokens.unwrap_or(self.chunk_tokens)
+    }
+}
+
+/// Reads the events of one answer after another (one reader per connection's decoder).
+#[derive(Debug)]
+pub struct EventReader {
+    spec: Arc<EventsSpec>,
+    max_line: usize,
+    /// The timestamp of the read being fed.
+    at: Option<Instant>,
+    last: Option<Instant>,
+    /// The line read so far (SSE, NDJSON, tokens).
+    line: Vec<u8>,
+    /// SSE: the event's data lines so far; chunks: the chunk's first `max_line` bytes (for `--events-until`).
+    data: Vec<u8>,
+    has_data: bool,
+    /// Only a 2xx answer's body is read for events: an error's body is whatever the server says.
+    active: bool,
+    fig: StreamFigures,
+    /// Gaps between events (microseconds, count) not yet taken by the engine.
+    gaps: Vec<(u64, u64)>,
+}
+
+#[derive(serde::Deserialize)]
+struct TokenChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(serde::Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    /// The completions API's shape (`choices[].text`).
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Usage {
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+fn micros(from: Instant, to: Instant) -> u64 {
+    to.saturating_duration_since(from).as_micros().min(u64::MAX as u128) as u64
+}
+
+impl EventReader {
+    pub fn new(spec: Arc<EventsSpec>, max_line: usize) -> Self {
+        Self {
+            spec,
+            max_line,
+            at: None,
+            last: None,
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            active: false,
+            fig: StreamFigures::default(),
+            gaps: Vec::new(),
+        }
+    }
+
+    pub fn spec(&self) -> &EventsSpec {
+        &self.spec
+    }
+
+    /// A new answer.
+    pub fn start(&mut self) {
+        self.last = None;
+        self.line.clear();
+        self.data.clear();
+        self.has_data = false;
+        self.active = false;
+        self.fig = StreamFigures::default();
+        self.gaps.clear();
+    }
+
+    /// The answer's head was read: its body is read for events when the status is 2xx.
+    pub fn begin(&mut self, status: u16) {
+        self.active = (200..300).contains(&status);
+    }
+
+    /// Whether this answer's body is read for events.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    /// The timestamp of the read whose bytes are fed next.
+    pub fn clock(&mut self, at: Instant) {
+        self.at = Some(at);
+    }
+
+    pub fn figures(&self) -> StreamFigures {
+        self.fig
+    }
+
+    /// The end text was read: the rest of the body is not the answer's.
+    pub fn ended(&self) -> bool {
+        self.fig.ended
+    }
+
+    /// The gaps between events read since the last call, as (microseconds, count).
+    pub fn take_gaps(&mut self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.gaps.drain(..)
+    }
+
+    /// The body ended as its framing says: an error when the stream should have ended with a text it never sent.
+    pub fn body_ended(&self) -> Result<(), DecodeError> {
+        match self.spec.until() {
+            Some(until) if self.active && !self.fig.ended => {
+                Err(DecodeError::StreamCut(format!("the answer ended without its end event ({until})")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A chunk of `size` bytes announced (chunked bodies): refused when it would take the answer past its bound.
+    pub fn chunk_start(&mut self, size: u64) -> Result<(), DecodeError> {
+        if !self.active || self.fig.ended {
+            return Ok(());
+        }
+        if size > self.spec.max_bytes.saturating_sub(self.fig.bytes) {
+            return Err(DecodeError::StreamTooLong(format!(
+                "a chunk of {size} bytes would take the answer past {} bytes (--events-max-bytes)",
+                self.spec.max_bytes
+            )));
+        }
+        if self.spec.kind == EventKind::Chunks {
+            // (The other kinds keep their event's data across chunks: a server may send a line a chunk.)
+            self.data.clear();
+        }
+        Ok(())
+    }
+
+    /// The chunk begun with [`chunk_start`](Self::chunk_start) is complete: an event of `--events chunks`.
+    pub fn chunk_end(&mut self) -> Result<(), DecodeError> {
+        if self.active && !self.fig.ended && self.spec.kind == EventKind::Chunks {
+            let text = std::mem::take(&mut self.data);
+            let r = self.event(&text);
+            self.data = text;
+            return r;
+        }
+        Ok(())
+    }
+
+    /// Body bytes; `chunked`: they are a chunk's (for `--events chunks`, whose events are the chunks).
+    pub fn body(&mut self, mut data: &[u8], chunked: bool) -> Result<(), DecodeError> {
+        if !self.active || self.fig.ended || data.is_empty() {
+            return Ok(());
+        }
+        self.fig.bytes += data.len() as u64;
+        if self.fig.bytes > self.spec.max_bytes {
+            return Err(DecodeError::StreamTooLong(format!(
+                "the answer went past {} bytes (--events-max-bytes)",
+                self.spec.max_bytes
+            )));
+        }
+        if self.spec.kind == EventKind::Chunks {
+            if chunked {
+                let room = self.max_line.saturating_sub(self.data.len());
+                self.data.extend_from_slice(&data[..data.len().min(room)]);
+                return Ok(());
+            }
+            return self.event(data);
+        }
+        while !data.is_empty() && !self.fig.ended {
+            let (piece, complete) = match data.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (data.len(), false),
+            };
+            if self.line.len() + piece > self.max_line {
+                return Err(too_long("an event line", self.max_line));
+            }
+            self.line.extend_from_slice(&data[..piece]);
+            data = &data[piece + usize::from(complete)..];
+            if complete {
+                let mut line = std::mem::take(&mut self.line);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                let r = self.line_read(&line);
+                line.clear();
+                self.line = line;
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn line_read(&mut self, line: &[u8]) -> Result<(), DecodeError> {
+        if self.spec.kind == EventKind::Ndjson {
+            return if line.trim_ascii().is_empty() { Ok(()) } else { self.event(line) };
+        }
+        if line.is_empty() {
+            if !self.has_data {
+                return Ok(());
+            }
+            self.has_data = false;
+            let data = std::mem::take(&mut self.data);
+            let r = self.event(&data);
+            self.data = data;
+            self.data.clear();
+            return r;
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(i) => (&line[..i], &line[i + 1..]),
+            None => (line, &b""[..]),
+        };
+        if name != b"data" {
+            return Ok(());
+        }
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        if self.data.len() + value.len() + 1 > self.max_line {
+            return Err(too_long("an event's data", self.max_line));
+        }
+        if self.has_data {
+            self.data.push(b'\n');
+        }
+        self.data.extend_from_slice(value);
+        self.has_data = true;
+        Ok(())
+    }
+
+    /// One event's text read.
+    fn event(&mut self, text: &[u8]) -> Result<(), DecodeError> {
+        if let Some(until) = self.spec.until()
+            && contains(text, until.as_bytes())
+        {
+            self.fig.ended = true;
+            return Ok(());
+        }
+        if self.spec.kind == EventKind::Tokens {
+            let chunk: TokenChunk = serde_json::from_slice(text).map_err(|e| {
+                DecodeError::Malformed(format!(
+                    "a token stream's event is not a JSON chunk ({e}): \"{}\"",
+                    super::framing::quote(text)
+                ))
+            })?;
+            if let Some(n) = chunk.usage.and_then(|u| u.completion_tokens) {
+                self.fig.usage_tokens = Some(n);
+            }
+            let text = chunk.choices.iter().any(|c| {
+                let t = c.delta.as_ref().and_then(|d| d.content.as_deref()).or(c.text.as_deref());
+                t.is_some_and(|t| !t.is_empty())
+            });
+            if !text {
+                return Ok(());
+            }
+            self.fig.chunk_tokens += 1;
+        }
+        self.fig.events += 1;
+        if self.fig.events > self.spec.max_events {
+            return Err(DecodeError::StreamTooLong(format!(
+                "the answer went past {} events (--events-max)",
+                self.spec.max_events
+            )));
+        }
+        let at = *self.at.get_or_insert_with(Instant::now);
+        match self.last {
+            None => self.fig.first = Some(at),
+            Some(last) => {
+                let gap = micros(last, at);
+                match self.gaps.last_mut() {
+                    Some((g, n)) if *g == gap => *n += 1,
+                    _ => self.gaps.push((gap, 1)),
+                }
+            }
+        }
+        self.last = Some(at);
+        Ok(())
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn reader(kind: EventKind, until: Option<&str>) -> EventReader {
+        let spec = EventsSpec { kind, until: until.map(String::from), max_events: 100, max_bytes: 10_000 };
+        let mut r = EventReader::new(Arc::new(spec), 256);
+        r.start();
+        r.begin(200);
+        r
+    }
+
+    /// Feeds `wire` split at every point (each part a read at its own time): the same figures each time.
+    fn every_split(kind: EventKind, wire: &[u8]) -> StreamFigures {
+        let t0 = Instant::now();
+        let mut whole = reader(kind, None);
+        whole.clock(t0);
+        whole.body(wire, false).unwrap();
+        for cut in 0..=wire.len() {
+            let mut r = reader(kind, None);
+            r.clock(t0);
+            r.body(&wire[..cut], false).unwrap();
+            r.clock(t0 + Duration::from_millis(10));
+            r.body(&wire[cut..], false).unwrap();
+            let f = r.figures();
+            assert_eq!(
+                (f.events, f.bytes, f.tokens()),
+                (whole.figures().events, wire.len() as u64, whole.figures().tokens())
+            );
+        }
+        whole.figures()
+    }
+
+    #[test]
+    fn sse_events_are_data_fields_ended_by_a_blank_line_and_comments_are_not_events() {
+        let wire = b": keep-alive\n\ndata: one\n\nevent: x\ndata: two\ndata: lines\r\n\r\nid: 3\n\ndata:\n\n";
+        assert_eq!(every_split(EventKind::Sse, wire).events, 3);
+        assert_eq!(every_split(EventKind::Ndjson, b"{\"a\":1}\n\n{\"a\":2}\r\n{\"a\":3}").events, 2);
+    }
+
+    #[test]
+    fn token_chunks_count_text_deltas_and_a_usage_object_is_the_servers_own_count() {
+        let chunk = |t: &str| format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n");
+        let mut wire = String::from("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n");
+        for t in ["Hel", "lo", "\\\"!"] {
+            wire.push_str(&chunk(t));
+        }
+        let f = every_split(EventKind::Tokens, wire.as_bytes());
+        assert_eq!((f.events, f.chunk_tokens, f.usage_tokens, f.ended), (3, 3, None, false));
+        wire.push_str(
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":7}}\n\ndata: [DONE]\n\n",
+        );
+        let f = every_split(EventKind::Tokens, wire.as_bytes());
+        assert_eq!((f.events, f.tokens(), f.ended), (3, 7, true));
+        let mut r = reader(EventKind::Tokens, None);
+        assert!(matches!(r.body(b"data: not json\n\n", false), Err(DecodeError::Malformed(_))));
+    }
+
+    #[test]
+    fn gaps_are_between_reads_and_events_of_one_read_are_apart_by_nothing() {
+        let t0 = Instant::now();
+        let mut r = reader(EventKind::Sse, None);
+        r.clock(t0);
+        r.body(b"data: a\n\ndata: b\n\n", false).unwrap();
+        r.clock(t0 + Duration::from_millis(10));
+        r.body(b"data: c\n", false).unwrap();
+        r.clock(t0 + Duration::from_millis(25));
+        r.body(b"\n", false).unwrap();
+        assert_eq!(r.take_gaps().collect::<Vec<_>>(), vec![(0, 1), (25_000, 1)]);
+        assert_eq!(r.figures().first, Some(t0));
+    }
+
+    #[test]
+    fn bounds_hold_and_the_end_text_ends_the_answer() {
+        let mut r = reader(EventKind::Sse, None);
+        assert!(matches!(r.body(&[b'x'; 257], false), Err(DecodeError::LineTooLong(_))));
+        let mut r = reader(EventKind::Chunks, None);
+        assert!(matches!(r.chunk_start(1 << 63), Err(DecodeError::StreamTooLong(_))));
+        let mut r = reader(EventKind::Ndjson, None);
+        assert!(matches!(r.body(&b"1\n".repeat(101), false), Err(DecodeError::StreamTooLong(_))));
+        let mut r = reader(EventKind::Ndjson, Some("\"done\":true"));
+        r.body(b"{\"n\":1}\n{\"done\":true}\n{\"n\":2}\n", false).unwrap();
+        assert_eq!((r.figures().events, r.ended()), (1, true));
+        assert_eq!(r.body_ended(), Ok(()));
+        let mut r = reader(EventKind::Tokens, None);
+        r.body(b"data: {\"choices\":[{\"text\":\"a\"}]}\n\n", false).unwrap();
+        assert!(matches!(r.body_ended(), Err(DecodeError::StreamCut(_))));
+        let mut r = reader(EventKind::Chunks, Some("END"));
+        for part in [&b"ab"[..], b"c", b"END"] {
+            r.chunk_start(part.len() as u64).unwrap();
+            r.body(part, true).unwrap();
+            r.chunk_end().unwrap();
+        }
+        assert_eq!((r.figures().events, r.figures().bytes, r.ended()), (2, 6, true));
+        let mut r = reader(EventKind::Tokens, None);
+        for part in [&b"data: {\"choices\":[{\"text\":\"a\"}]}\n"[..], b"\n", b"data: [DONE]\n", b"\n"] {
+            r.chunk_start(part.len() as u64).unwrap();
+            r.body(part, true).unwrap();
+            r.chunk_end().unwrap();
+        }
+        assert_eq!((r.figures().events, r.ended()), (1, true), "an event's lines in chunks of their own");
+        let mut r = reader(EventKind::Sse, None);
+        r.begin(500);
+        r.body(b"data: x\n\n", false).unwrap();
+        assert_eq!(r.figures().events, 0);
+    }
+}

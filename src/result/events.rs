@@ -1,0 +1,208 @@
+//! The result document's `events` section (`--events`): what streamed answers held, each distribution a summary
+//! with its histogram so agents' documents merge exactly; a token stream's tokens apart.
+
+use serde::{Deserialize, Serialize};
+
+use super::phases::Phase;
+use crate::metrics::{EventMetrics, LatencyHistogram};
+
+/// A token stream's own figures (`--events tokens`). Its time to first token and inter-token latency are the
+/// section's `first_event` and `gaps`: a token stream's events are its chunks that carry text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokensReport {
+    /// Output tokens of every answer.
+    pub tokens: u64,
+    /// Output tokens a second over the step.
+    pub tokens_per_s: f64,
+    /// Output tokens per answer (unit `tokens`).
+    pub per_answer: Option<Phase>,
+    /// Where the counts came from: `usage` (the server's `usage.completion_tokens` in every answer), `chunks`
+    /// (no answer had one: a token for each chunk that carried text), or `usage and chunks` (some answers had it).
+    pub counted_from: String,
+    /// Answers whose count is their `usage` object's.
+    pub answers_with_usage: u64,
+}
+
+/// What a step's streamed answers held. Only answers that ended are counted (a cut or timed-out stream is counted
+/// by its error kind); distributions with no sample are null.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventsReport {
+    /// Answers read for events (2xx answers that ended).
+    pub answers: u64,
+    /// Of those, answers that held no event.
+    pub answers_without_events: u64,
+    pub events: u64,
+    /// Body bytes of those answers (dechunked).
+    pub bytes: u64,
+    pub events_per_s: f64,
+    pub bytes_per_s: f64,
+    /// Time to first event (a token stream: first token) from the request's send, microseconds.
+    pub first_event: Option<Phase>,
+    /// The gaps between consecutive events of an answer (a token stream: inter-token latency), microseconds.
+    pub gaps: Option<Phase>,
+    /// Events per answer, of the answers with any (unit `events`).
+    pub events_per_answer: Option<Phase>,
+    /// Each answer's whole time, its send to its end, microseconds.
+    pub answer_time: Option<Phase>,
+    /// `--events tokens`: the tokens; absent for the other kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokensReport>,
+}
+
+fn counted(h: &LatencyHistogram, unit: &str) -> Option<Phase> {
+    Phase::of(h).map(|mut p| {
+        p.latency.unit = unit.into();
+        p
+    })
+}
+
+fn rate(n: u64, secs: f64) -> f64 {
+    (n as f64 / secs.max(1e-9) * 1000.0).round() / 1000.0
+}
+
+impl EventsReport {
+    /// The report of a step of `secs` seconds; None when no answer was read for events.
+    pub fn of(m: &EventMetrics, secs: f64) -> Option<EventsReport> {
+        (!m.is_empty()).then(|| EventsReport {
+            answers: m.answers,
+            answers_without_events: m.empty,
+            events: m.events,
+            bytes: m.bytes,
+            events_per_s: rate(m.events, secs),
+            bytes_per_s: rate(m.bytes, secs),
+            first_event: Phase::of(&m.first),
+            gaps: Phase::of(&m.gaps),
+            events_per_answer: counted(&m.per_answer, "events"),
+            answer_time: Phase::of(&m.whole),
+            tokens: (!m.tokens_per_answer.is_empty()).then(|| TokensReport {
+                tokens: m.tokens,
+                tokens_per_s: rate(m.tokens, secs),
+                per_answer: counted(&m.tokens_per_answer, "tokens"),
+                counted_from: match m.usage_answers {
+                    0 => "chunks",
+                    n if n == m.tokens_per_answer.count() => "usage",
+                    _ => "usage and chunks",
+                }
+                .into(),
+                answers_with_usage: m.usage_answers,
+            }),
+        })
+    }
+
+    /// The figures back, to be added to others'.
+    pub fn metrics(&self) -> Result<EventMetrics, String> {
+        let read = |p: &Option<Phase>, name: &str| match p {
+            None => Ok(LatencyHistogram::new()),
+            Some(p) => LatencyHistogram::from_base64(&p.histogram.data)
+                .map_err(|e| format!("its events' {name} histogram cannot be read: {e}")),
+        };
+        let t = self.tokens.as_ref();
+        Ok(EventMetrics {
+            answers: self.answers,
+            empty: self.answers_without_events,
+            events: self.events,
+            bytes: self.bytes,
+            first: read(&self.first_event, "first_event")?,
+            gaps: read(&self.gaps, "gaps")?,
+            per_answer: read(&self.events_per_answer, "events_per_answer")?,
+            whole: read(&self.answer_time, "answer_time")?,
+            tokens: t.map_or(0, |t| t.tokens),
+            tokens_per_answer: read(&t.and_then(|t| t.per_answer.clone()), "tokens per_answer")?,
+            usage_answers: t.map_or(0, |t| t.answers_with_usage),
+        })
+    }
+
+    /// Several agents' figures of one step as one (the step `secs` long): histograms and counts added, rates over
+    /// the merged step. None when no part has them.
+    pub fn merged(parts: &[&EventsReport], secs: f64) -> Result<Option<EventsReport>, String> {
+        let mut all = EventMetrics::default();
+        for p in parts {
+            all.merge(&p.metrics()?);
+        }
+        Ok(EventsReport::of(&all, secs))
+    }
+
+    /// The text summary's lines: events (or tokens) and their timing.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let ms = |p: &Option<Phase>, q: f64| {
+            p.as_ref().map_or("-".to_string(), |p| format!("{:.3} ms", p.latency.percentile(q) as f64 / 1000.0))
+        };
+        let per = |p: &Option<Phase>| p.as_ref().map_or(0.0, |p| p.latency.mean);
+        let mut lines = Vec::new();
+        let (first, gap) = match self.tokens {
+            Some(_) => ("first token", "inter-token"),
+            None => ("first event", "gaps"),
+        };
+        lines.push(format!(
+            "{} events in {} answers ({:.1} an answer, {} without any), {:.1} events/s, {:.0} bytes/s",
+            self.events,
+            self.answers,
+            per(&self.events_per_answer),
+            self.answers_without_events,
+            self.events_per_s,
+            self.bytes_per_s
+        ));
+        lines.push(format!(
+            "{first} p50 {} p99 {}, {gap} p50 {} p99 {}, answer p50 {}",
+            ms(&self.first_event, 50.0),
+            ms(&self.first_event, 99.0),
+            ms(&self.gaps, 50.0),
+            ms(&self.gaps, 99.0),
+            ms(&self.answer_time, 50.0),
+        ));
+        if let Some(t) = &self.tokens {
+            lines.push(format!(
+                "{} output tokens ({:.1} an answer, counted from {}), {:.1} tokens/s",
+                t.tokens,
+                per(&t.per_answer),
+                t.counted_from,
+                t.tokens_per_s
+            ));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::events::StreamFigures;
+    use std::time::{Duration, Instant};
+
+    fn metrics(answers: u64, usage: bool) -> EventMetrics {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut m = EventMetrics::default();
+        for _ in 0..answers {
+            let f = StreamFigures {
+                first: Some(ms(50)),
+                events: 4,
+                bytes: 40,
+                chunk_tokens: 4,
+                usage_tokens: usage.then_some(8),
+                ended: true,
+            };
+            m.record(t0, ms(80), &f, true, [(10_000, 3)].into_iter());
+        }
+        m
+    }
+
+    #[test]
+    fn merged_reports_add_their_figures_and_say_where_tokens_were_counted_from() {
+        let a = EventsReport::of(&metrics(10, false), 1.0).expect("read");
+        let b = EventsReport::of(&metrics(30, true), 1.0).expect("read");
+        assert_eq!(a.tokens.as_ref().map(|t| t.counted_from.as_str()), Some("chunks"));
+        assert_eq!(b.tokens.as_ref().map(|t| t.counted_from.as_str()), Some("usage"));
+        let m = EventsReport::merged(&[&a, &b], 2.0).expect("readable").expect("read");
+        assert_eq!((m.answers, m.events, m.bytes), (40, 160, 1600));
+        assert_eq!(m.events_per_s, 80.0);
+        assert_eq!(m.gaps.as_ref().map(|g| g.latency.count), Some(120));
+        let t = m.tokens.as_ref().expect("tokens");
+        assert_eq!((t.tokens, t.counted_from.as_str(), t.answers_with_usage), (280, "usage and chunks", 30));
+        assert_eq!(m.events_per_answer.as_ref().map(|p| p.latency.unit.as_str()), Some("events"));
+        let lines = m.summary_lines();
+        assert!(lines[0].starts_with("160 events in 40 answers (4.0 an answer"), "{lines:?}");
+        assert!(lines[1].starts_with("first token p50 50.") && lines[2].contains("usage and chunks"), "{lines:?}");
+        assert_eq!(EventsReport::of(&EventMetrics::default(), 1.0), None);
+    }
+}

@@ -1,0 +1,301 @@
+//! Answers that stream (issue 37, `--events`): hakaru's built-in target streaming at known instants (exact counts,
+//! times as lower bounds with wide upper ones for a busy machine), nginx's echo module as a server no one here
+//! wrote, and hostile streams: endless, a line past --max-line, a chunk of 2^63 bytes, a token stream without
+//! [DONE], a connection closed inside.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use common::hostile::Hostile;
+use common::{Nginx, hakaru, hakaru_with, target};
+use serde_json::Value;
+
+/// A figure of the step's events section: `key` of a distribution (count, min, mean) or one of its percentiles.
+fn fig(step: &Value, name: &str, key: &str) -> f64 {
+    let p = &step["events"][name];
+    let v = if key.starts_with('p') { &p["percentiles"][key] } else { &p[key] };
+    v.as_f64().unwrap_or_else(|| panic!("events.{name}.{key} in {}", step["events"]))
+}
+
+fn url(t: &hakaru::serve::ServerHandle, query: &str) -> String {
+    format!("http://{}/?{query}", t.addr())
+}
+
+#[test]
+fn every_event_of_the_built_in_sse_stream_is_counted_and_its_first_event_and_gaps_are_timed() {
+    let t = target();
+    let u = url(&t, "events=20&gap=10ms&first=50ms");
+    let out = hakaru(&["run", "--events", "sse", "-n", "200", "-c", "10", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 200);
+    let e = &step["events"];
+    assert_eq!((e["answers"].as_u64(), e["events"].as_u64()), (Some(200), Some(4000)), "{e}");
+    assert_eq!(e["answers_without_events"], 0);
+    assert_eq!((fig(step, "events_per_answer", "min"), fig(step, "events_per_answer", "max")), (20.0, 20.0));
+    assert_eq!(fig(step, "gaps", "count"), 3800.0, "19 gaps an answer");
+    // The server waits 50 ms after reading the request: no first event comes sooner (the histogram's 3 digits
+    // may put it 0.1 % low); 10 ms between events (within 1 ms + 2 % on a quiet machine).
+    assert!(fig(step, "first_event", "min") >= 49_900.0, "{e}");
+    assert!(fig(step, "first_event", "p50") < 150_000.0, "{e}");
+    // The mean gap, not the median: events a busy client reads together are 0 apart, the next gap the longer, and
+    // their sum is the time from the first event to the last whatever the reads.
+    let gap = fig(step, "gaps", "mean");
+    assert!((8_000.0..20_000.0).contains(&gap), "mean gap {gap} us: {e}");
+    assert!(fig(step, "answer_time", "min") >= 239_000.0, "50 ms + 19 x 10 ms: {e}");
+    assert!(e["bytes"].as_u64().unwrap() >= 200 * 20 * "data: event 0\n\n".len() as u64, "{e}");
+    assert!(e["events_per_s"].as_f64().unwrap() > 0.0 && e["tokens"].is_null(), "{e}");
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.trim_start().starts_with("events")).collect();
+    assert!(lines.len() == 2 && lines[0].contains("4000 events in 200 answers (20.0 an answer"), "{}", out.stdout);
+    assert!(lines[1].contains("first event p50") && lines[1].contains("gaps p50"), "{}", out.stdout);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+    assert_eq!(out.doc()["settings"]["events"], "sse");
+}
+
+#[test]
+fn a_token_stream_gives_time_to_first_token_and_tokens_from_its_chunks_or_its_usage_object() {
+    let t = target();
+    // The role chunk comes with the head at once: the first token is the first chunk with text, 30 ms on.
+    let u = url(&t, "events=12&gap=2ms&first=30ms&kind=tokens");
+    let out = hakaru(&["run", "--events", "tokens", "-n", "40", "-c", "4", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    let tokens = &step["events"]["tokens"];
+    assert_eq!(step["events"]["events"], 480, "{}", step["events"]);
+    assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(480), Some("chunks")), "{tokens}");
+    assert!(fig(step, "first_event", "min") >= 29_900.0, "{}", step["events"]);
+    assert!(tokens["tokens_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(out.doc()["settings"]["events_until"], "[DONE]");
+    let line = out.stdout.lines().find(|l| l.contains("output tokens")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains("480 output tokens (12.0 an answer, counted from chunks)"), "{line}");
+    assert!(out.stdout.contains("first token p50") && out.stdout.contains("inter-token p50"), "{}", out.stdout);
+    // A server that counts its tokens otherwise (several a chunk) says so in its usage object: that count is used.
+    let out = hakaru(&["run", "--events", "tokens", "-n", "10", "-c", "2", &url(&t, "events=5&kind=tokens&usage=9")]);
+    let tokens = &out.step()["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(90), Some("usage")), "{tokens}");
+    assert_eq!(tokens["answers_with_usage"], 10);
+}
+
+#[test]
+fn streams_cut_before_their_end_are_counted_as_stream_cut_and_not_as_figures() {
+    let t = target();
+    let cases = [
+        ("tokens", "events=5&kind=tokens&done=0", "without its end event ([DONE])"),
+        ("tokens", "events=5&kind=tokens&done=0&framing=close", "without its end event ([DONE])"),
+        ("sse", "events=5&cut=3", "closed the connection inside the stream"),
+        ("ndjson", "events=5&kind=ndjson&cut=2", "closed the connection inside the stream"),
+    ];
+    for (kind, query, why) in cases {
+        let out = hakaru(&["run", "--events", kind, "-n", "6", "-c", "2", &url(&t, query)]);
+        assert_eq!(out.error_count("stream_cut"), 6, "{query}: {}", out.stdout);
+        assert!(out.stdout.contains(why), "{query}: {}", out.stdout);
+        assert!(out.step()["events"].is_null(), "{query}: {}", out.step()["events"]);
+    }
+    // The end text given: a close-delimited SSE stream without it was cut, with it the answer ends at it.
+    let u = url(&t, "events=4&framing=close");
+    let out = hakaru(&["run", "--events", "sse", "--events-until", "event 9", "-n", "4", &u]);
+    assert_eq!(out.error_count("stream_cut"), 4, "{}", out.stdout);
+    let out = hakaru(&["run", "--events", "sse", "--events-until", "event 2", "-n", "4", &u]);
+    assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(4), Some(8)));
+}
+
+#[test]
+fn an_endless_stream_ends_at_the_timeout_and_bounds_hold_on_lines_events_and_chunk_sizes() {
+    let t = target();
+    let endless = url(&t, "events=100000000&gap=1ms");
+    let started = Instant::now();
+    let out = hakaru(&["run", "-q", "--events", "sse", "--timeout", "500ms", "-n", "4", "-c", "2", &endless]);
+    assert_eq!(out.error_count("timeout"), 4, "{}", out.stdout);
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    let out = hakaru(&["run", "-q", "--events", "sse", "--events-max", "50", "-n", "4", "-c", "2", &endless]);
+    assert_eq!(out.error_count("stream_too_long"), 4, "{}", out.stdout);
+    let out = hakaru(&["run", "-q", "--events", "ndjson", "--events-max-bytes", "10kb", "-n", "2", &endless]);
+    assert_eq!(out.error_count("stream_too_long"), 2, "{}", out.stdout);
+    let long_line = url(&t, "events=3&line=2000");
+    let out = hakaru(&["run", "-q", "--events", "sse", "--max-line", "1KiB", "-n", "3", &long_line]);
+    assert_eq!(out.error_count("line_too_long"), 3, "{}", out.stdout);
+    assert!(out.stdout.contains("an event line longer than 1024 bytes"), "{}", out.stdout);
+    // A chunk announcing 2^63 bytes is refused when announced, not read until the timeout.
+    let huge = Hostile::start(|mut s| {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8000000000000000\r\ndata: x\n\n";
+            if s.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let started = Instant::now();
+    let out = hakaru(&["run", "-q", "--events", "chunks", "--timeout", "30s", "-n", "3", &huge.url("http")]);
+    assert_eq!(out.error_count("stream_too_long"), 3, "{}", out.stdout);
+    assert!(started.elapsed() < Duration::from_secs(25), "{:?}", started.elapsed());
+}
+
+#[test]
+fn nginx_echo_modules_streams_are_read_as_events_and_tokens() {
+    let nginx = Nginx::start_with("events.conf.in");
+    let out = hakaru(&["run", "--events", "sse", "-n", "40", "-c", "4", &nginx.url("/sse")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!((step["events"]["answers"].as_u64(), step["events"]["events"].as_u64()), (Some(40), Some(400)));
+    // nginx sleeps 50 ms before the first event and 20 ms between the others (its timers are in milliseconds).
+    assert!(fig(step, "first_event", "min") >= 49_000.0, "{}", step["events"]);
+    let gap = fig(step, "gaps", "mean");
+    assert!((17_000.0..60_000.0).contains(&gap), "mean gap {gap} us: {}", step["events"]);
+    let out = hakaru(&["run", "--events", "tokens", "-n", "20", "-c", "2", &nginx.url("/tokens")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let tokens = &out.step()["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(100), Some("chunks")), "{tokens}");
+    assert!(fig(out.step(), "first_event", "min") >= 49_000.0, "the role chunk is no token");
+    let out = hakaru(&["run", "--events", "tokens", "-n", "6", "-c", "2", &nginx.url("/nodone")]);
+    assert_eq!(out.error_count("stream_cut"), 6, "{}", out.stdout);
+}
+
+#[test]
+fn bad_events_flags_are_refused_in_one_line_naming_the_flag() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--events", "websocket"], "--events 'websocket': use sse, ndjson, chunks or tokens"),
+        (&["--events", "sse", "--events-until", " "], "--events-until '': give the text that ends an answer"),
+        (&["--events", "sse", "--events-max", "0"], "--events-max 0: must be at least 1"),
+        (&["--events", "tokens", "--events-max-bytes", "lots"], "--events-max-bytes 'lots'"),
+    ];
+    for (flags, says) in cases {
+        let mut args = vec!["run", "-n", "1"];
+        args.extend_from_slice(flags);
+        args.push("http://127.0.0.1:9/");
+        let out = hakaru_with(&args, Duration::from_secs(30), |_| {});
+        assert_eq!(out.code, 2, "{flags:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says) && out.stderr.lines().count() == 1, "{flags:?}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn agents_read_events_as_told_and_their_documents_merge_into_every_event() {
+    let t = target();
+    let u = url(&t, "events=5&gap=1ms&first=5ms&kind=tokens&usage=7");
+    let out = hakaru(&["run", "-q", "--agents", "2", "--events", "tokens", "-c", "4", "-n", "40", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["agents"].as_array().map(Vec::len), Some(2), "{step}");
+    let e = &step["events"];
+    assert_eq!((e["answers"].as_u64(), e["events"].as_u64()), (Some(40), Some(200)), "{e}");
+    assert_eq!((fig(step, "first_event", "count"), fig(step, "gaps", "count")), (40.0, 160.0));
+    assert_eq!((e["tokens"]["tokens"].as_u64(), e["tokens"]["counted_from"].as_str()), (Some(280), Some("usage")));
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
+
+#[test]
+fn a_study_of_two_token_streams_reads_them_as_events_and_judges_time_to_first_token_and_tokens_per_s() {
+    let (quick, slow) = (target(), target());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.toml");
+    let study = format!(
+        r#"
+name = "ttft"
+[[target]]
+name = "quick"
+url = "{}"
+monitor = ["none"]
+[[target]]
+name = "slow"
+url = "{}"
+monitor = ["none"]
+[[workload]]
+name = "chat"
+events = "tokens"
+[load]
+connections = 2
+requests = 30
+repeat = 4
+"#,
+        url(&quick, "events=6&gap=1ms&first=5ms&kind=tokens"),
+        url(&slow, "events=6&gap=1ms&first=100ms&kind=tokens")
+    );
+    std::fs::write(&file, study).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = hakaru(&["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("study.json")).unwrap()).unwrap();
+    let firsts: Vec<(String, f64)> = manifest["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(out_dir.join(c["file"].as_str().unwrap())).unwrap())
+                    .unwrap();
+            let step = &doc["steps"][0];
+            assert_eq!(step["events"]["tokens"]["tokens"], 180, "{}", step["events"]);
+            (c["target"].as_str().unwrap().to_string(), fig(step, "first_event", "min"))
+        })
+        .collect();
+    assert_eq!(firsts.len(), 8, "{firsts:?}");
+    let least = |target: &str| firsts.iter().filter(|(t, _)| t == target).map(|(_, f)| *f).fold(f64::MAX, f64::min);
+    assert!(least("quick") >= 4_990.0 && least("slow") >= 99_900.0, "{firsts:?}");
+    // The closing summary judges the slow target's time to first token and tokens/s against the quick one.
+    for metric in ["ttft", "tok/s"] {
+        let line = out.stdout.lines().skip_while(|l| !l.trim_start().starts_with(metric)).nth(1);
+        assert!(line.is_some_and(|l| l.contains("slow") && l.ends_with("slower")), "{metric}: {}", out.stdout);
+    }
+    // A kind no one knows is refused in the study file, at its place.
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("\"tokens\"", "\"words\"")).unwrap();
+    let out = hakaru(&["study", file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("events \"words\": give \"sse\""), "{}", out.stderr);
+}
+
+#[test]
+fn http2_streams_from_nginx_are_read_as_events_and_a_stream_without_done_is_cut() {
+    let nginx = Nginx::start_with("events.conf.in");
+    let h2 = |path: &str| format!("http://127.0.0.1:{}{path}", nginx.h2_port);
+    let out = hakaru(&["run", "--http2", "--streams", "4", "--events", "sse", "-n", "40", "-c", "2", &h2("/sse")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(out.doc()["settings"]["http_version"], "2");
+    assert_eq!((step["events"]["answers"].as_u64(), step["events"]["events"].as_u64()), (Some(40), Some(400)));
+    assert!(fig(step, "first_event", "min") >= 49_000.0, "{}", step["events"]);
+    let gap = fig(step, "gaps", "mean");
+    assert!((17_000.0..60_000.0).contains(&gap), "mean gap {gap} us: {}", step["events"]);
+    let out = hakaru(&["run", "--http2", "--events", "tokens", "-n", "10", "-c", "2", &h2("/tokens")]);
+    let tokens = &out.step()["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(50), Some("chunks")), "{tokens}");
+    let out = hakaru(&["run", "--http2", "--events", "tokens", "-n", "6", "-c", "2", &h2("/nodone")]);
+    assert_eq!(out.error_count("stream_cut"), 6, "{}", out.stdout);
+    // The end text before the stream's end: the answer ends there, the rest of its stream cancelled.
+    let out = hakaru(&["run", "--http2", "--events", "sse", "--events-until", "event 3", "-n", "6", &h2("/sse")]);
+    assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(6), Some(18)));
+    assert!(
+        fig(out.step(), "answer_time", "min") < 225_000.0,
+        "ended at event 3, before 230 ms: {}",
+        out.step()["events"]
+    );
+}
+
+#[test]
+fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let json = |name: &str| dir.path().join(name).display().to_string();
+    for (name, first) in [("quick.json", "5ms"), ("slow.json", "30ms")] {
+        let u = url(&t, &format!("events=4&gap=2ms&first={first}"));
+        let out = hakaru(&["run", "-q", "--events", "sse", "-n", "10", "--json", &json(name), &u]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    for metric in ["ttft", "gaps"] {
+        let svg = json(&format!("{metric}.svg"));
+        let out = hakaru(&["chart", &json("quick.json"), &json("slow.json"), "--metric", metric, "-o", &svg]);
+        assert_eq!(out.code, 0, "{metric}: {}", out.stderr);
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("<svg") && text.contains("between events") == (metric == "gaps"), "{metric}");
+    }
+    let plain = json("plain.json");
+    assert_eq!(hakaru(&["run", "-q", "-n", "5", "--json", &plain, &url(&t, "")]).code, 0);
+    let out = hakaru(&["chart", &plain, "--metric", "ttft", "-o", &json("none.svg")]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("no input read its answers as events (run --events)"), "{}", out.stderr);
+}
