@@ -339,6 +339,21 @@ pub struct RequestArgs {
     /// gRPC: a directory the .proto file's imports are looked up in (repeatable; --proto's own directory first).
     #[arg(long, value_name = "DIR", requires = "proto", help_heading = heading::REQUEST, hide_short_help = true)]
     pub import_path: Vec<PathBuf>,
+    /// WebSocket (ws://, wss:// URLs): the message each request sends; the next message received is its answer.
+    ///
+    /// May hold {{...}} templates, filled per message (with --data's rows too); -H goes on the upgrade request
+    /// (docs/websocket.md).
+    #[arg(long, value_name = "TEXT", conflicts_with = "message_file", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub message: Option<String>,
+    /// WebSocket: the message read from a file.
+    #[arg(long, value_name = "FILE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub message_file: Option<PathBuf>,
+    /// WebSocket: send the message as a binary frame (text otherwise).
+    #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub binary: bool,
+    /// WebSocket: the longest message taken from the server; a frame announcing more is refused at its head.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_message: String,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

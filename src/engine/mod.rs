@@ -10,6 +10,7 @@ mod h2_limits;
 mod pacer;
 mod scripted;
 pub mod survey;
+mod ws;
 
 use pacer::{Pace, Schedule, StartGate};
 
@@ -203,6 +204,9 @@ impl ThreadCtx {
         let ctx = Rc::clone(self);
         match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
             Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
+            None if self.shared.plan.websocket.is_some() => {
+                tokio::task::spawn_local(ctx.run_client(id, ws::WsLink::new(self, id)))
+            }
             None => tokio::task::spawn_local(ctx.run_client(id, client::Own::new(self))),
         };
         true
@@ -340,7 +344,7 @@ impl ThreadCtx {
     /// clock reads).
     fn times_phases(&self) -> bool {
         let p = self.shared.plan.protocol;
-        p == crate::protocol::Protocol::Http || p.over_http2()
+        matches!(p, crate::protocol::Protocol::Http | crate::protocol::Protocol::WebSocket) || p.over_http2()
     }
 
     /// A connection opened from `start` to `done` (`tcp_done`: TCP established, before a TLS handshake).

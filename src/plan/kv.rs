@@ -548,6 +548,7 @@ impl KvPlan {
             template: None,
             data: data_shown.clone(),
             streams: 1,
+            websocket: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

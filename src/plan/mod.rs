@@ -3,6 +3,7 @@
 //! of a capacity search.
 
 mod grpc;
+mod ws;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
@@ -117,6 +118,8 @@ pub struct RunPlan {
     pub template: Option<Arc<crate::template::Template>>,
     /// HTTP/2: concurrent streams per connection (1 otherwise).
     pub streams: usize,
+    /// WebSocket: the upgrade request and the messages' framing.
+    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -257,6 +260,8 @@ pub struct RequestSet {
     pub data: Option<String>,
     /// HTTP/2: concurrent streams per connection (1 for the other protocols).
     pub streams: usize,
+    /// WebSocket: the upgrade request and the messages' framing.
+    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -298,6 +303,9 @@ impl RequestSet {
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
         let grpc = grpc::prepare(a)?;
         let a = grpc.as_ref().map_or(a, |g| &g.args);
+        // So is a WebSocket run: its URL's connection and upgrade are HTTP's, its message the request's bytes.
+        let ws = ws::prepare(a)?;
+        let a = ws.as_ref().map_or(a, |w| &w.args);
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let max_line = flag_max_line(&a.max_line)?;
@@ -429,7 +437,9 @@ impl RequestSet {
             None => None,
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
-                let template = data.template(a, &b.endpoints, &method, &headers, &body)?.map(Arc::new);
+                let template = data.template(a, &b.endpoints, &method, &headers, &body)?;
+                // A WebSocket run's template fills the message alone.
+                let template = template.map(|t| if ws.is_some() { t.messages_only() } else { t }).map(Arc::new);
                 if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
                     // Figures per request are labelled with the template, not the `x` it was checked with.
                     let path = url.find("://").and_then(|i| url[i + 3..].find(['/', '?']).map(|p| &url[i + 3 + p..]));
@@ -438,6 +448,12 @@ impl RequestSet {
                 template
             }
         };
+        let mut websocket = None;
+        if let Some(w) = &ws {
+            w.message_specs(&mut specs);
+            let path = ParsedUrl::parse(&a.urls[0]).map(|u| u.path_and_query).unwrap_or_else(|_| "/".into());
+            websocket = Some(w.settings(&b.endpoints[0], &path, &headers));
+        }
         let script = match &a.script {
             None => None,
             Some(path) => {
@@ -463,12 +479,17 @@ impl RequestSet {
             max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
-            targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
+            targets: match (&grpc, &ws) {
+                (Some(g), _) => g.targets.clone(),
+                (_, Some(w)) => w.targets.clone(),
+                _ => targets,
+            },
             body_bytes: body.len(),
             ok_status,
             warnings,
             wait,
             protocol: match (&grpc, a.http2) {
+                _ if ws.is_some() => Protocol::WebSocket,
                 (Some(_), _) => Protocol::Grpc,
                 (None, true) => Protocol::Http2,
                 (None, false) => Protocol::Http,
@@ -480,6 +501,7 @@ impl RequestSet {
             template,
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
+            websocket,
         })
     }
 }
@@ -1064,6 +1086,7 @@ impl RunPlan {
             script: set.script.clone(),
             template: set.template.clone(),
             streams: set.streams.max(1),
+            websocket: set.websocket.clone(),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

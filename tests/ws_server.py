@@ -1,0 +1,65 @@
+"""WebSocket servers for tests/websocket.rs, on Python's websockets (an implementation no one here wrote).
+
+Usage: ws_server.py MODE. It listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line
+"count" on stdin is answered with "count " and JSON: the messages received, the connections opened, the closes
+by code as the server saw them, and the pings it sent and the pongs it got. Modes:
+  echo     every message sent back as it came.
+  ping     before each echo, a ping (answered or not, the echo follows).
+  close    the first message answered with a close, code 1011.
+"""
+
+import asyncio
+import json
+import sys
+import threading
+
+import websockets
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
+counts = {"messages": 0, "connections": 0, "closes": {}, "pongs": 0}
+lock = threading.Lock()
+
+
+def add(key, n=1):
+    with lock:
+        counts[key] += n
+
+
+async def handler(ws, path=None):
+    add("connections")
+    try:
+        async for message in ws:
+            add("messages")
+            if MODE == "close":
+                await ws.close(code=1011, reason="server fault")
+                return
+            if MODE == "ping":
+                pong = await ws.ping()
+                await asyncio.wait_for(pong, timeout=60)
+                add("pongs")
+            await ws.send(message)
+    except websockets.ConnectionClosed:
+        pass
+    finally:
+        code = str(ws.close_code)
+        with lock:
+            counts["closes"][code] = counts["closes"].get(code, 0) + 1
+
+
+def stdin_commands():
+    for line in sys.stdin:
+        if line.strip() == "count":
+            with lock:
+                print("count " + json.dumps(counts), flush=True)
+
+
+async def main():
+    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None, ping_interval=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        print("port %d" % port, flush=True)
+        loop = asyncio.get_running_loop()
+        # The server ends when its stdin closes (the test dropped it).
+        await loop.run_in_executor(None, stdin_commands)
+
+
+asyncio.run(main())
