@@ -1,8 +1,8 @@
 """WebSocket servers for tests/websocket.rs, on Python's websockets (an implementation no one here wrote).
 
 Usage: ws_server.py MODE. It listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line
-"count" on stdin is answered with "count " and JSON: the messages received, the connections opened, the closes
-by code as the server saw them, and the pings it sent and the pongs it got. Modes:
+"count" on stdin is answered with "count " and JSON: the messages received (and how many were distinct), the
+connections opened (and those whose upgrade carried Authorization: Bearer s3cret), the closes by code as the server saw them, and the pongs it got to its pings. Modes:
   echo     every message sent back as it came.
   ping     before each echo, a ping (answered or not, the echo follows).
   close    the first message answered with a close, code 1011.
@@ -16,7 +16,8 @@ import threading
 import websockets
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
-counts = {"messages": 0, "connections": 0, "closes": {}, "pongs": 0}
+counts = {"messages": 0, "distinct": 0, "connections": 0, "with_header": 0, "closes": {}, "pongs": 0}
+seen = set()
 lock = threading.Lock()
 
 
@@ -27,9 +28,15 @@ def add(key, n=1):
 
 async def handler(ws, path=None):
     add("connections")
+    if ws.request_headers.get("Authorization") == "Bearer s3cret":
+        add("with_header")
     try:
         async for message in ws:
             add("messages")
+            with lock:
+                if message not in seen:
+                    seen.add(message)
+                    counts["distinct"] += 1
             if MODE == "close":
                 await ws.close(code=1011, reason="server fault")
                 return

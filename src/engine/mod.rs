@@ -340,8 +340,8 @@ impl ThreadCtx {
         }
     }
 
-    /// Whether requests' phases are timed: HTTP's, gRPC's over it too (a key-value op has no phases worth their
-    /// clock reads).
+    /// Whether requests' phases are timed: HTTP's, gRPC's over it too, WebSocket's (its connection phase holds the
+    /// upgrade); a key-value op has no phases worth their clock reads.
     fn times_phases(&self) -> bool {
         let p = self.shared.plan.protocol;
         matches!(p, crate::protocol::Protocol::Http | crate::protocol::Protocol::WebSocket) || p.over_http2()

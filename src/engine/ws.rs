@@ -330,38 +330,38 @@ async fn read_frames(
 ) -> Result<Got, Failure> {
     poll_fn(|cx| {
         loop {
-            let mut scratch = ctx.scratch.borrow_mut();
-            let mut buf = ReadBuf::new(&mut scratch[..]);
-            match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
+            let read = poll_read(ctx, conn, cx, |data| {
+                if data.is_empty() {
+                    return Some(Err(Failure::new(
+                        ErrorKind::ws_close(Some(1006)),
+                        "the connection ended without a WebSocket close frame",
+                    )));
+                }
+                let mut used = 0;
+                while used < data.len() {
+                    let (n, r) = decoder.feed(&data[used..]);
+                    used += n;
+                    let got = match r {
+                        Ok(None) | Ok(Some(Event::Pong)) => continue,
+                        Ok(Some(Event::Message { .. })) => Got::Message,
+                        Ok(Some(e)) => Got::Event(e),
+                        Err(f) => Got::Fault(f),
+                    };
+                    pending.clear();
+                    pending.extend_from_slice(&data[used..]);
+                    *at = 0;
+                    return Some(Ok(got));
+                }
+                None
+            });
+            match read {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(Failure::from_io(&e))),
-                Poll::Ready(Ok(())) => {}
-            }
-            let data = buf.filled();
-            if data.is_empty() {
-                return Poll::Ready(Err(Failure::new(
-                    ErrorKind::ws_close(Some(1006)),
-                    "the connection ended without a WebSocket close frame",
-                )));
-            }
-            ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
-            let mut used = 0;
-            while used < data.len() {
-                let (n, r) = decoder.feed(&data[used..]);
-                used += n;
-                let got = match r {
-                    Ok(None) | Ok(Some(Event::Pong)) => continue,
-                    Ok(Some(Event::Message { .. })) => Got::Message,
-                    Ok(Some(e)) => Got::Event(e),
-                    Err(f) => Got::Fault(f),
-                };
-                pending.clear();
-                pending.extend_from_slice(&data[used..]);
-                *at = 0;
-                return Poll::Ready(Ok(got));
-            }
-            if Instant::now() >= deadline {
-                return Poll::Ready(Err(timeout_failure(limit)));
+                Poll::Ready(Err(f)) => return Poll::Ready(Err(f)),
+                Poll::Ready(Ok(Some(done))) => return Poll::Ready(done),
+                Poll::Ready(Ok(None)) if Instant::now() >= deadline => {
+                    return Poll::Ready(Err(timeout_failure(limit)));
+                }
+                Poll::Ready(Ok(None)) => {}
             }
         }
     })
@@ -370,19 +370,32 @@ async fn read_frames(
 
 /// One read appended to `into` (the upgrade's answer); 0 at the connection's end.
 async fn read_into(ctx: &ThreadCtx, conn: &mut Conn, into: &mut Vec<u8>) -> Result<usize, Failure> {
-    poll_fn(|cx: &mut Context<'_>| {
-        let mut scratch = ctx.scratch.borrow_mut();
-        let mut buf = ReadBuf::new(&mut scratch[..]);
-        match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(e)) => Poll::Ready(Err(Failure::from_io(&e))),
-            Poll::Ready(Ok(())) => {
-                let data = buf.filled();
-                ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
-                into.extend_from_slice(data);
-                Poll::Ready(Ok(data.len()))
-            }
-        }
+    poll_fn(|cx| {
+        poll_read(ctx, conn, cx, |data| {
+            into.extend_from_slice(data);
+            data.len()
+        })
     })
     .await
+}
+
+/// One read into the thread's buffer (borrowed only here, so connections hold no buffer of their own), its bytes
+/// counted and handed to `take`: empty at the connection's end.
+fn poll_read<T>(
+    ctx: &ThreadCtx,
+    conn: &mut Conn,
+    cx: &mut Context<'_>,
+    take: impl FnOnce(&[u8]) -> T,
+) -> Poll<Result<T, Failure>> {
+    let mut scratch = ctx.scratch.borrow_mut();
+    let mut buf = ReadBuf::new(&mut scratch[..]);
+    match Pin::new(&mut *conn).poll_read(cx, &mut buf) {
+        Poll::Pending => Poll::Pending,
+        Poll::Ready(Err(e)) => Poll::Ready(Err(Failure::from_io(&e))),
+        Poll::Ready(Ok(())) => {
+            let data = buf.filled();
+            ctx.metrics.borrow_mut().bytes_in += data.len() as u64;
+            Poll::Ready(Ok(take(data)))
+        }
+    }
 }

@@ -3,13 +3,13 @@
 //! of a capacity search.
 
 mod grpc;
-mod ws;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
 pub mod segment;
 pub mod slo;
 pub mod steps;
+mod ws;
 
 use std::net::SocketAddr;
 use std::ops::Range;

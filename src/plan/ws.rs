@@ -31,7 +31,8 @@ fn is_ws(url: &str) -> bool {
 pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     let ws_urls = a.urls.iter().filter(|u| is_ws(u)).count();
     if ws_urls == 0 {
-        let given = [(a.message.is_some(), "--message"), (a.message_file.is_some(), "--message-file"), (a.binary, "--binary")];
+        let given =
+            [(a.message.is_some(), "--message"), (a.message_file.is_some(), "--message-file"), (a.binary, "--binary")];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(UsageError::new(format!(
                 "{flag} is for WebSocket: give a ws:// (or wss://) URL, or send an HTTP body with -b"
