@@ -134,8 +134,15 @@ fn a_close_with_1011_is_counted_by_its_code() {
     let step = out.step();
     assert_eq!(step["requests"], 10, "{step}");
     assert_eq!(out.error_count("ws_close_1011"), 10, "{step}");
-    assert!(out.stdout.contains("1011"), "{}", out.stdout);
+    assert!(sample(&out, "ws_close_1011").contains("1011 server fault"), "{}", out.step());
     assert_eq!(server.counts_after_closes(10)["messages"], 10);
+}
+
+/// The sample message kept for errors of `kind`.
+fn sample(out: &common::Output, kind: &str) -> String {
+    let kinds = out.step()["error_kinds"].as_array().unwrap();
+    let entry = kinds.iter().find(|e| e["kind"] == kind).unwrap_or_else(|| panic!("no {kind}: {}", out.step()));
+    entry["sample"].as_str().unwrap().to_string()
 }
 
 /// A server written here: each connection handed to `serve` on a thread of its own.
@@ -195,7 +202,7 @@ fn an_upgrade_never_answered_is_a_connect_timeout_on_time() {
     let out = run(&url, &["-c", "1", "-n", "3", "--message", "x", "--connect-timeout", "1s"]);
     ended_on_time(start, &out);
     assert_eq!(out.error_count("connect_timeout"), 3, "{}", out.step());
-    assert!(out.stdout.contains("upgrade"), "{}", out.stdout);
+    assert!(sample(&out, "connect_timeout").contains("WebSocket upgrade"), "{}", out.step());
 }
 
 #[test]
@@ -207,7 +214,7 @@ fn an_upgrade_refused_is_counted_with_its_status() {
     });
     let out = run(&url, &["-c", "1", "-n", "4", "--message", "x"]);
     assert_eq!(out.error_count("ws_upgrade_status"), 4, "{}", out.step());
-    assert!(out.stdout.contains("403 Forbidden"), "{}", out.stdout);
+    assert!(sample(&out, "ws_upgrade_status").contains("403 Forbidden"), "{}", out.step());
 }
 
 #[test]
@@ -244,6 +251,8 @@ fn a_message_fragmented_forever_is_cut_at_the_bound() {
     let out = run(&url, &["-c", "1", "-n", "3", "--message", "x", "--max-message", "64KiB", "--timeout", "60s"]);
     ended_on_time(start, &out);
     assert_eq!(out.error_count("ws_message_too_large"), 3, "{}", out.step());
+    // The bytes' bound cut it, long before the fragments' count would have.
+    assert!(sample(&out, "ws_message_too_large").contains("past --max-message"), "{}", out.step());
 }
 
 #[test]
