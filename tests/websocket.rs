@@ -275,3 +275,35 @@ fn bad_websocket_input_is_one_line_and_exit_code_2() {
         assert_eq!(out.stderr.trim().lines().count(), 1, "{args:?}: {}", out.stderr);
     }
 }
+
+#[test]
+fn listening_counts_each_pushed_message_and_subscribes_once_per_connection() {
+    let mut server = Server::start("push");
+    let out = run(&server.url(), &["-c", "5", "-n", "1000", "--ws-mode", "listen", "--message", "subscribe"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 1000, "{step}");
+    // A message's latency is the gap since the one before it: the server pushes every 10 ms.
+    let p50_us = step["latency"]["percentiles"]["p50"].as_u64().unwrap_or_else(|| panic!("{step}"));
+    assert!((5_000..50_000).contains(&p50_us), "{step}");
+    let counts = server.counts_after_closes(5);
+    assert_eq!(counts["messages"], 5, "one subscription per connection: {counts}");
+    assert_eq!(counts["connections"], 5, "{counts}");
+}
+
+#[test]
+fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
+    let mut server = Server::start("echo");
+    let out = run(&server.url(), &["-c", "4", "-n", "200", "--ws-mode", "connect"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 200, "{}", out.step());
+    let counts = server.counts_after_closes(200);
+    assert_eq!(counts["connections"], 200, "{counts}");
+    assert_eq!(counts["closes"]["1000"], 200, "every connection closed with the closing handshake: {counts}");
+    assert_eq!(counts["messages"], 0, "{counts}");
+    // With a message, one exchange on each connection.
+    let out = run(&server.url(), &["-c", "4", "-n", "100", "--ws-mode", "connect", "--message", "one"]);
+    assert_eq!(out.step()["ok"], 100, "{}", out.step());
+    let counts = server.counts_after_closes(300);
+    assert_eq!(counts["messages"], 100, "{counts}");
+}

@@ -6,12 +6,15 @@ connections opened (and those whose upgrade carried Authorization: Bearer s3cret
   echo     every message sent back as it came.
   ping     before each echo, a ping (answered or not, the echo follows).
   close    the first message answered with a close, code 1011.
+  push     from the upgrade on, "tick N" pushed 100 times a second on each connection (on a schedule, so the rate
+           does not drift); messages received (a subscription) are counted, not answered.
 """
 
 import asyncio
 import json
 import sys
 import threading
+import time
 
 import websockets
 
@@ -26,11 +29,32 @@ def add(key, n=1):
         counts[key] += n
 
 
+async def push(ws):
+    start = time.monotonic()
+    n = 0
+    while True:
+        n += 1
+        await ws.send("tick %d" % n)
+        await asyncio.sleep(max(0.0, start + n * 0.01 - time.monotonic()))
+
+
+async def count_received(ws):
+    async for message in ws:
+        add("messages")
+
+
 async def handler(ws, path=None):
     add("connections")
     if ws.request_headers.get("Authorization") == "Bearer s3cret":
         add("with_header")
     try:
+        if MODE == "push":
+            pusher = asyncio.ensure_future(push(ws))
+            try:
+                await count_received(ws)
+            finally:
+                pusher.cancel()
+            return
         async for message in ws:
             add("messages")
             with lock:

@@ -15,7 +15,7 @@ use super::ThreadCtx;
 use super::client::{Exchange, Link, timeout_failure};
 use super::conn::{Conn, Failure, connect_timed};
 use crate::metrics::ErrorKind;
-use crate::protocol::ws::{self, Event, Fault, FrameDecoder, handshake};
+use crate::protocol::ws::{self, Event, Fault, FrameDecoder, Mode, handshake};
 use crate::protocol::{Answer, PreparedRequest};
 
 /// The status a message's answer is recorded with (text or binary alike): a success under the default
@@ -216,6 +216,21 @@ impl WsLink {
         None
     }
 
+    /// The closing handshake of the connection, done by a task of its own: a connect-mode request ends when the
+    /// connection is upgraded, and the next one starts at once.
+    fn close_later(&mut self, ctx: &Rc<ThreadCtx>) {
+        let mut closing = WsLink {
+            conn: self.conn.take(),
+            decoder: std::mem::replace(&mut self.decoder, FrameDecoder::new(0)),
+            pending: std::mem::take(&mut self.pending),
+            at: std::mem::take(&mut self.at),
+            out: Vec::new(),
+            rng: self.random() | 1,
+        };
+        let ctx = Rc::clone(ctx);
+        tokio::task::spawn_local(async move { closing.close(&ctx).await });
+    }
+
     /// The closing handshake: a close frame (1000), then the server's close (or its end of the connection) waited
     /// for within `--connect-timeout`, messages before it read and dropped.
     async fn close(&mut self, ctx: &ThreadCtx) {
@@ -280,20 +295,32 @@ impl Link for WsLink {
         mut timer: Pin<&mut Sleep>,
         _pipelined: bool,
     ) -> Result<(Answer, Instant), Failure> {
-        let sent = if self.conn.is_none() {
+        let mode = Self::settings(ctx).mode;
+        let fresh = self.conn.is_none() || mode == Mode::Connect;
+        let sent = if fresh {
             let tcp_done = self.open(ctx, exchange.endpoint).await?;
             let now = Instant::now();
             ctx.record_connect(exchange.ready, tcp_done, now);
-            now
+            // Connecting is what a connect-mode request measures: it is timed from its start.
+            if mode == Mode::Connect { exchange.ready } else { now }
         } else {
             exchange.ready
         };
         let deadline = sent + exchange.timeout;
         timer.as_mut().reset(deadline.into());
         let opcode = Self::settings(ctx).opcode();
+        // Listening sends its message (a subscription) once per connection; connecting, one exchange if any.
+        let message = match mode {
+            Mode::Exchange => Some(exchange.bytes()),
+            Mode::Listen | Mode::Connect => Some(exchange.bytes()).filter(|m| fresh && !m.is_empty()),
+        };
         let attempt = async {
-            let n = self.send(opcode, exchange.bytes()).await?;
-            exchange.wrote(n);
+            if let Some(message) = message {
+                let n = self.send(opcode, message).await?;
+                exchange.wrote(n);
+            } else if mode == Mode::Connect {
+                return Ok(());
+            }
             self.answer(ctx, deadline, exchange.timeout).await
         };
         let outcome = tokio::select! {
@@ -302,7 +329,12 @@ impl Link for WsLink {
             _ = timer.as_mut() => Err(timeout_failure(exchange.timeout)),
         };
         match outcome {
-            Ok(()) => Ok((Answer { status: ANSWERED, keep_alive: true }, sent)),
+            Ok(()) => {
+                if mode == Mode::Connect {
+                    self.close_later(ctx);
+                }
+                Ok((Answer { status: ANSWERED, keep_alive: true }, sent))
+            }
             Err(f) => {
                 // The answer may still come: it would be taken for the next message's.
                 self.drop_conn(ctx);

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use crate::cli::args::RequestArgs;
+use crate::cli::args::{RequestArgs, WsModeArg};
 use crate::error::UsageError;
 use crate::plan::RequestSpec;
-use crate::protocol::ws::{Settings, handshake};
+use crate::protocol::ws::{Mode, Settings, handshake};
 use crate::target::Endpoint;
 
 /// A run's WebSocket target, as the request plan reads it.
@@ -18,6 +18,7 @@ pub struct WsRequest {
     pub message: Vec<u8>,
     pub binary: bool,
     pub max_message: u64,
+    pub mode: Mode,
     /// The URLs as the user wrote them (`ws://...`), for the document.
     pub targets: Vec<String>,
 }
@@ -31,8 +32,12 @@ fn is_ws(url: &str) -> bool {
 pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     let ws_urls = a.urls.iter().filter(|u| is_ws(u)).count();
     if ws_urls == 0 {
-        let given =
-            [(a.message.is_some(), "--message"), (a.message_file.is_some(), "--message-file"), (a.binary, "--binary")];
+        let given = [
+            (a.message.is_some(), "--message"),
+            (a.message_file.is_some(), "--message-file"),
+            (a.binary, "--binary"),
+            (a.ws_mode != WsModeArg::Exchange, "--ws-mode"),
+        ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(UsageError::new(format!(
                 "{flag} is for WebSocket: give a ws:// (or wss://) URL, or send an HTTP body with -b"
@@ -98,11 +103,19 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
             }
             bytes
         }
+        // Listening needs no message (it subscribes with one if given), nor does connecting.
+        (None, None) if a.ws_mode != WsModeArg::Exchange => Vec::new(),
         (None, None) => {
             return Err(UsageError::new(
-                "a ws:// URL needs the message each request sends: add --message TEXT (or --message-file FILE)",
+                "a ws:// URL needs the message each request sends: add --message TEXT (or --message-file FILE), or \
+                 --ws-mode listen to count what the server pushes",
             ));
         }
+    };
+    let mode = match a.ws_mode {
+        WsModeArg::Exchange => Mode::Exchange,
+        WsModeArg::Listen => Mode::Listen,
+        WsModeArg::Connect => Mode::Connect,
     };
     if a.data.is_some() && std::str::from_utf8(&message).is_err() {
         return Err(UsageError::new(
@@ -120,6 +133,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         message,
         binary: a.binary,
         max_message,
+        mode,
         targets: vec![crate::secrets::redact_secret(url)],
     }))
 }
@@ -148,6 +162,7 @@ impl WsRequest {
             head: handshake::request_head(path, &endpoint.host_header(), headers),
             binary: self.binary,
             max_message: self.max_message,
+            mode: self.mode,
         })
     }
 
@@ -155,7 +170,11 @@ impl WsRequest {
     pub fn message_specs(&self, specs: &mut [RequestSpec]) {
         let message: Arc<[u8]> = Arc::from(self.message.as_slice());
         for spec in specs {
-            spec.label = format!("message to {}", self.targets[0]);
+            spec.label = match self.mode {
+                Mode::Exchange => format!("message to {}", self.targets[0]),
+                Mode::Listen => format!("message from {}", self.targets[0]),
+                Mode::Connect => format!("connection to {}", self.targets[0]),
+            };
             for p in &mut spec.prepared {
                 p.bytes = Arc::clone(&message);
                 p.expects_no_body = false;

@@ -18,15 +18,39 @@ pub const MAX_FRAGMENTS: u32 = 1 << 16;
 /// The largest payload of a control frame (ping, pong, close).
 const MAX_CONTROL: u64 = 125;
 
+/// What one request of a WebSocket run is (`--ws-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A message sent, the next one received its answer.
+    Exchange,
+    /// Each message the server pushes, timed from the one before (the connection's first from its subscription).
+    Listen,
+    /// A connection opened and upgraded (and, with a message, one exchange on it), then closed.
+    Connect,
+}
+
 /// What a WebSocket run's connections need, built once before the load.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Settings {
-    /// The upgrade request up to its key ([`handshake::request_head`]).
+    /// The upgrade request up to its key ([`handshake::request_head`]): it may hold `-H`'s secrets.
     pub head: Vec<u8>,
     /// Messages go as binary frames (`--binary`), else as text.
     pub binary: bool,
     /// `--max-message`: the longest message taken from the server.
     pub max_message: u64,
+    pub mode: Mode,
+}
+
+impl std::fmt::Debug for Settings {
+    /// Without the upgrade request, whose headers may be secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("head", &format_args!("({} bytes)", self.head.len()))
+            .field("binary", &self.binary)
+            .field("max_message", &self.max_message)
+            .field("mode", &self.mode)
+            .finish()
+    }
 }
 
 impl Settings {
