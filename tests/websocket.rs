@@ -307,3 +307,32 @@ fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     let counts = server.counts_after_closes(300);
     assert_eq!(counts["messages"], 100, "{counts}");
 }
+
+#[test]
+fn a_sweep_over_clients_measures_each_step_over_websocket() {
+    let mut server = Server::start("echo");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let json = json.to_str().unwrap();
+    let url = server.url();
+    let args = ["sweep", "-q", "--no-monitor", "--clients", "1,4", "-d", "500ms", "--interval", "0s", "--json", json];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--message", "s{{seq}}", &url]);
+    let out = hakaru(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{doc}");
+    let mut ok = 0;
+    for step in steps {
+        assert_eq!(step["protocol"], "websocket", "{step}");
+        assert_eq!(step["errors"], 0, "{step}");
+        assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
+        ok += step["ok"].as_u64().unwrap();
+    }
+    // The server saw every message a step counted (and those of the warm-up, if any, and the unfinished).
+    let counts = server.counts_after_closes(5);
+    assert!(counts["messages"].as_u64().unwrap() >= ok, "{counts}");
+    let errors = common::schema_errors(&doc);
+    assert!(errors.is_empty(), "{errors:?}");
+}

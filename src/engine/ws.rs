@@ -275,9 +275,10 @@ impl Drop for WsLink {
 
 impl Link for WsLink {
     async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
-        if ctx.schedule.is_some() {
+        if ctx.schedule.is_some() && Self::settings(ctx).mode != Mode::Connect {
             // Open loop: connected and upgraded before asking for a slot, as HTTP's clients are; a failure here is
-            // counted by the first request, which opens the connection again.
+            // counted by the first request, which opens the connection again. (A connect-mode request opens its
+            // own: that is what it measures.)
             let start = Instant::now();
             if let Ok(tcp_done) = self.open(ctx, 0).await {
                 ctx.record_connect(start, tcp_done, Instant::now());
@@ -301,8 +302,9 @@ impl Link for WsLink {
             let tcp_done = self.open(ctx, exchange.endpoint).await?;
             let now = Instant::now();
             ctx.record_connect(exchange.ready, tcp_done, now);
-            // Connecting is what a connect-mode request measures: it is timed from its start.
-            if mode == Mode::Connect { exchange.ready } else { now }
+            // As HTTP's: the connection's setup is in the latency (from the intended send) and its connect phase,
+            // not in the service time.
+            now
         } else {
             exchange.ready
         };
