@@ -336,3 +336,25 @@ fn a_sweep_over_clients_measures_each_step_over_websocket() {
     let errors = common::schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+#[test]
+fn a_dropped_connection_is_1006_and_a_masked_frame_a_protocol_error() {
+    let url = hostile(|mut s| {
+        if upgrade(&mut s).is_some() && read_frame(&mut s).is_some() {
+            // Gone without a close frame.
+            drop(s);
+        }
+    });
+    let out = run(&url, &["-c", "1", "-n", "3", "--message", "x"]);
+    assert_eq!(out.error_count("ws_close_1006"), 3, "{}", out.step());
+    let url = hostile(|mut s| {
+        if upgrade(&mut s).is_some() && read_frame(&mut s).is_some() {
+            // A server never masks (RFC 6455 5.1).
+            let _ = s.write_all(&[0x81, 0x81, 1, 2, 3, 4, b'x' ^ 1]);
+            let mut buf = [0u8; 1024];
+            while s.read(&mut buf).is_ok_and(|n| n > 0) {}
+        }
+    });
+    let out = run(&url, &["-c", "1", "-n", "3", "--message", "x"]);
+    assert_eq!(out.error_count("ws_protocol_error"), 3, "{}", out.step());
+}

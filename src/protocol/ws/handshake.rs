@@ -66,7 +66,8 @@ pub fn read_answer(bytes: &[u8], key: &str) -> Answer {
         Ok(httparse::Status::Partial) => return Answer::Partial,
         Ok(httparse::Status::Complete(len)) => len,
         Err(e) => {
-            let start = crate::protocol::http::response::quote(&bytes[..bytes.len().min(40)]);
+            let start =
+                crate::secrets::scrub_text(&crate::protocol::http::response::quote(&bytes[..bytes.len().min(40)]));
             return Answer::Invalid(format!("the upgrade's answer is no HTTP response ({e}): \"{start}\""));
         }
     };
