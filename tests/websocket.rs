@@ -48,6 +48,14 @@ impl Server {
     }
 }
 
+/// nginx proxying WebSocket upgrades to `server` (tests/nginx/websocket.conf.in), plain and TLS.
+fn proxy(server: &Server) -> common::Nginx {
+    let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/nginx/websocket.conf.in"))
+        .unwrap()
+        .replace("@BACKEND@", &server.port().to_string());
+    common::Nginx::start_text(&conf)
+}
+
 fn run(url: &str, extra: &[&str]) -> common::Output {
     let mut args = vec!["run", "--no-monitor", url];
     args.extend_from_slice(extra);
@@ -105,10 +113,7 @@ fn pings_are_answered_with_pongs_and_a_duration_run_works_in_an_open_loop() {
 #[test]
 fn through_nginx_proxying_the_upgrade_plain_and_tls() {
     let mut server = Server::start("echo");
-    let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/nginx/websocket.conf.in"))
-        .unwrap()
-        .replace("@BACKEND@", &server.port().to_string());
-    let nginx = common::Nginx::start_text(&conf);
+    let nginx = proxy(&server);
     let url = format!("ws://127.0.0.1:{}/chat", nginx.port);
     let out = run(&url, &["-c", "10", "-n", "2000", "--message", "m{{seq}}"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -357,4 +362,60 @@ fn a_dropped_connection_is_1006_and_a_masked_frame_a_protocol_error() {
     });
     let out = run(&url, &["-c", "1", "-n", "3", "--message", "x"]);
     assert_eq!(out.error_count("ws_protocol_error"), 3, "{}", out.step());
+}
+
+#[test]
+fn a_study_compares_the_direct_server_with_the_nginx_proxied_one() {
+    let mut server = Server::start("echo");
+    let nginx = proxy(&server);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("ws.toml");
+    let text = format!(
+        r#"
+name = "ws-proxy"
+[[target]]
+name = "direct"
+url = "ws://127.0.0.1:{}/"
+monitor = ["none"]
+[[target]]
+name = "nginx"
+url = "ws://127.0.0.1:{}/"
+monitor = ["none"]
+[[workload]]
+name = "echo"
+message = "m{{{{seq}}}}"
+[load]
+connections = 2
+duration = "300ms"
+repeat = 1
+pause = "0s"
+"#,
+        server.port(),
+        nginx.port
+    );
+    std::fs::write(&file, text).unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = common::hakaru_with(
+        &["study", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()],
+        Duration::from_secs(120),
+        |_| {},
+    );
+    assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("study.json")).unwrap()).unwrap();
+    let cases = m["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{m}");
+    let mut ok = 0;
+    for c in cases {
+        assert_eq!(c["status"], "ok", "{c}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join(c["file"].as_str().unwrap())).unwrap()).unwrap();
+        let step = &doc["steps"][0];
+        assert_eq!(step["protocol"], "websocket", "{step}");
+        assert_eq!(step["errors"], 0, "{step}");
+        ok += step["ok"].as_u64().unwrap();
+    }
+    assert!(ok > 0);
+    let counts = server.counts_after_closes(4);
+    assert!(counts["messages"].as_u64().unwrap() >= ok, "{counts}");
 }
