@@ -75,6 +75,7 @@ fn twenty_thousand_templated_messages_are_counted_exactly_on_both_sides() {
     assert_eq!(step["ok"], 20000, "{step}");
     assert_eq!(out.status_count("200"), 20000);
     assert_eq!(step["protocol"], "websocket");
+    assert_eq!(out.doc()["settings"]["ws_mode"], "exchange");
     let counts = server.counts_after_closes(50);
     assert_eq!(counts["messages"], 20000, "{counts}");
     // {{seq}} filled per message: every message differs.
@@ -292,6 +293,7 @@ fn listening_counts_each_pushed_message_and_subscribes_once_per_connection() {
     let p50_us = step["latency"]["percentiles"]["p50"].as_u64().unwrap_or_else(|| panic!("{step}"));
     assert!((5_000..50_000).contains(&p50_us), "{step}");
     let counts = server.counts_after_closes(5);
+    assert_eq!(out.doc()["settings"]["ws_mode"], "listen");
     assert_eq!(counts["messages"], 5, "one subscription per connection: {counts}");
     assert_eq!(counts["connections"], 5, "{counts}");
 }

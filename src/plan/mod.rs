@@ -1051,6 +1051,7 @@ impl RunPlan {
             sweep: None,
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
+            ws_mode: set.websocket.as_ref().map(|w| w.mode.name().to_string()),
             ramp: None,
             // The command adds the --label flags (they are the history's, not the plan's).
             labels: Default::default(),

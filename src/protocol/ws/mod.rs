@@ -29,6 +29,17 @@ pub enum Mode {
     Connect,
 }
 
+impl Mode {
+    /// As `--ws-mode` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Exchange => "exchange",
+            Mode::Listen => "listen",
+            Mode::Connect => "connect",
+        }
+    }
+}
+
 /// What a WebSocket run's connections need, built once before the load.
 #[derive(Clone)]
 pub struct Settings {
