@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::Sleep;
 
 use super::ThreadCtx;
@@ -156,6 +156,21 @@ impl WsLink {
         Ok(self.out.len())
     }
 
+    /// Writes one control frame if the socket takes it at once, never waiting: a close after a fault or the
+    /// server's own close (a peer that stopped reading must not hold the client), or when the client is dropped.
+    fn send_now(&mut self, opcode: u8, payload: &[u8]) {
+        let mask = self.mask();
+        let Some(conn) = self.conn.as_mut() else { return };
+        self.out.clear();
+        ws::encode(opcode, payload, mask, &mut self.out);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(Ok(n)) = Pin::new(&mut *conn).poll_write(&mut cx, &self.out)
+            && n == self.out.len()
+        {
+            let _ = Pin::new(conn).poll_flush(&mut cx);
+        }
+    }
+
     /// Reads until a data message is complete, answering pings; a close, a fault or the connection's end fail.
     async fn answer(&mut self, ctx: &ThreadCtx, deadline: Instant, limit: Duration) -> Result<(), Failure> {
         loop {
@@ -183,7 +198,7 @@ impl WsLink {
                     );
                     // The closing handshake answered: the server's code sent back (RFC 6455 5.5.1).
                     let payload = code.map(|c| c.to_be_bytes().to_vec()).unwrap_or_default();
-                    let _ = self.send(ws::CLOSE, &payload).await;
+                    self.send_now(ws::CLOSE, &payload);
                     return Err(Failure::new(ErrorKind::ws_close(code), why.trim_end().to_string()));
                 }
                 Got::Fault(fault) => {
@@ -191,7 +206,7 @@ impl WsLink {
                         Fault::Protocol(why) => (ErrorKind::WsProtocol, 1002, why),
                         Fault::TooLarge(why) => (ErrorKind::WsTooLarge, 1009, why),
                     };
-                    let _ = self.send(ws::CLOSE, &ws::close_payload(code, "")).await;
+                    self.send_now(ws::CLOSE, &ws::close_payload(code, ""));
                     return Err(Failure::new(kind, why));
                 }
             }
@@ -261,15 +276,10 @@ impl WsLink {
 }
 
 impl Drop for WsLink {
-    /// A client cut off at the step's end still says goodbye: a close frame written without waiting, when the
-    /// socket takes it at once (plain TCP; a TLS connection is dropped as it is).
+    /// A client cut off at the step's end still says goodbye: a close frame (1001, going away) written if the
+    /// socket takes it at once.
     fn drop(&mut self) {
-        let mask = self.mask();
-        if let Some(Conn::Plain(s)) = &self.conn {
-            let mut frame = Vec::with_capacity(8);
-            ws::encode(ws::CLOSE, &ws::close_payload(1001, ""), mask, &mut frame);
-            let _ = s.try_write(&frame);
-        }
+        self.send_now(ws::CLOSE, &ws::close_payload(1001, ""));
     }
 }
 
