@@ -267,8 +267,13 @@ fn bad_websocket_input_is_one_line_and_exit_code_2() {
     let binary = dir.path().join("msg.bin");
     std::fs::write(&binary, [0xff, 0xfe, 0]).unwrap();
     let binary = binary.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["run", "http://127.0.0.1:1/", "--message", "x"], "--message is for WebSocket"),
+        (&["run", "http://127.0.0.1:1/", "--ws-mode", "listen"], "--ws-mode is for WebSocket"),
+        (&["run", "ws://127.0.0.1:1/", "--message", "x", "--no-keepalive"], "--no-keepalive with a ws:// URL"),
+        (&["run", "ws://127.0.0.1:1/", "-b", "x"], "give the message with --message"),
+        (&["run", "ws://127.0.0.1:1/", "--message", "x", "-m", "POST"], "the upgrade request is a GET"),
+        (&["run", "ws://127.0.0.1:1/", "--message", "x", "-H", "X-Id: {{seq}}"], "put templates in --message"),
         (&["run", "ws://127.0.0.1:1/"], "--message TEXT"),
         (&["run", "ws://127.0.0.1:1/", "ws://127.0.0.1:2/", "--message", "x"], "one WebSocket target"),
         (&["run", "ws://127.0.0.1:1/", "--message-file", binary], "add --binary"),
