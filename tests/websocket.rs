@@ -267,8 +267,9 @@ fn bad_websocket_input_is_one_line_and_exit_code_2() {
     let binary = dir.path().join("msg.bin");
     std::fs::write(&binary, [0xff, 0xfe, 0]).unwrap();
     let binary = binary.to_str().unwrap();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["run", "http://127.0.0.1:1/", "--message", "x"], "--message is for WebSocket"),
+        (&["run", "http://127.0.0.1:1/", "--expect", "x"], "--expect is for WebSocket"),
         (&["run", "http://127.0.0.1:1/", "--ws-mode", "listen"], "--ws-mode is for WebSocket"),
         (&["run", "ws://127.0.0.1:1/", "--message", "x", "--no-keepalive"], "--no-keepalive with a ws:// URL"),
         (&["run", "ws://127.0.0.1:1/", "-b", "x"], "give the message with --message"),
@@ -425,4 +426,19 @@ pause = "0s"
     assert!(ok > 0);
     let counts = server.counts_after_closes(4);
     assert!(counts["messages"].as_u64().unwrap() >= ok, "{counts}");
+}
+
+#[test]
+fn an_answer_other_than_expect_is_a_wrong_value_on_the_same_connection() {
+    let mut server = Server::start("echo");
+    let out = run(&server.url(), &["-c", "2", "-n", "100", "--message", "hello", "--expect", "hello"]);
+    assert_eq!(out.step()["ok"], 100, "{}", out.step());
+    // A longer answer, a shorter one: both differ.
+    for expect in ["hell", "hello!"] {
+        let out = run(&server.url(), &["-c", "2", "-n", "50", "--message", "hello", "--expect", expect]);
+        assert_eq!(out.error_count("wrong_value"), 50, "{}", out.step());
+        assert!(sample(&out, "wrong_value").contains("\"hello\""), "{}", out.step());
+        assert_eq!(out.step()["connections"]["opened"], 2, "{}", out.step());
+    }
+    assert_eq!(server.counts_after_closes(6)["messages"], 200);
 }

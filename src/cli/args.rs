@@ -359,6 +359,9 @@ pub struct RequestArgs {
     /// and upgraded (with --message, one exchange on it), then closed.
     #[arg(long, value_enum, default_value = "exchange", value_name = "MODE", help_heading = heading::REQUEST, hide_short_help = true)]
     pub ws_mode: WsModeArg,
+    /// WebSocket: the answer each message must get, byte for byte (another is counted as wrong_value), or any.
+    #[arg(long, value_name = "TEXT|any", default_value = "any", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub expect: String,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,

@@ -48,10 +48,11 @@ impl WsLink {
     pub(super) fn new(ctx: &ThreadCtx, id: usize) -> WsLink {
         let plan = &ctx.shared.plan;
         let max = plan.websocket.as_ref().map_or(u64::MAX, |w| w.max_message);
+        let keep = plan.websocket.as_ref().and_then(|w| w.expect.as_ref()).map_or(0, |e| e.len() + 1);
         let seed = plan.seed ^ ((plan.client_offset + id) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         WsLink {
             conn: None,
-            decoder: FrameDecoder::new(max),
+            decoder: FrameDecoder::new(max).keeping(keep),
             pending: Vec::new(),
             at: 0,
             out: Vec::new(),
@@ -128,7 +129,9 @@ impl WsLink {
         match tokio::time::timeout_at(deadline, upgrade).await {
             Ok(Ok(head)) => {
                 self.at = head;
-                self.decoder = FrameDecoder::new(Self::settings(ctx).max_message);
+                let settings = Self::settings(ctx);
+                let keep = settings.expect.as_ref().map_or(0, |e| e.len() + 1);
+                self.decoder = FrameDecoder::new(settings.max_message).keeping(keep);
                 Ok(tcp_done)
             }
             Ok(Err(f)) => {
@@ -183,7 +186,7 @@ impl WsLink {
                 }
             };
             match got {
-                Got::Message => return Ok(()),
+                Got::Message => return self.judge(ctx),
                 Got::Event(Event::Ping) => {
                     let payload = self.decoder.control().to_vec();
                     let n = self.send(ws::PONG, &payload).await?;
@@ -210,6 +213,21 @@ impl WsLink {
                     return Err(Failure::new(kind, why));
                 }
             }
+        }
+    }
+
+    /// The answer just read against `--expect` (kept: its length and one byte more, so a longer one differs too).
+    fn judge(&self, ctx: &ThreadCtx) -> Result<(), Failure> {
+        match &Self::settings(ctx).expect {
+            Some(want) if self.decoder.kept() != want.as_slice() => {
+                let got = self.decoder.kept();
+                let shown = crate::protocol::http::response::quote(&got[..got.len().min(60)]);
+                Err(Failure::new(
+                    ErrorKind::WrongValue,
+                    format!("the answer was not --expect's: \"{}\"", crate::secrets::scrub_text(&shown)),
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -347,6 +365,8 @@ impl Link for WsLink {
                 }
                 Ok((Answer { status: ANSWERED, keep_alive: true }, sent))
             }
+            // A wrong answer was whole: the connection carries the next message.
+            Err(f) if f.kind == ErrorKind::WrongValue => Err(f),
             Err(f) => {
                 // The answer may still come: it would be taken for the next message's.
                 self.drop_conn(ctx);

@@ -19,6 +19,7 @@ pub struct WsRequest {
     pub binary: bool,
     pub max_message: u64,
     pub mode: Mode,
+    pub expect: Option<Vec<u8>>,
     /// The URLs as the user wrote them (`ws://...`), for the document.
     pub targets: Vec<String>,
 }
@@ -37,6 +38,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
             (a.message_file.is_some(), "--message-file"),
             (a.binary, "--binary"),
             (a.ws_mode != WsModeArg::Exchange, "--ws-mode"),
+            (a.expect != "any", "--expect"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(UsageError::new(format!(
@@ -134,6 +136,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         binary: a.binary,
         max_message,
         mode,
+        expect: (a.expect != "any").then(|| a.expect.clone().into_bytes()),
         targets: vec![crate::secrets::redact_secret(url)],
     }))
 }
@@ -163,6 +166,7 @@ impl WsRequest {
             binary: self.binary,
             max_message: self.max_message,
             mode: self.mode,
+            expect: self.expect.clone(),
         })
     }
 

@@ -50,6 +50,8 @@ pub struct Settings {
     /// `--max-message`: the longest message taken from the server.
     pub max_message: u64,
     pub mode: Mode,
+    /// `--expect`: the answer every message must get, byte for byte; None takes any.
+    pub expect: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -60,6 +62,7 @@ impl std::fmt::Debug for Settings {
             .field("binary", &self.binary)
             .field("max_message", &self.max_message)
             .field("mode", &self.mode)
+            .field("expect", &self.expect.as_ref().map(Vec::len))
             .finish()
     }
 }
@@ -162,12 +165,35 @@ pub struct FrameDecoder {
     frame: Option<Frame>,
     message: Option<Fragmented>,
     control: Vec<u8>,
+    /// How many bytes of each data message to keep (an expected answer's length and one more), and those kept.
+    keep: usize,
+    kept: Vec<u8>,
 }
 
 impl FrameDecoder {
     /// A decoder that refuses a message longer than `max_message` bytes.
     pub fn new(max_message: u64) -> FrameDecoder {
-        FrameDecoder { max_message, head: [0; 10], head_len: 0, frame: None, message: None, control: Vec::new() }
+        FrameDecoder {
+            max_message,
+            head: [0; 10],
+            head_len: 0,
+            frame: None,
+            message: None,
+            control: Vec::new(),
+            keep: 0,
+            kept: Vec::new(),
+        }
+    }
+
+    /// Keeps the first `n` bytes of each data message ([`kept`](Self::kept)); others are counted only.
+    pub fn keeping(mut self, n: usize) -> FrameDecoder {
+        self.keep = n;
+        self
+    }
+
+    /// The first bytes of the last data message, as many as [`keeping`](Self::keeping) asked for.
+    pub fn kept(&self) -> &[u8] {
+        &self.kept
     }
 
     /// The last control frame's payload (a ping's, or a close's code and reason).
@@ -209,6 +235,9 @@ impl FrameDecoder {
             let take = frame.left.min((data.len() - at) as u64) as usize;
             if frame.opcode >= CLOSE {
                 self.control.extend_from_slice(&data[at..at + take]);
+            } else if self.kept.len() < self.keep {
+                let more = take.min(self.keep - self.kept.len());
+                self.kept.extend_from_slice(&data[at..at + more]);
             }
             at += take;
             frame.left -= take as u64;
@@ -296,6 +325,7 @@ impl FrameDecoder {
                 }
                 self.check_size(len)?;
                 self.message = Some(Fragmented { binary: opcode == BINARY, len, frames: 1 });
+                self.kept.clear();
             }
             CONTINUATION => {
                 let Some(mut m) = self.message else {
@@ -388,6 +418,25 @@ mod tests {
         for cut in [1, 2, 3, 7, 125, 4096, wire.len()] {
             assert_eq!(events(&wire, cut).unwrap(), want, "cut {cut}");
         }
+    }
+
+    #[test]
+    fn a_message_keeps_its_first_bytes_across_fragments_when_asked() {
+        let mut wire = frame(0x01, b"he");
+        wire.extend(frame(0x89, b"p"));
+        wire.extend(frame(0x80, b"llo world"));
+        let mut d = FrameDecoder::new(100).keeping(6);
+        let mut at = 0;
+        let mut events = Vec::new();
+        while at < wire.len() {
+            let (n, r) = d.feed(&wire[at..]);
+            at += n;
+            events.extend(r.unwrap());
+        }
+        assert_eq!(events, [Event::Ping, Event::Message { binary: false, len: 11 }]);
+        assert_eq!(d.kept(), b"hello ");
+        assert_eq!(d.feed(&frame(0x82, b"x")).1, Ok(Some(Event::Message { binary: true, len: 1 })));
+        assert_eq!(d.kept(), b"x");
     }
 
     #[test]
