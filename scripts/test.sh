@@ -3,9 +3,10 @@
 # the real-server tests and libnginx-mod-http-echo for its streamed answers, nghttp2-server for the second HTTP/2
 # server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
 # script tests, chromium for the report's browser test, tmux for the dashboard's, prometheus for the remote-write
-# push, iproute2 for the agents' network namespaces; the PyPI packages kubernetes-validate for the manifests of
-# `k8s job`, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
-# Swarm test, as root only), then runs cargo test.
+# push, iproute2 for the agents' network namespaces, python3-grpcio and python3-websockets for the gRPC and
+# WebSocket servers; the PyPI packages kubernetes-validate for the manifests of `k8s job`, hdrhistogram for the HDR
+# log and grpcio-reflection for the reflective gRPC server; docker.io for the Swarm test, as root only), then runs
+# cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,8 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
 # python3-grpcio: tests/grpc.rs's gRPC server (tests/grpc_server.py), a real gRPC implementation no one here wrote.
 python3 -c 'import grpc' >/dev/null 2>&1 || need+=(python3-grpcio)
+# python3-websockets: tests/websocket.rs's WebSocket server (tests/ws_server.py), an implementation no one here wrote.
+/usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || need+=(python3-websockets)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 # docker.io: tests/swarm.rs starts a Docker daemon of its own (data under a temporary directory, its own socket)
 # and a one-node Swarm on 127.0.0.1; that needs root, so elsewhere the test is skipped, and said so here.

@@ -78,6 +78,9 @@ pub struct Settings {
     /// HTTP/2: concurrent streams per connection asked for (`--streams`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<usize>,
+    /// WebSocket: what a request was (`--ws-mode`: exchange, listen, connect); absent for the other protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws_mode: Option<String>,
     /// A ramp inside the step (`--stages`, `--rate-stages`): what moves and its stages, of the whole plan. Left out
     /// for a fixed load (so the settings of documents without one, and their workload identity, stay as they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -141,7 +141,10 @@ pub fn measure_step(
         &plan.group_names,
         !matches!(
             plan.protocol,
-            crate::protocol::Protocol::Http | crate::protocol::Protocol::Http2 | crate::protocol::Protocol::Grpc
+            crate::protocol::Protocol::Http
+                | crate::protocol::Protocol::Http2
+                | crate::protocol::Protocol::Grpc
+                | crate::protocol::Protocol::WebSocket
         ),
     );
     if let Some(w) = &plan.workload {

@@ -67,6 +67,7 @@ fn settings() -> Settings {
         unix_socket: None,
         http_version: None,
         streams: None,
+        ws_mode: None,
         labels: Default::default(),
     }
 }

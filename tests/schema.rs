@@ -161,6 +161,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/slow_request/properties/key",
                 "/$defs/settings/properties/http_version",
                 "/$defs/settings/properties/streams",
+                "/$defs/settings/properties/ws_mode",
                 "/$defs/settings/properties/unix_socket",
                 "/$defs/step/properties/http2",
                 "/$defs/step/properties/grpc",

@@ -372,6 +372,29 @@ pub struct RequestArgs {
     /// --events: the most body bytes in one answer (default 64MiB); more fails it as stream_too_long.
     #[arg(long, value_name = "SIZE", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events_max_bytes: Option<String>,
+    /// WebSocket (ws://, wss:// URLs): the message each request sends; the next message received is its answer.
+    ///
+    /// May hold {{...}} templates, filled per message (with --data's rows too); -H goes on the upgrade request
+    /// (docs/websocket.md).
+    #[arg(long, value_name = "TEXT", conflicts_with = "message_file", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub message: Option<String>,
+    /// WebSocket: the message read from a file.
+    #[arg(long, value_name = "FILE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub message_file: Option<PathBuf>,
+    /// WebSocket: send the message as a binary frame (text otherwise).
+    #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub binary: bool,
+    /// WebSocket: the longest message taken from the server; a frame announcing more is refused at its head.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_message: String,
+    /// WebSocket: what a request is. exchange: a message sent, the next received; listen: each message the server
+    /// pushes (--message, if given, is sent once per connection, as a subscription); connect: a connection opened
+    /// and upgraded (with --message, one exchange on it), then closed.
+    #[arg(long, value_enum, default_value = "exchange", value_name = "MODE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub ws_mode: WsModeArg,
+    /// WebSocket: the answer each message must get, byte for byte (another is counted as wrong_value), or any.
+    #[arg(long, value_name = "TEXT|any", default_value = "any", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub expect: String,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script", hide_short_help = true)]
     pub script_args: Vec<String>,
@@ -783,6 +806,19 @@ pub struct DemoArgs {
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--ws-mode`: what a WebSocket request is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WsModeArg {
+    /// A message sent, the next one received its answer.
+    #[default]
+    Exchange,
+    /// Each message the server pushes, timed from the one before.
+    Listen,
+    /// A connection opened and upgraded, then closed.
+    Connect,
 }
 
 /// `--data-order`: how a data file's rows are taken.

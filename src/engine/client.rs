@@ -68,8 +68,8 @@ pub(super) trait Link {
         _first: Pipelined,
     ) {
     }
-    /// The client is done: its own connections closed.
-    fn close_all(&mut self, _ctx: &ThreadCtx) {}
+    /// The client is done: its own connections closed (a WebSocket's with its closing handshake).
+    async fn close_all(&mut self, _ctx: &ThreadCtx) {}
 }
 
 /// The client's own connections, one per endpoint, with the decoder of their answers.
@@ -160,7 +160,7 @@ impl Link for Own {
         }
     }
 
-    fn close_all(&mut self, ctx: &ThreadCtx) {
+    async fn close_all(&mut self, ctx: &ThreadCtx) {
         for slot in &mut self.conns {
             close(ctx, &mut slot.conn);
         }
@@ -232,7 +232,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 while run_batch(&ctx, conns, source, decoder, timer.as_mut(), &mut state).await {}
             })
             .await;
-            link.close_all(&ctx);
+            link.close_all(&ctx).await;
             return;
         }
         // The intended and actual send times of an op whose second half (read-modify-write's write) comes next: one
@@ -437,7 +437,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 ready = Instant::now();
             }
         }
-        link.close_all(&ctx);
+        link.close_all(&ctx).await;
     }
 }
 
@@ -514,6 +514,16 @@ pub(super) struct Exchange<'a> {
 }
 
 impl Exchange<'_> {
+    /// The request's bytes: a WebSocket link frames them as its message.
+    pub(super) fn bytes(&self) -> &[u8] {
+        self.request.bytes
+    }
+
+    /// `n` bytes were written for the request (a WebSocket message's frame).
+    pub(super) fn wrote(&self, n: usize) {
+        self.written.set(self.written.get() + n as u64);
+    }
+
     /// The request's bytes when they were built for it (a template's HTTP/2 frames), not the plan's prepared ones.
     pub(super) fn built(&self) -> Option<&[u8]> {
         self.request.built.then_some(self.request.bytes)

@@ -11,6 +11,7 @@ mod h2_limits;
 mod pacer;
 mod scripted;
 pub mod survey;
+mod ws;
 
 use pacer::{Pace, Schedule, StartGate};
 
@@ -204,6 +205,9 @@ impl ThreadCtx {
         let ctx = Rc::clone(self);
         match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
             Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
+            None if self.shared.plan.websocket.is_some() => {
+                tokio::task::spawn_local(ctx.run_client(id, ws::WsLink::new(self, id)))
+            }
             None => tokio::task::spawn_local(ctx.run_client(id, client::Own::new(self))),
         };
         true
@@ -337,11 +341,11 @@ impl ThreadCtx {
         }
     }
 
-    /// Whether requests' phases are timed: HTTP's, gRPC's over it too (a key-value op has no phases worth their
-    /// clock reads).
+    /// Whether requests' phases are timed: HTTP's, gRPC's over it too, WebSocket's (its connection phase holds the
+    /// upgrade); a key-value op has no phases worth their clock reads.
     fn times_phases(&self) -> bool {
         let p = self.shared.plan.protocol;
-        p == crate::protocol::Protocol::Http || p.over_http2()
+        matches!(p, crate::protocol::Protocol::Http | crate::protocol::Protocol::WebSocket) || p.over_http2()
     }
 
     /// A connection opened from `start` to `done` (`tcp_done`: TCP established, before a TLS handshake).

@@ -137,11 +137,52 @@ pub enum ErrorKind {
     /// `--events`: an answer went past `--events-max` events or `--events-max-bytes` bytes (or a chunk announced
     /// more).
     StreamTooLong,
+    /// WebSocket: the upgrade request was answered with a status other than 101 (the status in the sample).
+    WsUpgradeStatus,
+    /// WebSocket: a 101 answer without what RFC 6455 requires of it (the key's accept value, Upgrade, Connection),
+    /// or no HTTP answer at all.
+    WsUpgradeInvalid,
+    /// WebSocket: a frame RFC 6455 forbids a server to send (masked, reserved bits or opcodes, a long or fragmented
+    /// control frame, a continuation of nothing): the connection was closed with 1002.
+    WsProtocol,
+    /// WebSocket: a frame's length or a message's (fragments added up) past `--max-message`, or a message in more
+    /// fragments than the client takes: refused at the frame's head, the connection closed with 1009.
+    WsTooLarge,
+    /// WebSocket: the server closed with status 1000 (normal closure) instead of answering.
+    WsCloseNormal,
+    /// WebSocket: the server closed with status 1001 (going away) instead of answering.
+    WsCloseGoingAway,
+    /// WebSocket: the server closed with status 1002 (protocol error) instead of answering.
+    WsCloseProtocol,
+    /// WebSocket: the server closed with status 1003 (unsupported data) instead of answering.
+    WsCloseUnsupported,
+    /// WebSocket: the server closed with status 1005 (no status code) instead of answering.
+    WsCloseNoCode,
+    /// WebSocket: the server closed with status 1006 (abnormal: the connection ended without a close frame) instead of answering.
+    WsCloseAbnormal,
+    /// WebSocket: the server closed with status 1007 (invalid payload data) instead of answering.
+    WsCloseInvalidData,
+    /// WebSocket: the server closed with status 1008 (policy violation) instead of answering.
+    WsClosePolicy,
+    /// WebSocket: the server closed with status 1009 (message too big) instead of answering.
+    WsCloseTooBig,
+    /// WebSocket: the server closed with status 1010 (mandatory extension) instead of answering.
+    WsCloseExtension,
+    /// WebSocket: the server closed with status 1011 (internal error) instead of answering.
+    WsCloseInternal,
+    /// WebSocket: the server closed with status 1012 (service restart) instead of answering.
+    WsCloseRestart,
+    /// WebSocket: the server closed with status 1013 (try again later) instead of answering.
+    WsCloseTryLater,
+    /// WebSocket: the server closed with status 1014 (bad gateway) instead of answering.
+    WsCloseBadGateway,
+    /// WebSocket: the server closed with a status RFC 6455 does not name.
+    WsCloseOther,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 55] = [
+    pub const ALL: [ErrorKind; 74] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -197,6 +238,25 @@ impl ErrorKind {
         ErrorKind::GrpcBadMessage,
         ErrorKind::StreamCut,
         ErrorKind::StreamTooLong,
+        ErrorKind::WsUpgradeStatus,
+        ErrorKind::WsUpgradeInvalid,
+        ErrorKind::WsProtocol,
+        ErrorKind::WsTooLarge,
+        ErrorKind::WsCloseNormal,
+        ErrorKind::WsCloseGoingAway,
+        ErrorKind::WsCloseProtocol,
+        ErrorKind::WsCloseUnsupported,
+        ErrorKind::WsCloseNoCode,
+        ErrorKind::WsCloseAbnormal,
+        ErrorKind::WsCloseInvalidData,
+        ErrorKind::WsClosePolicy,
+        ErrorKind::WsCloseTooBig,
+        ErrorKind::WsCloseExtension,
+        ErrorKind::WsCloseInternal,
+        ErrorKind::WsCloseRestart,
+        ErrorKind::WsCloseTryLater,
+        ErrorKind::WsCloseBadGateway,
+        ErrorKind::WsCloseOther,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -257,6 +317,25 @@ impl ErrorKind {
             ErrorKind::GrpcBadMessage => "grpc_bad_message",
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::StreamTooLong => "stream_too_long",
+            ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
+            ErrorKind::WsUpgradeInvalid => "ws_upgrade_invalid",
+            ErrorKind::WsProtocol => "ws_protocol_error",
+            ErrorKind::WsTooLarge => "ws_message_too_large",
+            ErrorKind::WsCloseNormal => "ws_close_1000",
+            ErrorKind::WsCloseGoingAway => "ws_close_1001",
+            ErrorKind::WsCloseProtocol => "ws_close_1002",
+            ErrorKind::WsCloseUnsupported => "ws_close_1003",
+            ErrorKind::WsCloseNoCode => "ws_close_1005",
+            ErrorKind::WsCloseAbnormal => "ws_close_1006",
+            ErrorKind::WsCloseInvalidData => "ws_close_1007",
+            ErrorKind::WsClosePolicy => "ws_close_1008",
+            ErrorKind::WsCloseTooBig => "ws_close_1009",
+            ErrorKind::WsCloseExtension => "ws_close_1010",
+            ErrorKind::WsCloseInternal => "ws_close_1011",
+            ErrorKind::WsCloseRestart => "ws_close_1012",
+            ErrorKind::WsCloseTryLater => "ws_close_1013",
+            ErrorKind::WsCloseBadGateway => "ws_close_1014",
+            ErrorKind::WsCloseOther => "ws_close_other",
         }
     }
 
@@ -323,6 +402,25 @@ impl ErrorKind {
             ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
             ErrorKind::StreamCut => "stream cut before its end",
             ErrorKind::StreamTooLong => "stream past --events-max or --events-max-bytes",
+            ErrorKind::WsUpgradeStatus => "WebSocket upgrade answered with another status than 101",
+            ErrorKind::WsUpgradeInvalid => "WebSocket upgrade answer invalid",
+            ErrorKind::WsProtocol => "WebSocket frame a server may not send",
+            ErrorKind::WsTooLarge => "WebSocket message past --max-message",
+            ErrorKind::WsCloseNormal => "WebSocket closed by the server (1000 normal closure)",
+            ErrorKind::WsCloseGoingAway => "WebSocket closed by the server (1001 going away)",
+            ErrorKind::WsCloseProtocol => "WebSocket closed by the server (1002 protocol error)",
+            ErrorKind::WsCloseUnsupported => "WebSocket closed by the server (1003 unsupported data)",
+            ErrorKind::WsCloseNoCode => "WebSocket closed by the server (1005 no status code)",
+            ErrorKind::WsCloseAbnormal => "WebSocket closed by the server (1006 abnormal)",
+            ErrorKind::WsCloseInvalidData => "WebSocket closed by the server (1007 invalid payload data)",
+            ErrorKind::WsClosePolicy => "WebSocket closed by the server (1008 policy violation)",
+            ErrorKind::WsCloseTooBig => "WebSocket closed by the server (1009 message too big)",
+            ErrorKind::WsCloseExtension => "WebSocket closed by the server (1010 mandatory extension)",
+            ErrorKind::WsCloseInternal => "WebSocket closed by the server (1011 internal error)",
+            ErrorKind::WsCloseRestart => "WebSocket closed by the server (1012 service restart)",
+            ErrorKind::WsCloseTryLater => "WebSocket closed by the server (1013 try again later)",
+            ErrorKind::WsCloseBadGateway => "WebSocket closed by the server (1014 bad gateway)",
+            ErrorKind::WsCloseOther => "WebSocket closed by the server (a code RFC 6455 does not name)",
         }
     }
 
@@ -351,6 +449,27 @@ impl ErrorKind {
             Fault::NoStatus => ErrorKind::GrpcNoStatus,
             Fault::HttpStatus(_) => ErrorKind::GrpcHttpStatus,
             Fault::BadMessage(_) => ErrorKind::GrpcBadMessage,
+        }
+    }
+
+    /// The kind of a WebSocket close by the server with status `code` (None: the frame carried no code, 1005).
+    pub fn ws_close(code: Option<u16>) -> ErrorKind {
+        match code.unwrap_or(1005) {
+            1000 => ErrorKind::WsCloseNormal,
+            1001 => ErrorKind::WsCloseGoingAway,
+            1002 => ErrorKind::WsCloseProtocol,
+            1003 => ErrorKind::WsCloseUnsupported,
+            1005 => ErrorKind::WsCloseNoCode,
+            1006 => ErrorKind::WsCloseAbnormal,
+            1007 => ErrorKind::WsCloseInvalidData,
+            1008 => ErrorKind::WsClosePolicy,
+            1009 => ErrorKind::WsCloseTooBig,
+            1010 => ErrorKind::WsCloseExtension,
+            1011 => ErrorKind::WsCloseInternal,
+            1012 => ErrorKind::WsCloseRestart,
+            1013 => ErrorKind::WsCloseTryLater,
+            1014 => ErrorKind::WsCloseBadGateway,
+            _ => ErrorKind::WsCloseOther,
         }
     }
 }

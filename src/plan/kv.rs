@@ -550,6 +550,7 @@ impl KvPlan {
             streams: 1,
             grpc_messages_out: 0,
             events: None,
+            websocket: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

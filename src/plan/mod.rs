@@ -10,6 +10,7 @@ pub mod live;
 pub mod segment;
 pub mod slo;
 pub mod steps;
+mod ws;
 
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -77,6 +78,15 @@ impl std::ops::Deref for Prepared {
     fn deref(&self) -> &[PreparedRequest] {
         match self {
             Prepared::One(p) => std::slice::from_ref(p),
+            Prepared::Many(all) => all,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Prepared {
+    fn deref_mut(&mut self) -> &mut [PreparedRequest] {
+        match self {
+            Prepared::One(p) => std::slice::from_mut(p),
             Prepared::Many(all) => all,
         }
     }
@@ -170,6 +180,8 @@ pub struct RunPlan {
     pub grpc_messages_out: u32,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
+    /// WebSocket: the upgrade request and the messages' framing.
+    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -315,6 +327,8 @@ pub struct RequestSet {
     pub grpc_messages_out: u32,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
+    /// WebSocket: the upgrade request and the messages' framing.
+    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -356,6 +370,9 @@ impl RequestSet {
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
         let grpc = grpc::prepare(a)?;
         let a = grpc.as_ref().map_or(a, |g| &g.args);
+        // So is a WebSocket run: its URL's connection and upgrade are HTTP's, its message the request's bytes.
+        let ws = ws::prepare(a)?;
+        let a = ws.as_ref().map_or(a, |w| &w.args);
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
         let max_line = flag_max_line(&a.max_line)?;
@@ -489,7 +506,9 @@ impl RequestSet {
             None => None,
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
-                let template = data.template(a, &b.endpoints, &method, &headers, &body)?.map(Arc::new);
+                let template = data.template(a, &b.endpoints, &method, &headers, &body)?;
+                // A WebSocket run's template fills the message alone.
+                let template = template.map(|t| if ws.is_some() { t.messages_only() } else { t }).map(Arc::new);
                 if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
                     // Figures per request are labelled with the template, not the `x` it was checked with.
                     let path = url.find("://").and_then(|i| url[i + 3..].find(['/', '?']).map(|p| &url[i + 3 + p..]));
@@ -498,6 +517,12 @@ impl RequestSet {
                 template
             }
         };
+        let mut websocket = None;
+        if let Some(w) = &ws {
+            w.message_specs(&mut specs);
+            let path = ParsedUrl::parse(&a.urls[0]).map(|u| u.path_and_query).unwrap_or_else(|_| "/".into());
+            websocket = Some(w.settings(&b.endpoints[0], &path, &headers));
+        }
         let script = match &a.script {
             None => None,
             Some(path) => {
@@ -523,12 +548,17 @@ impl RequestSet {
             max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
-            targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
+            targets: match (&grpc, &ws) {
+                (Some(g), _) => g.targets.clone(),
+                (_, Some(w)) => w.targets.clone(),
+                _ => targets,
+            },
             body_bytes: body.len(),
             ok_status,
             warnings,
             wait,
             protocol: match (&grpc, a.http2) {
+                _ if ws.is_some() => Protocol::WebSocket,
                 (Some(_), _) => Protocol::Grpc,
                 (None, true) => Protocol::Http2,
                 (None, false) => Protocol::Http,
@@ -542,6 +572,7 @@ impl RequestSet {
             streams,
             grpc_messages_out: grpc.as_ref().map_or(0, |g| g.messages_per_call),
             events: events::from_args(a)?,
+            websocket,
         })
     }
 }
@@ -1094,6 +1125,7 @@ impl RunPlan {
             sweep: None,
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
+            ws_mode: set.websocket.as_ref().map(|w| w.mode.name().to_string()),
             ramp: None,
             events: set.events.as_ref().map(|e| e.kind.name().to_string()),
             events_until: set.events.as_ref().and_then(|e| e.until().map(String::from)),
@@ -1133,6 +1165,7 @@ impl RunPlan {
             streams: set.streams.max(1),
             grpc_messages_out: set.grpc_messages_out,
             events: set.events.clone(),
+            websocket: set.websocket.clone(),
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

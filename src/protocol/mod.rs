@@ -10,6 +10,7 @@ pub mod h2;
 pub mod http;
 pub mod memcache;
 pub mod resp;
+pub mod ws;
 
 use std::sync::Arc;
 
@@ -26,6 +27,8 @@ pub enum Protocol {
     Memcache,
     /// gRPC unary calls (grpc://): HTTP/2 requests whose answers are judged by their grpc-status.
     Grpc,
+    /// WebSocket (ws://, wss://): a request is a message sent, its answer the next message received.
+    WebSocket,
 }
 
 impl Protocol {
@@ -36,6 +39,7 @@ impl Protocol {
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcache",
             Protocol::Grpc => "grpc",
+            Protocol::WebSocket => "ws",
         }
     }
 
@@ -52,6 +56,7 @@ impl Protocol {
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcached",
             Protocol::Grpc => "grpc",
+            Protocol::WebSocket => "websocket",
         }
     }
 }
@@ -74,7 +79,7 @@ impl Protocol {
     /// the plan names already. Read only when a request enters the slowest list, so the hot path never parses.
     pub fn command_and_key(self, request: &[u8]) -> Option<CommandKey> {
         let (command, key) = match self {
-            Protocol::Http | Protocol::Http2 | Protocol::Grpc => return None,
+            Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => return None,
             Protocol::Resp => resp::command_and_key(request)?,
             Protocol::Memcache => memcache::command_and_key(request)?,
         };
@@ -127,7 +132,10 @@ impl AnyDecoder {
         match protocol {
             // HTTP/2's answers are read by the engine's connection task (engine/h2.rs); the HTTP decoder only words
             // an error status for the sample.
-            Protocol::Http | Protocol::Http2 | Protocol::Grpc => AnyDecoder::Http(http::HttpDecoder::new(max_line)),
+            // (A WebSocket client reads its frames itself, engine/ws.rs: this decoder is never fed.)
+            Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => {
+                AnyDecoder::Http(http::HttpDecoder::new(max_line))
+            }
             Protocol::Resp => AnyDecoder::Resp(resp::RespDecoder::new(max_line)),
             Protocol::Memcache => AnyDecoder::Memcache(memcache::MemcacheDecoder::new(max_line)),
         }

@@ -73,6 +73,9 @@ struct WorkloadSpec {
     headers: Vec<String>,
     body: Option<String>,
     body_file: Option<String>,
+    /// A WebSocket target's message (`--message`) and what a request is (`--ws-mode`).
+    message: Option<String>,
+    ws_mode: Option<String>,
     patterns: Option<String>,
     /// A wrk Lua script (`-s`), and the words its init(args) gets.
     script: Option<String>,
@@ -192,6 +195,8 @@ pub struct HttpWork {
     pub headers: Vec<String>,
     pub body: Option<String>,
     pub body_file: Option<PathBuf>,
+    pub message: Option<String>,
+    pub ws_mode: crate::cli::args::WsModeArg,
     pub patterns: Option<PathBuf>,
     pub script: Option<PathBuf>,
     pub script_args: Vec<String>,
@@ -573,6 +578,7 @@ impl StudyPlan {
         request.streams = t.streams;
         request.body = h.body;
         request.body_file = h.body_file;
+        (request.message, request.ws_mode) = (h.message, h.ws_mode);
         request.patterns = h.patterns;
         request.script = h.script;
         request.script_args = h.script_args;
@@ -788,8 +794,10 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
     for u in &urls {
         let scheme = u.split_once("://").map(|(s, _)| s.to_ascii_lowercase()).unwrap_or_default();
         let (p, hp) = match scheme.as_str() {
-            "http" | "https" => {
-                let parsed = crate::target::ParsedUrl::parse(u)
+            // A WebSocket URL is checked as the HTTP URL its connection starts as.
+            "http" | "https" | "ws" | "wss" => {
+                let as_http = format!("http{}", u.get(2..).unwrap_or_default());
+                let parsed = crate::target::ParsedUrl::parse(if scheme.starts_with("ws") { &as_http } else { u })
                     .map_err(|fix| at.error(&key(url_key), &format!("'{u}': {fix}")))?;
                 (Protocol::Http, format!("{}:{}", bracket(&parsed.host), parsed.port))
             }
@@ -798,7 +806,8 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
                 return Err(at.error(
                     &key(url_key),
                     &format!(
-                        "'{u}' is not a URL hakaru loads: write http://HOST:PORT, https://, redis:// or memcache://"
+                        "'{u}' is not a URL hakaru loads: write http://HOST:PORT, https://, ws://, wss://, redis:// or \
+                         memcache://"
                     ),
                 ));
             }
@@ -925,6 +934,8 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
         || !w.headers.is_empty()
         || w.body.is_some()
         || w.body_file.is_some()
+        || w.message.is_some()
+        || w.ws_mode.is_some()
         || w.patterns.is_some()
         || w.script.is_some()
         || w.events.is_some()
@@ -980,6 +991,17 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             "events_until without events: add events = \"sse\" (or ndjson, chunks, tokens)",
         ));
     }
+    let ws_mode = match w.ws_mode.as_deref() {
+        None | Some("exchange") => crate::cli::args::WsModeArg::Exchange,
+        Some("listen") => crate::cli::args::WsModeArg::Listen,
+        Some("connect") => crate::cli::args::WsModeArg::Connect,
+        Some(other) => {
+            return Err(at.error(
+                &key("ws_mode"),
+                &format!("ws_mode \"{other}\": give \"exchange\", \"listen\" or \"connect\""),
+            ));
+        }
+    };
     let http = if has_http || !has_kv {
         let mut paths = w.paths.clone().unwrap_or_default();
         if w.path.is_some() && w.paths.is_some() {
@@ -1000,6 +1022,8 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             headers: w.headers.clone(),
             body: w.body.clone(),
             body_file: file("body_file", &w.body_file)?,
+            message: w.message.clone(),
+            ws_mode,
             patterns: file("patterns", &w.patterns)?,
             script: file("script", &w.script)?,
             script_args: w.script_args.clone(),
@@ -1283,6 +1307,8 @@ fn example(key: &str) -> &'static str {
         "streams" => "streams = 16",
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
+        "message" => "message = \"{\\\"n\\\":{{seq}}}\"",
+        "ws_mode" => "ws_mode = \"listen\"",
         "patterns" => "patterns = \"patterns.json\"",
         "script" => "script = \"counter.lua\"",
         "script_args" => "script_args = [\"user1\"]",

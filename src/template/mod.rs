@@ -94,6 +94,8 @@ pub struct Template {
     pub feed: Feed,
     /// `--http2`: each request is built as HTTP/2 frames, with `:scheme https` when true.
     pub http2: Option<bool>,
+    /// A WebSocket run: each request is the filled body alone, the message its link frames.
+    pub messages: bool,
 }
 
 impl Template {
@@ -109,7 +111,13 @@ impl Template {
         order: Order,
     ) -> Template {
         let feed = Feed::new(rows, order);
-        Template { method: method.to_string(), target, host, headers, body, close, feed, http2: None }
+        Template { method: method.to_string(), target, host, headers, body, close, feed, http2: None, messages: false }
+    }
+
+    /// Requests built as WebSocket messages: the body alone (the URL and headers went in the upgrade).
+    pub fn messages_only(mut self) -> Template {
+        self.messages = true;
+        self
     }
 
     /// Requests built as HTTP/2 frames (`--http2`), for an `https` URL or a plain one.
@@ -158,6 +166,12 @@ impl ThreadTemplate {
         let t = &*self.template;
         let Some(row) = t.feed.row(&mut self.rng) else { return false };
         let mut ctx = t.feed.fill(row, &mut self.rng);
+        if t.messages {
+            wire.clear();
+            ctx.fill(&t.body, Dest::Body, wire);
+            self.busy += t0.elapsed();
+            return true;
+        }
         self.target.clear();
         ctx.fill(&t.target, Dest::Target, &mut self.target);
         let mut value = Vec::new();

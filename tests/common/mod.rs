@@ -6,6 +6,7 @@ pub mod endless;
 pub mod grpc;
 pub mod hostile;
 pub mod peak;
+pub mod python;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -183,11 +184,17 @@ impl Nginx {
 
     /// An nginx with another config of tests/nginx/ (the same placeholders).
     pub fn start_with(config: &str) -> Nginx {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx").join(config)).unwrap();
+        Nginx::start_text(&text)
+    }
+
+    /// An nginx with the configuration `text` (the same placeholders as the files of tests/nginx/).
+    pub fn start_text(text: &str) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
         let (port, tls_port, h2_port) = (free_port(), free_port(), free_port());
-        let conf = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nginx").join(config))
-            .unwrap()
+        let conf = text
             .replace("@PREFIX@", prefix.to_str().unwrap())
             .replace("@TLS_PORT@", &tls_port.to_string())
             .replace("@H2_PORT@", &h2_port.to_string())

@@ -1,0 +1,202 @@
+//! WebSocket's flags -> the plan of a `ws://` or `wss://` run: the URL as the `http://` (`https://`) endpoint it
+//! connects to, the upgrade request (with `-H`'s headers) built once, and `--message` (or `--message-file`) as each
+//! request's bytes, `{{...}}` holes filled per message by the template filler.
+
+use std::sync::Arc;
+
+use crate::cli::args::{RequestArgs, WsModeArg};
+use crate::error::UsageError;
+use crate::plan::RequestSpec;
+use crate::protocol::ws::{Mode, Settings, handshake};
+use crate::target::Endpoint;
+
+/// A run's WebSocket target, as the request plan reads it.
+pub struct WsRequest {
+    /// The request flags as HTTP's: the URL `http://` (or `https://`), the message as the body.
+    pub args: RequestArgs,
+    /// The message each request sends.
+    pub message: Vec<u8>,
+    pub binary: bool,
+    pub max_message: u64,
+    pub mode: Mode,
+    pub expect: Option<Vec<u8>>,
+    /// The URLs as the user wrote them (`ws://...`), for the document.
+    pub targets: Vec<String>,
+}
+
+fn is_ws(url: &str) -> bool {
+    let lower = url.get(..6).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("ws://") || lower.starts_with("wss://")
+}
+
+/// The WebSocket run of `a`, when its URL is a ws:// one; bad input is one line naming the flag.
+pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
+    let ws_urls = a.urls.iter().filter(|u| is_ws(u)).count();
+    if ws_urls == 0 {
+        let given = [
+            (a.message.is_some(), "--message"),
+            (a.message_file.is_some(), "--message-file"),
+            (a.binary, "--binary"),
+            (a.ws_mode != WsModeArg::Exchange, "--ws-mode"),
+            (a.expect != "any", "--expect"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+            return Err(UsageError::new(format!(
+                "{flag} is for WebSocket: give a ws:// (or wss://) URL, or send an HTTP body with -b"
+            )));
+        }
+        return Ok(None);
+    }
+    if ws_urls != a.urls.len() {
+        return Err(UsageError::new("ws:// URLs with others: a run sends WebSocket messages or HTTP, not both"));
+    }
+    if a.urls.len() > 1 {
+        return Err(UsageError::new(
+            "several ws:// URLs: one WebSocket target per run is supported yet (docs/websocket.md); give one",
+        ));
+    }
+    let apart = [
+        (a.hosts.is_some(), "--hosts"),
+        (a.patterns.is_some(), "--patterns"),
+        (a.script.is_some(), "--script"),
+        (a.http2, "--http2"),
+        (a.streams.is_some(), "--streams"),
+        (a.unix_socket.is_some(), "--unix-socket"),
+        (a.call.is_some(), "--call"),
+    ];
+    if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
+        return Err(UsageError::new(format!(
+            "{flag} with a ws:// URL: not supported for WebSocket yet (docs/websocket.md); leave it out"
+        )));
+    }
+    if a.no_keepalive {
+        return Err(UsageError::new(
+            "--no-keepalive with a ws:// URL: a WebSocket connection carries every message; leave --no-keepalive out",
+        ));
+    }
+    if a.body.is_some() || a.body_file.is_some() {
+        return Err(UsageError::new("-b/--body-file with a ws:// URL: give the message with --message TEXT"));
+    }
+    if !a.method.trim().eq_ignore_ascii_case("GET") {
+        return Err(UsageError::new(format!(
+            "--method '{}' with a ws:// URL: the upgrade request is a GET; leave --method out",
+            a.method.escape_debug()
+        )));
+    }
+    let url = &a.urls[0];
+    let has_holes = |t: &str| t.contains("{{");
+    if has_holes(url) || a.headers.iter().any(|h| has_holes(h)) {
+        return Err(UsageError::new(
+            "{{...}} in the URL or -H with a ws:// URL: the upgrade request is sent once per connection and is not \
+             filled yet; put templates in --message",
+        ));
+    }
+    let max_message = flag_max_message(&a.max_message)?;
+    let message = match (&a.message, &a.message_file) {
+        (Some(m), _) => m.clone().into_bytes(),
+        (None, Some(path)) => {
+            let bytes = crate::bounded::read(path, crate::bounded::BODY)
+                .map_err(|why| UsageError::new(format!("--message-file '{}': {why}", path.display())))?;
+            if !a.binary && std::str::from_utf8(&bytes).is_err() {
+                return Err(UsageError::new(format!(
+                    "--message-file '{}': not UTF-8, which a text message must be; add --binary",
+                    path.display()
+                )));
+            }
+            bytes
+        }
+        // Listening needs no message (it subscribes with one if given), nor does connecting.
+        (None, None) if a.ws_mode != WsModeArg::Exchange => Vec::new(),
+        (None, None) => {
+            return Err(UsageError::new(
+                "a ws:// URL needs the message each request sends: add --message TEXT (or --message-file FILE), or \
+                 --ws-mode listen to count what the server pushes",
+            ));
+        }
+    };
+    let mode = match a.ws_mode {
+        WsModeArg::Exchange => Mode::Exchange,
+        WsModeArg::Listen => Mode::Listen,
+        WsModeArg::Connect => Mode::Connect,
+    };
+    if a.data.is_some() && std::str::from_utf8(&message).is_err() {
+        return Err(UsageError::new(
+            "--data with a binary --message-file: templates are filled in text messages only; leave --data out",
+        ));
+    }
+    let mut args = a.clone();
+    args.urls = vec![http_url(url)];
+    // A text message (given or read from its file) may hold templates, which the request plan finds in the body.
+    args.body = String::from_utf8(message.clone()).ok();
+    args.message = None;
+    args.message_file = None;
+    Ok(Some(WsRequest {
+        args,
+        message,
+        binary: a.binary,
+        max_message,
+        mode,
+        expect: (a.expect != "any").then(|| a.expect.clone().into_bytes()),
+        targets: vec![crate::secrets::redact_secret(url)],
+    }))
+}
+
+/// `--max-message` from 1 KiB to 1 GiB.
+fn flag_max_message(value: &str) -> Result<u64, UsageError> {
+    let bad = |why: String| UsageError::new(format!("--max-message '{value}': {why}"));
+    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    if !(1024..=1024 * 1024 * 1024).contains(&bytes) {
+        return Err(bad(format!("{bytes} bytes; give 1KiB to 1GiB, e.g. --max-message 1MiB")));
+    }
+    Ok(bytes)
+}
+
+/// `ws://` as `http://`, `wss://` as `https://`: the connection is HTTP's until the upgrade.
+fn http_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("ws", url));
+    let scheme = if scheme.eq_ignore_ascii_case("wss") { "https" } else { "http" };
+    format!("{scheme}://{rest}")
+}
+
+impl WsRequest {
+    /// The connections' settings: the upgrade request to `endpoint`'s `path` with the user's `headers`.
+    pub fn settings(&self, endpoint: &Endpoint, path: &str, headers: &[(String, String)]) -> Arc<Settings> {
+        Arc::new(Settings {
+            head: handshake::request_head(path, &endpoint.host_header(), headers),
+            binary: self.binary,
+            max_message: self.max_message,
+            mode: self.mode,
+            expect: self.expect.clone(),
+        })
+    }
+
+    /// Each request's bytes are the message (the HTTP request built for the URL only checked it).
+    pub fn message_specs(&self, specs: &mut [RequestSpec]) {
+        let message = bytes::Bytes::copy_from_slice(&self.message);
+        for spec in specs {
+            spec.label = match self.mode {
+                Mode::Exchange => format!("message to {}", self.targets[0]),
+                Mode::Listen => format!("message from {}", self.targets[0]),
+                Mode::Connect => format!("connection to {}", self.targets[0]),
+            }
+            .into();
+            for p in spec.prepared.iter_mut() {
+                p.bytes = message.clone();
+                p.expects_no_body = false;
+                p.idempotent = false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ws_url_connects_as_http_and_wss_as_https() {
+        assert_eq!(http_url("ws://127.0.0.1:9000/chat?x=1"), "http://127.0.0.1:9000/chat?x=1");
+        assert_eq!(http_url("WSS://example.org/"), "https://example.org/");
+        assert!(is_ws("ws://h/") && is_ws("wss://h/") && !is_ws("http://h/") && !is_ws("ws:/"));
+    }
+}

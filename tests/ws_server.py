@@ -1,0 +1,96 @@
+"""WebSocket servers for tests/websocket.rs, on Python's websockets (an implementation no one here wrote).
+
+Usage: ws_server.py MODE. It listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line
+"count" on stdin is answered with "count " and JSON: the messages received (and how many were distinct), the
+connections opened (and those whose upgrade carried Authorization: Bearer s3cret), the closes by code as the server saw them, and the pongs it got to its pings. Modes:
+  echo     every message sent back as it came.
+  ping     before each echo, a ping (answered or not, the echo follows).
+  close    the first message answered with a close, code 1011.
+  push     from the upgrade on, "tick N" pushed 100 times a second on each connection (on a schedule, so the rate
+           does not drift); messages received (a subscription) are counted, not answered.
+"""
+
+import asyncio
+import json
+import sys
+import threading
+import time
+
+import websockets
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
+counts = {"messages": 0, "distinct": 0, "connections": 0, "with_header": 0, "closes": {}, "pongs": 0}
+seen = set()
+lock = threading.Lock()
+
+
+def add(key, n=1):
+    with lock:
+        counts[key] += n
+
+
+async def push(ws):
+    start = time.monotonic()
+    n = 0
+    while True:
+        n += 1
+        await ws.send("tick %d" % n)
+        await asyncio.sleep(max(0.0, start + n * 0.01 - time.monotonic()))
+
+
+async def count_received(ws):
+    async for message in ws:
+        add("messages")
+
+
+async def handler(ws, path=None):
+    add("connections")
+    if ws.request_headers.get("Authorization") == "Bearer s3cret":
+        add("with_header")
+    try:
+        if MODE == "push":
+            pusher = asyncio.ensure_future(push(ws))
+            try:
+                await count_received(ws)
+            finally:
+                pusher.cancel()
+            return
+        async for message in ws:
+            add("messages")
+            with lock:
+                if message not in seen:
+                    seen.add(message)
+                    counts["distinct"] += 1
+            if MODE == "close":
+                await ws.close(code=1011, reason="server fault")
+                return
+            if MODE == "ping":
+                pong = await ws.ping()
+                await asyncio.wait_for(pong, timeout=60)
+                add("pongs")
+            await ws.send(message)
+    except websockets.ConnectionClosed:
+        pass
+    finally:
+        code = str(ws.close_code)
+        with lock:
+            counts["closes"][code] = counts["closes"].get(code, 0) + 1
+
+
+def stdin_commands():
+    for line in sys.stdin:
+        if line.strip() == "count":
+            with lock:
+                print("count " + json.dumps(counts), flush=True)
+
+
+async def main():
+    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None, ping_interval=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        print("port %d" % port, flush=True)
+        loop = asyncio.get_running_loop()
+        # The server ends when its stdin closes (the test dropped it).
+        await loop.run_in_executor(None, stdin_commands)
+
+
+asyncio.run(main())
