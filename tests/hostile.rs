@@ -232,7 +232,9 @@ fn endless_frames_at_full_speed_end_every_request_and_the_step_on_time() {
         if frame.flooded == "timeout" {
             // Each client's first request times out at 1 s, its second by the step's end at 2 s.
             assert!((2..=4).contains(&failed), "{what}");
-            assert!(slowest_failure(&out) < 1.1 + 0.1, "{what}: {}", out.step()["failed_latency"]);
+            // A timeout not kept would end at the step's end, 2 s; a machine with a load of 10 once woke a
+            // thread that a flood keeps busy 0.4 s late.
+            assert!(slowest_failure(&out) < 1.6, "{what}: {}", out.step()["failed_latency"]);
         } else {
             // A line is refused as soon as it passes 64 KiB: many requests, each at once.
             assert!(failed >= 2, "{what}");

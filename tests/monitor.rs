@@ -48,7 +48,8 @@ fn watch_pid(pid: u32) -> WatchSpec {
 
 /// The child's utime + stime in seconds, read here independently of the monitor.
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // A process gone between the look and the read has spent nothing this test can count.
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
     let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
     let ticks: u64 = rest[11].parse::<u64>().unwrap() + rest[12].parse::<u64>().unwrap();
     // SAFETY: sysconf only reads a configuration value.
@@ -146,14 +147,15 @@ fn busy_descendants_count_for_the_watched_parent_even_when_born_mid_step() {
     monitor.begin_step();
     let t0 = Instant::now();
     std::fs::write(&go, "").unwrap();
-    // The busy subshell: the shell's only child named sh once the waiting loop has ended.
+    // The busy subshell: the shell's child named sh that has burnt CPU. (A `sleep` of the waiting loop is named sh
+    // too between its fork and its exec, which a busy machine makes long enough to be found, and then it is gone.)
     let mut busy = None;
     common::wait_for(Duration::from_secs(30), || {
         let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", kid.pid())).unwrap_or_default();
-        busy = children
-            .split_whitespace()
-            .filter_map(|p| p.parse::<u32>().ok())
-            .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sh"));
+        busy = children.split_whitespace().filter_map(|p| p.parse::<u32>().ok()).find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sh")
+                && cpu_seconds(*p) >= 0.05
+        });
         busy.is_some()
     });
     std::thread::sleep(Duration::from_millis(1000));

@@ -119,7 +119,9 @@ fn the_rate_follows_each_threads_connections_so_a_thread_with_fewer_is_not_starv
     let out = hakaru(&["run", "-q", "--rate", "24", "-t", "2", "-c", "3", "-d", "5s", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let p99 = out.step()["latency"]["percentiles"]["p99"].as_u64().unwrap();
-    assert!(p99 < 300_000, "no thread fell behind its schedule: p99 {p99} us");
+    // An even split's queue grows to about a second over 5 s; a machine with a load of 10 once put a correct
+    // split's p99 at 441 ms.
+    assert!(p99 < 700_000, "no thread fell behind its schedule: p99 {p99} us");
     let sent = out.step()["schedule"]["achieved_rate"].as_f64().unwrap();
     assert!((sent - 24.0).abs() <= 1.2, "sent {sent}/s of 24/s");
 }
