@@ -68,6 +68,9 @@ pub struct Settings {
     /// hosts naming only the Host header; absent over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unix_socket: Option<String>,
+    /// The TLS flags given (`--cacert`, `--cert`, `--tls-version`, `--sni`, `--tls-resume`); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSettings>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
     /// `2` for HTTP/2 (`--http2`); absent for HTTP/1.1 and the key-value protocols.
@@ -84,6 +87,21 @@ pub struct Settings {
     /// history; empty when none were given.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// The TLS flags of a run: the files by name (never their contents), the version, the server name, resumption.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlsSettings {
+    /// `--cacert`: the CA certificates trusted besides the web's roots.
+    pub cacert: Option<String>,
+    /// `--cert`: the client certificate (mutual TLS).
+    pub cert: Option<String>,
+    /// `--tls-version`: `1.2` or `1.3`, the one offered; None: both.
+    pub version: Option<String>,
+    /// `--sni`: the server name sent and checked instead of the URL's host.
+    pub sni: Option<String>,
+    /// `--tls-resume`: false when every handshake was made full.
+    pub resume: bool,
 }
 
 /// A ramp's stages as given.

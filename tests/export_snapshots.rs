@@ -47,6 +47,7 @@ fn settings() -> Settings {
         load_model: "closed".into(),
         rate: None,
         arrival: None,
+        tls: None,
         sweep: None,
         ramp: None,
         keepalive: true,

@@ -601,7 +601,11 @@ impl Exchange<'_> {
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
 /// and must not be taken for its answer. Returns Some when the connection is new, holding when TCP was established
 /// if a TLS handshake followed.
-async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<Option<Option<Instant>>, Failure> {
+async fn open(
+    ctx: &ThreadCtx,
+    slot: &mut Option<Conn>,
+    endpoint: usize,
+) -> Result<Option<Option<crate::metrics::phases::Handshake>>, Failure> {
     let plan = &ctx.shared.plan;
     match slot.as_mut().map(Conn::idle_state) {
         None | Some(Idle::Open) => {}

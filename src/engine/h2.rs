@@ -1376,10 +1376,10 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                     crate::error::UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}"))
                 })?);
             }
-            let connector = super::conn::tls_connector_for(plan.insecure, true);
+            let tls = super::tls::Tls::new(&plan.tls, plan.insecure, true);
             let rt = rt.as_ref().expect("made above");
-            rt.block_on(super::conn::check_tls(ep, &connector, plan.connect_timeout)).map_err(refused)?;
-            let conn = rt.block_on(connect(ep, Some(&connector), plan.connect_timeout, false));
+            rt.block_on(super::conn::check_tls(ep, &tls, plan.connect_timeout)).map_err(refused)?;
+            let conn = rt.block_on(connect(ep, Some(&tls), plan.connect_timeout, false));
             // A certificate the run will count as `tls` is not this check's business.
             if let Ok(conn) = conn {
                 check_alpn(&conn).map_err(|_| {

@@ -9,6 +9,7 @@ pub mod live;
 pub mod segment;
 pub mod slo;
 pub mod steps;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -87,6 +88,8 @@ pub struct RunPlan {
     pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
+    /// The TLS flags, their files read and checked.
+    pub tls: Arc<tls::TlsOptions>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
@@ -232,6 +235,8 @@ pub struct RequestSet {
     pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
+    /// The TLS flags, their files read and checked.
+    pub tls: Arc<tls::TlsOptions>,
     /// Descriptions of the targets for the result document.
     pub targets: Vec<String>,
     pub body_bytes: usize,
@@ -438,6 +443,8 @@ impl RequestSet {
                 template
             }
         };
+        let https = b.endpoints.iter().any(|e| e.scheme == Scheme::Https);
+        let tls = tls::TlsOptions::from_args(a, https)?;
         let script = match &a.script {
             None => None,
             Some(path) => {
@@ -463,6 +470,7 @@ impl RequestSet {
             max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
+            tls: Arc::new(tls),
             targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
             body_bytes: body.len(),
             ok_status,
@@ -1017,6 +1025,7 @@ impl RunPlan {
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
             seed: set.seed,
             insecure: set.insecure,
+            tls: set.tls.record.clone(),
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
@@ -1048,6 +1057,7 @@ impl RunPlan {
             max_header_list: set.max_header_list,
             seed: set.seed,
             insecure: set.insecure,
+            tls: Arc::clone(&set.tls),
             json: None,
             csv: None,
             hdr_log: None,
