@@ -68,6 +68,10 @@ pub struct Settings {
     /// hosts naming only the Host header; absent over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unix_socket: Option<String>,
+    /// `--proxy`: the proxies connections went through (their passwords hidden; several comma-separated); absent
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
     /// The TLS flags given (`--cacert`, `--cert`, `--tls-version`, `--sni`, `--tls-resume`); absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSettings>,

@@ -48,6 +48,7 @@ fn settings() -> Settings {
         rate: None,
         arrival: None,
         tls: None,
+        proxy: None,
         sweep: None,
         ramp: None,
         keepalive: true,

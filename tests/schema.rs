@@ -163,6 +163,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/streams",
                 "/$defs/settings/properties/unix_socket",
                 "/$defs/settings/properties/tls",
+                "/$defs/settings/properties/proxy",
                 "/$defs/step/properties/phases/properties/tls_resumed",
                 "/$defs/step/properties/phases/properties/tls_full_handshake",
                 "/$defs/step/properties/phases/properties/tls_resumed_handshake",

@@ -280,6 +280,12 @@ pub struct RequestArgs {
     /// --unix-socket). http:// URLs only.
     #[arg(long, value_name = "PATH", help_heading = heading::REQUEST, hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
+    /// Go through this HTTP proxy: http://[USER:PASSWORD@]HOST:PORT, or env (HTTPS_PROXY, http_proxy and NO_PROXY).
+    ///
+    /// https:// and --http2 go through a CONNECT tunnel; plain HTTP/1.1 is sent to the proxy in absolute form. The
+    /// proxy's own failures are counted apart (proxy_refused, proxy_status_407, ...).
+    #[arg(short = 'x', long, value_name = "URL|env", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub proxy: Option<String>,
     /// Trust the CA certificates of this PEM file besides the web's root certificates (curl's --cacert).
     #[arg(long, value_name = "FILE", help_heading = heading::REQUEST, hide_short_help = true)]
     pub cacert: Option<PathBuf>,

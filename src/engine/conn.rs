@@ -96,8 +96,29 @@ pub async fn connect_timed(
     }
 }
 
+/// A TCP connection to the endpoint, or to its proxy (`--proxy`), with the tunnel asked for when the proxy is to
+/// carry one.
 async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Duration) -> Result<TcpStream, Failure> {
-    let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
+    let Some(proxy) = &ep.proxy else { return tcp_connect_to(ep.addr, ep, deadline, timeout).await };
+    let mut stream = tcp_connect_to(proxy.addr, ep, deadline, timeout).await.map_err(|f| match f.kind {
+        ErrorKind::ConnectRefused => {
+            Failure::new(ErrorKind::ProxyRefused, format!("the proxy {}: {}", proxy.shown, f.message))
+        }
+        _ => Failure::new(f.kind, format!("the proxy {}: {}", proxy.shown, f.message)),
+    })?;
+    if proxy.tunnel {
+        super::proxy::tunnel(&mut stream, ep, proxy, deadline).await?;
+    }
+    Ok(stream)
+}
+
+async fn tcp_connect_to(
+    addr: std::net::SocketAddr,
+    ep: &Endpoint,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<TcpStream, Failure> {
+    let socket = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
         if is_fd_limit(&e) {
             Failure::new(
                 ErrorKind::FileLimit,
@@ -112,11 +133,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
             .bind(std::net::SocketAddr::new(source, 0))
             .map_err(|e| Failure::new(ErrorKind::Connect, format!("bind to the source address {source}: {e}")))?;
     }
-    match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
+    match tokio::time::timeout_at(deadline, socket.connect(addr)).await {
         Ok(Ok(stream)) if crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) => {
             Err(Failure::new(
                 ErrorKind::ConnectRefused,
-                format!("connect to {}: connected to itself (nothing listens there)", ep.addr),
+                format!("connect to {addr}: connected to itself (nothing listens there)"),
             ))
         }
         Ok(Ok(stream)) => Ok(stream),
@@ -126,11 +147,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
                 _ if is_fd_limit(&e) => ErrorKind::FileLimit,
                 _ => ErrorKind::Connect,
             };
-            Err(Failure::new(kind, format!("connect to {}: {e}", ep.addr)))
+            Err(Failure::new(kind, format!("connect to {addr}: {e}")))
         }
         Err(_) => Err(Failure::new(
             ErrorKind::ConnectTimeout,
-            format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
+            format!("no connection to {addr} within {}", humantime::format_duration(timeout)),
         )),
     }
 }

@@ -1388,6 +1388,12 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                     )
                 })?;
             }
+        } else if ep.proxy.is_some() {
+            // Through a proxy: the tunnel is what can be checked before the load (a 407 is bad input).
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+                crate::error::UsageError::runtime(format!("cannot start an event loop for the proxy check: {e}"))
+            })?;
+            rt.block_on(connect(ep, None, plan.connect_timeout, false)).map_err(|f| refused(f.message))?;
         } else {
             prior_knowledge(ep, plan.connect_timeout).map_err(refused)?;
         }

@@ -8,6 +8,7 @@ pub mod conn;
 mod h2;
 mod h2_limits;
 mod pacer;
+mod proxy;
 mod scripted;
 pub mod survey;
 pub mod tls;
@@ -423,8 +424,13 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 }
                 _ => e.to_string(),
             };
+            let fix = if ep.proxy.is_some() {
+                "start the proxy or fix --proxy"
+            } else {
+                "start the server or fix the host and port"
+            };
             return Err(UsageError::new(format!(
-                "target {}: cannot connect to {} ({why}); start the server or fix the host and port",
+                "target {}: cannot connect to {} ({why}); {fix}",
                 shown(ep),
                 ep.address()
             )));

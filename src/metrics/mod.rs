@@ -129,11 +129,27 @@ pub enum ErrorKind {
     GrpcHttpStatus,
     /// gRPC: a message's length prefix could not be taken (compressed, a bad flag, past the 4 MiB bound, cut short).
     GrpcBadMessage,
+    /// `--proxy`: the proxy refused the TCP connection (nothing listens there) or could not be reached.
+    ProxyRefused,
+    /// `--proxy`: the proxy answered CONNECT with 407 Proxy Authentication Required (no or wrong credentials).
+    ProxyStatus407,
+    /// `--proxy`: the proxy answered CONNECT with 403 Forbidden (its rules refuse the target or the port).
+    ProxyStatus403,
+    /// `--proxy`: the proxy answered CONNECT with 502 Bad Gateway (it could not reach the target).
+    ProxyStatus502,
+    /// `--proxy`: the proxy answered CONNECT with 503 Service Unavailable.
+    ProxyStatus503,
+    /// `--proxy`: the proxy answered CONNECT with 504 Gateway Timeout.
+    ProxyStatus504,
+    /// `--proxy`: the proxy answered CONNECT with another status than 200 (the sample names it).
+    ProxyStatusOther,
+    /// `--proxy`: the proxy's answer to CONNECT was not HTTP, or it closed the connection without one.
+    ProxyError,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 53] = [
+    pub const ALL: [ErrorKind; 61] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -187,6 +203,14 @@ impl ErrorKind {
         ErrorKind::GrpcNoStatus,
         ErrorKind::GrpcHttpStatus,
         ErrorKind::GrpcBadMessage,
+        ErrorKind::ProxyRefused,
+        ErrorKind::ProxyStatus407,
+        ErrorKind::ProxyStatus403,
+        ErrorKind::ProxyStatus502,
+        ErrorKind::ProxyStatus503,
+        ErrorKind::ProxyStatus504,
+        ErrorKind::ProxyStatusOther,
+        ErrorKind::ProxyError,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -245,6 +269,14 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "grpc_no_status",
             ErrorKind::GrpcHttpStatus => "grpc_http_status",
             ErrorKind::GrpcBadMessage => "grpc_bad_message",
+            ErrorKind::ProxyRefused => "proxy_refused",
+            ErrorKind::ProxyStatus407 => "proxy_status_407",
+            ErrorKind::ProxyStatus403 => "proxy_status_403",
+            ErrorKind::ProxyStatus502 => "proxy_status_502",
+            ErrorKind::ProxyStatus503 => "proxy_status_503",
+            ErrorKind::ProxyStatus504 => "proxy_status_504",
+            ErrorKind::ProxyStatusOther => "proxy_status_other",
+            ErrorKind::ProxyError => "proxy_error",
         }
     }
 
@@ -309,6 +341,14 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status",
             ErrorKind::GrpcHttpStatus => "gRPC answer with an HTTP status other than 200",
             ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
+            ErrorKind::ProxyRefused => "the proxy refused the connection",
+            ErrorKind::ProxyStatus407 => "the proxy wants credentials (407)",
+            ErrorKind::ProxyStatus403 => "the proxy refused the tunnel (403)",
+            ErrorKind::ProxyStatus502 => "the proxy could not reach the target (502)",
+            ErrorKind::ProxyStatus503 => "the proxy is unavailable (503)",
+            ErrorKind::ProxyStatus504 => "the proxy timed out reaching the target (504)",
+            ErrorKind::ProxyStatusOther => "the proxy refused the tunnel",
+            ErrorKind::ProxyError => "the proxy's answer was not HTTP",
         }
     }
 

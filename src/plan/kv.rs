@@ -206,6 +206,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--no-keepalive", r.no_keepalive),
         ("--insecure", r.insecure),
         ("--unix-socket", r.unix_socket.is_some()),
+        ("--proxy", r.proxy.is_some()),
         ("--cacert", r.cacert.is_some()),
         ("--cert", r.cert.is_some()),
         ("--tls-version", r.tls_version.is_some()),

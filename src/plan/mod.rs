@@ -6,6 +6,7 @@ mod grpc;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
+pub mod proxy;
 pub mod segment;
 pub mod slo;
 pub mod steps;
@@ -348,6 +349,15 @@ impl RequestSet {
         let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
+        let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
+        if let Some(path) = &a.unix_socket
+            && a.proxy.is_some()
+        {
+            return Err(UsageError::new(format!(
+                "--unix-socket {}: connections go to the socket, not through --proxy; drop one",
+                path.display()
+            )));
+        }
         if let Some(path) = &a.unix_socket
             && (a.hosts.is_some() || a.patterns.is_some())
         {
@@ -365,7 +375,8 @@ impl RequestSet {
                 let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
                 // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
                 let (host, own_port) = split_host_port(entry).map_err(bad)?;
-                let ep = Endpoint::resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
+                let mut ep = Endpoint::resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
+                ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 default_hosts.push(b.endpoint(ep));
             }
             if default_hosts.is_empty() {
@@ -395,11 +406,12 @@ impl RequestSet {
             for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
-                let ep = match &a.unix_socket {
+                let mut ep = match &a.unix_socket {
                     Some(path) => unix_endpoint(&u, path, &shown)?,
                     None => Endpoint::resolve(u.scheme, &u.host, u.port)
                         .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
                 };
+                ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
@@ -443,6 +455,13 @@ impl RequestSet {
                 template
             }
         };
+        let absolute_form = b.endpoints.iter().any(|e| e.proxy.as_ref().is_some_and(|p| !p.tunnel));
+        if absolute_form && (a.script.is_some() || template.is_some()) {
+            return Err(UsageError::new(
+                "--proxy: requests a script or a template makes as it goes cannot yet be sent to a proxy over plain \
+                 http://; use https:// URLs (they go through a CONNECT tunnel) or leave out --proxy",
+            ));
+        }
         let https = b.endpoints.iter().any(|e| e.scheme == Scheme::Https);
         let tls = tls::TlsOptions::from_args(a, https)?;
         let script = match &a.script {
@@ -696,14 +715,22 @@ impl Builder {
         let prepared = endpoints
             .iter()
             .map(|&i| {
-                let parts = RequestParts {
-                    method,
-                    target,
-                    host: &self.endpoints[i].host_header(),
-                    headers: &headers,
-                    body,
-                    close: !self.keepalive,
+                let ep = &self.endpoints[i];
+                // Plain HTTP/1.1 through a proxy: the request names its whole URL (absolute form), and the proxy's
+                // credentials go to the proxy in the request itself.
+                let (absolute, proxy_headers);
+                let (target, headers) = match ep.proxy.as_deref().filter(|p| !p.tunnel) {
+                    Some(p) => {
+                        absolute = format!("http://{}{target}", ep.host_header());
+                        let mut with = headers.clone();
+                        with.extend(p.authorization.iter().map(|v| ("Proxy-Authorization".to_string(), v.clone())));
+                        proxy_headers = with;
+                        (absolute.as_str(), &proxy_headers)
+                    }
+                    None => (target, &headers),
                 };
+                let parts =
+                    RequestParts { method, target, host: &ep.host_header(), headers, body, close: !self.keepalive };
                 if self.http2 {
                     crate::protocol::h2::request::build_request(&parts, self.endpoints[i].scheme == Scheme::Https)
                 } else {
@@ -1035,6 +1062,7 @@ impl RunPlan {
             start_at: None,
             source_address: None,
             unix_socket: unix_sockets(&set.endpoints),
+            proxy: proxies(&set.endpoints),
             sweep: None,
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
@@ -1180,6 +1208,13 @@ fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<E
 }
 
 /// The Unix sockets of the endpoints, comma-separated, for the document; None when they are all TCP.
+/// The proxies of the endpoints, as the document records them (passwords hidden); None without one.
+fn proxies(endpoints: &[Endpoint]) -> Option<String> {
+    let mut shown: Vec<&str> = endpoints.iter().filter_map(|e| e.proxy.as_deref()).map(|p| p.shown.as_str()).collect();
+    shown.dedup();
+    (!shown.is_empty()).then(|| shown.join(","))
+}
+
 fn unix_sockets(endpoints: &[Endpoint]) -> Option<String> {
     let mut paths: Vec<String> =
         endpoints.iter().filter_map(|e| Some(e.unix.as_ref()?.display().to_string())).collect();
