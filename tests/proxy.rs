@@ -195,3 +195,34 @@ fn proxy_env_reads_https_proxy_and_no_proxy_only_when_asked_and_a_closed_proxy_i
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--proxy 'socks5://127.0.0.1:1080': only HTTP proxies"), "{}", out.stderr);
 }
+
+#[test]
+fn a_proxy_that_goes_away_mid_run_is_counted_as_the_proxys_failure_not_the_targets() {
+    let (ndir, pdir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_nginx, _plain, tls) = nginx(ndir.path());
+    let (mut proxy, port) = tinyproxy(pdir.path(), None);
+    let url = format!("https://localhost:{tls}/");
+    let proxy_url = format!("http://127.0.0.1:{port}");
+    let args = ["run", "-q", "-k", "--no-keepalive", "-c", "2", "--rate", "100", "-n", "300", "-x", &proxy_url, &url];
+    let run = std::thread::spawn({
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        move || hakaru(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    });
+    // A paced run takes 3 s at least: the proxy is stopped once it has carried 30 tunnels.
+    wait_for(Duration::from_secs(30), || proxied(pdir.path(), "CONNECT ") >= 30);
+    let _ = proxy.0.kill();
+    let _ = proxy.0.wait();
+    let out = run.join().unwrap();
+    let refused = out.error_count("proxy_refused");
+    assert!(refused > 0 && out.status_count("200") >= 20, "{}\n{}", out.stdout, out.step()["error_kinds"]);
+    let kinds = out.step()["error_kinds"].as_array().unwrap().clone();
+    let sample = kinds.iter().find(|k| k["kind"] == "proxy_refused").unwrap()["sample"].as_str().unwrap().to_string();
+    assert!(sample.contains(&format!("the proxy {proxy_url}")), "{sample}");
+    // A tunnel cut mid-exchange ends as the target's connection would (or as the proxy's, before CONNECT was answered).
+    for k in &kinds {
+        assert!(
+            ["proxy_refused", "proxy_error", "reset", "closed", "tls"].contains(&k["kind"].as_str().unwrap()),
+            "{k}"
+        );
+    }
+}
