@@ -72,6 +72,12 @@ pub struct Settings {
     /// without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<String>,
+    /// `--connect-to`: the rules that pinned URLs' hosts to addresses, as given; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect_to: Vec<String>,
+    /// `--max-requests-per-connection`: requests a connection carried before hakaru closed it; absent: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests_per_connection: Option<u64>,
     /// The TLS flags given (`--cacert`, `--cert`, `--tls-version`, `--sni`, `--tls-resume`); absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSettings>,
@@ -600,6 +606,9 @@ pub struct Connections {
     pub opened: u64,
     /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
     pub reconnects: u64,
+    /// Connections hakaru closed after `--max-requests-per-connection` requests (left out when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub closed_by_hakaru: u64,
     /// HTTP/2: most connections at once that a GOAWAY was ending while they finished their streams, beside the
     /// new ones opened in their place (not in `max_open`, which keeps to `-c`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -751,6 +760,7 @@ impl StepResult {
                 max_open: m.max_open,
                 opened: m.connects,
                 reconnects: m.reconnects,
+                closed_by_hakaru: m.closed_by_hakaru,
                 max_handing_over: m.max_handing_over,
             },
             load,

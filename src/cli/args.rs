@@ -280,6 +280,14 @@ pub struct RequestArgs {
     /// --unix-socket). http:// URLs only.
     #[arg(long, value_name = "PATH", help_heading = heading::REQUEST, hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
+    /// Connect to ADDR:PORT for the URLs of HOST:PORT, without asking DNS (curl's --connect-to); the Host header,
+    /// SNI and certificate check stay the URL's. An empty HOST or PORT matches any (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR:PORT", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub connect_to: Vec<String>,
+    /// Close each connection after it has carried N requests (nighthawk's --max-requests-per-connection; HTTP/1.1):
+    /// connections neither live forever nor carry one request each. Counted in connections.closed_by_hakaru.
+    #[arg(long, value_name = "N", value_parser = count::<u64>, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_requests_per_connection: Option<u64>,
     /// Go through this HTTP proxy: http://[USER:PASSWORD@]HOST:PORT, or env (HTTPS_PROXY, http_proxy and NO_PROXY).
     ///
     /// https:// and --http2 go through a CONNECT tunnel; plain HTTP/1.1 is sent to the proxy in absolute form. The

@@ -809,6 +809,8 @@ pub struct StepMetrics {
     pub connects: u64,
     /// Connections the server closed between requests, reopened to go on.
     pub reconnects: u64,
+    /// Connections hakaru closed once they had carried `--max-requests-per-connection` requests.
+    pub closed_by_hakaru: u64,
     pub open_now: u64,
     /// Most connections open at once.
     pub max_open: u64,
@@ -900,6 +902,7 @@ impl StepMetrics {
             bytes_out: 0,
             connects: 0,
             reconnects: 0,
+            closed_by_hakaru: 0,
             open_now: 0,
             handing_over_now: 0,
             max_handing_over: 0,
@@ -1074,6 +1077,7 @@ impl StepMetrics {
         self.bytes_out += other.bytes_out;
         self.connects += other.connects;
         self.reconnects += other.reconnects;
+        self.closed_by_hakaru += other.closed_by_hakaru;
         self.open_now += other.open_now;
         self.max_open += other.max_open;
         self.max_handing_over += other.max_handing_over;

@@ -207,6 +207,8 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--insecure", r.insecure),
         ("--unix-socket", r.unix_socket.is_some()),
         ("--proxy", r.proxy.is_some()),
+        ("--connect-to", !r.connect_to.is_empty()),
+        ("--max-requests-per-connection", r.max_requests_per_connection.is_some()),
         ("--cacert", r.cacert.is_some()),
         ("--cert", r.cert.is_some()),
         ("--tls-version", r.tls_version.is_some()),
@@ -540,6 +542,8 @@ impl KvPlan {
             seed,
             insecure: false,
             tls: Default::default(),
+            max_requests_per_connection: None,
+            connect_to: Vec::new(),
             targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),
             body_bytes: value_max,
             // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless

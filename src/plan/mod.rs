@@ -2,6 +2,7 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+pub mod connect_to;
 mod grpc;
 pub mod kv;
 pub mod kv_guard;
@@ -91,6 +92,8 @@ pub struct RunPlan {
     pub insecure: bool,
     /// The TLS flags, their files read and checked.
     pub tls: Arc<tls::TlsOptions>,
+    /// `--max-requests-per-connection`: hakaru closes a connection after this many answers on it.
+    pub max_requests_per_connection: Option<u64>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
@@ -238,6 +241,10 @@ pub struct RequestSet {
     pub insecure: bool,
     /// The TLS flags, their files read and checked.
     pub tls: Arc<tls::TlsOptions>,
+    /// `--max-requests-per-connection`.
+    pub max_requests_per_connection: Option<u64>,
+    /// `--connect-to`'s rules as given.
+    pub connect_to: Vec<String>,
     /// Descriptions of the targets for the result document.
     pub targets: Vec<String>,
     pub body_bytes: usize,
@@ -349,6 +356,18 @@ impl RequestSet {
         let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
+        let pinned = connect_to::ConnectTo::parse_all(&a.connect_to)?;
+        if let Some(n) = a.max_requests_per_connection {
+            let why = match () {
+                _ if n == 0 => Some("0 requests is no connection; give 1 or more"),
+                _ if a.http2 => Some("HTTP/2's connections are not bounded yet; leave it out with --http2"),
+                _ if a.no_keepalive => Some("--no-keepalive already closes every connection after one request"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(UsageError::new(format!("--max-requests-per-connection {n}: {why}")));
+            }
+        }
         let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
         if let Some(path) = &a.unix_socket
             && a.proxy.is_some()
@@ -375,7 +394,8 @@ impl RequestSet {
                 let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
                 // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
                 let (host, own_port) = split_host_port(entry).map_err(bad)?;
-                let mut ep = Endpoint::resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
+                let mut ep =
+                    connect_to::resolve(&pinned, Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
                 ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 default_hosts.push(b.endpoint(ep));
             }
@@ -408,7 +428,7 @@ impl RequestSet {
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
                 let mut ep = match &a.unix_socket {
                     Some(path) => unix_endpoint(&u, path, &shown)?,
-                    None => Endpoint::resolve(u.scheme, &u.host, u.port)
+                    None => connect_to::resolve(&pinned, u.scheme, &u.host, u.port)
                         .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
                 };
                 ep.proxy = proxy.for_endpoint(&ep, a.http2);
@@ -490,6 +510,8 @@ impl RequestSet {
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
             tls: Arc::new(tls),
+            max_requests_per_connection: a.max_requests_per_connection,
+            connect_to: a.connect_to.clone(),
             targets: grpc.as_ref().map_or(targets, |g| g.targets.clone()),
             body_bytes: body.len(),
             ok_status,
@@ -1053,6 +1075,8 @@ impl RunPlan {
             seed: set.seed,
             insecure: set.insecure,
             tls: set.tls.record.clone(),
+            connect_to: set.connect_to.clone(),
+            max_requests_per_connection: set.max_requests_per_connection,
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
@@ -1086,6 +1110,7 @@ impl RunPlan {
             seed: set.seed,
             insecure: set.insecure,
             tls: Arc::clone(&set.tls),
+            max_requests_per_connection: set.max_requests_per_connection,
             json: None,
             csv: None,
             hdr_log: None,
