@@ -30,15 +30,14 @@ fn nginx() -> Nginx {
     let dir = tempfile::tempdir().unwrap();
     let (plain, tls) = (free_port(), free_port());
     let p = dir.path().display();
-    let conf = format!(
-        "worker_processes 1;\ndaemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         events {{ worker_connections 1024; }}\nhttp {{\n  access_log off;\n  \
-         log_format conn '$connection $host $ssl_server_name $status';\n  \
-         client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  fastcgi_temp_path {p}/fcgi;\n  \
-         uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  keepalive_requests 1000000;\n  \
-         server {{\n    listen 127.0.0.1:{plain};\n    listen 127.0.0.1:{tls} ssl;\n    \
-         ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n    \
-         location = / {{ access_log {p}/access.log conn; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n}}\n"
+    let conf = common::nginx_conf(
+        dir.path(),
+        &format!(
+            "  log_format conn '$connection $host $ssl_server_name $status';\n  \
+             server {{\n    listen 127.0.0.1:{plain};\n    listen 127.0.0.1:{tls} ssl;\n    \
+             ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n    \
+             location = / {{ access_log {p}/access.log conn; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
+        ),
     );
     std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
     common::self_signed_certificate(dir.path());

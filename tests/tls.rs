@@ -120,15 +120,14 @@ impl TlsNginx {
                  location = / {{ access_log {p}/{name}.log tls; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
             )
         };
-        let conf = format!(
-            "worker_processes 1;\ndaemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-             events {{ worker_connections 1024; }}\nhttp {{\n  access_log off;\n  \
-             log_format tls '$ssl_session_reused $ssl_protocol $ssl_client_verify $ssl_server_name $status';\n  \
-             client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n  fastcgi_temp_path {p}/fcgi;\n  \
-             uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n  keepalive_requests 1000000;\n{}{}{}}}\n",
-            server(mtls, "mtls", &format!("ssl_client_certificate {p}/ca.pem; ssl_verify_client on;")),
-            server(open, "open", "ssl_session_tickets on; ssl_protocols TLSv1.2 TLSv1.3;"),
-            server(only13, "only13", "ssl_protocols TLSv1.3;"),
+        let conf = common::nginx_conf(
+            dir.path(),
+            &format!(
+                "  log_format tls '$ssl_session_reused $ssl_protocol $ssl_client_verify $ssl_server_name $status';\n{}{}{}",
+                server(mtls, "mtls", &format!("ssl_client_certificate {p}/ca.pem; ssl_verify_client on;")),
+                server(open, "open", "ssl_session_tickets on; ssl_protocols TLSv1.2 TLSv1.3;"),
+                server(only13, "only13", "ssl_protocols TLSv1.3;"),
+            ),
         );
         std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
         let child = common::spawn_nginx(dir.path());
