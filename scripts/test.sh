@@ -2,11 +2,11 @@
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests and libnginx-mod-http-echo for its streamed answers, nghttp2-server for the second HTTP/2
 # server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
-# script tests, chromium for the report's browser test, tmux for the dashboard's, prometheus for the remote-write
-# push, iproute2 for the agents' network namespaces, python3-grpcio and python3-websockets for the gRPC and
-# WebSocket servers; the PyPI packages kubernetes-validate for the manifests of `k8s job`, hdrhistogram for the HDR
-# log and grpcio-reflection for the reflective gRPC server; docker.io for the Swarm test, as root only), then runs
-# cargo test.
+# script tests, tinyproxy for --proxy, chromium for the report's browser test, tmux for the dashboard's,
+# prometheus for the remote-write push, iproute2 for the agents' network namespaces, python3-grpcio and
+# python3-websockets for the gRPC and WebSocket servers; the PyPI packages kubernetes-validate for the manifests of
+# `k8s job`, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
+# Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,8 @@ command -v memcached >/dev/null 2>&1 || need+=(memcached)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 # wrk: the script tests send wrk's scripts through wrk and hakaru against one nginx and compare what it logged.
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+# tinyproxy: the --proxy tests go through a real forward proxy (CONNECT and absolute-form requests, its log counting).
+command -v tinyproxy >/dev/null 2>&1 || need+=(tinyproxy)
 # tmux: the dashboard's tests read hakaru's screen in a terminal of a known size; prometheus: the remote-write test
 # pushes to a real one (started on a loopback port by the test).
 command -v tmux >/dev/null 2>&1 || need+=(tmux)

@@ -303,6 +303,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     c.max_open = sum("open connections", |s| s.connections.max_open)?;
     c.opened = sum("connections opened", |s| s.connections.opened)?;
     c.reconnects = sum("reconnects", |s| s.connections.reconnects)?;
+    c.closed_by_hakaru = sum("connections closed by hakaru", |s| s.connections.closed_by_hakaru)?;
     c.max_handing_over = sum("connections handing over", |s| s.connections.max_handing_over)?;
     out.load.connections = steps.iter().map(|s| s.load.connections).sum();
     out.load.threads = steps.iter().map(|s| s.load.threads).sum();

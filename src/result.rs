@@ -70,6 +70,19 @@ pub struct Settings {
     /// hosts naming only the Host header; absent over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unix_socket: Option<String>,
+    /// `--proxy`: the proxies connections went through (their passwords hidden; several comma-separated); absent
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
+    /// `--connect-to`: the rules that pinned URLs' hosts to addresses, as given; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect_to: Vec<String>,
+    /// `--max-requests-per-connection`: requests a connection carried before hakaru closed it; absent: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests_per_connection: Option<u64>,
+    /// The TLS flags given (`--cacert`, `--cert`, `--tls-version`, `--sni`, `--tls-resume`); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSettings>,
     /// Sweeps and capacity searches: what the steps vary and how they run; null for a single run.
     pub sweep: Option<SweepSettings>,
     /// `2` for HTTP/2 (`--http2`); absent for HTTP/1.1 and the key-value protocols.
@@ -96,6 +109,21 @@ pub struct Settings {
     /// history; empty when none were given.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// The TLS flags of a run: the files by name (never their contents), the version, the server name, resumption.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlsSettings {
+    /// `--cacert`: the CA certificates trusted besides the web's roots.
+    pub cacert: Option<String>,
+    /// `--cert`: the client certificate (mutual TLS).
+    pub cert: Option<String>,
+    /// `--tls-version`: `1.2` or `1.3`, the one offered; None: both.
+    pub version: Option<String>,
+    /// `--sni`: the server name sent and checked instead of the URL's host.
+    pub sni: Option<String>,
+    /// `--tls-resume`: false when every handshake was made full.
+    pub resume: bool,
 }
 
 /// A ramp's stages as given.
@@ -629,6 +657,9 @@ pub struct Connections {
     pub opened: u64,
     /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
     pub reconnects: u64,
+    /// Connections hakaru closed after `--max-requests-per-connection` requests (left out when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub closed_by_hakaru: u64,
     /// HTTP/2: most connections at once that a GOAWAY was ending while they finished their streams, beside the
     /// new ones opened in their place (not in `max_open`, which keeps to `-c`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -780,6 +811,7 @@ impl StepResult {
                 max_open: m.max_open,
                 opened: m.connects,
                 reconnects: m.reconnects,
+                closed_by_hakaru: m.closed_by_hakaru,
                 max_handing_over: m.max_handing_over,
             },
             load,

@@ -217,6 +217,34 @@ pub struct Endpoint {
     /// A Unix socket connections go to instead of `addr` (`--unix-socket`, `redis+unix://`); the host and port
     /// stay the URL's, for the Host header.
     pub unix: Option<PathBuf>,
+    /// The HTTP proxy connections go through (`--proxy`); None: straight to `addr`.
+    pub proxy: Option<std::sync::Arc<Proxy>>,
+}
+
+/// An HTTP forward proxy (`--proxy http://[user:pass@]host:port`), as one endpoint goes through it.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Proxy {
+    /// The proxy's own address, resolved before the load.
+    pub addr: SocketAddr,
+    /// The proxy URL with its password hidden, for messages and the document.
+    pub shown: String,
+    /// The `Proxy-Authorization` value (`Basic ...`) when the URL has a user: a secret, never shown.
+    pub authorization: Option<String>,
+    /// A tunnel (HTTP CONNECT) to the endpoint: https://, and HTTP/2 by prior knowledge; else plain HTTP/1.1 goes
+    /// to the proxy as absolute-form requests.
+    pub tunnel: bool,
+}
+
+/// Hand-written so that no `{:?}` of a plan or endpoint prints the proxy's credentials.
+impl fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Proxy")
+            .field("addr", &self.addr)
+            .field("shown", &self.shown)
+            .field("authorization", &self.authorization.as_ref().map(|_| "<redacted>"))
+            .field("tunnel", &self.tunnel)
+            .finish()
+    }
 }
 
 impl Endpoint {
@@ -227,7 +255,7 @@ impl Endpoint {
             .map_err(|e| format!("host '{host}' does not resolve ({e}); check the name or use an IP address"))?
             .next()
             .ok_or_else(|| format!("host '{host}' has no address; check the name or use an IP address"))?;
-        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix: None })
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix: None, proxy: None })
     }
 
     /// An endpoint reached through the Unix socket at `path`, checked to be one now; the host is not resolved
@@ -236,15 +264,22 @@ impl Endpoint {
     pub fn on_socket(scheme: Scheme, host: &str, port: u16, path: &Path) -> Result<Endpoint, String> {
         check_socket(path)?;
         let addr = SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port);
-        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix: Some(path.to_path_buf()) })
+        let unix = Some(path.to_path_buf());
+        Ok(Endpoint { scheme, host: host.to_string(), port, addr, source: None, unix, proxy: None })
     }
 
     /// Where connections go, for messages: the socket's path, or the address and port.
     pub fn address(&self) -> String {
-        match &self.unix {
-            Some(path) => format!("unix:{}", path.display()),
-            None => self.addr.to_string(),
+        match (&self.unix, &self.proxy) {
+            (Some(path), _) => format!("unix:{}", path.display()),
+            (None, Some(proxy)) => format!("the proxy {}", proxy.shown),
+            (None, None) => self.addr.to_string(),
         }
+    }
+
+    /// The address a TCP connection is opened to: the proxy's, or the endpoint's own.
+    pub fn tcp_addr(&self) -> SocketAddr {
+        self.proxy.as_ref().map_or(self.addr, |p| p.addr)
     }
 
     /// A key-value server as its users write it: `redis://HOST:PORT`, or `redis+unix:///PATH`.
@@ -259,7 +294,7 @@ impl Endpoint {
     pub fn connect_blocking(&self, timeout: std::time::Duration) -> io::Result<Stream> {
         match &self.unix {
             Some(path) => unix_connect_within(path, timeout).map(Stream::Unix),
-            None => TcpStream::connect_timeout(&self.addr, timeout).map(Stream::Tcp),
+            None => TcpStream::connect_timeout(&self.tcp_addr(), timeout).map(Stream::Tcp),
         }
     }
 

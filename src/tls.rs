@@ -1,5 +1,6 @@
-//! The TLS client settings every TLS connection of hakaru uses (the engine's, and the one gRPC reflection call
-//! before the load): the web's root certificates, or any certificate with `-k`; ALPN.
+//! The TLS client settings of the calls before the load (gRPC's reflection call): the web's root certificates, or
+//! any certificate with `-k`; ALPN. The run's own connections add the TLS flags to the same verifier
+//! (`engine::tls`).
 
 use std::sync::Arc;
 
@@ -26,8 +27,9 @@ pub fn client_config(insecure: bool, http2: bool) -> rustls::ClientConfig {
 }
 
 /// `--insecure`: any certificate is accepted, but handshake signatures are still checked.
+/// The one such verifier: the run's connections (`engine::tls`) and the calls before the load use it.
 #[derive(Debug)]
-struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+pub(crate) struct AcceptAnyCertificate(pub(crate) Arc<rustls::crypto::CryptoProvider>);
 
 impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
     fn verify_server_cert(

@@ -281,6 +281,39 @@ pub struct RequestArgs {
     /// --unix-socket). http:// URLs only.
     #[arg(long, value_name = "PATH", help_heading = heading::REQUEST, hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
+    /// Connect to ADDR:PORT for the URLs of HOST:PORT, without asking DNS (curl's --connect-to); the Host header,
+    /// SNI and certificate check stay the URL's. An empty HOST or PORT matches any (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR:PORT", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub connect_to: Vec<String>,
+    /// Close each connection after it has carried N requests (nighthawk's --max-requests-per-connection; HTTP/1.1):
+    /// connections neither live forever nor carry one request each. Counted in connections.closed_by_hakaru.
+    #[arg(long, value_name = "N", value_parser = count::<u64>, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_requests_per_connection: Option<u64>,
+    /// Go through this HTTP proxy: http://[USER:PASSWORD@]HOST:PORT, or env (HTTPS_PROXY, http_proxy and NO_PROXY).
+    ///
+    /// https:// and --http2 go through a CONNECT tunnel; plain HTTP/1.1 is sent to the proxy in absolute form. The
+    /// proxy's own failures are counted apart (proxy_refused, proxy_status_407, ...).
+    #[arg(short = 'x', long, value_name = "URL|env", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub proxy: Option<String>,
+    /// Trust the CA certificates of this PEM file besides the web's root certificates (curl's --cacert).
+    #[arg(long, value_name = "FILE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub cacert: Option<PathBuf>,
+    /// A client certificate for mutual TLS: a PEM file of the certificate and its chain, with --key (curl's --cert).
+    #[arg(long, value_name = "FILE", requires = "key", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub cert: Option<PathBuf>,
+    /// The private key of --cert: a PEM file (PKCS#8, PKCS#1 or SEC1), not protected by a passphrase.
+    #[arg(long, value_name = "FILE", requires = "cert", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub key: Option<PathBuf>,
+    /// Offer this TLS version only (default: 1.2 and 1.3).
+    #[arg(long, value_enum, value_name = "1.2|1.3", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub tls_version: Option<TlsVersionArg>,
+    /// The server name sent in the TLS handshake (SNI) and checked against the certificate, instead of the URL's
+    /// host; the Host header stays the URL's.
+    #[arg(long, value_name = "NAME", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub sni: Option<String>,
+    /// TLS session resumption (tickets and session IDs), on as browsers have it; off makes every handshake full.
+    #[arg(long, value_enum, value_name = "on|off", default_value = "on", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub tls_resume: OnOff,
     /// Speak HTTP/2: prior knowledge (h2c) on http:// URLs, ALPN h2 on https://.
     ///
     /// -c stays the number of connections; --streams sets the requests in flight on each (h2load's -c and -m).
@@ -843,6 +876,26 @@ impl DataOrderArg {
             DataOrderArg::Unique => "unique",
         }
     }
+}
+
+/// `--tls-version`: the one TLS version offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+pub enum TlsVersionArg {
+    #[value(name = "1.2")]
+    #[serde(rename = "1.2")]
+    V1_2,
+    #[value(name = "1.3")]
+    #[serde(rename = "1.3")]
+    V1_3,
+}
+
+/// A switch given as `on` or `off`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnOff {
+    #[default]
+    On,
+    Off,
 }
 
 /// `--arrival`: how open-loop requests are spaced (the plan maps it to the engine's arrival model).

@@ -455,6 +455,8 @@ pub(super) struct Slot {
     /// request to this endpoint fails with this message instead of being sent, so the protocol error is
     /// counted, and counted against a request, as every error is.
     stray: Option<String>,
+    /// Answers the open connection has carried (for `--max-requests-per-connection`).
+    carried: u64,
 }
 
 /// Waiting after a failure that more attempts cannot cure at once: no file descriptor left. The wait doubles
@@ -540,7 +542,7 @@ impl Exchange<'_> {
         mut pipelined: Option<&mut Pending>,
     ) -> Result<(Answer, Instant), Failure> {
         let plan = &ctx.shared.plan;
-        let Slot { conn: slot, stray } = slot;
+        let Slot { conn: slot, stray, carried } = slot;
         if let Some(what) = stray.take() {
             return Err(Failure::new(ErrorKind::Unsolicited, what));
         }
@@ -550,6 +552,9 @@ impl Exchange<'_> {
         loop {
             let opened = open(ctx, slot, self.endpoint).await?;
             let fresh = opened.is_some();
+            if fresh {
+                *carried = 0;
+            }
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
@@ -573,7 +578,11 @@ impl Exchange<'_> {
             };
             match outcome {
                 Some(Ok(answer)) => {
-                    if !answer.keep_alive || !plan.keepalive {
+                    *carried += 1;
+                    if plan.max_requests_per_connection.is_some_and(|n| *carried >= n) && slot.is_some() {
+                        close(ctx, slot);
+                        ctx.metrics.borrow_mut().closed_by_hakaru += 1;
+                    } else if !answer.keep_alive || !plan.keepalive {
                         close(ctx, slot);
                         if plan.keepalive {
                             ctx.metrics.borrow_mut().reconnects += 1;
@@ -614,7 +623,11 @@ impl Exchange<'_> {
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
 /// and must not be taken for its answer. Returns Some when the connection is new, holding when TCP was established
 /// if a TLS handshake followed.
-async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<Option<Option<Instant>>, Failure> {
+async fn open(
+    ctx: &ThreadCtx,
+    slot: &mut Option<Conn>,
+    endpoint: usize,
+) -> Result<Option<Option<crate::metrics::phases::Handshake>>, Failure> {
     let plan = &ctx.shared.plan;
     match slot.as_mut().map(Conn::idle_state) {
         None | Some(Idle::Open) => {}

@@ -2,17 +2,16 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
-use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
+use super::tls::Tls;
 use crate::metrics::ErrorKind;
+use crate::metrics::phases::Handshake;
 use crate::target::{Endpoint, Scheme};
 
 /// An open connection: plain TCP, TLS, or a Unix socket. An enum, so the client loop's reads and writes are
@@ -58,23 +57,18 @@ fn is_tls_error(e: &io::Error) -> bool {
 /// Opens a connection (and completes the TLS handshake) within `timeout`.
 /// `reused`: the connection will carry several requests. Only then (or over TLS) is TCP_NODELAY worth its system
 /// call: a plain connection that carries one request written at once never meets Nagle's delay.
-pub async fn connect(
-    ep: &Endpoint,
-    tls: Option<&TlsConnector>,
-    timeout: Duration,
-    reused: bool,
-) -> Result<Conn, Failure> {
+pub async fn connect(ep: &Endpoint, tls: Option<&Tls>, timeout: Duration, reused: bool) -> Result<Conn, Failure> {
     connect_timed(ep, tls, timeout, reused).await.map(|(conn, _)| conn)
 }
 
 /// [`connect`], with the instant TCP was established when a TLS handshake followed (the phase between them is the
-/// handshake's): the clock is read for it on TLS connections only.
+/// handshake's) and whether it resumed a session: the clock is read for it on TLS connections only.
 pub async fn connect_timed(
     ep: &Endpoint,
-    tls: Option<&TlsConnector>,
+    tls: Option<&Tls>,
     timeout: Duration,
     reused: bool,
-) -> Result<(Conn, Option<std::time::Instant>), Failure> {
+) -> Result<(Conn, Option<Handshake>), Failure> {
     let deadline = tokio::time::Instant::now() + timeout;
     if let Some(path) = &ep.unix {
         return unix_connect(path, deadline, timeout).await.map(|c| (Conn::Unix(c), None));
@@ -88,10 +82,13 @@ pub async fn connect_timed(
         let _ = stream.set_nodelay(true);
     }
     match (ep.scheme, tls) {
-        (Scheme::Https, Some(connector)) => {
+        (Scheme::Https, Some(tls)) => {
             let tcp_done = std::time::Instant::now();
-            match handshake(ep, connector, stream, deadline).await {
-                Ok(tls) => Ok((Conn::Tls(Box::new(tls)), Some(tcp_done))),
+            match handshake(ep, tls, stream, deadline).await {
+                Ok(stream) => {
+                    let resumed = super::tls::resumed(&stream);
+                    Ok((Conn::Tls(Box::new(stream)), Some(Handshake { tcp_done, resumed })))
+                }
                 Err(e) => Err(Failure::new(ErrorKind::Tls, e.describe(ep, timeout))),
             }
         }
@@ -99,8 +96,29 @@ pub async fn connect_timed(
     }
 }
 
+/// A TCP connection to the endpoint, or to its proxy (`--proxy`), with the tunnel asked for when the proxy is to
+/// carry one.
 async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Duration) -> Result<TcpStream, Failure> {
-    let socket = if ep.addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
+    let Some(proxy) = &ep.proxy else { return tcp_connect_to(ep.addr, ep, deadline, timeout).await };
+    let mut stream = tcp_connect_to(proxy.addr, ep, deadline, timeout).await.map_err(|f| match f.kind {
+        ErrorKind::ConnectRefused => {
+            Failure::new(ErrorKind::ProxyRefused, format!("the proxy {}: {}", proxy.shown, f.message))
+        }
+        _ => Failure::new(f.kind, format!("the proxy {}: {}", proxy.shown, f.message)),
+    })?;
+    if proxy.tunnel {
+        super::proxy::tunnel(&mut stream, ep, proxy, deadline).await?;
+    }
+    Ok(stream)
+}
+
+async fn tcp_connect_to(
+    addr: std::net::SocketAddr,
+    ep: &Endpoint,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<TcpStream, Failure> {
+    let socket = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(|e| {
         if is_fd_limit(&e) {
             Failure::new(
                 ErrorKind::FileLimit,
@@ -115,11 +133,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
             .bind(std::net::SocketAddr::new(source, 0))
             .map_err(|e| Failure::new(ErrorKind::Connect, format!("bind to the source address {source}: {e}")))?;
     }
-    match tokio::time::timeout_at(deadline, socket.connect(ep.addr)).await {
+    match tokio::time::timeout_at(deadline, socket.connect(addr)).await {
         Ok(Ok(stream)) if crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) => {
             Err(Failure::new(
                 ErrorKind::ConnectRefused,
-                format!("connect to {}: connected to itself (nothing listens there)", ep.addr),
+                format!("connect to {addr}: connected to itself (nothing listens there)"),
             ))
         }
         Ok(Ok(stream)) => Ok(stream),
@@ -129,11 +147,11 @@ async fn tcp_connect(ep: &Endpoint, deadline: tokio::time::Instant, timeout: Dur
                 _ if is_fd_limit(&e) => ErrorKind::FileLimit,
                 _ => ErrorKind::Connect,
             };
-            Err(Failure::new(kind, format!("connect to {}: {e}", ep.addr)))
+            Err(Failure::new(kind, format!("connect to {addr}: {e}")))
         }
         Err(_) => Err(Failure::new(
             ErrorKind::ConnectTimeout,
-            format!("no connection to {} within {}", ep.addr, humantime::format_duration(timeout)),
+            format!("no connection to {addr} within {}", humantime::format_duration(timeout)),
         )),
     }
 }
@@ -207,6 +225,29 @@ impl HandshakeError {
         }
     }
 
+    /// The server refused the TLS version offered (or offered none rustls was allowed to take).
+    fn is_version(&self) -> bool {
+        match self {
+            HandshakeError::Failed(e) => {
+                e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).is_some_and(|r| {
+                    matches!(
+                        r,
+                        rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion)
+                            | rustls::Error::PeerIncompatible(rustls::PeerIncompatible::Tls12NotOffered)
+                            | rustls::Error::PeerIncompatible(rustls::PeerIncompatible::Tls12NotOfferedOrEnabled)
+                            | rustls::Error::PeerIncompatible(
+                                rustls::PeerIncompatible::SupportedVersionsExtensionRequired
+                            )
+                            | rustls::Error::PeerIncompatible(
+                                rustls::PeerIncompatible::ServerTlsVersionIsDisabledByOurConfig
+                            )
+                    )
+                })
+            }
+            _ => false,
+        }
+    }
+
     /// The server speaks TLS but its certificate is not trusted: a fact to count, not a wrong port.
     fn is_certificate(&self) -> bool {
         match self {
@@ -221,13 +262,12 @@ impl HandshakeError {
 
 async fn handshake(
     ep: &Endpoint,
-    connector: &TlsConnector,
+    tls: &Tls,
     stream: TcpStream,
     deadline: tokio::time::Instant,
 ) -> Result<TlsStream<TcpStream>, HandshakeError> {
-    let name = ServerName::try_from(ep.host.clone())
-        .map_err(|e| HandshakeError::Name(format!("server name '{}': {e}", ep.host)))?;
-    match tokio::time::timeout_at(deadline, connector.connect(name, stream)).await {
+    let name = tls.server_name(&ep.host).map_err(HandshakeError::Name)?;
+    match tokio::time::timeout_at(deadline, tls.connector().connect(name, stream)).await {
         Ok(Ok(tls)) => Ok(tls),
         Ok(Err(e)) => Err(HandshakeError::Failed(e)),
         Err(_) => Err(HandshakeError::TimedOut),
@@ -237,24 +277,23 @@ async fn handshake(
 /// Checks before the load that a TLS endpoint speaks TLS: Err(why) when the handshake gets no answer within
 /// `timeout` or fails for a reason other than the certificate. An untrusted certificate is left to the run,
 /// which counts it (kind `tls`) as the server's answer to every connection.
-pub async fn check_tls(ep: &Endpoint, connector: &TlsConnector, timeout: Duration) -> Result<(), String> {
+pub async fn check_tls(ep: &Endpoint, tls: &Tls, timeout: Duration) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + timeout;
     let stream = tcp_connect(ep, deadline, timeout).await.map_err(|f| f.message)?;
-    match handshake(ep, connector, stream, deadline).await {
+    match handshake(ep, tls, stream, deadline).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_certificate() => Ok(()),
+        Err(e) if e.is_version() && tls.version().is_some() => Err(format!(
+            "{}: the server does not speak TLS {}; give the other --tls-version or leave it out",
+            e.describe(ep, timeout),
+            tls.version().unwrap_or_default()
+        )),
+        Err(e) if tls.was_asked_for_certificate() && !tls.gives_certificate() => Err(format!(
+            "{}; the server asked for a client certificate (mutual TLS) and none was given: give --cert FILE --key FILE",
+            e.describe(ep, timeout)
+        )),
         Err(e) => Err(e.describe(ep, timeout)),
     }
-}
-
-/// The TLS client settings: the web's root certificates, or none checked with `--insecure`.
-pub fn tls_connector(insecure: bool) -> TlsConnector {
-    tls_connector_for(insecure, false)
-}
-
-/// As [`tls_connector`], offering `h2` over ALPN (and only it) when `http2`.
-pub fn tls_connector_for(insecure: bool, http2: bool) -> TlsConnector {
-    TlsConnector::from(Arc::new(crate::tls::client_config(insecure, http2)))
 }
 
 /// What an idle connection holds when the client is about to write a request on it.

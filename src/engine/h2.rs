@@ -1458,10 +1458,10 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                     crate::error::UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}"))
                 })?);
             }
-            let connector = super::conn::tls_connector_for(plan.insecure, true);
+            let tls = super::tls::Tls::new(&plan.tls, plan.insecure, true);
             let rt = rt.as_ref().expect("made above");
-            rt.block_on(super::conn::check_tls(ep, &connector, plan.connect_timeout)).map_err(refused)?;
-            let conn = rt.block_on(connect(ep, Some(&connector), plan.connect_timeout, false));
+            rt.block_on(super::conn::check_tls(ep, &tls, plan.connect_timeout)).map_err(refused)?;
+            let conn = rt.block_on(connect(ep, Some(&tls), plan.connect_timeout, false));
             // A certificate the run will count as `tls` is not this check's business.
             if let Ok(conn) = conn {
                 check_alpn(&conn).map_err(|_| {
@@ -1470,6 +1470,12 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                     )
                 })?;
             }
+        } else if ep.proxy.is_some() {
+            // Through a proxy: the tunnel is what can be checked before the load (a 407 is bad input).
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+                crate::error::UsageError::runtime(format!("cannot start an event loop for the proxy check: {e}"))
+            })?;
+            rt.block_on(connect(ep, None, plan.connect_timeout, false)).map_err(|f| refused(f.message))?;
         } else {
             prior_knowledge(ep, plan.connect_timeout).map_err(refused)?;
         }

@@ -9,8 +9,10 @@ mod events;
 mod h2;
 mod h2_limits;
 mod pacer;
+mod proxy;
 mod scripted;
 pub mod survey;
+pub mod tls;
 mod ws;
 
 use pacer::{Pace, Schedule, StartGate};
@@ -25,7 +27,6 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::watch;
-use tokio_rustls::TlsConnector;
 
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
@@ -62,7 +63,7 @@ pub struct StepOutcome {
 /// Read-only state every thread shares.
 struct Shared {
     plan: RunPlan,
-    tls: Option<TlsConnector>,
+    tls: Option<tls::Tls>,
     /// A workload found a wrong answer and `--verify` stops the run: every client ends.
     halt: std::sync::atomic::AtomicBool,
     /// A script failed during the load, in one line: the run stops (as with `halt`) and says where.
@@ -348,10 +349,10 @@ impl ThreadCtx {
         matches!(p, crate::protocol::Protocol::Http | crate::protocol::Protocol::WebSocket) || p.over_http2()
     }
 
-    /// A connection opened from `start` to `done` (`tcp_done`: TCP established, before a TLS handshake).
-    fn record_connect(&self, start: Instant, tcp_done: Option<Instant>, done: Instant) {
+    /// A connection opened from `start` to `done` (`tls`: the TLS handshake that followed TCP's).
+    fn record_connect(&self, start: Instant, tls: Option<crate::metrics::phases::Handshake>, done: Instant) {
         if self.times_phases() {
-            self.metrics.borrow_mut().phases.record_connect(start, tcp_done, done);
+            self.metrics.borrow_mut().phases.record_connect(start, tls, done);
         }
     }
 
@@ -428,8 +429,13 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 }
                 _ => e.to_string(),
             };
+            let fix = if ep.proxy.is_some() {
+                "start the proxy or fix --proxy"
+            } else {
+                "start the server or fix the host and port"
+            };
             return Err(UsageError::new(format!(
-                "target {}: cannot connect to {} ({why}); start the server or fix the host and port",
+                "target {}: cannot connect to {} ({why}); {fix}",
                 shown(ep),
                 ep.address()
             )));
@@ -454,14 +460,28 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     // give nothing but handshake failures, or "0 requests" when the step is shorter than --connect-timeout.
     let https: Vec<_> = plan.endpoints.iter().filter(|e| e.scheme == Scheme::Https).collect();
     if !https.is_empty() {
-        let connector = conn::tls_connector(plan.insecure);
+        let tls = tls::Tls::new(&plan.tls, plan.insecure, false);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}")))?;
         for ep in https {
-            rt.block_on(conn::check_tls(ep, &connector, plan.connect_timeout))
+            rt.block_on(conn::check_tls(ep, &tls, plan.connect_timeout))
                 .map_err(|why| UsageError::new(format!("target {ep}: {why}")))?;
+            let at = plan.endpoints.iter().position(|e| std::ptr::eq(e, ep)).expect("one of the plan's");
+            let first =
+                plan.requests.iter().find_map(|r| r.endpoints.iter().position(|&e| e == at).map(|i| &r.prepared[i]));
+            if let Some(request) = first
+                && let Some(why) = rt.block_on(tls::refused_without_certificate(
+                    ep,
+                    &tls,
+                    request,
+                    plan.connect_timeout,
+                    plan.max_line,
+                ))
+            {
+                return Err(UsageError::new(format!("target {ep}: {why}")));
+            }
         }
     }
     Ok(())
@@ -769,8 +789,11 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let http2 = plan.protocol.over_http2();
-    let tls =
-        plan.endpoints.iter().any(|e| e.scheme == Scheme::Https).then(|| conn::tls_connector_for(plan.insecure, http2));
+    let tls = plan
+        .endpoints
+        .iter()
+        .any(|e| e.scheme == Scheme::Https)
+        .then(|| tls::Tls::new(&plan.tls, plan.insecure, http2));
     let shared =
         Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default(), script_failure: Default::default() });
     let threads = plan.threads.max(1);

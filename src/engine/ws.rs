@@ -83,8 +83,12 @@ impl WsLink {
         self.at = 0;
     }
 
-    /// Opens the connection and upgrades it; returns when TCP was established if a TLS handshake followed.
-    async fn open(&mut self, ctx: &ThreadCtx, endpoint: usize) -> Result<Option<Instant>, Failure> {
+    /// Opens the connection and upgrades it; returns the TLS handshake's timing (when TCP was established, and whether it resumed) if there was one.
+    async fn open(
+        &mut self,
+        ctx: &ThreadCtx,
+        endpoint: usize,
+    ) -> Result<Option<crate::metrics::phases::Handshake>, Failure> {
         let plan = &ctx.shared.plan;
         let limit = plan.connect_timeout;
         let deadline = tokio::time::Instant::now() + limit;

@@ -294,6 +294,9 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         c.reconnects,
         if c.reconnects == 1 { "" } else { "s" }
     );
+    if c.closed_by_hakaru > 0 {
+        let _ = writeln!(out, "               {} closed by hakaru (--max-requests-per-connection)", c.closed_by_hakaru);
+    }
     if c.max_handing_over > 0 {
         let _ = writeln!(
             out,

@@ -178,11 +178,27 @@ pub enum ErrorKind {
     WsCloseBadGateway,
     /// WebSocket: the server closed with a status RFC 6455 does not name.
     WsCloseOther,
+    /// `--proxy`: the proxy refused the TCP connection (nothing listens there) or could not be reached.
+    ProxyRefused,
+    /// `--proxy`: the proxy answered CONNECT with 407 Proxy Authentication Required (no or wrong credentials).
+    ProxyStatus407,
+    /// `--proxy`: the proxy answered CONNECT with 403 Forbidden (its rules refuse the target or the port).
+    ProxyStatus403,
+    /// `--proxy`: the proxy answered CONNECT with 502 Bad Gateway (it could not reach the target).
+    ProxyStatus502,
+    /// `--proxy`: the proxy answered CONNECT with 503 Service Unavailable.
+    ProxyStatus503,
+    /// `--proxy`: the proxy answered CONNECT with 504 Gateway Timeout.
+    ProxyStatus504,
+    /// `--proxy`: the proxy answered CONNECT with another status than 200 (the sample names it).
+    ProxyStatusOther,
+    /// `--proxy`: the proxy's answer to CONNECT was not HTTP, or it closed the connection without one.
+    ProxyError,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 74] = [
+    pub const ALL: [ErrorKind; 82] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -257,6 +273,14 @@ impl ErrorKind {
         ErrorKind::WsCloseTryLater,
         ErrorKind::WsCloseBadGateway,
         ErrorKind::WsCloseOther,
+        ErrorKind::ProxyRefused,
+        ErrorKind::ProxyStatus407,
+        ErrorKind::ProxyStatus403,
+        ErrorKind::ProxyStatus502,
+        ErrorKind::ProxyStatus503,
+        ErrorKind::ProxyStatus504,
+        ErrorKind::ProxyStatusOther,
+        ErrorKind::ProxyError,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -336,6 +360,14 @@ impl ErrorKind {
             ErrorKind::WsCloseTryLater => "ws_close_1013",
             ErrorKind::WsCloseBadGateway => "ws_close_1014",
             ErrorKind::WsCloseOther => "ws_close_other",
+            ErrorKind::ProxyRefused => "proxy_refused",
+            ErrorKind::ProxyStatus407 => "proxy_status_407",
+            ErrorKind::ProxyStatus403 => "proxy_status_403",
+            ErrorKind::ProxyStatus502 => "proxy_status_502",
+            ErrorKind::ProxyStatus503 => "proxy_status_503",
+            ErrorKind::ProxyStatus504 => "proxy_status_504",
+            ErrorKind::ProxyStatusOther => "proxy_status_other",
+            ErrorKind::ProxyError => "proxy_error",
         }
     }
 
@@ -421,6 +453,14 @@ impl ErrorKind {
             ErrorKind::WsCloseTryLater => "WebSocket closed by the server (1013 try again later)",
             ErrorKind::WsCloseBadGateway => "WebSocket closed by the server (1014 bad gateway)",
             ErrorKind::WsCloseOther => "WebSocket closed by the server (a code RFC 6455 does not name)",
+            ErrorKind::ProxyRefused => "the proxy refused the connection",
+            ErrorKind::ProxyStatus407 => "the proxy wants credentials (407)",
+            ErrorKind::ProxyStatus403 => "the proxy refused the tunnel (403)",
+            ErrorKind::ProxyStatus502 => "the proxy could not reach the target (502)",
+            ErrorKind::ProxyStatus503 => "the proxy is unavailable (503)",
+            ErrorKind::ProxyStatus504 => "the proxy timed out reaching the target (504)",
+            ErrorKind::ProxyStatusOther => "the proxy refused the tunnel",
+            ErrorKind::ProxyError => "the proxy's answer was not HTTP",
         }
     }
 
@@ -902,6 +942,8 @@ pub struct StepMetrics {
     pub connects: u64,
     /// Connections the server closed between requests, reopened to go on.
     pub reconnects: u64,
+    /// Connections hakaru closed once they had carried `--max-requests-per-connection` requests.
+    pub closed_by_hakaru: u64,
     pub open_now: u64,
     /// Most connections open at once.
     pub max_open: u64,
@@ -998,6 +1040,7 @@ impl StepMetrics {
             bytes_out: 0,
             connects: 0,
             reconnects: 0,
+            closed_by_hakaru: 0,
             open_now: 0,
             handing_over_now: 0,
             max_handing_over: 0,
@@ -1173,6 +1216,7 @@ impl StepMetrics {
         self.bytes_out += other.bytes_out;
         self.connects += other.connects;
         self.reconnects += other.reconnects;
+        self.closed_by_hakaru += other.closed_by_hakaru;
         self.open_now += other.open_now;
         self.max_open += other.max_open;
         self.max_handing_over += other.max_handing_over;

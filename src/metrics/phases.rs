@@ -9,6 +9,14 @@ use std::time::Instant;
 
 use super::LatencyHistogram;
 
+/// A TLS handshake that followed a TCP connect: when TCP was established, and whether the handshake resumed a
+/// session (a ticket or session ID: no certificate sent, no key exchange signed).
+#[derive(Clone, Copy, Debug)]
+pub struct Handshake {
+    pub tcp_done: Instant,
+    pub resumed: bool,
+}
+
 /// One thread's phase histograms (microseconds), merged across threads, windows' threads and agents alike.
 #[derive(Clone, Debug, Default)]
 pub struct Phases {
@@ -16,6 +24,10 @@ pub struct Phases {
     pub connect: LatencyHistogram,
     /// TLS handshake of each TLS connection opened.
     pub tls: LatencyHistogram,
+    /// The full handshakes among them.
+    pub tls_full: LatencyHistogram,
+    /// The resumed handshakes among them.
+    pub tls_resumed: LatencyHistogram,
     /// Time to first byte from the send time: the request written to the answer's first byte.
     pub waiting: LatencyHistogram,
     /// Open loop: time to first byte from the intended send time (what a user waits for when the server is late).
@@ -33,12 +45,14 @@ impl Phases {
         Self::default()
     }
 
-    /// A connection opened from `start` to `done`; `tcp_done` when TCP was established before a TLS handshake.
-    pub fn record_connect(&mut self, start: Instant, tcp_done: Option<Instant>, done: Instant) {
-        match tcp_done {
-            Some(tcp) => {
-                self.connect.record(micros(start, tcp));
-                self.tls.record(micros(tcp, done));
+    /// A connection opened from `start` to `done`; `tls` when a TLS handshake followed TCP's.
+    pub fn record_connect(&mut self, start: Instant, tls: Option<Handshake>, done: Instant) {
+        match tls {
+            Some(h) => {
+                self.connect.record(micros(start, h.tcp_done));
+                let took = micros(h.tcp_done, done);
+                self.tls.record(took);
+                if h.resumed { &mut self.tls_resumed } else { &mut self.tls_full }.record(took);
             }
             None => self.connect.record(micros(start, done)),
         }
@@ -68,6 +82,8 @@ impl Phases {
     pub fn merge(&mut self, o: &Phases) {
         self.connect.merge(&o.connect);
         self.tls.merge(&o.tls);
+        self.tls_full.merge(&o.tls_full);
+        self.tls_resumed.merge(&o.tls_resumed);
         self.waiting.merge(&o.waiting);
         self.waiting_intended.merge(&o.waiting_intended);
         self.receiving.merge(&o.receiving);
@@ -98,11 +114,15 @@ mod tests {
         assert_eq!(q.waiting.max() / 1000, 7);
         assert!(q.receiving.max() <= 1, "the least value the histogram holds");
         assert!(q.waiting_intended.is_empty());
-        q.record_connect(t0, Some(ms(2)), ms(9));
+        q.record_connect(t0, Some(Handshake { tcp_done: ms(2), resumed: false }), ms(9));
         q.record_connect(t0, None, ms(3));
-        assert_eq!((q.connect.count(), q.tls.count()), (2, 1));
+        q.record_connect(t0, Some(Handshake { tcp_done: ms(1), resumed: true }), ms(3));
+        assert_eq!((q.connect.count(), q.tls.count()), (3, 2));
         assert_eq!(q.tls.max() / 1000, 7);
+        assert_eq!((q.tls_full.count(), q.tls_full.max() / 1000), (1, 7));
+        assert_eq!((q.tls_resumed.count(), q.tls_resumed.max() / 1000), (1, 2));
         p.merge(&q);
-        assert_eq!((p.waiting.count(), p.connect.count(), p.tls.count()), (2, 2, 1));
+        assert_eq!((p.waiting.count(), p.connect.count(), p.tls.count()), (2, 3, 2));
+        assert_eq!((p.tls_full.count(), p.tls_resumed.count()), (1, 1));
     }
 }

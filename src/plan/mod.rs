@@ -2,14 +2,17 @@
 //! [`RunPlan`] is one step; [`steps`] plans several steps (sweeps, capacity searches); [`slo`] is the objective
 //! of a capacity search.
 
+pub mod connect_to;
 mod events;
 mod grpc;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
+pub mod proxy;
 pub mod segment;
 pub mod slo;
 pub mod steps;
+pub mod tls;
 mod ws;
 
 use std::net::SocketAddr;
@@ -146,6 +149,10 @@ pub struct RunPlan {
     pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
+    /// The TLS flags, their files read and checked.
+    pub tls: Arc<tls::TlsOptions>,
+    /// `--max-requests-per-connection`: hakaru closes a connection after this many answers on it.
+    pub max_requests_per_connection: Option<u64>,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
@@ -298,6 +305,12 @@ pub struct RequestSet {
     pub max_header_list: usize,
     pub seed: u64,
     pub insecure: bool,
+    /// The TLS flags, their files read and checked.
+    pub tls: Arc<tls::TlsOptions>,
+    /// `--max-requests-per-connection`.
+    pub max_requests_per_connection: Option<u64>,
+    /// `--connect-to`'s rules as given.
+    pub connect_to: Vec<String>,
     /// Descriptions of the targets for the result document.
     pub targets: Vec<String>,
     pub body_bytes: usize,
@@ -419,6 +432,27 @@ impl RequestSet {
         let mut warnings = Vec::new();
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
+        let pinned = connect_to::ConnectTo::parse_all(&a.connect_to)?;
+        if let Some(n) = a.max_requests_per_connection {
+            let why = match () {
+                _ if n == 0 => Some("0 requests is no connection; give 1 or more"),
+                _ if a.http2 => Some("HTTP/2's connections are not bounded yet; leave it out with --http2"),
+                _ if a.no_keepalive => Some("--no-keepalive already closes every connection after one request"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(UsageError::new(format!("--max-requests-per-connection {n}: {why}")));
+            }
+        }
+        let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
+        if let Some(path) = &a.unix_socket
+            && a.proxy.is_some()
+        {
+            return Err(UsageError::new(format!(
+                "--unix-socket {}: connections go to the socket, not through --proxy; drop one",
+                path.display()
+            )));
+        }
         if let Some(path) = &a.unix_socket
             && (a.hosts.is_some() || a.patterns.is_some())
         {
@@ -436,7 +470,9 @@ impl RequestSet {
                 let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
                 // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
                 let (host, own_port) = split_host_port(entry).map_err(bad)?;
-                let ep = Endpoint::resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
+                let mut ep =
+                    connect_to::resolve(&pinned, Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
+                ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 default_hosts.push(b.endpoint(ep));
             }
             if default_hosts.is_empty() {
@@ -466,11 +502,12 @@ impl RequestSet {
             for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
-                let ep = match &a.unix_socket {
+                let mut ep = match &a.unix_socket {
                     Some(path) => unix_endpoint(&u, path, &shown)?,
-                    None => Endpoint::resolve(u.scheme, &u.host, u.port)
+                    None => connect_to::resolve(&pinned, u.scheme, &u.host, u.port)
                         .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
                 };
+                ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
@@ -523,6 +560,15 @@ impl RequestSet {
             let path = ParsedUrl::parse(&a.urls[0]).map(|u| u.path_and_query).unwrap_or_else(|_| "/".into());
             websocket = Some(w.settings(&b.endpoints[0], &path, &headers));
         }
+        let absolute_form = b.endpoints.iter().any(|e| e.proxy.as_ref().is_some_and(|p| !p.tunnel));
+        if absolute_form && (a.script.is_some() || template.is_some()) {
+            return Err(UsageError::new(
+                "--proxy: requests a script or a template makes as it goes cannot yet be sent to a proxy over plain \
+                 http://; use https:// URLs (they go through a CONNECT tunnel) or leave out --proxy",
+            ));
+        }
+        let https = b.endpoints.iter().any(|e| e.scheme == Scheme::Https);
+        let tls = tls::TlsOptions::from_args(a, https)?;
         let script = match &a.script {
             None => None,
             Some(path) => {
@@ -548,6 +594,9 @@ impl RequestSet {
             max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
             insecure: a.insecure,
+            tls: Arc::new(tls),
+            max_requests_per_connection: a.max_requests_per_connection,
+            connect_to: a.connect_to.clone(),
             targets: match (&grpc, &ws) {
                 (Some(g), _) => g.targets.clone(),
                 (_, Some(w)) => w.targets.clone(),
@@ -784,15 +833,23 @@ impl Builder {
         let prepared = endpoints
             .iter()
             .map(|&i| {
-                let parts = RequestParts {
-                    method,
-                    target,
-                    host: &self.endpoints[i].host_header(),
-                    headers: &headers,
-                    body,
-                    close: !self.keepalive,
+                let ep = &self.endpoints[i];
+                // Plain HTTP/1.1 through a proxy: the request names its whole URL (absolute form), and the proxy's
+                // credentials go to the proxy in the request itself.
+                let (absolute, proxy_headers);
+                let (target, headers) = match ep.proxy.as_deref().filter(|p| !p.tunnel) {
+                    Some(p) => {
+                        absolute = format!("http://{}{target}", ep.host_header());
+                        let mut with = headers.clone();
+                        with.extend(p.authorization.iter().map(|v| ("Proxy-Authorization".to_string(), v.clone())));
+                        proxy_headers = with;
+                        (absolute.as_str(), &proxy_headers)
+                    }
+                    None => (target, &headers),
                 };
-                let https = self.endpoints[i].scheme == Scheme::Https;
+                let parts =
+                    RequestParts { method, target, host: &ep.host_header(), headers, body, close: !self.keepalive };
+                let https = ep.scheme == Scheme::Https;
                 self.arena.prepare(method, |out| match http2 {
                     true => crate::protocol::h2::request::write_request(&parts, https, out),
                     false => write_request(&parts, out),
@@ -801,8 +858,10 @@ impl Builder {
             .collect();
         // Pattern timeouts were bounded when the file was read (patterns::MAX_TIMEOUT_S), so this cannot overflow.
         let timeout = over.and_then(|p| p.timeout).map(Duration::from_secs_f64).unwrap_or(d.timeout);
-        // An HTTP/1.1 request's label is its request line's start, read back when asked (RequestSpec::label).
-        let label = match http2 {
+        // An HTTP/1.1 request's label is its request line's start, read back when asked (RequestSpec::label), unless
+        // the line names the whole URL for a proxy.
+        let absolute = endpoints.iter().any(|&i| self.endpoints[i].proxy.as_deref().is_some_and(|p| !p.tunnel));
+        let label = match http2 || absolute {
             true => crate::secrets::redact_secret(&format!("{method} {target}")).into(),
             false => Box::default(),
         };
@@ -1113,6 +1172,9 @@ impl RunPlan {
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
             seed: set.seed,
             insecure: set.insecure,
+            tls: set.tls.record.clone(),
+            connect_to: set.connect_to.clone(),
+            max_requests_per_connection: set.max_requests_per_connection,
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
@@ -1122,6 +1184,7 @@ impl RunPlan {
             start_at: None,
             source_address: None,
             unix_socket: unix_sockets(&set.endpoints),
+            proxy: proxies(&set.endpoints),
             sweep: None,
             http_version: set.protocol.over_http2().then(|| "2".to_string()),
             streams: set.protocol.over_http2().then_some(set.streams),
@@ -1147,6 +1210,8 @@ impl RunPlan {
             max_header_list: set.max_header_list,
             seed: set.seed,
             insecure: set.insecure,
+            tls: Arc::clone(&set.tls),
+            max_requests_per_connection: set.max_requests_per_connection,
             json: None,
             csv: None,
             hdr_log: None,
@@ -1272,6 +1337,13 @@ fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<E
 }
 
 /// The Unix sockets of the endpoints, comma-separated, for the document; None when they are all TCP.
+/// The proxies of the endpoints, as the document records them (passwords hidden); None without one.
+fn proxies(endpoints: &[Endpoint]) -> Option<String> {
+    let mut shown: Vec<&str> = endpoints.iter().filter_map(|e| e.proxy.as_deref()).map(|p| p.shown.as_str()).collect();
+    shown.dedup();
+    (!shown.is_empty()).then(|| shown.join(","))
+}
+
 fn unix_sockets(endpoints: &[Endpoint]) -> Option<String> {
     let mut paths: Vec<String> =
         endpoints.iter().filter_map(|e| Some(e.unix.as_ref()?.display().to_string())).collect();

@@ -34,6 +34,15 @@ pub struct PhasesReport {
     pub connect: Option<Phase>,
     /// TLS handshake, per TLS connection opened.
     pub tls_handshake: Option<Phase>,
+    /// Of the TLS handshakes, how many resumed a session (a ticket or session ID); absent without TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resumed: Option<u64>,
+    /// The full TLS handshakes' times (certificate and key exchange), absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_full_handshake: Option<Phase>,
+    /// The resumed TLS handshakes' times, absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resumed_handshake: Option<Phase>,
     /// Time to first byte from the send time (the request written, after any connect).
     pub waiting: Option<Phase>,
     /// Open loop: time to first byte from the intended send time.
@@ -51,6 +60,9 @@ impl PhasesReport {
             answers: p.waiting.count(),
             connect: Phase::of(&p.connect),
             tls_handshake: Phase::of(&p.tls),
+            tls_resumed: (!p.tls.is_empty()).then(|| p.tls_resumed.count()),
+            tls_full_handshake: Phase::of(&p.tls_full),
+            tls_resumed_handshake: Phase::of(&p.tls_resumed),
             waiting: Phase::of(&p.waiting),
             waiting_from_intended: Phase::of(&p.waiting_intended),
             receiving: Phase::of(&p.receiving),
@@ -67,6 +79,8 @@ impl PhasesReport {
         Ok(Phases {
             connect: read(&self.connect, "connect")?,
             tls: read(&self.tls_handshake, "tls_handshake")?,
+            tls_full: read(&self.tls_full_handshake, "tls_full_handshake")?,
+            tls_resumed: read(&self.tls_resumed_handshake, "tls_resumed_handshake")?,
             waiting: read(&self.waiting, "waiting")?,
             waiting_intended: read(&self.waiting_from_intended, "waiting_from_intended")?,
             receiving: read(&self.receiving, "receiving")?,
@@ -95,7 +109,12 @@ impl PhasesReport {
         }
         let ms = |p: &Option<Phase>| total(p) / answers / 1000.0;
         let tls = match &self.tls_handshake {
-            Some(_) => format!(" + TLS {:.3} ms", ms(&self.tls_handshake)),
+            Some(h) => format!(
+                " + TLS {:.3} ms ({} of {} handshakes resumed)",
+                ms(&self.tls_handshake),
+                self.tls_resumed.unwrap_or(0),
+                h.latency.count
+            ),
             None => String::new(),
         };
         Some(format!(
@@ -142,5 +161,23 @@ mod tests {
         let kept_alive = PhasesReport::of(&phases(1, 1000, 8, 2)).expect("timed");
         assert_eq!(kept_alive.summary_line(), None);
         assert_eq!(PhasesReport::of(&Phases::new()), None);
+    }
+
+    #[test]
+    fn resumed_and_full_handshakes_are_counted_apart_and_merge() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut p = phases(0, 4, 1, 1);
+        let full = crate::metrics::phases::Handshake { tcp_done: ms(1), resumed: false };
+        p.record_connect(t0, Some(full), ms(9));
+        p.record_connect(t0, Some(crate::metrics::phases::Handshake { resumed: true, ..full }), ms(3));
+        let a = PhasesReport::of(&p).expect("timed");
+        assert_eq!(a.tls_resumed, Some(1));
+        assert_eq!(a.tls_full_handshake.as_ref().map(|h| h.latency.count), Some(1));
+        let m = PhasesReport::merged(&[&a, &a]).expect("readable").expect("timed");
+        assert_eq!((m.tls_resumed, m.tls_handshake.as_ref().map(|h| h.latency.count)), (Some(2), Some(4)));
+        assert!(m.summary_line().expect("opening is most of it").contains("(2 of 4 handshakes resumed)"));
+        let plain = PhasesReport::of(&phases(1, 1, 1, 1)).expect("timed");
+        assert_eq!(plain.tls_resumed, None, "no TLS, no count");
     }
 }

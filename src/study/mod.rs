@@ -6,6 +6,7 @@
 //! and fix. [`runner`] runs a plan, [`manifest`] is the `study.json` other commands read, [`summary`] the merged
 //! CSV and the table over repetitions.
 
+pub mod connection;
 pub mod manifest;
 pub mod runner;
 pub mod summary;
@@ -60,6 +61,16 @@ struct TargetSpec {
     #[serde(default)]
     http2: bool,
     streams: Option<usize>,
+    proxy: Option<String>,
+    cacert: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+    tls_version: Option<String>,
+    sni: Option<String>,
+    tls_resume: Option<bool>,
+    #[serde(default)]
+    connect_to: Vec<String>,
+    max_requests_per_connection: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -164,6 +175,8 @@ pub struct Target {
     /// Speak HTTP/2 (`--http2`), with this many streams per connection (`--streams`).
     pub http2: bool,
     pub streams: Option<usize>,
+    /// Proxy, TLS and connection keys, given to every case as their flags.
+    pub connection: connection::TargetConnection,
 }
 
 /// What to watch on the server side (`monitor = ["port:8080", "name:redis-server", "started"]`).
@@ -355,7 +368,7 @@ impl StudyPlan {
         }
         let mut targets = Vec::new();
         for (i, t) in file.target.into_iter().enumerate() {
-            targets.push(target(&at, i, t)?);
+            targets.push(target(&at, &base_dir, i, t)?);
         }
         unique(&at, "target", targets.iter().map(|t| t.name.as_str()))?;
         // A study without workloads or phases has one of each, named "default" in the manifest and left out of
@@ -576,6 +589,7 @@ impl StudyPlan {
         request.insecure = t.insecure;
         request.http2 = t.http2;
         request.streams = t.streams;
+        t.connection.apply(&mut request);
         request.body = h.body;
         request.body_file = h.body_file;
         (request.message, request.ws_mode) = (h.message, h.ws_mode);
@@ -771,9 +785,22 @@ fn unique<'a>(at: &Locator, kind: &str, names: impl Iterator<Item = &'a str>) ->
     Ok(())
 }
 
-fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
+fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
     let index = i.to_string();
     let key = |k: &'static str| ["target", index.as_str(), k];
+    let connection = connection::TargetConnection::from_raw(connection::Raw {
+        proxy: t.proxy,
+        cacert: t.cacert,
+        cert: t.cert,
+        key: t.key,
+        tls_version: t.tls_version,
+        sni: t.sni,
+        tls_resume: t.tls_resume,
+        connect_to: t.connect_to,
+        max_requests_per_connection: t.max_requests_per_connection,
+        base_dir,
+    })
+    .map_err(|(k, why)| at.error(&key(k), &why))?;
     let name = check_name(&t.name).map_err(|fix| at.error(&key("name"), &fix))?;
     let url_key = if t.url.is_some() { "url" } else { "urls" };
     let urls = match (t.url, t.urls) {
@@ -859,6 +886,15 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         }
         monitor.push(spec);
     }
+    if protocol == Some(Protocol::Kv) && connection.any() {
+        return Err(at.error(
+            &key("name"),
+            &format!(
+                "target '{name}' is a key-value server: proxy, TLS and connection keys (proxy, cacert, cert, key, \
+                 tls_version, sni, tls_resume, connect_to, max_requests_per_connection) are for HTTP targets"
+            ),
+        ));
+    }
     if protocol == Some(Protocol::Kv) && (!t.headers.is_empty() || t.insecure || t.http2 || t.streams.is_some()) {
         let which = if t.http2 || t.streams.is_some() { "http2" } else { "headers" };
         return Err(at.error(
@@ -896,6 +932,7 @@ fn target(at: &Locator, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
         insecure: t.insecure,
         http2: t.http2,
         streams: t.streams,
+        connection,
     })
 }
 
@@ -1305,6 +1342,15 @@ fn example(key: &str) -> &'static str {
         "insecure" => "insecure = true",
         "http2" => "http2 = true",
         "streams" => "streams = 16",
+        "proxy" => "proxy = \"http://127.0.0.1:3128\"",
+        "cacert" => "cacert = \"ca.pem\"",
+        "cert" => "cert = \"client.pem\"",
+        "key" => "key = \"client.key\"",
+        "tls_version" => "tls_version = \"1.3\"",
+        "sni" => "sni = \"api.example.com\"",
+        "tls_resume" => "tls_resume = false",
+        "connect_to" => "connect_to = [\"api.example.com:443:127.0.0.1:8443\"]",
+        "max_requests_per_connection" => "max_requests_per_connection = 100",
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
         "message" => "message = \"{\\\"n\\\":{{seq}}}\"",

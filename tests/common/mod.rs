@@ -238,6 +238,18 @@ pub fn nginx_path() -> PathBuf {
     which("nginx").expect("nginx is not installed: run the README's test command (scripts/test.sh), which installs it")
 }
 
+/// The configuration of a test's own nginx: one worker in the foreground, its files under `dir`, no access log
+/// unless a server names one; `http` holds `inside` (log formats, servers).
+pub fn nginx_conf(dir: &Path, inside: &str) -> String {
+    let p = dir.display();
+    format!(
+        "worker_processes 1;\ndaemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
+         events {{ worker_connections 4096; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {p}/body;\n  \
+         proxy_temp_path {p}/proxy;\n  fastcgi_temp_path {p}/fcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  \
+         scgi_temp_path {p}/scgi;\n  keepalive_requests 1000000;\n{inside}}}\n"
+    )
+}
+
 /// nginx with `prefix` as its prefix and `prefix/nginx.conf` as its configuration (which says `daemon off`).
 pub fn spawn_nginx(prefix: &Path) -> Child {
     Command::new(nginx_path())

@@ -1,0 +1,161 @@
+//! The TLS client settings a run's connections share (rustls' `ClientConfig`): roots (the web's, `--cacert`'s),
+//! the client certificate, the versions offered, session resumption, the server name; and what a handshake was.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustls::client::{ResolvesClientCert, Resumption};
+use rustls::pki_types::ServerName;
+use rustls::sign::CertifiedKey;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+use crate::plan::tls::{TlsOptions, TlsVersion};
+
+/// A run's TLS client: one configuration for every connection, so resumed sessions are shared by the threads.
+pub struct Tls {
+    connector: TlsConnector,
+    sni: Option<ServerName<'static>>,
+    client: Arc<ClientAuth>,
+    version: Option<TlsVersion>,
+}
+
+impl Tls {
+    /// The settings of `opts`, any certificate accepted with `insecure`; ALPN offers `h2` first when `http2`.
+    pub fn new(opts: &TlsOptions, insecure: bool, http2: bool) -> Tls {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
+            None => rustls::DEFAULT_VERSIONS,
+            Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
+            Some(TlsVersion::V1_3) => &[&rustls::version::TLS13],
+        };
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_protocol_versions(versions)
+            .expect("ring supports TLS 1.2 and 1.3");
+        let client = Arc::new(ClientAuth { key: opts.client.clone(), asked: AtomicBool::new(false) });
+        let mut config = if insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(crate::tls::AcceptAnyCertificate(provider)))
+                .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
+        } else {
+            let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+            // Checked by the plan: none is refused here.
+            roots.add_parsable_certificates(opts.roots.iter().cloned());
+            builder
+                .with_root_certificates(roots)
+                .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
+        };
+        // With HTTP/2 http/1.1 is offered too, so a server without h2 says so (and is refused in words) rather than
+        // ending the handshake with an alert.
+        config.alpn_protocols =
+            if http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
+        if !opts.resume {
+            config.resumption = Resumption::disabled();
+        }
+        Tls { connector: TlsConnector::from(Arc::new(config)), sni: opts.sni.clone(), client, version: opts.version }
+    }
+
+    pub fn connector(&self) -> &TlsConnector {
+        &self.connector
+    }
+
+    /// The name sent (SNI) and checked against the certificate: `--sni`'s, else the URL's host.
+    pub fn server_name(&self, host: &str) -> Result<ServerName<'static>, String> {
+        match &self.sni {
+            Some(name) => Ok(name.clone()),
+            None => ServerName::try_from(host.to_string()).map_err(|e| format!("server name '{host}': {e}")),
+        }
+    }
+
+    /// A server asked for a client certificate in a handshake made with these settings.
+    pub fn was_asked_for_certificate(&self) -> bool {
+        self.client.asked.load(Ordering::Relaxed)
+    }
+
+    /// `--tls-version` in words (`1.2`), None when both are offered.
+    pub fn version(&self) -> Option<&'static str> {
+        self.version.map(|v| if v == TlsVersion::V1_2 { "1.2" } else { "1.3" })
+    }
+
+    /// A client certificate is given (`--cert`).
+    pub fn gives_certificate(&self) -> bool {
+        self.client.key.is_some()
+    }
+}
+
+/// The handshake resumed a session (a ticket or session ID).
+pub fn resumed(stream: &TlsStream<TcpStream>) -> bool {
+    stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+}
+
+/// The client certificate given to a server that asks for one (none without `--cert`), noting that it asked.
+#[derive(Debug)]
+struct ClientAuth {
+    key: Option<Arc<CertifiedKey>>,
+    asked: AtomicBool,
+}
+
+impl ResolvesClientCert for ClientAuth {
+    fn resolve(&self, _issuers: &[&[u8]], _schemes: &[rustls::SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        self.asked.store(true, Ordering::Relaxed);
+        self.key.clone()
+    }
+
+    fn has_certs(&self) -> bool {
+        self.key.is_some()
+    }
+}
+
+/// Before the load, when a server asked for a client certificate and none was given (`--cert`): the first request
+/// is sent once (only if sending it twice does no harm) and a refusal is said in one line, as nginx's
+/// `ssl_verify_client on` answers 400 and others end the connection. A server that only asks (optional client
+/// authentication, as Kubernetes' API server) and answers is left to the run. None: nothing to refuse.
+pub async fn refused_without_certificate(
+    ep: &crate::target::Endpoint,
+    tls: &Tls,
+    request: &crate::protocol::PreparedRequest,
+    timeout: std::time::Duration,
+    max_line: usize,
+) -> Option<String> {
+    use crate::protocol::{AnyDecoder, Protocol, ResponseDecoder};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if !tls.was_asked_for_certificate() || tls.gives_certificate() || !request.idempotent {
+        return None;
+    }
+    let refused = |what: String| {
+        Some(format!(
+            "the server asks for a client certificate (mutual TLS) and none was given: {what}; give --cert FILE --key \
+             FILE"
+        ))
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    let exchange = async {
+        let mut conn = match super::conn::connect(ep, Some(tls), timeout, false).await {
+            Ok(c) => c,
+            Err(f) => return refused(format!("the handshake failed ({})", f.message)),
+        };
+        if let Err(e) = conn.write_all(&request.bytes).await {
+            return refused(format!("it ended the connection ({e})"));
+        }
+        let mut decoder = AnyDecoder::new(Protocol::Http, max_line);
+        decoder.start(request.expects_no_body);
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) => return refused("it closed the connection without an answer".into()),
+                Err(e) => return refused(format!("it ended the connection ({e})")),
+                Ok(n) => match decoder.feed(&buf[..n]) {
+                    Ok(None) => {}
+                    Ok(Some(a)) if a.status >= 400 => {
+                        return refused(format!("it answered {}", crate::protocol::status_text(a.status)));
+                    }
+                    // Answered: optional client authentication, or one the run will count.
+                    Ok(Some(_)) | Err(_) => return None,
+                },
+            }
+        }
+    };
+    tokio::time::timeout_at(deadline, exchange).await.unwrap_or(None)
+}

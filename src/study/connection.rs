@@ -1,0 +1,143 @@
+//! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`,
+//! `connect_to`, `max_requests_per_connection`): checked with the study and given to each of its HTTP cases as the
+//! flags of the same names, files relative to the study file.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::args::{OnOff, RequestArgs, TlsVersionArg};
+
+/// The keys as a target gives them, files resolved.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TargetConnection {
+    pub proxy: Option<String>,
+    pub cacert: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub tls_version: Option<TlsVersionArg>,
+    pub sni: Option<String>,
+    pub tls_resume: Option<bool>,
+    pub connect_to: Vec<String>,
+    pub max_requests_per_connection: Option<u64>,
+}
+
+/// The raw keys, as the study file's target holds them.
+pub struct Raw<'a> {
+    pub proxy: Option<String>,
+    pub cacert: Option<String>,
+    pub cert: Option<String>,
+    pub key: Option<String>,
+    pub tls_version: Option<String>,
+    pub sni: Option<String>,
+    pub tls_resume: Option<bool>,
+    pub connect_to: Vec<String>,
+    pub max_requests_per_connection: Option<u64>,
+    pub base_dir: &'a Path,
+}
+
+impl TargetConnection {
+    /// The keys checked: Err((key, why)) names the key whose value is wrong (the rest is the cases' own check).
+    pub fn from_raw(r: Raw<'_>) -> Result<TargetConnection, (&'static str, String)> {
+        let file = |k: &'static str, f: Option<String>| match f {
+            None => Ok(None),
+            Some(f) => {
+                let p = r.base_dir.join(&f);
+                if p.is_file() {
+                    Ok(Some(p))
+                } else {
+                    Err((
+                        k,
+                        format!("{k} \"{f}\": no such file ({}); paths are relative to the study file", p.display()),
+                    ))
+                }
+            }
+        };
+        let tls_version = match r.tls_version.as_deref() {
+            None => None,
+            Some("1.2") => Some(TlsVersionArg::V1_2),
+            Some("1.3") => Some(TlsVersionArg::V1_3),
+            Some(v) => return Err(("tls_version", format!("tls_version = \"{v}\": write \"1.2\" or \"1.3\""))),
+        };
+        if r.cert.is_some() != r.key.is_some() {
+            let k = if r.cert.is_some() { "cert" } else { "key" };
+            return Err((k, "cert and key go together (mutual TLS): give both".into()));
+        }
+        Ok(TargetConnection {
+            proxy: r.proxy,
+            cacert: file("cacert", r.cacert)?,
+            cert: file("cert", r.cert)?,
+            key: file("key", r.key)?,
+            tls_version,
+            sni: r.sni,
+            tls_resume: r.tls_resume,
+            connect_to: r.connect_to,
+            max_requests_per_connection: r.max_requests_per_connection,
+        })
+    }
+
+    /// Some key is given (a key-value target takes none of them).
+    pub fn any(&self) -> bool {
+        *self != TargetConnection::default()
+    }
+
+    /// The keys as a case's flags.
+    pub fn apply(&self, a: &mut RequestArgs) {
+        a.proxy = self.proxy.clone();
+        a.cacert = self.cacert.clone();
+        a.cert = self.cert.clone();
+        a.key = self.key.clone();
+        a.tls_version = self.tls_version;
+        a.sni = self.sni.clone();
+        a.tls_resume = if self.tls_resume == Some(false) { OnOff::Off } else { OnOff::On };
+        a.connect_to = self.connect_to.clone();
+        a.max_requests_per_connection = self.max_requests_per_connection;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn plan(text: &str) -> Result<super::super::StudyPlan, String> {
+        super::super::StudyPlan::parse(std::path::Path::new("s.toml"), text).map_err(|e| e.to_string())
+    }
+
+    const ONE: &str = "name = \"t\"\n[load]\nconnections = 1\nduration = \"1s\"\n[[target]]\nname = \"a\"\n";
+
+    #[test]
+    fn a_targets_connection_keys_become_each_cases_flags_files_relative_to_the_study() {
+        let text = ONE.to_string()
+            + "url = \"https://api.invalid/\"\nproxy = \"http://u:pw@127.0.0.1:3128\"\ncacert = \"Cargo.toml\"\n\
+               cert = \"Cargo.toml\"\nkey = \"Cargo.lock\"\ntls_version = \"1.3\"\nsni = \"api.invalid\"\n\
+               tls_resume = false\nconnect_to = [\"api.invalid:443:127.0.0.1:8443\"]\n\
+               max_requests_per_connection = 100\n";
+        let p = plan(&text).unwrap();
+        let line = p.cases[0].args.join(" ");
+        let here = std::fs::canonicalize(".").unwrap().display().to_string();
+        for flag in [
+            "-x http://u:pw@127.0.0.1:3128".to_string(),
+            format!("--cacert {here}/Cargo.toml"),
+            format!("--key {here}/Cargo.lock"),
+            "--tls-version 1.3".into(),
+            "--sni api.invalid".into(),
+            "--tls-resume off".into(),
+            "--connect-to api.invalid:443:127.0.0.1:8443".into(),
+            "--max-requests-per-connection 100".into(),
+        ] {
+            assert!(line.contains(&flag), "{flag} in {line}");
+        }
+        // The proxy's password leaves the child's command line (ps) for its environment.
+        let (shown, hidden) = crate::cli::render::split_secrets(&p.cases[0].args, crate::secrets::holds_secret);
+        assert!(!shown.join(" ").contains("pw@") && hidden == ["-x", "http://u:pw@127.0.0.1:3128"], "{hidden:?}");
+    }
+
+    #[test]
+    fn wrong_connection_keys_are_refused_at_their_key() {
+        for (keys, said) in [
+            ("url = \"https://h/\"\ntls_version = \"1.1\"", "tls_version = \"1.1\": write \"1.2\" or \"1.3\""),
+            ("url = \"https://h/\"\ncacert = \"missing.pem\"", "cacert \"missing.pem\": no such file"),
+            ("url = \"https://h/\"\ncert = \"Cargo.toml\"", "cert and key go together"),
+            ("url = \"redis://127.0.0.1:1\"\nproxy = \"http://127.0.0.1:3128\"", "are for HTTP targets"),
+        ] {
+            let e = plan(&format!("{ONE}{keys}\n")).unwrap_err();
+            assert!(e.contains(said), "{keys}: {e}");
+        }
+    }
+}

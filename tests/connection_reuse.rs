@@ -1,0 +1,126 @@
+//! Connections as real clients use them, against a real nginx whose access log records each request's
+//! `$connection`: `--max-requests-per-connection` (nighthawk's) bounds what a connection carries, and
+//! `--connect-to` (curl's) pins a URL's host to an address without DNS, the Host header and SNI staying the URL's.
+mod common;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Child;
+use std::time::Duration;
+
+use common::{free_port, hakaru, wait_for, wait_listening};
+
+struct Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    plain: u16,
+    tls: u16,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// nginx on a plain and a TLS port (self-signed), logging `$connection $host $ssl_server_name $status`.
+fn nginx() -> Nginx {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, tls) = (free_port(), free_port());
+    let p = dir.path().display();
+    let conf = common::nginx_conf(
+        dir.path(),
+        &format!(
+            "  log_format conn '$connection $host $ssl_server_name $status';\n  \
+             server {{\n    listen 127.0.0.1:{plain};\n    listen 127.0.0.1:{tls} ssl;\n    \
+             ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n    \
+             location = / {{ access_log {p}/access.log conn; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
+        ),
+    );
+    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+    common::self_signed_certificate(dir.path());
+    let child = common::spawn_nginx(dir.path());
+    let n = Nginx { child, dir, plain, tls };
+    for port in [plain, tls] {
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+    }
+    n
+}
+
+/// The access log's lines once it holds `n`, and then from an empty log again.
+fn take_log(dir: &Path, n: usize) -> Vec<String> {
+    let path = dir.join("access.log");
+    let read = || std::fs::read_to_string(&path).unwrap_or_default();
+    wait_for(Duration::from_secs(60), || read().lines().count() >= n);
+    let lines: Vec<String> = read().lines().map(String::from).collect();
+    std::fs::write(&path, "").unwrap();
+    lines
+}
+
+/// Requests per connection as nginx counted them.
+fn per_connection(lines: &[String]) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for l in lines {
+        *m.entry(l.split(' ').next().unwrap().to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn max_requests_per_connection_opens_exactly_the_connections_nginx_counts() {
+    let n = nginx();
+    let url = format!("http://127.0.0.1:{}/", n.plain);
+    let out = hakaru(&["run", "-q", "-c", "1", "-n", "10000", "--max-requests-per-connection", "100", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 10000, "{}", out.stdout);
+    let c = &out.step()["connections"];
+    assert_eq!((c["opened"].as_u64(), c["closed_by_hakaru"].as_u64()), (Some(100), Some(100)), "{c}");
+    let conns = per_connection(&take_log(n.dir.path(), 10000));
+    assert_eq!(conns.len(), 100, "nginx's $connection agrees");
+    assert!(conns.values().all(|&k| k == 100), "{conns:?}");
+    assert_eq!(out.doc()["settings"]["max_requests_per_connection"], 100);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+
+    // Four clients sharing the budget: no connection carries more, and nginx saw every one hakaru opened.
+    let out = hakaru(&["run", "-q", "-c", "4", "-n", "1000", "--max-requests-per-connection", "10", &url]);
+    assert_eq!(out.status_count("200"), 1000, "{}", out.stderr);
+    let conns = per_connection(&take_log(n.dir.path(), 1000));
+    assert_eq!(conns.len() as u64, out.step()["connections"]["opened"].as_u64().unwrap());
+    assert!(conns.values().all(|&k| k <= 10) && conns.len() >= 100, "{conns:?}");
+
+    // Over TLS too; and a bound that means nothing is refused in one line.
+    let tls = format!("https://localhost:{}/", n.tls);
+    let out = hakaru(&["run", "-q", "-k", "-c", "1", "-n", "200", "--max-requests-per-connection", "50", &tls]);
+    assert_eq!(out.step()["connections"]["opened"], 4, "{}{}", out.stdout, out.step()["connections"]);
+    let out = hakaru(&["run", "-q", "-n", "1", "--no-keepalive", "--max-requests-per-connection", "5", &url]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--max-requests-per-connection 5: --no-keepalive"), "{}", out.stderr);
+}
+
+#[test]
+fn connect_to_pins_a_name_to_an_address_and_the_host_header_and_sni_stay_the_urls() {
+    let n = nginx();
+    let rule = format!("app.invalid:80:127.0.0.1:{}", n.plain);
+    let out = hakaru(&["run", "-q", "-n", "100", "--connect-to", &rule, "http://app.invalid/"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 100, "{}", out.stdout);
+    let lines = take_log(n.dir.path(), 100);
+    assert!(lines.iter().all(|l| l.ends_with(" app.invalid - 200")), "{:?}", &lines[..2]);
+    assert_eq!(out.doc()["settings"]["connect_to"], serde_json::json!([rule]));
+
+    let rule = format!("secure.invalid:443:127.0.0.1:{}", n.tls);
+    let out = hakaru(&["run", "-q", "-k", "-n", "100", "--connect-to", &rule, "https://secure.invalid/"]);
+    assert_eq!(out.status_count("200"), 100, "{}", out.stderr);
+    let lines = take_log(n.dir.path(), 100);
+    assert!(lines.iter().all(|l| l.ends_with(" secure.invalid secure.invalid 200")), "{:?}", &lines[..2]);
+
+    // A rule that does not take the URL leaves it to DNS, which does not know the name.
+    let out = hakaru(&["run", "-q", "-n", "1", "--connect-to", "other.invalid:80:127.0.0.1:1", "http://app.invalid/"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("'app.invalid' does not resolve"), "{}", out.stderr);
+    let out = hakaru(&["run", "-q", "-n", "1", "--connect-to", "app.invalid:80:127.0.0.1", "http://app.invalid/"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--connect-to 'app.invalid:80:127.0.0.1': not four parts"), "{}", out.stderr);
+}
