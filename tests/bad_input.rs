@@ -383,3 +383,34 @@ fn https_against_a_plain_http_port_says_to_use_http() {
     );
     assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn flags_that_would_be_silently_left_out_are_refused_and_no_secret_is_echoed() {
+    // A header whose name is no header's: its value (a secret, maybe) is not quoted.
+    let out = hakaru(&["run", "-n", "1", "-H", "auth token: s3cret-v", "http://127.0.0.1:1/"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("auth token: <redacted>") && !out.stderr.contains("s3cret-v"), "{}", out.stderr);
+    // A proxy password that is not percent-encoded is refused without being shown.
+    let out = hakaru(&["run", "-n", "1", "-x", "http://u:pa#ss word@127.0.0.1:3128", "https://127.0.0.1:1/"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("percent-encode") && !out.stderr.contains("ss word"), "{}", out.stderr);
+    // The proxy is asked for the URL's host: --connect-to's address would not be reached.
+    rejects(
+        &["run", "-n", "1", "--connect-to", "a.test:80:127.0.0.1:1", "-x", "http://127.0.0.1:3128", "http://a.test/"],
+        &["--connect-to with --proxy"],
+    );
+    // WebSocket's upgrade goes to the server, its answers are messages, its connection carries them all.
+    for (flag, value) in [("-x", "http://127.0.0.1:3128"), ("--events", "sse"), ("--max-requests-per-connection", "5")]
+    {
+        rejects(&["run", "-n", "1", flag, value, "--message", "hi", "ws://127.0.0.1:1/"], &[flag_name(flag)]);
+    }
+    // gRPC's reflection call does not use these yet.
+    rejects(
+        &["run", "-n", "1", "--call", "a.B/C", "--sni", "x.test", "grpcs://127.0.0.1:1"],
+        &["--sni with server reflection", "--proto"],
+    );
+}
+
+fn flag_name(flag: &str) -> &str {
+    if flag == "-x" { "--proxy" } else { flag }
+}

@@ -1439,6 +1439,10 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
         }
     }
     if end_stream {
+        // Trailers end a streamed body as its last DATA frame would: an end event that never came is a stream_cut.
+        if let Some(Err(e)) = s.events.as_deref().map(EventReader::body_ended) {
+            return st.finish(id, Outcome::Failed(super::client::decode_failure(e)));
+        }
         let status = s.status;
         let outcome = answered(st, id, status);
         st.finish(id, outcome);

@@ -83,16 +83,18 @@ impl WsLink {
         self.at = 0;
     }
 
-    /// Opens the connection and upgrades it; returns the TLS handshake's timing (when TCP was established, and whether it resumed) if there was one.
+    /// Opens the connection and upgrades it; returns the TLS handshake's timing (when TCP was established, and
+    /// whether it resumed) if there was one, and when the connection (TLS included) was made, before the upgrade.
     async fn open(
         &mut self,
         ctx: &ThreadCtx,
         endpoint: usize,
-    ) -> Result<Option<crate::metrics::phases::Handshake>, Failure> {
+    ) -> Result<(Option<crate::metrics::phases::Handshake>, Instant), Failure> {
         let plan = &ctx.shared.plan;
         let limit = plan.connect_timeout;
         let deadline = tokio::time::Instant::now() + limit;
         let (conn, tcp_done) = connect_timed(ctx.endpoint(endpoint), ctx.shared.tls.as_ref(), limit, true).await?;
+        let connected = Instant::now();
         ctx.metrics.borrow_mut().connection_opened();
         self.conn = Some(conn);
         let mut random = [0u8; 16];
@@ -136,7 +138,7 @@ impl WsLink {
                 let settings = Self::settings(ctx);
                 let keep = settings.expect.as_ref().map_or(0, |e| e.len() + 1);
                 self.decoder = FrameDecoder::new(settings.max_message).keeping(keep);
-                Ok(tcp_done)
+                Ok((tcp_done, connected))
             }
             Ok(Err(f)) => {
                 self.drop_conn(ctx);
@@ -297,6 +299,12 @@ impl WsLink {
     }
 }
 
+/// Where a connection's setup phases end: over TLS the handshake's phase ends when the connection is made (the
+/// upgrade's round trip is no TLS); on plain TCP the connect phase takes the upgrade too.
+fn setup_done(tls: bool, connected: Instant, upgraded: Instant) -> Instant {
+    if tls { connected } else { upgraded }
+}
+
 impl Drop for WsLink {
     /// A client cut off at the step's end still says goodbye: a close frame (1001, going away) written if the
     /// socket takes it at once.
@@ -312,8 +320,8 @@ impl Link for WsLink {
             // counted by the first request, which opens the connection again. (A connect-mode request opens its
             // own: that is what it measures.)
             let start = Instant::now();
-            if let Ok(tcp_done) = self.open(ctx, 0).await {
-                ctx.record_connect(start, tcp_done, Instant::now());
+            if let Ok((tcp_done, connected)) = self.open(ctx, 0).await {
+                ctx.record_connect(start, tcp_done, setup_done(tcp_done.is_some(), connected, Instant::now()));
             }
         }
         true
@@ -331,9 +339,9 @@ impl Link for WsLink {
         let mode = Self::settings(ctx).mode;
         let fresh = self.conn.is_none() || mode == Mode::Connect;
         let sent = if fresh {
-            let tcp_done = self.open(ctx, exchange.endpoint).await?;
+            let (tcp_done, connected) = self.open(ctx, exchange.endpoint).await?;
             let now = Instant::now();
-            ctx.record_connect(exchange.ready, tcp_done, now);
+            ctx.record_connect(exchange.ready, tcp_done, setup_done(tcp_done.is_some(), connected, now));
             // As HTTP's: the connection's setup is in the latency (from the intended send) and its connect phase,
             // not in the service time.
             now
@@ -369,8 +377,14 @@ impl Link for WsLink {
                 }
                 Ok((Answer { status: ANSWERED, keep_alive: true }, sent))
             }
-            // A wrong answer was whole: the connection carries the next message.
-            Err(f) if f.kind == ErrorKind::WrongValue => Err(f),
+            // A wrong answer was whole: the connection carries the next message (connect mode opens one per request:
+            // this one is closed as a right answer's is).
+            Err(f) if f.kind == ErrorKind::WrongValue => {
+                if mode == Mode::Connect {
+                    self.close_later(ctx);
+                }
+                Err(f)
+            }
             Err(f) => {
                 // The answer may still come: it would be taken for the next message's.
                 self.drop_conn(ctx);

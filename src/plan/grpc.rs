@@ -197,6 +197,22 @@ fn shown(url: &str) -> String {
 fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, UsageError> {
     use crate::target::{Endpoint, ParsedUrl, Scheme};
     let bad = |why: String| UsageError::new(format!("URL '{}': server reflection: {why}", shown(url)));
+    // The reflection call is made with the web's roots (or -k) on a direct connection; what would change how the
+    // run's connections reach the server is not applied to it yet, so it is not silently left out.
+    let unapplied = [
+        (a.cacert.is_some(), "--cacert"),
+        (a.cert.is_some(), "--cert"),
+        (a.sni.is_some(), "--sni"),
+        (a.tls_version.is_some(), "--tls-version"),
+        (a.proxy.is_some(), "--proxy"),
+        (!a.connect_to.is_empty(), "--connect-to"),
+    ];
+    if let Some((_, flag)) = unapplied.iter().find(|(given, _)| *given) {
+        return Err(UsageError::new(format!(
+            "{flag} with server reflection: the reflection call does not use it yet; give the method's types with \
+             --proto FILE or --protoset FILE"
+        )));
+    }
     let parsed = ParsedUrl::parse(&http_url(url, "/")?).map_err(bad)?;
     let endpoint = Endpoint::resolve(parsed.scheme, &parsed.host, parsed.port).map_err(bad)?;
     let tls =

@@ -405,8 +405,15 @@ impl RequestSet {
                     UsageError::new(format!("--header '{first}{more}': missing ':'; write it as \"Name: value\""))
                 })?;
                 let (name, value) = (name.trim(), value.trim());
-                check_header(name, value)
-                    .map_err(|e| UsageError::new(format!("--header '{}': {e}", h.escape_debug())))?;
+                check_header(name, value).map_err(|e| {
+                    // The value is quoted only under a name that is a header's and no secret's (a gRPC
+                    // --metadata key such as "auth token" is neither).
+                    let shown = match crate::secrets::is_secret_header(name) || check_header(name, "").is_err() {
+                        true => format!("{}: <redacted>", name.escape_debug()),
+                        false => h.escape_debug().to_string(),
+                    };
+                    UsageError::new(format!("--header '{shown}': {e}"))
+                })?;
                 Ok((name.to_string(), value.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -423,8 +430,14 @@ impl RequestSet {
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
         let (urls, data) = template_urls(a, segment)?;
         let streams = http2_streams(a)?;
-        let mut b =
-            Builder { endpoints: Vec::new(), keepalive: !a.no_keepalive, http2: a.http2, arena: Default::default() };
+        let mut b = Builder {
+            endpoints: Vec::new(),
+            keepalive: !a.no_keepalive,
+            http2: a.http2,
+            arena: Default::default(),
+            pinned: Vec::new(),
+            proxy: Default::default(),
+        };
         // The hosts that paths go to: --hosts, else the host of the first URL given.
         let mut default_hosts: Vec<usize> = Vec::new();
         let mut specs = Vec::new();
@@ -433,6 +446,12 @@ impl RequestSet {
         let defaults = Defaults { method: &method, headers: &headers, body: &body, timeout };
 
         let pinned = connect_to::ConnectTo::parse_all(&a.connect_to)?;
+        if !pinned.is_empty() && a.proxy.is_some() {
+            // The proxy is asked for the URL's host: the address --connect-to pins would not be the one reached.
+            return Err(UsageError::new(
+                "--connect-to with --proxy: the proxy connects to the URL's host itself; leave one of them out",
+            ));
+        }
         if let Some(n) = a.max_requests_per_connection {
             let why = match () {
                 _ if n == 0 => Some("0 requests is no connection; give 1 or more"),
@@ -445,6 +464,7 @@ impl RequestSet {
             }
         }
         let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
+        (b.pinned, b.proxy) = (pinned.clone(), proxy.clone());
         if let Some(path) = &a.unix_socket
             && a.proxy.is_some()
         {
@@ -788,9 +808,19 @@ struct Builder {
     /// Requests are HTTP/2 frames.
     http2: bool,
     arena: crate::protocol::RequestArena,
+    /// `--connect-to`'s rules and `--proxy`'s choice, for the endpoints a pattern file names.
+    pinned: Vec<connect_to::ConnectTo>,
+    proxy: proxy::ProxyChoice,
 }
 
 impl Builder {
+    /// An endpoint a pattern file names, as a URL's is made: `--connect-to`'s address, `--proxy`'s proxy.
+    fn resolve(&self, scheme: Scheme, host: &str, port: u16) -> Result<Endpoint, String> {
+        let mut ep = connect_to::resolve(&self.pinned, scheme, host, port)?;
+        ep.proxy = self.proxy.for_endpoint(&ep, self.http2);
+        Ok(ep)
+    }
+
     fn endpoint(&mut self, ep: Endpoint) -> usize {
         if let Some(i) = self.endpoints.iter().position(|e| *e == ep) {
             return i;
@@ -900,14 +930,14 @@ impl Builder {
                             };
                             let port = port.or(fallback.as_ref().map(|e| e.port)).unwrap_or(80);
                             let scheme = fallback.map(|e| e.scheme).unwrap_or(Scheme::Http);
-                            Arc::new([self.endpoint(Endpoint::resolve(scheme, &host, port).map_err(in_file)?)])
+                            Arc::new([self.endpoint(self.resolve(scheme, &host, port).map_err(in_file)?)])
                         }
                     };
                     check_target(&p.path).map_err(in_file)?;
                     (endpoints, p.path.clone())
                 } else {
                     let u = ParsedUrl::parse(&p.path).map_err(in_file)?;
-                    let ep = Endpoint::resolve(u.scheme, &u.host, u.port).map_err(in_file)?;
+                    let ep = self.resolve(u.scheme, &u.host, u.port).map_err(in_file)?;
                     (Arc::new([self.endpoint(ep)]), u.path_and_query)
                 };
                 if endpoints.is_empty() {

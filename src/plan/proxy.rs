@@ -39,8 +39,7 @@ impl ProxyChoice {
     pub fn from_flag(value: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Result<ProxyChoice, UsageError> {
         let Some(value) = value else { return Ok(ProxyChoice::default()) };
         if value != "env" {
-            let p = parse(value)
-                .map_err(|why| UsageError::new(format!("--proxy '{}': {why}", crate::secrets::redact_secret(value))))?;
+            let p = parse(value).map_err(|why| UsageError::new(format!("--proxy '{}': {why}", shown_safely(value))))?;
             return Ok(ProxyChoice { https: Some(p.clone()), http: Some(p), no_proxy: Vec::new() });
         }
         // curl's names: the lower-case one first; HTTP_PROXY in upper case is left alone by curl (a CGI program's
@@ -50,9 +49,9 @@ impl ProxyChoice {
             else {
                 return Ok(None);
             };
-            parse(&value).map(Some).map_err(|why| {
-                UsageError::new(format!("--proxy env: {name}='{}': {why}", crate::secrets::redact_secret(&value)))
-            })
+            parse(&value)
+                .map(Some)
+                .map_err(|why| UsageError::new(format!("--proxy env: {name}='{}': {why}", shown_safely(&value))))
         };
         let no_proxy = ["no_proxy", "NO_PROXY"]
             .iter()
@@ -107,13 +106,21 @@ fn parse(url: &str) -> Result<Parsed, String> {
         return Err(format!("not a proxy URL; {fix}, or env"));
     };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
-    if rest.contains(['/', '?', '#']) {
-        return Err(format!("a proxy URL has no path; {fix}"));
-    }
     let (userinfo, hostport) = match rest.rsplit_once('@') {
         Some((u, h)) => (Some(u), h),
         None => (None, rest),
     };
+    // What would end a URL early for any reader (a list's comma, a space, a quote, a path) is percent-encoded in a
+    // password, as curl asks: taken raw, the rest of the password could be shown as if it were the host's.
+    if userinfo.is_some_and(|u| u.contains(|c: char| c.is_whitespace() || c.is_control() || "'\",/?#".contains(c))) {
+        return Err(format!(
+            "the user or password holds a space, quote, comma, /, ? or #; percent-encode it (%20, %27, %22, %2C, \
+             %2F, %3F, %23): {fix}"
+        ));
+    }
+    if hostport.contains(['/', '?', '#']) {
+        return Err(format!("a proxy URL has no path; {fix}"));
+    }
     let (host, port) = crate::target::split_host_port(hostport).map_err(|e| format!("{e}; {fix}"))?;
     if host.is_empty() {
         return Err(format!("no host; {fix}"));
@@ -129,13 +136,51 @@ fn parse(url: &str) -> Result<Parsed, String> {
         );
         format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
     });
-    let shown = crate::secrets::redact_secret(&format!("http://{rest}"));
+    // Built from the parts: the password never, whatever it holds.
+    let shown = match userinfo {
+        Some(u) => format!("http://{}:***@{hostport}", u.split_once(':').map_or(u, |(user, _)| user)),
+        None => format!("http://{hostport}"),
+    };
     Ok(Parsed { addr, shown, authorization })
+}
+
+/// A proxy URL as an error line may show it: nothing before its last `@` (the user and password, whatever they
+/// hold).
+fn shown_safely(value: &str) -> String {
+    match value.rsplit_once('@') {
+        Some((before, host)) => {
+            let scheme = before.find("://").map_or("", |i| &before[..i + 3]);
+            format!("{scheme}***@{host}")
+        }
+        None => value.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_is_never_shown_whatever_it_holds() {
+        let none = |_: &str| None;
+        for (url, says) in [
+            ("http://alice:Pa#ss@127.0.0.1:3128", "percent-encode"),
+            ("http://alice:correct horse@127.0.0.1:3128", "percent-encode"),
+            ("http://alice:a,b@127.0.0.1:3128", "percent-encode"),
+            ("http://alice:x@127.0.0.1:3128/path", "no path"),
+        ] {
+            let e = ProxyChoice::from_flag(Some(url), none).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("***@127.0.0.1:3128"), "{e}");
+            for secret in ["Pa#ss", "horse", "a,b", "alice:x"] {
+                assert!(!e.contains(secret), "{secret} in {e}");
+            }
+        }
+        let p = ProxyChoice::from_flag(Some("http://alice:s%2Fcret@127.0.0.1:3128"), none).unwrap();
+        let shown = format!("{p:?}");
+        assert!(!shown.contains("cret"), "{shown}");
+        let ep = Endpoint::resolve(Scheme::Https, "127.0.0.1", 443).unwrap();
+        assert_eq!(p.for_endpoint(&ep, false).unwrap().shown, "http://alice:***@127.0.0.1:3128");
+    }
 
     fn ep(url_scheme: Scheme, host: &str) -> Endpoint {
         Endpoint::resolve(url_scheme, host, 443).unwrap()

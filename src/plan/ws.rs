@@ -63,6 +63,10 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         (a.streams.is_some(), "--streams"),
         (a.unix_socket.is_some(), "--unix-socket"),
         (a.call.is_some(), "--call"),
+        // The upgrade goes to the server itself, its answer is messages, and the connection is kept for all of them.
+        (a.proxy.is_some(), "--proxy"),
+        (a.events.is_some(), "--events"),
+        (a.max_requests_per_connection.is_some(), "--max-requests-per-connection"),
     ];
     if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
         return Err(UsageError::new(format!(
