@@ -8,7 +8,7 @@ generic handlers, so no protoc is needed: the server decodes only field 1 (a str
 listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "count" on stdin is answered with
 "count " and the calls (and streamed messages) seen by method, as JSON.
 
-Options: `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
+Options: `--nap MS` makes helloworld.Greeter/Nap answer after MS milliseconds; `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
 FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection's v1alpha, or
 under v1's name with `--reflect-as v1`, under both with `--reflect-as v1,v1alpha`).
 """
@@ -96,6 +96,13 @@ def say_hello(request, context):
     return reply("Hello " + name)
 
 
+def nap(request, context):
+    # `--nap MS`: a method as slow as the server was told, for comparisons of a fast and a slow server.
+    counted("Nap")
+    time.sleep(float(option("--nap") or "0") / 1000)
+    return reply("rested")
+
+
 def fail(request, context):
     counted("Fail")
     code = getattr(grpc.StatusCode, name_of(request), grpc.StatusCode.UNKNOWN)
@@ -142,6 +149,7 @@ def main():
     handlers = {
         "SayHello": grpc.unary_unary_rpc_method_handler(say_hello),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "Nap": grpc.unary_unary_rpc_method_handler(nap),
         "Lots": grpc.unary_stream_rpc_method_handler(lots),
         "Collect": grpc.stream_unary_rpc_method_handler(collect),
         "Chat": grpc.stream_stream_rpc_method_handler(chat),
