@@ -93,6 +93,8 @@ enum Answer {
     NoTrailers,
     /// `:status 200`, a message cut in three DATA frames, trailers `grpc-status: 0`.
     CutOk,
+    /// `:status 200`, the first 4 bytes of a message, then RST_STREAM INTERNAL_ERROR: the call reset mid-message.
+    ResetMidCall,
 }
 
 fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -128,6 +130,7 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
                     status0,
                 ]
                 .concat(),
+                Answer::ResetMidCall => [ok, frame(0, 0, id, &message[..4]), frame(3, 0, id, &[0, 0, 0, 2])].concat(),
             };
             if s.write_all(&reply).is_err() {
                 return;
@@ -152,6 +155,10 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     assert_eq!(out.error_count("grpc_http_status"), 20, "{}", out.step());
     let out = run(Answer::NoTrailers, "1s");
     assert_eq!(out.error_count("timeout"), 20, "{}", out.step());
+    // Reset mid-message: counted as HTTP/2's reset, at once (not after --timeout), not as a malformed message.
+    let out = run(Answer::ResetMidCall, "30s");
+    assert_eq!(out.error_count("rst_stream_internal_error"), 20, "{}", out.step());
+    assert_eq!(out.step()["requests"], 20, "{}", out.step());
     let out = run(Answer::CutOk, "30s");
     assert_eq!(out.step()["ok"], 20, "{}", out.step());
 }
