@@ -1,14 +1,14 @@
 """A gRPC server for tests/grpc.rs, on Python's grpcio (a gRPC implementation no one here wrote).
 
 helloworld.Greeter/SayHello answers "Hello NAME" (and counts the calls that carried the metadata x-hakaru: 1, and
-a deadline of 5 s at most); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE,
+a deadline of 5 s at most, and the calls of each name and times); helloworld.Greeter/Fail answers the status its request's name names (UNAVAILABLE,
 NOT_FOUND ...); Lots (server streaming) answers `times` messages (for the name "slow": headers at once, the first message 50 ms later, then 10 ms apart); Collect (client streaming) answers once all its
 messages came; Chat (bidirectional) answers each message. Messages are read and written as raw bytes through
 generic handlers, so no protoc is needed: the server decodes only field 1 (a string) and field 2 (an integer). It
 listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "count" on stdin is answered with
 "count " and the calls (and streamed messages) seen by method, as JSON.
 
-Options: `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
+Options: `--nap MS` makes helloworld.Greeter/Nap answer after MS milliseconds; `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
 FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection's v1alpha, or
 under v1's name with `--reflect-as v1`, under both with `--reflect-as v1,v1alpha`).
 """
@@ -83,6 +83,9 @@ def reply(text):
 
 def say_hello(request, context):
     counted("SayHello")
+    name, times = fields(request)
+    # Each distinct message (a --data row's) counted apart: "SayHello name=ann times=3".
+    counted("SayHello name=%s times=%d" % (name, times))
     # What the test asks of the client besides the message: its metadata, and a deadline (grpc-timeout).
     if ("x-hakaru", "1") in [(m.key, m.value) for m in context.invocation_metadata()]:
         counted("SayHello with metadata")
@@ -90,7 +93,14 @@ def say_hello(request, context):
     left = context.time_remaining()
     if left is not None and left <= 5.0:
         counted("SayHello with a deadline")
-    return reply("Hello " + name_of(request))
+    return reply("Hello " + name)
+
+
+def nap(request, context):
+    # `--nap MS`: a method as slow as the server was told, for comparisons of a fast and a slow server.
+    counted("Nap")
+    time.sleep(float(option("--nap") or "0") / 1000)
+    return reply("rested")
 
 
 def fail(request, context):
@@ -139,6 +149,7 @@ def main():
     handlers = {
         "SayHello": grpc.unary_unary_rpc_method_handler(say_hello),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "Nap": grpc.unary_unary_rpc_method_handler(nap),
         "Lots": grpc.unary_stream_rpc_method_handler(lots),
         "Collect": grpc.stream_unary_rpc_method_handler(collect),
         "Chat": grpc.stream_stream_rpc_method_handler(chat),

@@ -11,6 +11,8 @@ use crate::cli::args::RequestArgs;
 use crate::error::UsageError;
 use crate::protocol::grpc;
 
+mod rows;
+
 /// A run's gRPC call, as the HTTP/2 request plan reads it.
 pub struct GrpcRequest {
     /// The request flags as HTTP/2's: POST to `http://HOST:PORT/package.Service/Method`, gRPC's headers added.
@@ -21,6 +23,8 @@ pub struct GrpcRequest {
     pub targets: Vec<String>,
     /// Messages in `body`: 1, or `--stream-messages` for a client-streaming or bidirectional method.
     pub messages_per_call: u32,
+    /// `--data`'s rows and each one's message (`body` is then the first row's), for the plan's template.
+    pub rows: Option<rows::RowMessages>,
 }
 
 fn is_grpc(url: &str) -> bool {
@@ -29,7 +33,8 @@ fn is_grpc(url: &str) -> bool {
 }
 
 /// The gRPC call of `a`, when its URLs are grpc:// ones; bad input is one line naming the flag.
-pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
+/// `segment`: a scaled-out agent's, whose share of `--data`'s rows it takes.
+pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Result<Option<GrpcRequest>, UsageError> {
     let grpc_urls = a.urls.iter().filter(|u| is_grpc(u)).count();
     if grpc_urls == 0 {
         if a.call.is_some() {
@@ -40,16 +45,12 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
     if grpc_urls != a.urls.len() {
         return Err(UsageError::new("grpc:// URLs with others: a run calls gRPC or sends HTTP, not both"));
     }
-    let apart = [
-        (a.hosts.is_some(), "--hosts"),
-        (a.patterns.is_some(), "--patterns"),
-        (a.script.is_some(), "--script"),
-        (a.data.is_some(), "--data"),
-        (a.body.as_deref().is_some_and(|b| b.contains("{{")), "{{...}} templates in --body"),
-    ];
+    let apart =
+        [(a.hosts.is_some(), "--hosts"), (a.patterns.is_some(), "--patterns"), (a.script.is_some(), "--script")];
     if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
         return Err(UsageError::new(format!(
-            "{flag} with a grpc:// URL: not supported for gRPC yet (docs/grpc.md); give one message with --body"
+            "{flag} with a grpc:// URL: not supported for gRPC yet (docs/grpc.md); give the message with --body (and \
+             --data rows for {{{{column}}}} templates in it)"
         )));
     }
     let Some(call) = a.call.as_deref() else {
@@ -81,7 +82,11 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
             a.body_file.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
         )
     };
-    let (body, messages_per_call) = call_body(a, &method, &json, &flag)?;
+    let rows = rows::prepare(a, segment, &method, &json, &flag)?;
+    let (body, messages_per_call) = match &rows {
+        Some(r) => (r.bodies.bodies[0].clone(), r.messages_per_call),
+        None => call_body(a, &method, &json, &flag).map_err(|r| r.error)?,
+    };
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
@@ -103,7 +108,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<GrpcRequest>, UsageError> {
     }
     let targets =
         a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
-    Ok(Some(GrpcRequest { args, body, targets, messages_per_call }))
+    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows }))
 }
 
 /// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).
@@ -294,7 +299,7 @@ fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<Method
 /// The framed messages one call sends, and how many: one message, or for a client-streaming (or bidirectional)
 /// method `--stream-messages` of them, taken in turn from a JSON array (or the one object) and ended with the
 /// stream. Each distinct message is encoded once, here.
-fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), UsageError> {
+fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), Refused> {
     let streams = method.is_client_streaming();
     if let Some(interval) = a.stream_interval.as_deref() {
         let d = crate::units::parse_flag_duration(interval)
@@ -303,7 +308,8 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             return Err(UsageError::new(format!(
                 "--stream-interval '{interval}': not supported yet, a call's messages go at once; leave it out (or \
                  give 0)"
-            )));
+            ))
+            .into());
         }
     }
     let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
@@ -312,28 +318,35 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             return Err(UsageError::new(format!(
                 "--stream-messages {n}: {} is a {kind} method, which sends one message a call; leave it out",
                 method.full_name()
-            )));
+            ))
+            .into());
         }
         Some(0) => {
-            return Err(UsageError::new("--stream-messages 0: a call sends at least 1; try --stream-messages 10"));
+            return Err(
+                UsageError::new("--stream-messages 0: a call sends at least 1; try --stream-messages 10").into()
+            );
         }
         _ => {}
     }
-    let items: Vec<String> = if streams && json.trim_start().starts_with('[') {
-        let raw: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(json)
-            .map_err(|e| UsageError::new(format!("{flag}: {e}, for an array of messages")))?;
+    // Borrowed from `json`: where a message fails is found in it (a template's column, see rows.rs).
+    let items: Vec<&str> = if streams && json.trim_start().starts_with('[') {
+        let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(json).map_err(|e| Refused {
+            error: UsageError::new(format!("{flag}: {e}, for an array of messages")),
+            at: Some(offset(json, e.line(), e.column())),
+        })?;
         if raw.is_empty() {
-            return Err(UsageError::new(format!("{flag}: an empty array; give the messages a call sends")));
+            return Err(UsageError::new(format!("{flag}: an empty array; give the messages a call sends")).into());
         }
-        raw.iter().map(|r| r.get().to_string()).collect()
+        raw.iter().map(|r| r.get()).collect()
     } else {
-        vec![json.to_string()]
+        vec![json]
     };
     let mut framed = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let message = encode_json(method, item).map_err(|e| {
+        let message = encode_json(method, item).map_err(|(e, at)| {
             let which = if items.len() > 1 { format!(" (message {} of the array)", i + 1) } else { String::new() };
-            UsageError::new(format!("{flag}{which}: {e}"))
+            let start = item.as_ptr() as usize - json.as_ptr() as usize;
+            Refused { error: UsageError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
         })?;
         framed.push(grpc::frame_message(&message));
     }
@@ -344,20 +357,43 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             "--stream-messages {n}: a call of {} bytes, more than hakaru sends ({} at most); send fewer messages",
             body.len(),
             crate::bounded::BODY
-        )));
+        ))
+        .into());
     }
     Ok((body, n))
 }
 
 /// The method's request message from JSON (proto3's JSON mapping): an unknown field or a wrong type is an error
-/// naming it, with the line and column in the JSON.
-fn encode_json(method: &MethodDescriptor, json: &str) -> Result<Vec<u8>, String> {
+/// naming it, with the line and column in the JSON (and the byte offset there, for a template's column).
+fn encode_json(method: &MethodDescriptor, json: &str) -> Result<Vec<u8>, (String, usize)> {
     let input = method.input();
     let mut de = serde_json::Deserializer::from_str(json);
-    let message = DynamicMessage::deserialize(input.clone(), &mut de)
-        .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| format!("{e}, for message {} of {}", input.full_name(), method.full_name()))?;
+    let message =
+        DynamicMessage::deserialize(input.clone(), &mut de).and_then(|m| de.end().map(|()| m)).map_err(|e| {
+            (
+                format!("{e}, for message {} of {}", input.full_name(), method.full_name()),
+                offset(json, e.line(), e.column()),
+            )
+        })?;
     Ok(message.encode_to_vec())
+}
+
+/// serde_json's line (from 1) and column (bytes into the line) as a byte offset in `json`.
+fn offset(json: &str, line: usize, column: usize) -> usize {
+    let start: usize = json.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    (start + column).min(json.len())
+}
+
+/// A message refused, and where in its JSON (a byte offset) when the JSON is what is wrong.
+pub(super) struct Refused {
+    pub error: UsageError,
+    pub at: Option<usize>,
+}
+
+impl From<UsageError> for Refused {
+    fn from(error: UsageError) -> Refused {
+        Refused { error, at: None }
+    }
 }
 
 #[cfg(test)]
@@ -393,7 +429,7 @@ mod tests {
     fn a_call_is_a_post_of_the_framed_message_with_grpcs_headers() {
         let dir = tempfile::tempdir().unwrap();
         for call in ["helloworld.Greeter/SayHello", "helloworld.Greeter.SayHello"] {
-            let g = prepare(&args(dir.path(), call, r#"{"name":"x","times":3}"#)).unwrap().unwrap();
+            let g = prepare(&args(dir.path(), call, r#"{"name":"x","times":3}"#), None).unwrap().unwrap();
             assert_eq!(g.args.urls, ["http://127.0.0.1:50051/helloworld.Greeter/SayHello"]);
             assert_eq!(g.args.method, "POST");
             assert!(g.args.http2);
@@ -406,7 +442,7 @@ mod tests {
     }
 
     fn refused(a: &RequestArgs) -> String {
-        match prepare(a) {
+        match prepare(a, None) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("accepted"),
         }
@@ -416,14 +452,14 @@ mod tests {
     fn a_client_streaming_call_sends_its_messages_in_turn_then_ends() {
         let dir = tempfile::tempdir().unwrap();
         let mut a = args(dir.path(), "helloworld.Greeter/Collect", r#"[{"name":"a"}, {"name":"b"}]"#);
-        let g = prepare(&a).unwrap().unwrap();
+        let g = prepare(&a, None).unwrap().unwrap();
         let (ma, mb) = ([0, 0, 0, 0, 3, 0x0a, 1, b'a'], [0, 0, 0, 0, 3, 0x0a, 1, b'b']);
         assert_eq!((g.body, g.messages_per_call), ([ma, mb].concat(), 2), "the array, once, by default");
         a.stream_messages = Some(3);
-        let g = prepare(&a).unwrap().unwrap();
+        let g = prepare(&a, None).unwrap().unwrap();
         assert_eq!((g.body, g.messages_per_call), ([ma, mb, ma].concat(), 3));
         a.body = Some(r#"{"name":"a"}"#.into());
-        let g = prepare(&a).unwrap().unwrap();
+        let g = prepare(&a, None).unwrap().unwrap();
         assert_eq!(g.body, [ma, ma, ma].concat(), "one object, sent --stream-messages times");
         a.body = Some(r#"[{"name":"a"}, {"nmae":"b"}]"#.into());
         let e = refused(&a);
@@ -433,7 +469,7 @@ mod tests {
         let e = refused(&a);
         assert!(e.starts_with("--stream-interval '10ms': not supported yet"), "{e}");
         a.stream_interval = Some("0".into());
-        assert!(prepare(&a).is_ok());
+        assert!(prepare(&a, None).is_ok());
     }
 
     #[test]
@@ -441,7 +477,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
         a.metadata = Some(r#"{"x-trace": "7", "authorization": "Bearer s3cret"}"#.into());
-        let g = prepare(&a).unwrap().unwrap();
+        let g = prepare(&a, None).unwrap().unwrap();
         for h in ["x-trace: 7", "authorization: Bearer s3cret"] {
             assert!(g.args.headers.iter().any(|x| x == h), "{h} in {:?}", g.args.headers);
         }
@@ -454,11 +490,27 @@ mod tests {
     }
 
     #[test]
+    fn each_distinct_row_is_encoded_once_before_the_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"{{name}}","times":{{n}}}"#);
+        let data = dir.path().join("rows.csv");
+        std::fs::write(&data, "name,n\nann,1\nbob,2\nann,1\ncy,3\n").unwrap();
+        a.data = Some(data);
+        let g = prepare(&a, None).unwrap().unwrap();
+        let rows = g.rows.expect("the rows' messages");
+        assert_eq!(rows.bodies.bodies.len(), 3, "ann,1 is one message for two rows");
+        assert_eq!(rows.bodies.of_row, [0, 1, 0, 2]);
+        let bob = &rows.bodies.bodies[1];
+        assert_eq!(bob[..], grpc::frame_message(&[0x0a, 3, b'b', b'o', b'b', 0x10, 2])[..]);
+        assert_eq!(g.body, rows.bodies.bodies[0], "the plan's one body is the first row's");
+    }
+
+    #[test]
     fn grpcs_is_https_with_http2() {
         let dir = tempfile::tempdir().unwrap();
         let mut a = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
         a.urls = vec!["GRPCS://localhost:50051/".into()];
-        let g = prepare(&a).unwrap().unwrap();
+        let g = prepare(&a, None).unwrap().unwrap();
         assert_eq!(g.args.urls, ["https://localhost:50051/helloworld.Greeter/SayHello"]);
         assert!(g.args.http2);
     }
@@ -489,7 +541,7 @@ mod tests {
         let mut templated = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"{{seq}}"}"#);
         templated.urls = vec!["grpc://127.0.0.1:50051".into()];
         let templated = refused(&templated);
-        assert!(templated.contains("not supported for gRPC yet"), "{templated}");
+        assert!(templated.starts_with("--body: {{seq}} in a gRPC message: not supported"), "{templated}");
         for e in [unknown_field, wrong_type, no_method, no_service, streaming, tls, http, templated] {
             assert!(!e.contains('\n'), "{e}");
         }

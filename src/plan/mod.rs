@@ -381,7 +381,12 @@ impl RequestSet {
     /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
-        let grpc = grpc::prepare(a)?;
+        let mut grpc = grpc::prepare(a, segment)?;
+        // `--data`'s rows in a gRPC message: read and encoded already, each call sends its row's.
+        let (loaded_rows, row_bodies) = match grpc.as_mut().and_then(|g| g.rows.take()) {
+            Some(r) => (Some(r.rows), Some(r.bodies)),
+            None => (None, None),
+        };
         let a = grpc.as_ref().map_or(a, |g| &g.args);
         // So is a WebSocket run: its URL's connection and upgrade are HTTP's, its message the request's bytes.
         let ws = ws::prepare(a)?;
@@ -428,7 +433,7 @@ impl RequestSet {
         };
 
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
-        let (urls, data) = template_urls(a, segment)?;
+        let (urls, data) = template_urls(a, segment, loaded_rows)?;
         let streams = http2_streams(a)?;
         let mut b = Builder {
             endpoints: Vec::new(),
@@ -563,7 +568,13 @@ impl RequestSet {
             None => None,
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
-                let template = data.template(a, &b.endpoints, &method, &headers, &body)?;
+                // A gRPC message from rows is its row's, made already: the template fills the headers alone.
+                let filled_body = if row_bodies.is_some() { &[][..] } else { &body[..] };
+                let template = data.template(a, &b.endpoints, &method, &headers, filled_body)?;
+                let template = template.map(|t| match row_bodies {
+                    Some(bodies) => t.with_row_bodies(bodies),
+                    None => t,
+                });
                 // A WebSocket run's template fills the message alone.
                 let template = template.map(|t| if ws.is_some() { t.messages_only() } else { t }).map(Arc::new);
                 if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
@@ -654,14 +665,17 @@ struct DataPlan {
 
 /// The URLs as the endpoint builder reads them (each `{{...}}` of a templated path as `x`), and the templates'
 /// data when there are any (`--data`, or a built-in in the URL, a header or the body).
+/// `loaded`: `--data`'s rows when they were read already (a gRPC run's).
 fn template_urls(
     a: &RequestArgs,
     segment: Option<segment::Segment>,
+    loaded: Option<crate::template::data::Rows>,
 ) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
     use crate::template::text::Text;
-    let rows = match &a.data {
-        None => None,
-        Some(path) => Some(data_rows(path, segment)?),
+    let rows = match (&a.data, loaded) {
+        (_, Some(rows)) => Some(rows),
+        (None, None) => None,
+        (Some(path), None) => Some(data_rows(path, segment)?),
     };
     let columns = rows.as_ref().map(|r| r.columns.clone());
     let holes_in = |text: &str| Text::parse(text, columns.as_deref()).is_ok_and(|t| t.has_holes());

@@ -1,6 +1,7 @@
 //! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`,
-//! `connect_to`, `max_requests_per_connection`): checked with the study and given to each of its HTTP cases as the
-//! flags of the same names, files relative to the study file.
+//! `connect_to`, `max_requests_per_connection`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
+//! checked with the study and given to each of its HTTP cases as the flags of the same names, files relative to
+//! the study file.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,10 @@ pub struct TargetConnection {
     pub tls_resume: Option<bool>,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
+    /// A grpc:// target's `.proto` file (`--proto`), compiled set (`--protoset`) and import directories.
+    pub proto: Option<PathBuf>,
+    pub protoset: Option<PathBuf>,
+    pub import_path: Vec<PathBuf>,
 }
 
 /// The raw keys, as the study file's target holds them.
@@ -31,6 +36,9 @@ pub struct Raw<'a> {
     pub tls_resume: Option<bool>,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
+    pub proto: Option<String>,
+    pub protoset: Option<String>,
+    pub import_path: Vec<String>,
     pub base_dir: &'a Path,
 }
 
@@ -61,7 +69,22 @@ impl TargetConnection {
             let k = if r.cert.is_some() { "cert" } else { "key" };
             return Err((k, "cert and key go together (mutual TLS): give both".into()));
         }
+        let mut import_path = Vec::new();
+        for d in r.import_path {
+            let p = r.base_dir.join(&d);
+            if !p.is_dir() {
+                let why = format!(
+                    "import_path \"{d}\": no such directory ({}); paths are relative to the study file",
+                    p.display()
+                );
+                return Err(("import_path", why));
+            }
+            import_path.push(p);
+        }
         Ok(TargetConnection {
+            proto: file("proto", r.proto)?,
+            protoset: file("protoset", r.protoset)?,
+            import_path,
             proxy: r.proxy,
             cacert: file("cacert", r.cacert)?,
             cert: file("cert", r.cert)?,
@@ -90,6 +113,7 @@ impl TargetConnection {
         a.tls_resume = if self.tls_resume == Some(false) { OnOff::Off } else { OnOff::On };
         a.connect_to = self.connect_to.clone();
         a.max_requests_per_connection = self.max_requests_per_connection;
+        (a.proto, a.protoset, a.import_path) = (self.proto.clone(), self.protoset.clone(), self.import_path.clone());
     }
 }
 
@@ -129,12 +153,33 @@ mod tests {
     }
 
     #[test]
+    fn a_grpc_targets_types_and_a_workloads_call_become_each_cases_flags() {
+        let text = ONE.to_string()
+            + "url = \"grpcs://127.0.0.1:50051\"\nproto = \"Cargo.toml\"\nimport_path = [\"src\"]\n\
+               [[workload]]\nname = \"hello\"\ncall = \"helloworld.Greeter/SayHello\"\nbody = \"{}\"\n";
+        let p = plan(&text).unwrap();
+        let line = p.cases[0].args.join(" ");
+        let here = std::fs::canonicalize(".").unwrap().display().to_string();
+        for flag in [
+            format!("--proto {here}/Cargo.toml"),
+            format!("--import-path {here}/src"),
+            "--call helloworld.Greeter/SayHello".into(),
+            "grpcs://127.0.0.1:50051".into(),
+        ] {
+            assert!(line.contains(&flag), "{flag} in {line}");
+        }
+    }
+
+    #[test]
     fn wrong_connection_keys_are_refused_at_their_key() {
         for (keys, said) in [
             ("url = \"https://h/\"\ntls_version = \"1.1\"", "tls_version = \"1.1\": write \"1.2\" or \"1.3\""),
             ("url = \"https://h/\"\ncacert = \"missing.pem\"", "cacert \"missing.pem\": no such file"),
             ("url = \"https://h/\"\ncert = \"Cargo.toml\"", "cert and key go together"),
             ("url = \"redis://127.0.0.1:1\"\nproxy = \"http://127.0.0.1:3128\"", "are for HTTP targets"),
+            ("url = \"redis://127.0.0.1:1\"\nproto = \"Cargo.toml\"", "are for HTTP targets"),
+            ("url = \"grpc://h:1\"\nproto = \"missing.proto\"", "proto \"missing.proto\": no such file"),
+            ("url = \"grpc://h:1\"\nimport_path = [\"nowhere\"]", "import_path \"nowhere\": no such directory"),
         ] {
             let e = plan(&format!("{ONE}{keys}\n")).unwrap_err();
             assert!(e.contains(said), "{keys}: {e}");

@@ -71,12 +71,19 @@ struct TargetSpec {
     #[serde(default)]
     connect_to: Vec<String>,
     max_requests_per_connection: Option<u64>,
+    /// A grpc:// target's types: `--proto`, `--protoset`, `--import-path`.
+    proto: Option<String>,
+    protoset: Option<String>,
+    #[serde(default)]
+    import_path: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WorkloadSpec {
     name: String,
+    /// A gRPC method (`--call package.Service/Method`), for grpc:// targets.
+    call: Option<String>,
     path: Option<String>,
     paths: Option<Vec<String>>,
     method: Option<String>,
@@ -202,6 +209,8 @@ pub struct Workload {
 
 #[derive(Clone, Debug, Default)]
 pub struct HttpWork {
+    /// A grpc:// target's method (`--call`).
+    pub call: Option<String>,
     /// Paths appended to each base URL of the target (none: the base URL as it is).
     pub paths: Vec<String>,
     pub method: Option<String>,
@@ -590,8 +599,7 @@ impl StudyPlan {
         request.http2 = t.http2;
         request.streams = t.streams;
         t.connection.apply(&mut request);
-        request.body = h.body;
-        request.body_file = h.body_file;
+        (request.call, request.body, request.body_file) = (h.call, h.body, h.body_file);
         (request.message, request.ws_mode) = (h.message, h.ws_mode);
         request.patterns = h.patterns;
         request.script = h.script;
@@ -798,6 +806,9 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         tls_resume: t.tls_resume,
         connect_to: t.connect_to,
         max_requests_per_connection: t.max_requests_per_connection,
+        proto: t.proto,
+        protoset: t.protoset,
+        import_path: t.import_path,
         base_dir,
     })
     .map_err(|(k, why)| at.error(&key(k), &why))?;
@@ -821,10 +832,14 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
     for u in &urls {
         let scheme = u.split_once("://").map(|(s, _)| s.to_ascii_lowercase()).unwrap_or_default();
         let (p, hp) = match scheme.as_str() {
-            // A WebSocket URL is checked as the HTTP URL its connection starts as.
-            "http" | "https" | "ws" | "wss" => {
-                let as_http = format!("http{}", u.get(2..).unwrap_or_default());
-                let parsed = crate::target::ParsedUrl::parse(if scheme.starts_with("ws") { &as_http } else { u })
+            // A WebSocket URL is checked as the HTTP URL its connection starts as, a gRPC one as its HTTP/2's.
+            "http" | "https" | "ws" | "wss" | "grpc" | "grpcs" => {
+                let as_http = match scheme.as_str() {
+                    "ws" | "wss" => format!("http{}", u.get(2..).unwrap_or_default()),
+                    "grpc" | "grpcs" => format!("http{}", u.get(4..).unwrap_or_default()),
+                    _ => u.clone(),
+                };
+                let parsed = crate::target::ParsedUrl::parse(&as_http)
                     .map_err(|fix| at.error(&key(url_key), &format!("'{u}': {fix}")))?;
                 (Protocol::Http, format!("{}:{}", bracket(&parsed.host), parsed.port))
             }
@@ -833,8 +848,8 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
                 return Err(at.error(
                     &key(url_key),
                     &format!(
-                        "'{u}' is not a URL hakaru loads: write http://HOST:PORT, https://, ws://, wss://, redis:// or \
-                         memcache://"
+                        "'{u}' is not a URL hakaru loads: write http://HOST:PORT, https://, ws://, wss://, grpc://, \
+                         grpcs://, redis:// or memcache://"
                     ),
                 ));
             }
@@ -890,8 +905,9 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         return Err(at.error(
             &key("name"),
             &format!(
-                "target '{name}' is a key-value server: proxy, TLS and connection keys (proxy, cacert, cert, key, \
-                 tls_version, sni, tls_resume, connect_to, max_requests_per_connection) are for HTTP targets"
+                "target '{name}' is a key-value server: proxy, TLS, connection and gRPC keys (proxy, cacert, cert, \
+                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, proto, protoset, \
+                 import_path) are for HTTP targets"
             ),
         ));
     }
@@ -966,6 +982,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
     // `data` is the key-value part's when the workload has command templates to fill, else the HTTP part's (its
     // templates in the target's URL, or beside a mix run against a key-value target), as it was before.
     let has_http = w.path.is_some()
+        || w.call.is_some()
         || w.paths.is_some()
         || w.method.is_some()
         || !w.headers.is_empty()
@@ -1054,6 +1071,7 @@ fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<
             }
         }
         Some(HttpWork {
+            call: w.call.clone(),
             paths,
             method: w.method.clone(),
             headers: w.headers.clone(),
@@ -1351,6 +1369,10 @@ fn example(key: &str) -> &'static str {
         "tls_resume" => "tls_resume = false",
         "connect_to" => "connect_to = [\"api.example.com:443:127.0.0.1:8443\"]",
         "max_requests_per_connection" => "max_requests_per_connection = 100",
+        "proto" => "proto = \"hello.proto\"",
+        "protoset" => "protoset = \"hello.protoset\"",
+        "import_path" => "import_path = [\"protos\"]",
+        "call" => "call = \"helloworld.Greeter/SayHello\"",
         "body" => "body = \"{}\"",
         "body_file" => "body_file = \"body.json\"",
         "message" => "message = \"{\\\"n\\\":{{seq}}}\"",

@@ -57,13 +57,19 @@ impl Feed {
     /// The row for the next request; None when a unique order has used every row.
     pub fn row(&self, rng: &mut ChaCha8Rng) -> Option<&[String]> {
         let Some(rows) = &self.rows else { return Some(&[]) };
+        Some(&rows.rows[self.index(rng)?])
+    }
+
+    /// The index of the next request's row (0 without rows); None when a unique order has used every row.
+    pub fn index(&self, rng: &mut ChaCha8Rng) -> Option<usize> {
+        let Some(rows) = &self.rows else { return Some(0) };
         let n = rows.rows.len() as u64;
         let i = match self.order {
             Order::Sequential => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
             Order::Unique => Some(self.cursor.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < n)?,
             Order::Random => rng.random_range(0..n),
         };
-        Some(&rows.rows[i as usize])
+        Some(i as usize)
     }
 
     /// A unique order has used every row: no request is left to make.
@@ -96,6 +102,17 @@ pub struct Template {
     pub http2: Option<bool>,
     /// A WebSocket run: each request is the filled body alone, the message its link frames.
     pub messages: bool,
+    /// Bodies made once per distinct row before the load (a gRPC message, encoded from its filled JSON): each
+    /// request sends its row's, in place of the filled `body`.
+    pub row_bodies: Option<RowBodies>,
+}
+
+/// The body of each row, each distinct one held once.
+#[derive(Debug, Default)]
+pub struct RowBodies {
+    pub bodies: Vec<Vec<u8>>,
+    /// For each row, its body's index in `bodies`.
+    pub of_row: Vec<u32>,
 }
 
 impl Template {
@@ -111,12 +128,29 @@ impl Template {
         order: Order,
     ) -> Template {
         let feed = Feed::new(rows, order);
-        Template { method: method.to_string(), target, host, headers, body, close, feed, http2: None, messages: false }
+        Template {
+            method: method.to_string(),
+            target,
+            host,
+            headers,
+            body,
+            close,
+            feed,
+            http2: None,
+            messages: false,
+            row_bodies: None,
+        }
     }
 
     /// Requests built as WebSocket messages: the body alone (the URL and headers went in the upgrade).
     pub fn messages_only(mut self) -> Template {
         self.messages = true;
+        self
+    }
+
+    /// Each request's body its row's, made before the load, in place of the filled `body`.
+    pub fn with_row_bodies(mut self, bodies: RowBodies) -> Template {
+        self.row_bodies = Some(bodies);
         self
     }
 
@@ -164,7 +198,8 @@ impl ThreadTemplate {
     pub fn next(&mut self, wire: &mut Vec<u8>) -> bool {
         let t0 = Instant::now();
         let t = &*self.template;
-        let Some(row) = t.feed.row(&mut self.rng) else { return false };
+        let Some(index) = t.feed.index(&mut self.rng) else { return false };
+        let row = t.feed.rows.as_ref().map_or(&[][..], |r| &r.rows[index]);
         let mut ctx = t.feed.fill(row, &mut self.rng);
         if t.messages {
             wire.clear();
@@ -181,8 +216,14 @@ impl ThreadTemplate {
             out.clear();
             out.push_str(&String::from_utf8_lossy(&value));
         }
-        self.body.clear();
-        ctx.fill(&t.body, Dest::Body, &mut self.body);
+        let body = match &t.row_bodies {
+            Some(b) => &b.bodies[b.of_row[index] as usize],
+            None => {
+                self.body.clear();
+                ctx.fill(&t.body, Dest::Body, &mut self.body);
+                &self.body
+            }
+        };
         let target = String::from_utf8_lossy(&self.target);
         wire.clear();
         let parts = RequestParts {
@@ -190,7 +231,7 @@ impl ThreadTemplate {
             target: &target,
             host: &t.host,
             headers: &self.headers,
-            body: &self.body,
+            body,
             close: t.close,
         };
         match t.http2 {

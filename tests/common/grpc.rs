@@ -12,6 +12,7 @@ package helloworld;
 service Greeter {
   rpc SayHello (HelloRequest) returns (HelloReply);
   rpc Fail (HelloRequest) returns (HelloReply);
+  rpc Nap (HelloRequest) returns (HelloReply);
   rpc Lots (HelloRequest) returns (stream HelloReply);
   rpc Collect (stream HelloRequest) returns (HelloReply);
   rpc Chat (stream HelloRequest) returns (stream HelloReply);
