@@ -30,10 +30,16 @@ fn python(module: &str) -> &'static str {
 impl Server {
     /// tests/`script` with `args`, run by a python3 that can import `module`.
     pub fn start(script: &str, args: &[&str], module: &str) -> Server {
+        Server::start_with_env(script, args, module, &[])
+    }
+
+    /// As [`Server::start`], with `env` set for the server.
+    pub fn start_with_env(script: &str, args: &[&str], module: &str, env: &[(&str, &str)]) -> Server {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
         let mut child = Command::new(python(module))
             .arg(path)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
