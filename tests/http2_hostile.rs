@@ -230,3 +230,30 @@ fn an_answer_read_only_after_its_timeout_is_a_timeout_never_a_success() {
     let max_us = step["latency"]["max"].as_u64().unwrap_or(0);
     assert!(max_us < 200_000, "a success {max_us} µs late: {}", step["latency"]);
 }
+
+#[test]
+fn a_token_stream_ended_by_trailers_without_its_done_is_a_stream_cut() {
+    // Found by a review: trailers ended a streamed body without the end-event check that a body ended by its last
+    // DATA frame gets, so a token stream without `[DONE]` counted as a success.
+    let server = Hostile::start(|mut s| {
+        if !greet(&mut s) {
+            return;
+        }
+        while let Some(stream) = common::hostile::next_headers(&mut s) {
+            let id = u32::from_be_bytes(stream) & 0x7fff_ffff;
+            let mut out = frame(1, 0x4, id, &[0x88]); // :status 200, the stream open
+            out.extend(frame(0, 0, id, b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"));
+            out.extend(frame(1, 0x4 | 0x1, id, &[])); // trailers, empty, ending the stream
+            if s.write_all(&out).is_err() {
+                return;
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("http");
+    let args =
+        ["run", "-q", "--http2", "--events", "tokens", "-t", "1", "-c", "1", "-n", "5", "--timeout", "10s", &url];
+    let (_, _, step, stderr) = run(&dir, &args);
+    assert_eq!(count(&step, "stream_cut"), 5, "{stderr}\n{}", step["error_kinds"]);
+    assert_eq!(step["ok"], 0, "{}", step["error_kinds"]);
+}
