@@ -657,7 +657,8 @@ pub struct Connections {
     pub opened: u64,
     /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
     pub reconnects: u64,
-    /// Connections hakaru closed after `--max-requests-per-connection` requests (left out when none).
+    /// Connections hakaru closed: after `--max-requests-per-connection` requests, or after an answer that ended at
+    /// its end event before its body did (`--events`) (left out when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub closed_by_hakaru: u64,
     /// HTTP/2: most connections at once that a GOAWAY was ending while they finished their streams, beside the

@@ -99,6 +99,13 @@ fn streams_cut_before_their_end_are_counted_as_stream_cut_and_not_as_figures() {
     assert_eq!(out.error_count("stream_cut"), 4, "{}", out.stdout);
     let out = hakaru(&["run", "--events", "sse", "--events-until", "event 2", "-n", "4", &u]);
     assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(4), Some(8)));
+    // On a kept-alive (chunked) stream, the answer that ends at its end event before its body leaves a connection
+    // that cannot carry the next request: hakaru closes it, and says so, rather than counting the server's close.
+    let u = url(&t, "events=4&gap=20ms");
+    let out = hakaru(&["run", "--events", "sse", "--events-until", "event 2", "-n", "4", "-c", "1", &u]);
+    let c = &out.step()["connections"];
+    assert_eq!((out.step()["ok"].as_u64(), c["closed_by_hakaru"].as_u64()), (Some(4), Some(4)), "{c}");
+    assert_eq!(c["reconnects"].as_u64(), Some(0), "{c}");
 }
 
 #[test]

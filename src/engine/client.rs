@@ -584,7 +584,9 @@ impl Exchange<'_> {
                         ctx.metrics.borrow_mut().closed_by_hakaru += 1;
                     } else if !answer.keep_alive || !plan.keepalive {
                         close(ctx, slot);
-                        if plan.keepalive {
+                        if super::events::ended_at_event(decoder) {
+                            ctx.metrics.borrow_mut().closed_by_hakaru += 1;
+                        } else if plan.keepalive {
                             ctx.metrics.borrow_mut().reconnects += 1;
                         }
                     } else if let Some(what) = decoder.stray().filter(|_| pipelined.is_none()) {

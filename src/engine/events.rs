@@ -17,6 +17,11 @@ pub(super) fn install(ctx: &ThreadCtx, decoder: &mut AnyDecoder) {
     }
 }
 
+/// The answer ended at its end event before its body did: the connection is closed by hakaru, not by the server.
+pub(super) fn ended_at_event(decoder: &AnyDecoder) -> bool {
+    matches!(decoder, AnyDecoder::Http(d) if d.ended_at_event())
+}
+
 fn reader(decoder: &mut AnyDecoder) -> Option<&mut EventReader> {
     match decoder {
         AnyDecoder::Http(d) => d.events_mut(),

@@ -74,6 +74,8 @@ pub struct HttpDecoder {
     kept: Option<Box<Kept>>,
     /// `--events`: the reader of each answer's events, fed the body as it comes.
     events: Option<Box<EventReader>>,
+    /// The answer ended at its end event before its body's end: hakaru, not the server, gives up the connection.
+    ended_at_event: bool,
 }
 
 impl Default for HttpDecoder {
@@ -90,6 +92,7 @@ impl Default for HttpDecoder {
             unread: 0,
             kept: None,
             events: None,
+            ended_at_event: false,
         }
     }
 }
@@ -108,6 +111,11 @@ impl HttpDecoder {
     /// Read each answer's body for events (`--events`).
     pub fn read_events(&mut self, reader: EventReader) {
         self.events = Some(Box::new(reader));
+    }
+
+    /// The last answer ended at its end event before its body's end, so its connection cannot carry another.
+    pub fn ended_at_event(&self) -> bool {
+        self.ended_at_event
     }
 
     /// The events reader, when the run reads events.
@@ -314,6 +322,7 @@ impl HttpDecoder {
         if e.ended() && self.state != State::Done {
             self.state = State::Done;
             self.keep_alive = false;
+            self.ended_at_event = true;
             self.unread = 0;
             return Ok(true);
         }
@@ -348,6 +357,7 @@ impl ResponseDecoder for HttpDecoder {
         self.received = false;
         self.stray = None;
         self.unread = 0;
+        self.ended_at_event = false;
         if let Some(k) = self.kept.as_deref_mut() {
             k.headers.clear();
             k.body.clear();
