@@ -3,8 +3,9 @@
 //! [`EventReader`] is fed an answer's body bytes (dechunked by the HTTP decoder) as each read returned them, with
 //! the read's timestamp given once per read (`clock`): every event found in a read is stamped with it, so events
 //! cost no clock read of their own. It keeps one line (bounded by `--max-line`), never the body. The gaps between
-//! events wait in `gaps` until the engine moves them into its histogram after the read (the protocol layer holds no
-//! metrics).
+//! events wait in `gaps` until the answer ends and the engine moves them into its histogram (the protocol layer
+//! holds no metrics; a failed answer's gaps are in no figure): at most `MAX_GAP_RUNS` runs, folded at the
+//! histogram's precision past that.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -372,13 +373,42 @@ impl EventReader {
                 let gap = micros(last, at);
                 match self.gaps.last_mut() {
                     Some((g, n)) if *g == gap => *n += 1,
-                    _ => self.gaps.push((gap, 1)),
+                    _ => {
+                        if self.gaps.len() >= MAX_GAP_RUNS {
+                            coalesce(&mut self.gaps);
+                        }
+                        self.gaps.push((gap, 1));
+                    }
                 }
             }
         }
         self.last = Some(at);
         Ok(())
     }
+}
+
+/// The most runs of gaps an answer keeps until it ends: past it they are folded by value at the histogram's own
+/// precision (3 significant digits: at most some 9,000 values from 1 µs to an hour), so a long stream of small
+/// events holds at most 256 KiB of gaps, not 16 bytes an event.
+const MAX_GAP_RUNS: usize = 16_384;
+
+/// `gaps` folded: each rounded down to 3 significant digits, equal ones added up.
+fn coalesce(gaps: &mut Vec<(u64, u64)>) {
+    for (g, _) in gaps.iter_mut() {
+        let mut unit = 1;
+        while *g / unit >= 1000 {
+            unit *= 10;
+        }
+        *g = *g / unit * unit;
+    }
+    gaps.sort_unstable_by_key(|&(g, _)| g);
+    gaps.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
+        }
+        same
+    });
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -388,6 +418,18 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gaps_kept_for_a_long_answer_are_folded_at_three_digits_and_none_is_lost() {
+        let mut gaps: Vec<(u64, u64)> = (0..40_000u64).map(|i| (1_000 + i * 7, 1)).collect();
+        gaps.push((999, 2));
+        coalesce(&mut gaps);
+        assert!(gaps.len() < 9_100, "{}", gaps.len());
+        assert_eq!(gaps.iter().map(|&(_, n)| n).sum::<u64>(), 40_002, "every gap counted");
+        assert_eq!(gaps[0], (999, 2), "below 1000 µs exact");
+        assert!(gaps.iter().all(|&(g, _)| g < 1000 || g.to_string().trim_end_matches('0').len() <= 3));
+        assert!(gaps.windows(2).all(|w| w[0].0 < w[1].0), "one run per value");
+    }
     use std::time::Duration;
 
     fn reader(kind: EventKind, until: Option<&str>) -> EventReader {
