@@ -319,6 +319,15 @@ fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     assert_eq!(out.step()["ok"], 100, "{}", out.step());
     let counts = server.counts_after_closes(300);
     assert_eq!(counts["messages"], 100, "{counts}");
+    // A wrong answer ends its request as a right one does: its connection closed (in a task of its own, so the next
+    // one may open before it is gone: two at most, where each one left open made 20).
+    let out =
+        run(&server.url(), &["-c", "1", "-n", "20", "--ws-mode", "connect", "--message", "one", "--expect", "two"]);
+    assert_eq!(out.error_count("wrong_value"), 20, "{}", out.step());
+    let max_open = out.step()["connections"]["max_open"].as_u64().unwrap();
+    assert!(max_open <= 2, "{}", out.step()["connections"]);
+    let counts = server.counts_after_closes(320);
+    assert_eq!(counts["closes"]["1000"], 320, "{counts}");
 }
 
 #[test]
