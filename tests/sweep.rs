@@ -78,7 +78,9 @@ fn a_two_worker_target_plateaus_near_40_qps_from_2_clients_and_the_knee_is_2_cli
     assert_eq!(a["plateau_from"], 2.0, "{a}");
     assert_eq!(a["knee_mean"], 2.0, "{a}");
     assert!(out.stdout.contains("levels off at"), "{}", out.stdout);
-    assert!(out.stdout.contains("rise above 2 clients"), "{}", out.stdout);
+    // The mean's knee is judged above; the p99's may come a client earlier on a loaded machine (one late answer at
+    // 2 clients), which words the line "average latency rises above 2 clients, p99 latency above 1 client".
+    assert!(out.stdout.contains("above 2 clients"), "{}", out.stdout);
 }
 
 #[test]
