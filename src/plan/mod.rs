@@ -469,7 +469,8 @@ impl RequestSet {
             }
         }
         let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
-        (b.pinned, b.proxy) = (pinned.clone(), proxy.clone());
+        // Every endpoint, of a URL, --hosts or a pattern file, is made by `Builder::resolve` with these.
+        (b.pinned, b.proxy) = (pinned, proxy);
         if let Some(path) = &a.unix_socket
             && a.proxy.is_some()
         {
@@ -495,9 +496,7 @@ impl RequestSet {
                 let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
                 // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
                 let (host, own_port) = split_host_port(entry).map_err(bad)?;
-                let mut ep =
-                    connect_to::resolve(&pinned, Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
-                ep.proxy = proxy.for_endpoint(&ep, a.http2);
+                let ep = b.resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
                 default_hosts.push(b.endpoint(ep));
             }
             if default_hosts.is_empty() {
@@ -527,12 +526,13 @@ impl RequestSet {
             for url in &urls {
                 let shown = crate::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
-                let mut ep = match &a.unix_socket {
+                // A socket takes no proxy (refused above with --proxy).
+                let ep = match &a.unix_socket {
                     Some(path) => unix_endpoint(&u, path, &shown)?,
-                    None => connect_to::resolve(&pinned, u.scheme, &u.host, u.port)
+                    None => b
+                        .resolve(u.scheme, &u.host, u.port)
                         .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
                 };
-                ep.proxy = proxy.for_endpoint(&ep, a.http2);
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
@@ -828,7 +828,7 @@ struct Builder {
 }
 
 impl Builder {
-    /// An endpoint a pattern file names, as a URL's is made: `--connect-to`'s address, `--proxy`'s proxy.
+    /// An endpoint (a URL's, a --hosts entry's, a pattern file's): `--connect-to`'s address, `--proxy`'s proxy.
     fn resolve(&self, scheme: Scheme, host: &str, port: u16) -> Result<Endpoint, String> {
         let mut ep = connect_to::resolve(&self.pinned, scheme, host, port)?;
         ep.proxy = self.proxy.for_endpoint(&ep, self.http2);
