@@ -287,6 +287,11 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
         sched.late = total("late sends", all.iter().map(|x| x.late))?;
         sched.max_lag_us = all.iter().map(|x| x.max_lag_us).max().unwrap_or(0);
         sched.starved = total("starved sends", all.iter().map(|x| x.starved))?;
+        // Every part's count, or none: a part from before wake-ups were counted leaves the sum unknown.
+        sched.wakeups = match all.iter().map(|x| x.wakeups).collect::<Option<Vec<u64>>>() {
+            Some(w) => Some(total("pacer wake-ups", w)?),
+            None => None,
+        };
     }
     out.status = sum_map(steps.iter().map(|s| s.status.clone()), "status counts")?;
     out.failed_statuses = sum_map(steps.iter().map(|s| s.failed_statuses.clone()), "failed status counts")?;

@@ -37,6 +37,10 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Open loop: `uniform` or `poisson`.
     pub arrival: Option<crate::load::Arrival>,
+    /// Open loop: `--pace-window` in microseconds, the longest a request waited for the pacer's next wake-up
+    /// past its intended send time; absent in a closed loop (and in documents from before the flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace_window_us: Option<u64>,
     pub keepalive: bool,
     pub timeout_s: f64,
     pub connect_timeout_s: f64,
@@ -615,6 +619,10 @@ pub struct ScheduleReport {
     /// Of the `late` requests, those that fell due while every connection was busy and `-c` allowed no more
     /// (counted, as `late`, among the requests that ended: never more than `late`).
     pub starved: u64,
+    /// Times the pacers' timers woke a load thread to send (sent / wakeups: requests per wake-up); absent in
+    /// documents from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeups: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -799,6 +807,7 @@ impl StepResult {
                 late: m.late,
                 max_lag_us: m.max_lag_us,
                 starved: m.starved,
+                wakeups: Some(m.pacer_wakeups),
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
             failed_statuses: m.failed_by_status.iter().map(|(s, c)| (s.to_string(), *c)).collect(),

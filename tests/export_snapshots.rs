@@ -47,6 +47,7 @@ fn settings() -> Settings {
         load_model: "closed".into(),
         rate: None,
         arrival: None,
+        pace_window_us: None,
         tls: None,
         connect_to: Vec::new(),
         max_requests_per_connection: None,

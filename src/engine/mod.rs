@@ -830,7 +830,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let share = clients as f64 / plan.connections.max(1) as f64;
                     let ramp = plan.ramp.as_ref().expect("matched").scaled(share);
                     let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64, origin: start };
-                    Some(Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson))
+                    Some(
+                        Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson)
+                            .with_window(plan.pace_window),
+                    )
                 }
                 LoadModel::Open { rate, arrival } => {
                     // Each thread sends its connections' share of the rate (a thread with one connection of three
@@ -838,7 +841,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let thread_rate = rate * connections as f64 / plan.connections.max(1) as f64;
                     // One common start; thread i's first slot i / rate after it, so the threads take turns.
                     let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
-                    Some(Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson))
+                    Some(
+                        Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson)
+                            .with_window(plan.pace_window),
+                    )
                 }
             };
             let script = scripted::ThreadScript::take(plan, i, deadline).unwrap_or_else(|why| {
@@ -1070,6 +1076,7 @@ async fn thread_main(
     let _ = windows.send((ctx.window_index.get(), last));
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
     metrics.window = WindowAccum::default();
+    metrics.pacer_wakeups = ctx.schedule.as_ref().map_or(0, |s| s.wakeups());
     (metrics, end, ctx.script.take_out())
 }
 

@@ -186,12 +186,17 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(sched) = &step.schedule {
         let _ = writeln!(
             out,
-            "  rate         asked {:.1}/s   sent {:.1}/s   completed {:.1}/s   late (> 1 ms) {}   worst lag {}",
+            "  rate         asked {:.1}/s   sent {:.1}/s   completed {:.1}/s   late (> 1 ms) {}   worst lag {}{}",
             sched.target_rate,
             sched.achieved_rate,
             sched.completed_rate,
             sched.late,
-            format_micros(sched.max_lag_us as f64)
+            format_micros(sched.max_lag_us as f64),
+            match sched.wakeups {
+                Some(w) if w > 0 =>
+                    format!("   {:.1} sent a wake-up", sched.achieved_rate * step.duration_s / w as f64),
+                _ => String::new(),
+            }
         );
     }
     let _ = writeln!(

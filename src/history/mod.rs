@@ -213,6 +213,9 @@ pub fn workload_id(doc: &Value) -> String {
     if let Some(o) = settings.as_object_mut() {
         o.remove("labels");
         o.remove("seed");
+        // How the pacer batches its wake-ups is how hakaru sends, not what load the target was offered: the
+        // results of the same rate before and after --pace-window existed stay comparable.
+        o.remove("pace_window_us");
     }
     // Keys sorted at every level: the same text whatever order the document (or serde_json's map) kept.
     fn canonical(v: &Value, out: &mut String) {

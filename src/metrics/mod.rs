@@ -411,6 +411,8 @@ pub struct StepMetrics {
     pub max_lag_us: u64,
     /// Open loop: requests sent more than 1 ms late because every connection `-c` allows was busy.
     pub starved: u64,
+    /// Open loop: times the pacer's timer woke the thread (set once, when the thread's step ends).
+    pub pacer_wakeups: u64,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
     /// Per request of the plan (when it has 2 to 20) and per pattern group (with a pattern file); empty when
@@ -502,6 +504,7 @@ impl StepMetrics {
             late: 0,
             max_lag_us: 0,
             starved: 0,
+            pacer_wakeups: 0,
             first_error_reply: None,
             h2: H2Counts::default(),
             phases: Phases::new(),
@@ -677,6 +680,7 @@ impl StepMetrics {
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
+        self.pacer_wakeups += other.pacer_wakeups;
         self.h2.merge(&other.h2);
         self.phases.merge(&other.phases);
         self.events.merge(&other.events);

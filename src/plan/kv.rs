@@ -543,6 +543,7 @@ impl KvPlan {
             insecure: false,
             tls: Default::default(),
             max_requests_per_connection: None,
+            pace_window: super::PACE_WINDOW,
             connect_to: Vec::new(),
             targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),
             body_bytes: value_max,

@@ -153,6 +153,8 @@ pub struct RunPlan {
     pub tls: Arc<tls::TlsOptions>,
     /// `--max-requests-per-connection`: hakaru closes a connection after this many answers on it.
     pub max_requests_per_connection: Option<u64>,
+    /// Open loop: the pacer wakes at most once per this long (`--pace-window`).
+    pub pace_window: Duration,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     /// `--hdr-log`: HdrHistogram's interval log of every window (its windows then keep 3-digit histograms).
@@ -250,6 +252,22 @@ pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
     Ok(d)
 }
 
+/// The default `--pace-window`, for the plans no flag sets it in (kv).
+pub const PACE_WINDOW: Duration = Duration::from_micros(200);
+
+/// `--pace-window` from 0 (a wake-up per request) to 1 ms, past which a request would count as late for the
+/// window alone.
+pub fn flag_pace_window(value: &str) -> Result<Duration, UsageError> {
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--pace-window '{value}': {e}")))?;
+    if d > Duration::from_millis(1) {
+        return Err(UsageError::new(format!(
+            "--pace-window '{value}': must be at most 1ms (a request sent later than that counts as late); try \
+             --pace-window 200us"
+        )));
+    }
+    Ok(d)
+}
+
 /// `--max-line` from 1 KiB (an ordinary response head fits) to 1 MiB: a decoder holds up to this much per
 /// connection while a head or line is incomplete.
 pub fn flag_max_line(value: &str) -> Result<usize, UsageError> {
@@ -309,6 +327,8 @@ pub struct RequestSet {
     pub tls: Arc<tls::TlsOptions>,
     /// `--max-requests-per-connection`.
     pub max_requests_per_connection: Option<u64>,
+    /// `--pace-window`: an open loop's pacer wakes at most once per this long.
+    pub pace_window: Duration,
     /// `--connect-to`'s rules as given.
     pub connect_to: Vec<String>,
     /// Descriptions of the targets for the result document.
@@ -627,6 +647,7 @@ impl RequestSet {
             insecure: a.insecure,
             tls: Arc::new(tls),
             max_requests_per_connection: a.max_requests_per_connection,
+            pace_window: flag_pace_window(&a.pace_window)?,
             connect_to: a.connect_to.clone(),
             targets: match (&grpc, &ws) {
                 (Some(g), _) => g.targets.clone(),
@@ -1211,6 +1232,10 @@ impl RunPlan {
                 LoadModel::Open { arrival, .. } => Some(arrival),
                 LoadModel::Closed { .. } => None,
             },
+            pace_window_us: match load {
+                LoadModel::Open { .. } => Some(set.pace_window.as_micros() as u64),
+                LoadModel::Closed { .. } => None,
+            },
             keepalive: set.keepalive,
             timeout_s: set.requests.first().map(|r| r.timeout.as_secs_f64()).unwrap_or(0.0),
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
@@ -1256,6 +1281,7 @@ impl RunPlan {
             insecure: set.insecure,
             tls: Arc::clone(&set.tls),
             max_requests_per_connection: set.max_requests_per_connection,
+            pace_window: set.pace_window,
             json: None,
             csv: None,
             hdr_log: None,
