@@ -101,11 +101,16 @@ fn streams_cut_before_their_end_are_counted_as_stream_cut_and_not_as_figures() {
     assert_eq!((out.step()["ok"].as_u64(), out.step()["events"]["events"].as_u64()), (Some(4), Some(8)));
     // On a kept-alive (chunked) stream, the answer that ends at its end event before its body leaves a connection
     // that cannot carry the next request: hakaru closes it, and says so, rather than counting the server's close.
+    // (A client the machine kept from reading until the body had ended too gets the whole answer in one read and
+    // may keep its connection: so every connection but the one still open at the end was closed by hakaru, and
+    // none is a reconnect. Before the fix all 4 were reconnects; run 1 of d442e03 at load 18 kept the last one.)
     let u = url(&t, "events=4&gap=20ms");
     let out = hakaru(&["run", "--events", "sse", "--events-until", "event 2", "-n", "4", "-c", "1", &u]);
     let c = &out.step()["connections"];
-    assert_eq!((out.step()["ok"].as_u64(), c["closed_by_hakaru"].as_u64()), (Some(4), Some(4)), "{c}");
+    assert_eq!(out.step()["ok"].as_u64(), Some(4), "{c}");
     assert_eq!(c["reconnects"].as_u64(), Some(0), "{c}");
+    let (opened, closed) = (c["opened"].as_u64().unwrap(), c["closed_by_hakaru"].as_u64().unwrap());
+    assert!(opened - closed <= 1 && closed <= 4, "{c}");
 }
 
 #[test]

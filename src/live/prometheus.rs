@@ -43,12 +43,15 @@ struct Batch {
     timestamp_ms: i64,
 }
 
-/// What the pushes came to.
-#[derive(Default)]
+/// What the pushes came to, kept up to date by the pushing thread: a push still being retried when the run ends
+/// does not take the failures counted before it (or its own failed tries) with it.
+#[derive(Clone, Default)]
 struct Tally {
     pushes: u64,
     failed: u64,
     last_error: Option<String>,
+    /// The push under way has failed a try (the error): it is still being retried.
+    retrying: Option<String>,
 }
 
 /// The queue between the run and the pushing thread: one batch waits at most (the counters are cumulative, so a
@@ -101,8 +104,10 @@ impl Queue {
 /// The pushing thread and its queue.
 pub struct Pusher {
     queue: Arc<Queue>,
-    /// The thread's tally, sent when it ends (received with a bound, so a stalled push is not waited for).
-    done: Option<Receiver<Tally>>,
+    /// Sent when the thread ends (received with a bound, so a stalled push is not waited for).
+    done: Option<Receiver<()>>,
+    /// The pushes so far.
+    tally: Arc<Mutex<Tally>>,
     interval: Duration,
     shown: String,
     /// The `--label`s, as label names Prometheus takes, secrets left out.
@@ -127,15 +132,19 @@ impl Pusher {
         let (url, shown, shared) = (plan.url.clone(), plan.shown.clone(), Arc::clone(&warnings));
         let timeout = push_timeout(plan.interval);
         let q = Arc::clone(&queue);
+        let tally = Arc::new(Mutex::new(Tally::default()));
+        let t = Arc::clone(&tally);
         let started = std::thread::Builder::new()
             .name("hakaru-push".into())
             .spawn(move || {
-                let _ = done_tx.send(send_all(&q, &url, &shown, timeout, &shared));
+                send_all(&q, &url, &shown, timeout, &shared, &t);
+                let _ = done_tx.send(());
             })
             .is_ok();
         Pusher {
             queue,
             done: started.then_some(done),
+            tally,
             interval: plan.interval,
             shown: plan.shown.clone(),
             labels: user_labels(labels),
@@ -181,19 +190,25 @@ impl Pusher {
         let left = (since + self.interval).saturating_duration_since(Instant::now());
         let mut out = Vec::new();
         // A thread still sending is left to end with the process (its push has its own timeout).
-        let tally = match self.done.as_ref().map(|d| d.recv_timeout(left)) {
-            Some(Ok(t)) => t,
-            Some(Err(_)) => {
-                out.push(format!(
-                    "a push to {} was still under way {} after the load ended (the receiver does not answer): not \
-                     waited for; the figures are all in this document",
-                    self.shown,
-                    humantime::format_duration(self.interval)
-                ));
-                Tally::default()
+        let ended = self.done.as_ref().map(|d| d.recv_timeout(left));
+        let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(Err(_)) = ended {
+            let why = match &tally.retrying {
+                Some(e) => format!("still being retried (last: {e})"),
+                None => "the receiver does not answer".to_string(),
+            };
+            out.push(format!(
+                "a push to {} was still under way {} after the load ended ({why}): not waited for; the figures \
+                 are all in this document",
+                self.shown,
+                humantime::format_duration(self.interval)
+            ));
+            // Its failed tries count as its failure: it has not succeeded by the end.
+            if let Some(e) = tally.retrying.take() {
+                tally.failed += 1;
+                tally.last_error = Some(e);
             }
-            None => Tally::default(),
-        };
+        }
         if tally.failed > 0 {
             out.push(format!(
                 "{} of {} pushes to {} failed (last: {}); the load went on, the figures are all in this document",
@@ -232,12 +247,13 @@ fn send_all(
     shown: &str,
     timeout: Duration,
     warnings: &Mutex<Vec<String>>,
-) -> Tally {
-    let mut tally = Tally::default();
+    tally: &Mutex<Tally>,
+) {
+    let lock = || tally.lock().unwrap_or_else(|p| p.into_inner());
     let head = "Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\n\
                 X-Prometheus-Remote-Write-Version: 0.1.0\r\n";
     while let Some(batch) = queue.take() {
-        tally.pushes += 1;
+        lock().pushes += 1;
         let data = body(&batch.series, batch.timestamp_ms);
         let deadline = Instant::now() + timeout;
         let mut wait = RETRY_WAIT;
@@ -256,24 +272,30 @@ fn send_all(
                 }
                 Err(e) => (Err(e), true),
             };
+            if let Err(e) = &outcome {
+                lock().retrying = Some(crate::secrets::scrub_text(e));
+            }
             if !retry || tries == TRIES || Instant::now() + wait >= deadline {
                 break;
             }
             std::thread::sleep(wait);
             wait *= 2;
         }
+        lock().retrying = None;
         if let Err(e) = outcome {
-            tally.failed += 1;
             let e = crate::secrets::scrub_text(&e);
+            {
+                let mut t = lock();
+                t.failed += 1;
+                t.last_error = Some(e.clone());
+            }
             let tried = if tries == 1 { "1 try".to_string() } else { format!("{tries} tries") };
             warnings
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(format!("pushing to {shown} failed after {tried} ({e}); the load goes on"));
-            tally.last_error = Some(e);
         }
     }
-    tally
 }
 
 /// The start of a receiver's answer, on one line.
