@@ -95,6 +95,10 @@ enum Answer {
     CutOk,
     /// `:status 200`, the first 4 bytes of a message, then RST_STREAM INTERNAL_ERROR: the call reset mid-message.
     ResetMidCall,
+    /// `:status 200`, then a message announcing 4 MiB + 1 byte (one past gRPC's default bound), and nothing more.
+    PastFourMiB,
+    /// `:status 200`, a whole message of 2000 bytes, trailers `grpc-status: 0`.
+    TwoKilobytes,
 }
 
 fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -131,6 +135,11 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
                 ]
                 .concat(),
                 Answer::ResetMidCall => [ok, frame(0, 0, id, &message[..4]), frame(3, 0, id, &[0, 0, 0, 2])].concat(),
+                Answer::PastFourMiB => [ok, frame(0, 0, id, &[0, 0, 0x40, 0, 1])].concat(),
+                Answer::TwoKilobytes => {
+                    let long = [&[0u8, 0, 0, 0x07, 0xd0][..], &[b'x'; 2000]].concat();
+                    [ok, frame(0, 0, id, &long), status0].concat()
+                }
             };
             if s.write_all(&reply).is_err() {
                 return;
@@ -148,7 +157,7 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     };
     // Ended at once (RST_STREAM CANCEL), not after the 30 s it would take to wait for --timeout.
     let out = run(Answer::HugePrefix, "30s");
-    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
     let out = run(Answer::NoStatus, "30s");
     assert_eq!(out.error_count("grpc_no_status"), 20, "{}", out.step());
     let out = run(Answer::NotFound, "30s");
@@ -161,6 +170,30 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     assert_eq!(out.step()["requests"], 20, "{}", out.step());
     let out = run(Answer::CutOk, "30s");
     assert_eq!(out.step()["ok"], 20, "{}", out.step());
+}
+
+#[test]
+fn a_message_past_max_message_is_counted_by_its_kind_at_its_prefix() {
+    let run = |answer: Answer, extra: &[&str]| {
+        let peer = hostile(answer);
+        let mut load = vec!["-n", "20", "-c", "2", "--streams", "4", "--timeout", "30s"];
+        load.extend_from_slice(extra);
+        call(&format!("grpc://{}", peer.addr), "helloworld.Greeter/SayHello", "{}", &load)
+    };
+    // gRPC's default bound, 4 MiB: one byte past it ends the call at its prefix, not after the 30 s the rest would
+    // take never to come.
+    let out = run(Answer::PastFourMiB, &[]);
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
+    let sample = &out.step()["error_kinds"][0]["sample"];
+    assert!(sample.as_str().unwrap().contains("4194305 bytes, past --max-message (4194304 bytes)"), "{sample}");
+    // --max-message sets the bound: 2000 bytes are taken by default, refused past 1 KiB.
+    let out = run(Answer::TwoKilobytes, &[]);
+    assert_eq!(out.step()["ok"], 20, "{}", out.step());
+    let out = run(Answer::TwoKilobytes, &["--max-message", "1KiB"]);
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
+    let out = run(Answer::TwoKilobytes, &["--max-message", "10"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--max-message '10': 10 bytes; give 1KiB to 1GiB"), "{}", out.stderr);
 }
 
 /// `hakaru COMMAND` (a sweep or a capacity search: `command` and its own flags) over SayHello: its steps, each

@@ -417,9 +417,11 @@ pub struct RequestArgs {
     /// WebSocket: send the message as a binary frame (text otherwise).
     #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
     pub binary: bool,
-    /// WebSocket: the longest message taken from the server; a frame announcing more is refused at its head.
-    #[arg(long, value_name = "SIZE", default_value = "16MiB", help_heading = heading::REQUEST, hide_short_help = true)]
-    pub max_message: String,
+    /// WebSocket and gRPC: the longest message taken from the server; one announcing more is refused at its head.
+    ///
+    /// Unless given: 16MiB for WebSocket, 4MiB for gRPC (gRPC's own default).
+    #[arg(long, value_name = "SIZE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_message: Option<String>,
     /// WebSocket: what a request is. exchange: a message sent, the next received; listen: each message the server
     /// pushes (--message, if given, is sent once per connection, as a subscription); connect: a connection opened
     /// and upgraded (with --message, one exchange on it), then closed.

@@ -309,6 +309,8 @@ struct State {
     grpc: bool,
     /// gRPC: messages of the calls that ended since the last read, added to the step's count after it.
     grpc_messages: u64,
+    /// gRPC: what each call's answer is read with (`--max-message`).
+    grpc_settings: grpc::Settings,
     /// SETTINGS and PING ACKs queued since the queue was last written whole: at most [`MOST_UNSENT_ACKS`].
     unsent_acks: usize,
     /// `--max-header-list`: an answer's decoded header list, at most.
@@ -471,6 +473,7 @@ impl State {
             pad_unread: None,
             grpc: false,
             grpc_messages: 0,
+            grpc_settings: grpc::Settings::default(),
             unsent_acks: 0,
             max_header_list,
             pause: Duration::ZERO,
@@ -535,7 +538,8 @@ impl State {
             r.start();
             Box::new(r)
         });
-        self.streams.insert(id, Stream { window: self.stream_window, body, kept, events, ..Stream::default() });
+        let grpc = grpc::Call::new(&self.grpc_settings);
+        self.streams.insert(id, Stream { window: self.stream_window, body, kept, events, grpc, ..Stream::default() });
         if !self.push_body(id) {
             self.blocked.push_back(id);
         }
@@ -644,6 +648,7 @@ impl H2Conn {
         let mut state = State::new(streams, plan.max_line, plan.max_header_list);
         state.keep = ctx.script.wants_message();
         state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
+        state.grpc_settings = ctx.shared.plan.grpc;
         state.events = plan.events.clone();
         state.pause = pause;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });

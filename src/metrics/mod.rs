@@ -734,6 +734,7 @@ mod tests {
         assert_eq!(ErrorKind::grpc(&Fault::NoStatus), ErrorKind::GrpcNoStatus);
         assert_eq!(ErrorKind::grpc(&Fault::HttpStatus(503)), ErrorKind::GrpcHttpStatus);
         assert_eq!(ErrorKind::grpc(&Fault::BadMessage(String::new())), ErrorKind::GrpcBadMessage);
+        assert_eq!(ErrorKind::grpc(&Fault::TooLarge { len: 9, max: 8 }), ErrorKind::GrpcMessageTooLarge);
     }
 
     #[test]

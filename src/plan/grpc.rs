@@ -25,6 +25,8 @@ pub struct GrpcRequest {
     pub messages_per_call: u32,
     /// `--data`'s rows and each one's message (`body` is then the first row's), for the plan's template.
     pub rows: Option<rows::RowMessages>,
+    /// What the engine's calls need beside their bytes.
+    pub settings: grpc::Settings,
 }
 
 fn is_grpc(url: &str) -> bool {
@@ -88,6 +90,13 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
         None => call_body(a, &method, &json, &flag).map_err(|r| r.error)?,
     };
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
+    let settings = grpc::Settings {
+        max_message: match a.max_message.as_deref() {
+            // At most 1 GiB: a u32.
+            Some(v) => super::ws::flag_max_message(v)? as u32,
+            None => grpc::MAX_MESSAGE,
+        },
+    };
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
     let mut args = a.clone();
@@ -108,7 +117,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
     }
     let targets =
         a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
-    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows }))
+    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows, settings }))
 }
 
 /// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).

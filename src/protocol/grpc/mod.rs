@@ -7,9 +7,22 @@
 
 pub mod reflection;
 
-/// The largest message taken, as gRPC's own default (4 MiB): a length prefix past it fails the call at once
-/// instead of waiting for gigabytes.
+/// The largest message taken unless `--max-message` says otherwise, as gRPC's own default (4 MiB): a length
+/// prefix past it fails the call at once instead of waiting for gigabytes.
 pub const MAX_MESSAGE: u32 = 4 << 20;
+
+/// What a run's calls need beside their prepared bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `--max-message`: the longest message of an answer taken.
+    pub max_message: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { max_message: MAX_MESSAGE }
+    }
+}
 
 /// The 5-byte prefix of a message: the compressed flag, then the length (big-endian).
 const PREFIX: usize = 5;
@@ -66,8 +79,10 @@ pub enum Fault {
     /// An HTTP status other than 200.
     HttpStatus(u16),
     /// A message whose length prefix the client cannot take: a compressed one (the client asked for no
-    /// compression), a flag other than 0 or 1, a length past [`MAX_MESSAGE`], or cut short by the end.
+    /// compression), a flag other than 0 or 1, or cut short by the end.
     BadMessage(String),
+    /// A message of `len` bytes, past the bound (`--max-message`).
+    TooLarge { len: u64, max: u32 },
 }
 
 impl Fault {
@@ -79,12 +94,15 @@ impl Fault {
             Fault::NoStatus => "the gRPC answer ended without a grpc-status".into(),
             Fault::HttpStatus(s) => format!("a gRPC answer with HTTP status {s} (not 200)"),
             Fault::BadMessage(why) => format!("a malformed gRPC message: {why}"),
+            Fault::TooLarge { len, max } => {
+                format!("a gRPC message of {len} bytes, past --max-message ({max} bytes)")
+            }
         }
     }
 }
 
 /// The messages of one answer, read from its DATA bytes at whatever cuts they come in.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MessageReader {
     prefix: [u8; PREFIX],
     /// Bytes of the current message's prefix read so far (0 between messages).
@@ -93,9 +111,22 @@ pub struct MessageReader {
     left: u32,
     /// Whole messages read.
     pub messages: u32,
+    /// The longest message taken (`--max-message`).
+    max: u32,
+}
+
+impl Default for MessageReader {
+    fn default() -> MessageReader {
+        MessageReader::new(MAX_MESSAGE)
+    }
 }
 
 impl MessageReader {
+    /// A reader taking messages of at most `max` bytes.
+    pub fn new(max: u32) -> MessageReader {
+        MessageReader { prefix: [0; PREFIX], have: 0, left: 0, messages: 0, max }
+    }
+
     /// Reads `data`, the next bytes of the answer's DATA. An error ends the call: the rest is not read.
     pub fn feed(&mut self, mut data: &[u8]) -> Result<(), Fault> {
         while !data.is_empty() {
@@ -123,8 +154,8 @@ impl MessageReader {
                 1 => return Err(Fault::BadMessage("a compressed message, though the call asked for none".into())),
                 flag => return Err(Fault::BadMessage(format!("a length prefix with flag {flag} (0 or 1 expected)"))),
             }
-            if len > MAX_MESSAGE {
-                return Err(Fault::BadMessage(format!("a message of {len} bytes (at most {MAX_MESSAGE})")));
+            if len > self.max {
+                return Err(Fault::TooLarge { len: u64::from(len), max: self.max });
             }
             if len == 0 {
                 self.messages += 1;
@@ -162,6 +193,11 @@ pub struct Call {
 }
 
 impl Call {
+    /// A call of a run with `settings`, before its answer.
+    pub fn new(settings: &Settings) -> Call {
+        Call { reader: MessageReader::new(settings.max_message), ..Call::default() }
+    }
+
     /// A header or trailer field of the answer.
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         match name {
@@ -235,17 +271,28 @@ mod tests {
 
     #[test]
     fn a_length_past_the_bound_or_a_bad_flag_fails_at_the_prefix_whatever_the_cut() {
-        for prefix in [[0u8, 0xff, 0xff, 0xff, 0xff], [1, 0, 0, 0, 1], [2, 0, 0, 0, 1]] {
+        let cases: [([u8; 5], fn(&Fault) -> bool); 4] = [
+            ([0, 0xff, 0xff, 0xff, 0xff], |f| *f == Fault::TooLarge { len: u64::from(u32::MAX), max: MAX_MESSAGE }),
+            ([0, 0, 0x40, 0, 1], |f| matches!(f, Fault::TooLarge { len: 0x40_0001, .. })),
+            ([1, 0, 0, 0, 1], |f| matches!(f, Fault::BadMessage(_))),
+            ([2, 0, 0, 0, 1], |f| matches!(f, Fault::BadMessage(_))),
+        ];
+        for (prefix, expected) in cases {
             for cut in 0..PREFIX {
                 let mut r = MessageReader::default();
                 let first = r.feed(&prefix[..cut]);
                 assert_eq!(first, Ok(()), "nothing is judged before the prefix is whole");
-                assert!(matches!(r.feed(&prefix[cut..]), Err(Fault::BadMessage(_))), "{prefix:?} cut at {cut}");
+                let fault = r.feed(&prefix[cut..]).unwrap_err();
+                assert!(expected(&fault), "{prefix:?} cut at {cut}: {fault:?}");
             }
         }
         let mut r = MessageReader::default();
         let at_bound = [0, 0, 0x40, 0, 0];
         assert_eq!(r.feed(&at_bound), Ok(()), "4 MiB exactly is taken");
+        let mut r = MessageReader::new(1024);
+        assert_eq!(r.feed(&[0, 0, 0, 4, 0]), Ok(()), "--max-message 1KiB takes 1024 bytes");
+        let mut r = MessageReader::new(1024);
+        assert_eq!(r.feed(&[0, 0, 0, 4, 1]), Err(Fault::TooLarge { len: 1025, max: 1024 }));
     }
 
     #[test]
