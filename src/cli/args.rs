@@ -382,7 +382,8 @@ pub struct RequestArgs {
     /// --stream-call-count). A JSON array in -b gives the messages, taken in turn.
     #[arg(long, value_name = "N", visible_alias = "stream-call-count", requires = "call", value_parser = count::<u32>, help_heading = heading::REQUEST, hide_short_help = true)]
     pub stream_messages: Option<u32>,
-    /// gRPC streaming: the time between a call's messages (ghz's --stream-interval); only 0 yet: all at once.
+    /// gRPC client-streaming and bidirectional methods: the time between a call's messages (ghz's
+    /// --stream-interval); 0 (the default): all at once.
     #[arg(long, value_name = "TIME", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub stream_interval: Option<String>,
     /// gRPC: metadata as a JSON object, {"key": "value", ...} (ghz's -m/--metadata; hakaru's -m is --method):

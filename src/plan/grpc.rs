@@ -96,6 +96,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             Some(v) => super::ws::flag_max_message(v)? as u32,
             None => grpc::MAX_MESSAGE,
         },
+        interval: stream_interval(a, &method)?,
     };
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
@@ -310,17 +311,6 @@ fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<Method
 /// stream. Each distinct message is encoded once, here.
 fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), Refused> {
     let streams = method.is_client_streaming();
-    if let Some(interval) = a.stream_interval.as_deref() {
-        let d = crate::units::parse_flag_duration(interval)
-            .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
-        if !d.is_zero() {
-            return Err(UsageError::new(format!(
-                "--stream-interval '{interval}': not supported yet, a call's messages go at once; leave it out (or \
-                 give 0)"
-            ))
-            .into());
-        }
-    }
     let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
     match a.stream_messages {
         Some(n) if !streams => {
@@ -370,6 +360,30 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
         .into());
     }
     Ok((body, n))
+}
+
+/// `--stream-interval`: the time between a client-streaming (or bidirectional) call's messages; None for 0 (all
+/// at once). Refused on a method that sends one message a call.
+fn stream_interval(a: &RequestArgs, method: &MethodDescriptor) -> Result<Option<std::time::Duration>, UsageError> {
+    let Some(interval) = a.stream_interval.as_deref() else { return Ok(None) };
+    let d = crate::units::parse_flag_duration(interval)
+        .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
+    if d.is_zero() {
+        return Ok(None);
+    }
+    if !method.is_client_streaming() {
+        let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
+        return Err(UsageError::new(format!(
+            "--stream-interval '{interval}': {} is a {kind} method, which sends one message a call; leave it out",
+            method.full_name()
+        )));
+    }
+    if d > std::time::Duration::from_secs(3600) {
+        return Err(UsageError::new(format!(
+            "--stream-interval '{interval}': more than an hour between messages; give at most 1h, e.g. 100ms"
+        )));
+    }
+    Ok(Some(d))
 }
 
 /// The method's request message from JSON (proto3's JSON mapping): an unknown field or a wrong type is an error
@@ -475,10 +489,16 @@ mod tests {
         assert!(e.starts_with("--body (message 2 of the array): ") && e.contains("nmae"), "{e}");
         a.body = Some(r#"{"name":"a"}"#.into());
         a.stream_interval = Some("10ms".into());
-        let e = refused(&a);
-        assert!(e.starts_with("--stream-interval '10ms': not supported yet"), "{e}");
+        let g = prepare(&a, None).unwrap().unwrap();
+        assert_eq!(g.settings.interval, Some(std::time::Duration::from_millis(10)));
         a.stream_interval = Some("0".into());
-        assert!(prepare(&a, None).is_ok());
+        assert_eq!(prepare(&a, None).unwrap().unwrap().settings.interval, None);
+        a.stream_interval = Some("2h".into());
+        assert!(refused(&a).starts_with("--stream-interval '2h': more than an hour"));
+        let mut unary = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        unary.stream_interval = Some("10ms".into());
+        let e = refused(&unary);
+        assert!(e.contains("helloworld.Greeter.SayHello is a unary method, which sends one message a call"), "{e}");
     }
 
     #[test]

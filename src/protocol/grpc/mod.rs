@@ -16,12 +16,37 @@ pub const MAX_MESSAGE: u32 = 4 << 20;
 pub struct Settings {
     /// `--max-message`: the longest message of an answer taken.
     pub max_message: u32,
+    /// `--stream-interval`: the time between a client-streaming call's messages (None: all at once).
+    pub interval: Option<std::time::Duration>,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { max_message: MAX_MESSAGE }
+        Settings { max_message: MAX_MESSAGE, interval: None }
     }
+}
+
+/// A streaming call's prepared HTTP/2 frames (its HEADERS, then its framed messages as DATA) cut into the parts
+/// sent apart at `--stream-interval`: the HEADERS with the first message, then each further message, END_STREAM
+/// with the last. Built per call (a `--data` row's frames are the call's own); only spaced calls take the cost.
+pub fn spaced_parts(frames: &[u8]) -> Vec<Vec<u8>> {
+    use crate::protocol::h2::request::{body_of, body_start, write_data};
+    let start = body_start(frames);
+    let body = body_of(&frames[start..]);
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        let len = body.get(at + 1..at + PREFIX).map_or(0, |l| u32::from_be_bytes([l[0], l[1], l[2], l[3]]));
+        let end = (at + PREFIX).saturating_add(len as usize).min(body.len());
+        let mut part = if parts.is_empty() { frames[..start].to_vec() } else { Vec::new() };
+        write_data(&mut part, &body[at..end], end == body.len());
+        parts.push(part);
+        at = end;
+    }
+    if parts.is_empty() {
+        parts.push(frames.to_vec());
+    }
+    parts
 }
 
 /// The 5-byte prefix of a message: the compressed flag, then the length (big-endian).
@@ -319,6 +344,33 @@ mod tests {
         cut.reader.feed(&frame_message(b"hello")[..4]).unwrap();
         cut.field(b"grpc-status", b"0");
         assert!(matches!(cut.verdict(200), Err(Fault::BadMessage(_))));
+    }
+
+    #[test]
+    fn a_spaced_call_is_cut_at_its_messages_and_ends_with_the_last() {
+        use crate::protocol::h2::frame::{DATA, END_STREAM, HEADERS};
+        use crate::protocol::h2::request::{body_of, frame_at, write_data};
+        let headers = [0u8, 0, 1, HEADERS, 4, 0, 0, 0, 0, 0x83];
+        let (a, b) = (frame_message(b"a"), frame_message(&[7u8; 20_000]));
+        let mut frames = headers.to_vec();
+        write_data(&mut frames, &[a.clone(), b.clone(), a.clone()].concat(), true);
+        let parts = spaced_parts(&frames);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0][..headers.len()], headers, "the HEADERS go with the first message");
+        assert_eq!(body_of(&parts[0]), a);
+        assert_eq!((body_of(&parts[1]), body_of(&parts[2])), (b, a));
+        for (i, part) in parts.iter().enumerate() {
+            let mut at = if i == 0 { headers.len() } else { 0 };
+            let mut flags = Vec::new();
+            while let Some(head) = frame_at(part, at) {
+                assert_eq!(head.kind, DATA);
+                flags.push(head.flags & END_STREAM);
+                at += 9 + head.len;
+            }
+            let last = if i == 2 { END_STREAM } else { 0 };
+            assert_eq!(flags.last(), Some(&last), "part {i}: END_STREAM with the last message only");
+            assert!(flags[..flags.len() - 1].iter().all(|&f| f == 0), "part {i}");
+        }
     }
 
     #[test]
