@@ -8,7 +8,7 @@ generic handlers, so no protoc is needed: the server decodes only field 1 (a str
 listens on 127.0.0.1 on a port the kernel picks and prints "port N"; each line "count" on stdin is answered with
 "count " and the calls (and streamed messages) seen by method, as JSON.
 
-Options: `--nap MS` makes helloworld.Greeter/Nap answer after MS milliseconds; `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
+Options: `--nap MS` makes helloworld.Greeter/Nap answer after MS milliseconds; `--compress` compresses answers (gzip); `--tls DIR` listens with TLS (DIR/cert.pem, DIR/key.pem); `--reflect FILE` adds the files of the
 FileDescriptorSet FILE to the descriptor pool and turns server reflection on (grpcio-reflection's v1alpha, or
 under v1's name with `--reflect-as v1`, under both with `--reflect-as v1,v1alpha`).
 """
@@ -158,7 +158,9 @@ def option(name):
 
 
 def main():
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+    # `--compress`: answers compressed with gzip (to a client that accepts it; its requests are decoded either way).
+    compression = grpc.Compression.Gzip if "--compress" in sys.argv else None
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), compression=compression)
     handlers = {
         "SayHello": grpc.unary_unary_rpc_method_handler(say_hello),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),

@@ -386,6 +386,11 @@ pub struct RequestArgs {
     /// --stream-interval); 0 (the default): all at once.
     #[arg(long, value_name = "TIME", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub stream_interval: Option<String>,
+    /// gRPC: compress each request message with gzip (sent with grpc-encoding: gzip), and take compressed answers.
+    ///
+    /// ghz's -e/--enable-compression. Off by default: messages go uncompressed, as gRPC's own clients send them.
+    #[arg(long, value_name = "gzip", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub grpc_compression: Option<String>,
     /// gRPC: metadata as a JSON object, {"key": "value", ...} (ghz's -m/--metadata; hakaru's -m is --method):
     /// the same as a -H line for each key.
     #[arg(long, value_name = "JSON", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]

@@ -114,9 +114,10 @@ pub enum ErrorKind {
     GrpcNoStatus,
     /// gRPC: an answer's HTTP status was not 200.
     GrpcHttpStatus,
-    /// gRPC: a message's length prefix could not be taken (compressed, a bad flag, cut short).
+    /// gRPC: a message's length prefix could not be taken (a compression not asked for, a bad flag, cut short).
     GrpcBadMessage,
-    /// gRPC: a message longer than `--max-message` (4 MiB unless set, as gRPC's), refused at its length prefix.
+    /// gRPC: a message longer than `--max-message` (4 MiB unless set, as gRPC's), refused at its length prefix
+    /// (or, compressed, as it is decompressed).
     GrpcMessageTooLarge,
     /// `--events`: a stream ended before its end: the connection closed or was reset inside it, or its body ended
     /// without the end event (`--events-until`, a token stream's `[DONE]`). A timeout is counted as one.

@@ -60,6 +60,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
         ));
     };
+    let gzip = gzip(a)?;
     let (pool, source) = descriptors(a, call)?;
     let method = find_method(&pool, call, &source)?;
     let json = match (&a.body, &a.body_file) {
@@ -97,6 +98,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             None => grpc::MAX_MESSAGE,
         },
         interval: stream_interval(a, &method)?,
+        gzip,
     };
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
@@ -107,11 +109,16 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
     args.http2 = true;
     args.body = None;
     args.body_file = None;
+    let encoding =
+        settings.gzip.then_some([("grpc-encoding", "gzip".to_string()), ("grpc-accept-encoding", "gzip".into())]);
     for (name, value) in [
         ("content-type", "application/grpc".to_string()),
         ("te", "trailers".into()),
         ("grpc-timeout", grpc::timeout_header(timeout)),
-    ] {
+    ]
+    .into_iter()
+    .chain(encoding.into_iter().flatten())
+    {
         if !a.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case(name))) {
             args.headers.push(format!("{name}: {value}"));
         }
@@ -347,7 +354,11 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             let start = item.as_ptr() as usize - json.as_ptr() as usize;
             Refused { error: UsageError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
         })?;
-        framed.push(grpc::frame_message(&message));
+        framed.push(if a.grpc_compression.is_some() {
+            grpc::gzip::frame(&message)
+        } else {
+            grpc::frame_message(&message)
+        });
     }
     let n = if streams { a.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
     let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
@@ -360,6 +371,18 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
         .into());
     }
     Ok((body, n))
+}
+
+/// `--grpc-compression`: gzip, or none when not given.
+fn gzip(a: &RequestArgs) -> Result<bool, UsageError> {
+    match a.grpc_compression.as_deref() {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("gzip") => Ok(true),
+        Some(v) => Err(UsageError::new(format!(
+            "--grpc-compression '{}': hakaru compresses with gzip only; give --grpc-compression gzip or leave it out",
+            v.escape_debug()
+        ))),
+    }
 }
 
 /// `--stream-interval`: the time between a client-streaming (or bidirectional) call's messages; None for 0 (all
@@ -499,6 +522,23 @@ mod tests {
         unary.stream_interval = Some("10ms".into());
         let e = refused(&unary);
         assert!(e.contains("helloworld.Greeter.SayHello is a unary method, which sends one message a call"), "{e}");
+    }
+
+    #[test]
+    fn grpc_compression_gzip_compresses_each_message_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"x"}"#);
+        a.grpc_compression = Some("gzip".into());
+        let g = prepare(&a, None).unwrap().unwrap();
+        assert!(g.settings.gzip);
+        assert_eq!(g.body[0], 1, "the compressed flag");
+        assert_eq!(grpc::gzip::inflated_len(&g.body[5..], 100), Ok(3), "field 1, length 1, 'x'");
+        for h in ["grpc-encoding: gzip", "grpc-accept-encoding: gzip"] {
+            assert!(g.args.headers.iter().any(|x| x == h), "{h} in {:?}", g.args.headers);
+        }
+        a.grpc_compression = Some("br".into());
+        let e = refused(&a);
+        assert!(e.starts_with("--grpc-compression 'br': hakaru compresses with gzip only"), "{e}");
     }
 
     #[test]
