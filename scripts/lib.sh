@@ -12,6 +12,17 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
+# install_missing WHO COMMAND:PACKAGE...: installs (apt_install) the package of each command not on the PATH (a
+# command may be a path: /usr/bin/time:time).
+install_missing() {
+  local who=$1 need=() b
+  shift
+  for b in "$@"; do
+    command -v "${b%%:*}" >/dev/null || need+=("${b#*:}")
+  done
+  apt_install "$who" ${need[@]+"${need[@]}"}
+}
+
 # cargo_target_dir: the directory cargo builds into for this workspace (CARGO_TARGET_DIR, build.target-dir in a
 # .cargo/config, or ./target), as `cargo metadata` reports it; ./target if cargo cannot say.
 cargo_target_dir() {

@@ -95,6 +95,15 @@ enum Answer {
     CutOk,
     /// `:status 200`, the first 4 bytes of a message, then RST_STREAM INTERNAL_ERROR: the call reset mid-message.
     ResetMidCall,
+    /// `:status 200`, then a message announcing 4 MiB + 1 byte (one past gRPC's default bound), and nothing more.
+    PastFourMiB,
+    /// `:status 200`, a whole message of 2000 bytes, trailers `grpc-status: 0`.
+    TwoKilobytes,
+    /// `:status 200` with `grpc-encoding: gzip`, a compressed message whose bytes are no gzip, `grpc-status: 0`.
+    GzipGarbage,
+    /// `:status 200` with `grpc-encoding: gzip`, a compressed message of 100 bytes inflating to 100,000,
+    /// `grpc-status: 0`.
+    GzipBomb,
 }
 
 fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -117,6 +126,8 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
             let ok = frame(1, 4, id, &[0x88]);
             let message = [0u8, 0, 0, 0, 3, 0x0a, 1, b'x'];
             let status0 = frame(1, 5, id, &[&[0u8, 11][..], b"grpc-status", &[1], b"0"].concat());
+            // `grpc-encoding: gzip`, a literal without indexing (a new name).
+            let gzip_ok = frame(1, 4, id, &[&[0x88, 0, 13][..], b"grpc-encoding", &[4], b"gzip"].concat());
             let reply = match answer {
                 Answer::HugePrefix => [ok, frame(0, 0, id, &[0, 0xff, 0xff, 0xff, 0xff])].concat(),
                 Answer::NoStatus => [ok, frame(0, 1, id, &message)].concat(),
@@ -131,6 +142,19 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
                 ]
                 .concat(),
                 Answer::ResetMidCall => [ok, frame(0, 0, id, &message[..4]), frame(3, 0, id, &[0, 0, 0, 2])].concat(),
+                Answer::PastFourMiB => [ok, frame(0, 0, id, &[0, 0, 0x40, 0, 1])].concat(),
+                Answer::GzipGarbage => [gzip_ok, frame(0, 0, id, &[1, 0, 0, 0, 4, 1, 2, 3, 4]), status0].concat(),
+                Answer::GzipBomb => {
+                    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+                    gz.write_all(&[0u8; 100_000]).unwrap();
+                    let gz = gz.finish().unwrap();
+                    let prefix = [&[1u8][..], &(gz.len() as u32).to_be_bytes()].concat();
+                    [gzip_ok, frame(0, 0, id, &[prefix, gz].concat()), status0].concat()
+                }
+                Answer::TwoKilobytes => {
+                    let long = [&[0u8, 0, 0, 0x07, 0xd0][..], &[b'x'; 2000]].concat();
+                    [ok, frame(0, 0, id, &long), status0].concat()
+                }
             };
             if s.write_all(&reply).is_err() {
                 return;
@@ -148,7 +172,7 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     };
     // Ended at once (RST_STREAM CANCEL), not after the 30 s it would take to wait for --timeout.
     let out = run(Answer::HugePrefix, "30s");
-    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
     let out = run(Answer::NoStatus, "30s");
     assert_eq!(out.error_count("grpc_no_status"), 20, "{}", out.step());
     let out = run(Answer::NotFound, "30s");
@@ -161,6 +185,41 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     assert_eq!(out.step()["requests"], 20, "{}", out.step());
     let out = run(Answer::CutOk, "30s");
     assert_eq!(out.step()["ok"], 20, "{}", out.step());
+}
+
+#[test]
+fn a_message_past_max_message_is_counted_by_its_kind_at_its_prefix_or_as_it_inflates() {
+    let run = |answer: Answer, extra: &[&str]| {
+        let peer = hostile(answer);
+        let mut load = vec!["-n", "20", "-c", "2", "--streams", "4", "--timeout", "30s"];
+        load.extend_from_slice(extra);
+        call(&format!("grpc://{}", peer.addr), "helloworld.Greeter/SayHello", "{}", &load)
+    };
+    // gRPC's default bound, 4 MiB: one byte past it ends the call at its prefix, not after the 30 s the rest would
+    // take never to come.
+    let out = run(Answer::PastFourMiB, &[]);
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
+    let sample = &out.step()["error_kinds"][0]["sample"];
+    assert!(sample.as_str().unwrap().contains("4194305 bytes, past --max-message (4194304 bytes)"), "{sample}");
+    // --max-message sets the bound: 2000 bytes are taken by default, refused past 1 KiB.
+    let out = run(Answer::TwoKilobytes, &[]);
+    assert_eq!(out.step()["ok"], 20, "{}", out.step());
+    let out = run(Answer::TwoKilobytes, &["--max-message", "1KiB"]);
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
+    // Compressed: bounded by the inflated size, and a message that does not inflate is malformed.
+    let gzip = ["--grpc-compression", "gzip"];
+    let out = run(Answer::GzipBomb, &[&gzip[..], &["--max-message", "64KiB"]].concat());
+    assert_eq!(out.error_count("grpc_message_too_large"), 20, "{}", out.step());
+    let out = run(Answer::GzipBomb, &[&gzip[..], &["--max-message", "128KiB"]].concat());
+    assert_eq!(out.step()["ok"], 20, "{}", out.step());
+    let out = run(Answer::GzipGarbage, &gzip);
+    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    // Not asked for, a compressed answer is malformed whatever its bytes.
+    let out = run(Answer::GzipBomb, &[]);
+    assert_eq!(out.error_count("grpc_bad_message"), 20, "{}", out.step());
+    let out = run(Answer::TwoKilobytes, &["--max-message", "10"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--max-message '10': 10 bytes; give 1KiB to 1GiB"), "{}", out.stderr);
 }
 
 /// `hakaru COMMAND` (a sweep or a capacity search: `command` and its own flags) over SayHello: its steps, each

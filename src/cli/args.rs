@@ -389,9 +389,15 @@ pub struct RequestArgs {
     /// --stream-call-count). A JSON array in -b gives the messages, taken in turn.
     #[arg(long, value_name = "N", visible_alias = "stream-call-count", requires = "call", value_parser = count::<u32>, help_heading = heading::REQUEST, hide_short_help = true)]
     pub stream_messages: Option<u32>,
-    /// gRPC streaming: the time between a call's messages (ghz's --stream-interval); only 0 yet: all at once.
+    /// gRPC client-streaming and bidirectional methods: the time between a call's messages (ghz's
+    /// --stream-interval); 0 (the default): all at once.
     #[arg(long, value_name = "TIME", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
     pub stream_interval: Option<String>,
+    /// gRPC: compress each request message with gzip (sent with grpc-encoding: gzip), and take compressed answers.
+    ///
+    /// ghz's -e/--enable-compression. Off by default: messages go uncompressed, as gRPC's own clients send them.
+    #[arg(long, value_name = "gzip", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub grpc_compression: Option<String>,
     /// gRPC: metadata as a JSON object, {"key": "value", ...} (ghz's -m/--metadata; hakaru's -m is --method):
     /// the same as a -H line for each key.
     #[arg(long, value_name = "JSON", requires = "call", help_heading = heading::REQUEST, hide_short_help = true)]
@@ -424,9 +430,11 @@ pub struct RequestArgs {
     /// WebSocket: send the message as a binary frame (text otherwise).
     #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
     pub binary: bool,
-    /// WebSocket: the longest message taken from the server; a frame announcing more is refused at its head.
-    #[arg(long, value_name = "SIZE", default_value = "16MiB", help_heading = heading::REQUEST, hide_short_help = true)]
-    pub max_message: String,
+    /// WebSocket and gRPC: the longest message taken from the server; one announcing more is refused at its head.
+    ///
+    /// Unless given: 16MiB for WebSocket, 4MiB for gRPC (gRPC's own default).
+    #[arg(long, value_name = "SIZE", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub max_message: Option<String>,
     /// WebSocket: what a request is. exchange: a message sent, the next received; listen: each message the server
     /// pushes (--message, if given, is sent once per connection, as a subscription); connect: a connection opened
     /// and upgraded (with --message, one exchange on it), then closed.

@@ -189,16 +189,33 @@ pub(super) fn exchange(
                 _ = timer.as_mut() => return Err(super::client::timeout_failure(exchange.timeout)),
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
-            let id = match exchange.built() {
+            let interval = ctx.shared.plan.grpc.interval;
+            let mut spaced = Vec::new();
+            let id = match (interval, exchange.built()) {
+                // `--stream-interval`: the HEADERS and the first message now, each further message later.
+                (Some(_), built) => {
+                    spaced = grpc::spaced_parts(built.unwrap_or(&request.bytes));
+                    let first = spaced.remove(0);
+                    conn.send(ctx, &first, None)
+                }
                 // A template's or script's frames, built for this request: a body is copied into a buffer of its
                 // own, as it may have to wait for the server's windows.
-                Some(frames) => conn.send(ctx, frames, None),
-                None => conn.send(ctx, &request.bytes, Some(&request.bytes)),
+                (None, Some(frames)) => conn.send(ctx, frames, None),
+                (None, None) => conn.send(ctx, &request.bytes, Some(&request.bytes)),
             };
             timer.as_mut().reset((sent + exchange.timeout).into());
+            let waiting = async {
+                match interval {
+                    // Boxed: most calls are not spaced, and this future is in every stream slot's task.
+                    Some(every) if !spaced.is_empty() => {
+                        Box::pin(conn.spaced(id, std::mem::take(&mut spaced), sent, every)).await
+                    }
+                    _ => conn.wait(id).await,
+                }
+            };
             let outcome = tokio::select! {
                 biased;
-                o = conn.wait(id) => o,
+                o = waiting => o,
                 _ = timer.as_mut() => {
                     conn.cancel(id);
                     return Err(super::client::timeout_failure(exchange.timeout));
@@ -309,6 +326,8 @@ struct State {
     grpc: bool,
     /// gRPC: messages of the calls that ended since the last read, added to the step's count after it.
     grpc_messages: u64,
+    /// gRPC: what each call's answer is read with (`--max-message`).
+    grpc_settings: grpc::Settings,
     /// SETTINGS and PING ACKs queued since the queue was last written whole: at most [`MOST_UNSENT_ACKS`].
     unsent_acks: usize,
     /// `--max-header-list`: an answer's decoded header list, at most.
@@ -471,6 +490,7 @@ impl State {
             pad_unread: None,
             grpc: false,
             grpc_messages: 0,
+            grpc_settings: grpc::Settings::default(),
             unsent_acks: 0,
             max_header_list,
             pause: Duration::ZERO,
@@ -535,7 +555,8 @@ impl State {
             r.start();
             Box::new(r)
         });
-        self.streams.insert(id, Stream { window: self.stream_window, body, kept, events, ..Stream::default() });
+        let grpc = grpc::Call::new(&self.grpc_settings);
+        self.streams.insert(id, Stream { window: self.stream_window, body, kept, events, grpc, ..Stream::default() });
         if !self.push_body(id) {
             self.blocked.push_back(id);
         }
@@ -644,6 +665,7 @@ impl H2Conn {
         let mut state = State::new(streams, plan.max_line, plan.max_header_list);
         state.keep = ctx.script.wants_message();
         state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
+        state.grpc_settings = ctx.shared.plan.grpc;
         state.events = plan.events.clone();
         state.pause = pause;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });
@@ -702,6 +724,51 @@ impl H2Conn {
         drop(st);
         ctx.metrics.borrow_mut().h2.header_bytes_out += header_block as u64;
         id
+    }
+
+    /// Queues more of stream `id`'s body (`frames`: DATA frames), after what it has still to send.
+    fn send_more(&self, id: u32, frames: &[u8]) {
+        let mut st = self.state.borrow_mut();
+        let Some(s) = st.streams.get_mut(&id).filter(|s| s.done.is_none()) else { return };
+        match s.body.take() {
+            // Still waiting for the server's windows (and so in `blocked` already): the new frames after the rest.
+            Some(rest) => {
+                let frames = [&rest.frames[rest.at..], frames].concat();
+                s.body = Some(Body { frames: frames.into(), at: 0, sent: rest.sent });
+            }
+            None => {
+                s.body = Some(Body { frames: bytes::Bytes::copy_from_slice(frames), at: 0, sent: 0 });
+                if !st.push_body(id) {
+                    st.blocked.push_back(id);
+                }
+            }
+        }
+        st.wake_task();
+    }
+
+    /// `--stream-interval`: sends `parts` (a call's further messages) one every `interval` from `sent`, while
+    /// waiting for the stream's end as [`H2Conn::wait`] does. A call its server ends before its last message is
+    /// reset (RST_STREAM CANCEL) rather than left half open on the server.
+    async fn spaced(
+        &self,
+        id: u32,
+        parts: Vec<Vec<u8>>,
+        sent: Instant,
+        interval: Duration,
+    ) -> (Outcome, Option<Box<Kept>>, Option<Instant>, Option<Box<EventReader>>) {
+        let mut due = sent;
+        for part in &parts {
+            due += interval;
+            tokio::select! {
+                biased;
+                o = self.wait(id) => {
+                    self.cancel(id);
+                    return o;
+                }
+                () = tokio::time::sleep_until(due.into()) => self.send_more(id, part),
+            }
+        }
+        self.wait(id).await
     }
 
     /// Waits for the stream's end, and forgets it; with its headers and body when they were kept, and when its

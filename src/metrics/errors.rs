@@ -114,8 +114,11 @@ pub enum ErrorKind {
     GrpcNoStatus,
     /// gRPC: an answer's HTTP status was not 200.
     GrpcHttpStatus,
-    /// gRPC: a message's length prefix could not be taken (compressed, a bad flag, past the 4 MiB bound, cut short).
+    /// gRPC: a message's length prefix could not be taken (a compression not asked for, a bad flag, cut short).
     GrpcBadMessage,
+    /// gRPC: a message longer than `--max-message` (4 MiB unless set, as gRPC's), refused at its length prefix
+    /// (or, compressed, as it is decompressed).
+    GrpcMessageTooLarge,
     /// `--events`: a stream ended before its end: the connection closed or was reset inside it, or its body ended
     /// without the end event (`--events-until`, a token stream's `[DONE]`). A timeout is counted as one.
     StreamCut,
@@ -183,7 +186,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 82] = [
+    pub const ALL: [ErrorKind; 83] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -237,6 +240,7 @@ impl ErrorKind {
         ErrorKind::GrpcNoStatus,
         ErrorKind::GrpcHttpStatus,
         ErrorKind::GrpcBadMessage,
+        ErrorKind::GrpcMessageTooLarge,
         ErrorKind::StreamCut,
         ErrorKind::StreamTooLong,
         ErrorKind::WsUpgradeStatus,
@@ -324,6 +328,7 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "grpc_no_status",
             ErrorKind::GrpcHttpStatus => "grpc_http_status",
             ErrorKind::GrpcBadMessage => "grpc_bad_message",
+            ErrorKind::GrpcMessageTooLarge => "grpc_message_too_large",
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::StreamTooLong => "stream_too_long",
             ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
@@ -417,6 +422,7 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status",
             ErrorKind::GrpcHttpStatus => "gRPC answer with an HTTP status other than 200",
             ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
+            ErrorKind::GrpcMessageTooLarge => "gRPC message past --max-message",
             ErrorKind::StreamCut => "stream cut before its end",
             ErrorKind::StreamTooLong => "stream past --events-max or --events-max-bytes",
             ErrorKind::WsUpgradeStatus => "WebSocket upgrade answered with another status than 101",
@@ -474,6 +480,7 @@ impl ErrorKind {
             Fault::NoStatus => ErrorKind::GrpcNoStatus,
             Fault::HttpStatus(_) => ErrorKind::GrpcHttpStatus,
             Fault::BadMessage(_) => ErrorKind::GrpcBadMessage,
+            Fault::TooLarge { .. } => ErrorKind::GrpcMessageTooLarge,
         }
     }
 

@@ -738,6 +738,10 @@ mod tests {
         assert_eq!(ErrorKind::grpc(&Fault::NoStatus), ErrorKind::GrpcNoStatus);
         assert_eq!(ErrorKind::grpc(&Fault::HttpStatus(503)), ErrorKind::GrpcHttpStatus);
         assert_eq!(ErrorKind::grpc(&Fault::BadMessage(String::new())), ErrorKind::GrpcBadMessage);
+        assert_eq!(
+            ErrorKind::grpc(&Fault::TooLarge { len: 9, max: 8, inflated: false }),
+            ErrorKind::GrpcMessageTooLarge
+        );
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct GrpcRequest {
     pub messages_per_call: u32,
     /// `--data`'s rows and each one's message (`body` is then the first row's), for the plan's template.
     pub rows: Option<rows::RowMessages>,
+    /// What the engine's calls need beside their bytes.
+    pub settings: grpc::Settings,
 }
 
 fn is_grpc(url: &str) -> bool {
@@ -58,6 +60,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
         ));
     };
+    let gzip = gzip(a)?;
     let (pool, source) = descriptors(a, call)?;
     let method = find_method(&pool, call, &source)?;
     let json = match (&a.body, &a.body_file) {
@@ -88,6 +91,15 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
         None => call_body(a, &method, &json, &flag).map_err(|r| r.error)?,
     };
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
+    let settings = grpc::Settings {
+        max_message: match a.max_message.as_deref() {
+            // At most 1 GiB: a u32.
+            Some(v) => super::ws::flag_max_message(v)? as u32,
+            None => grpc::MAX_MESSAGE,
+        },
+        interval: stream_interval(a, &method)?,
+        gzip,
+    };
 
     let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
     let mut args = a.clone();
@@ -97,18 +109,23 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
     args.http2 = true;
     args.body = None;
     args.body_file = None;
+    let encoding =
+        settings.gzip.then_some([("grpc-encoding", "gzip".to_string()), ("grpc-accept-encoding", "gzip".into())]);
     for (name, value) in [
         ("content-type", "application/grpc".to_string()),
         ("te", "trailers".into()),
         ("grpc-timeout", grpc::timeout_header(timeout)),
-    ] {
+    ]
+    .into_iter()
+    .chain(encoding.into_iter().flatten())
+    {
         if !a.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case(name))) {
             args.headers.push(format!("{name}: {value}"));
         }
     }
     let targets =
         a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
-    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows }))
+    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows, settings }))
 }
 
 /// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).
@@ -301,17 +318,6 @@ fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<Method
 /// stream. Each distinct message is encoded once, here.
 fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), Refused> {
     let streams = method.is_client_streaming();
-    if let Some(interval) = a.stream_interval.as_deref() {
-        let d = crate::units::parse_flag_duration(interval)
-            .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
-        if !d.is_zero() {
-            return Err(UsageError::new(format!(
-                "--stream-interval '{interval}': not supported yet, a call's messages go at once; leave it out (or \
-                 give 0)"
-            ))
-            .into());
-        }
-    }
     let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
     match a.stream_messages {
         Some(n) if !streams => {
@@ -348,7 +354,11 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             let start = item.as_ptr() as usize - json.as_ptr() as usize;
             Refused { error: UsageError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
         })?;
-        framed.push(grpc::frame_message(&message));
+        framed.push(if a.grpc_compression.is_some() {
+            grpc::gzip::frame(&message)
+        } else {
+            grpc::frame_message(&message)
+        });
     }
     let n = if streams { a.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
     let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
@@ -361,6 +371,42 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
         .into());
     }
     Ok((body, n))
+}
+
+/// `--grpc-compression`: gzip, or none when not given.
+fn gzip(a: &RequestArgs) -> Result<bool, UsageError> {
+    match a.grpc_compression.as_deref() {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("gzip") => Ok(true),
+        Some(v) => Err(UsageError::new(format!(
+            "--grpc-compression '{}': hakaru compresses with gzip only; give --grpc-compression gzip or leave it out",
+            v.escape_debug()
+        ))),
+    }
+}
+
+/// `--stream-interval`: the time between a client-streaming (or bidirectional) call's messages; None for 0 (all
+/// at once). Refused on a method that sends one message a call.
+fn stream_interval(a: &RequestArgs, method: &MethodDescriptor) -> Result<Option<std::time::Duration>, UsageError> {
+    let Some(interval) = a.stream_interval.as_deref() else { return Ok(None) };
+    let d = crate::units::parse_flag_duration(interval)
+        .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
+    if d.is_zero() {
+        return Ok(None);
+    }
+    if !method.is_client_streaming() {
+        let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
+        return Err(UsageError::new(format!(
+            "--stream-interval '{interval}': {} is a {kind} method, which sends one message a call; leave it out",
+            method.full_name()
+        )));
+    }
+    if d > std::time::Duration::from_secs(3600) {
+        return Err(UsageError::new(format!(
+            "--stream-interval '{interval}': more than an hour between messages; give at most 1h, e.g. 100ms"
+        )));
+    }
+    Ok(Some(d))
 }
 
 /// The method's request message from JSON (proto3's JSON mapping): an unknown field or a wrong type is an error
@@ -466,10 +512,33 @@ mod tests {
         assert!(e.starts_with("--body (message 2 of the array): ") && e.contains("nmae"), "{e}");
         a.body = Some(r#"{"name":"a"}"#.into());
         a.stream_interval = Some("10ms".into());
-        let e = refused(&a);
-        assert!(e.starts_with("--stream-interval '10ms': not supported yet"), "{e}");
+        let g = prepare(&a, None).unwrap().unwrap();
+        assert_eq!(g.settings.interval, Some(std::time::Duration::from_millis(10)));
         a.stream_interval = Some("0".into());
-        assert!(prepare(&a, None).is_ok());
+        assert_eq!(prepare(&a, None).unwrap().unwrap().settings.interval, None);
+        a.stream_interval = Some("2h".into());
+        assert!(refused(&a).starts_with("--stream-interval '2h': more than an hour"));
+        let mut unary = args(dir.path(), "helloworld.Greeter/SayHello", "{}");
+        unary.stream_interval = Some("10ms".into());
+        let e = refused(&unary);
+        assert!(e.contains("helloworld.Greeter.SayHello is a unary method, which sends one message a call"), "{e}");
+    }
+
+    #[test]
+    fn grpc_compression_gzip_compresses_each_message_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"x"}"#);
+        a.grpc_compression = Some("gzip".into());
+        let g = prepare(&a, None).unwrap().unwrap();
+        assert!(g.settings.gzip);
+        assert_eq!(g.body[0], 1, "the compressed flag");
+        assert_eq!(grpc::gzip::inflated_len(&g.body[5..], 100), Ok(3), "field 1, length 1, 'x'");
+        for h in ["grpc-encoding: gzip", "grpc-accept-encoding: gzip"] {
+            assert!(g.args.headers.iter().any(|x| x == h), "{h} in {:?}", g.args.headers);
+        }
+        a.grpc_compression = Some("br".into());
+        let e = refused(&a);
+        assert!(e.starts_with("--grpc-compression 'br': hakaru compresses with gzip only"), "{e}");
     }
 
     #[test]

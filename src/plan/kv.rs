@@ -561,6 +561,7 @@ impl KvPlan {
             data: data_shown.clone(),
             streams: 1,
             grpc_messages_out: 0,
+            grpc: Default::default(),
             events: None,
             websocket: None,
         };

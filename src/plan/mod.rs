@@ -187,6 +187,8 @@ pub struct RunPlan {
     pub streams: usize,
     /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
     pub grpc_messages_out: u32,
+    /// gRPC: what the calls need beside their bytes (`--max-message` ...).
+    pub grpc: crate::protocol::grpc::Settings,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
     /// WebSocket: the upgrade request and the messages' framing.
@@ -358,6 +360,8 @@ pub struct RequestSet {
     pub streams: usize,
     /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
     pub grpc_messages_out: u32,
+    /// gRPC: what the calls need beside their bytes (`--max-message` ...).
+    pub grpc: crate::protocol::grpc::Settings,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
     /// WebSocket: the upgrade request and the messages' framing.
@@ -672,6 +676,7 @@ impl RequestSet {
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             streams,
             grpc_messages_out: grpc.as_ref().map_or(0, |g| g.messages_per_call),
+            grpc: grpc.as_ref().map(|g| g.settings).unwrap_or_default(),
             events: events::from_args(a)?,
             websocket,
         })
@@ -1299,6 +1304,7 @@ impl RunPlan {
             template: set.template.clone(),
             streams: set.streams.max(1),
             grpc_messages_out: set.grpc_messages_out,
+            grpc: set.grpc,
             events: set.events.clone(),
             websocket: set.websocket.clone(),
             start_at: None,

@@ -95,7 +95,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
              filled yet; put templates in --message",
         ));
     }
-    let max_message = flag_max_message(&a.max_message)?;
+    let max_message = flag_max_message(a.max_message.as_deref().unwrap_or("16MiB"))?;
     let message = match (&a.message, &a.message_file) {
         (Some(m), _) => m.clone().into_bytes(),
         (None, Some(path)) => {
@@ -145,8 +145,8 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     }))
 }
 
-/// `--max-message` from 1 KiB to 1 GiB.
-fn flag_max_message(value: &str) -> Result<u64, UsageError> {
+/// `--max-message` from 1 KiB to 1 GiB (WebSocket's and gRPC's).
+pub(super) fn flag_max_message(value: &str) -> Result<u64, UsageError> {
     let bad = |why: String| UsageError::new(format!("--max-message '{value}': {why}"));
     let bytes = crate::units::parse_size(value).map_err(bad)?;
     if !(1024..=1024 * 1024 * 1024).contains(&bytes) {

@@ -5,11 +5,52 @@
 //! every other status a failure named by its code (`UNAVAILABLE`), and apart from those what is no gRPC answer
 //! at all (an HTTP status other than 200, no grpc-status, a malformed length prefix).
 
+pub mod gzip;
 pub mod reflection;
 
-/// The largest message taken, as gRPC's own default (4 MiB): a length prefix past it fails the call at once
-/// instead of waiting for gigabytes.
+/// The largest message taken unless `--max-message` says otherwise, as gRPC's own default (4 MiB): a length
+/// prefix past it fails the call at once instead of waiting for gigabytes.
 pub const MAX_MESSAGE: u32 = 4 << 20;
+
+/// What a run's calls need beside their prepared bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `--max-message`: the longest message of an answer taken.
+    pub max_message: u32,
+    /// `--stream-interval`: the time between a client-streaming call's messages (None: all at once).
+    pub interval: Option<std::time::Duration>,
+    /// `--grpc-compression gzip`: messages sent compressed, compressed answers taken (and inflated).
+    pub gzip: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { max_message: MAX_MESSAGE, interval: None, gzip: false }
+    }
+}
+
+/// A streaming call's prepared HTTP/2 frames (its HEADERS, then its framed messages as DATA) cut into the parts
+/// sent apart at `--stream-interval`: the HEADERS with the first message, then each further message, END_STREAM
+/// with the last. Built per call (a `--data` row's frames are the call's own); only spaced calls take the cost.
+pub fn spaced_parts(frames: &[u8]) -> Vec<Vec<u8>> {
+    use crate::protocol::h2::request::{body_of, body_start, write_data};
+    let start = body_start(frames);
+    let body = body_of(&frames[start..]);
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        let len = body.get(at + 1..at + PREFIX).map_or(0, |l| u32::from_be_bytes([l[0], l[1], l[2], l[3]]));
+        let end = (at + PREFIX).saturating_add(len as usize).min(body.len());
+        let mut part = if parts.is_empty() { frames[..start].to_vec() } else { Vec::new() };
+        write_data(&mut part, &body[at..end], end == body.len());
+        parts.push(part);
+        at = end;
+    }
+    if parts.is_empty() {
+        parts.push(frames.to_vec());
+    }
+    parts
+}
 
 /// The 5-byte prefix of a message: the compressed flag, then the length (big-endian).
 const PREFIX: usize = 5;
@@ -65,9 +106,12 @@ pub enum Fault {
     NoStatus,
     /// An HTTP status other than 200.
     HttpStatus(u16),
-    /// A message whose length prefix the client cannot take: a compressed one (the client asked for no
-    /// compression), a flag other than 0 or 1, a length past [`MAX_MESSAGE`], or cut short by the end.
+    /// A message the client cannot take: a compressed one it did not ask for (or one that does not inflate), a
+    /// flag other than 0 or 1, or cut short by the end.
     BadMessage(String),
+    /// A message of `len` bytes, past the bound (`--max-message`); `inflated`: a compressed one, inflated as far
+    /// as `len` bytes when it went past.
+    TooLarge { len: u64, max: u32, inflated: bool },
 }
 
 impl Fault {
@@ -79,12 +123,18 @@ impl Fault {
             Fault::NoStatus => "the gRPC answer ended without a grpc-status".into(),
             Fault::HttpStatus(s) => format!("a gRPC answer with HTTP status {s} (not 200)"),
             Fault::BadMessage(why) => format!("a malformed gRPC message: {why}"),
+            Fault::TooLarge { len, max, inflated: false } => {
+                format!("a gRPC message of {len} bytes, past --max-message ({max} bytes)")
+            }
+            Fault::TooLarge { max, inflated: true, .. } => {
+                format!("a compressed gRPC message inflating past --max-message ({max} bytes)")
+            }
         }
     }
 }
 
 /// The messages of one answer, read from its DATA bytes at whatever cuts they come in.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MessageReader {
     prefix: [u8; PREFIX],
     /// Bytes of the current message's prefix read so far (0 between messages).
@@ -93,18 +143,57 @@ pub struct MessageReader {
     left: u32,
     /// Whole messages read.
     pub messages: u32,
+    /// The longest message taken (`--max-message`), inflated if compressed.
+    max: u32,
+    /// The call asked for gzip (`--grpc-compression gzip`), and the answer says it is (`grpc-encoding: gzip`).
+    accept_gzip: bool,
+    encoded_gzip: bool,
+    /// The current message's compressed bytes, inflated at its end (None: an uncompressed one, not kept).
+    compressed: Option<Vec<u8>>,
+}
+
+impl Default for MessageReader {
+    fn default() -> MessageReader {
+        MessageReader::new(MAX_MESSAGE)
+    }
 }
 
 impl MessageReader {
+    /// A reader taking messages of at most `max` bytes.
+    pub fn new(max: u32) -> MessageReader {
+        MessageReader {
+            prefix: [0; PREFIX],
+            have: 0,
+            left: 0,
+            messages: 0,
+            max,
+            accept_gzip: false,
+            encoded_gzip: false,
+            compressed: None,
+        }
+    }
+
+    /// A message's last byte came: compressed, it must inflate within the bound.
+    fn message_end(&mut self) -> Result<(), Fault> {
+        if let Some(gzip) = self.compressed.take() {
+            gzip::inflated_len(&gzip, self.max)?;
+        }
+        self.messages += 1;
+        Ok(())
+    }
+
     /// Reads `data`, the next bytes of the answer's DATA. An error ends the call: the rest is not read.
     pub fn feed(&mut self, mut data: &[u8]) -> Result<(), Fault> {
         while !data.is_empty() {
             if self.left > 0 {
                 let n = (self.left as usize).min(data.len());
+                if let Some(kept) = self.compressed.as_mut() {
+                    kept.extend_from_slice(&data[..n]);
+                }
                 self.left -= n as u32;
                 data = &data[n..];
                 if self.left == 0 {
-                    self.messages += 1;
+                    self.message_end()?;
                 }
                 continue;
             }
@@ -118,16 +207,26 @@ impl MessageReader {
             }
             self.have = 0;
             let len = u32::from_be_bytes([self.prefix[1], self.prefix[2], self.prefix[3], self.prefix[4]]);
-            match self.prefix[0] {
-                0 => {}
+            let compressed = match self.prefix[0] {
+                0 => false,
+                1 if self.accept_gzip && self.encoded_gzip => true,
+                1 if self.accept_gzip => {
+                    return Err(Fault::BadMessage(
+                        "a compressed message in an answer without grpc-encoding gzip".into(),
+                    ));
+                }
                 1 => return Err(Fault::BadMessage("a compressed message, though the call asked for none".into())),
                 flag => return Err(Fault::BadMessage(format!("a length prefix with flag {flag} (0 or 1 expected)"))),
-            }
-            if len > MAX_MESSAGE {
-                return Err(Fault::BadMessage(format!("a message of {len} bytes (at most {MAX_MESSAGE})")));
+            };
+            if len > self.max {
+                return Err(Fault::TooLarge { len: u64::from(len), max: self.max, inflated: false });
             }
             if len == 0 {
+                // An empty message, compressed or not (gRPC's own readers take it so).
                 self.messages += 1;
+            } else if compressed {
+                // Grown as the bytes come: a prefix may announce more than ever comes.
+                self.compressed = Some(Vec::with_capacity((len as usize).min(64 << 10)));
             }
             self.left = len;
         }
@@ -162,9 +261,17 @@ pub struct Call {
 }
 
 impl Call {
+    /// A call of a run with `settings`, before its answer.
+    pub fn new(settings: &Settings) -> Call {
+        let mut reader = MessageReader::new(settings.max_message);
+        reader.accept_gzip = settings.gzip;
+        Call { reader, ..Call::default() }
+    }
+
     /// A header or trailer field of the answer.
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         match name {
+            b"grpc-encoding" => self.reader.encoded_gzip = value.eq_ignore_ascii_case(b"gzip"),
             b"grpc-status" => {
                 self.status = Some(std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()));
             }
@@ -235,17 +342,30 @@ mod tests {
 
     #[test]
     fn a_length_past_the_bound_or_a_bad_flag_fails_at_the_prefix_whatever_the_cut() {
-        for prefix in [[0u8, 0xff, 0xff, 0xff, 0xff], [1, 0, 0, 0, 1], [2, 0, 0, 0, 1]] {
+        let cases: [([u8; 5], fn(&Fault) -> bool); 4] = [
+            ([0, 0xff, 0xff, 0xff, 0xff], |f| {
+                *f == Fault::TooLarge { len: u64::from(u32::MAX), max: MAX_MESSAGE, inflated: false }
+            }),
+            ([0, 0, 0x40, 0, 1], |f| matches!(f, Fault::TooLarge { len: 0x40_0001, .. })),
+            ([1, 0, 0, 0, 1], |f| matches!(f, Fault::BadMessage(_))),
+            ([2, 0, 0, 0, 1], |f| matches!(f, Fault::BadMessage(_))),
+        ];
+        for (prefix, expected) in cases {
             for cut in 0..PREFIX {
                 let mut r = MessageReader::default();
                 let first = r.feed(&prefix[..cut]);
                 assert_eq!(first, Ok(()), "nothing is judged before the prefix is whole");
-                assert!(matches!(r.feed(&prefix[cut..]), Err(Fault::BadMessage(_))), "{prefix:?} cut at {cut}");
+                let fault = r.feed(&prefix[cut..]).unwrap_err();
+                assert!(expected(&fault), "{prefix:?} cut at {cut}: {fault:?}");
             }
         }
         let mut r = MessageReader::default();
         let at_bound = [0, 0, 0x40, 0, 0];
         assert_eq!(r.feed(&at_bound), Ok(()), "4 MiB exactly is taken");
+        let mut r = MessageReader::new(1024);
+        assert_eq!(r.feed(&[0, 0, 0, 4, 0]), Ok(()), "--max-message 1KiB takes 1024 bytes");
+        let mut r = MessageReader::new(1024);
+        assert_eq!(r.feed(&[0, 0, 0, 4, 1]), Err(Fault::TooLarge { len: 1025, max: 1024, inflated: false }));
     }
 
     #[test]
@@ -272,6 +392,59 @@ mod tests {
         cut.reader.feed(&frame_message(b"hello")[..4]).unwrap();
         cut.field(b"grpc-status", b"0");
         assert!(matches!(cut.verdict(200), Err(Fault::BadMessage(_))));
+    }
+
+    #[test]
+    fn a_spaced_call_is_cut_at_its_messages_and_ends_with_the_last() {
+        use crate::protocol::h2::frame::{DATA, END_STREAM, HEADERS};
+        use crate::protocol::h2::request::{body_of, frame_at, write_data};
+        let headers = [0u8, 0, 1, HEADERS, 4, 0, 0, 0, 0, 0x83];
+        let (a, b) = (frame_message(b"a"), frame_message(&[7u8; 20_000]));
+        let mut frames = headers.to_vec();
+        write_data(&mut frames, &[a.clone(), b.clone(), a.clone()].concat(), true);
+        let parts = spaced_parts(&frames);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0][..headers.len()], headers, "the HEADERS go with the first message");
+        assert_eq!(body_of(&parts[0]), a);
+        assert_eq!((body_of(&parts[1]), body_of(&parts[2])), (b, a));
+        for (i, part) in parts.iter().enumerate() {
+            let mut at = if i == 0 { headers.len() } else { 0 };
+            let mut flags = Vec::new();
+            while let Some(head) = frame_at(part, at) {
+                assert_eq!(head.kind, DATA);
+                flags.push(head.flags & END_STREAM);
+                at += 9 + head.len;
+            }
+            let last = if i == 2 { END_STREAM } else { 0 };
+            assert_eq!(flags.last(), Some(&last), "part {i}: END_STREAM with the last message only");
+            assert!(flags[..flags.len() - 1].iter().all(|&f| f == 0), "part {i}");
+        }
+    }
+
+    #[test]
+    fn a_compressed_answer_is_taken_only_when_asked_for_and_encoded_gzip() {
+        let answer = [gzip::frame(b"hello"), frame_message(b"plain")].concat();
+        let gzip = Settings { gzip: true, ..Settings::default() };
+        for cut in 0..=answer.len() {
+            let mut call = Call::new(&gzip);
+            call.field(b"grpc-encoding", b"gzip");
+            assert_eq!(call.reader.feed(&answer[..cut]), Ok(()), "cut at {cut}");
+            assert_eq!(call.reader.feed(&answer[cut..]), Ok(()), "cut at {cut}");
+            assert_eq!((call.reader.messages, call.reader.end()), (2, Ok(())), "cut at {cut}");
+        }
+        let mut not_asked = Call::new(&Settings::default());
+        not_asked.field(b"grpc-encoding", b"gzip");
+        assert!(matches!(not_asked.reader.feed(&answer), Err(Fault::BadMessage(m)) if m.contains("asked for none")));
+        let mut not_encoded = Call::new(&gzip);
+        assert!(matches!(not_encoded.reader.feed(&answer), Err(Fault::BadMessage(m)) if m.contains("grpc-encoding")));
+        let mut garbled = Call::new(&gzip);
+        garbled.field(b"grpc-encoding", b"gzip");
+        let bad = [1, 0, 0, 0, 4, b'a', b'b', b'c', b'd'];
+        assert!(matches!(garbled.reader.feed(&bad), Err(Fault::BadMessage(m)) if m.contains("does not inflate")));
+        let mut bomb = Call::new(&Settings { max_message: 1024, ..gzip });
+        bomb.field(b"grpc-encoding", b"gzip");
+        let fault = bomb.reader.feed(&gzip::frame(&[0u8; 5000])).unwrap_err();
+        assert_eq!(fault.describe(), "a compressed gRPC message inflating past --max-message (1024 bytes)");
     }
 
     #[test]

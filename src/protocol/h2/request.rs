@@ -53,12 +53,30 @@ pub fn write_request(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
         out.extend_from_slice(chunk);
         (kind, flags) = (CONTINUATION, 0);
     }
-    let mut data = parts.body.chunks(DEFAULT_MAX_FRAME).peekable();
+    write_data(out, parts.body, true);
+}
+
+/// Appends `body` as DATA frames of at most 16 KiB, the last with END_STREAM when `end_stream`.
+pub fn write_data(out: &mut Vec<u8>, body: &[u8], end_stream: bool) {
+    let mut data = body.chunks(DEFAULT_MAX_FRAME).peekable();
     while let Some(chunk) = data.next() {
-        let last = data.peek().is_none();
+        let last = data.peek().is_none() && end_stream;
         Head { len: chunk.len(), kind: DATA, flags: if last { END_STREAM } else { 0 }, stream: 0 }.write(out);
         out.extend_from_slice(chunk);
     }
+}
+
+/// The body of prepared frames: their DATA payloads, joined.
+pub fn body_of(frames: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(sizes(frames).body);
+    let mut at = 0;
+    while let Some(head) = frame_at(frames, at) {
+        if head.kind == DATA {
+            body.extend_from_slice(&frames[at + frame::HEAD..(at + frame::HEAD + head.len).min(frames.len())]);
+        }
+        at += frame::HEAD + head.len;
+    }
+    body
 }
 
 /// One header: indexed when the static table holds it whole (`:method GET`), else a literal without indexing,
