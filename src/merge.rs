@@ -368,6 +368,10 @@ fn merge_windows(steps: &[&StepResult]) -> Result<Vec<WindowSummary>, String> {
         m.p90_us = m.p90_us.max(w.p90_us);
         m.p99_us = m.p99_us.max(w.p99_us);
         m.ttfb_p99_us = m.ttfb_p99_us.max(w.ttfb_p99_us);
+        m.first_event_p99_us = m.first_event_p99_us.max(w.first_event_p99_us);
+        if let Some(n) = w.tokens {
+            add(m.tokens.get_or_insert(0), n, "windows' tokens")?;
+        }
         m.max_us = m.max_us.max(w.max_us);
         // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
         m.target = add_options(m.target, w.target);

@@ -67,6 +67,11 @@ fn a_token_stream_gives_time_to_first_token_and_tokens_from_its_chunks_or_its_us
     assert_eq!((tokens["tokens"].as_u64(), tokens["counted_from"].as_str()), (Some(480), Some("chunks")), "{tokens}");
     assert!(fig(step, "first_event", "min") >= 29_900.0, "{}", step["events"]);
     assert!(tokens["tokens_per_s"].as_f64().unwrap() > 0.0);
+    // Each window has the tokens of the answers that ended in it and the p99 of their time to first token.
+    assert_eq!(window_tokens(step), 480, "{}", step["windows"]);
+    for w in step["windows"].as_array().unwrap().iter().filter(|w| w["tokens"].as_u64() > Some(0)) {
+        assert!(w["first_event_p99_us"].as_u64().is_some_and(|us| us >= 29_000), "{w}");
+    }
     assert_eq!(out.doc()["settings"]["events_until"], "[DONE]");
     let line = out.stdout.lines().find(|l| l.contains("output tokens")).unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(line.contains("480 output tokens (12.0 an answer, counted from chunks)"), "{line}");
@@ -198,7 +203,14 @@ fn agents_read_events_as_told_and_their_documents_merge_into_every_event() {
     assert_eq!((e["answers"].as_u64(), e["events"].as_u64()), (Some(40), Some(200)), "{e}");
     assert_eq!((fig(step, "first_event", "count"), fig(step, "gaps", "count")), (40.0, 160.0));
     assert_eq!((e["tokens"]["tokens"].as_u64(), e["tokens"]["counted_from"].as_str()), (Some(280), Some("usage")));
+    // The merged windows add the agents' tokens: every answer's, each in the window it ended in.
+    assert_eq!(window_tokens(step), 280, "{}", step["windows"]);
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
+
+/// The tokens of a step's windows, added.
+fn window_tokens(step: &Value) -> u64 {
+    step["windows"].as_array().unwrap().iter().filter_map(|w| w["tokens"].as_u64()).sum()
 }
 
 #[test]

@@ -124,6 +124,7 @@ fn a_run_is_drawn_and_stopped_with_q(width: u16, height: u16) {
         "statuses and errors",
         "requests so far",
         "hakaru CPU",
+        "first byte p99 ",
         "q or Ctrl-C",
     ] {
         assert!(screen.contains(part), "{width}x{height}: no '{part}':\n{screen}");
@@ -175,6 +176,40 @@ fn a_sweeps_finished_step_shows_the_documents_figures_during_the_pause() {
     assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "the pause was cut short: {doc}");
     assert_eq!(step["requests"].as_u64(), Some(shown), "{screen}");
     assert_eq!(step["status"]["200"].as_u64(), Some(shown_200), "{screen}");
+}
+
+/// A duration as the dashboard shows it (`900us`, `52.00ms`, `1.20s`) after `label`, in milliseconds; None for `-`.
+fn millis(screen: &str, label: &str) -> Option<f64> {
+    let at = screen.find(label).unwrap_or_else(|| panic!("'{label}' is not on the screen:\n{screen}")) + label.len();
+    let text: String = screen[at..].chars().take_while(|c| !c.is_whitespace()).collect();
+    let (number, scale) = [("ms", 1.0), ("us", 1e-3), ("s", 1e3)]
+        .iter()
+        .find_map(|(unit, scale)| Some((text.strip_suffix(unit)?.parse::<f64>().ok()?, *scale)))?;
+    Some(number * scale)
+}
+
+/// A token stream's run shows, for its last window, the p99 of the time to first byte and to first token, and the
+/// tokens a second.
+#[test]
+fn a_token_streams_run_shows_its_first_token_and_tokens_per_second() {
+    let t = target();
+    // Each answer: its head at once, its first token 40 ms after the request, then 5 more 2 ms apart.
+    let url = format!("http://{}/?events=6&gap=2ms&first=40ms&kind=tokens", t.addr());
+    let tmux = Tmux::run(100, 30, &["run", &url, "-d", "120s", "-c", "2", "--events", "tokens"]);
+    let screen = tmux.wait_until(|s| {
+        s.contains("tokens/s ")
+            && !s.contains("tokens/s -")
+            && figure(s, "tokens/s ") > 0
+            && millis(s, "first token p99 ").is_some()
+            && millis(s, "first byte p99 ").is_some()
+    });
+    let (first_token, first_byte) =
+        (millis(&screen, "first token p99 ").unwrap(), millis(&screen, "first byte p99 ").unwrap());
+    assert!(first_token >= 39.5, "the server waits 40 ms before the first token: {first_token} ms\n{screen}");
+    // Every answer's head comes before its first token, so the window's p99s are in that order.
+    assert!(first_byte <= first_token, "first byte {first_byte} ms, first token {first_token} ms\n{screen}");
+    tmux.tmux(&["send-keys", "-t", "t", "q"]);
+    assert_eq!(tmux.exit_status(), 130, "{}", tmux.screen());
 }
 
 /// `--no-tui` keeps the progress line.

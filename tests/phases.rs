@@ -52,6 +52,24 @@ fn tls_without_keepalive_times_every_handshake_and_the_summary_says_where_the_ti
     assert!(line.contains("+ TLS") && line.contains("100 connections for 100 answers"), "{line}");
 }
 
+/// The test: `hakaru run --no-keepalive -k -n 2000 https://...` against nginx. Each request opens its
+/// connection, so its latency (from its client being ready) is its connect, handshake, wait for the first byte and
+/// receiving, one after another: their means add up to the latency's within 2 %.
+#[test]
+fn tls_without_keepalive_connect_handshake_first_byte_and_receiving_add_up_to_the_latency_within_2_percent() {
+    let nginx = Nginx::start();
+    let out = hakaru(&["run", "-q", "--no-keepalive", "-k", "-n", "2000", &nginx.tls_url("/")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 2000);
+    for name in ["connect", "tls_handshake", "waiting", "receiving"] {
+        assert_eq!(phase(step, name, "count"), 2000.0, "{name}: {}", step["phases"]);
+    }
+    let parts: f64 = ["connect", "tls_handshake", "waiting", "receiving"].iter().map(|n| phase(step, n, "mean")).sum();
+    let latency = step["latency"]["mean"].as_f64().unwrap();
+    assert!((parts - latency).abs() <= 0.02 * latency, "phases {parts} us, latency {latency} us: {}", step["phases"]);
+}
+
 #[test]
 fn with_keepalive_only_the_connections_opened_are_timed_and_no_line_is_printed() {
     let nginx = Nginx::start();

@@ -382,3 +382,56 @@ fn a_name_that_labels_nothing_or_has_no_label_is_one_line_and_exit_2() {
         }
     }
 }
+
+/// A run's document for the report: `hakaru run -q ARGS --json FILE URL` into `dir`.
+fn run_json(dir: &Path, name: &str, args: &[&str], url: &str) -> String {
+    let json = dir.join(name).to_string_lossy().into_owned();
+    let out = hakaru(&[&["run", "-q"][..], args, &["--json", &json, url]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    json
+}
+
+#[test]
+fn a_token_streams_report_charts_its_first_token_per_second_and_its_gaps_and_a_plain_run_only_its_first_byte() {
+    let t = common::target();
+    let dir = tempfile::tempdir().unwrap();
+    // Each answer's first token 20 ms after the request, then 5 more 3 ms apart; four windows of 500 ms.
+    let stream = format!("http://{}/?events=6&gap=3ms&first=20ms&kind=tokens", t.addr());
+    let timed = ["-c", "2", "-d", "2s", "--window", "500ms"];
+    let tokens = run_json(dir.path(), "tokens.json", &[&["--events", "tokens"][..], &timed].concat(), &stream);
+    let plain = run_json(dir.path(), "plain.json", &timed, &format!("http://{}/?delay=2ms", t.addr()));
+    let old = fixture("sweep-2ms.json");
+    let (page, _, _out) = report(&[&tokens, &plain, &old]);
+    let data = embedded(&page);
+    let series = data["series"].as_array().unwrap();
+    let pairs = |v: &serde_json::Value| -> Vec<(f64, f64)> {
+        v.as_array().unwrap().iter().map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap())).collect()
+    };
+    // The token stream: its windows' p99 of time to first token, at the windows' instants, none before 20 ms.
+    let s = &series[0];
+    assert_eq!(s["first_of"], "token", "{s}");
+    let first = pairs(&s["first"]);
+    let times: Vec<f64> = s["windows"].as_array().unwrap().iter().map(|w| w[0].as_f64().unwrap()).collect();
+    assert!(first.len() >= 3 && first.iter().all(|(t, _)| times.contains(t)), "{first:?} at {times:?}");
+    assert!(first.iter().all(|(_, ms)| *ms >= 19.8), "the first token comes 20 ms after the request: {first:?}");
+    // Its gaps by percentile: 5 gaps an answer, 3 ms apart unless read together, rising to their maximum.
+    let gaps = pairs(&s["gaps_spectrum"]);
+    assert!(gaps.len() > 10 && gaps.windows(2).all(|w| w[0].1 <= w[1].1), "{gaps:?}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    let most = doc["steps"][0]["events"]["gaps"]["max"].as_f64().unwrap() / 1000.0;
+    assert!((gaps.last().unwrap().1 - most).abs() <= most * 0.01, "{gaps:?} against the document's {most} ms");
+    // The plain run: its time to first byte per window, no gaps.
+    let p = &series[1];
+    assert_eq!(p["first_of"], "byte", "{p}");
+    assert!(pairs(&p["first"]).iter().all(|(_, ms)| *ms >= 1.98), "the server waits 2 ms: {}", p["first"]);
+    assert!(!pairs(&p["first"]).is_empty() && pairs(&p["gaps_spectrum"]).is_empty(), "{p}");
+    // A document written before windows kept the first byte has nothing to draw there.
+    assert!(
+        series[2]["first"].as_array().unwrap().is_empty() && series[2]["gaps_spectrum"].as_array().unwrap().is_empty()
+    );
+    // The page's script draws one chart per kind of first (byte, token) and the gaps' chart; tests/report_browser.rs
+    // counts them drawn in Chromium.
+    for title in ["\"Time to first \" + kind + \", p99 per second\"", "\"Inter-token latency\""] {
+        assert!(page.contains(title), "{title}");
+    }
+}

@@ -344,3 +344,37 @@ fn a_study_report_leads_with_its_answer_and_draws_repetitions_in_shades_and_shor
     // Every case is one or two seconds: its per-second figures are points, not a line.
     assert_eq!(body_attr(&dom, "points-only").as_deref(), Some("6"), "short cases drawn as points");
 }
+
+#[test]
+fn a_token_streams_report_draws_its_first_token_and_gaps_charts_and_a_plain_runs_only_its_first_byte() {
+    let work = tempfile::tempdir().unwrap();
+    let target = common::target();
+    let run = |name: &str, extra: &[&str], query: &str| {
+        let json = work.path().join(name).to_string_lossy().into_owned();
+        let url = format!("http://{}/?{query}", target.addr());
+        let args = [&["run", "-q", "-c", "2", "-d", "2s", "--window", "500ms"][..], extra, &["--json", &json, &url]];
+        let o = hakaru(&args.concat());
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        json
+    };
+    let tokens = run("tokens.json", &["--events", "tokens"], "events=6&gap=3ms&first=20ms&kind=tokens");
+    let plain = run("plain.json", &[], "delay=2ms");
+    for (inputs, firsts, gaps) in [(vec![&tokens, &plain], "2", "1"), (vec![&plain], "1", "0")] {
+        let page = work.path().join(format!("r{}.html", inputs.len()));
+        let mut args = vec!["report"];
+        args.extend(inputs.iter().map(|s| s.as_str()));
+        args.extend(["-o", page.to_str().unwrap()]);
+        let o = hakaru(&args);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let (dom, stderr, _) = open_in_chromium(&page, &["--dump-dom"], work.path());
+        assert_eq!(body_attr(&dom, "errors").as_deref(), Some("0"), "{}", console_lines(&stderr).join("\n"));
+        // One chart of the first byte (the plain run) and one of the first token (the stream), and the gaps'.
+        assert_eq!(body_attr(&dom, "first-charts").as_deref(), Some(firsts), "{inputs:?}");
+        assert_eq!(body_attr(&dom, "gap-charts").as_deref(), Some(gaps), "{inputs:?}");
+        let charts: usize = body_attr(&dom, "charts").unwrap().parse().unwrap();
+        let drawn: usize = body_attr(&dom, "charts-drawn").unwrap_or_default().parse().unwrap_or(0);
+        assert_eq!(drawn, charts, "{drawn} of {charts} charts drew their lines");
+        assert_eq!(dom.contains("Time to first token, p99 per second"), gaps == "1");
+        assert!(dom.contains("Time to first byte, p99 per second"));
+    }
+}

@@ -178,6 +178,8 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/connections/properties/max_handing_over",
                 "/$defs/step/properties/phases",
                 "/$defs/window/properties/ttfb_p99_us",
+                "/$defs/window/properties/first_event_p99_us",
+                "/$defs/window/properties/tokens",
                 "/$defs/step/properties/machine",
                 "/$defs/settings/properties/events",
                 "/$defs/settings/properties/events_until",

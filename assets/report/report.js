@@ -291,6 +291,21 @@
       lines: list.map((s) => ({ name: s.name, color: s.color, points: false, xs: s.spectrum.map((p) => p[0]),
         ys: s.spectrum.map((p) => p[1]) })) });
   }
+  function gaps() {
+    const list = series.filter((s) => s.gaps_spectrum.length);
+    body.dataset.gapCharts = "0";
+    if (!list.length) return;
+    const tokens = list.every((s) => s.first_of === "token");
+    const sec = section(tokens ? "Inter-token latency" : "Gaps between events", "--events: every gap between two " +
+      "consecutive events of one answer (a token stream: chunks that carry text), every step pooled, at each " +
+      "percentile; events that came in one read are 0 apart.");
+    addChart(sec, { title: (tokens ? "Inter-token latency" : "Gap between events") + " by percentile",
+      xLabel: "percentile", yLabel: tokens ? "inter-token latency (ms)" : "gap (ms)", xLog: true,
+      xValues: (u, vals) => vals.map(percentLabel), xLegend: (u, v) => v === null ? "–" : percentLabel(v),
+      lines: list.map((s) => ({ name: s.name, color: s.color, points: false, xs: s.gaps_spectrum.map((p) => p[0]),
+        ys: s.gaps_spectrum.map((p) => p[1]) })) });
+    body.dataset.gapCharts = "1";
+  }
   function overTime() {
     const list = series.filter((s) => s.windows.length);
     if (!list.length) return;
@@ -324,6 +339,21 @@
       lines: list.map((s) => line(s, 3)), vlines: kneeMarks });
     addChart(sec, { title: "p50 latency per second", xLabel: "time (s)", yLabel: "p50 latency (ms)",
       lines: list.map((s) => line(s, 2)) });
+    // Time to first byte, or with --events to the first event (token), p99 per second: one chart per kind.
+    let firstCharts = 0;
+    for (const kind of ["byte", "event", "token"]) {
+      const timed = list.filter((s) => s.first.length && s.first_of === kind);
+      if (!timed.length) continue;
+      addChart(sec, { title: "Time to first " + kind + ", p99 per second", note: kind === "byte"
+        ? "From each request written to its answer's first byte (the phases' waiting): the server's own time."
+        : "From each request written to its answer's first " + kind + " (--events), the answers that ended in " +
+          "that second.", xLabel: "time (s)", yLabel: "p99 to first " + kind + " (ms)",
+        lines: timed.map((s) => ({ name: s.name, color: s.color, points: false,
+          pointsOnly: s.first.length <= SHORT_WINDOWS, xs: s.first.map((w) => w[0]), ys: s.first.map((w) => w[1]) })),
+        vlines: kneeMarks });
+      firstCharts++;
+    }
+    body.dataset.firstCharts = String(firstCharts);
     if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Failures per second",
       note: "Requests that failed: an error, or a status outside --ok-status.", xLabel: "time (s)",
       yLabel: "failed requests/s", lines: list.map((s) => line(s, 4)) });
@@ -433,6 +463,7 @@
   versusClients();
   versusRate();
   spectrum();
+  gaps();
   overTime();
   monitors();
   repeatedRuns();

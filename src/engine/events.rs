@@ -74,5 +74,5 @@ pub(super) fn record_reader(ctx: &ThreadCtx, r: &mut EventReader, sent: Instant,
     }
     let figures = r.figures();
     let tokens = r.spec().kind == EventKind::Tokens;
-    ctx.metrics.borrow_mut().events.record(sent, end, &figures, tokens, r.take_gaps());
+    ctx.metrics.borrow_mut().record_events(sent, end, &figures, tokens, r.take_gaps());
 }

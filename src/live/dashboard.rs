@@ -1,5 +1,6 @@
 //! The live dashboard on the terminal (ratatui + crossterm, on standard error): the step and its progress, sent and
-//! completed requests per second and p50/p99 over the last minute, the latency histogram so far, statuses and
+//! completed requests per second and p50/p99 over the last minute (with the p99 of the time to first byte, and with
+//! `--events` to first event or token, and tokens a second), the latency histogram so far, statuses and
 //! errors by kind, connections, hakaru's and the server's CPU, warnings as they arise. It runs on a thread of its
 //! own and redraws at most ten times a second, when the view changed; `q` or Ctrl-C stops the load as SIGINT does
 //! (a second one ends hakaru at once, as a second SIGINT does). Stopped, it gives the terminal back as it was, so
@@ -134,9 +135,11 @@ fn draw_until(term: &mut Terminal<CrosstermBackend<Stderr>>, view: &Mutex<LiveVi
 pub fn draw(f: &mut Frame, v: &LiveView) {
     let area = f.area();
     let middle = (area.height / 4).max(8);
+    let firsts = firsts(v);
     let rows = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
+        Constraint::Length(u16::from(firsts.is_some())),
         Constraint::Min(6),
         Constraint::Length(middle),
         Constraint::Length(4),
@@ -145,6 +148,11 @@ pub fn draw(f: &mut Frame, v: &LiveView) {
     .split(area);
     f.render_widget(Paragraph::new(header(v)), rows[0]);
     f.render_widget(progress(v), rows[1]);
+    if let Some(line) = firsts {
+        f.render_widget(Paragraph::new(line), rows[2]);
+    }
+    // The rows below, indexed as they were before that line had a row of its own.
+    let rows = &rows[1..];
     let charts = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(rows[2]);
     rate_chart(f, v, charts[0]);
     latency_chart(f, v, charts[1]);
@@ -233,7 +241,43 @@ fn latency_chart(f: &mut Frame, v: &LiveView, area: Rect) {
     let p99: Vec<(f64, f64)> = v.recent.iter().map(|p| (p.t, ms(p.p99_us))).collect();
     let (a, b) = v.recent.back().map_or((0, 0), |p| (p.p50_us, p.p99_us));
     let title = format!(" latency: p50 {}, p99 {} ", format_micros(a as f64), format_micros(b as f64));
-    chart(f, area, &title, "ms", &[("p50", Color::Green, p50), ("p99", Color::Red, p99)]);
+    let mut lines = vec![("p50", Color::Green, p50), ("p99", Color::Red, p99)];
+    // The time to first byte (the server's part) and, streaming, to the first event: p99 per window where known.
+    let some = |get: fn(&super::Point) -> Option<u64>| -> Vec<(f64, f64)> {
+        v.recent.iter().filter_map(|p| Some((p.t, ms(get(p)?)))).collect()
+    };
+    let ttfb = some(|p| p.ttfb_p99_us);
+    if !ttfb.is_empty() {
+        lines.push(("first byte p99", Color::Yellow, ttfb));
+    }
+    let first = some(|p| p.first_event_p99_us);
+    if !first.is_empty() {
+        let name = if v.events == Some("token") { "first token p99" } else { "first event p99" };
+        lines.push((name, Color::Magenta, first));
+    }
+    chart(f, area, &title, "ms", &lines);
+}
+
+/// The line under the progress bar: the last window's p99 of the time to first byte and, with `--events`, of the
+/// time to first event (token) and the tokens a second. None when the run times no first byte (a key-value run).
+fn firsts(v: &LiveView) -> Option<Line<'static>> {
+    if v.events.is_none() && !v.recent.iter().any(|p| p.ttfb_p99_us.is_some()) {
+        return None;
+    }
+    let last = v.recent.back();
+    let us = |x: Option<u64>| x.map_or("-".to_string(), |us| format_micros(us as f64));
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut spans = vec![Span::raw(" last second: "), Span::styled("first byte p99 ", bold)];
+    spans.push(Span::raw(us(last.and_then(|p| p.ttfb_p99_us))));
+    if let Some(kind) = v.events {
+        spans.push(Span::styled(format!("  first {kind} p99 "), bold));
+        spans.push(Span::raw(us(last.and_then(|p| p.first_event_p99_us))));
+    }
+    if v.events == Some("token") {
+        spans.push(Span::styled("  tokens/s ", bold));
+        spans.push(Span::raw(last.and_then(|p| p.tokens_per_s).map_or("-".to_string(), |t| format!("{t:.0}"))));
+    }
+    Some(Line::from(spans))
 }
 
 fn histogram(f: &mut Frame, v: &LiveView, area: Rect) {
@@ -314,6 +358,27 @@ mod tests {
     }
 
     #[test]
+    fn a_token_streams_first_token_and_tokens_per_second_are_shown_and_a_key_value_run_has_no_such_line() {
+        let mut v = LiveView::new("abc".into(), "run".into(), "http://127.0.0.1:8080/".into());
+        v.events = Some("token");
+        let point = super::super::Point {
+            t: 0.0,
+            ttfb_p99_us: Some(1500),
+            first_event_p99_us: Some(52_000),
+            tokens_per_s: Some(340.0),
+            ..Default::default()
+        };
+        v.recent.push_back(point);
+        let s = screen(80, 24, &v);
+        for want in ["first byte p99 1.50ms", "first token p99 52.00ms", "tokens/s 340"] {
+            assert!(s.contains(want), "lacks '{want}':\n{s}");
+        }
+        v.events = None;
+        v.recent[0] = super::super::Point { ttfb_p99_us: None, first_event_p99_us: None, ..point };
+        assert!(!screen(80, 24, &v).contains("first byte"));
+    }
+
+    #[test]
     fn the_dashboard_fits_a_small_and_a_large_terminal() {
         let mut v = LiveView::new("abc".into(), "run".into(), "http://127.0.0.1:8080/".into());
         v.step = "run".into();
@@ -329,6 +394,9 @@ mod tests {
                 completed: 99.0,
                 p50_us: 800,
                 p99_us: 2000,
+                ttfb_p99_us: Some(1500),
+                first_event_p99_us: Some(52_000),
+                tokens_per_s: Some(340.0),
             });
         }
         for (w, h) in [(80, 24), (200, 60)] {

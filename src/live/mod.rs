@@ -51,6 +51,12 @@ pub struct Point {
     pub completed: f64,
     pub p50_us: u64,
     pub p99_us: u64,
+    /// HTTP: the p99 of the window's time to first byte; None for the key-value protocols or without an answer.
+    pub ttfb_p99_us: Option<u64>,
+    /// `--events`: the p99 of the time to first event (token) of the answers that ended in the window.
+    pub first_event_p99_us: Option<u64>,
+    /// `--events tokens`: output tokens a second of the answers that ended in the window.
+    pub tokens_per_s: Option<f64>,
 }
 
 /// What is known of the run now: the snapshot the dashboard draws and the pusher sends.
@@ -69,6 +75,8 @@ pub struct LiveView {
     pub load: String,
     /// The open loop's rate, for the warning when it is not kept.
     pub rate: Option<f64>,
+    /// `--events`: what the answers' events are called (`event`, or `token` for a token stream); None without.
+    pub events: Option<&'static str>,
     /// When the step ends.
     pub until: Until,
     /// Seconds of the step measured so far (the end of its last window).
@@ -114,6 +122,7 @@ impl LiveView {
             phase: Phase::Measure,
             load: String::new(),
             rate: None,
+            events: None,
             until: Until::Duration(Duration::ZERO),
             elapsed_s: 0.0,
             done: false,
@@ -148,6 +157,10 @@ impl LiveView {
                 (format!("{} req/s over at most {} connections", trim(rate), plan.connections), Some(rate))
             }
         };
+        self.events = plan.events.as_ref().map(|e| match e.kind {
+            crate::protocol::events::EventKind::Tokens => "token",
+            _ => "event",
+        });
         self.until = plan.stop;
         (self.elapsed_s, self.done, self.pausing) = (0.0, false, false);
         (self.sent, self.completed, self.failed, self.connections) = (0, 0, 0, 0);
@@ -187,6 +200,9 @@ impl LiveView {
             completed: per_s(w.requests),
             p50_us: s.p50_us,
             p99_us: s.p99_us,
+            ttfb_p99_us: s.ttfb_p99_us,
+            first_event_p99_us: s.first_event_p99_us,
+            tokens_per_s: w.tokens.map(per_s).or(self.events.filter(|e| *e == "token").map(|_| 0.0)),
         });
         while self.recent.len() > RECENT {
             self.recent.pop_front();

@@ -42,6 +42,7 @@ fn micros(from: Instant, to: Instant) -> u64 {
 
 impl EventMetrics {
     /// An answer sent at `sent` that ended at `end`, with what its stream held and its gaps (microseconds, count).
+    /// Returns its time to first event, microseconds (None: it held no event).
     pub fn record(
         &mut self,
         sent: Instant,
@@ -49,7 +50,7 @@ impl EventMetrics {
         f: &StreamFigures,
         tokens: bool,
         gaps: impl Iterator<Item = (u64, u64)>,
-    ) {
+    ) -> Option<u64> {
         self.answers += 1;
         self.events += f.events;
         self.bytes += f.bytes;
@@ -59,18 +60,24 @@ impl EventMetrics {
                 self.gaps.record(gap);
             }
         }
-        match f.first {
+        let first = match f.first {
             Some(first) if f.events > 0 => {
-                self.first.record(micros(sent, first));
+                let us = micros(sent, first);
+                self.first.record(us);
                 self.per_answer.record(f.events);
+                Some(us)
             }
-            _ => self.empty += 1,
-        }
+            _ => {
+                self.empty += 1;
+                None
+            }
+        };
         if tokens {
             self.tokens += f.tokens();
             self.tokens_per_answer.record(f.tokens());
             self.usage_answers += u64::from(f.usage_tokens.is_some());
         }
+        first
     }
 
     pub fn merge(&mut self, o: &EventMetrics) {

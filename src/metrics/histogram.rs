@@ -55,6 +55,13 @@ impl LatencyHistogram {
         let _ = self.counts().record(micros.clamp(1, HIGHEST_MICROS));
     }
 
+    /// Records `n` latencies of one value (a count kept aside, added at once).
+    pub fn record_n(&mut self, micros: u64, n: u64) {
+        if n > 0 {
+            let _ = self.counts().record_n(micros.clamp(1, HIGHEST_MICROS), n);
+        }
+    }
+
     /// Adds every sample of `other` (of any precision) into this one.
     pub fn merge(&mut self, other: &LatencyHistogram) {
         let Some(theirs) = other.inner.as_ref().filter(|h| !h.is_empty()) else { return };

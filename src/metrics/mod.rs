@@ -49,6 +49,11 @@ pub struct WindowAccum {
     pub status: Vec<(u16, u64)>,
     /// HTTP answers' time to first byte from the send (coarse: the document keeps only its p99).
     pub waiting: LatencyHistogram,
+    /// `--events`: the time to first event (a token stream: first token) of the streamed answers that ended in the
+    /// window (coarse: the document keeps only its p99).
+    pub first_event: LatencyHistogram,
+    /// `--events tokens`: output tokens of the answers that ended in the window; None when none did.
+    pub tokens: Option<u64>,
 }
 
 impl WindowAccum {
@@ -60,6 +65,8 @@ impl WindowAccum {
             latency: h(),
             service: h(),
             waiting: LatencyHistogram::coarse(),
+            first_event: LatencyHistogram::coarse(),
+            tokens: None,
             requests: 0,
             errors: 0,
             sent: 0,
@@ -81,6 +88,10 @@ impl WindowAccum {
         self.latency.merge(&other.latency);
         self.service.merge(&other.service);
         self.waiting.merge(&other.waiting);
+        self.first_event.merge(&other.first_event);
+        if let Some(n) = other.tokens {
+            *self.tokens.get_or_insert(0) += n;
+        }
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
@@ -167,6 +178,14 @@ pub struct WindowSummary {
     /// (2 significant digits); absent for the key-value protocols and a window without an answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfb_p99_us: Option<u64>,
+    /// `--events`: the p99 of the time to first event (a token stream: first token) of the streamed answers that
+    /// ended in the window, microseconds (2 significant digits); absent without events or such an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_p99_us: Option<u64>,
+    /// `--events tokens`: output tokens of the answers that ended in the window (counted at their end); absent
+    /// without a token stream or such an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
@@ -190,6 +209,8 @@ impl WindowSummary {
             target: None,
             cpu_percent: (secs > 0.0).then(|| (w.cpu.as_secs_f64() / secs * 1000.0).round() / 10.0),
             ttfb_p99_us: (!w.waiting.is_empty()).then(|| w.waiting.percentile(99.0)),
+            first_event_p99_us: (!w.first_event.is_empty()).then(|| w.first_event.percentile(99.0)),
+            tokens: w.tokens,
             server_cpu_percent: None,
         }
     }
@@ -553,6 +574,24 @@ impl StepMetrics {
     ) {
         let waiting = self.phases.record_answer(intended, sent, first, end, open);
         self.window.waiting.record(waiting);
+    }
+
+    /// Records a streamed answer's figures (see [`EventMetrics::record`]), and in the window its time to first
+    /// event and its tokens.
+    pub fn record_events(
+        &mut self,
+        sent: Instant,
+        end: Instant,
+        f: &crate::protocol::events::StreamFigures,
+        tokens: bool,
+        gaps: impl Iterator<Item = (u64, u64)>,
+    ) {
+        if let Some(first) = self.events.record(sent, end, f, tokens, gaps) {
+            self.window.first_event.record(first);
+        }
+        if tokens {
+            *self.window.tokens.get_or_insert(0) += f.tokens();
+        }
     }
 
     /// Records a request that ended in an error; a timeout is also counted as status 0.

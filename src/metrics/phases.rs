@@ -32,8 +32,12 @@ pub struct Phases {
     pub waiting: LatencyHistogram,
     /// Open loop: time to first byte from the intended send time (what a user waits for when the server is late).
     pub waiting_intended: LatencyHistogram,
-    /// The answer's first byte to its last.
+    /// The answer's first byte to its last, of the answers that took more than one read.
     pub receiving: LatencyHistogram,
+    /// Answers that came whole in one read: their receiving is 0, counted here rather than recorded one by one
+    /// (most answers of a keep-alive loop: a histogram record less each); [`receiving_all`](Self::receiving_all)
+    /// adds them.
+    pub received_in_one_read: u64,
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -69,14 +73,26 @@ impl Phases {
         end: Instant,
         open_loop: bool,
     ) -> u64 {
+        let whole = first.is_none();
         let first = first.unwrap_or(end).min(end).max(sent);
         let waiting = micros(sent, first);
         self.waiting.record(waiting);
         if open_loop {
             self.waiting_intended.record(micros(intended, first));
         }
-        self.receiving.record(micros(first, end));
+        if whole {
+            self.received_in_one_read += 1;
+        } else {
+            self.receiving.record(micros(first, end));
+        }
         waiting
+    }
+
+    /// Every answer's receiving: those of one read at 0 (the histogram's floor, 1 µs) with the others.
+    pub fn receiving_all(&self) -> LatencyHistogram {
+        let mut all = self.receiving.clone();
+        all.record_n(0, self.received_in_one_read);
+        all
     }
 
     pub fn merge(&mut self, o: &Phases) {
@@ -87,6 +103,7 @@ impl Phases {
         self.waiting.merge(&o.waiting);
         self.waiting_intended.merge(&o.waiting_intended);
         self.receiving.merge(&o.receiving);
+        self.received_in_one_read += o.received_in_one_read;
     }
 
     /// Nothing recorded: a key-value run, or a step that opened nothing and got no answer.
@@ -112,7 +129,9 @@ mod tests {
         let mut q = Phases::new();
         q.record_answer(t0, t0, None, ms(7), false);
         assert_eq!(q.waiting.max() / 1000, 7);
-        assert!(q.receiving.max() <= 1, "the least value the histogram holds");
+        assert!(q.receiving.is_empty() && q.received_in_one_read == 1, "counted, not recorded");
+        let all = q.receiving_all();
+        assert!(all.count() == 1 && all.max() <= 1, "the least value the histogram holds");
         assert!(q.waiting_intended.is_empty());
         q.record_connect(t0, Some(Handshake { tcp_done: ms(2), resumed: false }), ms(9));
         q.record_connect(t0, None, ms(3));
@@ -124,5 +143,6 @@ mod tests {
         p.merge(&q);
         assert_eq!((p.waiting.count(), p.connect.count(), p.tls.count()), (2, 3, 2));
         assert_eq!((p.tls_full.count(), p.tls_resumed.count()), (1, 1));
+        assert_eq!((p.receiving.count(), p.received_in_one_read, p.receiving_all().count()), (1, 1, 2));
     }
 }

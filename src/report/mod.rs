@@ -6,6 +6,7 @@
 
 pub mod chart;
 pub mod html;
+mod views;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,6 +21,8 @@ use crate::inputs::study::{MANIFEST, ManifestError, StudyCase, read_cases};
 use crate::metrics::LatencyHistogram;
 use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
+pub use views::spectrum;
+use views::{first_per_window, pooled_gaps, ramp_view, windows};
 
 /// Where the numbers of one input came from, as read.
 #[derive(Clone, Debug)]
@@ -260,6 +263,15 @@ pub struct Series {
     /// Per second, every step one after another: (seconds from the first step's start, requests/s, p50 ms,
     /// p99 ms, failures/s); the latencies are the successes', null in a second without one.
     pub windows: Vec<[f64; 5]>,
+    /// Per second, as `windows` (the same instants): (seconds from the start, p99 ms) of the time to first byte, or
+    /// of the first event (a token stream: first token) when the run read its answers as events; empty when the
+    /// documents have none (key-value runs, documents written before windows kept it).
+    pub first: Vec<[f64; 2]>,
+    /// What `first` times: `byte`, `event` or `token`.
+    pub first_of: String,
+    /// `--events`: the percentile spectrum of the gaps between events (a token stream: inter-token latency), every
+    /// step's gaps pooled, as `spectrum`; empty without events.
+    pub gaps_spectrum: Vec<[f64; 2]>,
     /// Status -> requests, every step together.
     pub status: BTreeMap<String, u64>,
     /// Error kind -> requests, every step together.
@@ -603,6 +615,9 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         objective: None,
         spectrum: Vec::new(),
         windows: Vec::new(),
+        first: Vec::new(),
+        first_of: "byte".into(),
+        gaps_spectrum: Vec::new(),
         status,
         errors: BTreeMap::new(),
         warnings: vec!["drnbench's CSV has no percentiles: only the mean latency is drawn".into()],
@@ -634,6 +649,12 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
             input.origin
         ));
     }
+    let first_of = match doc.settings.events.as_deref() {
+        Some("tokens") => "token",
+        Some(_) => "event",
+        None => "byte",
+    };
+    let gaps = pooled_gaps(input, doc, notes);
     let mut status = BTreeMap::new();
     let mut errors = BTreeMap::new();
     for s in &doc.steps {
@@ -669,6 +690,9 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         objective,
         spectrum: spectrum(&pooled),
         windows: windows(&doc.steps),
+        first: first_per_window(&doc.steps, first_of != "byte"),
+        first_of: first_of.into(),
+        gaps_spectrum: spectrum(&gaps),
         status,
         errors,
         warnings: doc.warnings.clone(),
@@ -716,85 +740,6 @@ fn events_p50(p: Option<&crate::result::phases::Phase>) -> Option<f64> {
     p.map(|p| ms(p.latency.percentile(50.0) as f64))
 }
 
-/// The percentile spectrum as HdrHistogram plots it: x = 1 / (1 - p) at 20 points per decade, up to the point
-/// where fewer than one sample lies beyond (further points would all be the maximum).
-pub fn spectrum(h: &LatencyHistogram) -> Vec<[f64; 2]> {
-    if h.is_empty() {
-        return Vec::new();
-    }
-    let limit = (h.count() as f64).clamp(1.0, 1e6);
-    let mut out = Vec::new();
-    for k in 0.. {
-        let x = 10f64.powf(k as f64 / 20.0);
-        if x > limit {
-            break;
-        }
-        let p = 100.0 * (1.0 - 1.0 / x);
-        out.push([(x * 1e4).round() / 1e4, ms(h.percentile(p) as f64)]);
-    }
-    out.push([limit.max(1.0), ms(h.max() as f64)]);
-    out
-}
-
-/// A one-step document's ramp: its windows' targets (the windows `windows` keeps) and the analysis's knees placed
-/// where the rising ramp's line reaches their load.
-fn ramp_view(doc: &ResultDocument) -> Option<RampView> {
-    let ramp = doc.settings.ramp.as_ref()?;
-    let [step] = doc.steps.as_slice() else { return None };
-    let kept = |w: &&crate::metrics::WindowSummary| (step.duration_s - w.t).min(step.window_s) >= step.window_s / 2.0;
-    let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    let target: Vec<[f64; 2]> =
-        step.windows.iter().filter(kept).filter_map(|w| Some([round(w.t), w.target?])).collect();
-    // On the target's line as drawn (each window's target at the window's start, as the throughput is), so the
-    // knee's vertical line crosses it at the knee's load.
-    let when = |value: f64| -> Option<f64> {
-        let first = target.first()?;
-        if value <= first[1] {
-            return Some(first[0]);
-        }
-        let pair = target.windows(2).find(|p| p[0][1] < value && value <= p[1][1])?;
-        let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
-        Some(t0 + (t1 - t0) * (value - v0) / (v1 - v0))
-    };
-    let analysis = doc.analysis.as_ref();
-    let knees = [("mean", analysis.and_then(|a| a.knee_mean)), ("p99", analysis.and_then(|a| a.knee_p99))]
-        .into_iter()
-        .filter_map(|(stat, v)| {
-            let value = v?;
-            Some(RampKnee { stat: stat.into(), value, t: round(when(value)?) })
-        })
-        .collect();
-    Some(RampView { of: ramp.of.clone(), target, knees })
-}
-
-/// Every step's per-second windows one after another, on one clock from the first step's start.
-fn windows(steps: &[StepResult]) -> Vec<[f64; 5]> {
-    let mut out = Vec::new();
-    let mut offset = 0.0;
-    for s in steps {
-        for w in &s.windows {
-            // The last window of a step may be cut short by the step's end: a rate over a sliver of a second
-            // says little, so such a window is left out.
-            let width = (s.duration_s - w.t).min(s.window_s);
-            if width < s.window_s / 2.0 {
-                continue;
-            }
-            let t = ((offset + w.t) * 1000.0).round() / 1000.0;
-            let per_s = |n: u64| (n as f64 / width * 100.0).round() / 100.0;
-            let has = w.requests > w.errors;
-            out.push([
-                t,
-                per_s(w.requests),
-                if has { ms(w.p50_us as f64) } else { f64::NAN },
-                if has { ms(w.p99_us as f64) } else { f64::NAN },
-                per_s(w.errors),
-            ]);
-        }
-        offset += s.duration_s;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -833,34 +778,6 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
     }
 
     #[test]
-    fn windows_run_on_one_clock_across_steps_and_leave_out_slivers() {
-        use crate::metrics::{StepMetrics, WindowSummary};
-        let w = |t: f64, requests: u64, errors: u64| WindowSummary {
-            t,
-            requests,
-            errors,
-            p50_us: 1000,
-            p99_us: 2000,
-            max_us: 3000,
-            ..WindowSummary::default()
-        };
-        let step = |windows: Vec<WindowSummary>| {
-            let load = crate::result::StepLoad { model: "closed".into(), connections: 1, threads: 1, rate: None };
-            let d = std::time::Duration::from_secs_f64(2.01);
-            StepResult::from_metrics("s", load, &StepMetrics::new(), windows, d)
-        };
-        // Two steps of 2.01 s: each has two whole windows and a 10 ms sliver at its end.
-        let steps = [step(vec![w(0.0, 100, 0), w(1.0, 90, 10), w(2.0, 1, 0)]), step(vec![w(0.0, 50, 50)])];
-        let out = windows(&steps);
-        assert_eq!(out.len(), 3, "{out:?}");
-        assert_eq!(out[0], [0.0, 100.0, 1.0, 2.0, 0.0]);
-        assert_eq!(out[1], [1.0, 90.0, 1.0, 2.0, 10.0]);
-        assert_eq!(out[2][0], 2.01, "the second step starts where the first ended");
-        // Every request of that second failed: no latency to draw.
-        assert!(out[2][2].is_nan() && out[2][3].is_nan());
-    }
-
-    #[test]
     fn the_verdict_table_shows_p_as_compare_prints_it() {
         use crate::compare::{Group, Sample, Side, compare_groups};
         let run = |ok_per_s: f64| Sample {
@@ -893,18 +810,6 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
         assert_eq!(compared[0].points[0].rows[0].cells[1].p_texts(), [qps.p_text.clone(), qps.p_adjusted_text.clone()]);
         // The page shows these texts, not the numbers again.
         assert!(html::REPORT_JS.contains("v.p_text || \"–\", v.p_adjusted_text || \"–\""));
-    }
-
-    #[test]
-    fn the_spectrum_climbs_to_the_maximum() {
-        let mut h = LatencyHistogram::new();
-        for v in 1..=1000u64 {
-            h.record(v * 10);
-        }
-        let s = spectrum(&h);
-        assert_eq!(s[0], [1.0, 0.01]);
-        assert!(s.windows(2).all(|w| w[0][1] <= w[1][1] && w[0][0] <= w[1][0]), "{s:?}");
-        assert_eq!(s.last().unwrap()[1], ms(h.max() as f64));
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl PhasesReport {
             tls_resumed_handshake: Phase::of(&p.tls_resumed),
             waiting: Phase::of(&p.waiting),
             waiting_from_intended: Phase::of(&p.waiting_intended),
-            receiving: Phase::of(&p.receiving),
+            receiving: Phase::of(&p.receiving_all()),
         })
     }
 
@@ -84,6 +84,7 @@ impl PhasesReport {
             waiting: read(&self.waiting, "waiting")?,
             waiting_intended: read(&self.waiting_from_intended, "waiting_from_intended")?,
             receiving: read(&self.receiving, "receiving")?,
+            received_in_one_read: 0,
         })
     }
 
