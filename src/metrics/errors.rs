@@ -133,6 +133,9 @@ pub enum ErrorKind {
     /// WebSocket: a frame's length or a message's (fragments added up) past `--max-message`, or a message in more
     /// fragments than the client takes: refused at the frame's head, the connection closed with 1009.
     WsTooLarge,
+    /// WebSocket `--match-field`: the message to send held no id at the pointer (not JSON, or nothing there), so
+    /// no answer could be paired with it: not sent.
+    WsNoId,
     /// WebSocket: the server closed with status 1000 (normal closure) instead of answering.
     WsCloseNormal,
     /// WebSocket: the server closed with status 1001 (going away) instead of answering.
@@ -183,7 +186,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 82] = [
+    pub const ALL: [ErrorKind; 83] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -243,6 +246,7 @@ impl ErrorKind {
         ErrorKind::WsUpgradeInvalid,
         ErrorKind::WsProtocol,
         ErrorKind::WsTooLarge,
+        ErrorKind::WsNoId,
         ErrorKind::WsCloseNormal,
         ErrorKind::WsCloseGoingAway,
         ErrorKind::WsCloseProtocol,
@@ -329,6 +333,7 @@ impl ErrorKind {
             ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
             ErrorKind::WsUpgradeInvalid => "ws_upgrade_invalid",
             ErrorKind::WsProtocol => "ws_protocol_error",
+            ErrorKind::WsNoId => "ws_no_id",
             ErrorKind::WsTooLarge => "ws_message_too_large",
             ErrorKind::WsCloseNormal => "ws_close_1000",
             ErrorKind::WsCloseGoingAway => "ws_close_1001",
@@ -423,6 +428,7 @@ impl ErrorKind {
             ErrorKind::WsUpgradeInvalid => "WebSocket upgrade answer invalid",
             ErrorKind::WsProtocol => "WebSocket frame a server may not send",
             ErrorKind::WsTooLarge => "WebSocket message past --max-message",
+            ErrorKind::WsNoId => "WebSocket message without an id at --match-field",
             ErrorKind::WsCloseNormal => "WebSocket closed by the server (1000 normal closure)",
             ErrorKind::WsCloseGoingAway => "WebSocket closed by the server (1001 going away)",
             ErrorKind::WsCloseProtocol => "WebSocket closed by the server (1002 protocol error)",
