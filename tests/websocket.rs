@@ -513,6 +513,7 @@ fn messages_in_flight_share_their_connections_and_are_counted_exactly() {
     assert_eq!(step["connections"]["opened"], 5, "{}", step["connections"]);
     assert_eq!(step["websocket"]["in_flight"], 8, "{step}");
     assert_eq!(step["websocket"]["unmatched_not_in_flight"], 0, "{step}");
+    assert!(out.stdout.contains("in flight    8 messages a connection, answers paired in order"), "{}", out.stdout);
     let counts = server.counts_after_closes(5);
     assert_eq!(counts["messages"], 4000, "{counts}");
     assert_eq!(counts["distinct"], 4000, "{counts}");

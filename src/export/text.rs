@@ -318,9 +318,12 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         let paired = w.match_field.as_deref().map_or("in order".to_string(), |p| format!("by the id at {p}"));
         let _ = writeln!(
             out,
-            "  in flight    {} messages a connection, answers paired {paired}; unmatched answers: {} without an id, {} \
+            "  in flight    {} {} a connection, answers paired {paired}; unmatched answers: {} without an id, {} \
              not in flight",
-            w.in_flight, w.unmatched_no_id, w.unmatched_not_in_flight
+            w.in_flight,
+            if w.in_flight == 1 { "message" } else { "messages" },
+            w.unmatched_no_id,
+            w.unmatched_not_in_flight
         );
     }
     let g = &step.generator;
