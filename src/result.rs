@@ -1030,6 +1030,17 @@ impl StepResult {
                         self.connections.asked,
                         h2.streams_asked
                     )
+                } else if let Some(ws) = self.websocket.as_ref().filter(|_| s.starved > 0) {
+                    // WebSocket --in-flight: every message slot of every connection was busy.
+                    format!(
+                        "; {} of those {} because all {} messages in flight ({} connections x {}) were busy when they \
+                         fell due: raise -c or --in-flight",
+                        s.starved,
+                        s.late,
+                        self.connections.asked * ws.in_flight,
+                        self.connections.asked,
+                        ws.in_flight
+                    )
                 } else if s.starved > 0 {
                     format!(
                         "; {} of those {} because {} busy when they fell due: raise -c",

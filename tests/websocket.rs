@@ -607,3 +607,16 @@ fn upgrade_headers_take_templates_filled_by_the_message_that_opens_the_connectio
     assert_eq!(counts["distinct"], 3, "{counts}");
     assert!(!out.stdout.contains("s3cret") && !out.doc().to_string().contains("s3cret"));
 }
+
+#[test]
+fn an_open_loop_over_messages_in_flight_says_when_every_slot_was_busy() {
+    // Answers after 0-20 ms, two in flight on one connection: fewer than 300 a second get through.
+    let server = Server::start("scramble");
+    let args = ["-c", "1", "--in-flight", "2", "--rate", "300", "-d", "2s", "--match-field", "/n"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--message", r#"{"n":{{seq}}}"#]);
+    let out = run(&server.url(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("messages in flight (1 connections x 2) were busy"), "{}", out.stdout);
+    assert!(out.step()["ok"].as_u64().unwrap() > 0, "{}", out.step());
+}
