@@ -327,6 +327,8 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.http2 = Http2Report::merged(&steps.iter().filter_map(|s| s.http2.as_ref()).collect::<Vec<_>>());
     let grpc: Vec<_> = steps.iter().filter_map(|s| s.grpc.as_ref()).collect();
     out.grpc = crate::result::GrpcReport::merged(&grpc, out.requests, secs);
+    out.websocket =
+        crate::result::WsReport::merged(&steps.iter().filter_map(|s| s.websocket.as_ref()).collect::<Vec<_>>());
     out.phases = PhasesReport::merged(&steps.iter().filter_map(|s| s.phases.as_ref()).collect::<Vec<_>>())
         .map_err(|e| format!("step {}: {e}", out.label))?;
     out.events =

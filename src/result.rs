@@ -385,6 +385,10 @@ pub struct StepResult {
     /// gRPC's message figures; absent for the other protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcReport>,
+    /// WebSocket with several messages in flight on a connection or answers paired by id: the answers that
+    /// answered no message; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WsReport>,
     /// HTTP's phases (connect, TLS handshake, waiting for the first byte, receiving); absent for the key-value
     /// protocols and in documents written before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -469,6 +473,32 @@ pub struct GrpcReport {
     pub messages_received_per_call: f64,
     /// `messages_received` per second of the step.
     pub messages_received_per_s: f64,
+}
+
+/// WebSocket's figures with `--in-flight` or `--match-field`: the answers no message took, by why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WsReport {
+    /// `--in-flight`: messages awaiting their answers on one connection at once.
+    pub in_flight: usize,
+    /// `--match-field`: the JSON pointer answers were paired by; null when taken in order.
+    pub match_field: Option<String>,
+    /// Answers without an id at the pointer (not JSON, or nothing there).
+    pub unmatched_no_id: u64,
+    /// Answers whose id no message in flight had (late after a timeout, or never sent), or, taken in order, that
+    /// came while none was in flight.
+    pub unmatched_not_in_flight: u64,
+}
+
+impl WsReport {
+    /// Several agents' parts of one step as one: the counts added.
+    pub fn merged(parts: &[&WsReport]) -> Option<WsReport> {
+        let first = parts.first()?;
+        Some(WsReport {
+            unmatched_no_id: parts.iter().map(|p| p.unmatched_no_id).sum(),
+            unmatched_not_in_flight: parts.iter().map(|p| p.unmatched_not_in_flight).sum(),
+            ..(*first).clone()
+        })
+    }
 }
 
 impl GrpcReport {
@@ -840,6 +870,7 @@ impl StepResult {
             first_error_reply: m.first_error_reply.clone(),
             http2: None,
             grpc: None,
+            websocket: None,
             phases: PhasesReport::of(&m.phases),
             events: EventsReport::of(&m.events, secs),
             machine: None,
@@ -1007,6 +1038,17 @@ impl StepResult {
                         self.connections.asked * h2.streams_asked,
                         self.connections.asked,
                         h2.streams_asked
+                    )
+                } else if let Some(ws) = self.websocket.as_ref().filter(|_| s.starved > 0) {
+                    // WebSocket --in-flight: every message slot of every connection was busy.
+                    format!(
+                        "; {} of those {} because all {} messages in flight ({} connections x {}) were busy when they \
+                         fell due: raise -c or --in-flight",
+                        s.starved,
+                        s.late,
+                        self.connections.asked * ws.in_flight,
+                        self.connections.asked,
+                        ws.in_flight
                     )
                 } else if s.starved > 0 {
                     format!(

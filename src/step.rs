@@ -166,6 +166,14 @@ pub fn measure_step(
         let seconds = elapsed.as_secs_f64();
         step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, seconds));
     }
+    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared()) {
+        step.websocket = Some(crate::result::WsReport {
+            in_flight: w.in_flight,
+            match_field: w.match_field.clone(),
+            unmatched_no_id: metrics.ws_unmatched.no_id,
+            unmatched_not_in_flight: metrics.ws_unmatched.not_in_flight,
+        });
+    }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());
     let check = SelfCheck::with_cores(Duration::ZERO, load_cpu, elapsed, cores);

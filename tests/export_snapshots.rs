@@ -138,6 +138,7 @@ fn step(
         first_error_reply: None,
         http2: None,
         grpc: None,
+        websocket: None,
         phases: None,
         events: None,
         machine: None,

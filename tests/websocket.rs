@@ -267,18 +267,24 @@ fn bad_websocket_input_is_one_line_and_exit_code_2() {
     let binary = dir.path().join("msg.bin");
     std::fs::write(&binary, [0xff, 0xfe, 0]).unwrap();
     let binary = binary.to_str().unwrap();
-    let cases: [(&[&str], &str); 11] = [
+    let cases: [(&[&str], &str); 17] = [
         (&["run", "http://127.0.0.1:1/", "--message", "x"], "--message is for WebSocket"),
         (&["run", "http://127.0.0.1:1/", "--expect", "x"], "--expect is for WebSocket"),
         (&["run", "http://127.0.0.1:1/", "--ws-mode", "listen"], "--ws-mode is for WebSocket"),
         (&["run", "ws://127.0.0.1:1/", "--message", "x", "--no-keepalive"], "--no-keepalive with a ws:// URL"),
         (&["run", "ws://127.0.0.1:1/", "-b", "x"], "give the message with --message"),
         (&["run", "ws://127.0.0.1:1/", "--message", "x", "-m", "POST"], "the upgrade request is a GET"),
-        (&["run", "ws://127.0.0.1:1/", "--message", "x", "-H", "X-Id: {{seq}}"], "put templates in --message"),
+        (&["run", "ws://127.0.0.1:1/x{{seq}}", "--message", "x"], "{{...}} in a ws:// URL"),
         (&["run", "ws://127.0.0.1:1/"], "--message TEXT"),
         (&["run", "ws://127.0.0.1:1/", "ws://127.0.0.1:2/", "--message", "x"], "one WebSocket target"),
         (&["run", "ws://127.0.0.1:1/", "--message-file", binary], "add --binary"),
         (&["run", "ws://127.0.0.1:1/", "--message", "x", "--max-message", "10"], "--max-message '10'"),
+        (&["run", "http://127.0.0.1:1/", "--in-flight", "4"], "--in-flight is for WebSocket"),
+        (&["run", "http://127.0.0.1:1/", "--match-field", "/id"], "--match-field is for WebSocket"),
+        (&["run", "ws://127.0.0.1:1/", "--message", "x", "--in-flight", "0"], "--in-flight 0: give 1 to 1000"),
+        (&["run", "ws://127.0.0.1:1/", "--ws-mode", "listen", "--in-flight", "2"], "exchange mode's"),
+        (&["run", "ws://127.0.0.1:1/", "--message", r#"{"id":1}"#, "--match-field", "id"], "not a JSON pointer"),
+        (&["run", "ws://127.0.0.1:1/", "--message", r#"{"n":{{seq}}}"#, "--match-field", "/id"], "has no id there"),
     ];
     for (args, says) in cases {
         let out = hakaru(args);
@@ -450,4 +456,167 @@ fn an_answer_other_than_expect_is_a_wrong_value_on_the_same_connection() {
         assert_eq!(out.step()["connections"]["opened"], 2, "{}", out.step());
     }
     assert_eq!(server.counts_after_closes(6)["messages"], 200);
+}
+
+#[test]
+fn a_sweep_to_five_thousand_connections_shows_latency_as_they_grow() {
+    let mut server = Server::start("echo");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let json = json.to_str().unwrap();
+    let url = server.url();
+    let clients = [10u64, 100, 1000, 5000];
+    // 10 s a step: the Python server answers the first messages of 5,000 new connections after about 3 s on a
+    // quiet machine.
+    let args = ["sweep", "--no-monitor", "--clients", "10,100,1000,5000", "-d", "10s", "--interval", "0s"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--timeout", "60s", "--connect-timeout", "60s", "--json", json]);
+    args.extend_from_slice(&["--message", "s{{seq}}", &url]);
+    let out = common::hakaru_with(&args, Duration::from_secs(300), |_| {});
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4, "{doc}");
+    let mut ok = 0;
+    for (step, clients) in steps.iter().zip(clients) {
+        assert_eq!(step["errors"], 0, "{step}");
+        // Every client held its connection open: the step measured at that many connections.
+        assert_eq!(step["connections"]["max_open"], clients, "{}", step["connections"]);
+        assert_eq!(step["connections"]["opened"], clients, "{}", step["connections"]);
+        // Each step's latency, where the server answered in it: at 5,000 new connections the Python server may
+        // answer none within the step on a loaded machine (its upgrades queue), and then every message is still
+        // waiting, none failed.
+        let answered = step["ok"].as_u64().unwrap();
+        if answered > 0 || clients < 5000 {
+            let p50 = &step["latency"]["percentiles"]["p50"];
+            assert!(p50.as_u64().is_some_and(|us| us > 0), "{step}");
+        } else {
+            assert_eq!(step["unfinished"], clients, "{step}");
+        }
+        // The table shows each step's latency on a line of its own.
+        assert!(out.stdout.lines().any(|l| l.trim_start().starts_with(&clients.to_string())), "{}", out.stdout);
+        ok += step["ok"].as_u64().unwrap();
+    }
+    let counts = server.counts_after_closes(clients.iter().sum());
+    assert_eq!(counts["connections"], clients.iter().sum::<u64>(), "{counts}");
+    assert!(counts["messages"].as_u64().unwrap() >= ok, "{counts}");
+}
+
+#[test]
+fn messages_in_flight_share_their_connections_and_are_counted_exactly() {
+    let mut server = Server::start("echo");
+    let out = run(&server.url(), &["-c", "5", "--in-flight", "8", "-n", "4000", "--message", r#"{"n":{{seq}}}"#]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 4000, "{step}");
+    // 5 connections, each carrying 8 clients' messages.
+    assert_eq!(step["connections"]["opened"], 5, "{}", step["connections"]);
+    assert_eq!(step["websocket"]["in_flight"], 8, "{step}");
+    assert_eq!(step["websocket"]["unmatched_not_in_flight"], 0, "{step}");
+    assert!(out.stdout.contains("in flight    8 messages a connection, answers paired in order"), "{}", out.stdout);
+    let counts = server.counts_after_closes(5);
+    assert_eq!(counts["messages"], 4000, "{counts}");
+    assert_eq!(counts["distinct"], 4000, "{counts}");
+    assert_eq!(counts["connections"], 5, "{counts}");
+    // The last of each connection's clients closed it with the closing handshake.
+    assert_eq!(counts["closes"]["1000"], 5, "{counts}");
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn match_field_pairs_answers_out_of_order_by_id_and_counts_the_unmatched() {
+    // The server answers after random delays (out of order), never answers one message in 25, and sends before
+    // some answers a message with an id no message had and one without an id.
+    let mut server = Server::start("scramble");
+    let args = ["-c", "2", "--in-flight", "4", "-n", "400", "--timeout", "5s", "--match-field", "/n"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--message", r#"{"n":{{seq}},"pad":"x"}"#]);
+    let out = run(&server.url(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    let counts = server.counts_after_closes(2);
+    assert_eq!(counts["messages"], 400, "{counts}");
+    assert_eq!(step["requests"], 400, "{step}");
+    let (answered, dropped) = (counts["answered"].as_u64().unwrap(), counts["dropped"].as_u64().unwrap());
+    assert!(dropped > 0 && counts["unknown"].as_u64().unwrap() > 0, "{counts}");
+    // Each answer went to its own message: the unanswered ones timed out, the others were answered, and a
+    // timed-out one kept its connection (2 opened).
+    assert_eq!(step["ok"], answered, "{step}\n{counts}");
+    assert_eq!(out.error_count("timeout"), dropped, "{step}\n{counts}");
+    assert_eq!(step["connections"]["opened"], 2, "{}", step["connections"]);
+    let ws = &step["websocket"];
+    assert_eq!(ws["match_field"], "/n", "{ws}");
+    assert_eq!(ws["unmatched_no_id"], counts["no_id"], "{ws}\n{counts}");
+    assert_eq!(ws["unmatched_not_in_flight"], counts["unknown"], "{ws}\n{counts}");
+    // Four messages in flight on a connection at most, and more than one at some point.
+    let pending = counts["max_pending"].as_u64().unwrap();
+    assert!((2..=4).contains(&pending), "{counts}");
+    let errors = common::schema_errors(out.doc());
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_lost_answer_gives_up_its_connection_unless_answers_are_paired_by_id() {
+    // A server that upgrades and reads, never answering.
+    let url = hostile(|mut s| {
+        if upgrade(&mut s).is_some() {
+            while read_frame(&mut s).is_some() {}
+        }
+    });
+    // Answers taken in order: a message that timed out takes its connection with it (its late answer would be
+    // taken for the next message's), and the others in flight on it.
+    let args = ["-c", "1", "--in-flight", "3", "-n", "6", "--timeout", "1s", "--connect-timeout", "2s"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--message", r#"{"n":{{seq}}}"#]);
+    let start = Instant::now();
+    let out = run(&url, &args);
+    ended_on_time(start, &out);
+    let step = out.step();
+    assert_eq!(out.error_count("timeout"), 2, "{step}");
+    assert_eq!(out.error_count("closed"), 4, "{step}");
+    assert!(sample(&out, "closed").contains("--match-field"), "{step}");
+    assert_eq!(step["connections"]["opened"], 2, "{step}");
+    // Paired by id, a message that timed out leaves the others and the connection be.
+    args.extend_from_slice(&["--match-field", "/n"]);
+    let out = run(&url, &args);
+    ended_on_time(start, &out);
+    let step = out.step();
+    assert_eq!(out.error_count("timeout"), 6, "{step}");
+    assert_eq!(step["connections"]["opened"], 1, "{step}");
+}
+
+#[test]
+fn upgrade_headers_take_templates_filled_by_the_message_that_opens_the_connection() {
+    let mut server = Server::start("echo");
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.csv");
+    std::fs::write(&rows, "user,token\nalice,s3cret\nbob,s3cret\ncarol,s3cret\n").unwrap();
+    let args = ["-c", "3", "-t", "1", "-n", "30", "--data", rows.to_str().unwrap(), "--message", r#"{"u":"{{user}}"}"#];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["-H", "Authorization: Bearer {{token}}", "-H", "X-User: {{user}}"]);
+    let out = run(&server.url(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 30, "{}", out.step());
+    let counts = server.counts_after_closes(3);
+    assert_eq!(counts["connections"], 3, "{counts}");
+    // Each connection's upgrade carried its own row's values: the three clients' first messages took the rows in
+    // turn.
+    assert_eq!(counts["with_header"], 3, "{counts}");
+    assert_eq!(counts["users"], serde_json::json!({"alice": 1, "bob": 1, "carol": 1}), "{counts}");
+    assert_eq!(counts["distinct"], 3, "{counts}");
+    assert!(!out.stdout.contains("s3cret") && !out.doc().to_string().contains("s3cret"));
+}
+
+#[test]
+fn an_open_loop_over_messages_in_flight_says_when_every_slot_was_busy() {
+    // Answers after 0-20 ms, two in flight on one connection: fewer than 300 a second get through.
+    let server = Server::start("scramble");
+    let args = ["-c", "1", "--in-flight", "2", "--rate", "300", "-d", "2s", "--match-field", "/n"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--message", r#"{"n":{{seq}}}"#]);
+    let out = run(&server.url(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("messages in flight (1 connections x 2) were busy"), "{}", out.stdout);
+    assert!(out.step()["ok"].as_u64().unwrap() > 0, "{}", out.step());
 }

@@ -8,10 +8,16 @@ connections opened (and those whose upgrade carried Authorization: Bearer s3cret
   close    the first message answered with a close, code 1011.
   push     from the upgrade on, "tick N" pushed 100 times a second on each connection (on a schedule, so the rate
            does not drift); messages received (a subscription) are counted, not answered.
+  scramble each message (JSON with a number at "n") answered out of order: echoed after a random 0-20 ms, except
+           when n % 25 == 0 (never answered: "dropped"); when an answered one has n % 7 == 1, two messages of no
+           one's go before it, one with an id no message had ({"n": -1}, "unknown") and one without ("no_id").
+           "max_pending": the most messages a connection had received and not yet answered (or dropped).
 """
 
 import asyncio
 import json
+import random
+import resource
 import sys
 import threading
 import time
@@ -19,7 +25,9 @@ import time
 import websockets
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
-counts = {"messages": 0, "distinct": 0, "connections": 0, "with_header": 0, "closes": {}, "pongs": 0}
+counts = {"messages": 0, "distinct": 0, "connections": 0, "with_header": 0, "closes": {}, "pongs": 0,
+          "answered": 0, "dropped": 0, "unknown": 0, "no_id": 0, "max_pending": 0,
+          "users": {}}
 seen = set()
 lock = threading.Lock()
 
@@ -43,10 +51,35 @@ async def count_received(ws):
         add("messages")
 
 
+async def scrambled(ws, message, pending):
+    n = json.loads(message)["n"]
+    if n % 25 == 0:
+        add("dropped")
+        pending[0] -= 1
+        return
+    await asyncio.sleep(random.random() * 0.02)
+    pending[0] -= 1
+    try:
+        if n % 7 == 1:
+            await ws.send(json.dumps({"n": -1}))
+            await ws.send(json.dumps({"note": "no id"}))
+            add("unknown")
+            add("no_id")
+        await ws.send(message)
+        add("answered")
+    except websockets.ConnectionClosed:
+        pass
+
+
 async def handler(ws, path=None):
     add("connections")
     if ws.request_headers.get("Authorization") == "Bearer s3cret":
         add("with_header")
+    user = ws.request_headers.get("X-User")
+    if user is not None:
+        with lock:
+            counts["users"][user] = counts["users"].get(user, 0) + 1
+    pending = [0]
     try:
         if MODE == "push":
             pusher = asyncio.ensure_future(push(ws))
@@ -64,6 +97,12 @@ async def handler(ws, path=None):
             if MODE == "close":
                 await ws.close(code=1011, reason="server fault")
                 return
+            if MODE == "scramble":
+                pending[0] += 1
+                with lock:
+                    counts["max_pending"] = max(counts["max_pending"], pending[0])
+                asyncio.ensure_future(scrambled(ws, message, pending))
+                continue
             if MODE == "ping":
                 pong = await ws.ping()
                 await asyncio.wait_for(pong, timeout=60)
@@ -85,7 +124,11 @@ def stdin_commands():
 
 
 async def main():
-    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None, ping_interval=None) as server:
+    # Thousands of connections at once (a sweep to 5,000 clients): descriptors and a listen queue for them.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    serving = websockets.serve(handler, "127.0.0.1", 0, max_size=None, ping_interval=None, backlog=4096)
+    async with serving as server:
         port = server.sockets[0].getsockname()[1]
         print("port %d" % port, flush=True)
         loop = asyncio.get_running_loop()

@@ -440,6 +440,14 @@ pub struct RequestArgs {
     /// and upgraded (with --message, one exchange on it), then closed.
     #[arg(long, value_enum, default_value = "exchange", value_name = "MODE", help_heading = heading::REQUEST, hide_short_help = true)]
     pub ws_mode: WsModeArg,
+    /// WebSocket: messages awaiting their answers on one connection at once (-c connections, N messages each);
+    /// answers are taken in order unless --match-field pairs them.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub in_flight: usize,
+    /// WebSocket: pair each answer with its message by the id at this JSON pointer in both (e.g. /id); other
+    /// answers are counted as unmatched, not taken.
+    #[arg(long, value_name = "POINTER", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub match_field: Option<String>,
     /// WebSocket: the answer each message must get, byte for byte (another is counted as wrong_value), or any.
     #[arg(long, value_name = "TEXT|any", default_value = "any", help_heading = heading::REQUEST, hide_short_help = true)]
     pub expect: String,

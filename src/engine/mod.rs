@@ -14,6 +14,7 @@ mod scripted;
 pub mod survey;
 pub mod tls;
 mod ws;
+mod ws_flight;
 
 use pacer::{Pace, Schedule, StartGate};
 
@@ -206,6 +207,9 @@ impl ThreadCtx {
         let ctx = Rc::clone(self);
         match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
             Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
+            None if self.shared.plan.websocket.as_ref().is_some_and(|w| w.shared()) => {
+                tokio::task::spawn_local(ctx.run_client(id, ws_flight::Slot::new(self, id)))
+            }
             None if self.shared.plan.websocket.is_some() => {
                 tokio::task::spawn_local(ctx.run_client(id, ws::WsLink::new(self, id)))
             }
@@ -821,8 +825,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         .map(|i| {
             let tickets = budget.clone();
             let connections = share(plan.connections, threads, i);
-            // HTTP/2: a client is a stream slot, `--streams` of them per connection.
-            let clients = connections * if http2 { plan.streams } else { 1 };
+            // HTTP/2: a client is a stream slot, `--streams` of them per connection; WebSocket's `--in-flight`
+            // messages of a connection are as many clients.
+            let per_connection = match &plan.websocket {
+                _ if http2 => plan.streams,
+                Some(w) => w.in_flight.max(1),
+                None => 1,
+            };
+            let clients = connections * per_connection;
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { arrival, .. } if plan.ramp.is_some() => {

@@ -127,6 +127,12 @@ impl ThreadScript {
         Ok(true)
     }
 
+    /// The upgrade headers of a WebSocket run whose `-H` values hold templates, as the message just made filled
+    /// them; None without such templates.
+    pub(super) fn filled_headers(&self) -> Option<Vec<(String, String)>> {
+        self.template.borrow().as_ref().and_then(|t| t.filled_headers().map(<[_]>::to_vec))
+    }
+
     /// Whether answers' headers and bodies must be kept for `response()` (HTTP/2's connections ask).
     pub(super) fn wants_message(&self) -> bool {
         self.inner.borrow().as_ref().is_some_and(script::ThreadScript::wants_response)

@@ -36,7 +36,7 @@ pub(super) struct WsLink {
 }
 
 /// What a read brought that the exchange must act on.
-enum Got {
+pub(super) enum Got {
     /// A message: the answer.
     Message,
     /// A control frame or a fault, with the bytes after it kept in `pending`.
@@ -48,7 +48,7 @@ impl WsLink {
     pub(super) fn new(ctx: &ThreadCtx, id: usize) -> WsLink {
         let plan = &ctx.shared.plan;
         let max = plan.websocket.as_ref().map_or(u64::MAX, |w| w.max_message);
-        let keep = plan.websocket.as_ref().and_then(|w| w.expect.as_ref()).map_or(0, |e| e.len() + 1);
+        let keep = plan.websocket.as_ref().map_or(0, |w| w.keep());
         let seed = plan.seed ^ ((plan.client_offset + id) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         WsLink {
             conn: None,
@@ -71,11 +71,11 @@ impl WsLink {
         (self.random() as u32).to_ne_bytes()
     }
 
-    fn settings(ctx: &ThreadCtx) -> &ws::Settings {
+    pub(super) fn settings(ctx: &ThreadCtx) -> &ws::Settings {
         ctx.shared.plan.websocket.as_deref().expect("a WebSocket link runs a WebSocket plan")
     }
 
-    fn drop_conn(&mut self, ctx: &ThreadCtx) {
+    pub(super) fn drop_conn(&mut self, ctx: &ThreadCtx) {
         if self.conn.take().is_some() {
             ctx.metrics.borrow_mut().connection_closed();
         }
@@ -85,10 +85,12 @@ impl WsLink {
 
     /// Opens the connection and upgrades it; returns the TLS handshake's timing (when TCP was established, and
     /// whether it resumed) if there was one, and when the connection (TLS included) was made, before the upgrade.
-    async fn open(
+    /// `headers`: the upgrade's, filled from templates for the message that opens the connection (None: `-H`'s).
+    pub(super) async fn open(
         &mut self,
         ctx: &ThreadCtx,
         endpoint: usize,
+        headers: Option<&[(String, String)]>,
     ) -> Result<(Option<crate::metrics::phases::Handshake>, Instant), Failure> {
         let plan = &ctx.shared.plan;
         let limit = plan.connect_timeout;
@@ -101,7 +103,11 @@ impl WsLink {
         random[..8].copy_from_slice(&self.random().to_ne_bytes());
         random[8..].copy_from_slice(&self.random().to_ne_bytes());
         let key = handshake::key(random);
-        handshake::finish_request(&Self::settings(ctx).head, &key, &mut self.out);
+        let settings = Self::settings(ctx);
+        match headers {
+            Some(filled) => handshake::finish_request(&settings.head_with(filled), &key, &mut self.out),
+            None => handshake::finish_request(&settings.head, &key, &mut self.out),
+        }
         self.pending.clear();
         self.at = 0;
         let upgrade = async {
@@ -136,8 +142,7 @@ impl WsLink {
             Ok(Ok(head)) => {
                 self.at = head;
                 let settings = Self::settings(ctx);
-                let keep = settings.expect.as_ref().map_or(0, |e| e.len() + 1);
-                self.decoder = FrameDecoder::new(settings.max_message).keeping(keep);
+                self.decoder = FrameDecoder::new(settings.max_message).keeping(settings.keep());
                 Ok((tcp_done, connected))
             }
             Ok(Err(f)) => {
@@ -155,7 +160,7 @@ impl WsLink {
     }
 
     /// Writes one frame of `opcode` carrying `payload` (a message, a pong, a close), masked.
-    async fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<usize, Failure> {
+    pub(super) async fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<usize, Failure> {
         let mask = self.mask();
         self.out.clear();
         ws::encode(opcode, payload, mask, &mut self.out);
@@ -180,50 +185,79 @@ impl WsLink {
         }
     }
 
-    /// Reads until a data message is complete, answering pings; a close, a fault or the connection's end fail.
+    /// Reads the next data message whole and judges it against `--expect`.
     async fn answer(&mut self, ctx: &ThreadCtx, deadline: Instant, limit: Duration) -> Result<(), Failure> {
+        self.next_message(ctx, deadline, limit).await?;
+        self.judge(ctx)
+    }
+
+    /// Reads until a data message is complete (its first bytes in [`kept`](Self::kept)), answering pings; a close,
+    /// a fault or the connection's end fail.
+    async fn next_message(&mut self, ctx: &ThreadCtx, deadline: Instant, limit: Duration) -> Result<(), Failure> {
         loop {
-            let got = match self.decode_pending() {
-                Some(got) => got,
-                None => {
-                    let WsLink { conn, decoder, pending, at, .. } = self;
-                    let conn = conn.as_mut().ok_or_else(|| Failure::new(ErrorKind::Closed, "closed"))?;
-                    read_frames(ctx, conn, decoder, pending, at, deadline, limit).await?
-                }
-            };
-            match got {
-                Got::Message => return self.judge(ctx),
-                Got::Event(Event::Ping) => {
-                    let payload = self.decoder.control().to_vec();
-                    let n = self.send(ws::PONG, &payload).await?;
-                    ctx.metrics.borrow_mut().bytes_out += n as u64;
-                }
-                Got::Event(Event::Pong | Event::Message { .. }) => {}
-                Got::Event(Event::Close { code }) => {
-                    let why = format!(
-                        "the server closed the WebSocket with {} {}",
-                        code.map_or("no status".to_string(), |c| c.to_string()),
-                        crate::secrets::scrub_text(&self.decoder.close_reason())
-                    );
-                    // The closing handshake answered: the server's code sent back (RFC 6455 5.5.1).
-                    let payload = code.map(|c| c.to_be_bytes().to_vec()).unwrap_or_default();
-                    self.send_now(ws::CLOSE, &payload);
-                    return Err(Failure::new(ErrorKind::ws_close(code), why.trim_end().to_string()));
-                }
-                Got::Fault(fault) => {
-                    let (kind, code, why) = match fault {
-                        Fault::Protocol(why) => (ErrorKind::WsProtocol, 1002, why),
-                        Fault::TooLarge(why) => (ErrorKind::WsTooLarge, 1009, why),
-                    };
-                    self.send_now(ws::CLOSE, &ws::close_payload(code, ""));
-                    return Err(Failure::new(kind, why));
-                }
+            match self.read_event(ctx, deadline, limit).await? {
+                Got::Message => return Ok(()),
+                other => self.control(ctx, other).await?,
             }
         }
     }
 
+    /// Reads until a message, a control frame or a fault: only reads, so a caller may drop it at any await (a
+    /// connection's reader does when a message is to be written).
+    pub(super) async fn read_event(
+        &mut self,
+        ctx: &ThreadCtx,
+        deadline: Instant,
+        limit: Duration,
+    ) -> Result<Got, Failure> {
+        if let Some(got) = self.decode_pending() {
+            return Ok(got);
+        }
+        let WsLink { conn, decoder, pending, at, .. } = self;
+        let conn = conn.as_mut().ok_or_else(|| Failure::new(ErrorKind::Closed, "closed"))?;
+        read_frames(ctx, conn, decoder, pending, at, deadline, limit).await
+    }
+
+    /// What a read other than a message asks of the client: a ping answered with a pong; a close or a fault ends
+    /// the connection's use (the close answered, or sent with the fault's code) as the failure returned.
+    pub(super) async fn control(&mut self, ctx: &ThreadCtx, got: Got) -> Result<(), Failure> {
+        match got {
+            Got::Message | Got::Event(Event::Pong | Event::Message { .. }) => Ok(()),
+            Got::Event(Event::Ping) => {
+                let payload = self.decoder.control().to_vec();
+                let n = self.send(ws::PONG, &payload).await?;
+                ctx.metrics.borrow_mut().bytes_out += n as u64;
+                Ok(())
+            }
+            Got::Event(Event::Close { code }) => {
+                let why = format!(
+                    "the server closed the WebSocket with {} {}",
+                    code.map_or("no status".to_string(), |c| c.to_string()),
+                    crate::secrets::scrub_text(&self.decoder.close_reason())
+                );
+                // The closing handshake answered: the server's code sent back (RFC 6455 5.5.1).
+                let payload = code.map(|c| c.to_be_bytes().to_vec()).unwrap_or_default();
+                self.send_now(ws::CLOSE, &payload);
+                Err(Failure::new(ErrorKind::ws_close(code), why.trim_end().to_string()))
+            }
+            Got::Fault(fault) => {
+                let (kind, code, why) = match fault {
+                    Fault::Protocol(why) => (ErrorKind::WsProtocol, 1002, why),
+                    Fault::TooLarge(why) => (ErrorKind::WsTooLarge, 1009, why),
+                };
+                self.send_now(ws::CLOSE, &ws::close_payload(code, ""));
+                Err(Failure::new(kind, why))
+            }
+        }
+    }
+
+    /// The first bytes of the answer just read, as many as the settings keep.
+    pub(super) fn kept(&self) -> &[u8] {
+        self.decoder.kept()
+    }
+
     /// The answer just read against `--expect` (kept: its length and one byte more, so a longer one differs too).
-    fn judge(&self, ctx: &ThreadCtx) -> Result<(), Failure> {
+    pub(super) fn judge(&self, ctx: &ThreadCtx) -> Result<(), Failure> {
         match &Self::settings(ctx).expect {
             Some(want) if self.decoder.kept() != want.as_slice() => {
                 let got = self.decoder.kept();
@@ -272,7 +306,7 @@ impl WsLink {
 
     /// The closing handshake: a close frame (1000), then the server's close (or its end of the connection) waited
     /// for within `--connect-timeout`, messages before it read and dropped.
-    async fn close(&mut self, ctx: &ThreadCtx) {
+    pub(super) async fn close(&mut self, ctx: &ThreadCtx) {
         if self.conn.is_none() {
             return;
         }
@@ -282,13 +316,7 @@ impl WsLink {
             ctx.metrics.borrow_mut().bytes_out += n as u64;
             let deadline = Instant::now() + limit;
             loop {
-                let got = match self.decode_pending() {
-                    Some(got) => got,
-                    None => {
-                        let WsLink { conn, decoder, pending, at, .. } = self;
-                        read_frames(ctx, conn.as_mut()?, decoder, pending, at, deadline, limit).await.ok()?
-                    }
-                };
+                let got = self.read_event(ctx, deadline, limit).await.ok()?;
                 if matches!(got, Got::Event(Event::Close { .. }) | Got::Fault(_)) {
                     return Some(());
                 }
@@ -301,7 +329,7 @@ impl WsLink {
 
 /// Where a connection's setup phases end: over TLS the handshake's phase ends when the connection is made (the
 /// upgrade's round trip is no TLS); on plain TCP the connect phase takes the upgrade too.
-fn setup_done(tls: bool, connected: Instant, upgraded: Instant) -> Instant {
+pub(super) fn setup_done(tls: bool, connected: Instant, upgraded: Instant) -> Instant {
     if tls { connected } else { upgraded }
 }
 
@@ -315,12 +343,13 @@ impl Drop for WsLink {
 
 impl Link for WsLink {
     async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
-        if ctx.schedule.is_some() && Self::settings(ctx).mode != Mode::Connect {
+        let settings = Self::settings(ctx);
+        if ctx.schedule.is_some() && settings.mode != Mode::Connect && !settings.templated_headers {
             // Open loop: connected and upgraded before asking for a slot, as HTTP's clients are; a failure here is
             // counted by the first request, which opens the connection again. (A connect-mode request opens its
-            // own: that is what it measures.)
+            // own: that is what it measures; templated headers are those of the message that opens it.)
             let start = Instant::now();
-            if let Ok((tcp_done, connected)) = self.open(ctx, 0).await {
+            if let Ok((tcp_done, connected)) = self.open(ctx, 0, None).await {
                 ctx.record_connect(start, tcp_done, setup_done(tcp_done.is_some(), connected, Instant::now()));
             }
         }
@@ -339,7 +368,8 @@ impl Link for WsLink {
         let mode = Self::settings(ctx).mode;
         let fresh = self.conn.is_none() || mode == Mode::Connect;
         let sent = if fresh {
-            let (tcp_done, connected) = self.open(ctx, exchange.endpoint).await?;
+            let headers = ctx.script.filled_headers();
+            let (tcp_done, connected) = self.open(ctx, exchange.endpoint, headers.as_deref()).await?;
             let now = Instant::now();
             ctx.record_connect(exchange.ready, tcp_done, setup_done(tcp_done.is_some(), connected, now));
             // As HTTP's: the connection's setup is in the latency (from the intended send) and its connect phase,

@@ -319,6 +319,18 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             g.messages_received, g.messages_received_per_call, g.messages_received_per_s, g.messages_sent_per_call
         );
     }
+    if let Some(w) = &step.websocket {
+        let paired = w.match_field.as_deref().map_or("in order".to_string(), |p| format!("by the id at {p}"));
+        let _ = writeln!(
+            out,
+            "  in flight    {} {} a connection, answers paired {paired}; unmatched answers: {} without an id, {} \
+             not in flight",
+            w.in_flight,
+            if w.in_flight == 1 { "message" } else { "messages" },
+            w.unmatched_no_id,
+            w.unmatched_not_in_flight
+        );
+    }
     let g = &step.generator;
     if g.cores > 0 {
         let _ = writeln!(

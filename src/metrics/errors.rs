@@ -136,6 +136,9 @@ pub enum ErrorKind {
     /// WebSocket: a frame's length or a message's (fragments added up) past `--max-message`, or a message in more
     /// fragments than the client takes: refused at the frame's head, the connection closed with 1009.
     WsTooLarge,
+    /// WebSocket `--match-field`: the message to send held no id at the pointer (not JSON, or nothing there), so
+    /// no answer could be paired with it: not sent.
+    WsNoId,
     /// WebSocket: the server closed with status 1000 (normal closure) instead of answering.
     WsCloseNormal,
     /// WebSocket: the server closed with status 1001 (going away) instead of answering.
@@ -247,6 +250,7 @@ impl ErrorKind {
         ErrorKind::WsUpgradeInvalid,
         ErrorKind::WsProtocol,
         ErrorKind::WsTooLarge,
+        ErrorKind::WsNoId,
         ErrorKind::WsCloseNormal,
         ErrorKind::WsCloseGoingAway,
         ErrorKind::WsCloseProtocol,
@@ -334,6 +338,7 @@ impl ErrorKind {
             ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
             ErrorKind::WsUpgradeInvalid => "ws_upgrade_invalid",
             ErrorKind::WsProtocol => "ws_protocol_error",
+            ErrorKind::WsNoId => "ws_no_id",
             ErrorKind::WsTooLarge => "ws_message_too_large",
             ErrorKind::WsCloseNormal => "ws_close_1000",
             ErrorKind::WsCloseGoingAway => "ws_close_1001",
@@ -429,6 +434,7 @@ impl ErrorKind {
             ErrorKind::WsUpgradeInvalid => "WebSocket upgrade answer invalid",
             ErrorKind::WsProtocol => "WebSocket frame a server may not send",
             ErrorKind::WsTooLarge => "WebSocket message past --max-message",
+            ErrorKind::WsNoId => "WebSocket message without an id at --match-field",
             ErrorKind::WsCloseNormal => "WebSocket closed by the server (1000 normal closure)",
             ErrorKind::WsCloseGoingAway => "WebSocket closed by the server (1001 going away)",
             ErrorKind::WsCloseProtocol => "WebSocket closed by the server (1002 protocol error)",

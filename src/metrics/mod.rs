@@ -451,6 +451,18 @@ pub struct StepMetrics {
     pub phases: Phases,
     /// `--events`: what streamed answers held (empty otherwise).
     pub events: EventMetrics,
+    /// WebSocket: answers no message in flight took (`--in-flight`, `--match-field`).
+    pub ws_unmatched: WsUnmatched,
+}
+
+/// WebSocket answers that answered no message, by why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WsUnmatched {
+    /// `--match-field`: the answer held no id at the pointer (not JSON, or nothing there).
+    pub no_id: u64,
+    /// An id no message in flight on the connection had (one timed out, or never sent), or, answers taken in
+    /// order, a message while none was in flight.
+    pub not_in_flight: u64,
 }
 
 /// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
@@ -530,6 +542,7 @@ impl StepMetrics {
             h2: H2Counts::default(),
             phases: Phases::new(),
             events: EventMetrics::default(),
+            ws_unmatched: WsUnmatched::default(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -723,6 +736,8 @@ impl StepMetrics {
         self.h2.merge(&other.h2);
         self.phases.merge(&other.phases);
         self.events.merge(&other.events);
+        self.ws_unmatched.no_id += other.ws_unmatched.no_id;
+        self.ws_unmatched.not_in_flight += other.ws_unmatched.not_in_flight;
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }

@@ -20,6 +20,8 @@ pub struct WsRequest {
     pub max_message: u64,
     pub mode: Mode,
     pub expect: Option<Vec<u8>>,
+    pub in_flight: usize,
+    pub match_field: Option<String>,
     /// The URLs as the user wrote them (`ws://...`), for the document.
     pub targets: Vec<String>,
 }
@@ -39,6 +41,8 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
             (a.binary, "--binary"),
             (a.ws_mode != WsModeArg::Exchange, "--ws-mode"),
             (a.expect != "any", "--expect"),
+            (a.in_flight != 1, "--in-flight"),
+            (a.match_field.is_some(), "--match-field"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(UsageError::new(format!(
@@ -88,11 +92,9 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         )));
     }
     let url = &a.urls[0];
-    let has_holes = |t: &str| t.contains("{{");
-    if has_holes(url) || a.headers.iter().any(|h| has_holes(h)) {
+    if url.contains("{{") {
         return Err(UsageError::new(
-            "{{...}} in the URL or -H with a ws:// URL: the upgrade request is sent once per connection and is not \
-             filled yet; put templates in --message",
+            "{{...}} in a ws:// URL: the upgrade's path is not filled yet; put templates in --message or -H",
         ));
     }
     let max_message = flag_max_message(a.max_message.as_deref().unwrap_or("16MiB"))?;
@@ -123,6 +125,10 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         WsModeArg::Listen => Mode::Listen,
         WsModeArg::Connect => Mode::Connect,
     };
+    let in_flight = flag_in_flight(a, mode)?;
+    if let Some(pointer) = &a.match_field {
+        check_match_field(pointer, &message, mode)?;
+    }
     if a.data.is_some() && std::str::from_utf8(&message).is_err() {
         return Err(UsageError::new(
             "--data with a binary --message-file: templates are filled in text messages only; leave --data out",
@@ -141,8 +147,57 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         max_message,
         mode,
         expect: (a.expect != "any").then(|| a.expect.clone().into_bytes()),
+        in_flight,
+        match_field: a.match_field.clone(),
         targets: vec![crate::secrets::redact_secret(url)],
     }))
+}
+
+/// The most messages one connection may have awaiting answers (`--in-flight`).
+pub const MAX_IN_FLIGHT: usize = 1000;
+
+/// `--in-flight` from 1 to [`MAX_IN_FLIGHT`], and only where a message waits for an answer.
+fn flag_in_flight(a: &RequestArgs, mode: Mode) -> Result<usize, UsageError> {
+    let n = a.in_flight;
+    if !(1..=MAX_IN_FLIGHT).contains(&n) {
+        return Err(UsageError::new(format!(
+            "--in-flight {n}: give 1 to {MAX_IN_FLIGHT} messages per connection, e.g. --in-flight 10"
+        )));
+    }
+    if n > 1 && mode != Mode::Exchange {
+        return Err(UsageError::new(format!(
+            "--in-flight {n} with --ws-mode {}: messages in flight are exchange mode's; leave --in-flight out",
+            mode.name()
+        )));
+    }
+    Ok(n)
+}
+
+/// `--match-field`: a JSON pointer, in exchange mode, at which the message (its `{{...}}` holes taken as 0) holds
+/// an id.
+fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), UsageError> {
+    let bad = |why: String| UsageError::new(format!("--match-field '{}': {why}", pointer.escape_debug()));
+    crate::protocol::ws::matching::check_pointer(pointer).map_err(bad)?;
+    if mode != Mode::Exchange {
+        return Err(bad(format!("answers are paired in exchange mode only, not --ws-mode {}", mode.name())));
+    }
+    let text = String::from_utf8_lossy(message);
+    let mut sample = String::new();
+    let mut rest = text.as_ref();
+    while let Some(open) = rest.find("{{") {
+        sample.push_str(&rest[..open]);
+        sample.push('0');
+        rest = rest[open..].find("}}").map_or("", |close| &rest[open + close + 2..]);
+    }
+    sample.push_str(rest);
+    if crate::protocol::ws::matching::id_at(sample.as_bytes(), pointer).is_none() {
+        return Err(bad(format!(
+            "the message has no id there (not JSON, or nothing at the pointer): \"{}\"; give a message such as \
+             '{{\"id\":{{{{seq}}}}}}' with --match-field /id",
+            crate::secrets::scrub_text(&sample.chars().take(60).collect::<String>())
+        )));
+    }
+    Ok(())
 }
 
 /// `--max-message` from 1 KiB to 1 GiB (WebSocket's and gRPC's).
@@ -167,10 +222,14 @@ impl WsRequest {
     pub fn settings(&self, endpoint: &Endpoint, path: &str, headers: &[(String, String)]) -> Arc<Settings> {
         Arc::new(Settings {
             head: handshake::request_head(path, &endpoint.host_header(), headers),
+            templated_headers: headers.iter().any(|(_, v)| v.contains("{{")),
+            bare: handshake::request_head(path, &endpoint.host_header(), &[]),
             binary: self.binary,
             max_message: self.max_message,
             mode: self.mode,
             expect: self.expect.clone(),
+            in_flight: self.in_flight,
+            match_field: self.match_field.clone(),
         })
     }
 

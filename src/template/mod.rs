@@ -102,6 +102,9 @@ pub struct Template {
     pub http2: Option<bool>,
     /// A WebSocket run: each request is the filled body alone, the message its link frames.
     pub messages: bool,
+    /// A WebSocket run whose headers hold templates: filled with each message, for the upgrade of the connection
+    /// it opens.
+    pub header_holes: bool,
     /// Bodies made once per distinct row before the load (a gRPC message, encoded from its filled JSON): each
     /// request sends its row's, in place of the filled `body`.
     pub row_bodies: Option<RowBodies>,
@@ -138,6 +141,7 @@ impl Template {
             feed,
             http2: None,
             messages: false,
+            header_holes: false,
             row_bodies: None,
         }
     }
@@ -145,6 +149,7 @@ impl Template {
     /// Requests built as WebSocket messages: the body alone (the URL and headers went in the upgrade).
     pub fn messages_only(mut self) -> Template {
         self.messages = true;
+        self.header_holes = self.headers.iter().any(|(_, v)| v.has_holes());
         self
     }
 
@@ -204,18 +209,16 @@ impl ThreadTemplate {
         if t.messages {
             wire.clear();
             ctx.fill(&t.body, Dest::Body, wire);
+            // A WebSocket connection's upgrade takes the headers of the message that opens it, from the same row.
+            if t.header_holes {
+                fill_headers(t, &mut self.headers, &mut ctx);
+            }
             self.busy += t0.elapsed();
             return true;
         }
         self.target.clear();
         ctx.fill(&t.target, Dest::Target, &mut self.target);
-        let mut value = Vec::new();
-        for ((_, text), (_, out)) in t.headers.iter().zip(self.headers.iter_mut()) {
-            value.clear();
-            ctx.fill(text, Dest::Header, &mut value);
-            out.clear();
-            out.push_str(&String::from_utf8_lossy(&value));
-        }
+        fill_headers(t, &mut self.headers, &mut ctx);
         let body = match &t.row_bodies {
             Some(b) => &b.bodies[b.of_row[index] as usize],
             None => {
@@ -242,12 +245,28 @@ impl ThreadTemplate {
         true
     }
 
+    /// A WebSocket run's headers as the last message's row and built-ins filled them, when they hold templates.
+    pub fn filled_headers(&self) -> Option<&[(String, String)]> {
+        self.template.header_holes.then_some(&self.headers[..])
+    }
+
     pub fn expects_no_body(&self) -> bool {
         self.template.method == "HEAD"
     }
 
     pub fn idempotent(&self) -> bool {
         matches!(self.template.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE")
+    }
+}
+
+/// The header values of the request being made, into `headers`.
+fn fill_headers(template: &Template, headers: &mut [(String, String)], ctx: &mut Fill<'_>) {
+    let mut value = Vec::new();
+    for ((_, text), (_, out)) in template.headers.iter().zip(headers.iter_mut()) {
+        value.clear();
+        ctx.fill(text, Dest::Header, &mut value);
+        out.clear();
+        out.push_str(&String::from_utf8_lossy(&value));
     }
 }
 

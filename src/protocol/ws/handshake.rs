@@ -12,16 +12,22 @@ const MAX_HEADERS: usize = 64;
 /// The upgrade request's bytes up to its key: request line, Host, the upgrade's own headers and the user's (`-H`).
 /// The key and the blank line are added per connection ([`finish_request`]).
 pub fn request_head(path: &str, host: &str, headers: &[(String, String)]) -> Vec<u8> {
-    let mut out = format!(
+    let out = format!(
         "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
     );
+    let mut out = out.into_bytes();
+    append_headers(headers, &mut out);
+    out
+}
+
+/// `headers` as lines of a request head.
+pub fn append_headers(headers: &[(String, String)], out: &mut Vec<u8>) {
     for (name, value) in headers {
-        out.push_str(name);
-        out.push_str(": ");
-        out.push_str(value);
-        out.push_str("\r\n");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
     }
-    out.into_bytes()
 }
 
 /// A new key (16 random bytes in base64, RFC 6455 4.1) from `random`.

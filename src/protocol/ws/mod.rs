@@ -3,6 +3,7 @@
 //! returned (`FrameDecoder`), bounded so that no frame length or fragmented message makes it wait or keep forever.
 
 pub mod handshake;
+pub mod matching;
 
 /// A frame's opcode (RFC 6455 5.2).
 pub const CONTINUATION: u8 = 0x0;
@@ -45,6 +46,10 @@ impl Mode {
 pub struct Settings {
     /// The upgrade request up to its key ([`handshake::request_head`]): it may hold `-H`'s secrets.
     pub head: Vec<u8>,
+    /// `-H` values hold templates: each connection's upgrade takes the headers as the message that opens it
+    /// filled them, after `bare` (the head without `-H`'s headers).
+    pub templated_headers: bool,
+    pub bare: Vec<u8>,
     /// Messages go as binary frames (`--binary`), else as text.
     pub binary: bool,
     /// `--max-message`: the longest message taken from the server.
@@ -52,6 +57,10 @@ pub struct Settings {
     pub mode: Mode,
     /// `--expect`: the answer every message must get, byte for byte; None takes any.
     pub expect: Option<Vec<u8>>,
+    /// `--in-flight`: messages awaiting their answers on one connection at once (1: the next message answers).
+    pub in_flight: usize,
+    /// `--match-field`: the JSON pointer of the id an answer is paired with its message by.
+    pub match_field: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -63,6 +72,8 @@ impl std::fmt::Debug for Settings {
             .field("max_message", &self.max_message)
             .field("mode", &self.mode)
             .field("expect", &self.expect.as_ref().map(Vec::len))
+            .field("in_flight", &self.in_flight)
+            .field("match_field", &self.match_field)
             .finish()
     }
 }
@@ -72,6 +83,38 @@ impl Settings {
     pub fn opcode(&self) -> u8 {
         if self.binary { BINARY } else { TEXT }
     }
+
+    /// The upgrade request's head with `headers` (filled from templates) in place of `-H`'s as given.
+    pub fn head_with(&self, headers: &[(String, String)]) -> Vec<u8> {
+        let mut head = self.bare.clone();
+        handshake::append_headers(headers, &mut head);
+        head
+    }
+
+    /// Several messages share a connection, their answers handed out by its reader (`--in-flight`,
+    /// `--match-field`), rather than each client reading its own answer.
+    pub fn shared(&self) -> bool {
+        self.in_flight > 1 || self.match_field.is_some()
+    }
+
+    /// How many bytes of each answer the decoder keeps: `--expect`'s length and one more, and with
+    /// `--match-field` the window its id is looked for in.
+    pub fn keep(&self) -> usize {
+        let expect = self.expect.as_ref().map_or(0, |e| e.len() + 1);
+        if self.match_field.is_some() { expect.max(matching::ID_WINDOW) } else { expect }
+    }
+}
+
+/// The length of a client frame carrying `payload` bytes (its head, mask and payload).
+pub fn frame_len(payload: usize) -> usize {
+    let head = if payload < 126 {
+        2
+    } else if payload <= u16::MAX as usize {
+        4
+    } else {
+        10
+    };
+    head + 4 + payload
 }
 
 /// Appends a client frame (FIN set) of `opcode` carrying `payload` masked with `mask` to `out`.
