@@ -189,7 +189,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 83] = [
+    pub const ALL: [ErrorKind; 84] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
