@@ -5,7 +5,7 @@
 # script tests, tinyproxy for --proxy, caddy for HTTP/3, chromium for the report's browser test, tmux for the dashboard's,
 # prometheus for the remote-write push, iproute2 for the agents' network namespaces, python3-grpcio and
 # python3-websockets for the gRPC and WebSocket servers; the PyPI packages kubernetes-validate for the manifests of
-# `k8s job`, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
+# `k8s job`, aioquic for the hostile HTTP/3 server, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
 # Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
@@ -60,6 +60,13 @@ if ! python3 -c 'import hdrh' >/dev/null 2>&1; then
   echo "scripts/test.sh: installing hdrhistogram" >&2
   python3 -m pip install --quiet hdrhistogram ||
     python3 -m pip install --quiet --break-system-packages hdrhistogram
+fi
+
+# aioquic (PyPI; Debian has none): tests/h3_server.py, the hostile HTTP/3 server of tests/http3.rs (stream resets,
+# a malformed answer, a server without h3 in its ALPN), on a QUIC and HTTP/3 implementation no one here wrote.
+if ! python3 -c 'import aioquic' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing aioquic" >&2
+  python3 -m pip install --quiet aioquic || python3 -m pip install --quiet --break-system-packages aioquic
 fi
 
 # grpcio-reflection (PyPI; Debian has none): tests/grpc_sources.rs's server answers reflection with it. Installed

@@ -327,3 +327,41 @@ pause = "0s"
     assert!(["faster", "slower", "no_significant_difference"].contains(&verdict), "{p50}\n{}", out.stdout);
     assert_eq!(p50["n"], 3, "{p50}");
 }
+
+/// tests/h3_server.py (aioquic) with a self-signed certificate, offering ALPN `alpn`.
+fn aioquic(dir: &Path, alpn: &str) -> common::python::Server {
+    certificate(dir);
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    common::python::Server::start("h3_server.py", &[cert.to_str().unwrap(), key.to_str().unwrap(), alpn], "aioquic")
+}
+
+#[test]
+fn stream_resets_and_a_malformed_answer_are_counted_by_their_http3_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = aioquic(dir.path(), "h3");
+    let port = server.port;
+    let url = |path: &str| format!("https://127.0.0.1:{port}/{path}");
+    let out = hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "4", "-n", "100", &url("reject")]);
+    assert_eq!(out.error_count("h3_request_rejected"), 100, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.step()["status"].as_object().is_none_or(|s| s.is_empty()), "{}", out.step()["status"]);
+    // A rejected request is not sent again: the server saw each once.
+    assert_eq!(server.ask("count"), 100);
+    // A DATA frame before the answer's HEADERS breaks RFC 9114: its connection is closed with the code, and each
+    // request it cut is counted under it.
+    let out = hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "4", "-n", "100", &url("malformed")]);
+    assert_eq!(out.error_count("h3_frame_unexpected"), 100, "{}\n{}", out.stdout, out.stderr);
+    let answered = hakaru(&["run", "--http3", "-k", "-c", "1", "-n", "50", &url("")]);
+    assert_eq!(answered.status_count("200"), 50, "{}", answered.stdout);
+}
+
+#[test]
+fn a_quic_server_without_h3_in_its_alpn_is_refused_in_one_line_before_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = aioquic(dir.path(), "hq-interop");
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    let out = hakaru(&["run", "--http3", "-k", "-n", "100", &url]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("ALPN h3") && out.stderr.contains("leave out --http3"), "{}", out.stderr);
+    assert_eq!(server.ask("count"), 0);
+}

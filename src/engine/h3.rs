@@ -230,13 +230,9 @@ impl H3Conn {
         });
     }
 
-    /// The failure of a request that the connection's end cut: the connection's own reason when QUIC has one (an
-    /// idle timeout, the server's CONNECTION_CLOSE and its code), else what h3 said.
-    fn ended(&self, said: Failure) -> Failure {
-        match self.quic.borrow().as_ref().and_then(quinn::Connection::close_reason) {
-            Some(reason) => connection_failure(&reason),
-            None => said,
-        }
+    /// The failure of a request that the connection's end (`e`) cut: see [`h3_connection_failure`].
+    fn ended(&self, e: &h3::error::ConnectionError) -> Failure {
+        h3_connection_failure(self.quic.borrow().as_ref(), e)
     }
 
     /// The UDP bytes the connection sent and received since the last count: (out, in).
@@ -277,7 +273,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     let ended = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
     // The requests under way see the connection's end through their streams; its reason is kept for them.
     if !ended.is_h3_no_error() {
-        let f = conn.ended(Failure::new(ErrorKind::Closed, format!("the connection ended ({ended})")));
+        let f = conn.ended(&ended);
         *conn.failure.borrow_mut() = Some(f);
     }
     conn.phase.send_replace(Phase::Dead);
@@ -313,7 +309,7 @@ async fn open(
             .max_field_section_size(max_header_list as u64)
             .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
             .await
-            .map_err(|e| connection_failure_h3(&quic, &e))?;
+            .map_err(|e| h3_connection_failure(Some(&quic), &e))?;
         Ok((quic, send, driver))
     };
     match tokio::time::timeout(limit, attempt).await {
@@ -330,10 +326,10 @@ fn handshake_failure(e: &quinn::ConnectionError) -> Failure {
     match e {
         quinn::ConnectionError::TimedOut => Failure::new(ErrorKind::ConnectTimeout, "no answer to the QUIC handshake"),
         quinn::ConnectionError::TransportError(t) if t.code == quinn::TransportErrorCode::crypto(120) => {
-            Failure::new(ErrorKind::HandshakeFailed, "no application protocol in common: the server offers no h3")
+            Failure::new(ErrorKind::HandshakeFailed, "no h3 in the server's ALPN (no_application_protocol)")
         }
         quinn::ConnectionError::ConnectionClosed(c) if c.error_code == quinn::TransportErrorCode::crypto(120) => {
-            Failure::new(ErrorKind::HandshakeFailed, "the server offers no HTTP/3 (ALPN h3): no_application_protocol")
+            Failure::new(ErrorKind::HandshakeFailed, "the server refused ALPN h3 (alert no_application_protocol)")
         }
         other => Failure::new(ErrorKind::HandshakeFailed, format!("the QUIC handshake failed: {other}")),
     }
@@ -379,12 +375,26 @@ fn reason(bytes: &[u8]) -> String {
 }
 
 /// The failure of an h3 connection error: QUIC's own reason first.
-fn connection_failure_h3(quic: &quinn::Connection, e: &h3::error::ConnectionError) -> Failure {
-    if let Some(reason) = quic.close_reason() {
+/// The failure an HTTP/3 connection's end gives the requests it cut: a rule of HTTP/3's the server broke (hakaru's
+/// side closed the connection with that code), else QUIC's own reason when it has one (an idle timeout, the
+/// server's CONNECTION_CLOSE and its code), else what h3 said.
+fn h3_connection_failure(quic: Option<&quinn::Connection>, e: &h3::error::ConnectionError) -> Failure {
+    use h3::error::{ConnectionError as C, LocalError};
+    if let C::Local { error: LocalError::Application { code, reason, .. }, .. } = e {
+        return Failure::new(
+            ErrorKind::h3(code.value()),
+            format!(
+                "the server broke HTTP/3's rules: {} ({}); hakaru closed the connection",
+                proto::code_text(code.value()),
+                crate::secrets::scrub_text(reason)
+            ),
+        );
+    }
+    if let Some(reason) = quic.and_then(quinn::Connection::close_reason) {
         return connection_failure(&reason);
     }
     match e {
-        h3::error::ConnectionError::Timeout { .. } => connection_failure(&quinn::ConnectionError::TimedOut),
+        C::Timeout { .. } => connection_failure(&quinn::ConnectionError::TimedOut),
         other => Failure::new(ErrorKind::Closed, format!("the HTTP/3 connection ended ({other})")),
     }
 }
@@ -401,10 +411,7 @@ fn stream_failure(conn: &H3Conn, e: h3::error::StreamError) -> Failure {
             ErrorKind::h3(code.value()),
             format!("the answer broke HTTP/3's rules: {} ({})", proto::code_text(code.value()), reason),
         ),
-        S::ConnectionError { 0: c, .. } => conn.ended(match &c {
-            h3::error::ConnectionError::Timeout { .. } => connection_failure(&quinn::ConnectionError::TimedOut),
-            other => Failure::new(ErrorKind::Closed, format!("the connection ended ({other})")),
-        }),
+        S::ConnectionError { 0: c, .. } => conn.ended(&c),
         S::HeaderTooBig { actual_size, max_size, .. } => Failure::new(
             ErrorKind::HeaderList,
             format!("a header section of {actual_size} bytes, past --max-header-list ({max_size})"),
@@ -580,7 +587,9 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                 {
                     "give --cacert FILE, or -k for a self-signed certificate"
                 }
-                ErrorKind::HandshakeFailed => "the server offers no HTTP/3 here; leave out --http3",
+                ErrorKind::HandshakeFailed if f.message.contains("ALPN") => {
+                    "it speaks QUIC, but not HTTP/3, on this port; leave out --http3"
+                }
                 _ => "is it an HTTP/3 server?",
             };
             UsageError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
