@@ -365,3 +365,51 @@ fn a_quic_server_without_h3_in_its_alpn_is_refused_in_one_line_before_the_load()
     assert!(out.stderr.contains("ALPN h3") && out.stderr.contains("leave out --http3"), "{}", out.stderr);
     assert_eq!(server.ask("count"), 0);
 }
+
+#[test]
+fn a_sweep_and_a_capacity_search_go_over_http3() {
+    let caddy = Caddy::start(&["h1", "h2", "h3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let sweep =
+        common::quick_sweep(&caddy.url(), &["--http3", "-k", "--streams", "4", "--json", json.to_str().unwrap()]);
+    assert_eq!(sweep.code, 0, "{}\n{}", sweep.stdout, sweep.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["settings"]["http_version"], "3");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    let answered: u64 = steps.iter().map(|s| s["status"]["200"].as_u64().unwrap_or(0)).sum();
+    assert!(steps.iter().all(|s| s["status"]["200"].as_u64().unwrap_or(0) > 0), "{}", sweep.stdout);
+    // A step's end cuts the requests under way (unfinished): the log has the answered ones, and perhaps those.
+    let cut: u64 = steps.iter().map(|s| s["unfinished"].as_u64().unwrap()).sum();
+    let (h3, h2, other) = caddy.wait_logged(answered);
+    assert!((answered..=answered + cut).contains(&h3) && (h2, other) == (0, 0), "{h3} {h2} {other}: {answered}");
+    let json = dir.path().join("capacity.json");
+    let capacity = hakaru(&[
+        "capacity",
+        "-q",
+        "--http3",
+        "-k",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "--slo",
+        "p99<500ms",
+        "--rate-start",
+        "50",
+        "--rate-max",
+        "200",
+        "-d",
+        "500ms",
+        "--interval",
+        "0s",
+        "--json",
+        json.to_str().unwrap(),
+        &caddy.url(),
+    ]);
+    assert_eq!(capacity.code, 0, "{}\n{}", capacity.stdout, capacity.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["settings"]["http_version"], "3");
+    assert!(doc["analysis"]["capacity"]["rate"].as_f64().unwrap_or(0.0) >= 50.0, "{}", capacity.stdout);
+}
