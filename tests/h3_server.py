@@ -3,7 +3,9 @@ cases, on a loopback UDP port its kernel picks: it says "port N" once it listens
 ("count") with "count N", the requests it has seen, and stops when stdin closes.
 
 By path: / answers 200 "hello"; /reject resets the request's stream with H3_REQUEST_REJECTED; /malformed sends a
-DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers.
+DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers;
+/goaway answers 200, and after a connection's 20th request sends GOAWAY, answering the requests below its stream
+and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY.
 Usage: h3_server.py CERT KEY [ALPN] (ALPN "h3" unless given: another one is a server that offers no HTTP/3).
 """
 
@@ -12,7 +14,8 @@ import sys
 
 from aioquic.asyncio import serve
 from aioquic.asyncio.protocol import QuicConnectionProtocol
-from aioquic.h3.connection import H3Connection
+from aioquic.buffer import encode_uint_var
+from aioquic.h3.connection import FrameType, H3Connection, encode_frame
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ProtocolNegotiated
@@ -25,6 +28,8 @@ class Hostile(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.h3 = None
+        self.requests = 0
+        self.goaway = None
 
     def quic_event_received(self, event):
         global seen
@@ -36,9 +41,18 @@ class Hostile(QuicConnectionProtocol):
             if not isinstance(e, HeadersReceived):
                 continue
             seen += 1
+            self.requests += 1
             path = dict(e.headers).get(b":path", b"/")
             sid = e.stream_id
-            if path == b"/reject":
+            if self.goaway is not None and sid >= self.goaway:
+                self._quic.reset_stream(sid, H3_REQUEST_REJECTED)
+            elif path == b"/goaway" and self.requests == 20:
+                self.goaway = sid + 4
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
+                self.h3.send_data(sid, b"hello", end_stream=True)
+                frame = encode_frame(FrameType.GOAWAY, encode_uint_var(self.goaway))
+                self._quic.send_stream_data(self.h3._local_control_stream_id, frame)
+            elif path == b"/reject":
                 self._quic.reset_stream(sid, H3_REQUEST_REJECTED)
             elif path == b"/malformed":
                 # A DATA frame (type 0, length 5) where the answer's HEADERS must come first.

@@ -344,8 +344,8 @@ fn stream_resets_and_a_malformed_answer_are_counted_by_their_http3_codes() {
     let out = hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "4", "-n", "100", &url("reject")]);
     assert_eq!(out.error_count("h3_request_rejected"), 100, "{}\n{}", out.stdout, out.stderr);
     assert!(out.step()["status"].as_object().is_none_or(|s| s.is_empty()), "{}", out.step()["status"]);
-    // A rejected request is not sent again: the server saw each once.
-    assert_eq!(server.ask("count"), 100);
+    // A rejected request was not processed: it is sent once more (RFC 9114 8.1), then counted.
+    assert_eq!(server.ask("count"), 200);
     // A DATA frame before the answer's HEADERS breaks RFC 9114: its connection is closed with the code, and each
     // request it cut is counted under it.
     let out = hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "4", "-n", "100", &url("malformed")]);
@@ -411,5 +411,22 @@ fn a_sweep_and_a_capacity_search_go_over_http3() {
     assert_eq!(capacity.code, 0, "{}\n{}", capacity.stdout, capacity.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["settings"]["http_version"], "3");
-    assert!(doc["analysis"]["capacity"]["rate"].as_f64().unwrap_or(0.0) >= 50.0, "{}", capacity.stdout);
+    // Some rate met the objective (which one is the busy machine's business: no speed is asserted).
+    assert!(doc["analysis"]["capacity"]["rate"].as_f64().unwrap_or(0.0) > 0.0, "{}", capacity.stdout);
+}
+
+#[test]
+fn a_goaway_ends_a_connection_without_failing_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = aioquic(dir.path(), "h3");
+    // GOAWAY after each connection's 20th request: the requests the client had sent past it are rejected unprocessed
+    // and go again on a new connection, as the ones after it do.
+    let url = format!("https://127.0.0.1:{}/goaway", server.port);
+    let out = hakaru(&["run", "--http3", "-k", "-c", "1", "--streams", "4", "-n", "200", &url]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_count("200"), 200, "{}", out.stdout);
+    assert!(out.step()["error_kinds"].as_array().unwrap().is_empty(), "{}", out.step()["error_kinds"]);
+    let reconnects = out.step()["connections"]["reconnects"].as_u64().unwrap();
+    assert!(reconnects >= 9, "{reconnects} reconnects for 200 requests at 20 a connection: {}", out.stdout);
+    assert!(server.ask("count").as_u64().unwrap() >= 200);
 }

@@ -5,7 +5,8 @@
 //! `-c` connections x `--streams` slots per thread's share; slot k of a thread uses the k / streams-th connection
 //! (closed loop) or the least busy open connection with a free stream (open loop). A connection is opened by a
 //! task of its own, which then drives it (the `h3` driver reads the control stream: SETTINGS, GOAWAY) until it ends.
-//! A request refused because the server sent GOAWAY was never sent: it goes again, once, on a new connection.
+//! A request the server did not process (the connection's GOAWAY came first, or the stream was reset with
+//! H3_REQUEST_REJECTED) goes again, once: on a new connection after a GOAWAY.
 //! Every wait is under the request's timer: the connection's opening, a stream the server's limit holds back, the
 //! answer.
 
@@ -228,6 +229,17 @@ impl H3Conn {
             }
             open
         });
+        self.close_if_drained();
+    }
+
+    /// A draining connection whose last stream ended is closed (H3_NO_ERROR): the new one carries the load.
+    fn close_if_drained(&self) {
+        if *self.phase.borrow() == Phase::Draining && self.in_flight.get() == 0 {
+            self.send.borrow_mut().take();
+            if let Some(quic) = self.quic.borrow().as_ref() {
+                quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+            }
+        }
     }
 
     /// The failure of a request that the connection's end (`e`) cut: see [`h3_connection_failure`].
@@ -430,9 +442,13 @@ enum Outcome {
     /// The status and when the answer's head came, if its body came after it.
     Answer(u16, Option<Instant>),
     Failed(Failure),
-    /// The server said GOAWAY before the request was sent: safe to send again.
+    /// The server did not process it (a GOAWAY came before it was sent, or it was reset with H3_REQUEST_REJECTED):
+    /// safe to send again.
     Unsent(Failure),
 }
+
+/// HTTP/3's code of a request the server did not process (RFC 9114 8.1): safe to send again.
+const H3_REQUEST_REJECTED: u64 = 0x10b;
 
 /// One request on a stream: sent, its body written, its answer read to its end (the body counted, not kept).
 async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
@@ -462,6 +478,9 @@ async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
     };
     match answer.await {
         Ok((status, first)) => Outcome::Answer(status, first),
+        Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
+            Outcome::Unsent(stream_failure(conn, e))
+        }
         Err(e) => Outcome::Failed(stream_failure(conn, e)),
     }
 }
@@ -525,6 +544,7 @@ impl Link for H3Link {
                 _ = timer.as_mut() => Outcome::Failed(timeout_failure(exchange.timeout)),
             };
             conn.in_flight.set(conn.in_flight.get() - 1);
+            conn.close_if_drained();
             let (out, inb) = conn.udp_bytes();
             exchange.wrote(out as usize);
             ctx.metrics.borrow_mut().bytes_in += inb;
