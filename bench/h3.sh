@@ -8,7 +8,8 @@
 # PATH (cargo install oha --features http3), hakaru --http3 beside `oha --http3 -p` too.
 # Caddy is the limit here (one core, Go's QUIC): requests/s compares the protocols' round trips through it; the
 # CPU-seconds column is what the generator spends. Installs caddy when missing.
-# Usage: bench/h3.sh [requests=100000] [rounds=5]
+# Usage: [PROFILE=release] bench/h3.sh [requests=100000] [rounds=5]   (PROFILE=quick: a build without fat LTO,
+# for a ratio of hakaru against itself when a release build takes too long)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000}; ROUNDS=${2:-5}
@@ -36,8 +37,9 @@ HOME=$dir XDG_DATA_HOME=$dir/data XDG_CONFIG_HOME=$dir/config taskset -c 0 caddy
 caddy_pid=$!
 trap 'kill $caddy_pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 100); do grep -q "serving initial configuration" "$dir/caddy.log" && break; sleep 0.1; done
-cargo build --release -q
-bin=${CARGO_TARGET_DIR:-$PWD/target}/release/hakaru
+PROFILE=${PROFILE:-release}
+cargo build --profile "$PROFILE" -q
+bin=${CARGO_TARGET_DIR:-$PWD/target}/$PROFILE/hakaru
 URL=https://127.0.0.1:$port/
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for cm in "1 100" "4 16" "64 1"; do
