@@ -1,6 +1,7 @@
 """An HTTP/3 server on aioquic (a QUIC and HTTP/3 implementation no one here wrote) for tests/http3.rs's hostile
 cases, on a loopback UDP port its kernel picks: it says "port N" once it listens, answers each line of stdin
-("count") with "count N", the requests it has seen, and stops when stdin closes.
+("count") with "count N", the requests it has seen (or "closed N", the connections ended by their
+client or idle), and stops when stdin closes.
 
 By path: / answers 200 "hello"; /reject resets the request's stream with H3_REQUEST_REJECTED; /malformed sends a
 DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers;
@@ -18,10 +19,11 @@ from aioquic.buffer import encode_uint_var
 from aioquic.h3.connection import FrameType, H3Connection, encode_frame
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ProtocolNegotiated
+from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated
 
 H3_REQUEST_REJECTED = 0x10B
 seen = 0
+closed = 0
 
 
 class Hostile(QuicConnectionProtocol):
@@ -32,7 +34,9 @@ class Hostile(QuicConnectionProtocol):
         self.goaway = None
 
     def quic_event_received(self, event):
-        global seen
+        global seen, closed
+        if isinstance(event, ConnectionTerminated):
+            closed += 1
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol == "h3":
             self.h3 = H3Connection(self._quic)
         if self.h3 is None:
@@ -79,6 +83,8 @@ async def main():
     while line := await reader.readline():
         if line.strip() == b"count":
             print(f"count {seen}", flush=True)
+        elif line.strip() == b"closed":
+            print(f"closed {closed}", flush=True)
     server.close()
 
 

@@ -430,3 +430,15 @@ fn a_goaway_ends_a_connection_without_failing_a_request() {
     assert!(reconnects >= 9, "{reconnects} reconnects for 200 requests at 20 a connection: {}", out.stdout);
     assert!(server.ask("count").as_u64().unwrap() >= 200);
 }
+
+#[test]
+fn the_connections_are_closed_when_a_timed_step_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = aioquic(dir.path(), "h3");
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    let out = hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "2", "-d", "1s", &url]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    // The check before the load opened and closed one; the step's two got a CONNECTION_CLOSE at its end, not
+    // QUIC's idle timeout 30 s later.
+    wait_for(Duration::from_secs(20), || server.ask("closed").as_u64().unwrap() >= 3);
+}

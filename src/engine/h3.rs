@@ -57,8 +57,6 @@ pub(super) struct Pool {
     sockets: RefCell<[Option<quinn::Endpoint>; 2]>,
     /// The plan's requests read as HTTP/3's, by their bytes' place (each request's bytes are a slice of its own).
     requests: RefCell<HashMap<(usize, usize), Rc<Request>>>,
-    /// Slots not done yet: the last to finish closes the connections.
-    slots: Cell<usize>,
 }
 
 thread_local! {
@@ -94,7 +92,6 @@ pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
                 config: client_config(&ctx.shared.plan).expect("checked before the load"),
                 sockets: RefCell::new([None, None]),
                 requests: RefCell::new(HashMap::new()),
-                slots: Cell::new(0),
             });
             *slot = Some((key, Rc::clone(&pool)));
             pool
@@ -493,7 +490,6 @@ pub(super) struct H3Link {
 
 impl H3Link {
     pub(super) fn new(pool: Rc<Pool>, slot: usize) -> H3Link {
-        pool.slots.set(pool.slots.get() + 1);
         H3Link { pool, slot }
     }
 }
@@ -565,24 +561,26 @@ impl Link for H3Link {
             }
         }
     }
+}
 
-    /// The thread's last slot done closes its connections (H3_NO_ERROR), so the server frees them at once rather
-    /// than at its idle timeout; the CONNECTION_CLOSE leaves with the endpoint's driver, given a turn for it.
-    async fn close_all(&mut self, _ctx: &ThreadCtx) {
-        let left = self.pool.slots.get().saturating_sub(1);
-        self.pool.slots.set(left);
-        if left > 0 {
-            return;
+/// How long a thread's end waits for its connections' CONNECTION_CLOSE to leave (QUIC's draining period on
+/// loopback is a few milliseconds): after the step's end, so in no figure.
+const CLOSE_WAIT: Duration = Duration::from_millis(100);
+
+/// The step's end on this thread (its clients gone): its connections are closed (H3_NO_ERROR), so the server frees
+/// them at once rather than at its idle timeout, and their CONNECTION_CLOSE frames are given up to [`CLOSE_WAIT`]
+/// to leave.
+pub(super) async fn close_all() {
+    let Some((_, pool)) = POOL.take() else { return };
+    for conn in pool.conns.borrow().iter().flatten().flatten() {
+        conn.send.borrow_mut().take();
+        if let Some(quic) = conn.quic.borrow().as_ref() {
+            quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
         }
-        for conn in self.pool.conns.borrow().iter().flatten().flatten() {
-            conn.send.borrow_mut().take();
-            if let Some(quic) = conn.quic.borrow().as_ref() {
-                quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
-            }
-        }
-        for _ in 0..3 {
-            tokio::task::yield_now().await;
-        }
+    }
+    let sockets: Vec<quinn::Endpoint> = pool.sockets.borrow().iter().flatten().cloned().collect();
+    for socket in sockets {
+        let _ = tokio::time::timeout(CLOSE_WAIT, socket.wait_idle()).await;
     }
 }
 

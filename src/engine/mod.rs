@@ -938,7 +938,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let (m, end, script) = local
                         .block_on(&rt, done_rx)
                         .unwrap_or_else(|_| (StepMetrics::new(), Instant::now(), Default::default()));
-                    (m, end, crate::monitor::thread_cpu_time().saturating_sub(cpu_start), script)
+                    let cpu = crate::monitor::thread_cpu_time().saturating_sub(cpu_start);
+                    if http3 {
+                        // The clients gone first (with the LocalSet), so no request ends, or is counted, after
+                        // the step's figures were taken.
+                        drop(local);
+                        rt.block_on(h3::close_all());
+                    }
+                    (m, end, cpu, script)
                 })
                 .expect("spawning a thread")
         })
