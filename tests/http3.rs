@@ -175,12 +175,29 @@ fn every_request_over_four_connections_and_sixteen_streams_is_in_caddys_log_as_h
 #[test]
 fn an_open_loop_sends_its_slots_over_http3() {
     let caddy = Caddy::start(&["h1", "h2", "h3"]);
-    let out =
-        hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "8", "--rate", "400", "-n", "600", &caddy.url()]);
+    // From another loopback address (--source-address binds the QUIC socket), seen as such by Caddy.
+    let out = hakaru(&[
+        "run",
+        "--http3",
+        "-k",
+        "-c",
+        "2",
+        "--streams",
+        "8",
+        "--rate",
+        "400",
+        "-n",
+        "600",
+        "--source-address",
+        "127.0.0.2",
+        &caddy.url(),
+    ]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(requests(&out), 600);
     assert_eq!(out.status_count("200"), 600);
     assert_eq!(caddy.wait_logged(600), (600, 0, 0));
+    let log = std::fs::read_to_string(caddy.dir.path().join("access.log")).unwrap();
+    assert!(log.lines().all(|l| l.contains(r#""remote_ip":"127.0.0.2""#)), "{}", log.lines().next().unwrap_or(""));
 }
 
 #[test]

@@ -144,15 +144,14 @@ impl Pool {
         conn
     }
 
-    /// The thread's QUIC endpoint for the address family of `to`, bound at its first use.
-    fn socket(&self, to: SocketAddr) -> Result<quinn::Endpoint, Failure> {
-        let i = usize::from(to.is_ipv6());
+    /// The thread's QUIC endpoint for the address family of `ep`, bound at its first use.
+    fn socket(&self, ep: &crate::target::Endpoint) -> Result<quinn::Endpoint, Failure> {
+        let i = usize::from(ep.addr.is_ipv6());
         let mut sockets = self.sockets.borrow_mut();
         if let Some(s) = &sockets[i] {
             return Ok(s.clone());
         }
-        let any: SocketAddr = if to.is_ipv6() { "[::]:0".parse() } else { "0.0.0.0:0".parse() }.expect("an address");
-        let mut s = quinn::Endpoint::client(any).map_err(|e| Failure::from_io(&e))?;
+        let mut s = quinn::Endpoint::client(local_address(ep)).map_err(|e| Failure::from_io(&e))?;
         s.set_default_client_config(self.config.clone());
         sockets[i] = Some(s.clone());
         Ok(s)
@@ -261,7 +260,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     let plan = &ctx.shared.plan;
     let start = Instant::now();
     let ep = ctx.endpoint(endpoint);
-    let opened = match pool.socket(ep.addr) {
+    let opened = match pool.socket(ep) {
         Ok(socket) => open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await,
         Err(f) => Err(f),
     };
@@ -328,6 +327,17 @@ async fn open(
             format!("no QUIC handshake within {}", humantime::format_duration(limit)),
         )),
     }
+}
+
+/// Where a QUIC endpoint's socket is bound: `--source-address` if given, else any address of `ep`'s family; the
+/// port the system's.
+fn local_address(ep: &crate::target::Endpoint) -> SocketAddr {
+    let any = if ep.addr.is_ipv6() {
+        std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+    } else {
+        std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+    };
+    SocketAddr::new(ep.source.unwrap_or(any), 0)
 }
 
 /// The failure of a handshake that did not complete.
@@ -613,9 +623,7 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
             UsageError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
         };
         rt.block_on(async {
-            let any: SocketAddr =
-                if ep.addr.is_ipv6() { "[::]:0".parse() } else { "0.0.0.0:0".parse() }.expect("an address");
-            let mut socket = quinn::Endpoint::client(any).map_err(|e| refused(Failure::from_io(&e)))?;
+            let mut socket = quinn::Endpoint::client(local_address(ep)).map_err(|e| refused(Failure::from_io(&e)))?;
             socket.set_default_client_config(config.clone());
             let opened = open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await;
             match opened {
