@@ -2,10 +2,10 @@
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests and libnginx-mod-http-echo for its streamed answers, nghttp2-server for the second HTTP/2
 # server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
-# script tests, tinyproxy for --proxy, chromium for the report's browser test, tmux for the dashboard's,
+# script tests, tinyproxy for --proxy, caddy for HTTP/3, chromium for the report's browser test, tmux for the dashboard's,
 # prometheus for the remote-write push, iproute2 for the agents' network namespaces, python3-grpcio and
 # python3-websockets for the gRPC and WebSocket servers; the PyPI packages kubernetes-validate for the manifests of
-# `k8s job`, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
+# `k8s job`, aioquic for the hostile HTTP/3 server, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
 # Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
 set -euo pipefail
@@ -24,6 +24,8 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromi
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 # tinyproxy: the --proxy tests go through a real forward proxy (CONNECT and absolute-form requests, its log counting).
 command -v tinyproxy >/dev/null 2>&1 || need+=(tinyproxy)
+# caddy: tests/http3.rs's HTTP/3 server (QUIC on its HTTPS port, HTTP/2 on the same port), counted by its access log.
+command -v caddy >/dev/null 2>&1 || need+=(caddy)
 # tmux: the dashboard's tests read hakaru's screen in a terminal of a known size; prometheus: the remote-write test
 # pushes to a real one (started on a loopback port by the test).
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
@@ -58,6 +60,13 @@ if ! python3 -c 'import hdrh' >/dev/null 2>&1; then
   echo "scripts/test.sh: installing hdrhistogram" >&2
   python3 -m pip install --quiet hdrhistogram ||
     python3 -m pip install --quiet --break-system-packages hdrhistogram
+fi
+
+# aioquic (PyPI; Debian has none): tests/h3_server.py, the hostile HTTP/3 server of tests/http3.rs (stream resets,
+# a malformed answer, a server without h3 in its ALPN), on a QUIC and HTTP/3 implementation no one here wrote.
+if ! python3 -c 'import aioquic' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing aioquic" >&2
+  python3 -m pip install --quiet aioquic || python3 -m pip install --quiet --break-system-packages aioquic
 fi
 
 # grpcio-reflection (PyPI; Debian has none): tests/grpc_sources.rs's server answers reflection with it. Installed

@@ -143,6 +143,7 @@ pub fn measure_step(
             plan.protocol,
             crate::protocol::Protocol::Http
                 | crate::protocol::Protocol::Http2
+                | crate::protocol::Protocol::Http3
                 | crate::protocol::Protocol::Grpc
                 | crate::protocol::Protocol::WebSocket
         ),

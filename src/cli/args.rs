@@ -326,7 +326,12 @@ pub struct RequestArgs {
     /// -c stays the number of connections; --streams sets the requests in flight on each (h2load's -c and -m).
     #[arg(long, help_heading = heading::REQUEST)]
     pub http2: bool,
-    /// With --http2: concurrent streams per connection (h2load's -m); a server allowing fewer is used as it allows.
+    /// Speak HTTP/3: QUIC with TLS 1.3 and ALPN h3, https:// URLs only (-k for a self-signed certificate).
+    ///
+    /// -c stays the number of connections; --streams sets the requests in flight on each, as with --http2.
+    #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub http3: bool,
+    /// With --http2 or --http3: concurrent streams per connection (h2load's -m); a server allowing fewer is used as it allows.
     #[arg(long, value_name = "N", value_parser = count::<usize>, help_heading = heading::REQUEST)]
     pub streams: Option<usize>,
     /// Statuses that count as success: codes and ranges, e.g. 200-299,304.

@@ -8,6 +8,7 @@ pub mod conn;
 mod events;
 mod h2;
 mod h2_limits;
+mod h3;
 mod pacer;
 mod proxy;
 mod scripted;
@@ -113,7 +114,7 @@ struct ThreadCtx {
     deadline: Option<Instant>,
     /// `-s`: the thread's script, which builds every request (see [`scripted`]).
     script: scripted::ThreadScript,
-    /// HTTP/2: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
+    /// HTTP/2 and HTTP/3: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
     h2: Option<h2::Spec>,
     /// When the step starts: a ramp counts from here.
     start: Instant,
@@ -205,8 +206,12 @@ impl ThreadCtx {
         self.running_clients.set(self.running_clients.get() + 1);
         let id = self.thread_index + started * self.threads;
         let ctx = Rc::clone(self);
-        match self.h2.as_ref().map(|spec| h2::pool(self, spec)) {
-            Some(pool) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(pool))),
+        match self.h2.as_ref() {
+            Some(spec) if self.shared.plan.protocol == crate::protocol::Protocol::Http3 => {
+                let link = h3::H3Link::new(h3::pool(self, spec), id / self.threads);
+                tokio::task::spawn_local(ctx.run_client(id, link))
+            }
+            Some(spec) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(h2::pool(self, spec)))),
             None if self.shared.plan.websocket.as_ref().is_some_and(|w| w.shared()) => {
                 tokio::task::spawn_local(ctx.run_client(id, ws_flight::Slot::new(self, id)))
             }
@@ -350,7 +355,8 @@ impl ThreadCtx {
     /// upgrade); a key-value op has no phases worth their clock reads.
     fn times_phases(&self) -> bool {
         let p = self.shared.plan.protocol;
-        matches!(p, crate::protocol::Protocol::Http | crate::protocol::Protocol::WebSocket) || p.over_http2()
+        use crate::protocol::Protocol;
+        matches!(p, Protocol::Http | Protocol::Http3 | Protocol::WebSocket) || p.over_http2()
     }
 
     /// A connection opened from `start` to `done` (`tls`: the TLS handshake that followed TCP's).
@@ -414,6 +420,10 @@ impl ThreadCtx {
 /// Checks that every endpoint accepts a connection before the load starts: a closed port is bad input.
 pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     too_few_files(plan)?;
+    if plan.protocol == crate::protocol::Protocol::Http3 {
+        // QUIC is UDP: a TCP connect would say nothing of it (and fail against a server serving HTTP/3 alone).
+        return h3::preflight(plan);
+    }
     // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
     let shown = |ep: &crate::target::Endpoint| match plan.protocol {
         crate::protocol::Protocol::Http => ep.to_string(),
@@ -793,10 +803,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
     let http2 = plan.protocol.over_http2();
+    // HTTP/3's connections are its link's (engine/h3.rs), with TLS settings of their own; its streams are slots as
+    // HTTP/2's are.
+    let http3 = plan.protocol == crate::protocol::Protocol::Http3;
     let tls = plan
         .endpoints
         .iter()
-        .any(|e| e.scheme == Scheme::Https)
+        .any(|e| e.scheme == Scheme::Https && !http3)
         .then(|| tls::Tls::new(&plan.tls, plan.insecure, http2));
     let shared =
         Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default(), script_failure: Default::default() });
@@ -825,10 +838,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         .map(|i| {
             let tickets = budget.clone();
             let connections = share(plan.connections, threads, i);
-            // HTTP/2: a client is a stream slot, `--streams` of them per connection; WebSocket's `--in-flight`
-            // messages of a connection are as many clients.
+            // HTTP/2 and HTTP/3: a client is a stream slot, `--streams` of them per connection; WebSocket's
+            // `--in-flight` messages of a connection are as many clients.
             let per_connection = match &plan.websocket {
-                _ if http2 => plan.streams,
+                _ if http2 || http3 => plan.streams,
                 Some(w) => w.in_flight.max(1),
                 None => 1,
             };
@@ -900,7 +913,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 thread_index: i,
                 threads,
                 deadline,
-                h2: http2.then_some(h2::Spec {
+                h2: (http2 || http3).then_some(h2::Spec {
                     connections,
                     endpoints: plan.endpoints.len(),
                     streams: plan.streams,
@@ -941,7 +954,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let (m, end, script) = local
                         .block_on(&rt, done_rx)
                         .unwrap_or_else(|_| (StepMetrics::new(), Instant::now(), Default::default()));
-                    (m, end, crate::monitor::thread_cpu_time().saturating_sub(cpu_start), script)
+                    let cpu = crate::monitor::thread_cpu_time().saturating_sub(cpu_start);
+                    if http3 {
+                        // The clients gone first (with the LocalSet), so no request ends, or is counted, after
+                        // the step's figures were taken.
+                        drop(local);
+                        rt.block_on(h3::close_all());
+                    }
+                    (m, end, cpu, script)
                 })
                 .expect("spawning a thread")
         })

@@ -24,37 +24,20 @@ pub struct Tls {
 impl Tls {
     /// The settings of `opts`, any certificate accepted with `insecure`; ALPN offers `h2` first when `http2`.
     pub fn new(opts: &TlsOptions, insecure: bool, http2: bool) -> Tls {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
-            None => rustls::DEFAULT_VERSIONS,
-            Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
-            Some(TlsVersion::V1_3) => &[&rustls::version::TLS13],
-        };
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-            .with_protocol_versions(versions)
-            .expect("ring supports TLS 1.2 and 1.3");
-        let client = Arc::new(ClientAuth { key: opts.client.clone(), asked: AtomicBool::new(false) });
-        let mut config = if insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(crate::tls::AcceptAnyCertificate(provider)))
-                .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
-        } else {
-            let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            // Checked by the plan: none is refused here.
-            roots.add_parsable_certificates(opts.roots.iter().cloned());
-            builder
-                .with_root_certificates(roots)
-                .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
-        };
+        let (mut config, client) = client_config(opts, insecure);
         // With HTTP/2 http/1.1 is offered too, so a server without h2 says so (and is refused in words) rather than
         // ending the handshake with an alert.
         config.alpn_protocols =
             if http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
-        if !opts.resume {
-            config.resumption = Resumption::disabled();
-        }
         Tls { connector: TlsConnector::from(Arc::new(config)), sni: opts.sni.clone(), client, version: opts.version }
+    }
+
+    /// QUIC's TLS settings for HTTP/3: the same roots, certificate and resumption, TLS 1.3 (QUIC has no other),
+    /// ALPN h3 alone (a server without it ends the handshake: `handshake_failed`).
+    pub fn quic(opts: &TlsOptions, insecure: bool) -> rustls::ClientConfig {
+        let (mut config, _) = client_config(&TlsOptions { version: Some(TlsVersion::V1_3), ..opts.clone() }, insecure);
+        config.alpn_protocols = vec![b"h3".to_vec()];
+        config
     }
 
     pub fn connector(&self) -> &TlsConnector {
@@ -83,6 +66,37 @@ impl Tls {
     pub fn gives_certificate(&self) -> bool {
         self.client.key.is_some()
     }
+}
+
+/// The rustls settings of `opts` without ALPN, any certificate accepted with `insecure`.
+fn client_config(opts: &TlsOptions, insecure: bool) -> (rustls::ClientConfig, Arc<ClientAuth>) {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
+        None => rustls::DEFAULT_VERSIONS,
+        Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
+        Some(TlsVersion::V1_3) => &[&rustls::version::TLS13],
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(versions)
+        .expect("ring supports TLS 1.2 and 1.3");
+    let client = Arc::new(ClientAuth { key: opts.client.clone(), asked: AtomicBool::new(false) });
+    let mut config = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(crate::tls::AcceptAnyCertificate(provider)))
+            .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
+    } else {
+        let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        // Checked by the plan: none is refused here.
+        roots.add_parsable_certificates(opts.roots.iter().cloned());
+        builder
+            .with_root_certificates(roots)
+            .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
+    };
+    if !opts.resume {
+        config.resumption = Resumption::disabled();
+    }
+    (config, client)
 }
 
 /// The handshake resumed a session (a ticket or session ID).

@@ -185,11 +185,60 @@ pub enum ErrorKind {
     ProxyStatusOther,
     /// `--proxy`: the proxy's answer to CONNECT was not HTTP, or it closed the connection without one.
     ProxyError,
+    /// HTTP/3: the QUIC handshake failed: a TLS alert (a certificate refused, no `h3` in the server's ALPN), a version
+    /// the server does not speak, or the server closed the connection during it.
+    HandshakeFailed,
+    /// HTTP/3: the QUIC connection's idle timeout passed with nothing from the server: it ended under the request.
+    IdleTimeout,
+    /// HTTP/3: the connection was closed with a QUIC transport error code (RFC 9000 20.1; the sample names it), by the
+    /// server or by hakaru's QUIC stack on a protocol violation of the server's.
+    QuicTransport,
+    /// HTTP/3: the server sent a stateless reset: it has no state for the connection (restarted, or it dropped it).
+    QuicReset,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_NO_ERROR.
+    H3NoError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_GENERAL_PROTOCOL_ERROR.
+    H3GeneralProtocol,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_INTERNAL_ERROR.
+    H3Internal,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_STREAM_CREATION_ERROR.
+    H3StreamCreation,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_CLOSED_CRITICAL_STREAM.
+    H3ClosedCriticalStream,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_FRAME_UNEXPECTED.
+    H3FrameUnexpected,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_FRAME_ERROR.
+    H3FrameError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_EXCESSIVE_LOAD.
+    H3ExcessiveLoad,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_ID_ERROR.
+    H3IdError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_SETTINGS_ERROR.
+    H3SettingsError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_MISSING_SETTINGS.
+    H3MissingSettings,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_REJECTED.
+    H3RequestRejected,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_CANCELLED.
+    H3RequestCancelled,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_INCOMPLETE.
+    H3RequestIncomplete,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_MESSAGE_ERROR.
+    H3MessageError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_CONNECT_ERROR.
+    H3ConnectError,
+    /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_VERSION_FALLBACK.
+    H3VersionFallback,
+    /// HTTP/3: a QPACK error code (RFC 9204 6: decompression failed, an encoder or decoder stream error) ended the
+    /// stream or the connection.
+    H3Qpack,
+    /// HTTP/3: a stream reset or a connection closed with an application error code RFC 9114 does not define.
+    H3Other,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 84] = [
+    pub const ALL: [ErrorKind; 107] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -274,6 +323,29 @@ impl ErrorKind {
         ErrorKind::ProxyStatus504,
         ErrorKind::ProxyStatusOther,
         ErrorKind::ProxyError,
+        ErrorKind::HandshakeFailed,
+        ErrorKind::IdleTimeout,
+        ErrorKind::QuicTransport,
+        ErrorKind::QuicReset,
+        ErrorKind::H3NoError,
+        ErrorKind::H3GeneralProtocol,
+        ErrorKind::H3Internal,
+        ErrorKind::H3StreamCreation,
+        ErrorKind::H3ClosedCriticalStream,
+        ErrorKind::H3FrameUnexpected,
+        ErrorKind::H3FrameError,
+        ErrorKind::H3ExcessiveLoad,
+        ErrorKind::H3IdError,
+        ErrorKind::H3SettingsError,
+        ErrorKind::H3MissingSettings,
+        ErrorKind::H3RequestRejected,
+        ErrorKind::H3RequestCancelled,
+        ErrorKind::H3RequestIncomplete,
+        ErrorKind::H3MessageError,
+        ErrorKind::H3ConnectError,
+        ErrorKind::H3VersionFallback,
+        ErrorKind::H3Qpack,
+        ErrorKind::H3Other,
     ];
 
     /// The stable key used in the result document and the CSV.
@@ -363,6 +435,29 @@ impl ErrorKind {
             ErrorKind::ProxyStatus504 => "proxy_status_504",
             ErrorKind::ProxyStatusOther => "proxy_status_other",
             ErrorKind::ProxyError => "proxy_error",
+            ErrorKind::HandshakeFailed => "handshake_failed",
+            ErrorKind::IdleTimeout => "idle_timeout",
+            ErrorKind::QuicTransport => "quic_transport_error",
+            ErrorKind::QuicReset => "quic_stateless_reset",
+            ErrorKind::H3NoError => "h3_no_error",
+            ErrorKind::H3GeneralProtocol => "h3_general_protocol_error",
+            ErrorKind::H3Internal => "h3_internal_error",
+            ErrorKind::H3StreamCreation => "h3_stream_creation_error",
+            ErrorKind::H3ClosedCriticalStream => "h3_closed_critical_stream",
+            ErrorKind::H3FrameUnexpected => "h3_frame_unexpected",
+            ErrorKind::H3FrameError => "h3_frame_error",
+            ErrorKind::H3ExcessiveLoad => "h3_excessive_load",
+            ErrorKind::H3IdError => "h3_id_error",
+            ErrorKind::H3SettingsError => "h3_settings_error",
+            ErrorKind::H3MissingSettings => "h3_missing_settings",
+            ErrorKind::H3RequestRejected => "h3_request_rejected",
+            ErrorKind::H3RequestCancelled => "h3_request_cancelled",
+            ErrorKind::H3RequestIncomplete => "h3_request_incomplete",
+            ErrorKind::H3MessageError => "h3_message_error",
+            ErrorKind::H3ConnectError => "h3_connect_error",
+            ErrorKind::H3VersionFallback => "h3_version_fallback",
+            ErrorKind::H3Qpack => "h3_qpack_error",
+            ErrorKind::H3Other => "h3_other",
         }
     }
 
@@ -458,6 +553,33 @@ impl ErrorKind {
             ErrorKind::ProxyStatus504 => "the proxy timed out reaching the target (504)",
             ErrorKind::ProxyStatusOther => "the proxy refused the tunnel",
             ErrorKind::ProxyError => "the proxy's answer was not HTTP",
+            ErrorKind::HandshakeFailed => "QUIC handshake failed (TLS, no h3 in ALPN)",
+            ErrorKind::IdleTimeout => "QUIC idle timeout: nothing from the server",
+            ErrorKind::QuicTransport => "QUIC connection closed with a transport error",
+            ErrorKind::QuicReset => "QUIC stateless reset by the server",
+            ErrorKind::H3NoError => "HTTP/3 H3_NO_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3GeneralProtocol => {
+                "HTTP/3 H3_GENERAL_PROTOCOL_ERROR (a stream reset or the connection closed)"
+            }
+            ErrorKind::H3Internal => "HTTP/3 H3_INTERNAL_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3StreamCreation => "HTTP/3 H3_STREAM_CREATION_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3ClosedCriticalStream => {
+                "HTTP/3 H3_CLOSED_CRITICAL_STREAM (a stream reset or the connection closed)"
+            }
+            ErrorKind::H3FrameUnexpected => "HTTP/3 H3_FRAME_UNEXPECTED (a stream reset or the connection closed)",
+            ErrorKind::H3FrameError => "HTTP/3 H3_FRAME_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3ExcessiveLoad => "HTTP/3 H3_EXCESSIVE_LOAD (a stream reset or the connection closed)",
+            ErrorKind::H3IdError => "HTTP/3 H3_ID_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3SettingsError => "HTTP/3 H3_SETTINGS_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3MissingSettings => "HTTP/3 H3_MISSING_SETTINGS (a stream reset or the connection closed)",
+            ErrorKind::H3RequestRejected => "HTTP/3 H3_REQUEST_REJECTED (a stream reset or the connection closed)",
+            ErrorKind::H3RequestCancelled => "HTTP/3 H3_REQUEST_CANCELLED (a stream reset or the connection closed)",
+            ErrorKind::H3RequestIncomplete => "HTTP/3 H3_REQUEST_INCOMPLETE (a stream reset or the connection closed)",
+            ErrorKind::H3MessageError => "HTTP/3 H3_MESSAGE_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3ConnectError => "HTTP/3 H3_CONNECT_ERROR (a stream reset or the connection closed)",
+            ErrorKind::H3VersionFallback => "HTTP/3 H3_VERSION_FALLBACK (a stream reset or the connection closed)",
+            ErrorKind::H3Qpack => "HTTP/3 QPACK error (a stream reset or the connection closed)",
+            ErrorKind::H3Other => "HTTP/3 error code RFC 9114 does not define",
         }
     }
 
@@ -487,6 +609,17 @@ impl ErrorKind {
             Fault::HttpStatus(_) => ErrorKind::GrpcHttpStatus,
             Fault::BadMessage(_) => ErrorKind::GrpcBadMessage,
             Fault::TooLarge { .. } => ErrorKind::GrpcMessageTooLarge,
+        }
+    }
+
+    /// The kind of an HTTP/3 application error code (a stream reset, a connection closed): RFC 9114's codes
+    /// 0x100-0x110 are the kinds from `H3NoError` on, in order; QPACK's apart.
+    pub fn h3(code: u64) -> ErrorKind {
+        let first = ErrorKind::H3NoError.index();
+        match code {
+            0x100..=0x110 => ErrorKind::ALL[first + (code - 0x100) as usize],
+            0x200..=0x202 => ErrorKind::H3Qpack,
+            _ => ErrorKind::H3Other,
         }
     }
 

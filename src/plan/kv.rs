@@ -215,6 +215,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--sni", r.sni.is_some()),
         ("--tls-resume", r.tls_resume == crate::cli::args::OnOff::Off),
         ("--http2", r.http2),
+        ("--http3", r.http3),
         ("--streams", r.streams.is_some()),
         ("--ok-status", r.ok_status != "200-399"),
         ("--wait", a.wait.is_some()),

@@ -5,6 +5,7 @@
 pub mod connect_to;
 mod events;
 mod grpc;
+mod h3;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
@@ -386,17 +387,18 @@ fn numeric_method(method: &str, http2: bool) -> Result<(), UsageError> {
 
 /// `--http2` and `--streams`, checked: the streams per connection.
 fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
-    match (a.http2, a.streams) {
-        (false, Some(n)) => {
-            Err(UsageError::new(format!("--streams {n}: streams are HTTP/2's; add --http2 (or leave --streams out)")))
-        }
+    match (a.http2 || a.http3, a.streams) {
+        (false, Some(n)) => Err(UsageError::new(format!(
+            "--streams {n}: streams are HTTP/2's and HTTP/3's; add --http2 or --http3 (or leave --streams out)"
+        ))),
         (true, Some(0)) => Err(UsageError::new("--streams 0: must be at least 1; try --streams 10")),
         (true, Some(n)) if n > MAX_STREAMS => Err(UsageError::new(format!(
             "--streams {n}: at most {MAX_STREAMS} per connection (servers allow about 100); try --streams 100"
         ))),
-        (true, _) if a.no_keepalive => Err(UsageError::new(
-            "--no-keepalive with --http2: HTTP/2 keeps its connections open; leave --no-keepalive out",
-        )),
+        (true, _) if a.no_keepalive => Err(UsageError::new(format!(
+            "--no-keepalive with {0}: {0} keeps its connections open; leave --no-keepalive out",
+            if a.http3 { "--http3" } else { "--http2" }
+        ))),
         (_, n) => Ok(n.unwrap_or(1)),
     }
 }
@@ -459,6 +461,7 @@ impl RequestSet {
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
         let (urls, data) = template_urls(a, segment, loaded_rows)?;
         let streams = http2_streams(a)?;
+        h3::check_flags(a)?;
         let mut b = Builder {
             endpoints: Vec::new(),
             keepalive: !a.no_keepalive,
@@ -590,6 +593,11 @@ impl RequestSet {
         }
         let template = match data {
             None => None,
+            Some(_) if a.http3 => {
+                return Err(UsageError::new(
+                    "{{...}} templates with --http3: templates are HTTP/1.1's and HTTP/2's yet; give a plain URL",
+                ));
+            }
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
                 // A gRPC message from rows is its row's, made already: the template fills the headers alone.
@@ -621,6 +629,9 @@ impl RequestSet {
                 "--proxy: requests a script or a template makes as it goes cannot yet be sent to a proxy over plain \
                  http://; use https:// URLs (they go through a CONNECT tunnel) or leave out --proxy",
             ));
+        }
+        if a.http3 {
+            h3::check_endpoints(&b.endpoints)?;
         }
         let https = b.endpoints.iter().any(|e| e.scheme == Scheme::Https);
         let tls = tls::TlsOptions::from_args(a, https)?;
@@ -664,6 +675,7 @@ impl RequestSet {
             wait,
             protocol: match (&grpc, a.http2) {
                 _ if ws.is_some() => Protocol::WebSocket,
+                _ if a.http3 => Protocol::Http3,
                 (Some(_), _) => Protocol::Grpc,
                 (None, true) => Protocol::Http2,
                 (None, false) => Protocol::Http,
@@ -1260,8 +1272,11 @@ impl RunPlan {
             unix_socket: unix_sockets(&set.endpoints),
             proxy: proxies(&set.endpoints),
             sweep: None,
-            http_version: set.protocol.over_http2().then(|| "2".to_string()),
-            streams: set.protocol.over_http2().then_some(set.streams),
+            http_version: match set.protocol {
+                Protocol::Http3 => Some("3".to_string()),
+                p => p.over_http2().then(|| "2".to_string()),
+            },
+            streams: (set.protocol.over_http2() || set.protocol == Protocol::Http3).then_some(set.streams),
             ws_mode: set.websocket.as_ref().map(|w| w.mode.name().to_string()),
             ramp: None,
             events: set.events.as_ref().map(|e| e.kind.name().to_string()),

@@ -64,6 +64,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         (a.patterns.is_some(), "--patterns"),
         (a.script.is_some(), "--script"),
         (a.http2, "--http2"),
+        (a.http3, "--http3"),
         (a.streams.is_some(), "--streams"),
         (a.unix_socket.is_some(), "--unix-socket"),
         (a.call.is_some(), "--call"),

@@ -7,6 +7,7 @@ pub mod events;
 mod framing;
 pub mod grpc;
 pub mod h2;
+pub mod h3;
 pub mod http;
 pub mod memcache;
 pub mod resp;
@@ -21,6 +22,8 @@ pub enum Protocol {
     Http,
     /// HTTP/2 (`--http2`): prior knowledge on http://, ALPN h2 on https://.
     Http2,
+    /// HTTP/3 (`--http3`): QUIC with TLS 1.3 and ALPN h3, https:// only (engine/h3.rs).
+    Http3,
     /// Redis's RESP2.
     Resp,
     /// memcached's text protocol.
@@ -35,7 +38,7 @@ impl Protocol {
     /// How its URLs start: `http` (or https), `redis`, `memcache`.
     pub fn scheme(self) -> &'static str {
         match self {
-            Protocol::Http | Protocol::Http2 => "http",
+            Protocol::Http | Protocol::Http2 | Protocol::Http3 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcache",
             Protocol::Grpc => "grpc",
@@ -52,7 +55,7 @@ impl Protocol {
     pub fn name(self) -> &'static str {
         match self {
             // The same requests and statuses: settings.http_version tells the versions apart.
-            Protocol::Http | Protocol::Http2 => "http",
+            Protocol::Http | Protocol::Http2 | Protocol::Http3 => "http",
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcached",
             Protocol::Grpc => "grpc",
@@ -79,7 +82,7 @@ impl Protocol {
     /// the plan names already. Read only when a request enters the slowest list, so the hot path never parses.
     pub fn command_and_key(self, request: &[u8]) -> Option<CommandKey> {
         let (command, key) = match self {
-            Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => return None,
+            Protocol::Http | Protocol::Http2 | Protocol::Http3 | Protocol::Grpc | Protocol::WebSocket => return None,
             Protocol::Resp => resp::command_and_key(request)?,
             Protocol::Memcache => memcache::command_and_key(request)?,
         };
@@ -133,7 +136,7 @@ impl AnyDecoder {
             // HTTP/2's answers are read by the engine's connection task (engine/h2.rs); the HTTP decoder only words
             // an error status for the sample.
             // (A WebSocket client reads its frames itself, engine/ws.rs: this decoder is never fed.)
-            Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => {
+            Protocol::Http | Protocol::Http2 | Protocol::Http3 | Protocol::Grpc | Protocol::WebSocket => {
                 AnyDecoder::Http(http::HttpDecoder::new(max_line))
             }
             Protocol::Resp => AnyDecoder::Resp(resp::RespDecoder::new(max_line)),

@@ -60,6 +60,8 @@ struct TargetSpec {
     insecure: bool,
     #[serde(default)]
     http2: bool,
+    #[serde(default)]
+    http3: bool,
     streams: Option<usize>,
     proxy: Option<String>,
     cacert: Option<String>,
@@ -179,8 +181,9 @@ pub struct Target {
     pub headers: Vec<String>,
     /// HTTPS: accept any certificate (`-k`).
     pub insecure: bool,
-    /// Speak HTTP/2 (`--http2`), with this many streams per connection (`--streams`).
+    /// Speak HTTP/2 (`--http2`) or HTTP/3 (`--http3`), with this many streams per connection (`--streams`).
     pub http2: bool,
+    pub http3: bool,
     pub streams: Option<usize>,
     /// Proxy, TLS and connection keys, given to every case as their flags.
     pub connection: connection::TargetConnection,
@@ -597,6 +600,7 @@ impl StudyPlan {
         request.headers = t.headers.iter().chain(&h.headers).cloned().collect();
         request.insecure = t.insecure;
         request.http2 = t.http2;
+        request.http3 = t.http3;
         request.streams = t.streams;
         t.connection.apply(&mut request);
         (request.call, request.body, request.body_file) = (h.call, h.body, h.body_file);
@@ -911,19 +915,32 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
             ),
         ));
     }
-    if protocol == Some(Protocol::Kv) && (!t.headers.is_empty() || t.insecure || t.http2 || t.streams.is_some()) {
-        let which = if t.http2 || t.streams.is_some() { "http2" } else { "headers" };
+    if protocol == Some(Protocol::Kv)
+        && (!t.headers.is_empty() || t.insecure || t.http2 || t.http3 || t.streams.is_some())
+    {
+        let which = match () {
+            _ if t.http3 => "http3",
+            _ if t.http2 || t.streams.is_some() => "http2",
+            _ => "headers",
+        };
         return Err(at.error(
             &key(which),
             &format!(
-                "target '{name}' is a key-value server: headers, insecure, http2 and streams are for HTTP targets"
+                "target '{name}' is a key-value server: headers, insecure, http2, http3 and streams are for HTTP \
+                 targets"
             ),
         ));
     }
-    if let Some(n) = t.streams.filter(|_| !t.http2) {
+    if t.http2 && t.http3 {
+        return Err(at.error(&key("http3"), &format!("target '{name}': http2 and http3 both; give one of them")));
+    }
+    if let Some(n) = t.streams.filter(|_| !t.http2 && !t.http3) {
         return Err(at.error(
             &key("streams"),
-            &format!("target '{name}': streams = {n} is HTTP/2's; add http2 = true (or leave streams out)"),
+            &format!(
+                "target '{name}': streams = {n} is HTTP/2's and HTTP/3's; add http2 = true or http3 = true (or leave \
+                 streams out)"
+            ),
         ));
     }
     for p in &t.probe {
@@ -947,6 +964,7 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         headers: t.headers,
         insecure: t.insecure,
         http2: t.http2,
+        http3: t.http3,
         streams: t.streams,
         connection,
     })
@@ -1359,6 +1377,7 @@ fn example(key: &str) -> &'static str {
         "headers" => "headers = [\"Accept: application/json\"]",
         "insecure" => "insecure = true",
         "http2" => "http2 = true",
+        "http3" => "http3 = true",
         "streams" => "streams = 16",
         "proxy" => "proxy = \"http://127.0.0.1:3128\"",
         "cacert" => "cacert = \"ca.pem\"",
@@ -1598,6 +1617,19 @@ name = "warm"
         assert!(!a.args.contains(&"--http2".to_string()), "{:?}", a.args);
         let bad = TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"http://127.0.0.1:2/\"\nstreams = 8");
         assert!(plan(&bad).unwrap_err().contains("add http2 = true"));
+    }
+
+    #[test]
+    fn an_http3_target_runs_its_cases_with_http3_and_its_streams() {
+        let text =
+            TWO.replace("url = \"http://127.0.0.1:2/\"", "url = \"https://127.0.0.1:2/\"\nhttp3 = true\nstreams = 8");
+        let p = plan(&text).unwrap();
+        let b = p.cases.iter().find(|c| c.target == 1).unwrap();
+        let at = b.args.iter().position(|a| a == "--http3").unwrap_or_else(|| panic!("{:?}", b.args));
+        assert!(b.args.contains(&"--streams".to_string()), "{:?}", b.args);
+        assert!(!b.args.contains(&"--http2".to_string()), "{:?} ({at})", b.args);
+        let both = text.replace("http3 = true", "http3 = true\nhttp2 = true");
+        assert!(plan(&both).unwrap_err().contains("http2 and http3 both"));
     }
 
     #[test]

@@ -293,7 +293,12 @@ impl Command {
                     words.iter().enumerate().filter(|(i, _)| *i != block).map(|(_, w)| w).collect();
                 memcache_storage(&line, line.len(), &words[block], out);
             }
-            Protocol::Memcache | Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => {
+            Protocol::Memcache
+            | Protocol::Http
+            | Protocol::Http2
+            | Protocol::Http3
+            | Protocol::Grpc
+            | Protocol::WebSocket => {
                 for (i, w) in words.iter().enumerate() {
                     if i > 0 {
                         out.push(b' ');
@@ -346,7 +351,12 @@ impl Command {
                 }
                 memcache_storage(&[], line.len(), data, out);
             }
-            Protocol::Memcache | Protocol::Http | Protocol::Http2 | Protocol::Grpc | Protocol::WebSocket => {
+            Protocol::Memcache
+            | Protocol::Http
+            | Protocol::Http2
+            | Protocol::Http3
+            | Protocol::Grpc
+            | Protocol::WebSocket => {
                 for (i, a) in self.args.iter().enumerate() {
                     if i > 0 {
                         out.push(b' ');

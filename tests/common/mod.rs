@@ -265,8 +265,14 @@ pub fn spawn_nginx(prefix: &Path) -> Child {
 
 /// A self-signed certificate for `localhost` in `dir` (cert.pem, key.pem), made by openssl.
 pub fn self_signed_certificate(dir: &Path) {
+    self_signed_certificate_with(dir, &[]);
+}
+
+/// [`self_signed_certificate`] with more of openssl's `req` arguments (`-addext subjectAltName=...`).
+pub fn self_signed_certificate_with(dir: &Path, extra: &[&str]) {
     let openssl = Command::new("openssl")
         .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(extra)
         .arg("-keyout")
         .arg(dir.join("key.pem"))
         .arg("-out")

@@ -1,0 +1,642 @@
+//! HTTP/3 on the engine's loop: QUIC by `quinn` (one UDP socket per thread and address family, its driver a task
+//! of the thread's tokio loop), HTTP/3 framing and QPACK by `h3` over `h3-quinn`. Each thread keeps a pool of
+//! connections; a client of the engine is a stream slot, as with HTTP/2 (engine/h2.rs).
+//!
+//! `-c` connections x `--streams` slots per thread's share; slot k of a thread uses the k / streams-th connection
+//! (closed loop) or the least busy open connection with a free stream (open loop). A connection is opened by a
+//! task of its own, which then drives it (the `h3` driver reads the control stream: SETTINGS, GOAWAY) until it ends.
+//! A request the server did not process (the connection's GOAWAY came first, or the stream was reset with
+//! H3_REQUEST_REJECTED) goes again, once: on a new connection after a GOAWAY.
+//! Every wait is under the request's timer: the connection's opening, a stream the server's limit holds back, the
+//! answer.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes};
+use tokio::sync::watch;
+use tokio::time::Sleep;
+
+use super::ThreadCtx;
+use super::client::{Exchange, Link, timeout_failure};
+use super::conn::Failure;
+use crate::metrics::ErrorKind;
+use crate::metrics::phases::Handshake;
+use crate::protocol::h3::{self as proto, Request};
+use crate::protocol::{Answer, PreparedRequest};
+
+/// The window the client gives the server per stream: large (as HTTP/2's 1 GiB, within what quinn takes), so that
+/// flow control is not what is measured. The connection's window is unbounded (quinn's default).
+const STREAM_WINDOW: u32 = 64 << 20;
+
+/// How long a connection may go without a packet from the server before QUIC ends it (`idle_timeout`); each
+/// request's own `--timeout` holds apart from it.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A pause before a connection is opened again after the last one failed, so a server that refuses every
+/// handshake is not met with a tight loop of new ones.
+const REOPEN_PAUSE: Duration = Duration::from_millis(100);
+
+/// HTTP/3's code of a connection closed without an error (RFC 9114 8.1).
+const H3_NO_ERROR: u32 = 0x100;
+
+type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+
+/// The pool of one thread: a connection per (group of `--streams` slots, endpoint), its QUIC endpoints (one UDP
+/// socket per address family) and the requests as HTTP/3 sends them.
+pub(super) struct Pool {
+    streams: usize,
+    spread: bool,
+    conns: RefCell<Vec<Vec<Option<Rc<H3Conn>>>>>,
+    config: quinn::ClientConfig,
+    sockets: RefCell<[Option<quinn::Endpoint>; 2]>,
+    /// The plan's requests read as HTTP/3's, by their bytes' place (each request's bytes are a slice of its own).
+    requests: RefCell<HashMap<(usize, usize), Rc<Request>>>,
+}
+
+thread_local! {
+    /// The pool of the step this thread runs, keyed by the step's shared state (engine threads run one step each).
+    static POOL: RefCell<Option<(usize, Rc<Pool>)>> = const { RefCell::new(None) };
+}
+
+/// The QUIC client settings of a run: its TLS (ALPN h3, TLS 1.3) and large windows.
+pub(super) fn client_config(plan: &crate::plan::RunPlan) -> Result<quinn::ClientConfig, String> {
+    let tls = super::tls::Tls::quic(&plan.tls, plan.insecure);
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls)
+        .map_err(|e| format!("cannot set up QUIC's TLS ({e})"))?;
+    let mut transport = quinn::TransportConfig::default();
+    transport.stream_receive_window(quinn::VarInt::from_u32(STREAM_WINDOW));
+    transport.send_window(u64::from(STREAM_WINDOW) * 4);
+    transport.max_idle_timeout(Some(quinn::IdleTimeout::try_from(IDLE_TIMEOUT).expect("30 s is a QUIC idle timeout")));
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(Arc::new(transport));
+    Ok(config)
+}
+
+/// The thread's pool for this step, made at its first use.
+pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
+    let key = Arc::as_ptr(&ctx.shared) as usize;
+    POOL.with_borrow_mut(|slot| match slot {
+        Some((k, pool)) if *k == key => Rc::clone(pool),
+        _ => {
+            let pool = Rc::new(Pool {
+                streams: spec.streams.max(1),
+                spread: spec.spread,
+                conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
+                // Checked before the load (preflight made the same settings).
+                config: client_config(&ctx.shared.plan).expect("checked before the load"),
+                sockets: RefCell::new([None, None]),
+                requests: RefCell::new(HashMap::new()),
+            });
+            *slot = Some((key, Rc::clone(&pool)));
+            pool
+        }
+    })
+}
+
+impl Pool {
+    fn group(&self, slot: usize) -> usize {
+        (slot / self.streams).min(self.conns.borrow().len() - 1)
+    }
+
+    /// The connection a slot sends on: its group's (opened when there is none or it ended), or in an open loop the
+    /// least busy open one with a free stream.
+    fn pick(self: &Rc<Self>, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H3Conn> {
+        let group = self.group(slot);
+        let mut conns = self.conns.borrow_mut();
+        if self.spread {
+            let best = conns
+                .iter()
+                .filter_map(|g| g[endpoint].as_ref())
+                .filter(|c| *c.phase.borrow() == Phase::Open && c.in_flight.get() < self.streams)
+                .min_by_key(|c| c.in_flight.get());
+            if let Some(c) = best {
+                return Rc::clone(c);
+            }
+        }
+        let cell = &mut conns[group][endpoint];
+        if let Some(c) = cell.as_ref().filter(|c| matches!(*c.phase.borrow(), Phase::Opening | Phase::Open)) {
+            return Rc::clone(c);
+        }
+        let pause = match cell.as_ref() {
+            Some(c) if c.failure.borrow().is_some() || !c.answered.get() => REOPEN_PAUSE,
+            _ => Duration::ZERO,
+        };
+        if cell.is_some() {
+            ctx.metrics.borrow_mut().reconnects += 1;
+        }
+        let conn = Rc::new(H3Conn {
+            phase: watch::Sender::new(Phase::Opening),
+            send: RefCell::new(None),
+            quic: RefCell::new(None),
+            failure: RefCell::new(None),
+            in_flight: Cell::new(0),
+            answered: Cell::new(false),
+            seen: Cell::new((0, 0)),
+        });
+        *cell = Some(Rc::clone(&conn));
+        tokio::task::spawn_local(run_connection(Rc::clone(ctx), Rc::clone(self), Rc::clone(&conn), endpoint, pause));
+        conn
+    }
+
+    /// The thread's QUIC endpoint for the address family of `ep`, bound at its first use.
+    fn socket(&self, ep: &crate::target::Endpoint) -> Result<quinn::Endpoint, Failure> {
+        let i = usize::from(ep.addr.is_ipv6());
+        let mut sockets = self.sockets.borrow_mut();
+        if let Some(s) = &sockets[i] {
+            return Ok(s.clone());
+        }
+        let mut s = quinn::Endpoint::client(local_address(ep)).map_err(|e| Failure::from_io(&e))?;
+        s.set_default_client_config(self.config.clone());
+        sockets[i] = Some(s.clone());
+        Ok(s)
+    }
+
+    /// The plan's request as HTTP/3 sends it, read from its bytes at its first use on this thread.
+    fn request(&self, prepared: &PreparedRequest) -> Result<Rc<Request>, Failure> {
+        let key = (prepared.bytes.as_ptr() as usize, prepared.bytes.len());
+        if let Some(r) = self.requests.borrow().get(&key) {
+            return Ok(Rc::clone(r));
+        }
+        let r = Rc::new(proto::from_http1(&prepared.bytes).map_err(|why| Failure::new(ErrorKind::Io, why))?);
+        self.requests.borrow_mut().insert(key, Rc::clone(&r));
+        Ok(r)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// The QUIC handshake and HTTP/3's SETTINGS under way.
+    Opening,
+    Open,
+    /// The server sent GOAWAY (or the connection ended): no new stream starts on it.
+    Draining,
+    Dead,
+}
+
+/// A connection as its streams and its task share it.
+struct H3Conn {
+    phase: watch::Sender<Phase>,
+    send: RefCell<Option<SendRequest>>,
+    quic: RefCell<Option<quinn::Connection>>,
+    /// Why it could not be opened, or why it ended (the failure of the requests that find it so).
+    failure: RefCell<Option<Failure>>,
+    in_flight: Cell<usize>,
+    /// It carried an answer: a connection that ended before any is reopened after a pause.
+    answered: Cell<bool>,
+    /// The UDP bytes sent and received that are counted already (quinn's statistics are per connection).
+    seen: Cell<(u64, u64)>,
+}
+
+/// Why no stream could be had on a connection.
+enum Claim {
+    /// It ended or drains (GOAWAY): pick another.
+    Gone,
+    /// It could not be opened.
+    Failed(Failure),
+}
+
+impl H3Conn {
+    /// Waits until the connection is open; returns a sender of requests on it and whether it waited.
+    async fn claim(&self) -> Result<(SendRequest, bool), Claim> {
+        let mut rx = self.phase.subscribe();
+        let waited = *rx.borrow() == Phase::Opening;
+        let phase = *rx.wait_for(|p| *p != Phase::Opening).await.map_err(|_| Claim::Gone)?;
+        match (phase, self.send.borrow().as_ref()) {
+            (Phase::Open, Some(send)) => Ok((send.clone(), waited)),
+            _ => match self.failure.borrow().clone() {
+                Some(f) if !self.answered.get() => Err(Claim::Failed(f)),
+                _ => Err(Claim::Gone),
+            },
+        }
+    }
+
+    /// No new stream starts on it: the server said GOAWAY, or it ended.
+    fn drain(&self) {
+        self.phase.send_if_modified(|p| {
+            let open = *p == Phase::Open;
+            if open {
+                *p = Phase::Draining;
+            }
+            open
+        });
+        self.close_if_drained();
+    }
+
+    /// A draining connection whose last stream ended is closed (H3_NO_ERROR): the new one carries the load.
+    fn close_if_drained(&self) {
+        if *self.phase.borrow() == Phase::Draining && self.in_flight.get() == 0 {
+            self.send.borrow_mut().take();
+            if let Some(quic) = self.quic.borrow().as_ref() {
+                quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+            }
+        }
+    }
+
+    /// The failure of a request that the connection's end (`e`) cut: see [`h3_connection_failure`].
+    fn ended(&self, e: &h3::error::ConnectionError) -> Failure {
+        h3_connection_failure(self.quic.borrow().as_ref(), e)
+    }
+
+    /// The UDP bytes the connection sent and received since the last count: (out, in).
+    fn udp_bytes(&self) -> (u64, u64) {
+        let Some(quic) = self.quic.borrow().as_ref().map(quinn::Connection::stats) else { return (0, 0) };
+        let (tx, rx) = self.seen.replace((quic.udp_tx.bytes, quic.udp_rx.bytes));
+        (quic.udp_tx.bytes.saturating_sub(tx), quic.udp_rx.bytes.saturating_sub(rx))
+    }
+}
+
+/// Opens the connection (within `--connect-timeout`: the QUIC handshake and HTTP/3's control streams), then
+/// drives it until it ends.
+async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, endpoint: usize, pause: Duration) {
+    if !pause.is_zero() {
+        tokio::time::sleep(pause).await;
+    }
+    let plan = &ctx.shared.plan;
+    let start = Instant::now();
+    let ep = ctx.endpoint(endpoint);
+    let opened = match pool.socket(ep) {
+        Ok(socket) => open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await,
+        Err(f) => Err(f),
+    };
+    let (quic, send, mut driver) = match opened {
+        Ok(parts) => parts,
+        Err(f) => {
+            *conn.failure.borrow_mut() = Some(f);
+            conn.phase.send_replace(Phase::Dead);
+            return;
+        }
+    };
+    let done = Instant::now();
+    ctx.record_connect(start, Some(Handshake { tcp_done: start, resumed: false }), done);
+    ctx.metrics.borrow_mut().connection_opened();
+    *conn.quic.borrow_mut() = Some(quic.clone());
+    *conn.send.borrow_mut() = Some(send);
+    conn.phase.send_replace(Phase::Open);
+    let ended = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+    // The requests under way see the connection's end through their streams; its reason is kept for them.
+    if !ended.is_h3_no_error() {
+        let f = conn.ended(&ended);
+        *conn.failure.borrow_mut() = Some(f);
+    }
+    conn.phase.send_replace(Phase::Dead);
+    conn.send.borrow_mut().take();
+    ctx.metrics.borrow_mut().connection_closed();
+}
+
+/// One QUIC connection to `ep` with HTTP/3 set up on it, within `limit`: the connection, a sender of requests and
+/// the driver of the connection's control streams.
+async fn open(
+    socket: &quinn::Endpoint,
+    ep: &crate::target::Endpoint,
+    tls: &crate::plan::tls::TlsOptions,
+    limit: Duration,
+    max_header_list: usize,
+) -> Result<(quinn::Connection, SendRequest, h3::client::Connection<h3_quinn::Connection, Bytes>), Failure> {
+    let name = match &tls.sni {
+        Some(n) => n.to_str().into_owned(),
+        None => ep.host.clone(),
+    };
+    let attempt = async {
+        let connecting = socket.connect(ep.addr, &name).map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))?;
+        let quic = connecting.await.map_err(|e| handshake_failure(&e))?;
+        let alpn = quic
+            .handshake_data()
+            .and_then(|d| d.downcast::<quinn::crypto::rustls::HandshakeData>().ok())
+            .and_then(|d| d.protocol);
+        if alpn.as_deref() != Some(b"h3") {
+            quic.close(quinn::VarInt::from_u32(0), b"no h3");
+            return Err(Failure::new(ErrorKind::HandshakeFailed, "the server did not agree to ALPN h3"));
+        }
+        let (driver, send) = h3::client::builder()
+            .max_field_section_size(max_header_list as u64)
+            .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
+            .await
+            .map_err(|e| h3_connection_failure(Some(&quic), &e))?;
+        Ok((quic, send, driver))
+    };
+    match tokio::time::timeout(limit, attempt).await {
+        Ok(r) => r,
+        Err(_) => Err(Failure::new(
+            ErrorKind::ConnectTimeout,
+            format!("no QUIC handshake within {}", humantime::format_duration(limit)),
+        )),
+    }
+}
+
+/// Where a QUIC endpoint's socket is bound: `--source-address` if given, else any address of `ep`'s family; the
+/// port the system's.
+fn local_address(ep: &crate::target::Endpoint) -> SocketAddr {
+    let any = if ep.addr.is_ipv6() {
+        std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+    } else {
+        std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+    };
+    SocketAddr::new(ep.source.unwrap_or(any), 0)
+}
+
+/// The failure of a handshake that did not complete.
+fn handshake_failure(e: &quinn::ConnectionError) -> Failure {
+    match e {
+        quinn::ConnectionError::TimedOut => Failure::new(ErrorKind::ConnectTimeout, "no answer to the QUIC handshake"),
+        quinn::ConnectionError::TransportError(t) if t.code == quinn::TransportErrorCode::crypto(120) => {
+            Failure::new(ErrorKind::HandshakeFailed, "no h3 in the server's ALPN (no_application_protocol)")
+        }
+        quinn::ConnectionError::ConnectionClosed(c) if c.error_code == quinn::TransportErrorCode::crypto(120) => {
+            Failure::new(ErrorKind::HandshakeFailed, "the server refused ALPN h3 (alert no_application_protocol)")
+        }
+        other => Failure::new(ErrorKind::HandshakeFailed, format!("the QUIC handshake failed: {other}")),
+    }
+}
+
+/// The failure a connection's end gives the requests it cut, by what ended it.
+fn connection_failure(e: &quinn::ConnectionError) -> Failure {
+    use quinn::ConnectionError as E;
+    match e {
+        E::TimedOut => Failure::new(
+            ErrorKind::IdleTimeout,
+            format!("nothing from the server for {}: QUIC's idle timeout", humantime::format_duration(IDLE_TIMEOUT)),
+        ),
+        E::ApplicationClosed(c) => {
+            let code = c.error_code.into_inner();
+            Failure::new(
+                ErrorKind::h3(code),
+                format!("the server closed the connection with {}{}", proto::code_text(code), reason(&c.reason)),
+            )
+        }
+        E::ConnectionClosed(c) => Failure::new(
+            ErrorKind::QuicTransport,
+            format!(
+                "the server closed the connection with a QUIC transport error: {}{}",
+                c.error_code,
+                reason(&c.reason)
+            ),
+        ),
+        E::TransportError(t) => Failure::new(ErrorKind::QuicTransport, format!("the server broke QUIC's rules: {t}")),
+        E::Reset => Failure::new(ErrorKind::QuicReset, "the server sent a stateless reset: it has no such connection"),
+        E::VersionMismatch => Failure::new(ErrorKind::HandshakeFailed, "the server speaks no QUIC version hakaru does"),
+        E::LocallyClosed | E::CidsExhausted => Failure::new(ErrorKind::Closed, format!("the connection ended ({e})")),
+    }
+}
+
+/// A reason phrase the server gave, printable and short, after ": ".
+fn reason(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return String::new();
+    }
+    let shown = crate::protocol::http::response::quote(&bytes[..bytes.len().min(100)]);
+    format!(" (\"{}\")", crate::secrets::scrub_text(&shown))
+}
+
+/// The failure of an h3 connection error: QUIC's own reason first.
+/// The failure an HTTP/3 connection's end gives the requests it cut: a rule of HTTP/3's the server broke (hakaru's
+/// side closed the connection with that code), else QUIC's own reason when it has one (an idle timeout, the
+/// server's CONNECTION_CLOSE and its code), else what h3 said.
+fn h3_connection_failure(quic: Option<&quinn::Connection>, e: &h3::error::ConnectionError) -> Failure {
+    use h3::error::{ConnectionError as C, LocalError};
+    if let C::Local { error: LocalError::Application { code, reason, .. }, .. } = e {
+        return Failure::new(
+            ErrorKind::h3(code.value()),
+            format!(
+                "the server broke HTTP/3's rules: {} ({}); hakaru closed the connection",
+                proto::code_text(code.value()),
+                crate::secrets::scrub_text(reason)
+            ),
+        );
+    }
+    if let Some(reason) = quic.and_then(quinn::Connection::close_reason) {
+        return connection_failure(&reason);
+    }
+    match e {
+        C::Timeout { .. } => connection_failure(&quinn::ConnectionError::TimedOut),
+        other => Failure::new(ErrorKind::Closed, format!("the HTTP/3 connection ended ({other})")),
+    }
+}
+
+/// The failure of a request whose stream ended in `e`; `conn`'s end is read when the connection's end was it.
+fn stream_failure(conn: &H3Conn, e: h3::error::StreamError) -> Failure {
+    use h3::error::StreamError as S;
+    match e {
+        S::RemoteTerminate { code, .. } => Failure::new(
+            ErrorKind::h3(code.value()),
+            format!("the server reset the stream with {}", proto::code_text(code.value())),
+        ),
+        S::StreamError { code, reason, .. } => Failure::new(
+            ErrorKind::h3(code.value()),
+            format!("the answer broke HTTP/3's rules: {} ({})", proto::code_text(code.value()), reason),
+        ),
+        S::ConnectionError { 0: c, .. } => conn.ended(&c),
+        S::HeaderTooBig { actual_size, max_size, .. } => Failure::new(
+            ErrorKind::HeaderList,
+            format!("a header section of {actual_size} bytes, past --max-header-list ({max_size})"),
+        ),
+        S::RemoteClosing { .. } => goaway(),
+        other => Failure::new(ErrorKind::Io, other.to_string()),
+    }
+}
+
+fn goaway() -> Failure {
+    Failure::new(ErrorKind::Goaway, "the server sent GOAWAY: no new request on its connection")
+}
+
+/// How a request ended.
+enum Outcome {
+    /// The status and when the answer's head came, if its body came after it.
+    Answer(u16, Option<Instant>),
+    Failed(Failure),
+    /// The server did not process it (a GOAWAY came before it was sent, or it was reset with H3_REQUEST_REJECTED):
+    /// safe to send again.
+    Unsent(Failure),
+}
+
+/// HTTP/3's code of a request the server did not process (RFC 9114 8.1): safe to send again.
+const H3_REQUEST_REJECTED: u64 = 0x10b;
+
+/// One request on a stream: sent, its body written, its answer read to its end (the body counted, not kept).
+async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
+    let mut stream = match send.send_request(r.head.clone()).await {
+        Ok(s) => s,
+        Err(h3::error::StreamError::RemoteClosing { .. }) => {
+            conn.drain();
+            return Outcome::Unsent(goaway());
+        }
+        Err(e) => return Outcome::Failed(stream_failure(conn, e)),
+    };
+    drop(send);
+    let answer = async {
+        if !r.body.is_empty() {
+            stream.send_data(r.body.clone()).await?;
+        }
+        stream.finish().await?;
+        let head = stream.recv_response().await?;
+        let mut first = None;
+        while let Some(mut chunk) = stream.recv_data().await? {
+            if first.is_none() {
+                first = Some(Instant::now());
+            }
+            chunk.advance(chunk.remaining());
+        }
+        Ok::<_, h3::error::StreamError>((head.status().as_u16(), first))
+    };
+    match answer.await {
+        Ok((status, first)) => Outcome::Answer(status, first),
+        Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
+            Outcome::Unsent(stream_failure(conn, e))
+        }
+        Err(e) => Outcome::Failed(stream_failure(conn, e)),
+    }
+}
+
+/// A stream slot of the thread's pool.
+pub(super) struct H3Link {
+    pool: Rc<Pool>,
+    slot: usize,
+}
+
+impl H3Link {
+    pub(super) fn new(pool: Rc<Pool>, slot: usize) -> H3Link {
+        H3Link { pool, slot }
+    }
+}
+
+impl Link for H3Link {
+    async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
+        // The slot's connection opened first, so an open loop's schedule starts with it; a failure is the first
+        // request's to count.
+        let conn = self.pool.pick(ctx, self.slot, 0);
+        let _ = conn.claim().await;
+        true
+    }
+
+    async fn exchange(
+        &mut self,
+        ctx: &Rc<ThreadCtx>,
+        _id: usize,
+        exchange: &Exchange<'_>,
+        prepared: &PreparedRequest,
+        mut timer: Pin<&mut Sleep>,
+        _pipelined: bool,
+    ) -> Result<(Answer, Instant), Failure> {
+        let r = self.pool.request(prepared)?;
+        let mut retried = false;
+        loop {
+            let conn = self.pool.pick(ctx, self.slot, exchange.endpoint);
+            // Waiting for the connection is bounded by the request's timeout, counted from when the client was ready.
+            timer.as_mut().reset((exchange.ready + exchange.timeout).into());
+            let claimed = tokio::select! {
+                biased;
+                c = conn.claim() => c,
+                _ = timer.as_mut() => return Err(timeout_failure(exchange.timeout)),
+            };
+            let (send, waited) = match claimed {
+                Ok(c) => c,
+                Err(Claim::Gone) => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                Err(Claim::Failed(f)) => return Err(f),
+            };
+            let sent = if waited { Instant::now() } else { exchange.ready };
+            timer.as_mut().reset((sent + exchange.timeout).into());
+            conn.in_flight.set(conn.in_flight.get() + 1);
+            let outcome = tokio::select! {
+                biased;
+                o = request(&conn, send, &r) => o,
+                _ = timer.as_mut() => Outcome::Failed(timeout_failure(exchange.timeout)),
+            };
+            conn.in_flight.set(conn.in_flight.get() - 1);
+            conn.close_if_drained();
+            let (out, inb) = conn.udp_bytes();
+            exchange.wrote(out as usize);
+            ctx.metrics.borrow_mut().bytes_in += inb;
+            match outcome {
+                // An answer complete only past the deadline (the loop was busy, the timer could not fire before it)
+                // is a timeout, never a success.
+                Outcome::Answer(..) if Instant::now() > sent + exchange.timeout => {
+                    return Err(timeout_failure(exchange.timeout));
+                }
+                Outcome::Answer(status, first) => {
+                    conn.answered.set(true);
+                    exchange.first_byte.set(first);
+                    return Ok((Answer { status, keep_alive: true }, sent));
+                }
+                Outcome::Failed(f) => return Err(f),
+                Outcome::Unsent(f) if retried => return Err(f),
+                Outcome::Unsent(_) => retried = true,
+            }
+        }
+    }
+}
+
+/// How long a thread's end waits for its connections' CONNECTION_CLOSE to leave (QUIC's draining period on
+/// loopback is a few milliseconds): after the step's end, so in no figure.
+const CLOSE_WAIT: Duration = Duration::from_millis(100);
+
+/// The step's end on this thread (its clients gone): its connections are closed (H3_NO_ERROR), so the server frees
+/// them at once rather than at its idle timeout, and their CONNECTION_CLOSE frames are given up to [`CLOSE_WAIT`]
+/// to leave.
+pub(super) async fn close_all() {
+    let Some((_, pool)) = POOL.take() else { return };
+    for conn in pool.conns.borrow().iter().flatten().flatten() {
+        conn.send.borrow_mut().take();
+        if let Some(quic) = conn.quic.borrow().as_ref() {
+            quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+        }
+    }
+    let sockets: Vec<quinn::Endpoint> = pool.sockets.borrow().iter().flatten().cloned().collect();
+    for socket in sockets {
+        let _ = tokio::time::timeout(CLOSE_WAIT, socket.wait_idle()).await;
+    }
+}
+
+/// Before the load: every endpoint answers a QUIC handshake offering ALPN h3 within `--connect-timeout`. A server
+/// that does not (nothing answers on UDP, no h3 in its ALPN, a certificate refused) is bad input, said in one line.
+pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::UsageError> {
+    use crate::error::UsageError;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the HTTP/3 check: {e}")))?;
+    let config = client_config(plan).map_err(UsageError::new)?;
+    for ep in &plan.endpoints {
+        let refused = |f: Failure| {
+            let fix = match f.kind {
+                ErrorKind::ConnectTimeout => {
+                    "nothing answered over UDP, so the server offers no HTTP/3 on this port; \
+                                              leave out --http3, or give the port it serves HTTP/3 on"
+                }
+                ErrorKind::HandshakeFailed
+                    if f.message.contains("certificate") || f.message.contains("Certificate") =>
+                {
+                    "give --cacert FILE, or -k for a self-signed certificate"
+                }
+                ErrorKind::HandshakeFailed if f.message.contains("ALPN") => {
+                    "it speaks QUIC, but not HTTP/3, on this port; leave out --http3"
+                }
+                _ => "is it an HTTP/3 server?",
+            };
+            UsageError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
+        };
+        rt.block_on(async {
+            let mut socket = quinn::Endpoint::client(local_address(ep)).map_err(|e| refused(Failure::from_io(&e)))?;
+            socket.set_default_client_config(config.clone());
+            let opened = open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await;
+            match opened {
+                Ok((quic, send, driver)) => {
+                    drop((send, driver));
+                    quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
+                    // The close is sent by the endpoint's driver: a moment for it, not waited on past the limit.
+                    let _ = tokio::time::timeout(Duration::from_millis(100), socket.wait_idle()).await;
+                    Ok(())
+                }
+                Err(f) => Err(refused(f)),
+            }
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! `--http3` checked: the flags it does not take yet and the URLs it needs (https://, a host and port reached
+//! over UDP), each refused in one line before any load.
+
+use crate::cli::args::{RequestArgs, TlsVersionArg};
+use crate::error::UsageError;
+use crate::target::{Endpoint, Scheme};
+
+/// The flags `--http3` cannot be given with (yet, or ever: HTTP/3 is TLS 1.3 over UDP).
+pub(super) fn check_flags(a: &RequestArgs) -> Result<(), UsageError> {
+    if !a.http3 {
+        return Ok(());
+    }
+    if a.http2 {
+        return Err(UsageError::new("--http2 with --http3: a run speaks one HTTP version; give one of them"));
+    }
+    if a.tls_version == Some(TlsVersionArg::V1_2) {
+        return Err(UsageError::new("--tls-version 1.2 with --http3: QUIC is TLS 1.3 only; leave --tls-version out"));
+    }
+    let apart = [
+        (a.proxy.is_some(), "--proxy", "an HTTP proxy carries TCP, and QUIC is UDP"),
+        (a.unix_socket.is_some(), "--unix-socket", "QUIC goes over UDP to a host and port"),
+        (a.script.is_some(), "--script", "scripts are HTTP/1.1's and HTTP/2's yet"),
+        (a.data.is_some(), "--data", "templates are HTTP/1.1's and HTTP/2's yet"),
+        (a.events.is_some(), "--events", "streamed answers are HTTP/1.1's and HTTP/2's yet"),
+        (
+            a.max_requests_per_connection.is_some(),
+            "--max-requests-per-connection",
+            "HTTP/3's connections are not bounded yet",
+        ),
+    ];
+    if let Some((_, flag, why)) = apart.iter().find(|(given, ..)| *given) {
+        return Err(UsageError::new(format!("{flag} with --http3: {why}; leave one of them out")));
+    }
+    Ok(())
+}
+
+/// Every endpoint of an HTTP/3 run is https://: HTTP/3 has no cleartext form.
+pub(super) fn check_endpoints(endpoints: &[Endpoint]) -> Result<(), UsageError> {
+    match endpoints.iter().find(|e| e.scheme != Scheme::Https) {
+        Some(ep) => Err(UsageError::new(format!(
+            "target {ep}: --http3 needs an https:// URL (HTTP/3 is always encrypted); write https://{}",
+            ep.host_header()
+        ))),
+        None => Ok(()),
+    }
+}

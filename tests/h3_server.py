@@ -1,0 +1,91 @@
+"""An HTTP/3 server on aioquic (a QUIC and HTTP/3 implementation no one here wrote) for tests/http3.rs's hostile
+cases, on a loopback UDP port its kernel picks: it says "port N" once it listens, answers each line of stdin
+("count") with "count N", the requests it has seen (or "closed N", the connections ended by their
+client or idle), and stops when stdin closes.
+
+By path: / answers 200 "hello"; /reject resets the request's stream with H3_REQUEST_REJECTED; /malformed sends a
+DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers;
+/goaway answers 200, and after a connection's 20th request sends GOAWAY, answering the requests below its stream
+and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY.
+Usage: h3_server.py CERT KEY [ALPN] (ALPN "h3" unless given: another one is a server that offers no HTTP/3).
+"""
+
+import asyncio
+import sys
+
+from aioquic.asyncio import serve
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.buffer import encode_uint_var
+from aioquic.h3.connection import FrameType, H3Connection, encode_frame
+from aioquic.h3.events import HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated
+
+H3_REQUEST_REJECTED = 0x10B
+seen = 0
+closed = 0
+
+
+class Hostile(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.h3 = None
+        self.requests = 0
+        self.goaway = None
+
+    def quic_event_received(self, event):
+        global seen, closed
+        if isinstance(event, ConnectionTerminated):
+            closed += 1
+        if isinstance(event, ProtocolNegotiated) and event.alpn_protocol == "h3":
+            self.h3 = H3Connection(self._quic)
+        if self.h3 is None:
+            return
+        for e in self.h3.handle_event(event):
+            if not isinstance(e, HeadersReceived):
+                continue
+            seen += 1
+            self.requests += 1
+            path = dict(e.headers).get(b":path", b"/")
+            sid = e.stream_id
+            if self.goaway is not None and sid >= self.goaway:
+                self._quic.reset_stream(sid, H3_REQUEST_REJECTED)
+            elif path == b"/goaway" and self.requests == 20:
+                self.goaway = sid + 4
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
+                self.h3.send_data(sid, b"hello", end_stream=True)
+                frame = encode_frame(FrameType.GOAWAY, encode_uint_var(self.goaway))
+                self._quic.send_stream_data(self.h3._local_control_stream_id, frame)
+            elif path == b"/reject":
+                self._quic.reset_stream(sid, H3_REQUEST_REJECTED)
+            elif path == b"/malformed":
+                # A DATA frame (type 0, length 5) where the answer's HEADERS must come first.
+                self._quic.send_stream_data(sid, b"\x00\x05hello", end_stream=True)
+            elif path == b"/stall":
+                pass
+            else:
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
+                self.h3.send_data(sid, b"hello", end_stream=True)
+        self.transmit()
+
+
+async def main():
+    cert, key = sys.argv[1], sys.argv[2]
+    alpn = sys.argv[3] if len(sys.argv) > 3 else "h3"
+    config = QuicConfiguration(is_client=False, alpn_protocols=[alpn], max_datagram_frame_size=None)
+    config.load_cert_chain(cert, key)
+    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Hostile)
+    port = server._transport.get_extra_info("sockname")[1]
+    print(f"port {port}", flush=True)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        if line.strip() == b"count":
+            print(f"count {seen}", flush=True)
+        elif line.strip() == b"closed":
+            print(f"closed {closed}", flush=True)
+    server.close()
+
+
+asyncio.run(main())
