@@ -342,7 +342,8 @@ mod tests {
 
     #[test]
     fn a_length_past_the_bound_or_a_bad_flag_fails_at_the_prefix_whatever_the_cut() {
-        let cases: [([u8; 5], fn(&Fault) -> bool); 4] = [
+        type Judge = fn(&Fault) -> bool;
+        let cases: [([u8; 5], Judge); 4] = [
             ([0, 0xff, 0xff, 0xff, 0xff], |f| {
                 *f == Fault::TooLarge { len: u64::from(u32::MAX), max: MAX_MESSAGE, inflated: false }
             }),
