@@ -63,7 +63,10 @@ fn https_with_insecure_accepts_a_self_signed_certificate() {
     let out = hakaru(&["run", "-q", "-c", "2", "-n", "100", "--insecure", &n.tls_url("/")]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.status_count("200"), 100, "{}", out.step());
-    assert_eq!(out.step()["connections"]["opened"], 2);
+    // Kept alive: a connection per client at most. (One when the second thread started after the first thread's
+    // client had taken all 100 requests: seen at load 4 in a fresh clone's run of 79c6d9a.)
+    let opened = out.step()["connections"]["opened"].as_u64().unwrap();
+    assert!((1..=2).contains(&opened), "{}", out.step()["connections"]);
 }
 
 #[test]
