@@ -76,18 +76,10 @@ thread_local! {
 
 /// The thread's pool for this step, made at its first use.
 pub(super) fn pool(ctx: &ThreadCtx, spec: &Spec) -> Rc<Pool> {
-    let key = std::sync::Arc::as_ptr(&ctx.shared) as usize;
-    POOL.with_borrow_mut(|slot| match slot {
-        Some((k, pool)) if *k == key => Rc::clone(pool),
-        _ => {
-            let pool = Rc::new(Pool {
-                streams: spec.streams.max(1),
-                spread: spec.spread,
-                conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
-            });
-            *slot = Some((key, Rc::clone(&pool)));
-            pool
-        }
+    super::step_local(&POOL, ctx, || Pool {
+        streams: spec.streams.max(1),
+        spread: spec.spread,
+        conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
     })
 }
 

@@ -80,22 +80,14 @@ pub(super) fn client_config(plan: &crate::plan::RunPlan) -> Result<quinn::Client
 
 /// The thread's pool for this step, made at its first use.
 pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
-    let key = Arc::as_ptr(&ctx.shared) as usize;
-    POOL.with_borrow_mut(|slot| match slot {
-        Some((k, pool)) if *k == key => Rc::clone(pool),
-        _ => {
-            let pool = Rc::new(Pool {
-                streams: spec.streams.max(1),
-                spread: spec.spread,
-                conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
-                // Checked before the load (preflight made the same settings).
-                config: client_config(&ctx.shared.plan).expect("checked before the load"),
-                sockets: RefCell::new([None, None]),
-                requests: RefCell::new(HashMap::new()),
-            });
-            *slot = Some((key, Rc::clone(&pool)));
-            pool
-        }
+    super::step_local(&POOL, ctx, || Pool {
+        streams: spec.streams.max(1),
+        spread: spec.spread,
+        conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
+        // Checked before the load (preflight made the same settings).
+        config: client_config(&ctx.shared.plan).expect("checked before the load"),
+        sockets: RefCell::new([None, None]),
+        requests: RefCell::new(HashMap::new()),
     })
 }
 

@@ -1110,6 +1110,24 @@ async fn thread_main(
     (metrics, end, ctx.script.take_out())
 }
 
+/// A thread-local slot holding one value per step, keyed by the step's shared state (engine threads run one step
+/// each): the connection pools of HTTP/2, HTTP/3 and WebSocket's `--in-flight`.
+type StepLocal<T> = std::thread::LocalKey<RefCell<Option<(usize, Rc<T>)>>>;
+
+/// The thread's value in `slot` for the step `ctx` runs, made by `make` at its first use in this step (a value left
+/// from an earlier step is replaced).
+fn step_local<T>(slot: &'static StepLocal<T>, ctx: &ThreadCtx, make: impl FnOnce() -> T) -> Rc<T> {
+    let key = Arc::as_ptr(&ctx.shared) as usize;
+    slot.with_borrow_mut(|kept| match kept {
+        Some((k, value)) if *k == key => Rc::clone(value),
+        _ => {
+            let value = Rc::new(make());
+            *kept = Some((key, Rc::clone(&value)));
+            value
+        }
+    })
+}
+
 /// Sends the thread's window to the coordinator at every window boundary, also when no request ends.
 async fn tick_windows(ctx: Rc<ThreadCtx>) {
     loop {

@@ -35,16 +35,10 @@ thread_local! {
 
 /// The connection slot `id` (a client of this thread) sends its messages on.
 fn flight(ctx: &ThreadCtx, id: usize) -> Rc<Flight> {
-    let key = std::sync::Arc::as_ptr(&ctx.shared) as usize;
-    let in_flight = WsLink::settings(ctx).in_flight.max(1);
-    let pool = POOL.with_borrow_mut(|slot| match slot {
-        Some((k, pool)) if *k == key => Rc::clone(pool),
-        _ => {
-            let conns = ctx.max_clients.div_ceil(in_flight).max(1);
-            let pool = Rc::new(Pool { in_flight, conns: (0..conns).map(|_| Rc::new(Flight::default())).collect() });
-            *slot = Some((key, Rc::clone(&pool)));
-            pool
-        }
+    let pool = super::step_local(&POOL, ctx, || {
+        let in_flight = WsLink::settings(ctx).in_flight.max(1);
+        let conns = ctx.max_clients.div_ceil(in_flight).max(1);
+        Pool { in_flight, conns: (0..conns).map(|_| Rc::new(Flight::default())).collect() }
     });
     let slot = id / ctx.threads;
     Rc::clone(&pool.conns[(slot / pool.in_flight).min(pool.conns.len() - 1)])
