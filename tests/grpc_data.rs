@@ -1,6 +1,7 @@
 //! `--data` rows in a gRPC message (`-b '{"name":"{{name}}"}' --data rows.csv`) against Python's grpcio server
 //! (tests/grpc_server.py, which counts each name and times it is called with): exact calls per row on the server,
-//! a row whose value does not fit the message refused before any call, naming its row and column.
+//! a row whose value does not fit the message refused before any call, naming its row and column; built-ins
+//! (`{{seq}}`, `{{rand}}` ...) making each call's message its own.
 
 mod common;
 
@@ -58,9 +59,40 @@ fn a_row_that_does_not_fit_the_message_is_refused_before_any_call() {
     let line = out.stderr.trim();
     assert_eq!(line.lines().count(), 1, "{line}");
     assert!(line.contains("rows.csv' row 2 column 'times': "), "{line}");
-    // A built-in would make a message per call: refused, saying what to do instead.
-    let out = run(&server, rows, r#"{"name": "{{seq}}"}"#, &["-n", "10"]);
+    // A built-in where its value does not fit: refused before any call, naming it and the value it gives.
+    let out = run(&server, "name\nann\n", r#"{"name": {{seq}}}"#, &["-n", "10"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("{{seq}} in a gRPC message: not supported"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("{{seq}} gives 1 there"), "{}", out.stderr);
+    // {{rand}}'s far end too, though the first calls would have fitted (times is an int32).
+    let out = run(&server, "name\nann\n", r#"{"name": "{{name}}", "times": {{rand 1 3000000000}}}"#, &["-n", "10"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("{{rand}} gives 3000000000 there"), "{}", out.stderr);
     assert_eq!(server.count("SayHello"), 0, "no call was made");
+}
+
+#[test]
+fn built_ins_make_each_calls_message_its_own_as_for_http() {
+    let mut server = Greeter::start();
+    // ghz's {{.RequestNumber}} and {{randomInt}} as hakaru writes them: every call's message is its own.
+    let body = r#"{"name": "{{name}}-{{seq}}", "times": {{rand 1 3}}}"#;
+    let out = run(&server, "name\nann\nbob\n", body, &["-n", "300", "-c", "2", "--streams", "4"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 300, "{}", out.step());
+    let counts = server.counts();
+    let mut seqs = Vec::new();
+    let mut times = std::collections::BTreeSet::new();
+    for (key, n) in &counts {
+        let Some(rest) = key.strip_prefix("SayHello name=") else { continue };
+        assert_eq!(n, 1, "{key}: each call's name has its own number");
+        let (name, t) = rest.split_once(" times=").unwrap();
+        let (row, seq) = name.split_once('-').unwrap();
+        assert!(row == "ann" || row == "bob", "{key}");
+        seqs.push(seq.parse::<u64>().unwrap());
+        times.insert(t.parse::<u64>().unwrap());
+    }
+    seqs.sort();
+    assert_eq!(seqs, (1..=300).collect::<Vec<u64>>(), "{{seq}} is 1 to 300, once each");
+    assert_eq!(times, [1, 2, 3].into(), "{{rand 1 3}} drawn per call");
+    assert_eq!(server.count("SayHello"), 300);
 }

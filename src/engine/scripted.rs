@@ -119,7 +119,7 @@ impl ThreadScript {
             if shape.heads.is_empty() {
                 *shape = Shape { heads: vec![t.expects_no_body()], idempotent: t.idempotent() };
             }
-            return Ok(t.next(wire));
+            return t.next(wire);
         }
         let mut inner = self.inner.borrow_mut();
         let t = inner.as_mut().ok_or("the script's state is gone")?;

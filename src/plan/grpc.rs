@@ -12,6 +12,7 @@ use crate::error::UsageError;
 use crate::protocol::grpc;
 
 mod rows;
+pub use rows::Messages;
 
 /// A run's gRPC call, as the HTTP/2 request plan reads it.
 pub struct GrpcRequest {
@@ -23,8 +24,8 @@ pub struct GrpcRequest {
     pub targets: Vec<String>,
     /// Messages in `body`: 1, or `--stream-messages` for a client-streaming or bidirectional method.
     pub messages_per_call: u32,
-    /// `--data`'s rows and each one's message (`body` is then the first row's), for the plan's template.
-    pub rows: Option<rows::RowMessages>,
+    /// The calls' messages when the JSON has templates (`body` is then the first call's), for the plan's template.
+    pub messages: Option<rows::Messages>,
     /// What the engine's calls need beside their bytes.
     pub settings: grpc::Settings,
 }
@@ -85,10 +86,11 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             a.body_file.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
         )
     };
-    let rows = rows::prepare(a, segment, &method, &json, &flag)?;
-    let (body, messages_per_call) = match &rows {
-        Some(r) => (r.bodies.bodies[0].clone(), r.messages_per_call),
-        None => call_body(a, &method, &json, &flag).map_err(|r| r.error)?,
+    let messages = rows::prepare(a, segment, &method, &json, &flag)?;
+    let (body, messages_per_call) = match &messages {
+        Some(rows::Messages::Rows(r)) => (r.bodies.bodies[0].clone(), r.messages_per_call),
+        Some(rows::Messages::PerCall(p)) => (p.first.clone(), p.messages_per_call),
+        None => call_body(Framing::of(a), &method, &json, &flag).map_err(|r| r.error)?,
     };
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
     let settings = grpc::Settings {
@@ -125,7 +127,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
     }
     let targets =
         a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
-    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, rows, settings }))
+    Ok(Some(GrpcRequest { args, body, targets, messages_per_call, messages, settings }))
 }
 
 /// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).
@@ -316,10 +318,10 @@ fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<Method
 /// The framed messages one call sends, and how many: one message, or for a client-streaming (or bidirectional)
 /// method `--stream-messages` of them, taken in turn from a JSON array (or the one object) and ended with the
 /// stream. Each distinct message is encoded once, here.
-fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), Refused> {
+fn call_body(framing: Framing, method: &MethodDescriptor, json: &str, flag: &str) -> Result<(Vec<u8>, u32), Refused> {
     let streams = method.is_client_streaming();
     let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
-    match a.stream_messages {
+    match framing.stream_messages {
         Some(n) if !streams => {
             return Err(UsageError::new(format!(
                 "--stream-messages {n}: {} is a {kind} method, which sends one message a call; leave it out",
@@ -354,13 +356,9 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
             let start = item.as_ptr() as usize - json.as_ptr() as usize;
             Refused { error: UsageError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
         })?;
-        framed.push(if a.grpc_compression.is_some() {
-            grpc::gzip::frame(&message)
-        } else {
-            grpc::frame_message(&message)
-        });
+        framed.push(if framing.gzip { grpc::gzip::frame(&message) } else { grpc::frame_message(&message) });
     }
-    let n = if streams { a.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
+    let n = if streams { framing.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
     let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
     if body.len() as u64 > crate::bounded::BODY {
         return Err(UsageError::new(format!(
@@ -371,6 +369,19 @@ fn call_body(a: &RequestArgs, method: &MethodDescriptor, json: &str, flag: &str)
         .into());
     }
     Ok((body, n))
+}
+
+/// What framing a call's messages takes of the flags: `--stream-messages` and `--grpc-compression`.
+#[derive(Clone, Copy, Debug)]
+struct Framing {
+    stream_messages: Option<u32>,
+    gzip: bool,
+}
+
+impl Framing {
+    fn of(a: &RequestArgs) -> Framing {
+        Framing { stream_messages: a.stream_messages, gzip: a.grpc_compression.is_some() }
+    }
 }
 
 /// `--grpc-compression`: gzip, or none when not given.
@@ -566,12 +577,37 @@ mod tests {
         std::fs::write(&data, "name,n\nann,1\nbob,2\nann,1\ncy,3\n").unwrap();
         a.data = Some(data);
         let g = prepare(&a, None).unwrap().unwrap();
-        let rows = g.rows.expect("the rows' messages");
+        let Some(Messages::Rows(rows)) = g.messages else { panic!("the rows' messages") };
         assert_eq!(rows.bodies.bodies.len(), 3, "ann,1 is one message for two rows");
         assert_eq!(rows.bodies.of_row, [0, 1, 0, 2]);
         let bob = &rows.bodies.bodies[1];
         assert_eq!(bob[..], grpc::frame_message(&[0x0a, 3, b'b', b'o', b'b', 0x10, 2])[..]);
         assert_eq!(g.body, rows.bodies.bodies[0], "the plan's one body is the first row's");
+    }
+
+    #[test]
+    fn builtins_make_a_message_per_call_checked_at_both_ends_of_rand() {
+        use crate::template::EncodeBody;
+        let dir = tempfile::tempdir().unwrap();
+        let json = r#"{"name":"{{name}}-{{seq}}","times":{{rand 1 3}}}"#;
+        let mut a = args(dir.path(), "helloworld.Greeter/SayHello", json);
+        let data = dir.path().join("rows.csv");
+        std::fs::write(&data, "name\nann\nbob\n").unwrap();
+        a.data = Some(data);
+        let g = prepare(&a, None).unwrap().unwrap();
+        let Some(Messages::PerCall(p)) = g.messages else { panic!("a message per call") };
+        assert_eq!(p.json, json);
+        assert_eq!(p.rows.as_ref().map(|r| r.rows.len()), Some(2));
+        assert_eq!(g.body, grpc::frame_message(&[0x0a, 5, b'a', b'n', b'n', b'-', b'1', 0x10, 1]), "the first call's");
+        let mut out = Vec::new();
+        p.encoder.encode(br#"{"name":"bob-7","times":2}"#, &mut out).unwrap();
+        assert_eq!(out, grpc::frame_message(&[0x0a, 5, b'b', b'o', b'b', b'-', b'7', 0x10, 2]));
+        let e = p.encoder.encode(br#"{"name":"bob-7","times":99999999999}"#, &mut out).unwrap_err();
+        assert!(e.starts_with("a call's message, from its template: --body: "), "{e}");
+        // {{rand}}'s high end does not fit an int32: said before the load, not at the call that draws it.
+        a.body = Some(r#"{"name":"x","times":{{rand 1 99999999999}}}"#.into());
+        let e = refused(&a);
+        assert!(e.contains("{{rand}} gives 99999999999 there"), "{e}");
     }
 
     #[test]
@@ -607,10 +643,11 @@ mod tests {
         http.urls = vec!["http://127.0.0.1:8080/".into()];
         let http = refused(&http);
         assert!(http.starts_with("--call names a gRPC method"), "{http}");
-        let mut templated = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":"{{seq}}"}"#);
+        let mut templated = args(dir.path(), "helloworld.Greeter/SayHello", r#"{"name":{{seq}}}"#);
         templated.urls = vec!["grpc://127.0.0.1:50051".into()];
         let templated = refused(&templated);
-        assert!(templated.starts_with("--body: {{seq}} in a gRPC message: not supported"), "{templated}");
+        assert!(templated.starts_with("--body: invalid type: integer `1`, expected a string"), "{templated}");
+        assert!(templated.contains("{{seq}} gives 1 there"), "{templated}");
         for e in [unknown_field, wrong_type, no_method, no_service, streaming, tls, http, templated] {
             assert!(!e.contains('\n'), "{e}");
         }

@@ -408,10 +408,12 @@ impl RequestSet {
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
         let mut grpc = grpc::prepare(a, segment)?;
-        // `--data`'s rows in a gRPC message: read and encoded already, each call sends its row's.
-        let (loaded_rows, row_bodies) = match grpc.as_mut().and_then(|g| g.rows.take()) {
-            Some(r) => (Some(r.rows), Some(r.bodies)),
-            None => (None, None),
+        // `--data`'s rows in a gRPC message: read and encoded already, each call sends its row's; with built-ins
+        // the template fills the JSON per call, and the call encoder makes it a message.
+        let (loaded_rows, row_bodies, per_call) = match grpc.as_mut().and_then(|g| g.messages.take()) {
+            Some(grpc::Messages::Rows(r)) => (Some(r.rows), Some(r.bodies), None),
+            Some(grpc::Messages::PerCall(p)) => (p.rows, None, Some((p.json, p.encoder))),
+            None => (None, None, None),
         };
         let a = grpc.as_ref().map_or(a, |g| &g.args);
         // So is a WebSocket run: its URL's connection and upgrade are HTTP's, its message the request's bytes.
@@ -459,7 +461,7 @@ impl RequestSet {
         };
 
         // Templates (`{{...}}` in the URL's path) are read apart; the URL is parsed with each hole as `x`.
-        let (urls, data) = template_urls(a, segment, loaded_rows)?;
+        let (urls, data) = template_urls(a, segment, loaded_rows, per_call.is_some())?;
         let streams = http2_streams(a)?;
         h3::check_flags(a)?;
         let mut b = Builder {
@@ -600,12 +602,18 @@ impl RequestSet {
             }
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
-                // A gRPC message from rows is its row's, made already: the template fills the headers alone.
-                let filled_body = if row_bodies.is_some() { &[][..] } else { &body[..] };
+                // A gRPC message from rows is its row's, made already: the template fills the headers alone. One
+                // with built-ins is its JSON, filled and encoded per call.
+                let filled_body = match (&row_bodies, &per_call) {
+                    (Some(_), _) => &[][..],
+                    (None, Some((json, _))) => json.as_bytes(),
+                    (None, None) => &body[..],
+                };
                 let template = data.template(a, &b.endpoints, &method, &headers, filled_body)?;
-                let template = template.map(|t| match row_bodies {
-                    Some(bodies) => t.with_row_bodies(bodies),
-                    None => t,
+                let template = template.map(|t| match (row_bodies, per_call) {
+                    (Some(bodies), _) => t.with_row_bodies(bodies),
+                    (None, Some((_, encoder))) => t.with_body_encoder(Box::new(encoder)),
+                    (None, None) => t,
                 });
                 // A WebSocket run's template fills the message alone.
                 let template = template.map(|t| if ws.is_some() { t.messages_only() } else { t }).map(Arc::new);
@@ -708,6 +716,7 @@ fn template_urls(
     a: &RequestArgs,
     segment: Option<segment::Segment>,
     loaded: Option<crate::template::data::Rows>,
+    templated_body: bool,
 ) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
     use crate::template::text::Text;
     let rows = match (&a.data, loaded) {
@@ -718,6 +727,7 @@ fn template_urls(
     let columns = rows.as_ref().map(|r| r.columns.clone());
     let holes_in = |text: &str| Text::parse(text, columns.as_deref()).is_ok_and(|t| t.has_holes());
     let templated = rows.is_some()
+        || templated_body
         || a.urls.iter().any(|u| holes_in(u))
         || a.headers.iter().any(|h| holes_in(h))
         || a.body.as_deref().is_some_and(holes_in);

@@ -108,6 +108,15 @@ pub struct Template {
     /// Bodies made once per distinct row before the load (a gRPC message, encoded from its filled JSON): each
     /// request sends its row's, in place of the filled `body`.
     pub row_bodies: Option<RowBodies>,
+    /// Each request's body made from its filled `body` (a gRPC message encoded from the JSON its built-ins and
+    /// row filled); the row's values go into the JSON as a string's characters.
+    pub body_encoder: Option<Box<dyn EncodeBody>>,
+}
+
+/// Makes a request's body from its filled template text, as the load runs.
+pub trait EncodeBody: Send + Sync + std::fmt::Debug {
+    /// The body of `filled` into `out` (cleared first); an error says why in a line ending the run.
+    fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
 }
 
 /// The body of each row, each distinct one held once.
@@ -143,6 +152,7 @@ impl Template {
             messages: false,
             header_holes: false,
             row_bodies: None,
+            body_encoder: None,
         }
     }
 
@@ -156,6 +166,12 @@ impl Template {
     /// Each request's body its row's, made before the load, in place of the filled `body`.
     pub fn with_row_bodies(mut self, bodies: RowBodies) -> Template {
         self.row_bodies = Some(bodies);
+        self
+    }
+
+    /// Each request's body made by `encoder` from its filled text, whose row values are JSON string characters.
+    pub fn with_body_encoder(mut self, encoder: Box<dyn EncodeBody>) -> Template {
+        self.body_encoder = Some(encoder);
         self
     }
 
@@ -173,6 +189,7 @@ impl Template {
             target: Vec::new(),
             headers: self.headers.iter().map(|(n, _)| (n.clone(), String::new())).collect(),
             body: Vec::new(),
+            encoded: Vec::new(),
             busy: Duration::ZERO,
         }
     }
@@ -185,25 +202,30 @@ pub struct ThreadTemplate {
     target: Vec<u8>,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    /// The body `body_encoder` made of `body`.
+    encoded: Vec<u8>,
     /// Time spent filling templates.
     pub busy: Duration,
 }
 
 /// Where a value goes: a request target is percent-encoded where it would end the request line, a header value
-/// loses CR, LF and NUL (a second header or request must not be smuggled in), a body takes any byte.
+/// loses CR, LF and NUL (a second header or request must not be smuggled in), a body takes any byte, and JSON
+/// takes it as a string's characters (a quote or a newline escaped: it cannot end the string or the document).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dest {
     Target,
     Header,
     Body,
+    Json,
 }
 
 impl ThreadTemplate {
-    /// The next request's bytes into `wire`; false when a unique order has used every row.
-    pub fn next(&mut self, wire: &mut Vec<u8>) -> bool {
+    /// The next request's bytes into `wire`; false when a unique order has used every row, an error when the body
+    /// encoder cannot make the filled body into one (the run ends, saying why).
+    pub fn next(&mut self, wire: &mut Vec<u8>) -> Result<bool, String> {
         let t0 = Instant::now();
         let t = &*self.template;
-        let Some(index) = t.feed.index(&mut self.rng) else { return false };
+        let Some(index) = t.feed.index(&mut self.rng) else { return Ok(false) };
         let row = t.feed.rows.as_ref().map_or(&[][..], |r| &r.rows[index]);
         let mut ctx = t.feed.fill(row, &mut self.rng);
         if t.messages {
@@ -214,7 +236,7 @@ impl ThreadTemplate {
                 fill_headers(t, &mut self.headers, &mut ctx);
             }
             self.busy += t0.elapsed();
-            return true;
+            return Ok(true);
         }
         self.target.clear();
         ctx.fill(&t.target, Dest::Target, &mut self.target);
@@ -223,8 +245,17 @@ impl ThreadTemplate {
             Some(b) => &b.bodies[b.of_row[index] as usize],
             None => {
                 self.body.clear();
-                ctx.fill(&t.body, Dest::Body, &mut self.body);
-                &self.body
+                match &t.body_encoder {
+                    None => {
+                        ctx.fill(&t.body, Dest::Body, &mut self.body);
+                        &self.body
+                    }
+                    Some(encoder) => {
+                        ctx.fill(&t.body, Dest::Json, &mut self.body);
+                        encoder.encode(&self.body, &mut self.encoded)?;
+                        &self.encoded
+                    }
+                }
             }
         };
         let target = String::from_utf8_lossy(&self.target);
@@ -242,7 +273,7 @@ impl ThreadTemplate {
             None => write_request(&parts, wire),
         }
         self.busy += t0.elapsed();
-        true
+        Ok(true)
     }
 
     /// A WebSocket run's headers as the last message's row and built-ins filled them, when they hold templates.
@@ -317,6 +348,10 @@ impl Fill<'_> {
 fn put(value: &[u8], into: Dest, out: &mut Vec<u8>) {
     match into {
         Dest::Body => out.extend_from_slice(value),
+        Dest::Json => {
+            let quoted = serde_json::Value::String(String::from_utf8_lossy(value).into_owned()).to_string();
+            out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
+        }
         Dest::Header => out.extend(value.iter().filter(|b| !matches!(b, b'\r' | b'\n' | 0))),
         Dest::Target => {
             for &b in value {
@@ -366,7 +401,7 @@ mod tests {
         let mut f = t.thread(1);
         let mut wire = Vec::new();
         let mut seen = Vec::new();
-        while f.next(&mut wire) {
+        while f.next(&mut wire).unwrap() {
             let text = String::from_utf8(wire.clone()).unwrap();
             seen.push(text.lines().next().unwrap().to_string());
         }
@@ -378,7 +413,7 @@ mod tests {
         let t = template("/{{seq}}/{{uuid}}/{{rand 5 5}}", None, Order::Sequential);
         let mut f = t.thread(1);
         let mut wire = Vec::new();
-        assert!(f.next(&mut wire));
+        assert!(f.next(&mut wire).unwrap());
         let text = String::from_utf8(wire.clone()).unwrap();
         let line: Vec<&str> = text.lines().next().unwrap().split('/').collect();
         assert_eq!(line[1], "1");
@@ -386,7 +421,44 @@ mod tests {
         assert_eq!(&line[2][14..15], "4");
         assert!(line[3].starts_with("5 "));
         assert!(text.contains("X-Id: 1\r\n"), "{text}");
-        f.next(&mut wire);
+        f.next(&mut wire).unwrap();
         assert!(String::from_utf8(wire).unwrap().starts_with("GET /2/"));
+    }
+
+    /// Takes the filled JSON as the body, in brackets; refuses "stop".
+    #[derive(Debug)]
+    struct Bracketed;
+
+    impl EncodeBody for Bracketed {
+        fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+            if filled.windows(4).any(|w| w == b"stop") {
+                return Err("no stop".into());
+            }
+            *out = [b"[", filled, b"]"].concat();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_encoded_body_takes_row_values_as_json_string_characters() {
+        let rows = Rows { columns: vec!["v".into()], rows: vec![vec!["say \"hi\"\n".into()], vec!["stop".into()]] };
+        let body = Text::parse(r#"{"v":"{{v}}","n":{{seq}}}"#, Some(&["v".to_string()])).unwrap();
+        let t = Template::new(
+            "POST",
+            Text::parse("/", None).unwrap(),
+            "h".into(),
+            vec![],
+            body,
+            false,
+            Some(rows),
+            Order::Sequential,
+        );
+        let t = Arc::new(t.with_body_encoder(Box::new(Bracketed)));
+        let mut f = t.thread(1);
+        let mut wire = Vec::new();
+        assert!(f.next(&mut wire).unwrap());
+        let text = String::from_utf8(wire.clone()).unwrap();
+        assert_eq!(text.split("\r\n\r\n").nth(1), Some(r#"[{"v":"say \"hi\"\n","n":1}]"#), "{text}");
+        assert_eq!(f.next(&mut wire), Err("no stop".to_string()), "an encoder's refusal ends the filler, saying why");
     }
 }

@@ -48,4 +48,9 @@ impl Greeter {
     pub fn count(&mut self, method: &str) -> u64 {
         self.server.ask("count")[method].as_u64().unwrap_or(0)
     }
+
+    /// Every counter of the server, by name.
+    pub fn counts(&mut self) -> serde_json::Map<String, serde_json::Value> {
+        self.server.ask("count").as_object().cloned().unwrap_or_default()
+    }
 }

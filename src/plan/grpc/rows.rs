@@ -1,17 +1,24 @@
-//! `--data` rows in a gRPC message: the `{{column}}` holes of the JSON filled with each row's values, and each
-//! distinct filled JSON encoded through the method's input descriptor once, before the load; every call then sends
-//! its row's framed message as it is (no JSON or protobuf work per call).
+//! Templates in a gRPC message: with `--data` rows alone, each distinct filled JSON is encoded through the method's
+//! input descriptor once, before the load, and every call sends its row's framed message as it is; with built-ins
+//! (`{{seq}}`, `{{uuid}}`, `{{rand}}`, `{{now_ms}}`) every call's message differs, so the template fills the JSON
+//! and it is encoded per call (checked for every row before the load).
 
 use std::collections::HashMap;
 
 use prost_reflect::MethodDescriptor;
 
-use super::call_body;
+use super::{Framing, call_body};
 use crate::cli::args::RequestArgs;
 use crate::error::UsageError;
 use crate::template::RowBodies;
 use crate::template::data::Rows;
 use crate::template::text::{Hole, Part, Text};
+
+/// How a call's message is made: before the load for each distinct row, or per call where built-ins change it.
+pub enum Messages {
+    Rows(RowMessages),
+    PerCall(PerCall),
+}
 
 /// The rows, and the framed message each one sends.
 pub struct RowMessages {
@@ -21,94 +28,178 @@ pub struct RowMessages {
     pub messages_per_call: u32,
 }
 
-/// The message of each `--data` row, when there is a `--data` file; a built-in (`{{seq}}` ...) in the message is
-/// refused, as it would be a message per call.
+/// A message per call: the JSON's built-ins (`{{seq}}` ...) and row values filled by the request template as the
+/// load runs, and the filled JSON encoded through the method's descriptor then (checked for every row before).
+pub struct PerCall {
+    pub rows: Option<Rows>,
+    /// The message's JSON with its holes, as the template fills it.
+    pub json: String,
+    pub encoder: CallEncoder,
+    /// The message as the first call sends it (the built-ins at their first values), for the plan's request.
+    pub first: Vec<u8>,
+    pub messages_per_call: u32,
+}
+
+/// Encodes a call's filled JSON into its framed messages (the template's body encoder).
+#[derive(Debug)]
+pub struct CallEncoder {
+    method: MethodDescriptor,
+    framing: Framing,
+    messages_per_call: u32,
+}
+
+impl crate::template::EncodeBody for CallEncoder {
+    fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let json = std::str::from_utf8(filled).map_err(|_| "a call's message JSON is not UTF-8 text".to_string())?;
+        let (body, n) = call_body(self.framing, &self.method, json, "--body")
+            .map_err(|r| format!("a call's message, from its template: {}", r.error.to_string().trim_end()))?;
+        if n != self.messages_per_call {
+            return Err(format!(
+                "a call's message, from its template: {n} messages where the calls before sent {}",
+                self.messages_per_call
+            ));
+        }
+        *out = body;
+        Ok(())
+    }
+}
+
+/// The messages of the calls when the JSON has holes (or there is a `--data` file); None for a fixed message. With
+/// built-ins each row's JSON is checked before the load with their first values (and `{{rand}}`'s both ends).
 pub fn prepare(
     a: &RequestArgs,
     segment: Option<super::super::segment::Segment>,
     method: &MethodDescriptor,
     json: &str,
     flag: &str,
-) -> Result<Option<RowMessages>, UsageError> {
+) -> Result<Option<Messages>, UsageError> {
     let rows = match &a.data {
         Some(path) => Some(super::super::data_rows(path, segment)?),
         None => None,
     };
     let columns = rows.as_ref().map(|r| r.columns.clone());
     let text = Text::parse(json, columns.as_deref()).map_err(|why| UsageError::new(format!("{flag}: {why}")))?;
-    if let Some(builtin) = text.parts.iter().find_map(|p| match p {
-        Part::Hole(h) if !matches!(h, Hole::Column(_)) => Some(h),
-        _ => None,
-    }) {
-        let name = match builtin {
-            Hole::Seq => "{{seq}}",
-            Hole::Uuid => "{{uuid}}",
-            Hole::Rand(..) => "{{rand LOW HIGH}}",
-            _ => "{{now_ms}}",
-        };
-        return Err(UsageError::new(format!(
-            "{flag}: {name} in a gRPC message: not supported, each message is encoded once per --data row before \
-             the load; give the values as a column of a --data file"
-        )));
+    let builtins = text.parts.iter().any(|p| matches!(p, Part::Hole(h) if !matches!(h, Hole::Column(_))));
+    if !builtins && rows.is_none() {
+        return Ok(None);
     }
-    let Some(rows) = rows else { return Ok(None) };
+    let framing = Framing::of(a);
     let data = a.data.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+    let no_row = [Vec::new()];
+    let all_rows: &[Vec<String>] = rows.as_ref().map_or(&no_row[..], |r| &r.rows[..]);
+    let ends: &[End] = if text.parts.iter().any(|p| matches!(p, Part::Hole(Hole::Rand(..)))) {
+        &[End::Low, End::High]
+    } else {
+        &[End::Low]
+    };
     let mut seen: HashMap<String, u32> = HashMap::new();
     let mut bodies = RowBodies::default();
     let mut per_call = None;
-    for (r, row) in rows.rows.iter().enumerate() {
-        let (filled, spans) = fill(&text, row);
-        if let Some(&i) = seen.get(&filled) {
+    let mut first = None;
+    for (r, row) in all_rows.iter().enumerate() {
+        for &end in ends {
+            let (filled, spans) = fill(&text, row, end);
+            if let Some(&i) = seen.get(&filled) {
+                bodies.of_row.push(i);
+                continue;
+            }
+            let (body, n) = call_body(framing, method, &filled, flag).map_err(|refused| {
+                // The hole whose value the JSON failed in or after: the last one that starts before the fault. A
+                // fault before any hole is the template's own (an unknown field), whatever the row.
+                let Some((_, hole)) = refused.at.and_then(|at| spans.iter().rfind(|(start, _)| *start <= at)) else {
+                    return refused.error;
+                };
+                let why = refused.error.to_string().trim_end().to_string();
+                match hole {
+                    Filled::Column(c) => UsageError::new(format!(
+                        "--data '{data}' row {} column '{}': {why}; give a value of the field's type in that column",
+                        r + 1,
+                        rows.as_ref().map_or("", |rows| rows.columns[*c].as_str()),
+                    )),
+                    Filled::Builtin(name, value) => UsageError::new(format!(
+                        "{why}; {name} gives {value} there: put it where a value of its kind fits (in quotes,                          \"{name}\", for a string field)"
+                    )),
+                }
+            })?;
+            if *per_call.get_or_insert(n) != n {
+                let row = if rows.is_some() { format!("--data '{data}' row {}", r + 1) } else { flag.to_string() };
+                return Err(UsageError::new(format!(
+                    "{row}: {n} messages a call where the rows before give {}; a row's values must not change the \
+                     message's shape",
+                    per_call.unwrap_or(n)
+                )));
+            }
+            first.get_or_insert_with(|| body.clone());
+            if builtins {
+                continue;
+            }
+            let i = bodies.bodies.len() as u32;
+            bodies.bodies.push(body);
+            seen.insert(filled, i);
             bodies.of_row.push(i);
-            continue;
         }
-        let (body, n) = call_body(a, method, &filled, flag).map_err(|refused| {
-            // The column whose value the JSON failed in or after: the last hole that starts before the fault. A
-            // fault before any hole is the template's own (an unknown field), whatever the row.
-            let Some(column) = refused.at.and_then(|at| spans.iter().rfind(|(start, _)| *start <= at)) else {
-                return refused.error;
-            };
-            UsageError::new(format!(
-                "--data '{data}' row {} column '{}': {}; give a value of the field's type in that column",
-                r + 1,
-                rows.columns[column.1],
-                refused.error.to_string().trim_end()
-            ))
-        })?;
-        if *per_call.get_or_insert(n) != n {
-            return Err(UsageError::new(format!(
-                "--data '{data}' row {}: {n} messages a call where the rows before give {}; a row's values must not \
-                 change the message's shape",
-                r + 1,
-                per_call.unwrap_or(n)
-            )));
-        }
-        let i = bodies.bodies.len() as u32;
-        bodies.bodies.push(body);
-        seen.insert(filled, i);
-        bodies.of_row.push(i);
     }
-    Ok(Some(RowMessages { rows, bodies, messages_per_call: per_call.unwrap_or(1) }))
+    let messages_per_call = per_call.unwrap_or(1);
+    if builtins {
+        let encoder = CallEncoder { method: method.clone(), framing, messages_per_call };
+        let first = first.unwrap_or_default();
+        return Ok(Some(Messages::PerCall(PerCall {
+            rows,
+            json: json.to_string(),
+            encoder,
+            first,
+            messages_per_call,
+        })));
+    }
+    let rows = rows.unwrap_or_default();
+    Ok(Some(Messages::Rows(RowMessages { rows, bodies, messages_per_call })))
+}
+
+/// Which end of `{{rand LOW HIGH}}` a check before the load fills in.
+#[derive(Clone, Copy)]
+enum End {
+    Low,
+    High,
+}
+
+/// What went into a hole: a row's column, or a built-in (its name and the value it was checked with).
+enum Filled {
+    Column(usize),
+    Builtin(&'static str, String),
 }
 
 /// The JSON with the row's values in its holes, each escaped as a JSON string's characters (a value goes in
-/// quotes, `"{{name}}"`, or in a number's place, where it is the number's digits), and where each value starts
-/// with its column.
-fn fill(text: &Text, row: &[String]) -> (String, Vec<(usize, usize)>) {
+/// quotes, `"{{name}}"`, or in a number's place, where it is the number's digits), the built-ins at the values
+/// they are checked with, and where each value starts with what filled it.
+fn fill(text: &Text, row: &[String], end: End) -> (String, Vec<(usize, Filled)>) {
     let mut out = String::new();
     let mut spans = Vec::new();
     for part in &text.parts {
         match part {
             Part::Literal(bytes) => out.push_str(&String::from_utf8_lossy(bytes)),
             Part::Hole(Hole::Column(c)) => {
-                spans.push((out.len(), *c));
+                spans.push((out.len(), Filled::Column(*c)));
                 let quoted = serde_json::Value::String(row[*c].clone()).to_string();
                 out.push_str(&quoted[1..quoted.len() - 1]);
             }
-            Part::Hole(_) => {}
+            Part::Hole(builtin) => {
+                let (name, value) = match (builtin, end) {
+                    (Hole::Seq, _) => ("{{seq}}", "1".to_string()),
+                    (Hole::Uuid, _) => ("{{uuid}}", "00000000-0000-4000-8000-000000000000".to_string()),
+                    (Hole::Rand(lo, _), End::Low) => ("{{rand}}", lo.to_string()),
+                    (Hole::Rand(_, hi), End::High) => ("{{rand}}", hi.to_string()),
+                    _ => ("{{now_ms}}", now_ms().to_string()),
+                };
+                spans.push((out.len(), Filled::Builtin(name, value.clone())));
+                out.push_str(&value);
+            }
         }
     }
     (out, spans)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(test)]
@@ -119,8 +210,15 @@ mod tests {
     fn a_value_is_escaped_as_json_string_characters() {
         let columns = vec!["name".to_string(), "n".to_string()];
         let text = Text::parse(r#"{"name":"{{name}}","times":{{n}}}"#, Some(&columns)).unwrap();
-        let (json, spans) = fill(&text, &["say \"hi\"\n".to_string(), "7".to_string()]);
+        let (json, spans) = fill(&text, &["say \"hi\"\n".to_string(), "7".to_string()], End::Low);
         assert_eq!(json, r#"{"name":"say \"hi\"\n","times":7}"#);
-        assert_eq!(spans, [(9, 0), (31, 1)]);
+        let starts: Vec<(usize, usize)> = spans
+            .iter()
+            .map(|(at, f)| match f {
+                Filled::Column(c) => (*at, *c),
+                Filled::Builtin(..) => panic!("no built-in here"),
+            })
+            .collect();
+        assert_eq!(starts, [(9, 0), (31, 1)]);
     }
 }
