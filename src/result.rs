@@ -84,6 +84,9 @@ pub struct Settings {
     /// `--max-requests-per-connection`: requests a connection carried before hakaru closed it; absent: no bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_requests_per_connection: Option<u64>,
+    /// `--connection-rate`: new connections a second at most; absent: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_rate: Option<f64>,
     /// The TLS flags given (`--cacert`, `--cert`, `--tls-version`, `--sni`, `--tls-resume`); absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSettings>,

@@ -1,6 +1,7 @@
 //! Connections as real clients use them, against a real nginx whose access log records each request's
 //! `$connection`: `--max-requests-per-connection` (nighthawk's) bounds what a connection carries, and
-//! `--connect-to` (curl's) pins a URL's host to an address without DNS, the Host header and SNI staying the URL's.
+//! `--connect-to` (curl's) pins a URL's host to an address without DNS, the Host header and SNI staying the URL's;
+//! `--connection-rate` (h2load's `-r`) spaces new connections.
 mod common;
 
 use std::collections::HashMap;
@@ -16,6 +17,8 @@ struct Nginx {
     dir: tempfile::TempDir,
     plain: u16,
     tls: u16,
+    /// HTTP/2 without TLS (prior knowledge).
+    h2: u16,
 }
 
 impl Drop for Nginx {
@@ -25,16 +28,17 @@ impl Drop for Nginx {
     }
 }
 
-/// nginx on a plain and a TLS port (self-signed), logging `$connection $host $ssl_server_name $status`.
+/// nginx on a plain, a TLS (self-signed) and an h2c port, logging `$connection $host $ssl_server_name $status`.
 fn nginx() -> Nginx {
     let dir = tempfile::tempdir().unwrap();
-    let (plain, tls) = (free_port(), free_port());
+    let (plain, tls, h2) = (free_port(), free_port(), free_port());
     let p = dir.path().display();
     let conf = common::nginx_conf(
         dir.path(),
         &format!(
             "  log_format conn '$connection $host $ssl_server_name $status';\n  \
              server {{\n    listen 127.0.0.1:{plain};\n    listen 127.0.0.1:{tls} ssl;\n    \
+             listen 127.0.0.1:{h2} http2;\n    \
              ssl_certificate {p}/cert.pem;\n    ssl_certificate_key {p}/key.pem;\n    \
              location = / {{ access_log {p}/access.log conn; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
         ),
@@ -42,8 +46,8 @@ fn nginx() -> Nginx {
     std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
     common::self_signed_certificate(dir.path());
     let child = common::spawn_nginx(dir.path());
-    let n = Nginx { child, dir, plain, tls };
-    for port in [plain, tls] {
+    let n = Nginx { child, dir, plain, tls, h2 };
+    for port in [plain, tls, h2] {
         wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
     }
     n
@@ -123,4 +127,53 @@ fn connect_to_pins_a_name_to_an_address_and_the_host_header_and_sni_stay_the_url
     let out = hakaru(&["run", "-q", "-n", "1", "--connect-to", "app.invalid:80:127.0.0.1", "http://app.invalid/"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--connect-to 'app.invalid:80:127.0.0.1': not four parts"), "{}", out.stderr);
+}
+
+#[test]
+fn connection_rate_spaces_new_connections_and_nginx_sees_each_one() {
+    let n = nginx();
+    let url = format!("http://127.0.0.1:{}/", n.plain);
+    // 20 connections at 10 a second, one request each: the turns are 100 ms apart, so the last opens no sooner
+    // than 1.9 s after the first, however fast the machine (the bound holds from below, whatever the load).
+    let args = ["run", "-q", "-c", "20", "-n", "20", "--no-keepalive", "--connection-rate", "10", &url];
+    let out = hakaru(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 20, "{}", out.stdout);
+    let step = out.step();
+    assert_eq!(step["connections"]["opened"], 20, "{}", step["connections"]);
+    let took = step["duration_s"].as_f64().unwrap();
+    assert!(took >= 1.85, "20 connections at 10/s took {took} s");
+    assert_eq!(per_connection(&take_log(n.dir.path(), 20)).len(), 20, "nginx saw 20 connections");
+    assert_eq!(out.doc()["settings"]["connection_rate"], 10.0);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+
+    // A timed run never opens more than the rate allows (one turn at 0 s, then one each 200 ms): an upper bound.
+    let out = hakaru(&["run", "-q", "-c", "8", "-d", "2s", "--no-keepalive", "--connection-rate", "5", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let opened = out.step()["connections"]["opened"].as_u64().unwrap();
+    assert!((1..=11).contains(&opened), "{opened} connections in 2 s at 5/s");
+    let lines = take_log(n.dir.path(), out.status_count("200") as usize);
+    assert!(per_connection(&lines).len() as u64 <= opened, "nginx saw no more connections than hakaru opened");
+
+    // HTTP/2's connections open through the same turns: 4 at 4 a second, the last at 0.75 s, each then carrying
+    // requests to the end of the 2 s run.
+    let h2 = format!("http://127.0.0.1:{}/", n.h2);
+    let out = hakaru(&["run", "-q", "--http2", "-c", "4", "-d", "2s", "--connection-rate", "4", &h2]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["connections"]["opened"], 4, "{}", step["connections"]);
+    let lines = take_log(n.dir.path(), out.status_count("200") as usize);
+    assert_eq!(per_connection(&lines).len(), 4, "nginx saw 4 connections");
+    let phases = &step["phases"];
+    // The connect phase starts at the turn, not the wait for it (the last waited 750 ms; a loopback connect takes
+    // far less even on a busy machine).
+    let connect = &phases["connect"];
+    assert_eq!(connect["count"], 4, "{phases}");
+    assert!(connect["max"].as_f64().unwrap() < 600_000.0, "the wait for a turn is not the connect phase: {connect}");
+    // Bad rates are one line naming the flag.
+    for bad in ["0", "-3", "fast"] {
+        let out = hakaru(&["run", "-q", "-n", "1", "--connection-rate", bad, &url]);
+        assert_eq!(out.code, 2, "{bad}");
+        assert!(out.stderr.contains("--connection-rate") && out.stderr.contains("not a rate"), "{}", out.stderr);
+    }
 }

@@ -51,6 +51,7 @@ fn settings() -> Settings {
         tls: None,
         connect_to: Vec::new(),
         max_requests_per_connection: None,
+        connection_rate: None,
         proxy: None,
         sweep: None,
         ramp: None,

@@ -167,6 +167,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/proxy",
                 "/$defs/settings/properties/connect_to",
                 "/$defs/settings/properties/max_requests_per_connection",
+                "/$defs/settings/properties/connection_rate",
                 "/$defs/settings/properties/pace_window_us",
                 "/$defs/schedule/properties/wakeups",
                 "/$defs/connections/properties/closed_by_hakaru",

@@ -296,6 +296,11 @@ pub struct RequestArgs {
     /// connections neither live forever nor carry one request each. Counted in connections.closed_by_hakaru.
     #[arg(long, value_name = "N", value_parser = count::<u64>, help_heading = heading::REQUEST, hide_short_help = true)]
     pub max_requests_per_connection: Option<u64>,
+    /// Open at most R new connections a second across all threads (h2load's -r): -c connections ramp up at that
+    /// rate, and with --no-keepalive or --max-requests-per-connection it is the handshake rate. The wait for a
+    /// turn is not a request's latency in a closed loop; in an open loop its requests leave late, counted so.
+    #[arg(long, value_name = "PER_SECOND", value_parser = per_second, allow_negative_numbers = true, help_heading = heading::REQUEST, hide_short_help = true)]
+    pub connection_rate: Option<f64>,
     /// Go through this HTTP proxy: http://[USER:PASSWORD@]HOST:PORT, or env (HTTPS_PROXY, http_proxy and NO_PROXY).
     ///
     /// https:// and --http2 go through a CONNECT tunnel; plain HTTP/1.1 is sent to the proxy in absolute form. The
@@ -940,6 +945,14 @@ pub enum ArrivalArg {
 /// is refused with the flag's name rather than as an unknown flag `-5`.
 fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.trim().parse::<T>().map_err(|_| "not a count; give a whole number, 0 or more".to_string())
+}
+
+/// Reads a rate: a number of times a second, more than 0 (a fraction such as 0.5 is one every 2 s).
+fn per_second(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Ok(r),
+        _ => Err("not a rate; give a number a second, more than 0, e.g. 100".to_string()),
+    }
 }
 
 /// `hakaru kv`: a key-value server under a memtier-style mix of operations.

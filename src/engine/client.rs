@@ -99,7 +99,7 @@ impl Link for Own {
         if ctx.schedule.is_some() && conns.len() == 1 {
             // Open loop: connect before asking for a slot, so the slot is not late by the connection's setup.
             // (Before the load's clock runs: two reads of it per client are no cost to a request.)
-            let start = Instant::now();
+            let start = ctx.connection_turn().await.unwrap_or_else(Instant::now);
             if let Ok((conn, tcp_done)) = connect_timed(
                 ctx.endpoint(0),
                 ctx.shared.tls.as_ref(),
@@ -558,8 +558,8 @@ impl Exchange<'_> {
             let Some(conn) = slot.as_mut() else { unreachable!("the slot was just filled") };
             // Reading the clock costs; it is read again only when connecting took time.
             let sent = if fresh || retried { Instant::now() } else { self.ready };
-            if let Some(tcp_done) = opened {
-                ctx.record_connect(start, tcp_done, sent);
+            if let Some(o) = opened {
+                ctx.record_connect(o.turn.unwrap_or(start), o.tls, sent);
             }
             self.first_byte.set(None);
             decoder.start(self.request.expects_no_body);
@@ -625,11 +625,7 @@ impl Exchange<'_> {
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
 /// and must not be taken for its answer. Returns Some when the connection is new, holding when TCP was established
 /// if a TLS handshake followed.
-async fn open(
-    ctx: &ThreadCtx,
-    slot: &mut Option<Conn>,
-    endpoint: usize,
-) -> Result<Option<Option<crate::metrics::phases::Handshake>>, Failure> {
+async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Result<Option<Opened>, Failure> {
     let plan = &ctx.shared.plan;
     match slot.as_mut().map(Conn::idle_state) {
         None | Some(Idle::Open) => {}
@@ -646,6 +642,7 @@ async fn open(
     if slot.is_some() {
         return Ok(None);
     }
+    let turn = ctx.connection_turn().await;
     let ep = ctx.endpoint(endpoint);
     let (conn, tcp_done) = connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
     ctx.metrics.borrow_mut().connection_opened();
@@ -654,7 +651,14 @@ async fn open(
         close(ctx, slot);
         return Err(f);
     }
-    Ok(Some(tcp_done))
+    Ok(Some(Opened { turn, tls: tcp_done }))
+}
+
+/// A connection [`open`] made: when its `--connection-rate` turn came (None without the flag: it started when the
+/// client was ready), and the TLS handshake that followed TCP's.
+struct Opened {
+    turn: Option<Instant>,
+    tls: Option<crate::metrics::phases::Handshake>,
 }
 
 /// Sends the plan's greeting (Redis AUTH, SELECT) on a new connection, one command at a time, each waiting for

@@ -828,7 +828,7 @@ impl H2Conn {
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
-        let start = Instant::now();
+        let start = ctx.connection_turn().await.unwrap_or_else(Instant::now);
         let (mut conn, tcp_done) = match connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, true).await {
             Ok(c) => c,
             Err(f) => {

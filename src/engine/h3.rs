@@ -250,7 +250,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
         tokio::time::sleep(pause).await;
     }
     let plan = &ctx.shared.plan;
-    let start = Instant::now();
+    let start = ctx.connection_turn().await.unwrap_or_else(Instant::now);
     let ep = ctx.endpoint(endpoint);
     let opened = match pool.socket(ep) {
         Ok(socket) => open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await,

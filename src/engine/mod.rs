@@ -5,6 +5,7 @@
 
 mod client;
 pub mod conn;
+mod conn_rate;
 mod events;
 mod h2;
 mod h2_limits;
@@ -70,6 +71,8 @@ struct Shared {
     halt: std::sync::atomic::AtomicBool,
     /// A script failed during the load, in one line: the run stops (as with `halt`) and says where.
     script_failure: std::sync::Mutex<Option<String>>,
+    /// `--connection-rate`: the turns every new connection of the step waits for.
+    connection_rate: Option<conn_rate::ConnectionRate>,
 }
 
 /// The state of one engine thread, shared by its clients (one thread, so `Cell`/`RefCell` and no locks).
@@ -357,6 +360,19 @@ impl ThreadCtx {
         let p = self.shared.plan.protocol;
         use crate::protocol::Protocol;
         matches!(p, Protocol::Http | Protocol::Http3 | Protocol::WebSocket) || p.over_http2()
+    }
+
+    /// Waits for a new connection's turn under `--connection-rate`, and returns when it came (the connection's
+    /// phases start there, not at the wait); None at once without the flag (no clock read).
+    async fn connection_turn(&self) -> Option<Instant> {
+        let rate = self.shared.connection_rate.as_ref()?;
+        let now = Instant::now();
+        let turn = rate.claim(now);
+        if turn > now {
+            tokio::time::sleep_until(turn.into()).await;
+            return Some(Instant::now());
+        }
+        Some(now)
     }
 
     /// A connection opened from `start` to `done` (`tls`: the TLS handshake that followed TCP's).
@@ -811,8 +827,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         .iter()
         .any(|e| e.scheme == Scheme::Https && !http3)
         .then(|| tls::Tls::new(&plan.tls, plan.insecure, http2));
-    let shared =
-        Arc::new(Shared { plan: plan.clone(), tls, halt: Default::default(), script_failure: Default::default() });
+    let connection_rate = plan.connection_rate.map(|r| conn_rate::ConnectionRate::new(r, Instant::now()));
+    let shared = Arc::new(Shared {
+        plan: plan.clone(),
+        tls,
+        halt: Default::default(),
+        script_failure: Default::default(),
+        connection_rate,
+    });
     let threads = plan.threads.max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let (window_tx, window_rx) = mpsc::channel::<(u64, WindowAccum)>();

@@ -154,6 +154,8 @@ pub struct RunPlan {
     pub tls: Arc<tls::TlsOptions>,
     /// `--max-requests-per-connection`: hakaru closes a connection after this many answers on it.
     pub max_requests_per_connection: Option<u64>,
+    /// `--connection-rate`: new connections a second at most, across all threads.
+    pub connection_rate: Option<f64>,
     /// Open loop: the pacer wakes at most once per this long (`--pace-window`).
     pub pace_window: Duration,
     pub json: Option<PathBuf>,
@@ -330,6 +332,8 @@ pub struct RequestSet {
     pub tls: Arc<tls::TlsOptions>,
     /// `--max-requests-per-connection`.
     pub max_requests_per_connection: Option<u64>,
+    /// `--connection-rate`.
+    pub connection_rate: Option<f64>,
     /// `--pace-window`: an open loop's pacer wakes at most once per this long.
     pub pace_window: Duration,
     /// `--connect-to`'s rules as given.
@@ -670,6 +674,7 @@ impl RequestSet {
             insecure: a.insecure,
             tls: Arc::new(tls),
             max_requests_per_connection: a.max_requests_per_connection,
+            connection_rate: a.connection_rate,
             pace_window: flag_pace_window(&a.pace_window)?,
             connect_to: a.connect_to.clone(),
             targets: match (&grpc, &ws) {
@@ -1271,6 +1276,7 @@ impl RunPlan {
             tls: set.tls.record.clone(),
             connect_to: set.connect_to.clone(),
             max_requests_per_connection: set.max_requests_per_connection,
+            connection_rate: set.connection_rate,
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
@@ -1311,6 +1317,7 @@ impl RunPlan {
             insecure: set.insecure,
             tls: Arc::clone(&set.tls),
             max_requests_per_connection: set.max_requests_per_connection,
+            connection_rate: set.connection_rate,
             pace_window: set.pace_window,
             json: None,
             csv: None,

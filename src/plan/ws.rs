@@ -72,6 +72,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         (a.proxy.is_some(), "--proxy"),
         (a.events.is_some(), "--events"),
         (a.max_requests_per_connection.is_some(), "--max-requests-per-connection"),
+        (a.connection_rate.is_some(), "--connection-rate"),
     ];
     if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
         return Err(UsageError::new(format!(

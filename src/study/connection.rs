@@ -1,5 +1,5 @@
 //! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`,
-//! `connect_to`, `max_requests_per_connection`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
+//! `connect_to`, `max_requests_per_connection`, `connection_rate`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
 //! checked with the study and given to each of its HTTP cases as the flags of the same names, files relative to
 //! the study file.
 
@@ -19,6 +19,7 @@ pub struct TargetConnection {
     pub tls_resume: Option<bool>,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
+    pub connection_rate: Option<f64>,
     /// A grpc:// target's `.proto` file (`--proto`), compiled set (`--protoset`) and import directories.
     pub proto: Option<PathBuf>,
     pub protoset: Option<PathBuf>,
@@ -36,6 +37,7 @@ pub struct Raw<'a> {
     pub tls_resume: Option<bool>,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
+    pub connection_rate: Option<f64>,
     pub proto: Option<String>,
     pub protoset: Option<String>,
     pub import_path: Vec<String>,
@@ -69,6 +71,12 @@ impl TargetConnection {
             let k = if r.cert.is_some() { "cert" } else { "key" };
             return Err((k, "cert and key go together (mutual TLS): give both".into()));
         }
+        if let Some(r) = r.connection_rate.filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1e9)) {
+            return Err((
+                "connection_rate",
+                format!("connection_rate = {r}: give new connections a second, more than 0"),
+            ));
+        }
         let mut import_path = Vec::new();
         for d in r.import_path {
             let p = r.base_dir.join(&d);
@@ -94,6 +102,7 @@ impl TargetConnection {
             tls_resume: r.tls_resume,
             connect_to: r.connect_to,
             max_requests_per_connection: r.max_requests_per_connection,
+            connection_rate: r.connection_rate,
         })
     }
 
@@ -113,6 +122,7 @@ impl TargetConnection {
         a.tls_resume = if self.tls_resume == Some(false) { OnOff::Off } else { OnOff::On };
         a.connect_to = self.connect_to.clone();
         a.max_requests_per_connection = self.max_requests_per_connection;
+        a.connection_rate = self.connection_rate;
         (a.proto, a.protoset, a.import_path) = (self.proto.clone(), self.protoset.clone(), self.import_path.clone());
     }
 }
@@ -131,7 +141,7 @@ mod tests {
             + "url = \"https://api.invalid/\"\nproxy = \"http://u:pw@127.0.0.1:3128\"\ncacert = \"Cargo.toml\"\n\
                cert = \"Cargo.toml\"\nkey = \"Cargo.lock\"\ntls_version = \"1.3\"\nsni = \"api.invalid\"\n\
                tls_resume = false\nconnect_to = [\"api.invalid:443:127.0.0.1:8443\"]\n\
-               max_requests_per_connection = 100\n";
+               max_requests_per_connection = 100\nconnection_rate = 20.5\n";
         let p = plan(&text).unwrap();
         let line = p.cases[0].args.join(" ");
         let here = std::fs::canonicalize(".").unwrap().display().to_string();
@@ -144,6 +154,7 @@ mod tests {
             "--tls-resume off".into(),
             "--connect-to api.invalid:443:127.0.0.1:8443".into(),
             "--max-requests-per-connection 100".into(),
+            "--connection-rate 20.5".into(),
         ] {
             assert!(line.contains(&flag), "{flag} in {line}");
         }

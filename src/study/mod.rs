@@ -73,6 +73,7 @@ struct TargetSpec {
     #[serde(default)]
     connect_to: Vec<String>,
     max_requests_per_connection: Option<u64>,
+    connection_rate: Option<f64>,
     /// A grpc:// target's types: `--proto`, `--protoset`, `--import-path`.
     proto: Option<String>,
     protoset: Option<String>,
@@ -810,6 +811,7 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         tls_resume: t.tls_resume,
         connect_to: t.connect_to,
         max_requests_per_connection: t.max_requests_per_connection,
+        connection_rate: t.connection_rate,
         proto: t.proto,
         protoset: t.protoset,
         import_path: t.import_path,
@@ -910,8 +912,8 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
             &key("name"),
             &format!(
                 "target '{name}' is a key-value server: proxy, TLS, connection and gRPC keys (proxy, cacert, cert, \
-                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, proto, protoset, \
-                 import_path) are for HTTP targets"
+                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, connection_rate, proto, \
+                 protoset, import_path) are for HTTP targets"
             ),
         ));
     }
@@ -1388,6 +1390,7 @@ fn example(key: &str) -> &'static str {
         "tls_resume" => "tls_resume = false",
         "connect_to" => "connect_to = [\"api.example.com:443:127.0.0.1:8443\"]",
         "max_requests_per_connection" => "max_requests_per_connection = 100",
+        "connection_rate" => "connection_rate = 100",
         "proto" => "proto = \"hello.proto\"",
         "protoset" => "protoset = \"hello.protoset\"",
         "import_path" => "import_path = [\"protos\"]",
