@@ -98,6 +98,31 @@ fn max_requests_per_connection_opens_exactly_the_connections_nginx_counts() {
     let tls = format!("https://localhost:{}/", n.tls);
     let out = hakaru(&["run", "-q", "-k", "-c", "1", "-n", "200", "--max-requests-per-connection", "50", &tls]);
     assert_eq!(out.step()["connections"]["opened"], 4, "{}{}", out.stdout, out.step()["connections"]);
+    assert_eq!(per_connection(&take_log(n.dir.path(), 200)).len(), 4, "nginx saw 4 TLS connections");
+
+    // Over HTTP/2: each connection carries 100 streams, then hakaru retires it (its streams finish beside the next
+    // one's, counted apart from the open connections) and says GOAWAY before it closes.
+    let h2 = format!("http://127.0.0.1:{}/", n.h2);
+    let args = ["run", "-q", "--http2", "-c", "1", "--streams", "8", "-n", "1000", "--max-requests-per-connection"];
+    let out = hakaru(&[&args[..], &["100", &h2]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.status_count("200"), 1000, "{}", out.stdout);
+    let c = &out.step()["connections"];
+    assert_eq!((c["opened"].as_u64(), c["closed_by_hakaru"].as_u64()), (Some(10), Some(10)), "{c}");
+    assert_eq!(c["reconnects"], 0, "a retired connection is no reconnect: {c}");
+    let conns = per_connection(&take_log(n.dir.path(), 1000));
+    assert_eq!(conns.len(), 10, "nginx's $connection agrees");
+    assert!(conns.values().all(|&k| k == 100), "{conns:?}");
+    // Two connections at once: each group of streams retires its own; none carries more, none beyond -c is open.
+    let args = ["run", "-q", "--http2", "-c", "2", "--streams", "4", "-n", "1000", "--max-requests-per-connection"];
+    let out = hakaru(&[&args[..], &["100", &h2]].concat());
+    assert_eq!(out.status_count("200"), 1000, "{}", out.stderr);
+    let c = &out.step()["connections"];
+    assert!(c["max_open"].as_u64() <= Some(2), "{c}");
+    let conns = per_connection(&take_log(n.dir.path(), 1000));
+    assert_eq!(Some(conns.len() as u64), c["opened"].as_u64(), "{c}");
+    assert!(conns.values().all(|&k| k <= 100), "{conns:?}");
+
     let out = hakaru(&["run", "-q", "-n", "1", "--no-keepalive", "--max-requests-per-connection", "5", &url]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--max-requests-per-connection 5: --no-keepalive"), "{}", out.stderr);

@@ -292,8 +292,9 @@ pub struct RequestArgs {
     /// SNI and certificate check stay the URL's. An empty HOST or PORT matches any (repeatable).
     #[arg(long, value_name = "HOST:PORT:ADDR:PORT", help_heading = heading::REQUEST, hide_short_help = true)]
     pub connect_to: Vec<String>,
-    /// Close each connection after it has carried N requests (nighthawk's --max-requests-per-connection; HTTP/1.1):
-    /// connections neither live forever nor carry one request each. Counted in connections.closed_by_hakaru.
+    /// Close each connection after it has carried N requests (nighthawk's --max-requests-per-connection; HTTP/1.1
+    /// and HTTP/2): connections neither live forever nor carry one request each. Counted in
+    /// connections.closed_by_hakaru.
     #[arg(long, value_name = "N", value_parser = count::<u64>, help_heading = heading::REQUEST, hide_short_help = true)]
     pub max_requests_per_connection: Option<u64>,
     /// Open at most R new connections a second across all threads (h2load's -r): -c connections ramp up at that

@@ -114,7 +114,8 @@ impl Pool {
             let st = c.state.borrow();
             h2_limits::reopen_pause(st.pause, st.failure.is_some() || (st.broke && !st.answered))
         });
-        if cell.is_some() {
+        // A connection hakaru retired (--max-requests-per-connection) is no reconnect: it is counted as closed by hakaru.
+        if cell.as_ref().is_some_and(|c| !c.state.borrow().retired) {
             ctx.metrics.borrow_mut().reconnects += 1;
         }
         let conn = H2Conn::open(ctx, endpoint, self.streams, pause);
@@ -170,7 +171,7 @@ pub(super) fn exchange(
             timer.as_mut().reset((exchange.ready + exchange.timeout).into());
             let waited = tokio::select! {
                 biased;
-                r = conn.claim() => match r {
+                r = conn.claim(ctx) => match r {
                     Ok(waited) => waited,
                     Err(Claim::Gone) => {
                         tokio::task::yield_now().await;
@@ -328,6 +329,14 @@ struct State {
     pause: Duration,
     /// A GOAWAY came: the connection finishes its streams beside the one opened in its place, counted apart.
     handing_over: bool,
+    /// `--max-requests-per-connection`: streams this connection carries before hakaru retires it, and how many
+    /// were claimed so far.
+    retire_after: Option<u64>,
+    claimed: u64,
+    /// hakaru retired the connection: it takes no new stream, finishes those under way beside the one opened in
+    /// its place (handing over, as after a GOAWAY), then says GOAWAY(NO_ERROR) itself and closes.
+    retired: bool,
+    goaway_sent: bool,
     /// `--events`: each answer's body read as events (DATA then read whole), each read's bytes stamped with one
     /// clock read, `read_at`.
     events: Option<Arc<EventsSpec>>,
@@ -487,6 +496,10 @@ impl State {
             max_header_list,
             pause: Duration::ZERO,
             handing_over: false,
+            retire_after: None,
+            claimed: 0,
+            retired: false,
+            goaway_sent: false,
             events: None,
             read_at: None,
         }
@@ -660,6 +673,7 @@ impl H2Conn {
         state.grpc_settings = ctx.shared.plan.grpc;
         state.events = plan.events.clone();
         state.pause = pause;
+        state.retire_after = plan.max_requests_per_connection;
         let conn = Rc::new(H2Conn { state: RefCell::new(state) });
         let (task_ctx, task_conn) = (Rc::clone(ctx), Rc::clone(&conn));
         tokio::task::spawn_local(async move { task_conn.run(&task_ctx, endpoint).await });
@@ -682,14 +696,26 @@ impl H2Conn {
         .await
     }
 
-    /// Waits for a free stream. Ok(true) when it had to wait.
-    async fn claim(&self) -> Result<bool, Claim> {
+    /// Waits for a free stream. Ok(true) when it had to wait. The claim that spends the connection's
+    /// `--max-requests-per-connection` retires it: the streams after it go to the one opened in its place.
+    async fn claim(&self, ctx: &ThreadCtx) -> Result<bool, Claim> {
         let mut waited = false;
         poll_fn(|cx| {
             let mut st = self.state.borrow_mut();
             match st.phase {
                 Phase::Open if st.in_flight < st.limit => {
                     st.in_flight += 1;
+                    st.claimed += 1;
+                    if st.retire_after.is_some_and(|n| st.claimed >= n) {
+                        st.phase = Phase::Draining;
+                        st.retired = true;
+                        if !st.handing_over {
+                            st.handing_over = true;
+                            ctx.metrics.borrow_mut().connection_handing_over();
+                        }
+                        // Slots waiting for a stream here go to the next connection.
+                        st.wake_waiting();
+                    }
                     Poll::Ready(Ok(waited))
                 }
                 Phase::Opening | Phase::Open => {
@@ -874,10 +900,17 @@ impl H2Conn {
         st.phase = Phase::Dead;
         st.fail_all(&closed("before answering"));
         st.wake_waiting();
-        let handing_over = st.handing_over;
+        let (handing_over, retired) = (st.handing_over, st.retired);
         drop(st);
         let mut m = ctx.metrics.borrow_mut();
-        if handing_over { m.handed_over() } else { m.connection_closed() }
+        if handing_over {
+            m.handed_over()
+        } else {
+            m.connection_closed()
+        }
+        if retired {
+            m.closed_by_hakaru += 1;
+        }
     }
 
     /// One wake-up of the task: writes what is queued, reads what arrived. Ready when the connection is over.
@@ -924,6 +957,12 @@ impl H2Conn {
                 return Poll::Ready(());
             }
             if st.phase == Phase::Draining && st.in_flight == 0 && all_written {
+                if st.retired && !st.goaway_sent {
+                    // Retired by hakaru: it says so before it closes (RFC 9113 6.8; no stream of the server's).
+                    st.goaway_sent = true;
+                    frame::goaway(&mut st.out, 0, frame::NO_ERROR);
+                    continue;
+                }
                 return Poll::Ready(());
             }
             drop(st);

@@ -493,7 +493,6 @@ impl RequestSet {
         if let Some(n) = a.max_requests_per_connection {
             let why = match () {
                 _ if n == 0 => Some("0 requests is no connection; give 1 or more"),
-                _ if a.http2 => Some("HTTP/2's connections are not bounded yet; leave it out with --http2"),
                 _ if a.no_keepalive => Some("--no-keepalive already closes every connection after one request"),
                 _ => None,
             };
