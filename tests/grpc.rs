@@ -237,20 +237,23 @@ fn steps_over_sayhello(command: &[&str]) -> Vec<serde_json::Value> {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let steps = doc["steps"].as_array().unwrap().clone();
-    let mut calls = 0;
+    let (mut answered, mut calls) = (0, 0);
     for step in &steps {
         assert_eq!(step["protocol"], "grpc", "{step}");
         assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
         assert_eq!(step["ok"], step["requests"], "{step}");
+        answered += step["requests"].as_u64().unwrap();
         calls += step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap();
     }
-    // A call written as a step's time ran out reaches the server without being counted (as over HTTP/1.1: see
-    // tests/unix_sockets.rs): at most one a client a step, 1 + 2 here. Seen once on a busy machine: 925 for 923.
+    // Every answered call was seen. A call written as a step's time ran out reaches the server without being
+    // counted (as over HTTP/1.1: see tests/unix_sockets.rs): at most one a client a step, 1 + 2 here (seen once on
+    // a busy machine: 925 for 923); an unfinished one may not have reached it (seen: 75 for 76 with 1 unfinished).
     let seen = server.count("SayHello");
     let most = calls + steps.len() as u64 * 2;
     assert!(
-        (calls..=most).contains(&seen),
-        "every call the server saw is in a step, but for the last ones: {seen} seen, {calls} counted"
+        (answered..=most).contains(&seen),
+        "every call the server saw is in a step, but for the last ones: {seen} seen, {answered} answered, {calls} \
+         counted with the unfinished"
     );
     steps
 }

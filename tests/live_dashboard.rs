@@ -165,7 +165,11 @@ fn a_sweeps_finished_step_shows_the_documents_figures_during_the_pause() {
     let json = dir.path().join("s.json").display().to_string();
     let tmux =
         Tmux::run(120, 40, &["sweep", "--clients", "1,2", "-d", "2s", "--interval", "120s", "--json", &json, &url]);
-    let screen = tmux.wait_for_screen(&["pause before the next step"]);
+    // The finished step's whole frame: tmux may be read between the header's cells and the figures' (a frame is
+    // drawn as changed cells, in several writes), so the figures are read once two reads agree.
+    let screen = tmux.wait_until(|screen| {
+        screen.contains("pause before the next step") && screen.contains("100 %") && *screen == tmux.screen()
+    });
     let (shown, shown_200) = (figure(&screen, "│completed "), figure(&screen, "status 200: "));
     // The sweep's table row, said under the dashboard, is shown on it.
     assert!(screen.contains("warnings and steps"), "{screen}");
