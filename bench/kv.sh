@@ -5,8 +5,11 @@
 # Prints each run's ops/s, peak RSS and peak private (anonymous) memory, then per case the median of each tool,
 # the ratio of the medians, and the median of each round's ratio (hakaru against the peer run just before it)
 # with the number of rounds hakaru was ahead.
+# A Unix-socket case too: redis-server also listens on a socket, redis-benchmark -s beside hakaru kv unix:PATH.
 # Runs from a clean clone: installs redis-server, redis-tools, memcached and libmemcached-tools when missing.
 # Usage: bench/kv.sh [operations=300000 (ten times that pipelined)] [rounds=5] [seconds for memcaslap=8]
+#   HAKARU=PATH: measure that hakaru binary instead of building a release one;
+#   ONLY=tcp|unix|memcached: run only those cases (all unless given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-300000}; ROUNDS=${2:-5}; D=${3:-8}
@@ -16,8 +19,13 @@ for b in redis-server:redis-server redis-benchmark:redis-tools memcached:memcach
 done
 . scripts/lib.sh
 apt_install bench/kv.sh ${need[@]+"${need[@]}"}
-cargo build --release -q
-bin=$PWD/target/release/hakaru
+if [ -n "${HAKARU:-}" ]; then
+  bin=$HAKARU
+else
+  cargo build --release -q
+  bin=$(cargo_target_dir)/release/hakaru
+fi
+want() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 # The code layout (build.rs) keeps a run's code in few pages, which is most of the peak RSS below; a list whose
 # names the binary no longer has (after a compiler or dependency update) lays out nothing. Say so before measuring.
 if command -v nm >/dev/null && [ -f assets/link-order.txt ]; then
@@ -28,7 +36,9 @@ if command -v nm >/dev/null && [ -f assets/link-order.txt ]; then
 fi
 out=/tmp/bench-kv; mkdir -p $out; log=$out/rounds.txt; : > "$log"
 RP=16399; MP=11399
-taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --save '' --appendonly no > $out/redis.log 2>&1 &
+SOCK=$out/redis.sock
+taskset -c 0 redis-server --port $RP --bind 127.0.0.1 --unixsocket $SOCK --unixsocketperm 700 --save '' \
+  --appendonly no > $out/redis.log 2>&1 &
 rpid=$!
 taskset -c 0 memcached -l 127.0.0.1 -p $MP -U 0 -t 1 -m 256 -u "$(id -un)" > $out/memcached.log 2>&1 &
 mpid=$!
@@ -76,7 +86,7 @@ run() { # case, tool, command...
 
 for r in $(seq 1 "$ROUNDS"); do
   echo "== round $r"
-  for P in 1 16; do
+  want tcp && for P in 1 16; do
     # Pipelined runs are about ten times faster: ten times the operations, so that each lasts seconds, not tenths.
     n=$N; [ "$P" -gt 1 ] && n=$((N * 10))
     run get-P$P redis-benchmark redis-benchmark -p $RP -c 50 -n "$n" -r 1000 -d 32 -P $P -t get -q
@@ -84,8 +94,15 @@ for r in $(seq 1 "$ROUNDS"); do
     run set-P$P redis-benchmark redis-benchmark -p $RP -c 50 -n "$n" -r 1000 -d 32 -P $P -t set -q
     run set-P$P hakaru "$bin" kv -q -t 1 -c 50 -n "$n" --pipeline $P --mix set:1 --keys 1000 --key-prefix "key:" $R
   done
-  run mc-9:1 memcaslap memcaslap -s 127.0.0.1:$MP -T 1 -c 50 -t "${D}s"
-  run mc-9:1 hakaru "$bin" kv -q -t 1 -c 50 -d "${D}s" --mix get:90,set:10 --keys 10000 --value-size 1024 --key-prefix "$PREFIX" $M
+  if want unix; then
+    # The same GETs over the Unix socket: no TCP stack on either side.
+    run get-unix redis-benchmark redis-benchmark -s $SOCK -c 50 -n "$N" -r 1000 -d 32 -t get -q
+    run get-unix hakaru "$bin" kv -q -t 1 -c 50 -n "$N" --mix get:1 --keys 1000 --key-prefix "key:" "unix:$SOCK"
+  fi
+  if want memcached; then
+    run mc-9:1 memcaslap memcaslap -s 127.0.0.1:$MP -T 1 -c 50 -t "${D}s"
+    run mc-9:1 hakaru "$bin" kv -q -t 1 -c 50 -d "${D}s" --mix get:90,set:10 --keys 10000 --value-size 1024 --key-prefix "$PREFIX" $M
+  fi
 done
 
 echo "== medians over $ROUNDS rounds (ops/s, peak RSS MB, peak private MB) and hakaru / peer"
