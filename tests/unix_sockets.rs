@@ -254,3 +254,23 @@ fn a_sweep_goes_over_the_socket_as_run_does() {
     let logged = log_lines(n.dir.path()).len() as u64;
     assert!((ok..=ok + 3).contains(&logged), "nginx logged {logged}, the steps counted {ok} answers");
 }
+
+#[test]
+fn a_study_targets_unix_socket_key_sends_each_case_over_the_socket() {
+    let n = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    // The socket relative to the study file, as every path of a study is.
+    std::os::unix::fs::symlink(n.dir.path(), dir.path().join("srv")).unwrap();
+    let text = "name = \"sock\"\n[load]\nconnections = 2\nrequests = 300\n[[target]]\nname = \"app\"\n\
+                url = \"http://app.internal/\"\nunix_socket = \"srv/n.sock\"\n[[workload]]\nname = \"root\"\n\
+                path = \"/\"\n";
+    std::fs::write(&study, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = hakaru(&["study", study.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    wait_for(Duration::from_secs(30), || log_lines(n.dir.path()).len() >= 300);
+    let lines = log_lines(n.dir.path());
+    assert_eq!(lines.len(), 300, "nginx counted the case's requests, over its socket");
+    assert!(lines.iter().all(|l| l == "GET / HTTP/1.1 200 app.internal"), "{:?}", &lines[..3]);
+}

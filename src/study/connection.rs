@@ -1,5 +1,5 @@
 //! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`,
-//! `connect_to`, `max_requests_per_connection`, `connection_rate`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
+//! `connect_to`, `max_requests_per_connection`, `connection_rate`, `unix_socket`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
 //! checked with the study and given to each of its HTTP cases as the flags of the same names, files relative to
 //! the study file.
 
@@ -20,6 +20,8 @@ pub struct TargetConnection {
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
     pub connection_rate: Option<f64>,
+    /// `--unix-socket`, relative to the study file. Not looked for here: the target's `start` may make it.
+    pub unix_socket: Option<PathBuf>,
     /// A grpc:// target's `.proto` file (`--proto`), compiled set (`--protoset`) and import directories.
     pub proto: Option<PathBuf>,
     pub protoset: Option<PathBuf>,
@@ -38,6 +40,7 @@ pub struct Raw<'a> {
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
     pub connection_rate: Option<f64>,
+    pub unix_socket: Option<String>,
     pub proto: Option<String>,
     pub protoset: Option<String>,
     pub import_path: Vec<String>,
@@ -103,6 +106,7 @@ impl TargetConnection {
             connect_to: r.connect_to,
             max_requests_per_connection: r.max_requests_per_connection,
             connection_rate: r.connection_rate,
+            unix_socket: r.unix_socket.map(|p| r.base_dir.join(p)),
         })
     }
 
@@ -123,6 +127,7 @@ impl TargetConnection {
         a.connect_to = self.connect_to.clone();
         a.max_requests_per_connection = self.max_requests_per_connection;
         a.connection_rate = self.connection_rate;
+        a.unix_socket = self.unix_socket.clone();
         (a.proto, a.protoset, a.import_path) = (self.proto.clone(), self.protoset.clone(), self.import_path.clone());
     }
 }
@@ -141,7 +146,7 @@ mod tests {
             + "url = \"https://api.invalid/\"\nproxy = \"http://u:pw@127.0.0.1:3128\"\ncacert = \"Cargo.toml\"\n\
                cert = \"Cargo.toml\"\nkey = \"Cargo.lock\"\ntls_version = \"1.3\"\nsni = \"api.invalid\"\n\
                tls_resume = false\nconnect_to = [\"api.invalid:443:127.0.0.1:8443\"]\n\
-               max_requests_per_connection = 100\nconnection_rate = 20.5\n";
+               max_requests_per_connection = 100\nconnection_rate = 20.5\nunix_socket = \"run/app.sock\"\n";
         let p = plan(&text).unwrap();
         let line = p.cases[0].args.join(" ");
         let here = std::fs::canonicalize(".").unwrap().display().to_string();
@@ -155,6 +160,7 @@ mod tests {
             "--connect-to api.invalid:443:127.0.0.1:8443".into(),
             "--max-requests-per-connection 100".into(),
             "--connection-rate 20.5".into(),
+            format!("--unix-socket {here}/run/app.sock"),
         ] {
             assert!(line.contains(&flag), "{flag} in {line}");
         }

@@ -74,6 +74,8 @@ struct TargetSpec {
     connect_to: Vec<String>,
     max_requests_per_connection: Option<u64>,
     connection_rate: Option<f64>,
+    /// `--unix-socket`: the HTTP target's connections go to this socket.
+    unix_socket: Option<String>,
     /// A grpc:// target's types: `--proto`, `--protoset`, `--import-path`.
     proto: Option<String>,
     protoset: Option<String>,
@@ -812,6 +814,7 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         connect_to: t.connect_to,
         max_requests_per_connection: t.max_requests_per_connection,
         connection_rate: t.connection_rate,
+        unix_socket: t.unix_socket,
         proto: t.proto,
         protoset: t.protoset,
         import_path: t.import_path,
@@ -912,8 +915,9 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
             &key("name"),
             &format!(
                 "target '{name}' is a key-value server: proxy, TLS, connection and gRPC keys (proxy, cacert, cert, \
-                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, connection_rate, proto, \
-                 protoset, import_path) are for HTTP targets"
+                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, connection_rate, unix_socket, \
+                 proto, protoset, import_path) are for HTTP targets (a key-value server's socket is its URL, \
+                 redis+unix:///PATH)"
             ),
         ));
     }
@@ -1391,6 +1395,7 @@ fn example(key: &str) -> &'static str {
         "connect_to" => "connect_to = [\"api.example.com:443:127.0.0.1:8443\"]",
         "max_requests_per_connection" => "max_requests_per_connection = 100",
         "connection_rate" => "connection_rate = 100",
+        "unix_socket" => "unix_socket = \"/run/app.sock\"",
         "proto" => "proto = \"hello.proto\"",
         "protoset" => "protoset = \"hello.protoset\"",
         "import_path" => "import_path = [\"protos\"]",
