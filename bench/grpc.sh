@@ -15,12 +15,7 @@ cd "$(dirname "$0")/.."
 N=${1:-200000}; ROUNDS=${2:-5}
 . scripts/lib.sh
 install_missing bench/grpc.sh h2load:nghttp2-client taskset:util-linux /usr/bin/time:time python3:python3
-if [ -n "${HAKARU:-}" ]; then
-  bin=$HAKARU
-else
-  cargo build --release -q
-  bin=$(cargo_target_dir)/release/hakaru
-fi
+bin=$(hakaru_release)
 server_target=${GRPC_SERVER_TARGET:-$PWD/bench/grpc-server/target}
 (cd bench/grpc-server && CARGO_TARGET_DIR=$server_target cargo build --release -q)
 PORT=${PORT:-50061}

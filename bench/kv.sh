@@ -19,12 +19,7 @@ for b in redis-server:redis-server redis-benchmark:redis-tools memcached:memcach
 done
 . scripts/lib.sh
 apt_install bench/kv.sh ${need[@]+"${need[@]}"}
-if [ -n "${HAKARU:-}" ]; then
-  bin=$HAKARU
-else
-  cargo build --release -q
-  bin=$(cargo_target_dir)/release/hakaru
-fi
+bin=$(hakaru_release)
 want() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 # The code layout (build.rs) keeps a run's code in few pages, which is most of the peak RSS below; a list whose
 # names the binary no longer has (after a compiler or dependency update) lays out nothing. Say so before measuring.

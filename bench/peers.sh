@@ -32,12 +32,7 @@ mkdir -p /tmp/bench-nginx-conn
 if ! { [ -f /tmp/bench-nginx-conn/nginx.pid ] && kill -0 "$(cat /tmp/bench-nginx-conn/nginx.pid)" 2>/dev/null; }; then
   "$nginx" -c "$PWD/bench/nginx-conn.conf"
 fi
-if [ -n "${HAKARU:-}" ]; then
-  bin=$HAKARU
-else
-  cargo build --release -q
-  bin=$(cargo_target_dir)/release/hakaru
-fi
+bin=$(hakaru_release)
 want() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
 SOCK=/tmp/bench-nginx-conn/hello.sock
 TLS_URL=https://127.0.0.1:18443/

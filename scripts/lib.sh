@@ -31,6 +31,17 @@ cargo_target_dir() {
   echo "${dir:-target}"
 }
 
+# hakaru_release: the hakaru binary a benchmark measures: $HAKARU when given (a build made elsewhere), else a
+# release build of this checkout, built now.
+hakaru_release() {
+  if [ -n "${HAKARU:-}" ]; then
+    echo "$HAKARU"
+  else
+    cargo build --release -q
+    echo "$(cargo_target_dir)/release/hakaru"
+  fi
+}
+
 # static_binary WHO BIN: whether BIN exists and is statically linked; says which it is not on stderr.
 static_binary() {
   local who=$1 bin=$2
