@@ -301,13 +301,14 @@ fn http2_streams_from_nginx_are_read_as_events_and_a_stream_without_done_is_cut(
 }
 
 #[test]
-fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events() {
+fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events_per_step_and_over_time() {
     let t = target();
     let dir = tempfile::tempdir().unwrap();
     let json = |name: &str| dir.path().join(name).display().to_string();
     for (name, first) in [("quick.json", "5ms"), ("slow.json", "30ms")] {
         let u = url(&t, &format!("events=4&gap=2ms&first={first}"));
-        let out = hakaru(&["run", "-q", "--events", "sse", "-n", "10", "--json", &json(name), &u]);
+        // A second's run, in windows of 250 ms: the chart over time draws whole windows.
+        let out = hakaru(&["run", "-q", "--events", "sse", "-d", "1s", "--window", "250ms", "--json", &json(name), &u]);
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
     for metric in ["ttft", "gaps"] {
@@ -317,6 +318,13 @@ fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events() {
         let text = std::fs::read_to_string(&svg).unwrap();
         assert!(text.contains("<svg") && text.contains("between events") == (metric == "gaps"), "{metric}");
     }
+    // Over time: each window's p99 of the time to the first event, per run.
+    let svg = json("ttft-over-time.svg");
+    let args = ["chart", "--over-time", &json("quick.json"), &json("slow.json"), "--metric", "ttft", "-o", &svg];
+    let out = hakaru(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("time to first event, p99 (ms)") && text.contains("seconds from the start"), "{text}");
     let plain = json("plain.json");
     assert_eq!(hakaru(&["run", "-q", "-n", "5", "--json", &plain, &url(&t, "")]).code, 0);
     let out = hakaru(&["chart", &plain, "--metric", "ttft", "-o", &json("none.svg")]);

@@ -135,7 +135,7 @@ fn drawable_windows(json: &std::path::Path) -> usize {
 }
 
 #[test]
-fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
+fn chart_over_time_draws_the_windows_and_the_first_bytes_and_refuses_a_mean() {
     let t = target();
     let url = format!("http://{}/", t.addr());
     let dir = tempfile::tempdir().unwrap();
@@ -165,10 +165,28 @@ fn chart_over_time_draws_the_windows_and_refuses_a_mean() {
             assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
         }
     }
+    // Each window's p99 of the time to first byte (the run read no events): a line of the windows that had it.
+    let svg = dir.path().join("ttft.svg");
+    let o = hakaru(&["chart", "--over-time", "--metric", "ttft", "-o", svg.to_str().unwrap(), json_s]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("time to first byte, p99 (ms)") && svg.contains("seconds from the start"), "{svg}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    let (duration, width) = (step["duration_s"].as_f64().unwrap(), step["window_s"].as_f64().unwrap());
+    // Whole windows (at least half their length before the step's end) that timed a first byte.
+    let whole = |w: &&serde_json::Value| (duration - w["t"].as_f64().unwrap()).min(width) >= width / 2.0;
+    let with_ttfb =
+        step["windows"].as_array().unwrap().iter().filter(whole).filter(|w| w["ttfb_p99_us"].is_u64()).count();
+    let series = svg.lines().filter(|l| {
+        l.starts_with("<polyline") && l.to_uppercase().contains("#1F77B4") && l.contains("stroke-width=\"2\"")
+    });
+    let points: Vec<usize> = series.map(|l| l.matches(',').count()).collect();
+    assert!(with_ttfb >= 1 && points == [with_ttfb], "{with_ttfb} windows with a first byte: {points:?}");
     let svg = dir.path().join("mean.svg");
     let o = hakaru(&["chart", "--over-time", "--metric", "mean", "-o", svg.to_str().unwrap(), json_s]);
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(o.stderr.contains("qps and p99") && o.stderr.lines().count() == 1, "{}", o.stderr);
+    assert!(o.stderr.contains("qps, p99 and ttft") && o.stderr.lines().count() == 1, "{}", o.stderr);
 }
 
 /// The windows of each step of `doc` and what hdrh read under each step's tags agree: a row per window, each

@@ -230,7 +230,8 @@ pub struct ChartArgs {
     /// The chart's title (default: the metric's name).
     #[arg(long)]
     pub title: Option<String>,
-    /// Draw qps or p99 over time (seconds from the start, every step one after another), from the windows.
+    /// Draw qps, p99 or ttft (each window's p99 of the time to first byte, or to the first event or token with
+    /// --events) over time (seconds from the start, every step one after another), from the windows.
     #[arg(long)]
     pub over_time: bool,
 }

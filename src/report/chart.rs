@@ -102,22 +102,39 @@ struct Line {
     points: Vec<(f64, f64)>,
 }
 
-/// The lines of qps or p99 over time, one per series: its windows, every step one after another.
+/// The lines of qps, p99 or the time to first byte (event, token) over time, one per series: its windows, every
+/// step one after another.
 fn lines_over_time(report: &Report, metric: Metric) -> Result<Vec<Line>, String> {
-    // A window is (seconds from the start, requests/s, p50 ms, p99 ms, failures/s).
+    // A window is (seconds from the start, requests/s, p50 ms, p99 ms, failures/s); `first` is (seconds, p99 ms).
     let column = match metric {
         Metric::Qps => 1,
         Metric::P99 => 3,
-        Metric::Mean | Metric::Spectrum | Metric::Ttft | Metric::Gaps => {
-            return Err("over time, the windows give qps and p99 (they keep no mean or spectrum)".into());
+        Metric::Ttft => 1,
+        Metric::Mean | Metric::Spectrum | Metric::Gaps => {
+            return Err("over time, the windows give qps, p99 and ttft (they keep no mean, spectrum or gaps)".into());
         }
     };
     let lines = report.series.iter().enumerate().filter_map(|(i, s)| {
-        let points: Vec<(f64, f64)> =
-            s.windows.iter().map(|w| (w[0], w[column])).filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        let points: Vec<(f64, f64)> = match metric {
+            Metric::Ttft => s.first.iter().map(|w| (w[0], w[column])).collect(),
+            _ => s.windows.iter().map(|w| (w[0], w[column])).collect(),
+        };
+        let points: Vec<(f64, f64)> = points.into_iter().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
         (!points.is_empty()).then(|| Line { name: s.name.clone(), color: PALETTE[i % PALETTE.len()], points })
     });
     Ok(lines.collect())
+}
+
+/// The y axis of `metric` over time: ttft is each window's p99 of the time to first byte, or to the first event
+/// (token) when the runs read their answers as events.
+fn y_label_over_time(report: &Report, metric: Metric) -> String {
+    if metric != Metric::Ttft {
+        return metric.y_label().to_string();
+    }
+    let mut of: Vec<&str> = report.series.iter().filter(|s| !s.first.is_empty()).map(|s| s.first_of.as_str()).collect();
+    of.sort();
+    of.dedup();
+    format!("time to first {}, p99 (ms)", of.join(" or "))
 }
 
 /// The lines of the metric, one per series that has it; the x axis label.
@@ -163,6 +180,10 @@ pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) 
         true => (lines_over_time(report, metric)?, "seconds from the start".to_string()),
         false => lines(report, metric),
     };
+    let y_label = if over_time { y_label_over_time(report, metric) } else { metric.y_label().to_string() };
+    if lines.is_empty() && over_time && metric == Metric::Ttft {
+        return Err("no input has a time to first byte per window (key-value runs and drnbench CSVs have none)".into());
+    }
     if lines.is_empty() && over_time {
         return Err("no input has windows (drnbench CSVs have none)".into());
     }
@@ -174,13 +195,17 @@ pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) 
             _ => "no input has this latency figure (drnbench CSVs have only the mean)".into(),
         });
     }
-    let title = if report.title.is_empty() { metric.title().to_string() } else { report.title.clone() };
+    let title = match (report.title.is_empty(), over_time && metric == Metric::Ttft) {
+        (false, _) => report.title.clone(),
+        (true, true) => "Time to first byte (event, token) over time".to_string(),
+        (true, false) => metric.title().to_string(),
+    };
     match format {
         Format::Svg => {
             let mut svg = String::new();
             {
                 let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-                draw(&root, &lines, metric, &title, &x_label, !over_time)
+                draw(&root, &lines, metric, &title, (&x_label, &y_label), !over_time)
                     .map_err(|e| format!("drawing failed: {e}"))?;
             }
             Ok(svg.into_bytes())
@@ -189,7 +214,7 @@ pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) 
             let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
             {
                 let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-                draw(&root, &lines, metric, &title, &x_label, !over_time)
+                draw(&root, &lines, metric, &title, (&x_label, &y_label), !over_time)
                     .map_err(|e| format!("drawing failed: {e}"))?;
             }
             encode_png(&rgb, SIZE)
@@ -212,7 +237,7 @@ fn draw<DB: DrawingBackend>(
     lines: &[Line],
     metric: Metric,
     title: &str,
-    x_label: &str,
+    (x_label, y_label): (&str, &str),
     markers: bool,
 ) -> DrawResult
 where
@@ -232,18 +257,18 @@ where
     if metric == Metric::Spectrum {
         let x_top = x_max.max(10.0);
         let chart = builder.build_cartesian_2d((1.0..x_top).log_scale(), 0.0..y_top)?;
-        plot(chart, lines, (x_label, metric.y_label()), &|x| percent_label(*x), false)?;
+        plot(chart, lines, (x_label, y_label), &|x| percent_label(*x), false)?;
     } else if let Some(xs) = geometric_steps(lines) {
         // A sweep of doubling steps (1, 2, 4 ... 64 clients) is drawn on a log axis with a tick at each step, so
         // its first steps are not crowded into the left edge.
         let (lo, hi) = (x_min / 1.15, x_max * 1.15);
         let chart = builder.build_cartesian_2d((lo..hi).log_scale().with_key_points(xs), 0.0..y_top)?;
-        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), markers)?;
+        plot(chart, lines, (x_label, y_label), &|x| short_number(*x), markers)?;
     } else {
         let span = (x_max - x_min).max(1.0);
         let (lo, hi) = ((x_min - span * 0.03).max(0.0), x_max + span * 0.03);
         let chart = builder.build_cartesian_2d(lo..hi, 0.0..y_top)?;
-        plot(chart, lines, (x_label, metric.y_label()), &|x| short_number(*x), markers)?;
+        plot(chart, lines, (x_label, y_label), &|x| short_number(*x), markers)?;
     }
     root.present()?;
     Ok(())
