@@ -95,4 +95,26 @@ fn built_ins_make_each_calls_message_its_own_as_for_http() {
     assert_eq!(seqs, (1..=300).collect::<Vec<u64>>(), "{{seq}} is 1 to 300, once each");
     assert_eq!(times, [1, 2, 3].into(), "{{rand 1 3}} drawn per call");
     assert_eq!(server.count("SayHello"), 300);
+
+    // Built-ins alone in a string field: spliced into an encoding made once per shape (1, 2 and 3 digits here),
+    // each call's own value on the wire all the same.
+    let mut server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let proto = common::write_in(&dir, "hello.proto", PROTO);
+    let url = server.url();
+    let args = ["run", "--no-monitor", &url, "--call", "helloworld.Greeter/SayHello", "--proto", &proto];
+    let out =
+        hakaru(&[&args[..], &["-b", r#"{"name": "user-{{seq}}"}"#, "-n", "300", "-c", "2", "--streams", "4"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let counts = server.counts();
+    let mut seqs: Vec<u64> = counts
+        .iter()
+        .filter_map(|(key, n)| {
+            let seq = key.strip_prefix("SayHello name=user-")?.strip_suffix(" times=0")?;
+            assert_eq!(n, 1, "{key}");
+            seq.parse().ok()
+        })
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, (1..=300).collect::<Vec<u64>>(), "every call its own name");
 }

@@ -49,8 +49,9 @@ fn ids_with_status(m: &serde_json::Value, status: &str) -> Vec<String> {
         .collect()
 }
 
-/// Two targets, each started by the study on its own port (5 ms and 10 ms a request), two phases, `repeat`.
-fn two_target_study(fast: u16, slow: u16, repeat: u32, duration: &str) -> String {
+/// Two targets, each started by the study on its own port (5 ms and 50 ms a request), two phases, `repeat`, and
+/// `load` (a line of the study's `[load]`: its duration or its requests).
+fn two_target_study(fast: u16, slow: u16, repeat: u32, load: &str) -> String {
     format!(
         r#"
 name = "delays"
@@ -71,7 +72,7 @@ before = "echo flushing $HAKARU_TARGET $HAKARU_PORT $HAKARU_PHASE"
 name = "warm"
 [load]
 connections = 2
-duration = "{duration}"
+{load}
 repeat = {repeat}
 pause = "0s"
 "#
@@ -96,7 +97,7 @@ const INTERLEAVED: [&str; 12] = [
 #[test]
 fn two_targets_by_two_phases_by_three_repetitions_run_interleaved_with_every_case_on_disk() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "300ms"));
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "requests = 20"));
     let out_dir = tmp.path().join("out");
     let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);
@@ -170,7 +171,7 @@ fn two_targets_by_two_phases_by_three_repetitions_run_interleaved_with_every_cas
 fn dry_run_prints_the_matrix_and_the_time_and_runs_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let sentinel = tmp.path().join("started");
-    let text = two_target_study(free_port(), free_port(), 3, "2s")
+    let text = two_target_study(free_port(), free_port(), 3, "duration = \"2s\"")
         .replace("exec \\\"$HAKARU\\\" serve", &format!("touch {} && exec \\\"$HAKARU\\\" serve", sentinel.display()));
     let file = write(tmp.path(), "delays.toml", &text);
     let out_dir = tmp.path().join("out");
@@ -548,7 +549,7 @@ fn the_cache_cold_vs_warm_example_runs_and_shows_the_cold_cache() {
 #[test]
 fn thresholds_judge_every_case_and_the_study_writes_its_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 1, "300ms"));
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 1, "requests = 20"));
     let out_dir = tmp.path().join("out");
     // Every request takes 5 ms or more: a p99 under 1 ms breaks on every case, a p99 under 10 s holds.
     let out = study(&[
@@ -588,9 +589,9 @@ fn embedded_report(page: &str) -> serde_json::Value {
 #[test]
 fn report_and_compare_give_the_same_verdicts_on_a_study() {
     let tmp = tempfile::tempdir().unwrap();
-    // Runs of 1 s, not 300 ms: on a busy machine a 300 ms run of the fast target sometimes stalls to the slow
-    // one's figures, and three runs of such spread leave every verdict undecided (seen: p 0.34 on ok/s).
-    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "1s"));
+    // Runs of 60 answers each, whatever the load: a timed run of the slow target on a busy machine got too few
+    // answers for a p50 verdict (16 in 1 s at load 8), and a 300 ms one of the fast target sometimes stalled.
+    let file = write(tmp.path(), "delays.toml", &two_target_study(free_port(), free_port(), 3, "requests = 60"));
     let dir = tmp.path().join("out");
     let out = study(&[file.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "stdout {}\nstderr {}", out.stdout, out.stderr);

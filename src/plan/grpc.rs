@@ -11,6 +11,7 @@ use crate::cli::args::RequestArgs;
 use crate::error::UsageError;
 use crate::protocol::grpc;
 
+mod per_call;
 mod rows;
 pub use rows::Messages;
 
@@ -600,9 +601,10 @@ mod tests {
         assert_eq!(p.rows.as_ref().map(|r| r.rows.len()), Some(2));
         assert_eq!(g.body, grpc::frame_message(&[0x0a, 5, b'a', b'n', b'n', b'-', b'1', 0x10, 1]), "the first call's");
         let mut out = Vec::new();
-        p.encoder.encode(br#"{"name":"bob-7","times":2}"#, &mut out).unwrap();
+        let mut thread = p.encoder.thread();
+        thread.encode(br#"{"name":"bob-7","times":2}"#, &[], &mut out).unwrap();
         assert_eq!(out, grpc::frame_message(&[0x0a, 5, b'b', b'o', b'b', b'-', b'7', 0x10, 2]));
-        let e = p.encoder.encode(br#"{"name":"bob-7","times":99999999999}"#, &mut out).unwrap_err();
+        let e = thread.encode(br#"{"name":"bob-7","times":99999999999}"#, &[], &mut out).unwrap_err();
         assert!(e.starts_with("a call's message, from its template: --body: "), "{e}");
         // {{rand}}'s high end does not fit an int32: said before the load, not at the call that draws it.
         a.body = Some(r#"{"name":"x","times":{{rand 1 99999999999}}}"#.into());

@@ -111,12 +111,21 @@ pub struct Template {
     /// Each request's body made from its filled `body` (a gRPC message encoded from the JSON its built-ins and
     /// row filled); the row's values go into the JSON as a string's characters.
     pub body_encoder: Option<Box<dyn EncodeBody>>,
+    /// The path and the headers hold no holes: over HTTP/2 a thread builds the HEADERS once per body length.
+    fixed_head: bool,
 }
 
-/// Makes a request's body from its filled template text, as the load runs.
+/// Makes a request's body from its filled template text, as the load runs: a load thread's own encoder each.
 pub trait EncodeBody: Send + Sync + std::fmt::Debug {
-    /// The body of `filled` into `out` (cleared first); an error says why in a line ending the run.
-    fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// A load thread's encoder (it may keep what it learnt from one request for the next).
+    fn thread(&self) -> Box<dyn ThreadEncoder>;
+}
+
+/// One load thread's body encoder.
+pub trait ThreadEncoder: Send {
+    /// The body of `filled` into `out` (all of it replaced); `holes` are where each hole's value lies in `filled`,
+    /// in the template's order. An error says why in a line ending the run.
+    fn encode(&mut self, filled: &[u8], holes: &[std::ops::Range<usize>], out: &mut Vec<u8>) -> Result<(), String>;
 }
 
 /// The body of each row, each distinct one held once.
@@ -140,6 +149,7 @@ impl Template {
         order: Order,
     ) -> Template {
         let feed = Feed::new(rows, order);
+        let fixed_head = !target.has_holes() && headers.iter().all(|(_, v)| !v.has_holes());
         Template {
             method: method.to_string(),
             target,
@@ -153,6 +163,7 @@ impl Template {
             header_holes: false,
             row_bodies: None,
             body_encoder: None,
+            fixed_head,
         }
     }
 
@@ -189,7 +200,10 @@ impl Template {
             target: Vec::new(),
             headers: self.headers.iter().map(|(n, _)| (n.clone(), String::new())).collect(),
             body: Vec::new(),
+            encoder: self.body_encoder.as_ref().map(|e| e.thread()),
+            holes: Vec::new(),
             encoded: Vec::new(),
+            head: None,
             busy: Duration::ZERO,
         }
     }
@@ -202,8 +216,12 @@ pub struct ThreadTemplate {
     target: Vec<u8>,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
-    /// The body `body_encoder` made of `body`.
+    /// The thread's body encoder, the holes' values in `body` it is given, and the body it made.
+    encoder: Option<Box<dyn ThreadEncoder>>,
+    holes: Vec<std::ops::Range<usize>>,
     encoded: Vec<u8>,
+    /// HTTP/2 with a fixed path and headers: the HEADERS frames built for a body of this length.
+    head: Option<(usize, Vec<u8>)>,
     /// Time spent filling templates.
     pub busy: Duration,
 }
@@ -238,21 +256,26 @@ impl ThreadTemplate {
             self.busy += t0.elapsed();
             return Ok(true);
         }
-        self.target.clear();
-        ctx.fill(&t.target, Dest::Target, &mut self.target);
-        fill_headers(t, &mut self.headers, &mut ctx);
+        // A fixed path and headers are filled once: the HEADERS built from them are kept (HTTP/2).
+        let head_kept = t.fixed_head && t.http2.is_some() && self.head.is_some();
+        if !head_kept {
+            self.target.clear();
+            ctx.fill(&t.target, Dest::Target, &mut self.target);
+            fill_headers(t, &mut self.headers, &mut ctx);
+        }
         let body = match &t.row_bodies {
             Some(b) => &b.bodies[b.of_row[index] as usize],
             None => {
                 self.body.clear();
-                match &t.body_encoder {
+                match &mut self.encoder {
                     None => {
                         ctx.fill(&t.body, Dest::Body, &mut self.body);
                         &self.body
                     }
                     Some(encoder) => {
-                        ctx.fill(&t.body, Dest::Json, &mut self.body);
-                        encoder.encode(&self.body, &mut self.encoded)?;
+                        self.holes.clear();
+                        ctx.fill_marking(&t.body, Dest::Json, &mut self.body, &mut self.holes);
+                        encoder.encode(&self.body, &self.holes, &mut self.encoded)?;
                         &self.encoded
                     }
                 }
@@ -269,6 +292,16 @@ impl ThreadTemplate {
             close: t.close,
         };
         match t.http2 {
+            Some(https) if t.fixed_head => {
+                use crate::protocol::h2::request::{write_data, write_headers};
+                if self.head.as_ref().is_none_or(|(len, _)| *len != body.len()) {
+                    let mut head = Vec::new();
+                    write_headers(&parts, https, &mut head);
+                    self.head = Some((body.len(), head));
+                }
+                wire.extend_from_slice(self.head.as_ref().map_or(&[][..], |(_, h)| h));
+                write_data(wire, body, true);
+            }
             Some(https) => crate::protocol::h2::request::write_request(&parts, https, wire),
             None => write_request(&parts, wire),
         }
@@ -317,6 +350,21 @@ impl Fill<'_> {
                 Part::Literal(b) => out.extend_from_slice(b),
                 Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
                 Part::Hole(h) => self.hole(h, out),
+            }
+        }
+    }
+
+    /// As [`fill`](Self::fill), noting where each hole's value lies in `out`.
+    fn fill_marking(&mut self, text: &Text, into: Dest, out: &mut Vec<u8>, holes: &mut Vec<std::ops::Range<usize>>) {
+        for part in &text.parts {
+            let start = out.len();
+            match part {
+                Part::Literal(b) => out.extend_from_slice(b),
+                Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
+                Part::Hole(h) => self.hole(h, out),
+            }
+            if matches!(part, Part::Hole(_)) {
+                holes.push(start..out.len());
             }
         }
     }
@@ -430,10 +478,19 @@ mod tests {
     struct Bracketed;
 
     impl EncodeBody for Bracketed {
-        fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        fn thread(&self) -> Box<dyn ThreadEncoder> {
+            Box::new(Bracketed)
+        }
+    }
+
+    impl ThreadEncoder for Bracketed {
+        fn encode(&mut self, filled: &[u8], holes: &[std::ops::Range<usize>], out: &mut Vec<u8>) -> Result<(), String> {
             if filled.windows(4).any(|w| w == b"stop") {
                 return Err("no stop".into());
             }
+            assert_eq!(holes.len(), 2, "the row's value and {{seq}}");
+            assert_eq!(&filled[holes[0].clone()], br#"say \"hi\"\n"#, "the value as JSON string characters");
+            assert_eq!(&filled[holes[1].clone()], b"1");
             *out = [b"[", filled, b"]"].concat();
             Ok(())
         }
@@ -460,5 +517,41 @@ mod tests {
         let text = String::from_utf8(wire.clone()).unwrap();
         assert_eq!(text.split("\r\n\r\n").nth(1), Some(r#"[{"v":"say \"hi\"\n","n":1}]"#), "{text}");
         assert_eq!(f.next(&mut wire), Err("no stop".to_string()), "an encoder's refusal ends the filler, saying why");
+    }
+
+    #[test]
+    fn http2_with_a_fixed_path_and_headers_builds_its_headers_once_per_body_length_and_sends_the_same_bytes() {
+        let headers = vec![("X-A".to_string(), Text::parse("1", None).unwrap())];
+        let body = Text::parse("n={{seq}}", None).unwrap();
+        let t = Template::new(
+            "POST",
+            Text::parse("/x", None).unwrap(),
+            "h".into(),
+            headers,
+            body,
+            false,
+            None,
+            Order::Sequential,
+        );
+        let t = Arc::new(t.over_http2(false));
+        let mut f = t.thread(1);
+        let mut wire = Vec::new();
+        let fixed = [("X-A".to_string(), "1".to_string())];
+        // 9 then 10 digits: the content-length changes, so do the HEADERS.
+        for n in 1..=12 {
+            assert!(f.next(&mut wire).unwrap());
+            let body = format!("n={n}");
+            let parts = RequestParts {
+                method: "POST",
+                target: "/x",
+                host: "h",
+                headers: &fixed,
+                body: body.as_bytes(),
+                close: false,
+            };
+            let mut want = Vec::new();
+            crate::protocol::h2::request::write_request(&parts, false, &mut want);
+            assert_eq!(wire, want, "request {n}");
+        }
     }
 }

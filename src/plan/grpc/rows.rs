@@ -34,34 +34,10 @@ pub struct PerCall {
     pub rows: Option<Rows>,
     /// The message's JSON with its holes, as the template fills it.
     pub json: String,
-    pub encoder: CallEncoder,
+    pub encoder: super::per_call::CallEncoder,
     /// The message as the first call sends it (the built-ins at their first values), for the plan's request.
     pub first: Vec<u8>,
     pub messages_per_call: u32,
-}
-
-/// Encodes a call's filled JSON into its framed messages (the template's body encoder).
-#[derive(Debug)]
-pub struct CallEncoder {
-    method: MethodDescriptor,
-    framing: Framing,
-    messages_per_call: u32,
-}
-
-impl crate::template::EncodeBody for CallEncoder {
-    fn encode(&self, filled: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let json = std::str::from_utf8(filled).map_err(|_| "a call's message JSON is not UTF-8 text".to_string())?;
-        let (body, n) = call_body(self.framing, &self.method, json, "--body")
-            .map_err(|r| format!("a call's message, from its template: {}", r.error.to_string().trim_end()))?;
-        if n != self.messages_per_call {
-            return Err(format!(
-                "a call's message, from its template: {n} messages where the calls before sent {}",
-                self.messages_per_call
-            ));
-        }
-        *out = body;
-        Ok(())
-    }
 }
 
 /// The messages of the calls when the JSON has holes (or there is a `--data` file); None for a fixed message. With
@@ -141,7 +117,7 @@ pub fn prepare(
     }
     let messages_per_call = per_call.unwrap_or(1);
     if builtins {
-        let encoder = CallEncoder { method: method.clone(), framing, messages_per_call };
+        let encoder = super::per_call::CallEncoder::new(method.clone(), framing, messages_per_call, &text);
         let first = first.unwrap_or_default();
         return Ok(Some(Messages::PerCall(PerCall {
             rows,

@@ -20,6 +20,13 @@ pub fn build_request(parts: &RequestParts<'_>, https: bool) -> PreparedRequest {
 
 /// Appends the request's frames to `out` (templates fill one buffer per request, reused).
 pub fn write_request(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
+    write_headers(parts, https, out);
+    write_data(out, parts.body, true);
+}
+
+/// Appends the request's HEADERS (and CONTINUATION) frames alone, END_STREAM on them when the body is empty: what
+/// a template whose path and headers hold no holes builds once per body length, then sends with each body.
+pub fn write_headers(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
     let has = |name: &str| parts.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let authority = parts.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map_or(parts.host, |(_, v)| v);
     let mut block = Vec::with_capacity(64 + parts.target.len());
@@ -53,7 +60,6 @@ pub fn write_request(parts: &RequestParts<'_>, https: bool, out: &mut Vec<u8>) {
         out.extend_from_slice(chunk);
         (kind, flags) = (CONTINUATION, 0);
     }
-    write_data(out, parts.body, true);
 }
 
 /// Appends `body` as DATA frames of at most 16 KiB, the last with END_STREAM when `end_stream`.
