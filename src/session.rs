@@ -368,7 +368,18 @@ impl<'a> Session<'a> {
             },
             _ => {}
         }
-        Ok(ExitCode::from(exit_code(&self.live.doc, self.wrong.is_some())))
+        let code = exit_code(&self.live.doc, self.wrong.is_some());
+        if code == EXIT_FAILED && self.wrong.is_none() {
+            // Said last, in the one line a study's case log or a script reads for why the run failed.
+            let steps = &self.live.doc.steps;
+            let failed: u64 = steps.iter().map(|s| s.failed).sum();
+            let unfinished: u64 = steps.iter().map(|s| s.unfinished).sum();
+            eprintln!(
+                "hakaru: error: not one request succeeded ({failed} failed, {unfinished} unfinished when the time ran \
+                 out): there is no measurement of the service"
+            );
+        }
+        Ok(ExitCode::from(code))
     }
 }
 

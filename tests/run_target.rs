@@ -70,6 +70,9 @@ fn a_timeout_is_recorded_as_status_zero_and_counted() {
     let url = format!("http://{}/?fault=stall", t.addr());
     let out = hakaru(&["run", "-q", "-c", "2", "-n", "4", "--timeout", "300ms", &url]);
     assert_eq!(out.code, 1, "not one request succeeded: {}", out.stderr);
+    // Said in the last line, where a study's case log is read for why the run failed.
+    let last = out.stderr.trim_end().lines().last().unwrap_or("");
+    assert!(last.starts_with("hakaru: error: not one request succeeded (4 failed, 0 unfinished"), "{}", out.stderr);
     assert_eq!(out.status_count("0"), 4);
     assert_eq!(out.error_count("timeout"), 4);
     assert_eq!(out.step()["responses"], 0);
