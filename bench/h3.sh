@@ -5,7 +5,8 @@
 # bench/pairs.sh runs the two in turn (A B A B ...) and gives the median wall and CPU seconds of each for the same
 # request count, and the ratio pair by pair: requests/s is N / wall, requests per generator CPU-second N / cpu.
 # Then peak RSS at -c 100 --streams 100, HTTP/3 against HTTP/2. With an oha built with its http3 feature on the
-# PATH (cargo install oha --features http3), hakaru --http3 beside `oha --http3 -p` too.
+# PATH (cargo install oha --features http3), hakaru --http3 beside oha's HTTP/3 (`--http3` or `--http-version 3`,
+# with `-p`) too.
 # Caddy is the limit here (one core, Go's QUIC): requests/s compares the protocols' round trips through it; the
 # CPU-seconds column is what the generator spends. Installs caddy when missing.
 # Usage: [PROFILE=release] bench/h3.sh [requests=100000] [rounds=5]   (PROFILE=quick: a build without fat LTO,
@@ -42,14 +43,20 @@ cargo build --profile "$PROFILE" -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/$PROFILE/hakaru
 URL=https://127.0.0.1:$port/
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# oha's HTTP/3 flag: --http3 in its first releases with the feature, --http-version 3 since.
+oha_h3=""
+if command -v oha >/dev/null; then
+  if oha --help | grep -q -- '--http3'; then oha_h3="--http3"
+  elif oha --help | grep -q 'Available values 0.9, 1.0, 1.1, 2, 3'; then oha_h3="--http-version 3"; fi
+fi
 for cm in "1 100" "4 16" "64 1"; do
   set -- $cm
   echo "== -c $1 --streams $2, $N requests: A = hakaru --http3, B = hakaru --http2"
   bench/pairs.sh "$ROUNDS" 1 "$bin run -q --no-history -k --http2 -t 1 -c $1 --streams $2 -n $N $URL" \
     "$bin" run -q --no-history -k --http3 -t 1 -c "$1" --streams "$2" -n "$N" "$URL"
-  if command -v oha >/dev/null && oha --help | grep -q -- --http3; then
-    echo "== -c $1 --streams $2, $N requests: A = hakaru --http3, B = oha --http3 -p $2"
-    bench/pairs.sh "$ROUNDS" 1 "oha --no-tui --insecure --http3 -c $1 -p $2 -n $N $URL" \
+  if [ -n "$oha_h3" ]; then
+    echo "== -c $1 --streams $2, $N requests: A = hakaru --http3, B = oha $oha_h3 -p $2"
+    bench/pairs.sh "$ROUNDS" 1 "oha --no-tui --insecure $oha_h3 -c $1 -p $2 -n $N $URL" \
       "$bin" run -q --no-history -k --http3 -t 1 -c "$1" --streams "$2" -n "$N" "$URL"
   fi
 done
