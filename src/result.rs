@@ -490,17 +490,71 @@ pub struct WsReport {
     /// Answers whose id no message in flight had (late after a timeout, or never sent), or, taken in order, that
     /// came while none was in flight.
     pub unmatched_not_in_flight: u64,
+    /// `--stamp-field` (listen mode): the JSON pointer of the send time pushed messages carry; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_field: Option<String>,
+    /// Pushed messages' fan-out delays, from the send time they carry to their arrival (microseconds); absent when
+    /// no message carried one, or without `--stamp-field`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_out: Option<phases::Phase>,
+    /// Messages without a send time at the pointer, and those whose send time was after their arrival (the
+    /// sender's clock ahead of this one's): neither is in `fan_out`. Absent without `--stamp-field`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamps_missing: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamps_ahead: Option<u64>,
 }
 
 impl WsReport {
     /// Several agents' parts of one step as one: the counts added.
     pub fn merged(parts: &[&WsReport]) -> Option<WsReport> {
         let first = parts.first()?;
+        let stamped = first.stamp_field.is_some();
+        let mut delays = crate::metrics::LatencyHistogram::new();
+        for h in parts.iter().filter_map(|p| p.fan_out.as_ref()) {
+            // A part's histogram that does not decode was refused when its document was read (`inputs`).
+            if let Ok(h) = crate::metrics::LatencyHistogram::from_base64(&h.histogram.data) {
+                delays.merge(&h);
+            }
+        }
+        let sum = |f: fn(&WsReport) -> Option<u64>| stamped.then(|| parts.iter().filter_map(|p| f(p)).sum());
         Some(WsReport {
             unmatched_no_id: parts.iter().map(|p| p.unmatched_no_id).sum(),
             unmatched_not_in_flight: parts.iter().map(|p| p.unmatched_not_in_flight).sum(),
+            fan_out: phases::Phase::of(&delays),
+            stamps_missing: sum(|p| p.stamps_missing),
+            stamps_ahead: sum(|p| p.stamps_ahead),
             ..(*first).clone()
         })
+    }
+
+    /// `--stamp-field`'s figures of a step: the delays' summary and histogram, the messages without or ahead.
+    pub fn with_fan_out(mut self, stamp_field: Option<&str>, f: &crate::metrics::WsFanOut) -> WsReport {
+        if let Some(pointer) = stamp_field {
+            self.stamp_field = Some(pointer.to_string());
+            self.fan_out = phases::Phase::of(&f.delay);
+            (self.stamps_missing, self.stamps_ahead) = (Some(f.missing), Some(f.ahead));
+        }
+        self
+    }
+
+    /// The text summary's line of fan-out delays, with `--stamp-field`.
+    pub fn fan_out_line(&self) -> Option<String> {
+        let pointer = self.stamp_field.as_deref()?;
+        let (missing, ahead) = (self.stamps_missing.unwrap_or(0), self.stamps_ahead.unwrap_or(0));
+        let figures = match &self.fan_out {
+            Some(p) => {
+                let l = &p.latency;
+                let us = |v: u64| crate::units::format_micros(v as f64);
+                let at = |q: &str| l.percentiles.get(q).map_or("-".to_string(), |v| us(*v));
+                format!("p50 {}  p99 {}  max {} ({} messages)", at("p50"), at("p99"), us(l.max), l.count)
+            }
+            None => "no message carried a send time".to_string(),
+        };
+        Some(format!(
+            "fan-out      {figures}; from the send time at {pointer}; {missing} without one, {ahead} stamped ahead of \
+             this clock"
+        ))
     }
 }
 

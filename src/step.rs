@@ -167,13 +167,15 @@ pub fn measure_step(
         let seconds = elapsed.as_secs_f64();
         step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, seconds));
     }
-    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared()) {
-        step.websocket = Some(crate::result::WsReport {
+    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared() || w.stamp_field.is_some()) {
+        let report = crate::result::WsReport {
             in_flight: w.in_flight,
             match_field: w.match_field.clone(),
             unmatched_no_id: metrics.ws_unmatched.no_id,
             unmatched_not_in_flight: metrics.ws_unmatched.not_in_flight,
-        });
+            ..Default::default()
+        };
+        step.websocket = Some(report.with_fan_out(w.stamp_field.as_deref(), &metrics.ws_fan_out));
     }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());

@@ -311,6 +311,40 @@ fn listening_counts_each_pushed_message_and_subscribes_once_per_connection() {
 }
 
 #[test]
+fn listening_with_a_stamp_field_measures_each_messages_fan_out_delay() {
+    let server = Server::start("stamped");
+    // Each connection's first message is "hello" (no send time), then JSON whose send time is 30 ms before it was
+    // sent: every delay is 30 ms or more, whatever the machine, and under a second.
+    let out = run(&server.url(), &["-c", "4", "-n", "400", "--ws-mode", "listen", "--stamp-field", "/sent_ms"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 400, "{step}");
+    let ws = &step["websocket"];
+    assert_eq!(ws["stamp_field"], "/sent_ms", "{ws}");
+    assert_eq!(ws["stamps_missing"], 4, "one hello a connection: {ws}");
+    assert_eq!(ws["stamps_ahead"], 0, "{ws}");
+    let fan_out = &ws["fan_out"];
+    assert_eq!(fan_out["count"], 396, "{ws}");
+    let (min, max) = (fan_out["min"].as_u64().unwrap(), fan_out["max"].as_u64().unwrap());
+    assert!(min >= 30_000 && max < 1_000_000, "fan-out delays {min}..{max} us: {ws}");
+    assert!(
+        out.stdout.contains("fan-out      p50 ") && out.stdout.contains("from the send time at /sent_ms"),
+        "{}",
+        out.stdout
+    );
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+    // Read in listen mode only, at a JSON pointer.
+    for (args, says) in [
+        (&["--stamp-field", "/t", "--message", "x"][..], "in --ws-mode listen only"),
+        (&["--ws-mode", "listen", "--stamp-field", "t"][..], "not a JSON pointer"),
+    ] {
+        let out = run(&server.url(), &[&["-n", "1"][..], args].concat());
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("--stamp-field") && out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
+
+#[test]
 fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     let mut server = Server::start("echo");
     let out = run(&server.url(), &["-c", "4", "-n", "200", "--ws-mode", "connect"]);

@@ -8,6 +8,8 @@ connections opened (and those whose upgrade carried Authorization: Bearer s3cret
   close    the first message answered with a close, code 1011.
   push     from the upgrade on, "tick N" pushed 100 times a second on each connection (on a schedule, so the rate
            does not drift); messages received (a subscription) are counted, not answered.
+  stamped  as push, but "hello" first, then {"n": N, "sent_ms": T} with T the time of sending in milliseconds
+           since the epoch less 30: each message arrives at least 30 ms after the time it carries.
   scramble each message (JSON with a number at "n") answered out of order: echoed after a random 0-20 ms, except
            when n % 25 == 0 (never answered: "dropped"); when an answered one has n % 7 == 1, two messages of no
            one's go before it, one with an id no message had ({"n": -1}, "unknown") and one without ("no_id").
@@ -46,6 +48,16 @@ async def push(ws):
         await asyncio.sleep(max(0.0, start + n * 0.01 - time.monotonic()))
 
 
+async def push_stamped(ws):
+    await ws.send("hello")
+    start = time.monotonic()
+    n = 0
+    while True:
+        n += 1
+        await ws.send(json.dumps({"n": n, "sent_ms": int(time.time() * 1000) - 30}))
+        await asyncio.sleep(max(0.0, start + n * 0.01 - time.monotonic()))
+
+
 async def count_received(ws):
     async for message in ws:
         add("messages")
@@ -81,8 +93,8 @@ async def handler(ws, path=None):
             counts["users"][user] = counts["users"].get(user, 0) + 1
     pending = [0]
     try:
-        if MODE == "push":
-            pusher = asyncio.ensure_future(push(ws))
+        if MODE in ("push", "stamped"):
+            pusher = asyncio.ensure_future(push(ws) if MODE == "push" else push_stamped(ws))
             try:
                 await count_received(ws)
             finally:

@@ -460,6 +460,10 @@ pub struct RequestArgs {
     /// answers are counted as unmatched, not taken.
     #[arg(long, value_name = "POINTER", help_heading = heading::REQUEST, hide_short_help = true)]
     pub match_field: Option<String>,
+    /// WebSocket --ws-mode listen: the JSON pointer of the time each pushed message was sent (a number since the
+    /// Unix epoch, in s, ms, us or ns by its size): each message's fan-out delay is when it arrived less that.
+    #[arg(long, value_name = "POINTER", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub stamp_field: Option<String>,
     /// WebSocket: the answer each message must get, byte for byte (another is counted as wrong_value), or any.
     #[arg(long, value_name = "TEXT|any", default_value = "any", help_heading = heading::REQUEST, hide_short_help = true)]
     pub expect: String,

@@ -257,6 +257,19 @@ impl WsLink {
     }
 
     /// The answer just read against `--expect` (kept: its length and one byte more, so a longer one differs too).
+    /// `--stamp-field`: the pushed message just read's fan-out delay, from the send time it carries to now (one
+    /// wall-clock read a message, only with the flag).
+    fn fan_out(&self, ctx: &ThreadCtx) {
+        let Some(pointer) = &Self::settings(ctx).stamp_field else { return };
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let mut m = ctx.metrics.borrow_mut();
+        match ws::matching::stamp_at(self.decoder.kept(), pointer) {
+            None => m.ws_fan_out.missing += 1,
+            Some(sent) if sent > now => m.ws_fan_out.ahead += 1,
+            Some(sent) => m.ws_fan_out.delay.record(((now - sent) / 1000) as u64),
+        }
+    }
+
     pub(super) fn judge(&self, ctx: &ThreadCtx) -> Result<(), Failure> {
         match &Self::settings(ctx).expect {
             Some(want) if self.decoder.kept() != want.as_slice() => {
@@ -404,6 +417,9 @@ impl Link for WsLink {
             Ok(()) => {
                 if mode == Mode::Connect {
                     self.close_later(ctx);
+                }
+                if mode == Mode::Listen {
+                    self.fan_out(ctx);
                 }
                 Ok((Answer { status: ANSWERED, keep_alive: true }, sent))
             }

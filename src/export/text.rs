@@ -319,7 +319,10 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             g.messages_received, g.messages_received_per_call, g.messages_received_per_s, g.messages_sent_per_call
         );
     }
-    if let Some(w) = &step.websocket {
+    if let Some(line) = step.websocket.as_ref().and_then(crate::result::WsReport::fan_out_line) {
+        let _ = writeln!(out, "  {line}");
+    }
+    if let Some(w) = step.websocket.as_ref().filter(|w| w.in_flight > 1 || w.match_field.is_some()) {
         let paired = w.match_field.as_deref().map_or("in order".to_string(), |p| format!("by the id at {p}"));
         let _ = writeln!(
             out,

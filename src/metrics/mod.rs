@@ -453,6 +453,8 @@ pub struct StepMetrics {
     pub events: EventMetrics,
     /// WebSocket: answers no message in flight took (`--in-flight`, `--match-field`).
     pub ws_unmatched: WsUnmatched,
+    /// `--stamp-field`: pushed messages' fan-out delays (arrival less the send time they carry).
+    pub ws_fan_out: WsFanOut,
 }
 
 /// WebSocket answers that answered no message, by why.
@@ -463,6 +465,17 @@ pub struct WsUnmatched {
     /// An id no message in flight on the connection had (one timed out, or never sent), or, answers taken in
     /// order, a message while none was in flight.
     pub not_in_flight: u64,
+}
+
+/// `--stamp-field`: each pushed message's delay from the send time it carries to its arrival.
+#[derive(Clone, Debug, Default)]
+pub struct WsFanOut {
+    pub delay: LatencyHistogram,
+    /// Messages without a send time at the pointer (not JSON, nothing there, or not a number).
+    pub missing: u64,
+    /// Messages whose send time was after their arrival (the sender's clock ahead of this machine's): counted,
+    /// not recorded.
+    pub ahead: u64,
 }
 
 /// What an HTTP/2 step counts besides requests: header compression, GOAWAYs, retried streams, the stream limit.
@@ -543,6 +556,7 @@ impl StepMetrics {
             phases: Phases::new(),
             events: EventMetrics::default(),
             ws_unmatched: WsUnmatched::default(),
+            ws_fan_out: WsFanOut::default(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -738,6 +752,9 @@ impl StepMetrics {
         self.events.merge(&other.events);
         self.ws_unmatched.no_id += other.ws_unmatched.no_id;
         self.ws_unmatched.not_in_flight += other.ws_unmatched.not_in_flight;
+        self.ws_fan_out.delay.merge(&other.ws_fan_out.delay);
+        self.ws_fan_out.missing += other.ws_fan_out.missing;
+        self.ws_fan_out.ahead += other.ws_fan_out.ahead;
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }

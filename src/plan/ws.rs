@@ -22,6 +22,7 @@ pub struct WsRequest {
     pub expect: Option<Vec<u8>>,
     pub in_flight: usize,
     pub match_field: Option<String>,
+    pub stamp_field: Option<String>,
     /// The URLs as the user wrote them (`ws://...`), for the document.
     pub targets: Vec<String>,
 }
@@ -43,6 +44,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
             (a.expect != "any", "--expect"),
             (a.in_flight != 1, "--in-flight"),
             (a.match_field.is_some(), "--match-field"),
+            (a.stamp_field.is_some(), "--stamp-field"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Err(UsageError::new(format!(
@@ -131,6 +133,16 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     if let Some(pointer) = &a.match_field {
         check_match_field(pointer, &message, mode)?;
     }
+    if let Some(pointer) = &a.stamp_field {
+        let bad = |why: String| UsageError::new(format!("--stamp-field '{}': {why}", pointer.escape_debug()));
+        crate::protocol::ws::matching::check_pointer(pointer).map_err(bad)?;
+        if mode != Mode::Listen {
+            return Err(bad(format!(
+                "a pushed message's send time is read in --ws-mode listen only, not {}; add --ws-mode listen",
+                mode.name()
+            )));
+        }
+    }
     if a.data.is_some() && std::str::from_utf8(&message).is_err() {
         return Err(UsageError::new(
             "--data with a binary --message-file: templates are filled in text messages only; leave --data out",
@@ -151,6 +163,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         expect: (a.expect != "any").then(|| a.expect.clone().into_bytes()),
         in_flight,
         match_field: a.match_field.clone(),
+        stamp_field: a.stamp_field.clone(),
         targets: vec![crate::secrets::redact_secret(url)],
     }))
 }
@@ -232,6 +245,7 @@ impl WsRequest {
             expect: self.expect.clone(),
             in_flight: self.in_flight,
             match_field: self.match_field.clone(),
+            stamp_field: self.stamp_field.clone(),
         })
     }
 

@@ -1,4 +1,5 @@
-//! `--match-field`: the id an answer is paired with its message by, read at a JSON pointer (RFC 6901) in both.
+//! Fields read from messages at a JSON pointer (RFC 6901): `--match-field`'s id, which pairs an answer with its
+//! message, and `--stamp-field`'s send time, which a pushed message's fan-out delay is measured from.
 
 /// The most bytes of an answer kept to find its id in: an answer whose id lies past them is unmatched (`no_id`).
 pub const ID_WINDOW: usize = 64 * 1024;
@@ -11,6 +12,28 @@ pub fn id_at(message: &[u8], pointer: &str) -> Option<Vec<u8>> {
         serde_json::Value::String(s) => Some(s.clone().into_bytes()),
         other => Some(other.to_string().into_bytes()),
     }
+}
+
+/// The send time at `pointer` in `message`, in nanoseconds since the Unix epoch: a number (or a string of one)
+/// in seconds, or in milliseconds, microseconds or nanoseconds as its size says (from 1e11, 1e14 and 1e17: a
+/// time after 1973 in each unit). None when the message is not JSON or holds no positive number there.
+pub fn stamp_at(message: &[u8], pointer: &str) -> Option<u128> {
+    let value: serde_json::Value = serde_json::from_slice(message).ok()?;
+    let n = match value.pointer(pointer)? {
+        serde_json::Value::Number(n) => n.as_f64()?,
+        serde_json::Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    if !n.is_finite() || n <= 0.0 {
+        return None;
+    }
+    let scale = match n {
+        _ if n >= 1e17 => 1.0,
+        _ if n >= 1e14 => 1e3,
+        _ if n >= 1e11 => 1e6,
+        _ => 1e9,
+    };
+    Some((n * scale) as u128)
 }
 
 /// `--match-field`'s value checked: a JSON pointer is empty or starts with `/`.
@@ -37,5 +60,23 @@ mod tests {
         assert_eq!(id_at(b"not json", "/n"), None);
         assert_eq!(id_at(br#"{"n":1"#, "/n"), None);
         assert!(check_pointer("/n").is_ok() && check_pointer("n").is_err());
+    }
+
+    #[test]
+    fn a_send_time_is_read_in_the_unit_its_size_says() {
+        let ns = 1_764_000_000_123_000_000u128;
+        for text in [
+            r#"{"t":1764000000.123}"#,
+            r#"{"t":1764000000123}"#,
+            r#"{"t":1764000000123000}"#,
+            r#"{"t":1764000000123000000}"#,
+            r#"{"t":"1764000000123"}"#,
+        ] {
+            let got = stamp_at(text.as_bytes(), "/t").unwrap();
+            assert!(got.abs_diff(ns) < 1_000_000, "{text}: {got}");
+        }
+        for text in [r#"{"t":"soon"}"#, r#"{"t":-1}"#, r#"{"u":1}"#, "tick 7"] {
+            assert_eq!(stamp_at(text.as_bytes(), "/t"), None, "{text}");
+        }
     }
 }

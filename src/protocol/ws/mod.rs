@@ -61,6 +61,8 @@ pub struct Settings {
     pub in_flight: usize,
     /// `--match-field`: the JSON pointer of the id an answer is paired with its message by.
     pub match_field: Option<String>,
+    /// `--stamp-field` (listen mode): the JSON pointer of a pushed message's send time.
+    pub stamp_field: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -74,6 +76,7 @@ impl std::fmt::Debug for Settings {
             .field("expect", &self.expect.as_ref().map(Vec::len))
             .field("in_flight", &self.in_flight)
             .field("match_field", &self.match_field)
+            .field("stamp_field", &self.stamp_field)
             .finish()
     }
 }
@@ -101,7 +104,7 @@ impl Settings {
     /// `--match-field` the window its id is looked for in.
     pub fn keep(&self) -> usize {
         let expect = self.expect.as_ref().map_or(0, |e| e.len() + 1);
-        if self.match_field.is_some() { expect.max(matching::ID_WINDOW) } else { expect }
+        if self.match_field.is_some() || self.stamp_field.is_some() { expect.max(matching::ID_WINDOW) } else { expect }
     }
 }
 
