@@ -345,6 +345,37 @@ fn listening_with_a_stamp_field_measures_each_messages_fan_out_delay() {
 }
 
 #[test]
+fn a_ramp_of_connections_is_charted_over_time_from_the_windows() {
+    let server = Server::start("echo");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ramp.json");
+    let json_s = json.to_str().unwrap();
+    // k6's stages: 0 to 8 clients over 2 s, a connection each, echoing; windows of 250 ms.
+    let args = ["--message", "hi", "--stages", "2s:8", "--window", "250ms", "--json", json_s];
+    let out = run(&server.url(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let svg = dir.path().join("open.svg");
+    let o = hakaru(&["chart", "--over-time", "--metric", "connections", "-o", svg.to_str().unwrap(), json_s]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("open connections") && text.contains("seconds from the start"), "{text}");
+    let drawn = text.lines().filter(|l| {
+        l.starts_with("<polyline") && l.to_uppercase().contains("#1F77B4") && l.contains("stroke-width=\"2\"")
+    });
+    assert_eq!(drawn.count(), 1, "the run's line: {text}");
+    // The line follows the windows' open connections, which grow with the ramp (the last window's at least the
+    // first's: clients are added, never taken away, by a ramp up).
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let windows = doc["steps"][0]["windows"].as_array().unwrap().clone();
+    let open: Vec<u64> = windows.iter().map(|w| w["open_connections"].as_u64().unwrap()).collect();
+    assert!(open.len() >= 2 && open.last() >= open.first() && open.iter().any(|&n| n > 1), "{open:?}");
+    // Per step it is not a figure: one line saying to draw it over time.
+    let o = hakaru(&["chart", "--metric", "connections", "-o", svg.to_str().unwrap(), json_s]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("add --over-time"), "{}", o.stderr);
+}
+
+#[test]
 fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     let mut server = Server::start("echo");
     let out = run(&server.url(), &["-c", "4", "-n", "200", "--ws-mode", "connect"]);

@@ -186,7 +186,7 @@ fn chart_over_time_draws_the_windows_and_the_first_bytes_and_refuses_a_mean() {
     let svg = dir.path().join("mean.svg");
     let o = hakaru(&["chart", "--over-time", "--metric", "mean", "-o", svg.to_str().unwrap(), json_s]);
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(o.stderr.contains("qps, p99 and ttft") && o.stderr.lines().count() == 1, "{}", o.stderr);
+    assert!(o.stderr.contains("qps, p99, ttft and connections") && o.stderr.lines().count() == 1, "{}", o.stderr);
 }
 
 /// The windows of each step of `doc` and what hdrh read under each step's tags agree: a row per window, each

@@ -221,8 +221,8 @@ pub struct ChartArgs {
     #[arg(long = "name", value_name = "LABEL=INPUT")]
     pub names: Vec<String>,
     /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum; with --events, ttft (time
-    /// to first event or token) or gaps (between events).
-    #[arg(long, value_name = "qps|p99|mean|spectrum|ttft|gaps", default_value = "qps")]
+    /// to first event or token) or gaps (between events); with --over-time, connections (open at each window's end).
+    #[arg(long, value_name = "qps|p99|mean|spectrum|ttft|gaps|connections", default_value = "qps")]
     pub metric: String,
     /// The image to write: FILE.svg or FILE.png.
     #[arg(short, long, value_name = "FILE")]
@@ -230,8 +230,8 @@ pub struct ChartArgs {
     /// The chart's title (default: the metric's name).
     #[arg(long)]
     pub title: Option<String>,
-    /// Draw qps, p99 or ttft (each window's p99 of the time to first byte, or to the first event or token with
-    /// --events) over time (seconds from the start, every step one after another), from the windows.
+    /// Draw qps, p99, ttft (each window's p99 of the time to first byte, or to the first event or token with
+    /// --events) or connections over time (seconds from the start, every step one after another), from the windows.
     #[arg(long)]
     pub over_time: bool,
 }

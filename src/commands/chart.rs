@@ -12,7 +12,10 @@ use crate::report::chart::{Format, Metric, render};
 
 pub fn chart(a: &ChartArgs) -> Result<ExitCode, UsageError> {
     let metric = Metric::parse(&a.metric).ok_or_else(|| {
-        UsageError::new(format!("--metric '{}': not a chart; use qps, p99, mean, spectrum, ttft or gaps", a.metric))
+        UsageError::new(format!(
+            "--metric '{}': not a chart; use qps, p99, mean, spectrum, ttft, gaps or connections",
+            a.metric
+        ))
     })?;
     let output = Path::new(&a.output);
     let extension = output.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());

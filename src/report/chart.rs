@@ -39,6 +39,8 @@ pub enum Metric {
     /// `--events`: the median time to first event (token), and the median gap between events, per step.
     Ttft,
     Gaps,
+    /// Over time only: the connections open at each window's end (a ramp of `--stages`, WebSocket's thousands).
+    Connections,
 }
 
 impl Metric {
@@ -50,6 +52,7 @@ impl Metric {
             "spectrum" => Metric::Spectrum,
             "ttft" => Metric::Ttft,
             "gaps" => Metric::Gaps,
+            "connections" => Metric::Connections,
             _ => return None,
         })
     }
@@ -62,6 +65,7 @@ impl Metric {
             Metric::Spectrum => "latency (ms)",
             Metric::Ttft => "time to first event, p50 (ms)",
             Metric::Gaps => "gap between events, p50 (ms)",
+            Metric::Connections => "open connections",
         }
     }
 
@@ -73,6 +77,7 @@ impl Metric {
             Metric::Spectrum => "Latency by percentile",
             Metric::Ttft => "Time to first event (token)",
             Metric::Gaps => "Gaps between events (inter-token latency)",
+            Metric::Connections => "Open connections over time",
         }
     }
 
@@ -84,6 +89,7 @@ impl Metric {
             Metric::Spectrum => None,
             Metric::Ttft => p.first_event_ms,
             Metric::Gaps => p.gap_ms,
+            Metric::Connections => None,
         }
     }
 }
@@ -109,14 +115,18 @@ fn lines_over_time(report: &Report, metric: Metric) -> Result<Vec<Line>, String>
     let column = match metric {
         Metric::Qps => 1,
         Metric::P99 => 3,
-        Metric::Ttft => 1,
+        Metric::Ttft | Metric::Connections => 1,
         Metric::Mean | Metric::Spectrum | Metric::Gaps => {
-            return Err("over time, the windows give qps, p99 and ttft (they keep no mean, spectrum or gaps)".into());
+            return Err(
+                "over time, the windows give qps, p99, ttft and connections (they keep no mean, spectrum or gaps)"
+                    .into(),
+            );
         }
     };
     let lines = report.series.iter().enumerate().filter_map(|(i, s)| {
         let points: Vec<(f64, f64)> = match metric {
             Metric::Ttft => s.first.iter().map(|w| (w[0], w[column])).collect(),
+            Metric::Connections => s.open.iter().map(|w| (w[0], w[column])).collect(),
             _ => s.windows.iter().map(|w| (w[0], w[column])).collect(),
         };
         let points: Vec<(f64, f64)> = points.into_iter().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
@@ -176,6 +186,9 @@ pub fn render(report: &Report, metric: Metric, format: Format, over_time: bool) 
         // The font is a fixed file inside the binary: a failure here is a build mistake, caught by the tests.
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
     });
+    if metric == Metric::Connections && !over_time {
+        return Err("open connections are drawn over time, from the windows: add --over-time".into());
+    }
     let (lines, x_label) = match over_time {
         true => (lines_over_time(report, metric)?, "seconds from the start".to_string()),
         false => lines(report, metric),

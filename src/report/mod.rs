@@ -22,7 +22,7 @@ use crate::metrics::LatencyHistogram;
 use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
 pub use views::spectrum;
-use views::{first_per_window, pooled_gaps, ramp_view, windows};
+use views::{first_per_window, open_per_window, pooled_gaps, ramp_view, windows};
 
 /// Where the numbers of one input came from, as read.
 #[derive(Clone, Debug)]
@@ -269,6 +269,9 @@ pub struct Series {
     pub first: Vec<[f64; 2]>,
     /// What `first` times: `byte`, `event` or `token`.
     pub first_of: String,
+    /// Per second, as `windows`: (seconds from the start, connections open at the window's end); empty when the
+    /// documents have no windows.
+    pub open: Vec<[f64; 2]>,
     /// `--events`: the percentile spectrum of the gaps between events (a token stream: inter-token latency), every
     /// step's gaps pooled, as `spectrum`; empty without events.
     pub gaps_spectrum: Vec<[f64; 2]>,
@@ -617,6 +620,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         windows: Vec::new(),
         first: Vec::new(),
         first_of: "byte".into(),
+        open: Vec::new(),
         gaps_spectrum: Vec::new(),
         status,
         errors: BTreeMap::new(),
@@ -692,6 +696,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         windows: windows(&doc.steps),
         first: first_per_window(&doc.steps, first_of != "byte"),
         first_of: first_of.into(),
+        open: open_per_window(&doc.steps),
         gaps_spectrum: spectrum(&gaps),
         status,
         errors,

@@ -99,6 +99,11 @@ pub(super) fn first_per_window(steps: &[StepResult], events: bool) -> Vec<[f64; 
         .collect()
 }
 
+/// Per window, as [`windows`] keeps them: (seconds from the start, connections open at the window's end).
+pub(super) fn open_per_window(steps: &[StepResult]) -> Vec<[f64; 2]> {
+    each_window(steps).map(|(t, _, w)| [t, w.open_connections as f64]).collect()
+}
+
 /// Every step's gaps between events pooled (empty without events); a histogram that does not decode is said in
 /// the notes and left out.
 pub(super) fn pooled_gaps(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -> LatencyHistogram {
