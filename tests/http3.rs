@@ -263,6 +263,36 @@ fn a_server_that_stops_answering_mid_run_meets_every_deadline() {
 }
 
 #[test]
+fn templates_fill_each_http3_request_from_its_row_and_the_built_ins() {
+    let caddy = Caddy::start(&["h1", "h2", "h3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.csv");
+    std::fs::write(&rows, "id\nann\nbob\ncy\nday\n").unwrap();
+    let url = format!("{}item/{{{{id}}}}?n={{{{seq}}}}", caddy.url());
+    let args = ["run", "--http3", "-k", "-c", "2", "--streams", "4", "-n", "400", "--data", rows.to_str().unwrap()];
+    let out = hakaru(&[&args[..], &["-H", "X-Row: {{id}}", &url]].concat());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_count("200"), 400, "{}", out.stdout);
+    assert_eq!(caddy.wait_logged(400), (400, 0, 0));
+    // Every request its row's path and header, over HTTP/3, and its own number.
+    let log = std::fs::read_to_string(caddy.dir.path().join("access.log")).unwrap();
+    let mut per_row = std::collections::BTreeMap::new();
+    let mut seqs = Vec::new();
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let uri = entry["request"]["uri"].as_str().unwrap();
+        let (path, n) = uri.split_once("?n=").unwrap();
+        let row = path.strip_prefix("/item/").unwrap();
+        assert_eq!(entry["request"]["headers"]["X-Row"][0], row, "{line}");
+        *per_row.entry(row.to_string()).or_insert(0) += 1;
+        seqs.push(n.parse::<u64>().unwrap());
+    }
+    assert_eq!(per_row.values().copied().collect::<Vec<u64>>(), [100; 4], "{per_row:?}");
+    seqs.sort();
+    assert_eq!(seqs, (1..=400).collect::<Vec<u64>>());
+}
+
+#[test]
 fn bad_flags_with_http3_are_one_line_each() {
     for (args, names) in [
         (vec!["run", "--http3", "-n", "1", "http://127.0.0.1:9/"], "https://"),

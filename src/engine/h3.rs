@@ -514,7 +514,14 @@ impl Link for H3Link {
         mut timer: Pin<&mut Sleep>,
         _pipelined: bool,
     ) -> Result<(Answer, Instant), Failure> {
-        let r = self.pool.request(prepared)?;
+        // A request a template built as it went (HTTP/1.1 text, as the plan's are) is read for HTTP/3 each time;
+        // the plan's own are read once a thread.
+        let r = match exchange.built() {
+            Some(bytes) => Rc::new(
+                proto::from_http1(&Bytes::copy_from_slice(bytes)).map_err(|why| Failure::new(ErrorKind::Io, why))?,
+            ),
+            None => self.pool.request(prepared)?,
+        };
         let mut retried = false;
         loop {
             let conn = self.pool.pick(ctx, self.slot, exchange.endpoint);

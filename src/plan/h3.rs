@@ -20,7 +20,6 @@ pub(super) fn check_flags(a: &RequestArgs) -> Result<(), UsageError> {
         (a.proxy.is_some(), "--proxy", "an HTTP proxy carries TCP, and QUIC is UDP"),
         (a.unix_socket.is_some(), "--unix-socket", "QUIC goes over UDP to a host and port"),
         (a.script.is_some(), "--script", "scripts are HTTP/1.1's and HTTP/2's yet"),
-        (a.data.is_some(), "--data", "templates are HTTP/1.1's and HTTP/2's yet"),
         (a.events.is_some(), "--events", "streamed answers are HTTP/1.1's and HTTP/2's yet"),
         (
             a.max_requests_per_connection.is_some(),

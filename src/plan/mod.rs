@@ -598,11 +598,6 @@ impl RequestSet {
         }
         let template = match data {
             None => None,
-            Some(_) if a.http3 => {
-                return Err(UsageError::new(
-                    "{{...}} templates with --http3: templates are HTTP/1.1's and HTTP/2's yet; give a plain URL",
-                ));
-            }
             Some(data) => {
                 targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
                 // A gRPC message from rows is its row's, made already: the template fills the headers alone. One
