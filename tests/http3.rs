@@ -293,6 +293,19 @@ fn templates_fill_each_http3_request_from_its_row_and_the_built_ins() {
 }
 
 #[test]
+fn max_requests_per_connection_retires_each_http3_connection_after_its_streams() {
+    let caddy = Caddy::start(&["h1", "h2", "h3"]);
+    let args = ["run", "--http3", "-k", "-c", "1", "--streams", "8", "-n", "1000", "--max-requests-per-connection"];
+    let out = hakaru(&[&args[..], &["100", &caddy.url()]].concat());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_count("200"), 1000, "{}", out.stdout);
+    let c = &out.step()["connections"];
+    assert_eq!((c["opened"].as_u64(), c["closed_by_hakaru"].as_u64()), (Some(10), Some(10)), "{c}");
+    assert_eq!(c["reconnects"], 0, "a retired connection is no reconnect: {c}");
+    assert_eq!(caddy.wait_logged(1000), (1000, 0, 0));
+}
+
+#[test]
 fn bad_flags_with_http3_are_one_line_each() {
     for (args, names) in [
         (vec!["run", "--http3", "-n", "1", "http://127.0.0.1:9/"], "https://"),

@@ -119,7 +119,7 @@ impl Pool {
             Some(c) if c.failure.borrow().is_some() || !c.answered.get() => REOPEN_PAUSE,
             _ => Duration::ZERO,
         };
-        if cell.is_some() {
+        if cell.as_ref().is_some_and(|c| !c.retired.get()) {
             ctx.metrics.borrow_mut().reconnects += 1;
         }
         let conn = Rc::new(H3Conn {
@@ -130,6 +130,8 @@ impl Pool {
             in_flight: Cell::new(0),
             answered: Cell::new(false),
             seen: Cell::new((0, 0)),
+            claimed: Cell::new(0),
+            retired: Cell::new(false),
         });
         *cell = Some(Rc::clone(&conn));
         tokio::task::spawn_local(run_connection(Rc::clone(ctx), Rc::clone(self), Rc::clone(&conn), endpoint, pause));
@@ -183,6 +185,10 @@ struct H3Conn {
     answered: Cell<bool>,
     /// The UDP bytes sent and received that are counted already (quinn's statistics are per connection).
     seen: Cell<(u64, u64)>,
+    /// Streams claimed on it; `--max-requests-per-connection` retires it at that many (no reconnect: hakaru's
+    /// own close, counted in `closed_by_hakaru`).
+    claimed: Cell<u64>,
+    retired: Cell<bool>,
 }
 
 /// Why no stream could be had on a connection.
@@ -278,7 +284,11 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     }
     conn.phase.send_replace(Phase::Dead);
     conn.send.borrow_mut().take();
-    ctx.metrics.borrow_mut().connection_closed();
+    let mut m = ctx.metrics.borrow_mut();
+    m.connection_closed();
+    if conn.retired.get() {
+        m.closed_by_hakaru += 1;
+    }
 }
 
 /// One QUIC connection to `ep` with HTTP/3 set up on it, within `limit`: the connection, a sender of requests and
@@ -543,6 +553,12 @@ impl Link for H3Link {
             let sent = if waited { Instant::now() } else { exchange.ready };
             timer.as_mut().reset((sent + exchange.timeout).into());
             conn.in_flight.set(conn.in_flight.get() + 1);
+            conn.claimed.set(conn.claimed.get() + 1);
+            if ctx.shared.plan.max_requests_per_connection.is_some_and(|n| conn.claimed.get() >= n) {
+                // Its last stream: no new one starts on it, and it closes (H3_NO_ERROR) once this one ends.
+                conn.retired.set(true);
+                conn.drain();
+            }
             let outcome = tokio::select! {
                 biased;
                 o = request(&conn, send, &r) => o,
