@@ -6,7 +6,9 @@ client or idle), and stops when stdin closes.
 By path: / answers 200 "hello"; /reject resets the request's stream with H3_REQUEST_REJECTED; /malformed sends a
 DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers;
 /goaway answers 200, and after a connection's 20th request sends GOAWAY, answering the requests below its stream
-and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY.
+and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY; /sse streams
+five server-sent events ("data: 1" ... "data: 5"), the first 30 ms after the request and then one every 20 ms,
+and ends the stream; /sse-cut sends two of them, then resets the stream (H3_INTERNAL_ERROR).
 Usage: h3_server.py CERT KEY [ALPN] (ALPN "h3" unless given: another one is a server that offers no HTTP/3).
 """
 
@@ -22,6 +24,7 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated
 
 H3_REQUEST_REJECTED = 0x10B
+H3_INTERNAL_ERROR = 0x102
 seen = 0
 closed = 0
 
@@ -63,10 +66,27 @@ class Hostile(QuicConnectionProtocol):
                 self._quic.send_stream_data(sid, b"\x00\x05hello", end_stream=True)
             elif path == b"/stall":
                 pass
+            elif path in (b"/sse", b"/sse-cut"):
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-type", b"text/event-stream")])
+                self.stream_events(sid, 5 if path == b"/sse" else 2, path == b"/sse-cut")
             else:
                 self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
                 self.h3.send_data(sid, b"hello", end_stream=True)
         self.transmit()
+
+
+    def stream_events(self, sid, n, cut):
+        loop = asyncio.get_running_loop()
+        for k in range(1, n + 1):
+            def send(k=k):
+                last = k == n
+                if last and cut:
+                    self.h3.send_data(sid, b"data: %d\n\n" % k, end_stream=False)
+                    self._quic.reset_stream(sid, H3_INTERNAL_ERROR)
+                else:
+                    self.h3.send_data(sid, b"data: %d\n\n" % k, end_stream=last)
+                self.transmit()
+            loop.call_later(0.030 + 0.020 * (k - 1), send)
 
 
 async def main():

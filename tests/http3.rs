@@ -415,6 +415,29 @@ fn stream_resets_and_a_malformed_answer_are_counted_by_their_http3_codes() {
 }
 
 #[test]
+fn server_sent_events_over_http3_are_counted_and_timed_and_a_cut_stream_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = aioquic(dir.path(), "h3");
+    let port = server.port;
+    let url = |path: &str| format!("https://127.0.0.1:{port}/{path}");
+    // Five events an answer: the first 30 ms after the request, then one every 20 ms (asyncio's timers never
+    // fire early, so these are lower bounds whatever the machine).
+    let out =
+        hakaru(&["run", "--http3", "-k", "-c", "2", "--streams", "2", "-n", "20", "--events", "sse", &url("sse")]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 20, "{step}");
+    let events = &step["events"];
+    assert_eq!(events["events"], 100, "{events}");
+    let first_min = events["first_event"]["min"].as_u64().unwrap();
+    let gap_min = events["gaps"]["min"].as_u64().unwrap();
+    assert!(first_min >= 29_000 && gap_min >= 15_000, "first event {first_min} us, gaps from {gap_min} us: {events}");
+    // A stream reset inside its events is a cut stream, not a success.
+    let out = hakaru(&["run", "--http3", "-k", "-c", "1", "-n", "5", "--events", "sse", &url("sse-cut")]);
+    assert_eq!(out.error_count("stream_cut"), 5, "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn a_quic_server_without_h3_in_its_alpn_is_refused_in_one_line_before_the_load() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = aioquic(dir.path(), "hq-interop");

@@ -48,10 +48,12 @@ pub(super) fn cut(decoder: &mut AnyDecoder, f: Failure) -> Failure {
 }
 
 /// A failure inside a streamed answer's body: the connection closed or reset, or (HTTP/2) the stream reset or
-/// ended by a GOAWAY, is a cut stream; the others (a timeout, a bound) stay what they are.
+/// ended by a GOAWAY, or (HTTP/3) the stream reset or the connection closed with an HTTP/3 code, is a cut stream;
+/// the others (a timeout, a bound) stay what they are.
 pub(super) fn cut_stream(f: Failure) -> Failure {
     let broken = matches!(f.kind, ErrorKind::Reset | ErrorKind::Closed | ErrorKind::Io | ErrorKind::Goaway)
-        || f.kind.key().starts_with("rst_stream");
+        || f.kind.key().starts_with("rst_stream")
+        || f.kind.key().starts_with("h3_");
     match broken {
         true => Failure::new(ErrorKind::StreamCut, format!("the stream was cut: {}", f.message)),
         false => f,

@@ -22,6 +22,8 @@ use bytes::{Buf, Bytes};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
+use crate::protocol::events::EventReader;
+
 use super::ThreadCtx;
 use super::client::{Exchange, Link, timeout_failure};
 use super::conn::Failure;
@@ -460,7 +462,7 @@ enum Outcome {
 const H3_REQUEST_REJECTED: u64 = 0x10b;
 
 /// One request on a stream: sent, its body written, its answer read to its end (the body counted, not kept).
-async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
+async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request, mut events: Option<&mut EventReader>) -> Outcome {
     let mut stream = match send.send_request(r.head.clone()).await {
         Ok(s) => s,
         Err(h3::error::StreamError::RemoteClosing { .. }) => {
@@ -476,17 +478,49 @@ async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
         }
         stream.finish().await?;
         let head = stream.recv_response().await?;
+        let status = head.status().as_u16();
+        if let Some(r) = events.as_deref_mut() {
+            r.start();
+            r.begin(status);
+        }
         let mut first = None;
         while let Some(mut chunk) = stream.recv_data().await? {
-            if first.is_none() {
-                first = Some(Instant::now());
+            let reading = events.as_deref_mut().filter(|r| r.active());
+            if first.is_none() || reading.is_some() {
+                let now = Instant::now();
+                first.get_or_insert(now);
+                if let Some(r) = reading {
+                    // `--events`: the chunk's events, stamped with this read's time.
+                    r.clock(now);
+                    while chunk.has_remaining() {
+                        let part = chunk.chunk();
+                        let n = part.len();
+                        if let Err(e) = r.body(part, false) {
+                            return Ok(Err(super::client::decode_failure(e)));
+                        }
+                        chunk.advance(n);
+                    }
+                    if r.ended() {
+                        // The end event came: the answer is whole, the rest of its stream not wanted.
+                        stream.stop_sending(h3::error::Code::H3_REQUEST_CANCELLED);
+                        return Ok(Ok((status, first)));
+                    }
+                }
             }
             chunk.advance(chunk.remaining());
         }
-        Ok::<_, h3::error::StreamError>((head.status().as_u16(), first))
+        if let Some(Err(e)) = events.as_deref().filter(|r| r.active()).map(EventReader::body_ended) {
+            return Ok(Err(super::client::decode_failure(e)));
+        }
+        Ok::<_, h3::error::StreamError>(Ok((status, first)))
     };
-    match answer.await {
-        Ok((status, first)) => Outcome::Answer(status, first),
+    let result = answer.await;
+    // A stream that failed inside a streamed answer's events was cut (a timeout stays a timeout: see `cut_stream`).
+    let streamed = events.as_deref().is_some_and(EventReader::active);
+    match result {
+        Ok(Ok((status, first))) => Outcome::Answer(status, first),
+        Ok(Err(f)) => Outcome::Failed(f),
+        Err(e) if streamed => Outcome::Failed(super::events::cut_stream(stream_failure(conn, e))),
         Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
             Outcome::Unsent(stream_failure(conn, e))
         }
@@ -498,11 +532,13 @@ async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request) -> Outcome {
 pub(super) struct H3Link {
     pool: Rc<Pool>,
     slot: usize,
+    /// `--events`: the slot's reader of each answer's body as events.
+    events: Option<EventReader>,
 }
 
 impl H3Link {
-    pub(super) fn new(pool: Rc<Pool>, slot: usize) -> H3Link {
-        H3Link { pool, slot }
+    pub(super) fn new(pool: Rc<Pool>, slot: usize, events: Option<EventReader>) -> H3Link {
+        H3Link { pool, slot, events }
     }
 }
 
@@ -561,7 +597,7 @@ impl Link for H3Link {
             }
             let outcome = tokio::select! {
                 biased;
-                o = request(&conn, send, &r) => o,
+                o = request(&conn, send, &r, self.events.as_mut()) => o,
                 _ = timer.as_mut() => Outcome::Failed(timeout_failure(exchange.timeout)),
             };
             conn.in_flight.set(conn.in_flight.get() - 1);
@@ -578,6 +614,9 @@ impl Link for H3Link {
                 Outcome::Answer(status, first) => {
                     conn.answered.set(true);
                     exchange.first_byte.set(first);
+                    if let Some(r) = self.events.as_mut() {
+                        super::events::record_reader(ctx, r, sent, Instant::now());
+                    }
                     return Ok((Answer { status, keep_alive: true }, sent));
                 }
                 Outcome::Failed(f) => return Err(f),

@@ -211,7 +211,11 @@ impl ThreadCtx {
         let ctx = Rc::clone(self);
         match self.h2.as_ref() {
             Some(spec) if self.shared.plan.protocol == crate::protocol::Protocol::Http3 => {
-                let link = h3::H3Link::new(h3::pool(self, spec), id / self.threads);
+                let events =
+                    self.shared.plan.events.as_ref().map(|spec| {
+                        crate::protocol::events::EventReader::new(Arc::clone(spec), self.shared.plan.max_line)
+                    });
+                let link = h3::H3Link::new(h3::pool(self, spec), id / self.threads, events);
                 tokio::task::spawn_local(ctx.run_client(id, link))
             }
             Some(spec) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(h2::pool(self, spec)))),
