@@ -376,6 +376,34 @@ fn a_ramp_of_connections_is_charted_over_time_from_the_windows() {
 }
 
 #[test]
+fn a_lua_script_makes_each_message_and_reads_each_answer() {
+    let mut server = Server::start("echo");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("chat.lua");
+    // wrk's request() returns each message (no HTTP text), response() gets each answer as its body: the echo
+    // must be the message just sent (one client, so no other message comes between), else the run fails.
+    std::fs::write(
+        &script,
+        "local n = 0\nlocal last\n\
+         request = function() n = n + 1; last = '{\"n\":' .. n .. '}'; return last end\n\
+         response = function(status, headers, body)\n\
+           if body ~= last then error('the echo ' .. body .. ' is not ' .. last) end\n\
+         end\n",
+    )
+    .unwrap();
+    let out = run(&server.url(), &["-c", "1", "-n", "300", "-s", script.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.step()["ok"], 300, "{}", out.step());
+    let counts = server.counts_after_closes(1);
+    assert_eq!((counts["messages"].as_u64(), counts["distinct"].as_u64()), (Some(300), Some(300)), "{counts}");
+    // A script's check that fails ends the run, saying where.
+    std::fs::write(&script, "response = function(status, headers, body) error('not ' .. body) end\n").unwrap();
+    let out = run(&server.url(), &["-c", "1", "-n", "10", "--message", "hi", "-s", script.to_str().unwrap()]);
+    assert_ne!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(format!("{}{}", out.stdout, out.stderr).contains("not hi"), "{}\n{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     let mut server = Server::start("echo");
     let out = run(&server.url(), &["-c", "4", "-n", "200", "--ws-mode", "connect"]);

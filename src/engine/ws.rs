@@ -33,6 +33,8 @@ pub(super) struct WsLink {
     out: Vec<u8>,
     /// The masks' and keys' random numbers (xorshift64*: a load generator's masks guard no browser).
     rng: u64,
+    /// A script's `response()` wants each answer: the last one, as its body (a message has no status or headers).
+    answer: Option<crate::protocol::http::Kept>,
 }
 
 /// What a read brought that the exchange must act on.
@@ -48,7 +50,7 @@ impl WsLink {
     pub(super) fn new(ctx: &ThreadCtx, id: usize) -> WsLink {
         let plan = &ctx.shared.plan;
         let max = plan.websocket.as_ref().map_or(u64::MAX, |w| w.max_message);
-        let keep = plan.websocket.as_ref().map_or(0, |w| w.keep());
+        let keep = Self::keep(ctx);
         let seed = plan.seed ^ ((plan.client_offset + id) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         WsLink {
             conn: None,
@@ -57,6 +59,7 @@ impl WsLink {
             at: 0,
             out: Vec::new(),
             rng: seed | 1,
+            answer: None,
         }
     }
 
@@ -69,6 +72,16 @@ impl WsLink {
 
     fn mask(&mut self) -> [u8; 4] {
         (self.random() as u32).to_ne_bytes()
+    }
+
+    /// How much of each message the decoder keeps: the settings' need, or a script's `response()`'s (its body,
+    /// as much as an HTTP answer's kept for it).
+    fn keep(ctx: &ThreadCtx) -> usize {
+        let settings = ctx.shared.plan.websocket.as_ref().map_or(0, |w| w.keep());
+        match ctx.script.wants_message() {
+            true => settings.max(crate::protocol::http::response::MOST_KEPT_BODY),
+            false => settings,
+        }
     }
 
     pub(super) fn settings(ctx: &ThreadCtx) -> &ws::Settings {
@@ -142,7 +155,7 @@ impl WsLink {
             Ok(Ok(head)) => {
                 self.at = head;
                 let settings = Self::settings(ctx);
-                self.decoder = FrameDecoder::new(settings.max_message).keeping(settings.keep());
+                self.decoder = FrameDecoder::new(settings.max_message).keeping(Self::keep(ctx));
                 Ok((tcp_done, connected))
             }
             Ok(Err(f)) => {
@@ -312,6 +325,7 @@ impl WsLink {
             at: std::mem::take(&mut self.at),
             out: Vec::new(),
             rng: self.random() | 1,
+            answer: None,
         };
         let ctx = Rc::clone(ctx);
         tokio::task::spawn_local(async move { closing.close(&ctx).await });
@@ -355,6 +369,10 @@ impl Drop for WsLink {
 }
 
 impl Link for WsLink {
+    fn kept(&self) -> Option<&crate::protocol::http::Kept> {
+        self.answer.as_ref()
+    }
+
     async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
         let settings = Self::settings(ctx);
         if ctx.schedule.is_some() && settings.mode != Mode::Connect && !settings.templated_headers {
@@ -420,6 +438,11 @@ impl Link for WsLink {
                 }
                 if mode == Mode::Listen {
                     self.fan_out(ctx);
+                }
+                if ctx.script.wants_message() {
+                    let kept = self.answer.get_or_insert_with(Default::default);
+                    kept.body.clear();
+                    kept.body.extend_from_slice(self.decoder.kept());
                 }
                 Ok((Answer { status: ANSWERED, keep_alive: true }, sent))
             }

@@ -645,7 +645,7 @@ impl RequestSet {
             None => None,
             Some(path) => {
                 let limits = (connect_timeout, timeout);
-                let script = load_script(a, path, &b.endpoints, &method, &headers, &body, limits)?;
+                let script = load_script(a, path, &b.endpoints, &defaults, limits, ws.as_ref())?;
                 if let Some(spec) = specs.first_mut() {
                     spec.label = format!("script {}", script.file()).into();
                 }
@@ -820,10 +820,9 @@ fn load_script(
     a: &RequestArgs,
     path: &std::path::Path,
     endpoints: &[Endpoint],
-    method: &str,
-    headers: &[(String, String)],
-    body: &[u8],
+    d: &Defaults<'_>,
     (connect_timeout, timeout): (Duration, Duration),
+    ws: Option<&ws::WsRequest>,
 ) -> Result<crate::script::Script, UsageError> {
     let one_url = || {
         UsageError::new(format!(
@@ -844,13 +843,14 @@ fn load_script(
         },
         host: u.host,
         port: u.port,
-        method: method.to_string(),
+        method: d.method.to_string(),
         path: u.path_and_query,
-        headers: headers.to_vec(),
-        body: (!body.is_empty()).then(|| body.to_vec()),
+        headers: d.headers.to_vec(),
+        body: (!d.body.is_empty()).then(|| d.body.to_vec()),
         addr: ep.addr,
         connect_timeout,
         http2: a.http2.then(|| ep.host_header()),
+        messages: ws.map(|w| w.message.clone()),
     };
     let options = crate::script::Options { sandbox: a.script_sandbox, outside: timeout };
     crate::script::Script::load(path, a.script_args.clone(), target, options)

@@ -64,7 +64,6 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     let apart = [
         (a.hosts.is_some(), "--hosts"),
         (a.patterns.is_some(), "--patterns"),
-        (a.script.is_some(), "--script"),
         (a.http2, "--http2"),
         (a.http3, "--http3"),
         (a.streams.is_some(), "--streams"),
@@ -117,6 +116,8 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         }
         // Listening needs no message (it subscribes with one if given), nor does connecting.
         (None, None) if a.ws_mode != WsModeArg::Exchange => Vec::new(),
+        // A script's request() returns each message.
+        (None, None) if a.script.is_some() => Vec::new(),
         (None, None) => {
             return Err(UsageError::new(
                 "a ws:// URL needs the message each request sends: add --message TEXT (or --message-file FILE), or \
@@ -130,6 +131,12 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         WsModeArg::Connect => Mode::Connect,
     };
     let in_flight = flag_in_flight(a, mode)?;
+    if a.script.is_some() && (in_flight > 1 || a.match_field.is_some()) {
+        return Err(UsageError::new(
+            "--script with --in-flight or --match-field: a script's request() and response() go one message at a \
+             time; leave --in-flight and --match-field out",
+        ));
+    }
     if let Some(pointer) = &a.match_field {
         check_match_field(pointer, &message, mode)?;
     }

@@ -140,7 +140,8 @@ impl Script {
         let init: mlua::Function = wrk.get("init").map_err(in_init)?;
         init.call::<()>(self.args.clone()).map_err(in_init)?;
         let http2 = self.target.http2.clone().map(|authority| (self.target.scheme == "https", authority));
-        let mut t = ThreadScript::new(lua, Arc::clone(&self.file), shared, http2)?;
+        let messages = self.target.messages.clone();
+        let mut t = ThreadScript::new(lua, Arc::clone(&self.file), shared, http2, messages)?;
         if i == 0 {
             // wrk calls thread 0's request() once before the load, to learn what it returns.
             t.next_request(&mut Vec::new())?;

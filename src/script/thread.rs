@@ -40,6 +40,8 @@ pub struct ThreadScript {
     /// request's frames.
     http2: Option<(bool, String)>,
     frames: Vec<u8>,
+    /// A WebSocket run: each string `request()` returns is a message, taken as it is.
+    messages: bool,
     /// HTTP/2: the metatable of `response()`'s headers, which finds `headers["X-Token"]` under HTTP/2's lower-case
     /// `x-token` (made on the first answer).
     lower_case: Option<mlua::Table>,
@@ -55,6 +57,7 @@ impl ThreadScript {
         file: Arc<str>,
         shared: Arc<ThreadShared>,
         http2: Option<(bool, String)>,
+        messages: Option<Vec<u8>>,
     ) -> Result<ThreadScript, String> {
         let hook = |name: &str| -> Result<Option<Function>, String> {
             match lua.globals().get::<Value>(name) {
@@ -75,11 +78,16 @@ impl ThreadScript {
             shape: Shape::default(),
             http2,
             frames: Vec::new(),
+            messages: messages.is_some(),
             lower_case: None,
             shared,
             busy: Duration::ZERO,
         };
-        if s.request.is_none() {
+        if let (None, Some(message)) = (&s.request, messages) {
+            // A WebSocket run without request(): every message is --message's.
+            s.last = message;
+            s.shape = Shape::message();
+        } else if s.request.is_none() {
             // wrk's static case: the request wrk.init built, taken once.
             let fixed: Function = lua
                 .globals()
@@ -128,6 +136,13 @@ impl ThreadScript {
             ));
         };
         let bytes = s.as_bytes();
+        if self.messages {
+            // A WebSocket message: its bytes as they are, whatever they hold.
+            self.last.clear();
+            self.last.extend_from_slice(&bytes);
+            self.shape = Shape::message();
+            return Ok(());
+        }
         if *bytes != *self.last || self.shape.heads.is_empty() {
             let shape =
                 Shape::read(&bytes).map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;

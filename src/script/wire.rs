@@ -18,6 +18,11 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// One WebSocket message: one exchange, its answer a message (no HEAD), never sent twice.
+    pub fn message() -> Shape {
+        Shape { heads: vec![false], idempotent: false }
+    }
+
     /// Reads `bytes` as one or more HTTP/1.1 requests; the error says what is wrong, in words for the user.
     pub fn read(bytes: &[u8]) -> Result<Shape, String> {
         let mut heads = Vec::new();
