@@ -219,8 +219,17 @@ fn an_upgrade_refused_is_counted_with_its_status() {
         let _ = s.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
     });
     let out = run(&url, &["-c", "1", "-n", "4", "--message", "x"]);
-    assert_eq!(out.error_count("ws_upgrade_status"), 4, "{}", out.step());
-    assert!(sample(&out, "ws_upgrade_status").contains("403 Forbidden"), "{}", out.step());
+    assert_eq!(out.error_count("ws_upgrade_status_403"), 4, "{}", out.step());
+    assert!(sample(&out, "ws_upgrade_status_403").contains("403 Forbidden"), "{}", out.step());
+    // A status without a kind of its own is counted together, its status in the sample.
+    let url = hostile(|mut s| {
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"HTTP/1.1 418 I'm a teapot\r\nContent-Length: 0\r\n\r\n");
+    });
+    let out = run(&url, &["-c", "1", "-n", "2", "--message", "x"]);
+    assert_eq!(out.error_count("ws_upgrade_status"), 2, "{}", out.step());
+    assert!(sample(&out, "ws_upgrade_status").contains("418"), "{}", out.step());
 }
 
 #[test]

@@ -131,9 +131,9 @@ impl WsLink {
             loop {
                 match handshake::read_answer(&self.pending, &key) {
                     handshake::Answer::Upgraded(len) => return Ok(len),
-                    handshake::Answer::Refused(_, text) => {
+                    handshake::Answer::Refused(status, text) => {
                         return Err(Failure::new(
-                            ErrorKind::WsUpgradeStatus,
+                            ErrorKind::ws_upgrade(status),
                             format!("the WebSocket upgrade was answered {text}"),
                         ));
                     }

@@ -125,8 +125,28 @@ pub enum ErrorKind {
     /// `--events`: an answer went past `--events-max` events or `--events-max-bytes` bytes (or a chunk announced
     /// more).
     StreamTooLong,
-    /// WebSocket: the upgrade request was answered with a status other than 101 (the status in the sample).
+    /// WebSocket: the upgrade request was answered with a status other than 101 that has no kind of its own (the
+    /// status in the sample).
     WsUpgradeStatus,
+    /// WebSocket: the upgrade was answered 400 (bad request).
+    WsUpgradeStatus400,
+    /// WebSocket: the upgrade was answered 401 (unauthorized).
+    WsUpgradeStatus401,
+    /// WebSocket: the upgrade was answered 403 (forbidden).
+    WsUpgradeStatus403,
+    /// WebSocket: the upgrade was answered 404 (not found).
+    WsUpgradeStatus404,
+    /// WebSocket: the upgrade was answered 426 (upgrade required).
+    WsUpgradeStatus426,
+    /// WebSocket: the upgrade was answered 429 (too many requests).
+    WsUpgradeStatus429,
+    /// WebSocket: the upgrade was answered 500 (internal server error).
+    WsUpgradeStatus500,
+    /// WebSocket: the upgrade was answered 502 (bad gateway).
+    WsUpgradeStatus502,
+    /// WebSocket: the upgrade was answered 503 (service unavailable).
+    WsUpgradeStatus503,
+
     /// WebSocket: a 101 answer without what RFC 6455 requires of it (the key's accept value, Upgrade, Connection),
     /// or no HTTP answer at all.
     WsUpgradeInvalid,
@@ -238,7 +258,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 107] = [
+    pub const ALL: [ErrorKind; 116] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -296,6 +316,15 @@ impl ErrorKind {
         ErrorKind::StreamCut,
         ErrorKind::StreamTooLong,
         ErrorKind::WsUpgradeStatus,
+        ErrorKind::WsUpgradeStatus400,
+        ErrorKind::WsUpgradeStatus401,
+        ErrorKind::WsUpgradeStatus403,
+        ErrorKind::WsUpgradeStatus404,
+        ErrorKind::WsUpgradeStatus426,
+        ErrorKind::WsUpgradeStatus429,
+        ErrorKind::WsUpgradeStatus500,
+        ErrorKind::WsUpgradeStatus502,
+        ErrorKind::WsUpgradeStatus503,
         ErrorKind::WsUpgradeInvalid,
         ErrorKind::WsProtocol,
         ErrorKind::WsTooLarge,
@@ -408,6 +437,15 @@ impl ErrorKind {
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::StreamTooLong => "stream_too_long",
             ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
+            ErrorKind::WsUpgradeStatus400 => "ws_upgrade_status_400",
+            ErrorKind::WsUpgradeStatus401 => "ws_upgrade_status_401",
+            ErrorKind::WsUpgradeStatus403 => "ws_upgrade_status_403",
+            ErrorKind::WsUpgradeStatus404 => "ws_upgrade_status_404",
+            ErrorKind::WsUpgradeStatus426 => "ws_upgrade_status_426",
+            ErrorKind::WsUpgradeStatus429 => "ws_upgrade_status_429",
+            ErrorKind::WsUpgradeStatus500 => "ws_upgrade_status_500",
+            ErrorKind::WsUpgradeStatus502 => "ws_upgrade_status_502",
+            ErrorKind::WsUpgradeStatus503 => "ws_upgrade_status_503",
             ErrorKind::WsUpgradeInvalid => "ws_upgrade_invalid",
             ErrorKind::WsProtocol => "ws_protocol_error",
             ErrorKind::WsNoId => "ws_no_id",
@@ -526,6 +564,15 @@ impl ErrorKind {
             ErrorKind::StreamCut => "stream cut before its end",
             ErrorKind::StreamTooLong => "stream past --events-max or --events-max-bytes",
             ErrorKind::WsUpgradeStatus => "WebSocket upgrade answered with another status than 101",
+            ErrorKind::WsUpgradeStatus400 => "WebSocket upgrade answered 400 (bad request)",
+            ErrorKind::WsUpgradeStatus401 => "WebSocket upgrade answered 401 (unauthorized)",
+            ErrorKind::WsUpgradeStatus403 => "WebSocket upgrade answered 403 (forbidden)",
+            ErrorKind::WsUpgradeStatus404 => "WebSocket upgrade answered 404 (not found)",
+            ErrorKind::WsUpgradeStatus426 => "WebSocket upgrade answered 426 (upgrade required)",
+            ErrorKind::WsUpgradeStatus429 => "WebSocket upgrade answered 429 (too many requests)",
+            ErrorKind::WsUpgradeStatus500 => "WebSocket upgrade answered 500 (internal server error)",
+            ErrorKind::WsUpgradeStatus502 => "WebSocket upgrade answered 502 (bad gateway)",
+            ErrorKind::WsUpgradeStatus503 => "WebSocket upgrade answered 503 (service unavailable)",
             ErrorKind::WsUpgradeInvalid => "WebSocket upgrade answer invalid",
             ErrorKind::WsProtocol => "WebSocket frame a server may not send",
             ErrorKind::WsTooLarge => "WebSocket message past --max-message",
@@ -624,6 +671,23 @@ impl ErrorKind {
     }
 
     /// The kind of a WebSocket close by the server with status `code` (None: the frame carried no code, 1005).
+    /// An upgrade answered `status` (not 101): its own kind for the statuses servers and proxies give most, else
+    /// `ws_upgrade_status`.
+    pub fn ws_upgrade(status: u16) -> ErrorKind {
+        match status {
+            400 => ErrorKind::WsUpgradeStatus400,
+            401 => ErrorKind::WsUpgradeStatus401,
+            403 => ErrorKind::WsUpgradeStatus403,
+            404 => ErrorKind::WsUpgradeStatus404,
+            426 => ErrorKind::WsUpgradeStatus426,
+            429 => ErrorKind::WsUpgradeStatus429,
+            500 => ErrorKind::WsUpgradeStatus500,
+            502 => ErrorKind::WsUpgradeStatus502,
+            503 => ErrorKind::WsUpgradeStatus503,
+            _ => ErrorKind::WsUpgradeStatus,
+        }
+    }
+
     pub fn ws_close(code: Option<u16>) -> ErrorKind {
         match code.unwrap_or(1005) {
             1000 => ErrorKind::WsCloseNormal,
