@@ -211,25 +211,25 @@ fn an_upgrade_never_answered_is_a_connect_timeout_on_time() {
     assert!(sample(&out, "connect_timeout").contains("WebSocket upgrade"), "{}", out.step());
 }
 
+/// Reads the upgrade request and answers it with `answer` (no 101).
+fn refuse(mut s: TcpStream, answer: &[u8]) {
+    let mut buf = [0u8; 4096];
+    let _ = s.read(&mut buf);
+    let _ = s.write_all(answer);
+}
+
 #[test]
 fn an_upgrade_refused_is_counted_with_its_status() {
-    let url = hostile(|mut s| {
-        let mut buf = [0u8; 4096];
-        let _ = s.read(&mut buf);
-        let _ = s.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
-    });
-    let out = run(&url, &["-c", "1", "-n", "4", "--message", "x"]);
-    assert_eq!(out.error_count("ws_upgrade_status_403"), 4, "{}", out.step());
-    assert!(sample(&out, "ws_upgrade_status_403").contains("403 Forbidden"), "{}", out.step());
-    // A status without a kind of its own is counted together, its status in the sample.
-    let url = hostile(|mut s| {
-        let mut buf = [0u8; 4096];
-        let _ = s.read(&mut buf);
-        let _ = s.write_all(b"HTTP/1.1 418 I'm a teapot\r\nContent-Length: 0\r\n\r\n");
-    });
-    let out = run(&url, &["-c", "1", "-n", "2", "--message", "x"]);
-    assert_eq!(out.error_count("ws_upgrade_status"), 2, "{}", out.step());
-    assert!(sample(&out, "ws_upgrade_status").contains("418"), "{}", out.step());
+    // A status with a kind of its own, and one without (counted together, its status in the sample).
+    let forbidden: fn(TcpStream) = |s| refuse(s, b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+    let teapot: fn(TcpStream) = |s| refuse(s, b"HTTP/1.1 418 I'm a teapot\r\nContent-Length: 0\r\n\r\n");
+    for (server, kind, shown) in
+        [(forbidden, "ws_upgrade_status_403", "403 Forbidden"), (teapot, "ws_upgrade_status", "418")]
+    {
+        let out = run(&hostile(server), &["-c", "1", "-n", "4", "--message", "x"]);
+        assert_eq!(out.error_count(kind), 4, "{}", out.step());
+        assert!(sample(&out, kind).contains(shown), "{}", out.step());
+    }
 }
 
 #[test]
