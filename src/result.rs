@@ -490,6 +490,10 @@ pub struct WsReport {
     /// Answers whose id no message in flight had (late after a timeout, or never sent), or, taken in order, that
     /// came while none was in flight.
     pub unmatched_not_in_flight: u64,
+    /// Listen mode: the messages each connection got a second (the step's answers a second over the connections
+    /// open at once); absent in the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages_per_connection_per_s: Option<f64>,
     /// `--stamp-field` (listen mode): the JSON pointer of the send time pushed messages carry; absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stamp_field: Option<String>,

@@ -167,12 +167,19 @@ pub fn measure_step(
         let seconds = elapsed.as_secs_f64();
         step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, seconds));
     }
-    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared() || w.stamp_field.is_some()) {
+    let listening = |w: &crate::protocol::ws::Settings| w.mode == crate::protocol::ws::Mode::Listen;
+    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared() || w.stamp_field.is_some() || listening(w)) {
+        // Listening: the messages each connection got a second, over the connections open at once.
+        let per_connection = listening(w).then(|| {
+            let per_s = step.ok as f64 / elapsed.as_secs_f64().max(1e-9) / metrics.max_open.max(1) as f64;
+            (per_s * 1000.0).round() / 1000.0
+        });
         let report = crate::result::WsReport {
             in_flight: w.in_flight,
             match_field: w.match_field.clone(),
             unmatched_no_id: metrics.ws_unmatched.no_id,
             unmatched_not_in_flight: metrics.ws_unmatched.not_in_flight,
+            messages_per_connection_per_s: per_connection,
             ..Default::default()
         };
         step.websocket = Some(report.with_fan_out(w.stamp_field.as_deref(), &metrics.ws_fan_out));

@@ -168,6 +168,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/connect_to",
                 "/$defs/settings/properties/max_requests_per_connection",
                 "/$defs/settings/properties/connection_rate",
+                "/$defs/step/properties/websocket/properties/messages_per_connection_per_s",
                 "/$defs/step/properties/websocket/properties/stamp_field",
                 "/$defs/step/properties/websocket/properties/fan_out",
                 "/$defs/step/properties/websocket/properties/stamps_missing",

@@ -316,6 +316,10 @@ fn listening_counts_each_pushed_message_and_subscribes_once_per_connection() {
     let counts = server.counts_after_closes(5);
     assert_eq!(out.doc()["settings"]["ws_mode"], "listen");
     assert_eq!(counts["messages"], 5, "one subscription per connection: {counts}");
+    // 100 messages a second on each connection (a debug build's own pace may fall behind, never ahead).
+    let per_connection = step["websocket"]["messages_per_connection_per_s"].as_f64().unwrap();
+    assert!((10.0..=110.0).contains(&per_connection), "{}", step["websocket"]);
+    assert!(out.stdout.contains(" messages/s a connection"), "{}", out.stdout);
     assert_eq!(counts["connections"], 5, "{counts}");
 }
 

@@ -319,6 +319,9 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             g.messages_received, g.messages_received_per_call, g.messages_received_per_s, g.messages_sent_per_call
         );
     }
+    if let Some(per_s) = step.websocket.as_ref().and_then(|w| w.messages_per_connection_per_s) {
+        let _ = writeln!(out, "  listening    {per_s} messages/s a connection");
+    }
     if let Some(line) = step.websocket.as_ref().and_then(crate::result::WsReport::fan_out_line) {
         let _ = writeln!(out, "  {line}");
     }
