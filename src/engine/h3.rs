@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use tokio::time::Sleep;
 
 use crate::protocol::events::EventReader;
+use crate::protocol::http::Kept;
 
 use super::ThreadCtx;
 use super::client::{Exchange, Link, timeout_failure};
@@ -462,7 +463,15 @@ enum Outcome {
 const H3_REQUEST_REJECTED: u64 = 0x10b;
 
 /// One request on a stream: sent, its body written, its answer read to its end (the body counted, not kept).
-async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request, mut events: Option<&mut EventReader>) -> Outcome {
+/// One request on a stream of `conn`: its answer's status and first byte's time. `events`: its body read as
+/// events (`--events`); `kept`: its headers and body kept for a script's `response()`.
+async fn request(
+    conn: &H3Conn,
+    mut send: SendRequest,
+    r: &Request,
+    mut events: Option<&mut EventReader>,
+    mut kept: Option<&mut Kept>,
+) -> Outcome {
     let mut stream = match send.send_request(r.head.clone()).await {
         Ok(s) => s,
         Err(h3::error::StreamError::RemoteClosing { .. }) => {
@@ -479,12 +488,20 @@ async fn request(conn: &H3Conn, mut send: SendRequest, r: &Request, mut events: 
         stream.finish().await?;
         let head = stream.recv_response().await?;
         let status = head.status().as_u16();
+        if let Some(k) = kept.as_deref_mut() {
+            k.headers.clear();
+            k.body.clear();
+            k.headers.extend(head.headers().iter().map(|(n, v)| (n.as_str().to_string(), v.as_bytes().to_vec())));
+        }
         if let Some(r) = events.as_deref_mut() {
             r.start();
             r.begin(status);
         }
         let mut first = None;
         while let Some(mut chunk) = stream.recv_data().await? {
+            if let Some(k) = kept.as_deref_mut() {
+                k.body(chunk.chunk());
+            }
             let reading = events.as_deref_mut().filter(|r| r.active());
             if first.is_none() || reading.is_some() {
                 let now = Instant::now();
@@ -534,15 +551,27 @@ pub(super) struct H3Link {
     slot: usize,
     /// `--events`: the slot's reader of each answer's body as events.
     events: Option<EventReader>,
+    /// A script's `response()` wants each answer: the last one's headers and body.
+    kept: Option<Kept>,
 }
 
 impl H3Link {
     pub(super) fn new(pool: Rc<Pool>, slot: usize, events: Option<EventReader>) -> H3Link {
-        H3Link { pool, slot, events }
+        H3Link { pool, slot, events, kept: None }
+    }
+
+    /// Keeps each answer's headers and body when a script's `response()` wants them.
+    pub(super) fn keeping(mut self, answers: bool) -> H3Link {
+        self.kept = answers.then(Kept::default);
+        self
     }
 }
 
 impl Link for H3Link {
+    fn kept(&self) -> Option<&Kept> {
+        self.kept.as_ref()
+    }
+
     async fn join(&mut self, ctx: &Rc<ThreadCtx>, _id: usize) -> bool {
         // The slot's connection opened first, so an open loop's schedule starts with it; a failure is the first
         // request's to count.
@@ -597,7 +626,7 @@ impl Link for H3Link {
             }
             let outcome = tokio::select! {
                 biased;
-                o = request(&conn, send, &r, self.events.as_mut()) => o,
+                o = request(&conn, send, &r, self.events.as_mut(), self.kept.as_mut()) => o,
                 _ = timer.as_mut() => Outcome::Failed(timeout_failure(exchange.timeout)),
             };
             conn.in_flight.set(conn.in_flight.get() - 1);

@@ -215,7 +215,8 @@ impl ThreadCtx {
                     self.shared.plan.events.as_ref().map(|spec| {
                         crate::protocol::events::EventReader::new(Arc::clone(spec), self.shared.plan.max_line)
                     });
-                let link = h3::H3Link::new(h3::pool(self, spec), id / self.threads, events);
+                let link = h3::H3Link::new(h3::pool(self, spec), id / self.threads, events)
+                    .keeping(self.script.wants_message());
                 tokio::task::spawn_local(ctx.run_client(id, link))
             }
             Some(spec) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(h2::pool(self, spec)))),

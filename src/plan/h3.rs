@@ -19,7 +19,6 @@ pub(super) fn check_flags(a: &RequestArgs) -> Result<(), UsageError> {
     let apart = [
         (a.proxy.is_some(), "--proxy", "an HTTP proxy carries TCP, and QUIC is UDP"),
         (a.unix_socket.is_some(), "--unix-socket", "QUIC goes over UDP to a host and port"),
-        (a.script.is_some(), "--script", "scripts are HTTP/1.1's and HTTP/2's yet"),
     ];
     if let Some((_, flag, why)) = apart.iter().find(|(given, ..)| *given) {
         return Err(UsageError::new(format!("{flag} with --http3: {why}; leave one of them out")));

@@ -850,6 +850,7 @@ fn load_script(
         addr: ep.addr,
         connect_timeout,
         http2: a.http2.then(|| ep.host_header()),
+        http3: a.http3,
         messages: ws.map(|w| w.message.clone()),
     };
     let options = crate::script::Options { sandbox: a.script_sandbox, outside: timeout };

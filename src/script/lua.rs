@@ -28,6 +28,8 @@ pub struct Target {
     /// `--http2`, with the `:authority` of requests without a `Host`: each request the script returns goes as
     /// HTTP/2 frames, one stream each.
     pub http2: Option<String>,
+    /// `--http3`: each request the script returns goes as an HTTP/3 request of its own (one a string).
+    pub http3: bool,
     /// A WebSocket run: what `request()` returns is each message as it is (no HTTP text), and without `request()`
     /// every message is this one (`--message`).
     pub messages: Option<Vec<u8>>,
@@ -253,6 +255,7 @@ mod tests {
             addr: "127.0.0.1:8080".parse().unwrap(),
             connect_timeout: Duration::from_secs(1),
             http2: None,
+            http3: false,
             messages: None,
         }
     }

@@ -142,6 +142,7 @@ impl Script {
         let http2 = self.target.http2.clone().map(|authority| (self.target.scheme == "https", authority));
         let messages = self.target.messages.clone();
         let mut t = ThreadScript::new(lua, Arc::clone(&self.file), shared, http2, messages)?;
+        t.one_a_call = self.target.http3;
         if i == 0 {
             // wrk calls thread 0's request() once before the load, to learn what it returns.
             t.next_request(&mut Vec::new())?;

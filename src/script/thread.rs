@@ -42,7 +42,9 @@ pub struct ThreadScript {
     frames: Vec<u8>,
     /// A WebSocket run: each string `request()` returns is a message, taken as it is.
     messages: bool,
-    /// HTTP/2: the metatable of `response()`'s headers, which finds `headers["X-Token"]` under HTTP/2's lower-case
+    /// `--http3`: a string holds one request (each goes as a stream of its own), as with `--http2`.
+    pub one_a_call: bool,
+    /// HTTP/2 and HTTP/3: the metatable of `response()`'s headers, which finds `headers["X-Token"]` under their lower-case
     /// `x-token` (made on the first answer).
     lower_case: Option<mlua::Table>,
     pub shared: Arc<ThreadShared>,
@@ -79,6 +81,7 @@ impl ThreadScript {
             http2,
             frames: Vec::new(),
             messages: messages.is_some(),
+            one_a_call: false,
             lower_case: None,
             shared,
             busy: Duration::ZERO,
@@ -146,16 +149,16 @@ impl ThreadScript {
         if *bytes != *self.last || self.shape.heads.is_empty() {
             let shape =
                 Shape::read(&bytes).map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
+            // Each request is a stream of its own; a string of several has no one stream to go in.
+            if (self.http2.is_some() || self.one_a_call) && shape.heads.len() > 1 {
+                return Err(format!(
+                    "{}: {what} returned {} requests in one string; with --http2 or --http3 return one a call (each \
+                     goes as its own stream)",
+                    self.where_defined(what),
+                    shape.heads.len()
+                ));
+            }
             if let Some((https, authority)) = &self.http2 {
-                // Each request is a stream of its own; a string of several has no one stream to go in.
-                if shape.heads.len() > 1 {
-                    return Err(format!(
-                        "{}: {what} returned {} requests in one string; with --http2 return one a call (each goes \
-                         as its own stream)",
-                        self.where_defined(what),
-                        shape.heads.len()
-                    ));
-                }
                 super::wire::http2_frames(&bytes, *https, authority, &mut self.frames)
                     .map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
             }
@@ -204,7 +207,7 @@ impl ThreadScript {
             for (name, value) in headers {
                 h.raw_set(name.as_str(), self.lua.create_string(value)?)?;
             }
-            if self.http2.is_some() {
+            if self.http2.is_some() || self.one_a_call {
                 if self.lower_case.is_none() {
                     let chunk = "return { __index = function(t, k) \
                                  if type(k) == 'string' then return rawget(t, k:lower()) end end }";
