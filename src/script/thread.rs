@@ -151,9 +151,10 @@ impl ThreadScript {
                 Shape::read(&bytes).map_err(|why| format!("{}: {what} returned {why}", self.where_defined(what)))?;
             // Each request is a stream of its own; a string of several has no one stream to go in.
             if (self.http2.is_some() || self.one_a_call) && shape.heads.len() > 1 {
+                let flag = if self.one_a_call { "--http3" } else { "--http2" };
                 return Err(format!(
-                    "{}: {what} returned {} requests in one string; with --http2 or --http3 return one a call (each \
-                     goes as its own stream)",
+                    "{}: {what} returned {} requests in one string; with {flag} return one a call (each goes as its \
+                     own stream)",
                     self.where_defined(what),
                     shape.heads.len()
                 ));
