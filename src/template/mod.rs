@@ -345,25 +345,32 @@ pub struct Fill<'a> {
 
 impl Fill<'_> {
     fn fill(&mut self, text: &Text, into: Dest, out: &mut Vec<u8>) {
-        for part in &text.parts {
-            match part {
-                Part::Literal(b) => out.extend_from_slice(b),
-                Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
-                Part::Hole(h) => self.hole(h, out),
-            }
-        }
+        self.fill_noting(text, into, out, None);
     }
 
     /// As [`fill`](Self::fill), noting where each hole's value lies in `out`.
     fn fill_marking(&mut self, text: &Text, into: Dest, out: &mut Vec<u8>, holes: &mut Vec<std::ops::Range<usize>>) {
+        self.fill_noting(text, into, out, Some(holes));
+    }
+
+    fn fill_noting(
+        &mut self,
+        text: &Text,
+        into: Dest,
+        out: &mut Vec<u8>,
+        mut holes: Option<&mut Vec<std::ops::Range<usize>>>,
+    ) {
         for part in &text.parts {
             let start = out.len();
             match part {
-                Part::Literal(b) => out.extend_from_slice(b),
+                Part::Literal(b) => {
+                    out.extend_from_slice(b);
+                    continue;
+                }
                 Part::Hole(Hole::Column(i)) => put(self.row[*i].as_bytes(), into, out),
                 Part::Hole(h) => self.hole(h, out),
             }
-            if matches!(part, Part::Hole(_)) {
+            if let Some(holes) = holes.as_deref_mut() {
                 holes.push(start..out.len());
             }
         }
@@ -396,10 +403,7 @@ impl Fill<'_> {
 fn put(value: &[u8], into: Dest, out: &mut Vec<u8>) {
     match into {
         Dest::Body => out.extend_from_slice(value),
-        Dest::Json => {
-            let quoted = serde_json::Value::String(String::from_utf8_lossy(value).into_owned()).to_string();
-            out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
-        }
+        Dest::Json => out.extend_from_slice(json_string_chars(&String::from_utf8_lossy(value)).as_bytes()),
         Dest::Header => out.extend(value.iter().filter(|b| !matches!(b, b'\r' | b'\n' | 0))),
         Dest::Target => {
             for &b in value {
@@ -411,6 +415,13 @@ fn put(value: &[u8], into: Dest, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// `value` as the characters of a JSON string (a quote or a newline escaped, without the enclosing quotes): a
+/// row's value in a JSON template cannot end its string or the document.
+pub fn json_string_chars(value: &str) -> String {
+    let quoted = serde_json::to_string(value).unwrap_or_default();
+    quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_string()
 }
 
 /// A random version 4 UUID, as text.

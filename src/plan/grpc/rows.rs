@@ -155,8 +155,7 @@ fn fill(text: &Text, row: &[String], end: End) -> (String, Vec<(usize, Filled)>)
             Part::Literal(bytes) => out.push_str(&String::from_utf8_lossy(bytes)),
             Part::Hole(Hole::Column(c)) => {
                 spans.push((out.len(), Filled::Column(*c)));
-                let quoted = serde_json::Value::String(row[*c].clone()).to_string();
-                out.push_str(&quoted[1..quoted.len() - 1]);
+                out.push_str(&crate::template::json_string_chars(&row[*c]));
             }
             Part::Hole(builtin) => {
                 let (name, value) = match (builtin, end) {
