@@ -325,6 +325,8 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.start_late_s = steps.iter().filter_map(|s| s.start_late_s).reduce(f64::max);
     out.first_error_reply = steps.iter().find_map(|s| s.first_error_reply.clone());
     out.http2 = Http2Report::merged(&steps.iter().filter_map(|s| s.http2.as_ref()).collect::<Vec<_>>());
+    out.quic =
+        crate::result::quic::QuicReport::merged(&steps.iter().filter_map(|s| s.quic.as_ref()).collect::<Vec<_>>());
     let grpc: Vec<_> = steps.iter().filter_map(|s| s.grpc.as_ref()).collect();
     out.grpc = crate::result::GrpcReport::merged(&grpc, out.requests, secs);
     out.websocket =

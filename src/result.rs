@@ -13,6 +13,7 @@ use crate::provenance::Provenance;
 
 pub mod events;
 pub mod phases;
+pub mod quic;
 pub use events::EventsReport;
 pub use phases::PhasesReport;
 
@@ -388,6 +389,9 @@ pub struct StepResult {
     /// gRPC's message figures; absent for the other protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcReport>,
+    /// HTTP/3: QUIC's datagrams, the sends that carried them and the packets lost; absent for the other protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<quic::QuicReport>,
     /// WebSocket with several messages in flight on a connection or answers paired by id: the answers that
     /// answered no message; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -931,6 +935,7 @@ impl StepResult {
             first_error_reply: m.first_error_reply.clone(),
             http2: None,
             grpc: None,
+            quic: None,
             websocket: None,
             phases: PhasesReport::of(&m.phases),
             events: EventsReport::of(&m.events, secs),

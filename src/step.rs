@@ -162,6 +162,9 @@ pub fn measure_step(
     if plan.protocol.over_http2() {
         step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));
     }
+    if plan.protocol == crate::protocol::Protocol::Http3 {
+        step.quic = Some(crate::result::quic::QuicReport::new(&metrics.quic));
+    }
     if plan.protocol == crate::protocol::Protocol::Grpc {
         let sent = u64::from(plan.grpc_messages_out);
         let seconds = elapsed.as_secs_f64();

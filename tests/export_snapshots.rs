@@ -139,6 +139,7 @@ fn step(
         first_error_reply: None,
         http2: None,
         grpc: None,
+        quic: None,
         websocket: None,
         phases: None,
         events: None,

@@ -168,6 +168,18 @@ fn every_request_over_four_connections_and_sixteen_streams_is_in_caddys_log_as_h
     // The QUIC handshake is the connection's TLS phase.
     assert_eq!(step["phases"]["connections_opened"], 4, "{}", step["phases"]);
     assert!(step["phases"]["tls_handshake"].is_object(), "{}", step["phases"]);
+    // QUIC's own figures: at least the four handshakes' datagrams each way, no send without a datagram, a packet
+    // in every datagram (the handshake coalesces several into one).
+    let quic = &step["quic"];
+    let count = |k: &str| quic[k].as_u64().unwrap_or_else(|| panic!("quic.{k}: {quic}"));
+    assert!(count("datagrams_sent") >= 4 && count("datagrams_received") >= 4, "{quic}");
+    assert!((1..=count("datagrams_sent")).contains(&count("send_calls")), "{quic}");
+    assert!(
+        count("packets_sent") >= count("datagrams_sent") && count("packets_lost") <= count("packets_sent"),
+        "{quic}"
+    );
+    assert!(quic["datagrams_per_send"].as_f64().is_some_and(|r| r >= 1.0), "{quic}");
+    assert!(out.stdout.contains("datagrams sent in"), "{}", out.stdout);
     assert_eq!(caddy.wait_logged(n), (n, 0, 0), "Caddy's log by protocol (HTTP/3, HTTP/2, other)");
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
 }

@@ -181,6 +181,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/step/properties/phases/properties/tls_resumed_handshake",
                 "/$defs/step/properties/http2",
                 "/$defs/step/properties/grpc",
+                "/$defs/step/properties/quic",
                 "/$defs/step/properties/websocket",
                 "/$defs/connections/properties/max_handing_over",
                 "/$defs/step/properties/phases",

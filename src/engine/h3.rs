@@ -22,6 +22,7 @@ use bytes::{Buf, Bytes};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
+use crate::metrics::QuicCounts;
 use crate::protocol::events::EventReader;
 use crate::protocol::http::Kept;
 
@@ -132,7 +133,7 @@ impl Pool {
             failure: RefCell::new(None),
             in_flight: Cell::new(0),
             answered: Cell::new(false),
-            seen: Cell::new((0, 0)),
+            seen: Cell::new((0, 0, QuicCounts::default())),
             claimed: Cell::new(0),
             retired: Cell::new(false),
         });
@@ -186,8 +187,9 @@ struct H3Conn {
     in_flight: Cell<usize>,
     /// It carried an answer: a connection that ended before any is reopened after a pause.
     answered: Cell<bool>,
-    /// The UDP bytes sent and received that are counted already (quinn's statistics are per connection).
-    seen: Cell<(u64, u64)>,
+    /// The UDP bytes sent and received and QUIC's counts that are counted already (quinn's statistics are per
+    /// connection, from its start).
+    seen: Cell<(u64, u64, QuicCounts)>,
     /// Streams claimed on it; `--max-requests-per-connection` retires it at that many (no reconnect: hakaru's
     /// own close, counted in `closed_by_hakaru`).
     claimed: Cell<u64>,
@@ -244,11 +246,16 @@ impl H3Conn {
         h3_connection_failure(self.quic.borrow().as_ref(), e)
     }
 
-    /// The UDP bytes the connection sent and received since the last count: (out, in).
-    fn udp_bytes(&self) -> (u64, u64) {
-        let Some(quic) = self.quic.borrow().as_ref().map(quinn::Connection::stats) else { return (0, 0) };
-        let (tx, rx) = self.seen.replace((quic.udp_tx.bytes, quic.udp_rx.bytes));
-        (quic.udp_tx.bytes.saturating_sub(tx), quic.udp_rx.bytes.saturating_sub(rx))
+    /// Adds what the connection did since the last count to the step's figures (the UDP bytes received and QUIC's
+    /// counts), and returns the UDP bytes it sent meanwhile (the caller's request takes them).
+    fn count(&self, ctx: &ThreadCtx) -> u64 {
+        let Some(stats) = self.quic.borrow().as_ref().map(quinn::Connection::stats) else { return 0 };
+        let now = QuicCounts::of(&stats);
+        let (tx, rx, before) = self.seen.replace((stats.udp_tx.bytes, stats.udp_rx.bytes, now));
+        let mut m = ctx.metrics.borrow_mut();
+        m.bytes_in += stats.udp_rx.bytes.saturating_sub(rx);
+        m.quic.merge(&now.since(&before));
+        stats.udp_tx.bytes.saturating_sub(tx)
     }
 }
 
@@ -287,7 +294,10 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     }
     conn.phase.send_replace(Phase::Dead);
     conn.send.borrow_mut().take();
+    // What it sent after its last request (acknowledgements, its close) belongs to the step too.
+    let out = conn.count(&ctx);
     let mut m = ctx.metrics.borrow_mut();
+    m.bytes_out += out;
     m.connection_closed();
     if conn.retired.get() {
         m.closed_by_hakaru += 1;
@@ -631,9 +641,7 @@ impl Link for H3Link {
             };
             conn.in_flight.set(conn.in_flight.get() - 1);
             conn.close_if_drained();
-            let (out, inb) = conn.udp_bytes();
-            exchange.wrote(out as usize);
-            ctx.metrics.borrow_mut().bytes_in += inb;
+            exchange.wrote(conn.count(ctx) as usize);
             match outcome {
                 // An answer complete only past the deadline (the loop was busy, the timer could not fire before it)
                 // is a timeout, never a success.

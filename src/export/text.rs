@@ -312,6 +312,21 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(h) = &step.http2 {
         http2_lines(out, h);
     }
+    if let Some(q) = &step.quic {
+        // How many datagrams one send carried is what segmentation offload buys; losses say whether the network
+        // (or a full socket buffer) was part of what was measured.
+        let _ = writeln!(
+            out,
+            "  quic         {} datagrams sent in {} sends ({} a send), {} received; packets lost {} of {} ({:.2} %)",
+            q.datagrams_sent,
+            q.send_calls,
+            q.datagrams_per_send,
+            q.datagrams_received,
+            q.packets_lost,
+            q.packets_sent,
+            q.loss() * 100.0
+        );
+    }
     if let Some(g) = &step.grpc {
         let _ = writeln!(
             out,

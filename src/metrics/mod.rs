@@ -6,6 +6,7 @@ pub mod errors;
 pub mod events;
 pub mod histogram;
 pub mod phases;
+pub mod quic;
 pub mod status;
 pub mod timeline;
 
@@ -16,6 +17,7 @@ pub use errors::{ErrorKind, ErrorTally};
 pub use events::EventMetrics;
 pub use histogram::LatencyHistogram;
 pub use phases::Phases;
+pub use quic::QuicCounts;
 pub use status::StatusSet;
 
 /// One window of a step (one second by default, `--window`) as one thread accumulates it. The engine swaps it out
@@ -447,6 +449,8 @@ pub struct StepMetrics {
     pub first_error_reply: Option<String>,
     /// HTTP/2's own figures (all zero for other protocols).
     pub h2: H2Counts,
+    /// HTTP/3: QUIC's datagrams, sends and losses (all zero for other protocols).
+    pub quic: QuicCounts,
     /// HTTP's phases: connect, TLS handshake, time to first byte, receiving (empty for other protocols).
     pub phases: Phases,
     /// `--events`: what streamed answers held (empty otherwise).
@@ -553,6 +557,7 @@ impl StepMetrics {
             pacer_wakeups: 0,
             first_error_reply: None,
             h2: H2Counts::default(),
+            quic: QuicCounts::default(),
             phases: Phases::new(),
             events: EventMetrics::default(),
             ws_unmatched: WsUnmatched::default(),
@@ -748,6 +753,7 @@ impl StepMetrics {
         self.starved += other.starved;
         self.pacer_wakeups += other.pacer_wakeups;
         self.h2.merge(&other.h2);
+        self.quic.merge(&other.quic);
         self.phases.merge(&other.phases);
         self.events.merge(&other.events);
         self.ws_unmatched.no_id += other.ws_unmatched.no_id;
