@@ -9,7 +9,8 @@
 # with `-p`) too.
 # Caddy is the limit here (one core, Go's QUIC): requests/s compares the protocols' round trips through it; the
 # CPU-seconds column is what the generator spends. Installs caddy when missing.
-# Usage: [PROFILE=release] bench/h3.sh [requests=100000] [rounds=5]   (PROFILE=quick: a build without fat LTO,
+# NO_OHA=1 leaves oha out (its HTTP/3 takes about 15 times hakaru's time for the same request count).
+# Usage: [PROFILE=release] [NO_OHA=1] bench/h3.sh [requests=100000] [rounds=5]   (PROFILE=quick: a build without fat LTO,
 # for a ratio of hakaru against itself when a release build takes too long)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,7 @@ URL=https://127.0.0.1:$port/
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 # oha's HTTP/3 flag: --http3 in its first releases with the feature, --http-version 3 since.
 oha_h3=""
-if command -v oha >/dev/null; then
+if [ "${NO_OHA:-}" != 1 ] && command -v oha >/dev/null; then
   if oha --help | grep -q -- '--http3'; then oha_h3="--http3"
   elif oha --help | grep -q 'Available values 0.9, 1.0, 1.1, 2, 3'; then oha_h3="--http-version 3"; fi
 fi
