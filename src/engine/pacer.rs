@@ -73,6 +73,10 @@ pub enum Pace {
 pub struct Schedule {
     /// The next slot no client has claimed yet.
     next: Cell<Instant>,
+    /// Slots up to this instant are released to the clients: the pacer moves it at each of its wake-ups, so a
+    /// client that is awake for another reason (an answer came) does not send a slot that fell due since, alone:
+    /// the due slots go out together at the pacer's next wake-up, and the server gets them as one burst.
+    released: Cell<Instant>,
     /// How slots are spaced.
     pace: Pace,
     /// A ramp: the count (in the ramp's integral) of the next slot, and the instant the ramp counts from.
@@ -114,6 +118,7 @@ impl Schedule {
         };
         Self {
             next: Cell::new(Instant::now()),
+            released: Cell::new(Instant::now()),
             pace,
             count: Cell::new(count),
             origin: Cell::new(Instant::now()),
@@ -149,8 +154,8 @@ impl Schedule {
         }
     }
 
-    /// Waits for a due slot and claims it: the request's intended send time. A slot that fell due while every
-    /// client was busy is claimed late, and its latency still counts from the slot.
+    /// Waits for a due slot the pacer released and claims it: the request's intended send time. A slot that fell
+    /// due while every client was busy is claimed late, and its latency still counts from the slot.
     pub async fn claim(&self, rng: &RefCell<ChaCha8Rng>) -> Instant {
         if !self.started.get() {
             self.ready();
@@ -168,7 +173,7 @@ impl Schedule {
         }
         loop {
             let slot = self.next.get();
-            if slot <= Instant::now() {
+            if slot <= self.released.get() {
                 self.advance(rng);
                 self.claimed.notify_one();
                 return slot;
@@ -179,11 +184,11 @@ impl Schedule {
         }
     }
 
-    /// Claims the next slot if it is already due, without waiting: a pipelined client adds the slots that fell
+    /// Claims the next slot if it is already released, without waiting: a pipelined client adds the slots that fell
     /// due while it waited for its first to the same batch.
     pub fn try_claim(&self, rng: &RefCell<ChaCha8Rng>) -> Option<Instant> {
         let slot = self.next.get();
-        if !self.started.get() || slot > Instant::now() {
+        if !self.started.get() || slot > self.released.get() {
             return None;
         }
         self.advance(rng);
@@ -239,12 +244,16 @@ impl Schedule {
         let mut last_wake = Instant::now();
         loop {
             let slot = self.next.get();
-            let now = Instant::now();
-            if slot > now {
-                let wake = slot.max(last_wake + self.window);
-                timer.sleep(wake - now).await?;
-                last_wake = Instant::now();
-                self.wakeups.set(self.wakeups.get() + 1);
+            if slot > self.released.get() {
+                let now = Instant::now();
+                if slot > now {
+                    let wake = slot.max(last_wake + self.window);
+                    timer.sleep(wake - now).await?;
+                    last_wake = Instant::now();
+                    self.wakeups.set(self.wakeups.get() + 1);
+                }
+                // Every slot due by now goes: those that fell due while the clients were busy too (late ones).
+                self.released.set(Instant::now());
             }
             if self.idle.get() == 0 {
                 more_clients();
@@ -353,6 +362,32 @@ mod tests {
                 assert!(wakeups as f64 <= windows.ceil() + 1.0, "{wakeups} wake-ups in {windows:.1} windows");
             };
             tokio::time::timeout(Duration::from_secs(60), claims).await.expect("2,000 slots within 60 s");
+            pacer.abort();
+        });
+    }
+
+    #[test]
+    fn a_slot_due_between_the_pacers_wake_ups_waits_for_the_next_one_and_keeps_its_time() {
+        // A client awake for another reason (an answer came) must not send a slot that fell due since the pacer's
+        // last wake-up: the pacer releases due slots together, so the server gets them as one burst.
+        on_one_thread(async {
+            let gate = Arc::new(StartGate::new(1));
+            let s =
+                Rc::new(Schedule::new(gate, Duration::ZERO, 0.000_100, false).with_window(Duration::from_millis(1)));
+            let pacer = spawn_pacer(&s);
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+            let claims = async {
+                s.claim(&rng).await;
+                while s.try_claim(&rng).is_some() {}
+                let next = s.next.get();
+                // Past the next slot's time without an await: the pacer cannot run, so nothing is released.
+                while Instant::now() < next + Duration::from_micros(50) {
+                    std::hint::spin_loop();
+                }
+                assert!(s.try_claim(&rng).is_none(), "a slot the pacer had not released was taken");
+                assert_eq!(s.claim(&rng).await, next, "the slot keeps its time");
+            };
+            tokio::time::timeout(Duration::from_secs(20), claims).await.expect("the slots within 20 s");
             pacer.abort();
         });
     }
