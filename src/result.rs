@@ -132,6 +132,9 @@ pub struct TlsSettings {
     pub sni: Option<String>,
     /// `--tls-resume`: false when every handshake was made full.
     pub resume: bool,
+    /// `--0rtt`: HTTP/3 connections that resume a session send their first requests as early data.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
 }
 
 /// A ramp's stages as given.

@@ -1,7 +1,9 @@
 """An HTTP/3 server on aioquic (a QUIC and HTTP/3 implementation no one here wrote) for tests/http3.rs's hostile
 cases, on a loopback UDP port its kernel picks: it says "port N" once it listens, answers each line of stdin
 ("count") with "count N", the requests it has seen (or "closed N", the connections ended by their
-client or idle), and stops when stdin closes.
+client or idle), or "early" with "early [A, R]" (handshakes whose 0-RTT early data it accepted, and those that
+resumed a session: it keeps the session tickets it gives, so a client's next connection can resume and send early
+data), and stops when stdin closes.
 
 By path: / answers 200 "hello"; /reject resets the request's stream with H3_REQUEST_REJECTED; /malformed sends a
 DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTED); /stall never answers;
@@ -21,12 +23,15 @@ from aioquic.buffer import encode_uint_var
 from aioquic.h3.connection import FrameType, H3Connection, encode_frame
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated
+from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, ProtocolNegotiated
 
 H3_REQUEST_REJECTED = 0x10B
 H3_INTERNAL_ERROR = 0x102
 seen = 0
 closed = 0
+early_accepted = 0
+resumed = 0
+tickets = {}
 
 
 class Hostile(QuicConnectionProtocol):
@@ -37,9 +42,12 @@ class Hostile(QuicConnectionProtocol):
         self.goaway = None
 
     def quic_event_received(self, event):
-        global seen, closed
+        global seen, closed, early_accepted, resumed
         if isinstance(event, ConnectionTerminated):
             closed += 1
+        if isinstance(event, HandshakeCompleted):
+            early_accepted += event.early_data_accepted
+            resumed += event.session_resumed
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol == "h3":
             self.h3 = H3Connection(self._quic)
         if self.h3 is None:
@@ -94,7 +102,9 @@ async def main():
     alpn = sys.argv[3] if len(sys.argv) > 3 else "h3"
     config = QuicConfiguration(is_client=False, alpn_protocols=[alpn], max_datagram_frame_size=None)
     config.load_cert_chain(cert, key)
-    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Hostile)
+    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Hostile,
+                         session_ticket_handler=lambda t: tickets.__setitem__(t.ticket, t),
+                         session_ticket_fetcher=lambda label: tickets.pop(label, None))
     port = server._transport.get_extra_info("sockname")[1]
     print(f"port {port}", flush=True)
     loop = asyncio.get_running_loop()
@@ -105,6 +115,8 @@ async def main():
             print(f"count {seen}", flush=True)
         elif line.strip() == b"closed":
             print(f"closed {closed}", flush=True)
+        elif line.strip() == b"early":
+            print(f"early [{early_accepted}, {resumed}]", flush=True)
     server.close()
 
 

@@ -361,6 +361,11 @@ fn bad_flags_with_http3_are_one_line_each() {
         (vec!["run", "--http3", "--http2", "-n", "1", "https://127.0.0.1:9/"], "--http2"),
         (vec!["run", "--http3", "--tls-version", "1.2", "-n", "1", "https://127.0.0.1:9/"], "--tls-version"),
         (vec!["run", "--http3", "--no-keepalive", "-n", "1", "https://127.0.0.1:9/"], "--no-keepalive"),
+        (vec!["run", "--0rtt", "-n", "1", "https://127.0.0.1:9/"], "--0rtt without --http3"),
+        (
+            vec!["run", "--http3", "--0rtt", "--tls-resume", "off", "-n", "1", "https://127.0.0.1:9/"],
+            "--tls-resume off",
+        ),
     ] {
         let out = hakaru(&args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
@@ -442,6 +447,40 @@ fn aioquic(dir: &Path, alpn: &str) -> common::python::Server {
     certificate(dir);
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     common::python::Server::start("h3_server.py", &[cert.to_str().unwrap(), key.to_str().unwrap(), alpn], "aioquic")
+}
+
+#[test]
+fn zero_rtt_sends_a_resumed_connections_requests_as_early_data_and_counts_what_the_server_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = aioquic(dir.path(), "h3");
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    // One connection at a time, one request each: a connection can resume the session of one before it.
+    let args = |zero_rtt: bool| {
+        let mut a = vec!["run", "--http3", "-k", "-t", "1", "-c", "1", "--max-requests-per-connection", "1"];
+        a.extend(zero_rtt.then_some("--0rtt"));
+        a.extend(["-n", "20", url.as_str()]);
+        a
+    };
+    let out = hakaru(&args(true));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_count("200"), 20, "{}", out.stdout);
+    let quic = &out.step()["quic"];
+    let count = |k: &str| quic[k].as_u64().unwrap_or_else(|| panic!("quic.{k}: {quic}"));
+    // The first connection has no ticket yet: a full handshake.
+    assert!((1..=19).contains(&count("zero_rtt_sent")), "{quic}");
+    // The server's own count of the handshakes whose early data it accepted is hakaru's, and it accepted them all.
+    let early = server.ask("early");
+    assert_eq!(early[0].as_u64(), Some(count("zero_rtt_accepted")), "server {early}, hakaru {quic}");
+    assert_eq!(count("zero_rtt_accepted"), count("zero_rtt_sent"), "{quic}");
+    assert!(early[1].as_u64().unwrap() >= count("zero_rtt_sent"), "early data only on resumed sessions: {early}");
+    assert_eq!(out.doc()["settings"]["tls"]["zero_rtt"], true, "{}", out.doc()["settings"]);
+    assert!(out.stdout.contains("connections sent early data the server accepted"), "{}", out.stdout);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+    // Without --0rtt no connection sends early data.
+    let out = hakaru(&args(false));
+    assert_eq!(out.status_count("200"), 20, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.step()["quic"]["zero_rtt_sent"], 0, "{}", out.step()["quic"]);
+    assert_eq!(server.ask("early")[0], early[0], "no early data without --0rtt");
 }
 
 #[test]

@@ -164,6 +164,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/ws_mode",
                 "/$defs/settings/properties/unix_socket",
                 "/$defs/settings/properties/tls",
+                "/$defs/settings/properties/tls/properties/zero_rtt",
                 "/$defs/settings/properties/proxy",
                 "/$defs/settings/properties/connect_to",
                 "/$defs/settings/properties/max_requests_per_connection",

@@ -338,6 +338,13 @@ pub struct RequestArgs {
     /// -c stays the number of connections; --streams sets the requests in flight on each, as with --http2.
     #[arg(long, help_heading = heading::REQUEST, hide_short_help = true)]
     pub http3: bool,
+    /// With --http3: send a resumed connection's first requests as 0-RTT early data, before its handshake ends.
+    ///
+    /// The first connection to a server makes a full handshake and keeps the server's session ticket; the next ones
+    /// resume with it and send at once. Early data can be replayed by an attacker: a server may refuse it, and
+    /// only requests safe to repeat belong in it. The document counts the attempts and those the server accepted.
+    #[arg(long = "0rtt", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub zero_rtt: bool,
     /// With --http2 or --http3: concurrent streams per connection (h2load's -m); a server allowing fewer is used as it allows.
     #[arg(long, value_name = "N", value_parser = count::<usize>, help_heading = heading::REQUEST)]
     pub streams: Option<usize>,

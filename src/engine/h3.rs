@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
@@ -134,6 +135,7 @@ impl Pool {
             in_flight: Cell::new(0),
             answered: Cell::new(false),
             seen: Cell::new((0, 0, QuicCounts::default())),
+            early: RefCell::new(None),
             claimed: Cell::new(0),
             retired: Cell::new(false),
         });
@@ -190,6 +192,8 @@ struct H3Conn {
     /// The UDP bytes sent and received and QUIC's counts that are counted already (quinn's statistics are per
     /// connection, from its start).
     seen: Cell<(u64, u64, QuicCounts)>,
+    /// `--0rtt`: whether the server accepted the connection's early data, until the handshake ends and it is counted.
+    early: RefCell<Option<Pin<Box<quinn::ZeroRttAccepted>>>>,
     /// Streams claimed on it; `--max-requests-per-connection` retires it at that many (no reconnect: hakaru's
     /// own close, counted in `closed_by_hakaru`).
     claimed: Cell<u64>,
@@ -255,6 +259,17 @@ impl H3Conn {
         let mut m = ctx.metrics.borrow_mut();
         m.bytes_in += stats.udp_rx.bytes.saturating_sub(rx);
         m.quic.merge(&now.since(&before));
+        // The handshake ended before the answer to an early request could be read, so after a request the
+        // server's word on the early data is in: looked at without waiting.
+        let mut early = self.early.borrow_mut();
+        let said = early.as_mut().and_then(|f| match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(accepted) => Some(accepted),
+            Poll::Pending => None,
+        });
+        if let Some(accepted) = said {
+            early.take();
+            m.quic.zero_rtt_accepted += u64::from(accepted);
+        }
         stats.udp_tx.bytes.saturating_sub(tx)
     }
 }
@@ -272,7 +287,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
         Ok(socket) => open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await,
         Err(f) => Err(f),
     };
-    let (quic, send, mut driver) = match opened {
+    let Opened { quic, send, mut driver, early } = match opened {
         Ok(parts) => parts,
         Err(f) => {
             *conn.failure.borrow_mut() = Some(f);
@@ -281,7 +296,12 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
         }
     };
     let done = Instant::now();
-    ctx.record_connect(start, Some(Handshake { tcp_done: start, resumed: false }), done);
+    // A 0-RTT connection's handshake phase ends when it can send: at once.
+    ctx.record_connect(start, Some(Handshake { tcp_done: start, resumed: early.is_some() }), done);
+    if let Some(accepted) = early {
+        ctx.metrics.borrow_mut().quic.zero_rtt_sent += 1;
+        *conn.early.borrow_mut() = Some(Box::pin(accepted));
+    }
     ctx.metrics.borrow_mut().connection_opened();
     *conn.quic.borrow_mut() = Some(quic.clone());
     *conn.send.borrow_mut() = Some(send);
@@ -304,6 +324,17 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     }
 }
 
+/// An HTTP/3 connection just opened.
+struct Opened {
+    quic: quinn::Connection,
+    /// Sends requests on it.
+    send: SendRequest,
+    /// Drives its control streams; ends with the connection.
+    driver: h3::client::Connection<h3_quinn::Connection, Bytes>,
+    /// `--0rtt` on a resumed session: whether the server accepted the early data, once the handshake ends.
+    early: Option<quinn::ZeroRttAccepted>,
+}
+
 /// One QUIC connection to `ep` with HTTP/3 set up on it, within `limit`: the connection, a sender of requests and
 /// the driver of the connection's control streams.
 async fn open(
@@ -312,19 +343,29 @@ async fn open(
     tls: &crate::plan::tls::TlsOptions,
     limit: Duration,
     max_header_list: usize,
-) -> Result<(quinn::Connection, SendRequest, h3::client::Connection<h3_quinn::Connection, Bytes>), Failure> {
+) -> Result<Opened, Failure> {
     let name = match &tls.sni {
         Some(n) => n.to_str().into_owned(),
         None => ep.host.clone(),
     };
     let attempt = async {
         let connecting = socket.connect(ep.addr, &name).map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))?;
-        let quic = connecting.await.map_err(|e| handshake_failure(&e))?;
+        // `--0rtt`: with a session ticket kept from an earlier connection the connection is usable at once, its
+        // first requests going as early data; without one (the first connection) the handshake is made whole.
+        let connecting = match tls.early_data {
+            true => connecting.into_0rtt(),
+            false => Err(connecting),
+        };
+        let (quic, early) = match connecting {
+            Ok((quic, accepted)) => (quic, Some(accepted)),
+            Err(connecting) => (connecting.await.map_err(|e| handshake_failure(&e))?, None),
+        };
         let alpn = quic
             .handshake_data()
             .and_then(|d| d.downcast::<quinn::crypto::rustls::HandshakeData>().ok())
             .and_then(|d| d.protocol);
-        if alpn.as_deref() != Some(b"h3") {
+        // Early data goes under the resumed session's ALPN (h3, checked on the connection that got the ticket).
+        if early.is_none() && alpn.as_deref() != Some(b"h3") {
             quic.close(quinn::VarInt::from_u32(0), b"no h3");
             return Err(Failure::new(ErrorKind::HandshakeFailed, "the server did not agree to ALPN h3"));
         }
@@ -333,7 +374,7 @@ async fn open(
             .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
             .await
             .map_err(|e| h3_connection_failure(Some(&quic), &e))?;
-        Ok((quic, send, driver))
+        Ok(Opened { quic, send, driver, early })
     };
     match tokio::time::timeout(limit, attempt).await {
         Ok(r) => r,
@@ -718,7 +759,7 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
             socket.set_default_client_config(config.clone());
             let opened = open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await;
             match opened {
-                Ok((quic, send, driver)) => {
+                Ok(Opened { quic, send, driver, .. }) => {
                     drop((send, driver));
                     quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
                     // The close is sent by the endpoint's driver: a moment for it, not waited on past the limit.

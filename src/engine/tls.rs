@@ -37,6 +37,8 @@ impl Tls {
     pub fn quic(opts: &TlsOptions, insecure: bool) -> rustls::ClientConfig {
         let (mut config, _) = client_config(&TlsOptions { version: Some(TlsVersion::V1_3), ..opts.clone() }, insecure);
         config.alpn_protocols = vec![b"h3".to_vec()];
+        // `--0rtt`: offer early data with a resumed session's ticket (quinn then lets the connection send at once).
+        config.enable_early_data = opts.early_data;
         config
     }
 

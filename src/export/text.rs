@@ -326,6 +326,13 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             q.packets_sent,
             q.loss() * 100.0
         );
+        if q.zero_rtt_sent > 0 {
+            let _ = writeln!(
+                out,
+                "  0-rtt        {} of {} connections sent early data the server accepted",
+                q.zero_rtt_accepted, q.zero_rtt_sent
+            );
+        }
     }
     if let Some(g) = &step.grpc {
         let _ = writeln!(

@@ -18,6 +18,10 @@ pub struct QuicCounts {
     pub bytes_lost: u64,
     /// Times the congestion controller cut its window.
     pub congestion_events: u64,
+    /// `--0rtt`: connections that sent early data on a resumed session, and those whose early data the server
+    /// accepted (counted by the engine as the handshakes end, not from quinn's statistics).
+    pub zero_rtt_sent: u64,
+    pub zero_rtt_accepted: u64,
 }
 
 impl QuicCounts {
@@ -32,6 +36,8 @@ impl QuicCounts {
             packets_lost: s.path.lost_packets,
             bytes_lost: s.path.lost_bytes,
             congestion_events: s.path.congestion_events,
+            zero_rtt_sent: 0,
+            zero_rtt_accepted: 0,
         }
     }
 
@@ -46,6 +52,8 @@ impl QuicCounts {
             packets_lost: self.packets_lost.saturating_sub(before.packets_lost),
             bytes_lost: self.bytes_lost.saturating_sub(before.bytes_lost),
             congestion_events: self.congestion_events.saturating_sub(before.congestion_events),
+            zero_rtt_sent: self.zero_rtt_sent.saturating_sub(before.zero_rtt_sent),
+            zero_rtt_accepted: self.zero_rtt_accepted.saturating_sub(before.zero_rtt_accepted),
         }
     }
 
@@ -58,6 +66,8 @@ impl QuicCounts {
         self.packets_lost += o.packets_lost;
         self.bytes_lost += o.bytes_lost;
         self.congestion_events += o.congestion_events;
+        self.zero_rtt_sent += o.zero_rtt_sent;
+        self.zero_rtt_accepted += o.zero_rtt_accepted;
     }
 }
 

@@ -8,7 +8,15 @@ use crate::target::{Endpoint, Scheme};
 /// The flags `--http3` cannot be given with (yet, or ever: HTTP/3 is TLS 1.3 over UDP).
 pub(super) fn check_flags(a: &RequestArgs) -> Result<(), UsageError> {
     if !a.http3 {
+        if a.zero_rtt {
+            return Err(UsageError::new("--0rtt without --http3: 0-RTT is QUIC's here; add --http3"));
+        }
         return Ok(());
+    }
+    if a.zero_rtt && a.tls_resume == crate::cli::args::OnOff::Off {
+        return Err(UsageError::new(
+            "--0rtt with --tls-resume off: 0-RTT needs a resumed session; leave one of them out",
+        ));
     }
     if a.http2 {
         return Err(UsageError::new("--http2 with --http3: a run speaks one HTTP version; give one of them"));

@@ -31,13 +31,23 @@ pub struct TlsOptions {
     pub sni: Option<ServerName<'static>>,
     /// `--tls-resume`: session tickets and IDs kept and offered.
     pub resume: bool,
+    /// `--0rtt` (HTTP/3): early data sent on a resumed session.
+    pub early_data: bool,
     /// What the result document says of them; None when no TLS flag was given.
     pub record: Option<TlsSettings>,
 }
 
 impl Default for TlsOptions {
     fn default() -> Self {
-        Self { roots: Vec::new(), client: None, version: None, sni: None, resume: true, record: None }
+        Self {
+            roots: Vec::new(),
+            client: None,
+            version: None,
+            sni: None,
+            resume: true,
+            early_data: false,
+            record: None,
+        }
     }
 }
 
@@ -51,6 +61,7 @@ impl TlsOptions {
             ("--tls-version", a.tls_version.is_some()),
             ("--sni", a.sni.is_some()),
             ("--tls-resume", a.tls_resume == OnOff::Off),
+            ("--0rtt", a.zero_rtt),
         ];
         let Some((first, _)) = given.iter().find(|(_, g)| *g) else { return Ok(TlsOptions::default()) };
         if !https {
@@ -85,8 +96,10 @@ impl TlsOptions {
             version: version.map(|v| if v == TlsVersion::V1_2 { "1.2" } else { "1.3" }.to_string()),
             sni: a.sni.clone(),
             resume: a.tls_resume == OnOff::On,
+            zero_rtt: a.zero_rtt,
         };
-        Ok(TlsOptions { roots, client, version, sni, resume: record.resume, record: Some(record) })
+        let (resume, early_data) = (record.resume, record.zero_rtt);
+        Ok(TlsOptions { roots, client, version, sni, resume, early_data, record: Some(record) })
     }
 }
 

@@ -25,6 +25,12 @@ pub struct QuicReport {
     pub bytes_lost: u64,
     /// Times a connection's congestion controller cut its window.
     pub congestion_events: u64,
+    /// `--0rtt`: connections that sent their first requests as early data (a resumed session), and those whose
+    /// early data the server accepted; 0 without the flag.
+    #[serde(default)]
+    pub zero_rtt_sent: u64,
+    #[serde(default)]
+    pub zero_rtt_accepted: u64,
 }
 
 impl QuicReport {
@@ -40,6 +46,8 @@ impl QuicReport {
             packets_lost: c.packets_lost,
             bytes_lost: c.bytes_lost,
             congestion_events: c.congestion_events,
+            zero_rtt_sent: c.zero_rtt_sent,
+            zero_rtt_accepted: c.zero_rtt_accepted,
         }
     }
 
@@ -53,6 +61,8 @@ impl QuicReport {
             packets_lost: self.packets_lost,
             bytes_lost: self.bytes_lost,
             congestion_events: self.congestion_events,
+            zero_rtt_sent: self.zero_rtt_sent,
+            zero_rtt_accepted: self.zero_rtt_accepted,
         }
     }
 

@@ -1,4 +1,4 @@
-//! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`,
+//! A study target's connection keys (`proxy`, `cacert`, `cert`, `key`, `tls_version`, `sni`, `tls_resume`, `zero_rtt`,
 //! `connect_to`, `max_requests_per_connection`, `connection_rate`, `unix_socket`), and a gRPC target's types (`proto`, `protoset`, `import_path`):
 //! checked with the study and given to each of its HTTP cases as the flags of the same names, files relative to
 //! the study file.
@@ -17,6 +17,8 @@ pub struct TargetConnection {
     pub tls_version: Option<TlsVersionArg>,
     pub sni: Option<String>,
     pub tls_resume: Option<bool>,
+    /// `--0rtt`: HTTP/3's early data on resumed sessions.
+    pub zero_rtt: bool,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
     pub connection_rate: Option<f64>,
@@ -37,6 +39,7 @@ pub struct Raw<'a> {
     pub tls_version: Option<String>,
     pub sni: Option<String>,
     pub tls_resume: Option<bool>,
+    pub zero_rtt: bool,
     pub connect_to: Vec<String>,
     pub max_requests_per_connection: Option<u64>,
     pub connection_rate: Option<f64>,
@@ -103,6 +106,7 @@ impl TargetConnection {
             tls_version,
             sni: r.sni,
             tls_resume: r.tls_resume,
+            zero_rtt: r.zero_rtt,
             connect_to: r.connect_to,
             max_requests_per_connection: r.max_requests_per_connection,
             connection_rate: r.connection_rate,
@@ -124,6 +128,7 @@ impl TargetConnection {
         a.tls_version = self.tls_version;
         a.sni = self.sni.clone();
         a.tls_resume = if self.tls_resume == Some(false) { OnOff::Off } else { OnOff::On };
+        a.zero_rtt = self.zero_rtt;
         a.connect_to = self.connect_to.clone();
         a.max_requests_per_connection = self.max_requests_per_connection;
         a.connection_rate = self.connection_rate;
@@ -146,7 +151,8 @@ mod tests {
             + "url = \"https://api.invalid/\"\nproxy = \"http://u:pw@127.0.0.1:3128\"\ncacert = \"Cargo.toml\"\n\
                cert = \"Cargo.toml\"\nkey = \"Cargo.lock\"\ntls_version = \"1.3\"\nsni = \"api.invalid\"\n\
                tls_resume = false\nconnect_to = [\"api.invalid:443:127.0.0.1:8443\"]\n\
-               max_requests_per_connection = 100\nconnection_rate = 20.5\nunix_socket = \"run/app.sock\"\n";
+               max_requests_per_connection = 100\nconnection_rate = 20.5\nunix_socket = \"run/app.sock\"\n\
+               zero_rtt = true\n";
         let p = plan(&text).unwrap();
         let line = p.cases[0].args.join(" ");
         let here = std::fs::canonicalize(".").unwrap().display().to_string();
@@ -161,6 +167,7 @@ mod tests {
             "--max-requests-per-connection 100".into(),
             "--connection-rate 20.5".into(),
             format!("--unix-socket {here}/run/app.sock"),
+            "--0rtt".into(),
         ] {
             assert!(line.contains(&flag), "{flag} in {line}");
         }

@@ -70,6 +70,9 @@ struct TargetSpec {
     tls_version: Option<String>,
     sni: Option<String>,
     tls_resume: Option<bool>,
+    /// `--0rtt` (with `http3 = true`).
+    #[serde(default)]
+    zero_rtt: bool,
     #[serde(default)]
     connect_to: Vec<String>,
     max_requests_per_connection: Option<u64>,
@@ -811,6 +814,7 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
         tls_version: t.tls_version,
         sni: t.sni,
         tls_resume: t.tls_resume,
+        zero_rtt: t.zero_rtt,
         connect_to: t.connect_to,
         max_requests_per_connection: t.max_requests_per_connection,
         connection_rate: t.connection_rate,
@@ -915,7 +919,7 @@ fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Targ
             &key("name"),
             &format!(
                 "target '{name}' is a key-value server: proxy, TLS, connection and gRPC keys (proxy, cacert, cert, \
-                 key, tls_version, sni, tls_resume, connect_to, max_requests_per_connection, connection_rate, unix_socket, \
+                 key, tls_version, sni, tls_resume, zero_rtt, connect_to, max_requests_per_connection, connection_rate, unix_socket, \
                  proto, protoset, import_path) are for HTTP targets (a key-value server's socket is its URL, \
                  redis+unix:///PATH)"
             ),
@@ -1392,6 +1396,7 @@ fn example(key: &str) -> &'static str {
         "tls_version" => "tls_version = \"1.3\"",
         "sni" => "sni = \"api.example.com\"",
         "tls_resume" => "tls_resume = false",
+        "zero_rtt" => "zero_rtt = true",
         "connect_to" => "connect_to = [\"api.example.com:443:127.0.0.1:8443\"]",
         "max_requests_per_connection" => "max_requests_per_connection = 100",
         "connection_rate" => "connection_rate = 100",
