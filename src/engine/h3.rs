@@ -250,6 +250,20 @@ impl H3Conn {
         h3_connection_failure(self.quic.borrow().as_ref(), e)
     }
 
+    /// `--0rtt`: whether the server accepted the early data, once the handshake ended (looked at without waiting);
+    /// said once, None before and after.
+    fn early_said(&self) -> Option<bool> {
+        let mut early = self.early.borrow_mut();
+        let said = early.as_mut().and_then(|f| match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(accepted) => Some(accepted),
+            Poll::Pending => None,
+        });
+        if said.is_some() {
+            early.take();
+        }
+        said
+    }
+
     /// Adds what the connection did since the last count to the step's figures (the UDP bytes received and QUIC's
     /// counts), and returns the UDP bytes it sent meanwhile (the caller's request takes them).
     fn count(&self, ctx: &ThreadCtx) -> u64 {
@@ -260,14 +274,8 @@ impl H3Conn {
         m.bytes_in += stats.udp_rx.bytes.saturating_sub(rx);
         m.quic.merge(&now.since(&before));
         // The handshake ended before the answer to an early request could be read, so after a request the
-        // server's word on the early data is in: looked at without waiting.
-        let mut early = self.early.borrow_mut();
-        let said = early.as_mut().and_then(|f| match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(accepted) => Some(accepted),
-            Poll::Pending => None,
-        });
-        if let Some(accepted) = said {
-            early.take();
+        // server's word on the early data is in.
+        if let Some(accepted) = self.early_said() {
             m.quic.zero_rtt_accepted += u64::from(accepted);
         }
         stats.udp_tx.bytes.saturating_sub(tx)
@@ -301,6 +309,8 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     if let Some(accepted) = early {
         ctx.metrics.borrow_mut().quic.zero_rtt_sent += 1;
         *conn.early.borrow_mut() = Some(Box::pin(accepted));
+        let left = plan.connect_timeout.saturating_sub(done - start);
+        tokio::task::spawn_local(handshake_deadline(Rc::clone(&ctx), Rc::clone(&conn), quic.clone(), left));
     }
     ctx.metrics.borrow_mut().connection_opened();
     *conn.quic.borrow_mut() = Some(quic.clone());
@@ -321,6 +331,24 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     m.connection_closed();
     if conn.retired.get() {
         m.closed_by_hakaru += 1;
+    }
+}
+
+/// `--0rtt`: the handshake goes on behind the early requests, still bounded by `--connect-timeout` (`left` of it):
+/// one not finished by then ends the connection as a connect timeout, its requests failing so. One that finished
+/// before any request ended is counted here. Ends with the connection.
+async fn handshake_deadline(ctx: Rc<ThreadCtx>, conn: Rc<H3Conn>, quic: quinn::Connection, left: Duration) {
+    let mut phase = conn.phase.subscribe();
+    tokio::select! {
+        _ = tokio::time::sleep(left) => {}
+        _ = phase.wait_for(|p| *p == Phase::Dead) => return,
+    }
+    if let Some(accepted) = conn.early_said() {
+        ctx.metrics.borrow_mut().quic.zero_rtt_accepted += u64::from(accepted);
+    } else if conn.early.borrow().is_some() {
+        let why = format!("no QUIC handshake within {}", humantime::format_duration(ctx.shared.plan.connect_timeout));
+        *conn.failure.borrow_mut() = Some(Failure::new(ErrorKind::ConnectTimeout, why));
+        quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"handshake timeout");
     }
 }
 
@@ -757,7 +785,10 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
         rt.block_on(async {
             let mut socket = quinn::Endpoint::client(local_address(ep)).map_err(|e| refused(Failure::from_io(&e)))?;
             socket.set_default_client_config(config.clone());
-            let opened = open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await;
+            // A full handshake, never 0-RTT on a ticket another endpoint of the same name left: the check is the
+            // handshake.
+            let tls = crate::plan::tls::TlsOptions { early_data: false, ..(*plan.tls).clone() };
+            let opened = open(&socket, ep, &tls, plan.connect_timeout, plan.max_header_list).await;
             match opened {
                 Ok(Opened { quic, send, driver, .. }) => {
                     drop((send, driver));

@@ -385,7 +385,11 @@ mod tests {
                     std::hint::spin_loop();
                 }
                 assert!(s.try_claim(&rng).is_none(), "a slot the pacer had not released was taken");
-                assert_eq!(s.claim(&rng).await, next, "the slot keeps its time");
+                // A client that asks for it waits too (its first look finds nothing released), and gets it as it was.
+                let mut claim = std::pin::pin!(s.claim(&rng));
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(claim.as_mut().poll(&mut cx).is_pending(), "claimed before the pacer released it");
+                assert_eq!(claim.await, next, "the slot keeps its time");
             };
             tokio::time::timeout(Duration::from_secs(20), claims).await.expect("the slots within 20 s");
             pacer.abort();

@@ -217,6 +217,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--tls-resume", r.tls_resume == crate::cli::args::OnOff::Off),
         ("--http2", r.http2),
         ("--http3", r.http3),
+        ("--0rtt", r.zero_rtt),
         ("--streams", r.streams.is_some()),
         ("--ok-status", r.ok_status != "200-399"),
         ("--wait", a.wait.is_some()),
