@@ -71,17 +71,25 @@ fn tls_without_keepalive_connect_handshake_first_byte_and_receiving_add_up_to_th
 }
 
 #[test]
-fn with_keepalive_only_the_connections_opened_are_timed_and_no_line_is_printed() {
+fn with_keepalive_only_the_connections_opened_are_timed_and_the_line_shows_only_when_they_weigh() {
     let nginx = Nginx::start();
-    let out = hakaru(&["run", "-c", "2", "-n", "400", &nginx.url("/")]);
+    let out = hakaru(&["run", "-c", "2", "-n", "4000", &nginx.url("/")]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let step = out.step();
     let opened = step["connections"]["opened"].as_u64().unwrap();
     assert!((2..10).contains(&opened), "{opened}");
     assert_eq!(step["phases"]["connections_opened"].as_u64(), Some(opened));
     assert_eq!(phase(step, "connect", "count") as u64, opened);
-    assert_eq!(step["phases"]["answers"], 400);
-    assert!(!out.stdout.lines().any(|l| l.trim_start().starts_with("phases")), "{}", out.stdout);
+    assert_eq!(step["phases"]["answers"], 4000);
+    // The line shows only where opening connections took a tenth of the time or receiving a quarter: with
+    // keep-alive two connects among 4,000 answers are far from it, unless a busy machine made a connect take
+    // milliseconds (seen at load 5: 16 % of 400 answers' time). Whichever it was, the line follows the figures.
+    let total = |name: &str| phase(step, name, "mean") * phase(step, name, "count");
+    let opening = total("connect");
+    let all = opening + total("waiting") + total("receiving");
+    let told = opening >= 0.1 * all || total("receiving") >= 0.25 * all;
+    let line = out.stdout.lines().any(|l| l.trim_start().starts_with("phases"));
+    assert_eq!(line, told, "opening {opening:.0} of {all:.0} us: {}", out.stdout);
 }
 
 #[test]
