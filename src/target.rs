@@ -400,9 +400,49 @@ pub fn connected_to_itself(local: std::io::Result<SocketAddr>, peer: std::io::Re
     matches!((local, peer), (Ok(l), Ok(p)) if l.ip() == p.ip() && l.port() == p.port())
 }
 
+/// Whether a connection to `port` can connect to itself: only a port the kernel may give a connecting socket (its
+/// ephemeral range, read once; every port when it cannot be read). Elsewhere [`connected_to_itself`] is false
+/// and its two system calls a connection (`getsockname`, `getpeername`) can be spared: a tenth of a connection's
+/// calls without keep-alive.
+pub fn may_connect_to_itself(port: u16) -> bool {
+    static RANGE: std::sync::OnceLock<(u16, u16)> = std::sync::OnceLock::new();
+    let (low, high) = *RANGE.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|text| ephemeral_range(&text))
+            .unwrap_or((0, u16::MAX))
+    });
+    (low..=high).contains(&port)
+}
+
+/// The two ports of `ip_local_port_range`'s text ("32768\t60999\n").
+fn ephemeral_range(text: &str) -> Option<(u16, u16)> {
+    let mut ports = text.split_whitespace().map(str::parse::<u16>);
+    match (ports.next(), ports.next()) {
+        (Some(Ok(low)), Some(Ok(high))) if low <= high => Some((low, high)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_port_of_the_ephemeral_range_can_connect_to_itself() {
+        assert_eq!(ephemeral_range("32768\t60999\n"), Some((32768, 60999)));
+        assert_eq!(ephemeral_range("1024 65535"), Some((1024, 65535)));
+        assert_eq!(ephemeral_range("60999 32768"), None);
+        assert_eq!(ephemeral_range("garbage"), None);
+        // This machine's range, whatever it is, holds the ports the kernel hands out: a listener on port 0 gets one.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        assert!(may_connect_to_itself(port), "{port}");
+        if std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .is_ok_and(|t| ephemeral_range(&t).is_some())
+        {
+            assert!(!may_connect_to_itself(80), "port 80 is below every ephemeral range");
+        }
+    }
 
     #[test]
     fn a_unix_connect_to_a_server_whose_backlog_is_full_ends_at_its_timeout() {

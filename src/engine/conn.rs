@@ -134,7 +134,10 @@ async fn tcp_connect_to(
             .map_err(|e| Failure::new(ErrorKind::Connect, format!("bind to the source address {source}: {e}")))?;
     }
     match tokio::time::timeout_at(deadline, socket.connect(addr)).await {
-        Ok(Ok(stream)) if crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) => {
+        Ok(Ok(stream))
+            if crate::target::may_connect_to_itself(addr.port())
+                && crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) =>
+        {
             Err(Failure::new(
                 ErrorKind::ConnectRefused,
                 format!("connect to {addr}: connected to itself (nothing listens there)"),
