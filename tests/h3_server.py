@@ -11,7 +11,8 @@ DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTE
 and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY; /sse streams
 five server-sent events ("data: 1" ... "data: 5"), the first 30 ms after the request and then one every 20 ms,
 and ends the stream; /sse-cut sends two of them, then resets the stream (H3_INTERNAL_ERROR).
-Usage: h3_server.py CERT KEY [ALPN] (ALPN "h3" unless given: another one is a server that offers no HTTP/3).
+Usage: h3_server.py CERT KEY [ALPN] [refuse-early] (ALPN "h3" unless given: another one is a server that offers
+no HTTP/3; refuse-early: it gives session tickets but never resumes one, so it refuses every 0-RTT early data).
 """
 
 import asyncio
@@ -100,11 +101,12 @@ class Hostile(QuicConnectionProtocol):
 async def main():
     cert, key = sys.argv[1], sys.argv[2]
     alpn = sys.argv[3] if len(sys.argv) > 3 else "h3"
+    refuse_early = len(sys.argv) > 4 and sys.argv[4] == "refuse-early"
     config = QuicConfiguration(is_client=False, alpn_protocols=[alpn], max_datagram_frame_size=None)
     config.load_cert_chain(cert, key)
     server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Hostile,
                          session_ticket_handler=lambda t: tickets.__setitem__(t.ticket, t),
-                         session_ticket_fetcher=lambda label: tickets.pop(label, None))
+                         session_ticket_fetcher=lambda label: None if refuse_early else tickets.pop(label, None))
     port = server._transport.get_extra_info("sockname")[1]
     print(f"port {port}", flush=True)
     loop = asyncio.get_running_loop()

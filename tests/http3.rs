@@ -481,6 +481,22 @@ fn zero_rtt_sends_a_resumed_connections_requests_as_early_data_and_counts_what_t
     assert_eq!(out.status_count("200"), 20, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.step()["quic"]["zero_rtt_sent"], 0, "{}", out.step()["quic"]);
     assert_eq!(server.ask("early")[0], early[0], "no early data without --0rtt");
+    drop(server);
+
+    // A server that refuses early data: the requests it threw away are sent again after a full handshake, and the
+    // thread makes no more 0-RTT attempts there. Every request succeeds and the server processed each once.
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let mut server = common::python::Server::start("h3_server.py", &[cert, key, "h3", "refuse-early"], "aioquic");
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    let refusing = args(true).into_iter().map(|a| if a.starts_with("https://") { url.as_str() } else { a });
+    let out = hakaru(&refusing.collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_count("200"), 20, "{}\n{}", out.stdout, out.stderr);
+    let quic = &out.step()["quic"];
+    assert_eq!((quic["zero_rtt_sent"].as_u64(), quic["zero_rtt_accepted"].as_u64()), (Some(1), Some(0)), "{quic}");
+    assert_eq!(server.ask("count"), 20, "each request processed once");
+    assert_eq!(server.ask("early")[0], 0);
 }
 
 #[test]

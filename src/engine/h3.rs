@@ -62,6 +62,8 @@ pub(super) struct Pool {
     sockets: RefCell<[Option<quinn::Endpoint>; 2]>,
     /// The plan's requests read as HTTP/3's, by their bytes' place (each request's bytes are a slice of its own).
     requests: RefCell<HashMap<(usize, usize), Rc<Request>>>,
+    /// `--0rtt`: a server refused this thread's early data, so its later connections make full handshakes.
+    early_refused: Cell<bool>,
 }
 
 thread_local! {
@@ -93,6 +95,7 @@ pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
         config: client_config(&ctx.shared.plan).expect("checked before the load"),
         sockets: RefCell::new([None, None]),
         requests: RefCell::new(HashMap::new()),
+        early_refused: Cell::new(false),
     })
 }
 
@@ -136,6 +139,7 @@ impl Pool {
             answered: Cell::new(false),
             seen: Cell::new((0, 0, QuicCounts::default())),
             early: RefCell::new(None),
+            early_refused: Cell::new(false),
             claimed: Cell::new(0),
             retired: Cell::new(false),
         });
@@ -194,6 +198,8 @@ struct H3Conn {
     seen: Cell<(u64, u64, QuicCounts)>,
     /// `--0rtt`: whether the server accepted the connection's early data, until the handshake ends and it is counted.
     early: RefCell<Option<Pin<Box<quinn::ZeroRttAccepted>>>>,
+    /// The server refused its early data: the requests sent in it never reached the server.
+    early_refused: Cell<bool>,
     /// Streams claimed on it; `--max-requests-per-connection` retires it at that many (no reconnect: hakaru's
     /// own close, counted in `closed_by_hakaru`).
     claimed: Cell<u64>,
@@ -261,6 +267,9 @@ impl H3Conn {
         if said.is_some() {
             early.take();
         }
+        if said == Some(false) {
+            self.early_refused.set(true);
+        }
         said
     }
 
@@ -292,7 +301,10 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     let start = ctx.connection_turn().await.unwrap_or_else(Instant::now);
     let ep = ctx.endpoint(endpoint);
     let opened = match pool.socket(ep) {
-        Ok(socket) => open(&socket, ep, &plan.tls, plan.connect_timeout, plan.max_header_list).await,
+        Ok(socket) => {
+            let early = plan.tls.early_data && !pool.early_refused.get();
+            open(&socket, ep, &plan.tls, early, plan.connect_timeout, plan.max_header_list).await
+        }
         Err(f) => Err(f),
     };
     let Opened { quic, send, mut driver, early } = match opened {
@@ -369,6 +381,7 @@ async fn open(
     socket: &quinn::Endpoint,
     ep: &crate::target::Endpoint,
     tls: &crate::plan::tls::TlsOptions,
+    early_data: bool,
     limit: Duration,
     max_header_list: usize,
 ) -> Result<Opened, Failure> {
@@ -380,7 +393,7 @@ async fn open(
         let connecting = socket.connect(ep.addr, &name).map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))?;
         // `--0rtt`: with a session ticket kept from an earlier connection the connection is usable at once, its
         // first requests going as early data; without one (the first connection) the handshake is made whole.
-        let connecting = match tls.early_data {
+        let connecting = match early_data {
             true => connecting.into_0rtt(),
             false => Err(connecting),
         };
@@ -711,6 +724,18 @@ impl Link for H3Link {
             conn.in_flight.set(conn.in_flight.get() - 1);
             conn.close_if_drained();
             exchange.wrote(conn.count(ctx) as usize);
+            let outcome = match outcome {
+                // `--0rtt` refused: the request went in early data the server threw away, so it was never
+                // processed. It is sent once more on a connection with a full handshake (this thread makes no more
+                // 0-RTT attempts at a server that refuses them); the one refused is closed.
+                Outcome::Failed(f) if conn.early_refused.get() => {
+                    self.pool.early_refused.set(true);
+                    conn.drain();
+                    conn.close_if_drained();
+                    Outcome::Unsent(f)
+                }
+                o => o,
+            };
             match outcome {
                 // An answer complete only past the deadline (the loop was busy, the timer could not fire before it)
                 // is a timeout, never a success.
@@ -787,8 +812,7 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
             socket.set_default_client_config(config.clone());
             // A full handshake, never 0-RTT on a ticket another endpoint of the same name left: the check is the
             // handshake.
-            let tls = crate::plan::tls::TlsOptions { early_data: false, ..(*plan.tls).clone() };
-            let opened = open(&socket, ep, &tls, plan.connect_timeout, plan.max_header_list).await;
+            let opened = open(&socket, ep, &plan.tls, false, plan.connect_timeout, plan.max_header_list).await;
             match opened {
                 Ok(Opened { quic, send, driver, .. }) => {
                     drop((send, driver));
