@@ -554,9 +554,9 @@ enum Outcome {
 /// HTTP/3's code of a request the server did not process (RFC 9114 8.1): safe to send again.
 const H3_REQUEST_REJECTED: u64 = 0x10b;
 
-/// One request on a stream: sent, its body written, its answer read to its end (the body counted, not kept).
-/// One request on a stream of `conn`: its answer's status and first byte's time. `events`: its body read as
-/// events (`--events`); `kept`: its headers and body kept for a script's `response()`.
+/// One request on a stream of `conn`: sent, its body written, its answer read to its end; its answer's status and
+/// first byte's time. `events`: its body read as events (`--events`); `kept`: its headers and body kept for a
+/// script's `response()` (otherwise the body is counted, not kept).
 async fn request(
     conn: &H3Conn,
     mut send: SendRequest,

@@ -25,7 +25,7 @@ pub struct QuicCounts {
 }
 
 impl QuicCounts {
-    /// The counts a connection's statistics hold: cumulative since it opened.
+    /// The counts a connection's statistics hold: cumulative since it opened (the 0-RTT counts are not among them).
     pub fn of(s: &quinn::ConnectionStats) -> QuicCounts {
         QuicCounts {
             datagrams_out: s.udp_tx.datagrams,
@@ -36,12 +36,11 @@ impl QuicCounts {
             packets_lost: s.path.lost_packets,
             bytes_lost: s.path.lost_bytes,
             congestion_events: s.path.congestion_events,
-            zero_rtt_sent: 0,
-            zero_rtt_accepted: 0,
+            ..QuicCounts::default()
         }
     }
 
-    /// What `self` (a later count of the same connection) adds to `before`.
+    /// What `self` (a later count of the same connection's statistics) adds to `before`.
     pub fn since(&self, before: &QuicCounts) -> QuicCounts {
         QuicCounts {
             datagrams_out: self.datagrams_out.saturating_sub(before.datagrams_out),
@@ -52,8 +51,7 @@ impl QuicCounts {
             packets_lost: self.packets_lost.saturating_sub(before.packets_lost),
             bytes_lost: self.bytes_lost.saturating_sub(before.bytes_lost),
             congestion_events: self.congestion_events.saturating_sub(before.congestion_events),
-            zero_rtt_sent: self.zero_rtt_sent.saturating_sub(before.zero_rtt_sent),
-            zero_rtt_accepted: self.zero_rtt_accepted.saturating_sub(before.zero_rtt_accepted),
+            ..QuicCounts::default()
         }
     }
 
