@@ -38,8 +38,9 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Open loop: `uniform` or `poisson`.
     pub arrival: Option<crate::load::Arrival>,
-    /// Open loop: `--pace-window` in microseconds, the longest a request waited for the pacer's next wake-up
-    /// past its intended send time; absent in a closed loop (and in documents from before the flag).
+    /// Open loop: `--pace-window` in microseconds: a request left at most half of it before or after its intended
+    /// send time (before: from 2026-11-29; until then at most all of it after); absent in a closed loop (and in
+    /// documents from before the flag).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace_window_us: Option<u64>,
     pub keepalive: bool,

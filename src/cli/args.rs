@@ -267,12 +267,13 @@ pub struct RequestArgs {
     /// SETTINGS_MAX_HEADER_LIST_SIZE, which says it to the server); a longer one fails as header_list_too_large.
     #[arg(long, value_name = "SIZE", default_value = "64KiB", help_heading = heading::REQUEST, hide_short_help = true)]
     pub max_header_list: String,
-    /// Open loop: the pacer wakes at most once per this window and sends every request due by then (0: a
-    /// wake-up for each request).
+    /// Open loop: the pacer wakes at most once per this window and sends every request due within half of it
+    /// (0: a wake-up for each request, at its time).
     ///
-    /// A wake-up costs more than a keep-alive request; at high rates many requests share one. A request waits at
-    /// most the window past its intended send time, and its latency still counts from that time.
-    #[arg(long, value_name = "TIME", default_value = "200us", help_heading = heading::LOAD, hide_short_help = true)]
+    /// A wake-up costs more than a keep-alive request; at high rates many requests share one. A request leaves at
+    /// most half the window before or after its intended send time: a late one's latency counts from that time, an
+    /// early one's from its actual send.
+    #[arg(long, value_name = "TIME", default_value = "400us", help_heading = heading::LOAD, hide_short_help = true)]
     pub pace_window: String,
     /// A new connection for every request, with `Connection: close` (ab without -k).
     ///

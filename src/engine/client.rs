@@ -284,7 +284,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 }
             }
             let first_sent = chained.map(|(_, sent)| sent);
-            let intended = match chained.take() {
+            let mut intended = match chained.take() {
                 Some((first, _)) => first,
                 None => ctx.intended_send_time(ready).await,
             };
@@ -327,6 +327,9 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 // Open loop: this is when the client may send. Keep one connected client spare, so a burst of
                 // slots does not wait for a connection to open.
                 ready = Instant::now();
+                // A slot released up to half the pace window early: its latency counts from its actual send, never
+                // from an instant after the request left.
+                intended = intended.min(ready);
                 let late = ready.saturating_duration_since(intended) > Duration::from_millis(1);
                 // A slot missed because every connection -c allows was busy: counted per slot, so the figure
                 // says how many requests -c made late. (A second half keeps its first half's mark.)
@@ -802,6 +805,8 @@ async fn run_batch(
             more = false;
             break;
         }
+        // A slot released early counts from now (see the lone request's).
+        let intended = intended.map(|i| i.min(Instant::now()));
         let start = wire.len();
         let Some(op) = source.next_op_into(wire) else {
             more = false;

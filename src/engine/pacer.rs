@@ -73,7 +73,8 @@ pub enum Pace {
 pub struct Schedule {
     /// The next slot no client has claimed yet.
     next: Cell<Instant>,
-    /// Slots up to this instant are released to the clients: the pacer moves it at each of its wake-ups, so a
+    /// Slots up to this instant are released to the clients: the pacer moves it at each of its wake-ups (to half a
+    /// window past it), so a
     /// client that is awake for another reason (an answer came) does not send a slot that fell due since, alone:
     /// the due slots go out together at the pacer's next wake-up, and the server gets them as one burst.
     released: Cell<Instant>,
@@ -99,7 +100,7 @@ pub struct Schedule {
     started: Cell<bool>,
     /// Tells the pacer that the schedule has started (its first slot may still be ahead).
     begun: Notify,
-    /// The pacer wakes at most once per window: the slots that fall due in between share the next wake-up.
+    /// The pacer wakes at most once per window: the slots due within half a window of a wake-up share it.
     window: Duration,
     /// Times the pacer slept and was woken by its timer (the wake-ups the window saves are counted here).
     wakeups: Cell<u64>,
@@ -239,21 +240,27 @@ impl Schedule {
         }
         // A wake-up costs more than a request (a thread that sleeps and is woken by a timer: tens of µs of system
         // time on a VM against ~7 µs for a keep-alive request), so the pacer sleeps at least `window` between
-        // wake-ups and hands every slot due by then to the clients at once. A slot's intended time does not move
-        // and its latency still counts from it: a request waits at most the window for its wake-up.
+        // wake-ups and hands every slot due within half a window to the clients at once. A slot's intended time
+        // does not move: a request leaves at most half the window after it (its latency counting from that time)
+        // or before it (counting from its actual send, see `client.rs`).
+        let lead = self.window / 2;
         let mut last_wake = Instant::now();
         loop {
             let slot = self.next.get();
             if slot > self.released.get() {
                 let now = Instant::now();
                 if slot > now {
+                    // At its time, or at the window's end: released half a window ahead, so no slot waits
+                    // more than half a window for it.
                     let wake = slot.max(last_wake + self.window);
                     timer.sleep(wake - now).await?;
                     last_wake = Instant::now();
                     self.wakeups.set(self.wakeups.get() + 1);
                 }
-                // Every slot due by now goes: those that fell due while the clients were busy too (late ones).
-                self.released.set(Instant::now());
+                // Every slot due within half a window goes: those that fell due while the clients were busy too
+                // (late ones), and those due before the next wake-up could come (early ones, whose latency counts
+                // from their actual send).
+                self.released.set(Instant::now() + lead);
             }
             if self.idle.get() == 0 {
                 more_clients();
@@ -340,7 +347,8 @@ mod tests {
     #[test]
     fn a_pace_window_wakes_at_most_once_per_window_and_moves_no_slot() {
         // 2,000 slots 10 µs apart (20 ms) with a 2 ms window: at most one wake-up per window (a busy machine only
-        // wakes later, so fewer), every slot claimed at or after its time and the slots still exactly 10 µs apart.
+        // wakes later, so fewer), no slot claimed more than half the window (1 ms) before its time and the slots
+        // still exactly 10 µs apart.
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
             let s =
@@ -353,7 +361,7 @@ mod tests {
                 let mut last = first;
                 for k in 1..2_000u32 {
                     let slot = s.claim(&rng).await;
-                    assert!(Instant::now() >= slot, "slot {k} claimed before it fell due");
+                    assert!(Instant::now() + Duration::from_millis(1) >= slot, "slot {k} claimed over 1 ms early");
                     assert_eq!(slot - last, Duration::from_micros(10), "slot {k} moved");
                     last = slot;
                 }
@@ -362,6 +370,25 @@ mod tests {
                 assert!(wakeups as f64 <= windows.ceil() + 1.0, "{wakeups} wake-ups in {windows:.1} windows");
             };
             tokio::time::timeout(Duration::from_secs(60), claims).await.expect("2,000 slots within 60 s");
+            pacer.abort();
+        });
+    }
+
+    #[test]
+    fn slots_further_apart_than_the_window_are_released_at_their_time_not_early() {
+        // Slots 3 ms apart with a 2 ms window: the window holds none back, so none goes early for it.
+        on_one_thread(async {
+            let gate = Arc::new(StartGate::new(1));
+            let s = Rc::new(Schedule::new(gate, Duration::ZERO, 0.003, false).with_window(Duration::from_millis(2)));
+            let pacer = spawn_pacer(&s);
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+            let claims = async {
+                for k in 0..20 {
+                    let slot = s.claim(&rng).await;
+                    assert!(Instant::now() >= slot, "slot {k} claimed before it fell due");
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(20), claims).await.expect("20 slots within 20 s");
             pacer.abort();
         });
     }

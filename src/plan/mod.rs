@@ -258,16 +258,16 @@ pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
 }
 
 /// The default `--pace-window`, for the plans no flag sets it in (kv).
-pub const PACE_WINDOW: Duration = Duration::from_micros(200);
+pub const PACE_WINDOW: Duration = Duration::from_micros(400);
 
-/// `--pace-window` from 0 (a wake-up per request) to 1 ms, past which a request would count as late for the
-/// window alone.
+/// `--pace-window` from 0 (a wake-up per request, at its time) to 1 ms: a request leaves at most half a
+/// millisecond from its time, half the 1 ms past which it would count as late.
 pub fn flag_pace_window(value: &str) -> Result<Duration, UsageError> {
     let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--pace-window '{value}': {e}")))?;
     if d > Duration::from_millis(1) {
         return Err(UsageError::new(format!(
-            "--pace-window '{value}': must be at most 1ms (a request sent later than that counts as late); try \
-             --pace-window 200us"
+            "--pace-window '{value}': must be at most 1ms (a request may leave half the window from its time); \
+             try --pace-window 400us"
         )));
     }
     Ok(d)
