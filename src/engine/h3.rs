@@ -215,13 +215,16 @@ enum Claim {
 }
 
 impl H3Conn {
-    /// Waits until the connection is open; returns a sender of requests on it and whether it waited.
-    async fn claim(&self) -> Result<(SendRequest, bool), Claim> {
-        let mut rx = self.phase.subscribe();
-        let waited = *rx.borrow() == Phase::Opening;
-        let phase = *rx.wait_for(|p| *p != Phase::Opening).await.map_err(|_| Claim::Gone)?;
-        match (phase, self.send.borrow().as_ref()) {
-            (Phase::Open, Some(send)) => Ok((send.clone(), waited)),
+    /// Waits until the connection is open and can take a request; returns whether it waited. (A receiver of the
+    /// phase only when it has to wait: the last one dropped wakes the sender's waiters, a cost each request paid.)
+    async fn claim(&self) -> Result<bool, Claim> {
+        let waited = *self.phase.borrow() == Phase::Opening;
+        if waited {
+            self.phase.subscribe().wait_for(|p| *p != Phase::Opening).await.map_err(|_| Claim::Gone)?;
+        }
+        let phase = *self.phase.borrow();
+        match (phase, self.send.borrow().is_some()) {
+            (Phase::Open, true) => Ok(waited),
             _ => match self.failure.borrow().clone() {
                 Some(f) if !self.answered.get() => Err(Claim::Failed(f)),
                 _ => Err(Claim::Gone),
@@ -559,7 +562,7 @@ const H3_REQUEST_REJECTED: u64 = 0x10b;
 /// script's `response()` (otherwise the body is counted, not kept).
 async fn request(
     conn: &H3Conn,
-    mut send: SendRequest,
+    send: &mut SendRequest,
     r: &Request,
     mut events: Option<&mut EventReader>,
     mut kept: Option<&mut Kept>,
@@ -572,7 +575,6 @@ async fn request(
         }
         Err(e) => return Outcome::Failed(stream_failure(conn, e)),
     };
-    drop(send);
     let answer = async {
         if !r.body.is_empty() {
             stream.send_data(r.body.clone()).await?;
@@ -641,6 +643,9 @@ async fn request(
 pub(super) struct H3Link {
     pool: Rc<Pool>,
     slot: usize,
+    /// The slot's sender of requests on the connection it last used: kept while the slot stays on that connection,
+    /// not cloned (and dropped) for each request.
+    sender: Option<(Rc<H3Conn>, SendRequest)>,
     /// `--events`: the slot's reader of each answer's body as events.
     events: Option<EventReader>,
     /// A script's `response()` wants each answer: the last one's headers and body.
@@ -649,7 +654,7 @@ pub(super) struct H3Link {
 
 impl H3Link {
     pub(super) fn new(pool: Rc<Pool>, slot: usize, events: Option<EventReader>) -> H3Link {
-        H3Link { pool, slot, events, kept: None }
+        H3Link { pool, slot, sender: None, events, kept: None }
     }
 
     /// Keeps each answer's headers and body when a script's `response()` wants them.
@@ -699,13 +704,21 @@ impl Link for H3Link {
                 c = conn.claim() => c,
                 _ = timer.as_mut() => return Err(timeout_failure(exchange.timeout)),
             };
-            let (send, waited) = match claimed {
-                Ok(c) => c,
+            let waited = match claimed {
+                Ok(w) => w,
                 Err(Claim::Gone) => {
                     tokio::task::yield_now().await;
                     continue;
                 }
                 Err(Claim::Failed(f)) => return Err(f),
+            };
+            let send = match &mut self.sender {
+                Some((c, send)) if Rc::ptr_eq(c, &conn) => send,
+                cached => {
+                    // Claimed open, so its sender is there.
+                    let Some(send) = conn.send.borrow().clone() else { continue };
+                    &mut cached.insert((Rc::clone(&conn), send)).1
+                }
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
             timer.as_mut().reset((sent + exchange.timeout).into());
