@@ -30,6 +30,7 @@ use crate::protocol::http::Kept;
 use super::ThreadCtx;
 use super::client::{Exchange, Link, timeout_failure};
 use super::conn::Failure;
+use super::h3_failures::{H3_REQUEST_REJECTED, goaway, h3_connection_failure, handshake_failure, stream_failure};
 use crate::metrics::ErrorKind;
 use crate::metrics::phases::Handshake;
 use crate::protocol::h3::{self as proto, Request};
@@ -41,7 +42,7 @@ const STREAM_WINDOW: u32 = 64 << 20;
 
 /// How long a connection may go without a packet from the server before QUIC ends it (`idle_timeout`); each
 /// request's own `--timeout` holds apart from it.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A pause before a connection is opened again after the last one failed, so a server that refuses every
 /// handshake is not met with a tight loop of new ones.
@@ -440,110 +441,6 @@ fn local_address(ep: &crate::target::Endpoint) -> SocketAddr {
     SocketAddr::new(ep.source.unwrap_or(any), 0)
 }
 
-/// The failure of a handshake that did not complete.
-fn handshake_failure(e: &quinn::ConnectionError) -> Failure {
-    match e {
-        quinn::ConnectionError::TimedOut => Failure::new(ErrorKind::ConnectTimeout, "no answer to the QUIC handshake"),
-        quinn::ConnectionError::TransportError(t) if t.code == quinn::TransportErrorCode::crypto(120) => {
-            Failure::new(ErrorKind::HandshakeFailed, "no h3 in the server's ALPN (no_application_protocol)")
-        }
-        quinn::ConnectionError::ConnectionClosed(c) if c.error_code == quinn::TransportErrorCode::crypto(120) => {
-            Failure::new(ErrorKind::HandshakeFailed, "the server refused ALPN h3 (alert no_application_protocol)")
-        }
-        other => Failure::new(ErrorKind::HandshakeFailed, format!("the QUIC handshake failed: {other}")),
-    }
-}
-
-/// The failure a connection's end gives the requests it cut, by what ended it.
-fn connection_failure(e: &quinn::ConnectionError) -> Failure {
-    use quinn::ConnectionError as E;
-    match e {
-        E::TimedOut => Failure::new(
-            ErrorKind::IdleTimeout,
-            format!("nothing from the server for {}: QUIC's idle timeout", humantime::format_duration(IDLE_TIMEOUT)),
-        ),
-        E::ApplicationClosed(c) => {
-            let code = c.error_code.into_inner();
-            Failure::new(
-                ErrorKind::h3(code),
-                format!("the server closed the connection with {}{}", proto::code_text(code), reason(&c.reason)),
-            )
-        }
-        E::ConnectionClosed(c) => Failure::new(
-            ErrorKind::QuicTransport,
-            format!(
-                "the server closed the connection with a QUIC transport error: {}{}",
-                c.error_code,
-                reason(&c.reason)
-            ),
-        ),
-        E::TransportError(t) => Failure::new(ErrorKind::QuicTransport, format!("the server broke QUIC's rules: {t}")),
-        E::Reset => Failure::new(ErrorKind::QuicReset, "the server sent a stateless reset: it has no such connection"),
-        E::VersionMismatch => Failure::new(ErrorKind::HandshakeFailed, "the server speaks no QUIC version hakaru does"),
-        E::LocallyClosed | E::CidsExhausted => Failure::new(ErrorKind::Closed, format!("the connection ended ({e})")),
-    }
-}
-
-/// A reason phrase the server gave, printable and short, after ": ".
-fn reason(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return String::new();
-    }
-    let shown = crate::protocol::http::response::quote(&bytes[..bytes.len().min(100)]);
-    format!(" (\"{}\")", crate::secrets::scrub_text(&shown))
-}
-
-/// The failure of an h3 connection error: QUIC's own reason first.
-/// The failure an HTTP/3 connection's end gives the requests it cut: a rule of HTTP/3's the server broke (hakaru's
-/// side closed the connection with that code), else QUIC's own reason when it has one (an idle timeout, the
-/// server's CONNECTION_CLOSE and its code), else what h3 said.
-fn h3_connection_failure(quic: Option<&quinn::Connection>, e: &h3::error::ConnectionError) -> Failure {
-    use h3::error::{ConnectionError as C, LocalError};
-    if let C::Local { error: LocalError::Application { code, reason, .. }, .. } = e {
-        return Failure::new(
-            ErrorKind::h3(code.value()),
-            format!(
-                "the server broke HTTP/3's rules: {} ({}); hakaru closed the connection",
-                proto::code_text(code.value()),
-                crate::secrets::scrub_text(reason)
-            ),
-        );
-    }
-    if let Some(reason) = quic.and_then(quinn::Connection::close_reason) {
-        return connection_failure(&reason);
-    }
-    match e {
-        C::Timeout { .. } => connection_failure(&quinn::ConnectionError::TimedOut),
-        other => Failure::new(ErrorKind::Closed, format!("the HTTP/3 connection ended ({other})")),
-    }
-}
-
-/// The failure of a request whose stream ended in `e`; `conn`'s end is read when the connection's end was it.
-fn stream_failure(conn: &H3Conn, e: h3::error::StreamError) -> Failure {
-    use h3::error::StreamError as S;
-    match e {
-        S::RemoteTerminate { code, .. } => Failure::new(
-            ErrorKind::h3(code.value()),
-            format!("the server reset the stream with {}", proto::code_text(code.value())),
-        ),
-        S::StreamError { code, reason, .. } => Failure::new(
-            ErrorKind::h3(code.value()),
-            format!("the answer broke HTTP/3's rules: {} ({})", proto::code_text(code.value()), reason),
-        ),
-        S::ConnectionError { 0: c, .. } => conn.ended(&c),
-        S::HeaderTooBig { actual_size, max_size, .. } => Failure::new(
-            ErrorKind::HeaderList,
-            format!("a header section of {actual_size} bytes, past --max-header-list ({max_size})"),
-        ),
-        S::RemoteClosing { .. } => goaway(),
-        other => Failure::new(ErrorKind::Io, other.to_string()),
-    }
-}
-
-fn goaway() -> Failure {
-    Failure::new(ErrorKind::Goaway, "the server sent GOAWAY: no new request on its connection")
-}
-
 /// How a request ended.
 enum Outcome {
     /// The status and when the answer's head came, if its body came after it.
@@ -553,9 +450,6 @@ enum Outcome {
     /// safe to send again.
     Unsent(Failure),
 }
-
-/// HTTP/3's code of a request the server did not process (RFC 9114 8.1): safe to send again.
-const H3_REQUEST_REJECTED: u64 = 0x10b;
 
 /// One request on a stream of `conn`: sent, its body written, its answer read to its end; its answer's status and
 /// first byte's time. `events`: its body read as events (`--events`); `kept`: its headers and body kept for a
@@ -573,7 +467,7 @@ async fn request(
             conn.drain();
             return Outcome::Unsent(goaway());
         }
-        Err(e) => return Outcome::Failed(stream_failure(conn, e)),
+        Err(e) => return Outcome::Failed(stream_failure(conn.quic.borrow().as_ref(), e)),
     };
     let answer = async {
         if !r.body.is_empty() {
@@ -631,11 +525,13 @@ async fn request(
     match result {
         Ok(Ok((status, first))) => Outcome::Answer(status, first),
         Ok(Err(f)) => Outcome::Failed(f),
-        Err(e) if streamed => Outcome::Failed(super::events::cut_stream(stream_failure(conn, e))),
-        Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
-            Outcome::Unsent(stream_failure(conn, e))
+        Err(e) if streamed => {
+            Outcome::Failed(super::events::cut_stream(stream_failure(conn.quic.borrow().as_ref(), e)))
         }
-        Err(e) => Outcome::Failed(stream_failure(conn, e)),
+        Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
+            Outcome::Unsent(stream_failure(conn.quic.borrow().as_ref(), e))
+        }
+        Err(e) => Outcome::Failed(stream_failure(conn.quic.borrow().as_ref(), e)),
     }
 }
 

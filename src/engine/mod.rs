@@ -10,6 +10,7 @@ mod events;
 mod h2;
 mod h2_limits;
 mod h3;
+mod h3_failures;
 mod pacer;
 mod proxy;
 mod scripted;
