@@ -1,6 +1,6 @@
 //! HTTP/3 on the engine's loop: QUIC by `quinn` (one UDP socket per thread and address family, its driver a task
 //! of the thread's tokio loop), HTTP/3 framing and QPACK by `h3` over `h3-quinn`. Each thread keeps a pool of
-//! connections; a client of the engine is a stream slot, as with HTTP/2 (engine/h2.rs).
+//! connections; a client of the engine is a stream slot, as with HTTP/2 (engine/h2/).
 //!
 //! `-c` connections x `--streams` slots per thread's share; slot k of a thread uses the k / streams-th connection
 //! (closed loop) or the least busy open connection with a free stream (open loop). A connection is opened by a

@@ -8,7 +8,6 @@ pub mod conn;
 mod conn_rate;
 mod events;
 mod h2;
-mod h2_limits;
 mod h3;
 mod h3_failures;
 mod pacer;

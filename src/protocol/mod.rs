@@ -46,7 +46,7 @@ impl Protocol {
         }
     }
 
-    /// Spoken on the engine's HTTP/2 connections (engine/h2.rs).
+    /// Spoken on the engine's HTTP/2 connections (engine/h2/).
     pub fn over_http2(self) -> bool {
         matches!(self, Protocol::Http2 | Protocol::Grpc)
     }
@@ -133,7 +133,7 @@ impl AnyDecoder {
     /// A decoder of `protocol` whose heads and lines may be at most `max_line` bytes.
     pub fn new(protocol: Protocol, max_line: usize) -> Self {
         match protocol {
-            // HTTP/2's answers are read by the engine's connection task (engine/h2.rs); the HTTP decoder only words
+            // HTTP/2's answers are read by the engine's connection task (engine/h2/); the HTTP decoder only words
             // an error status for the sample.
             // (A WebSocket client reads its frames itself, engine/ws.rs: this decoder is never fed.)
             Protocol::Http | Protocol::Http2 | Protocol::Http3 | Protocol::Grpc | Protocol::WebSocket => {
