@@ -30,7 +30,9 @@ use crate::protocol::http::Kept;
 use super::ThreadCtx;
 use super::client::{Exchange, Link, timeout_failure};
 use super::conn::Failure;
-use super::h3_failures::{H3_REQUEST_REJECTED, goaway, h3_connection_failure, handshake_failure, stream_failure};
+use super::h3_failures::{
+    H3_REQUEST_REJECTED, IDLE_TIMEOUT, goaway, h3_connection_failure, handshake_failure, stream_failure,
+};
 use crate::metrics::ErrorKind;
 use crate::metrics::phases::Handshake;
 use crate::protocol::h3::{self as proto, Request};
@@ -39,10 +41,6 @@ use crate::protocol::{Answer, PreparedRequest};
 /// The window the client gives the server per stream: large (as HTTP/2's 1 GiB, within what quinn takes), so that
 /// flow control is not what is measured. The connection's window is unbounded (quinn's default).
 const STREAM_WINDOW: u32 = 64 << 20;
-
-/// How long a connection may go without a packet from the server before QUIC ends it (`idle_timeout`); each
-/// request's own `--timeout` holds apart from it.
-pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A pause before a connection is opened again after the last one failed, so a server that refuses every
 /// handshake is not met with a tight loop of new ones.

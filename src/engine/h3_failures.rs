@@ -1,10 +1,15 @@
 //! What ended an HTTP/3 handshake, connection or request stream, as a failure of its exact kind: QUIC's transport
 //! errors and resets, HTTP/3's error codes, the idle timeout, a GOAWAY (engine/h3.rs's requests and connections).
 
+use std::time::Duration;
+
 use super::conn::Failure;
-use super::h3::IDLE_TIMEOUT;
 use crate::metrics::ErrorKind;
 use crate::protocol::h3 as proto;
+
+/// How long a connection may go without a packet from the server before QUIC ends it (`idle_timeout`, set in
+/// engine/h3.rs's transport and named in the failure it gives); each request's own `--timeout` holds apart from it.
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// HTTP/3's code of a request the server did not process (RFC 9114 8.1): safe to send again.
 pub(super) const H3_REQUEST_REJECTED: u64 = 0x10b;
