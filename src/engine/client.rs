@@ -19,10 +19,11 @@ use std::sync::atomic::Ordering;
 
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect_timed};
+use super::exchange::{Exchange, Wire, decode_failure, timeout_failure};
 use crate::metrics::ErrorKind;
 use crate::protocol::http::Kept;
 use crate::protocol::resp::{self, RespDecoder};
-use crate::protocol::{Answer, AnyDecoder, DecodeError, PreparedRequest, ResponseDecoder};
+use crate::protocol::{Answer, AnyDecoder, PreparedRequest, ResponseDecoder};
 use crate::script::Shape;
 use crate::workload::{Reply, Source, Verdict};
 use batch::*;
@@ -492,51 +493,8 @@ impl Backoff {
     }
 }
 
-/// The bytes of one request and what the loop must know of them: a plan's prepared request, or a workload's op.
-struct Wire<'a> {
-    bytes: &'a [u8],
-    expects_no_body: bool,
-    idempotent: bool,
-    /// Built for this request (a workload's op, a script's or a template's request), not the plan's prepared one.
-    built: bool,
-}
-
-impl Wire<'_> {
-    fn prepared(r: &PreparedRequest) -> Wire<'_> {
-        Wire { bytes: &r.bytes, expects_no_body: r.expects_no_body, idempotent: r.idempotent, built: false }
-    }
-}
-
-/// One request to send on the client's connection to `endpoint`.
-pub(super) struct Exchange<'a> {
-    request: Wire<'a>,
-    pub(super) endpoint: usize,
-    pub(super) timeout: Duration,
-    /// When the client was ready to send (the send time, unless a connection must be opened first).
-    pub(super) ready: Instant,
-    /// Bytes written for this request (twice the request when it was retried on a new connection).
-    written: Cell<u64>,
-    /// When the answer's first bytes were read, when they came in a read before the one that ended it (None: the
-    /// answer came whole in one read, so its first byte's time is its end's, and no clock was read for it).
-    pub(super) first_byte: Cell<Option<Instant>>,
-}
-
+/// A connection of the client's own (HTTP/1.1, Redis, memcached): the exchange over it.
 impl Exchange<'_> {
-    /// The request's bytes: a WebSocket link frames them as its message.
-    pub(super) fn bytes(&self) -> &[u8] {
-        self.request.bytes
-    }
-
-    /// `n` bytes were written for the request (a WebSocket message's frame).
-    pub(super) fn wrote(&self, n: usize) {
-        self.written.set(self.written.get() + n as u64);
-    }
-
-    /// The request's bytes when they were built for it (a template's HTTP/2 frames), not the plan's prepared ones.
-    pub(super) fn built(&self) -> Option<&[u8]> {
-        self.request.built.then_some(self.request.bytes)
-    }
-
     /// Sends the request (opening the connection if needed) and reads the answer; returns it with the send time.
     /// A keep-alive connection the server closed while idle is reopened once, as browsers and HTTP clients do.
     async fn run(
@@ -706,10 +664,6 @@ fn reply(answer: Answer, decoder: &AnyDecoder) -> Reply<'_> {
     Reply { answer, value: decoder.value(), ends: decoder.ends(), cas: decoder.cas() }
 }
 
-pub(super) fn timeout_failure(limit: Duration) -> Failure {
-    Failure::new(ErrorKind::Timeout, format!("no complete answer within {}", humantime::format_duration(limit)))
-}
-
 /// When an answer must be complete, and the limit it comes from (for the message).
 #[derive(Clone, Copy)]
 struct Deadline {
@@ -785,14 +739,4 @@ async fn read_answer(
         }
     })
     .await
-}
-
-pub(super) fn decode_failure(e: DecodeError) -> Failure {
-    match e {
-        DecodeError::Malformed(m) => Failure::new(ErrorKind::Malformed, m),
-        DecodeError::Truncated(m) => Failure::new(ErrorKind::Closed, m),
-        DecodeError::LineTooLong(m) => Failure::new(ErrorKind::LineTooLong, m),
-        DecodeError::StreamCut(m) => Failure::new(ErrorKind::StreamCut, m),
-        DecodeError::StreamTooLong(m) => Failure::new(ErrorKind::StreamTooLong, m),
-    }
 }

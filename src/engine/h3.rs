@@ -28,8 +28,9 @@ use crate::protocol::events::EventReader;
 use crate::protocol::http::Kept;
 
 use super::ThreadCtx;
-use super::client::{Exchange, Link, timeout_failure};
+use super::client::Link;
 use super::conn::Failure;
+use super::exchange::{Exchange, timeout_failure};
 use super::h3_failures::{
     H3_REQUEST_REJECTED, IDLE_TIMEOUT, goaway, h3_connection_failure, handshake_failure, stream_failure,
 };
@@ -499,7 +500,7 @@ async fn request(
                         let part = chunk.chunk();
                         let n = part.len();
                         if let Err(e) = r.body(part, false) {
-                            return Ok(Err(super::client::decode_failure(e)));
+                            return Ok(Err(super::exchange::decode_failure(e)));
                         }
                         chunk.advance(n);
                     }
@@ -513,7 +514,7 @@ async fn request(
             chunk.advance(chunk.remaining());
         }
         if let Some(Err(e)) = events.as_deref().filter(|r| r.active()).map(EventReader::body_ended) {
-            return Ok(Err(super::client::decode_failure(e)));
+            return Ok(Err(super::exchange::decode_failure(e)));
         }
         Ok::<_, h3::error::StreamError>(Ok((status, first)))
     };

@@ -7,6 +7,7 @@ mod client;
 pub mod conn;
 mod conn_rate;
 mod events;
+mod exchange;
 mod fds;
 mod h2;
 mod h3;

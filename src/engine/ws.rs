@@ -12,8 +12,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::Sleep;
 
 use super::ThreadCtx;
-use super::client::{Exchange, Link, timeout_failure};
+use super::client::Link;
 use super::conn::{Conn, Failure, connect_timed};
+use super::exchange::{Exchange, timeout_failure};
 use crate::metrics::ErrorKind;
 use crate::protocol::ws::{self, Event, Fault, FrameDecoder, Mode, handshake};
 use crate::protocol::{Answer, PreparedRequest};

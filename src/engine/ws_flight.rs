@@ -12,8 +12,9 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Sleep;
 
 use super::ThreadCtx;
-use super::client::{Exchange, Link, timeout_failure};
+use super::client::Link;
 use super::conn::Failure;
+use super::exchange::{Exchange, timeout_failure};
 use super::ws::{Got, WsLink, setup_done};
 use crate::metrics::ErrorKind;
 use crate::protocol::ws::{self, matching};

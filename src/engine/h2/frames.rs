@@ -56,7 +56,7 @@ pub(super) fn data_end(st: &mut State, id: u32, end_stream: bool) {
         return;
     }
     if let Some(Err(e)) = st.streams.get(&id).and_then(|s| s.events.as_deref()).map(EventReader::body_ended) {
-        return st.finish(id, Outcome::Failed(super::super::client::decode_failure(e)));
+        return st.finish(id, Outcome::Failed(super::super::exchange::decode_failure(e)));
     }
     let status = st.streams.get(&id).map_or(0, |s| s.status);
     if status == 0 {
@@ -81,7 +81,7 @@ fn stream_events(st: &mut State, head: &Head, body: &[u8]) {
     let Some(r) = s.events.as_deref_mut() else { return };
     r.clock(at);
     let outcome = match r.body(body, false).map(|()| r.ended()) {
-        Err(e) => Outcome::Failed(super::super::client::decode_failure(e)),
+        Err(e) => Outcome::Failed(super::super::exchange::decode_failure(e)),
         Ok(true) if head.flags & frame::END_STREAM == 0 => answered(st, head.stream, status),
         Ok(_) => return,
     };
@@ -401,7 +401,7 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     if end_stream {
         // Trailers end a streamed body as its last DATA frame would: an end event that never came is a stream_cut.
         if let Some(Err(e)) = s.events.as_deref().map(EventReader::body_ended) {
-            return st.finish(id, Outcome::Failed(super::super::client::decode_failure(e)));
+            return st.finish(id, Outcome::Failed(super::super::exchange::decode_failure(e)));
         }
         let status = s.status;
         let outcome = answered(st, id, status);

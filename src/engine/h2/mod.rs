@@ -26,8 +26,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Sleep;
 
 use super::ThreadCtx;
-use super::client::Exchange;
 use super::conn::{Conn, Failure, connect, connect_timed};
+use super::exchange::{Exchange, timeout_failure};
 use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::events::{EventReader, EventsSpec};
 use crate::protocol::grpc;
@@ -187,7 +187,7 @@ pub(super) fn exchange(
                     }
                     Err(Claim::Failed(f)) => return Err(f),
                 },
-                _ = timer.as_mut() => return Err(super::client::timeout_failure(exchange.timeout)),
+                _ = timer.as_mut() => return Err(timeout_failure(exchange.timeout)),
             };
             let sent = if waited { Instant::now() } else { exchange.ready };
             let interval = ctx.shared.plan.grpc.interval;
@@ -219,14 +219,14 @@ pub(super) fn exchange(
                 o = waiting => o,
                 _ = timer.as_mut() => {
                     conn.cancel(id);
-                    return Err(super::client::timeout_failure(exchange.timeout));
+                    return Err(timeout_failure(exchange.timeout));
                 }
             };
             match outcome {
                 // An answer complete only past the deadline (its connection's task was busy decoding, the timer
                 // could not fire before it) is a timeout, never a success.
                 (Outcome::Answer(_), ..) if Instant::now() > sent + exchange.timeout => {
-                    return Err(super::client::timeout_failure(exchange.timeout));
+                    return Err(timeout_failure(exchange.timeout));
                 }
                 (Outcome::Answer(a), kept, first_byte, events) => {
                     if let Some(mut r) = events {
