@@ -8,6 +8,7 @@ pub mod conn;
 mod conn_rate;
 mod events;
 mod exchange;
+mod failure;
 mod fds;
 mod h2;
 mod h3;

@@ -73,13 +73,8 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             let first =
                 plan.requests.iter().find_map(|r| r.endpoints.iter().position(|&e| e == at).map(|i| &r.prepared[i]));
             if let Some(request) = first
-                && let Some(why) = rt.block_on(tls::refused_without_certificate(
-                    ep,
-                    &tls,
-                    request,
-                    plan.connect_timeout,
-                    plan.max_line,
-                ))
+                && let Some(why) =
+                    rt.block_on(refused_without_certificate(ep, &tls, request, plan.connect_timeout, plan.max_line))
             {
                 return Err(UsageError::new(format!("target {ep}: {why}")));
             }
@@ -273,4 +268,56 @@ pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u
         }
     }
     Ok(values)
+}
+
+/// Before the load, when a server asked for a client certificate and none was given (`--cert`): the first request
+/// is sent once (only if sending it twice does no harm) and a refusal is said in one line, as nginx's
+/// `ssl_verify_client on` answers 400 and others end the connection. A server that only asks (optional client
+/// authentication, as Kubernetes' API server) and answers is left to the run. None: nothing to refuse.
+async fn refused_without_certificate(
+    ep: &crate::target::Endpoint,
+    tls: &super::tls::Tls,
+    request: &crate::protocol::PreparedRequest,
+    timeout: std::time::Duration,
+    max_line: usize,
+) -> Option<String> {
+    use crate::protocol::{AnyDecoder, Protocol, ResponseDecoder};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if !tls.was_asked_for_certificate() || tls.gives_certificate() || !request.idempotent {
+        return None;
+    }
+    let refused = |what: String| {
+        Some(format!(
+            "the server asks for a client certificate (mutual TLS) and none was given: {what}; give --cert FILE --key \
+             FILE"
+        ))
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    let exchange = async {
+        let mut conn = match super::conn::connect(ep, Some(tls), timeout, false).await {
+            Ok(c) => c,
+            Err(f) => return refused(format!("the handshake failed ({})", f.message)),
+        };
+        if let Err(e) = conn.write_all(&request.bytes).await {
+            return refused(format!("it ended the connection ({e})"));
+        }
+        let mut decoder = AnyDecoder::new(Protocol::Http, max_line);
+        decoder.start(request.expects_no_body);
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) => return refused("it closed the connection without an answer".into()),
+                Err(e) => return refused(format!("it ended the connection ({e})")),
+                Ok(n) => match decoder.feed(&buf[..n]) {
+                    Ok(None) => {}
+                    Ok(Some(a)) if a.status >= 400 => {
+                        return refused(format!("it answered {}", crate::protocol::status_text(a.status)));
+                    }
+                    // Answered: optional client authentication, or one the run will count.
+                    Ok(Some(_)) | Err(_) => return None,
+                },
+            }
+        }
+    };
+    tokio::time::timeout_at(deadline, exchange).await.unwrap_or(None)
 }

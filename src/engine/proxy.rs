@@ -5,7 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::conn::Failure;
+use super::failure::Failure;
 use crate::metrics::ErrorKind;
 use crate::target::{Endpoint, Proxy};
 
