@@ -413,7 +413,10 @@ async fn open(
             quic.close(quinn::VarInt::from_u32(0), b"no h3");
             return Err(Failure::new(ErrorKind::HandshakeFailed, "the server did not agree to ALPN h3"));
         }
+        // No GREASE: h3 would put a reserved frame on the first request of each sender, so a request's bytes would
+        // depend on how often a slot changes connection; every request is the same on the wire without it.
         let (driver, send) = h3::client::builder()
+            .send_grease(false)
             .max_field_section_size(max_header_list as u64)
             .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
             .await

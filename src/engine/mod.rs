@@ -274,9 +274,9 @@ impl ThreadCtx {
     /// is sent along with the window under way, as a correction.
     fn count_sent(&self, n: u64, intended: Instant) {
         // Brought up to the intended time, not to a fresh reading of the clock (one more per request, measured
-        // 1.5 % more CPU in a closed loop): a slot is claimed once due and a closed loop's request is intended when
-        // its client became ready, so the intended time is at or before now, and the window under way is then the
-        // request's own unless it was sent late.
+        // 1.5 % more CPU in a closed loop): an open loop's intended time is its slot or, sent early, its send
+        // (`client.rs`), and a closed loop's request is intended when its client became ready, so the intended time
+        // is at or before now, and the window under way is then the request's own unless it was sent late.
         self.rotate_windows(intended);
         let mut m = self.metrics.borrow_mut();
         m.sent += n;
@@ -510,7 +510,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64, origin: start };
                     Some(
                         Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson)
-                            .with_window(plan.pace_window),
+                            .with_window(plan.pace_window)
+                            .until(deadline),
                     )
                 }
                 LoadModel::Open { rate, arrival } => {
@@ -521,7 +522,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
                     Some(
                         Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson)
-                            .with_window(plan.pace_window),
+                            .with_window(plan.pace_window)
+                            .until(deadline),
                     )
                 }
             };

@@ -104,6 +104,8 @@ pub struct Schedule {
     window: Duration,
     /// Times the pacer slept and was woken by its timer (the wake-ups the window saves are counted here).
     wakeups: Cell<u64>,
+    /// A timed step's end: no slot at or past it is released before it (a client that took one would end early).
+    end: Option<Instant>,
 }
 
 impl Schedule {
@@ -134,12 +136,19 @@ impl Schedule {
             begun: Notify::new(),
             window: Duration::ZERO,
             wakeups: Cell::new(0),
+            end: None,
         }
     }
 
     /// Sets the pacer's wake-up window (`--pace-window`): zero wakes once per slot not yet due.
     pub fn with_window(mut self, window: Duration) -> Self {
         self.window = window;
+        self
+    }
+
+    /// A timed step's end (`deadline`): slots at or past it are not released early, only once it has come.
+    pub fn until(mut self, end: Option<Instant>) -> Self {
+        self.end = end;
         self
     }
 
@@ -155,8 +164,9 @@ impl Schedule {
         }
     }
 
-    /// Waits for a due slot the pacer released and claims it: the request's intended send time. A slot that fell
-    /// due while every client was busy is claimed late, and its latency still counts from the slot.
+    /// Waits for a slot the pacer released (due, or due within half a window) and claims it: the request's intended
+    /// send time (the client counts an early one from its send). A slot that fell due while every client was busy
+    /// is claimed late, and its latency still counts from the slot.
     pub async fn claim(&self, rng: &RefCell<ChaCha8Rng>) -> Instant {
         if !self.started.get() {
             self.ready();
@@ -244,7 +254,8 @@ impl Schedule {
         // does not move: a request leaves at most half the window after it (its latency counting from that time)
         // or before it (counting from its actual send, see `client.rs`).
         let lead = self.window / 2;
-        let mut last_wake = Instant::now();
+        // As if woken a window ago: the first slot is woken for at its time, not held for a window.
+        let mut last_wake = Instant::now().checked_sub(self.window).unwrap_or_else(Instant::now);
         loop {
             let slot = self.next.get();
             if slot > self.released.get() {
@@ -260,7 +271,13 @@ impl Schedule {
                 // Every slot due within half a window goes: those that fell due while the clients were busy too
                 // (late ones), and those due before the next wake-up could come (early ones, whose latency counts
                 // from their actual send).
-                self.released.set(Instant::now() + lead);
+                let now = Instant::now();
+                let released = match self.end {
+                    // Up to just before the step's end while it has not come.
+                    Some(end) if now < end => (now + lead).min(end - Duration::from_nanos(1)),
+                    _ => now + lead,
+                };
+                self.released.set(released);
             }
             if self.idle.get() == 0 {
                 more_clients();
@@ -389,6 +406,35 @@ mod tests {
                 }
             };
             tokio::time::timeout(Duration::from_secs(20), claims).await.expect("20 slots within 20 s");
+            pacer.abort();
+        });
+    }
+
+    #[test]
+    fn no_slot_at_or_past_the_steps_end_is_released_before_the_end() {
+        // Slots 1 ms apart with a 20 ms window and the step ending 35 ms in: the pacer wakes about 11 and 31 ms in
+        // (the second a window after the first), which would release the slots up to 41 ms; the one at or past the
+        // end goes only once the end has come. (A machine that wakes the pacer late can only make the test easier.)
+        on_one_thread(async {
+            let gate = Arc::new(StartGate::new(1));
+            let end = Instant::now() + Duration::from_millis(35);
+            let s = Rc::new(
+                Schedule::new(gate, Duration::ZERO, 0.001, false)
+                    .with_window(Duration::from_millis(20))
+                    .until(Some(end)),
+            );
+            let pacer = spawn_pacer(&s);
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
+            let claims = async {
+                loop {
+                    let slot = s.claim(&rng).await;
+                    if slot >= end {
+                        assert!(Instant::now() >= end, "a slot past the end was released before it");
+                        return;
+                    }
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(20), claims).await.expect("the end within 20 s");
             pacer.abort();
         });
     }
