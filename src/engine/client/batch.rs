@@ -106,8 +106,6 @@ pub(super) async fn run_batch(
             more = false;
             break;
         }
-        // A slot released early counts from now (see the lone request's).
-        let intended = intended.map(|i| i.min(Instant::now()));
         let start = wire.len();
         let Some(op) = source.next_op_into(wire) else {
             more = false;
@@ -130,6 +128,10 @@ pub(super) async fn run_batch(
             *intended = now;
         }
     } else if let Some(schedule) = &ctx.schedule {
+        // A slot released early counts from the batch's send, as a lone request's does: one clock read a batch.
+        for (_, intended, _) in ops.iter_mut() {
+            *intended = (*intended).min(now);
+        }
         // As a lone request does: keep one connected client spare, and count a slot -c made late.
         let late = first_slot.is_some_and(|slot| now.saturating_duration_since(slot) > Duration::from_millis(1));
         starved = schedule.idle() == 0 && !ctx.start_client() && late;
