@@ -292,7 +292,11 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 Some((first, _)) => first,
                 None => ctx.intended_send_time(ready).await,
             };
-            if ctx.stopped.get() || ctx.deadline.is_some_and(|d| intended >= d) {
+            if ctx.stopped.get() {
+                break;
+            }
+            if ctx.deadline.is_some_and(|d| intended >= d) {
+                ctx.reached_deadline();
                 break;
             }
             // Made only now that it will be sent: making an op moves a workload's model of its keys.

@@ -108,6 +108,10 @@ struct ThreadCtx {
     /// The step has ended: clients must not send again (a due slot in the last tick would reach the server and
     /// be counted nowhere).
     stopped: Cell<bool>,
+    /// Connections open when the first of the thread's clients found the step's time up: the last window's gauge.
+    /// Clients end at the deadline on their own and close their connections, and on a busy machine they may all
+    /// do so before the thread's own timer wakes, so a gauge read then would say 0 for a step that held them all.
+    open_at_deadline: Cell<Option<u64>>,
     /// Open loop only.
     schedule: Option<Schedule>,
     /// Clients this thread may run, clients started so far, clients still running.
@@ -291,6 +295,13 @@ impl ThreadCtx {
             m.window.sent += n;
         } else {
             *m.window.sent_earlier.entry(index).or_default() += n;
+        }
+    }
+
+    /// A client found the step's time up: the first on the thread keeps the open connections for the last window.
+    fn reached_deadline(&self) {
+        if self.open_at_deadline.get().is_none() {
+            self.open_at_deadline.set(Some(self.metrics.borrow().open_now));
         }
     }
 
@@ -562,6 +573,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 window_width: plan.window,
                 windows: window_tx.clone(),
                 stopped: Cell::new(false),
+                open_at_deadline: Cell::new(None),
                 schedule,
                 max_clients: clients,
                 started_clients: Cell::new(0),
@@ -759,7 +771,10 @@ async fn thread_main(
         p.abort();
     }
     // The last window (cut short by the end) is sent even when empty, so it completes when every thread's is in.
-    let last = ctx.take_window();
+    let mut last = ctx.take_window();
+    if let Some(open) = ctx.open_at_deadline.get() {
+        last.open = open;
+    }
     let _ = windows.send((ctx.window_index.get(), last));
     let mut metrics = ctx.metrics.replace(StepMetrics::new());
     metrics.window = WindowAccum::default();
