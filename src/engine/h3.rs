@@ -31,6 +31,7 @@ use super::ThreadCtx;
 use super::client::Link;
 use super::conn::Failure;
 use super::exchange::{Exchange, timeout_failure};
+use super::grid::{Grid, Multiplexed};
 use super::h3_failures::{
     H3_REQUEST_REJECTED, IDLE_TIMEOUT, goaway, h3_connection_failure, handshake_failure, stream_failure,
 };
@@ -55,9 +56,7 @@ type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 /// The pool of one thread: a connection per (group of `--streams` slots, endpoint), its QUIC endpoints (one UDP
 /// socket per address family) and the requests as HTTP/3 sends them.
 pub(super) struct Pool {
-    streams: usize,
-    spread: bool,
-    conns: RefCell<Vec<Vec<Option<Rc<H3Conn>>>>>,
+    grid: Grid<H3Conn>,
     config: quinn::ClientConfig,
     sockets: RefCell<[Option<quinn::Endpoint>; 2]>,
     /// The plan's requests read as HTTP/3's, by their bytes' place (each request's bytes are a slice of its own).
@@ -88,9 +87,7 @@ pub(super) fn client_config(plan: &crate::plan::RunPlan) -> Result<quinn::Client
 /// The thread's pool for this step, made at its first use.
 pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
     super::step_local(&POOL, ctx, || Pool {
-        streams: spec.streams.max(1),
-        spread: spec.spread,
-        conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
+        grid: Grid::new(spec),
         // Checked before the load (preflight made the same settings).
         config: client_config(&ctx.shared.plan).expect("checked before the load"),
         sockets: RefCell::new([None, None]),
@@ -100,34 +97,18 @@ pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
 }
 
 impl Pool {
-    fn group(&self, slot: usize) -> usize {
-        (slot / self.streams).min(self.conns.borrow().len() - 1)
+    /// The connection a slot sends on (see [`Grid::pick`]); one that ended is reopened to go on.
+    fn pick(self: &Rc<Self>, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H3Conn> {
+        self.grid.pick(slot, endpoint, |ended| self.reopen(ctx, ended, endpoint))
     }
 
-    /// The connection a slot sends on: its group's (opened when there is none or it ended), or in an open loop the
-    /// least busy open one with a free stream.
-    fn pick(self: &Rc<Self>, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H3Conn> {
-        let group = self.group(slot);
-        let mut conns = self.conns.borrow_mut();
-        if self.spread {
-            let best = conns
-                .iter()
-                .filter_map(|g| g[endpoint].as_ref())
-                .filter(|c| *c.phase.borrow() == Phase::Open && c.in_flight.get() < self.streams)
-                .min_by_key(|c| c.in_flight.get());
-            if let Some(c) = best {
-                return Rc::clone(c);
-            }
-        }
-        let cell = &mut conns[group][endpoint];
-        if let Some(c) = cell.as_ref().filter(|c| matches!(*c.phase.borrow(), Phase::Opening | Phase::Open)) {
-            return Rc::clone(c);
-        }
-        let pause = match cell.as_ref() {
+    /// A new connection in place of `ended` (None at first), after a pause when that one failed or never answered.
+    fn reopen(self: &Rc<Self>, ctx: &Rc<ThreadCtx>, ended: Option<&H3Conn>, endpoint: usize) -> Rc<H3Conn> {
+        let pause = match ended {
             Some(c) if c.failure.borrow().is_some() || !c.answered.get() => REOPEN_PAUSE,
             _ => Duration::ZERO,
         };
-        if cell.as_ref().is_some_and(|c| !c.retired.get()) {
+        if ended.is_some_and(|c| !c.retired.get()) {
             ctx.metrics.borrow_mut().reconnects += 1;
         }
         let conn = Rc::new(H3Conn {
@@ -143,7 +124,6 @@ impl Pool {
             claimed: Cell::new(0),
             retired: Cell::new(false),
         });
-        *cell = Some(Rc::clone(&conn));
         tokio::task::spawn_local(run_connection(Rc::clone(ctx), Rc::clone(self), Rc::clone(&conn), endpoint, pause));
         conn
     }
@@ -181,6 +161,16 @@ enum Phase {
     /// The server sent GOAWAY (or the connection ended): no new stream starts on it.
     Draining,
     Dead,
+}
+
+impl Multiplexed for H3Conn {
+    fn in_flight_if_free(&self, streams: usize) -> Option<usize> {
+        (*self.phase.borrow() == Phase::Open && self.in_flight.get() < streams).then(|| self.in_flight.get())
+    }
+
+    fn usable(&self) -> bool {
+        matches!(*self.phase.borrow(), Phase::Opening | Phase::Open)
+    }
 }
 
 /// A connection as its streams and its task share it.
@@ -678,7 +668,7 @@ const CLOSE_WAIT: Duration = Duration::from_millis(100);
 /// to leave.
 pub(super) async fn close_all() {
     let Some((_, pool)) = POOL.take() else { return };
-    for conn in pool.conns.borrow().iter().flatten().flatten() {
+    for conn in pool.grid.conns.borrow().iter().flatten().flatten() {
         conn.send.borrow_mut().take();
         if let Some(quic) = conn.quic.borrow().as_ref() {
             quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");

@@ -10,6 +10,7 @@ mod events;
 mod exchange;
 mod failure;
 mod fds;
+mod grid;
 mod h2;
 mod h3;
 mod h3_failures;

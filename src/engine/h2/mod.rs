@@ -28,6 +28,7 @@ use tokio::time::Sleep;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, connect, connect_timed};
 use super::exchange::{Exchange, timeout_failure};
+use super::grid::{Grid, Multiplexed};
 use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::events::{EventReader, EventsSpec};
 use crate::protocol::grpc;
@@ -71,10 +72,7 @@ pub(super) struct Spec {
 
 /// The pool of one thread: a connection per (group of `--streams` slots, endpoint).
 pub(super) struct Pool {
-    streams: usize,
-    /// Closed loop: a slot keeps to its group's connection. Open loop: any connection with a free stream.
-    spread: bool,
-    conns: RefCell<Vec<Vec<Option<Rc<H2Conn>>>>>,
+    grid: Grid<H2Conn>,
 }
 
 thread_local! {
@@ -84,51 +82,38 @@ thread_local! {
 
 /// The thread's pool for this step, made at its first use.
 pub(super) fn pool(ctx: &ThreadCtx, spec: &Spec) -> Rc<Pool> {
-    super::step_local(&POOL, ctx, || Pool {
-        streams: spec.streams.max(1),
-        spread: spec.spread,
-        conns: RefCell::new((0..spec.connections.max(1)).map(|_| vec![None; spec.endpoints]).collect()),
-    })
+    super::step_local(&POOL, ctx, || Pool { grid: Grid::new(spec) })
 }
 
 impl Pool {
-    fn group(&self, slot: usize) -> usize {
-        (slot / self.streams).min(self.conns.borrow().len() - 1)
+    /// The connection a slot sends on (see [`Grid::pick`]); one the server ended is reopened to go on.
+    fn pick(&self, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H2Conn> {
+        self.grid.pick(slot, endpoint, |ended| {
+            // Reopened after a pause when the last one ended in an error or failed its streams before answering
+            // any, so a peer that breaks every connection is not met with a tight loop of new ones.
+            let pause = ended.map_or(Duration::ZERO, |c| {
+                let st = c.state.borrow();
+                limits::reopen_pause(st.pause, st.failure.is_some() || (st.broke && !st.answered))
+            });
+            // A connection hakaru retired (--max-requests-per-connection) is no reconnect: it is counted as closed
+            // by hakaru.
+            if ended.is_some_and(|c| !c.state.borrow().retired) {
+                ctx.metrics.borrow_mut().reconnects += 1;
+            }
+            H2Conn::open(ctx, endpoint, self.grid.streams, pause)
+        })
+    }
+}
+
+impl Multiplexed for H2Conn {
+    fn in_flight_if_free(&self, _streams: usize) -> Option<usize> {
+        // The connection's own limit: the smaller of --streams and the server's.
+        let st = self.state.borrow();
+        st.has_room().then_some(st.in_flight)
     }
 
-    /// The connection a slot sends on: its group's (opened when there is none or it can take no more streams),
-    /// or in an open loop the least busy open one with a free stream.
-    fn pick(&self, ctx: &Rc<ThreadCtx>, slot: usize, endpoint: usize) -> Rc<H2Conn> {
-        let group = self.group(slot);
-        let mut conns = self.conns.borrow_mut();
-        if self.spread {
-            let best = conns
-                .iter()
-                .filter_map(|g| g[endpoint].as_ref())
-                .filter(|c| c.state.borrow().has_room())
-                .min_by_key(|c| c.state.borrow().in_flight);
-            if let Some(c) = best {
-                return Rc::clone(c);
-            }
-        }
-        let cell = &mut conns[group][endpoint];
-        if let Some(c) = cell.as_ref().filter(|c| c.state.borrow().usable()) {
-            return Rc::clone(c);
-        }
-        // The server ended the last one (GOAWAY, a close): reopened to go on, after a pause when it ended in an
-        // error or failed its streams before answering any, so a peer that breaks every connection is not met
-        // with a tight loop of new ones.
-        let pause = cell.as_ref().map_or(Duration::ZERO, |c| {
-            let st = c.state.borrow();
-            limits::reopen_pause(st.pause, st.failure.is_some() || (st.broke && !st.answered))
-        });
-        // A connection hakaru retired (--max-requests-per-connection) is no reconnect: it is counted as closed by hakaru.
-        if cell.as_ref().is_some_and(|c| !c.state.borrow().retired) {
-            ctx.metrics.borrow_mut().reconnects += 1;
-        }
-        let conn = H2Conn::open(ctx, endpoint, self.streams, pause);
-        *cell = Some(Rc::clone(&conn));
-        conn
+    fn usable(&self) -> bool {
+        self.state.borrow().usable()
     }
 }
 
@@ -144,7 +129,7 @@ pub(super) async fn join(ctx: &Rc<ThreadCtx>, pool: &Pool, slot: usize) -> bool 
         // The first request opens a connection again and counts the failure.
         return true;
     }
-    pool.spread || slot % pool.streams < conn.state.borrow().limit
+    pool.grid.spread || slot % pool.grid.streams < conn.state.borrow().limit
 }
 
 /// How a stream ended.
