@@ -539,6 +539,12 @@ pub struct ScheduleReport {
     /// Requests that ended (answered or failed) per second of the step; below the achieved rate when answers
     /// were still due at the end.
     pub completed_rate: f64,
+    /// A fixed rate: how long the connections' setup took before the step began, microseconds. Its time, windows
+    /// and slots count from when every load thread had its first connection, so the setup neither makes the
+    /// first slots late nor takes their share of the step. Absent in a ramp (it counts from the start, its first
+    /// slots late by the setup) and in documents from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub began_after_us: Option<u64>,
     /// Requests sent more than 1 ms after their intended time: they could not be sent on time.
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.

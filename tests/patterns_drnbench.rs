@@ -159,7 +159,9 @@ fn figures_are_given_per_group_and_per_request_with_the_slowest_requests() {
     assert!(fast < 10_000 && slow >= 20_000, "fast p50 {fast} us, slow p50 {slow} us");
     let slowest = out.step()["slowest"].as_array().unwrap();
     assert_eq!(slowest.len(), 10);
-    assert!(slowest.iter().all(|s| s["request"] == "GET /?delay=20ms"), "{slowest:?}");
+    // The 20 ms ones, but for a fast one a busy machine held up as long (a thread not woken for 20 ms).
+    let slow_ones = slowest.iter().filter(|s| s["request"] == "GET /?delay=20ms").count();
+    assert!(slow_ones >= 8, "{slowest:?}");
     // An HTTP request has no command or key of a key-value op, not even as null.
     assert!(slowest.iter().all(|s| s.get("command").is_none() && s.get("key").is_none()), "{slowest:?}");
     assert!(out.stdout.contains("group / request") && out.stdout.contains("slowest"), "{}", out.stdout);

@@ -6,13 +6,15 @@ use common::{hakaru, target, target_status, target_with};
 use hakaru::serve::ServeOptions;
 
 #[test]
-fn a_delay_of_20ms_gives_a_median_between_20_and_25ms() {
+fn a_delay_of_20ms_gives_a_median_of_20ms_and_not_much_more() {
     let t = target();
     let url = format!("http://{}/?delay=20ms", t.addr());
     let out = hakaru(&["run", "-q", "-c", "4", "-n", "100", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let p50 = out.step()["latency"]["percentiles"]["p50"].as_u64().unwrap();
-    assert!((20_000..=25_000).contains(&p50), "p50 {p50} us");
+    // 20 ms and what the target and hakaru take to wake and answer: under 1 ms on an idle machine, a few on a busy
+    // 2-core one (4 x 20 ms once ran at 26 ms a request there).
+    assert!((20_000..=35_000).contains(&p50), "p50 {p50} us");
     assert!(out.step()["latency"]["min"].as_u64().unwrap() >= 20_000);
 }
 

@@ -295,7 +295,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             if ctx.stopped.get() {
                 break;
             }
-            if ctx.deadline.is_some_and(|d| intended >= d) {
+            if ctx.deadline.get().is_some_and(|d| intended >= d) {
                 ctx.reached_deadline();
                 break;
             }

@@ -125,13 +125,14 @@ struct ThreadCtx {
     thread_index: usize,
     threads: usize,
     /// When a timed step ends: a slot due then or later belongs to no step (the step is `[start, deadline)`).
-    deadline: Option<Instant>,
+    /// A fixed rate's step begins at the gate, so both move there (see [`ThreadCtx::begin_at`]).
+    deadline: Cell<Option<Instant>>,
     /// `-s`: the thread's script, which builds every request (see [`scripted`]).
     script: scripted::ThreadScript,
     /// HTTP/2 and HTTP/3: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
     h2: Option<h2::Spec>,
     /// When the step starts: a ramp counts from here.
-    start: Instant,
+    start: Cell<Instant>,
 }
 
 impl ThreadCtx {
@@ -154,10 +155,10 @@ impl ThreadCtx {
         };
         let mut waited = false;
         loop {
-            let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
+            let t = Instant::now().saturating_duration_since(self.start.get()).as_secs_f64();
             match ramp.first_above(id as f64, t)? {
                 at if at <= t => return Some(waited),
-                at => tokio::time::sleep_until((self.start + Duration::from_secs_f64(at)).into()).await,
+                at => tokio::time::sleep_until((self.start.get() + Duration::from_secs_f64(at)).into()).await,
             }
             if self.stopped.get() {
                 return None;
@@ -290,13 +291,31 @@ impl ThreadCtx {
             return;
         }
         let current = self.window_index.get();
-        let index =
-            (intended.saturating_duration_since(self.start).as_secs_f64() / self.window_width.as_secs_f64()) as u64;
+        let index = (intended.saturating_duration_since(self.start.get()).as_secs_f64()
+            / self.window_width.as_secs_f64()) as u64;
         if index >= current {
             m.window.sent += n;
         } else {
             *m.window.sent_earlier.entry(index).or_default() += n;
         }
+    }
+
+    /// A fixed rate's step begins at `at`, when every thread has its first connection (the gate): its time, first
+    /// window and end count from there, so a connection's setup neither makes the first slots late nor takes their
+    /// share of the step. Nothing has been sent or rotated yet (clients wait for the gate before their first slot,
+    /// and the ticker starts after this).
+    fn begin_at(&self, at: Instant) {
+        let shift = at.saturating_duration_since(self.start.get());
+        self.start.set(at);
+        self.deadline.set(self.deadline.get().map(|d| d + shift));
+        if self.window_index.get() == 0 {
+            self.window_start.set(at);
+            self.window_end.set(at + self.window_width);
+        }
+        if let Some(s) = &self.schedule {
+            s.move_end(self.deadline.get());
+        }
+        self.script.move_deadline(self.deadline.get());
     }
 
     /// A client found the step's time up: the first on the thread keeps the open connections for the last window.
@@ -486,10 +505,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     let (start, late_start) = scheduled_start(plan.start_at);
     // The wall-clock instant of `start`, for readers that line windows up with other clocks (the HDR log).
     let now = (Instant::now(), std::time::SystemTime::now());
-    let started_at = match start.checked_duration_since(now.0) {
+    let wall = |at: Instant| match at.checked_duration_since(now.0) {
         Some(ahead) => now.1 + ahead,
-        None => now.1 - now.0.saturating_duration_since(start),
+        None => now.1 - now.0.saturating_duration_since(at),
     };
+    let started_at = wall(start);
+    // A fixed rate's step begins at the gate (every thread's first connection made; `ThreadCtx::begin_at`).
+    let fixed_rate = matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none();
     let full_windows = plan.hdr_log.is_some();
     let deadline = match plan.stop {
         Until::Duration(d) => Some(start + d),
@@ -501,6 +523,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         Until::Duration(_) => None,
     };
     let gate = Arc::new(StartGate::new(threads));
+    let begun_at = || gate.opened_at().filter(|_| fixed_rate);
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
@@ -582,14 +605,14 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 clients_done: tokio::sync::Notify::new(),
                 thread_index: i,
                 threads,
-                deadline,
+                deadline: Cell::new(deadline),
                 h2: (http2 || http3).then_some(h2::Spec {
                     connections,
                     endpoints: plan.endpoints.len(),
                     streams: plan.streams,
                     spread: matches!(plan.load, LoadModel::Open { .. }),
                 }),
-                start,
+                start: Cell::new(start),
             };
             let (stop_rx, window_tx) = (stop_rx.clone(), window_tx.clone());
             std::thread::Builder::new()
@@ -617,7 +640,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     local.spawn_local(async move {
                         // The common instant of --start-at (no wait without it).
                         tokio::time::sleep_until(start.into()).await;
-                        let out = thread_main(Rc::new(ctx), deadline, stop_rx, window_tx).await;
+                        let out = thread_main(Rc::new(ctx), stop_rx, window_tx).await;
                         let _ = done_tx.send(out);
                     });
                     let cpu_start = crate::monitor::thread_cpu_time();
@@ -643,6 +666,10 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     loop {
         match window_rx.recv_timeout(Duration::from_millis(50)) {
             Ok((index, w)) => {
+                // A thread sends its first window after the step began (its ticker starts then).
+                if let Some(at) = begun_at() {
+                    merger.started_at = wall(at);
+                }
                 if let Some(mut window) = merger.add(index, &w) {
                     ramp_target(plan, &mut window);
                     on_window(&mut window);
@@ -677,10 +704,12 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         interrupt.store(true, Ordering::Relaxed);
         interrupted = true;
     }
-    let mut elapsed = finished.saturating_duration_since(start);
+    let begun = begun_at().unwrap_or(start).max(start);
+    let mut elapsed = finished.saturating_duration_since(begun);
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
+    metrics.schedule_began_after = begun - start;
     let windows = merger.finish(elapsed.as_secs_f64(), |w| {
         ramp_target(plan, w);
         on_window(w)
@@ -726,7 +755,6 @@ fn share(total: usize, n: usize, i: usize) -> usize {
 
 async fn thread_main(
     ctx: Rc<ThreadCtx>,
-    deadline: Option<Instant>,
     mut stop: watch::Receiver<bool>,
     windows: mpsc::Sender<(u64, WindowAccum)>,
 ) -> (StepMetrics, Instant, scripted::ThreadScript) {
@@ -736,40 +764,59 @@ async fn thread_main(
     for _ in 0..initial {
         ctx.start_client();
     }
-    let ticker = tokio::task::spawn_local(tick_windows(Rc::clone(&ctx)));
-    let pacer = ctx.schedule.is_some().then(|| {
-        let ctx = Rc::clone(&ctx);
-        tokio::task::spawn_local(async move {
-            if let Some(schedule) = &ctx.schedule {
-                let more = Rc::clone(&ctx);
-                let more_clients = move || more.start_client();
-                if let Err(e) = schedule.pace(more_clients).await {
-                    ctx.metrics.borrow_mut().errors.add(crate::metrics::ErrorKind::Io, || format!("pacer timer: {e}"));
-                }
-            }
-        })
-    });
-    let until_deadline = async {
+    let until_deadline = |deadline: Option<Instant>| async move {
         match deadline {
             Some(d) => tokio::time::sleep_until(d.into()).await,
             None => std::future::pending().await,
         }
     };
-    let all_done = async {
-        if ctx.running_clients.get() > 0 {
-            ctx.clients_done.notified().await;
-        }
+    // A fixed rate's step begins once every thread has its first connection; the step ends without beginning
+    // when that has not come by its end as first set (nothing connected) or on a stop signal.
+    let begun = match ctx.schedule.as_ref().filter(|s| s.begins_at_gate()) {
+        None => true,
+        Some(schedule) => tokio::select! {
+            at = schedule.gate_opened() => {
+                ctx.begin_at(at);
+                true
+            }
+            _ = until_deadline(ctx.deadline.get()) => false,
+            _ = stop.wait_for(|stopped| *stopped) => false,
+        },
     };
-    tokio::select! {
-        _ = all_done => {}
-        _ = until_deadline => {}
-        _ = stop.wait_for(|stopped| *stopped) => {}
+    let mut ticker = None;
+    let mut pacer = None;
+    if begun {
+        ticker = Some(tokio::task::spawn_local(tick_windows(Rc::clone(&ctx))));
+        pacer = ctx.schedule.is_some().then(|| {
+            let ctx = Rc::clone(&ctx);
+            tokio::task::spawn_local(async move {
+                if let Some(schedule) = &ctx.schedule {
+                    let more = Rc::clone(&ctx);
+                    let more_clients = move || more.start_client();
+                    if let Err(e) = schedule.pace(more_clients).await {
+                        ctx.metrics
+                            .borrow_mut()
+                            .errors
+                            .add(crate::metrics::ErrorKind::Io, || format!("pacer timer: {e}"));
+                    }
+                }
+            })
+        });
+        let all_done = async {
+            if ctx.running_clients.get() > 0 {
+                ctx.clients_done.notified().await;
+            }
+        };
+        tokio::select! {
+            _ = all_done => {}
+            _ = until_deadline(ctx.deadline.get()) => {}
+            _ = stop.wait_for(|stopped| *stopped) => {}
+        }
     }
     let end = Instant::now();
     ctx.stopped.set(true);
-    ticker.abort();
-    if let Some(p) = pacer {
-        p.abort();
+    for task in [ticker, pacer].into_iter().flatten() {
+        task.abort();
     }
     // The last window (cut short by the end) is sent even when empty, so it completes when every thread's is in.
     let mut last = ctx.take_window();

@@ -40,6 +40,11 @@ impl StartGate {
         }
     }
 
+    /// When the gate opened, if it did.
+    pub fn opened_at(&self) -> Option<Instant> {
+        self.start.get().copied()
+    }
+
     /// Waits until every thread arrived; returns the common start.
     async fn opened(&self) -> Instant {
         loop {
@@ -105,7 +110,7 @@ pub struct Schedule {
     /// Times the pacer slept and was woken by its timer (the wake-ups the window saves are counted here).
     wakeups: Cell<u64>,
     /// A timed step's end: no slot at or past it is released before it (a client that took one would end early).
-    end: Option<Instant>,
+    end: Cell<Option<Instant>>,
 }
 
 impl Schedule {
@@ -136,7 +141,7 @@ impl Schedule {
             begun: Notify::new(),
             window: Duration::ZERO,
             wakeups: Cell::new(0),
-            end: None,
+            end: Cell::new(None),
         }
     }
 
@@ -147,9 +152,25 @@ impl Schedule {
     }
 
     /// A timed step's end (`deadline`): slots at or past it are not released early, only once it has come.
-    pub fn until(mut self, end: Option<Instant>) -> Self {
-        self.end = end;
+    pub fn until(self, end: Option<Instant>) -> Self {
+        self.end.set(end);
         self
+    }
+
+    /// The step's end moved (a fixed rate's step begins at the gate: see [`Schedule::begins_at_gate`]).
+    pub fn move_end(&self, end: Option<Instant>) {
+        self.end.set(end);
+    }
+
+    /// Whether the schedule is a fixed rate, whose step (its time, windows and end) begins when the gate opens; a
+    /// ramp counts from the step's start instead (its windows and slots keep one clock).
+    pub fn begins_at_gate(&self) -> bool {
+        matches!(self.pace, Pace::Fixed(_))
+    }
+
+    /// Waits until every thread has its first connection; returns that instant.
+    pub async fn gate_opened(&self) -> Instant {
+        self.gate.opened().await
     }
 
     /// Times the pacer was woken by its timer so far.
@@ -272,7 +293,7 @@ impl Schedule {
                 // (late ones), and those due before the next wake-up could come (early ones, whose latency counts
                 // from their actual send).
                 let now = Instant::now();
-                let released = match self.end {
+                let released = match self.end.get() {
                     // Up to just before the step's end while it has not come.
                     Some(end) if now < end => (now + lead).min(end - Duration::from_nanos(1)),
                     _ => now + lead,

@@ -46,6 +46,14 @@ impl ThreadScript {
         Ok(ThreadScript { inner: RefCell::new(Some(t)), endpoint, active: Cell::new(true), ..Default::default() })
     }
 
+    /// The step's end moved (a fixed rate's step begins when every thread has a connection): the state's calls
+    /// end there instead.
+    pub(super) fn move_deadline(&self, deadline: Option<Instant>) {
+        if let Some(t) = self.inner.borrow().as_ref() {
+            t.shared.budget.limit(deadline.map(|d| (d, "the step ended during the call".into())), true);
+        }
+    }
+
     /// The state, moved out when the thread ends (the clients may still hold the thread's context).
     pub(super) fn take_out(&self) -> ThreadScript {
         self.active.set(false);

@@ -194,10 +194,18 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
             format_micros(sched.max_lag_us as f64),
             match sched.wakeups {
                 Some(w) if w > 0 =>
-                    format!("   {:.1} sent a wake-up", sched.achieved_rate * step.duration_s / w as f64),
+                    format!("   {:.1} sent a wake-up", (step.requests + step.unfinished) as f64 / w as f64),
                 _ => String::new(),
             }
         );
+        // Said when the setup was long beside the step (1 % of it): a fixed rate's step began after it.
+        if let Some(b) = sched.began_after_us.filter(|&b| b as f64 >= step.duration_s * 1e4) {
+            let _ = writeln!(
+                out,
+                "               the step began {} after it was started, once every thread had a connection",
+                format_micros(b as f64)
+            );
+        }
     }
     let _ = writeln!(
         out,

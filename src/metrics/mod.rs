@@ -140,6 +140,9 @@ pub struct StepMetrics {
     pub starved: u64,
     /// Open loop: times the pacer's timer woke the thread (set once, when the thread's step ends).
     pub pacer_wakeups: u64,
+    /// A fixed rate: how long the connections' setup took before the step began (every thread's first connection
+    /// made; set by the engine once the threads are merged).
+    pub schedule_began_after: Duration,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
     /// Per request of the plan (when it has 2 to 20) and per pattern group (with a pattern file); empty when
@@ -259,6 +262,7 @@ impl StepMetrics {
             max_lag_us: 0,
             starved: 0,
             pacer_wakeups: 0,
+            schedule_began_after: Duration::ZERO,
             first_error_reply: None,
             h2: H2Counts::default(),
             quic: QuicCounts::default(),
@@ -456,6 +460,7 @@ impl StepMetrics {
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
         self.starved += other.starved;
         self.pacer_wakeups += other.pacer_wakeups;
+        self.schedule_began_after = self.schedule_began_after.max(other.schedule_began_after);
         self.h2.merge(&other.h2);
         self.quic.merge(&other.quic);
         self.phases.merge(&other.phases);

@@ -224,7 +224,7 @@ pub struct WindowMerger {
     pub(super) width: Duration,
     pub(super) threads: usize,
     pub(super) full: bool,
-    pub(super) started_at: std::time::SystemTime,
+    pub(crate) started_at: std::time::SystemTime,
     pub(super) pending: BTreeMap<u64, (WindowAccum, usize)>,
     pub(super) done: Vec<WindowSummary>,
     /// Corrections to windows already handed out, for the next window handed out (see [`Window::sent_earlier`]).

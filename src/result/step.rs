@@ -40,6 +40,8 @@ impl StepResult {
                 target_rate,
                 achieved_rate: round3(m.sent as f64 / secs),
                 completed_rate: round3(m.requests as f64 / secs),
+                began_after_us: (!m.schedule_began_after.is_zero())
+                    .then(|| m.schedule_began_after.as_micros().min(u64::MAX as u128) as u64),
                 late: m.late,
                 max_lag_us: m.max_lag_us,
                 starved: m.starved,

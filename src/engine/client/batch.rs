@@ -102,7 +102,7 @@ pub(super) async fn run_batch(
                 Some(slot)
             }
         };
-        if ctx.stopped.get() || intended.is_some_and(|i| ctx.deadline.is_some_and(|d| i >= d)) {
+        if ctx.stopped.get() || intended.is_some_and(|i| ctx.deadline.get().is_some_and(|d| i >= d)) {
             more = false;
             break;
         }
