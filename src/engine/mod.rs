@@ -306,6 +306,8 @@ impl ThreadCtx {
     /// and the ticker starts after this).
     fn begin_at(&self, at: Instant) {
         let shift = at.saturating_duration_since(self.start.get());
+        self.metrics.borrow_mut().schedule_began_after = shift;
+        self.window_cpu.set(crate::monitor::thread_cpu_time());
         self.start.set(at);
         self.deadline.set(self.deadline.get().map(|d| d + shift));
         if self.window_index.get() == 0 {
@@ -510,8 +512,9 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         None => now.1 - now.0.saturating_duration_since(at),
     };
     let started_at = wall(start);
-    // A fixed rate's step begins at the gate (every thread's first connection made; `ThreadCtx::begin_at`).
-    let fixed_rate = matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none();
+    // A fixed rate's step begins at the gate (every thread's first connection made; `ThreadCtx::begin_at`), but
+    // with --start-at.
+    let fixed_rate = matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none() && plan.start_at.is_none();
     let full_windows = plan.hdr_log.is_some();
     let deadline = match plan.stop {
         Until::Duration(d) => Some(start + d),
@@ -523,7 +526,8 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         Until::Duration(_) => None,
     };
     let gate = Arc::new(StartGate::new(threads));
-    let begun_at = || gate.opened_at().filter(|_| fixed_rate);
+    // Where the windows' wall-clock times count from (the HDR log): the gate, if it opened before the step's end.
+    let begun_at = || gate.opened_at().filter(|at| fixed_rate && deadline.is_none_or(|d| *at < d));
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
@@ -704,12 +708,13 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         interrupt.store(true, Ordering::Relaxed);
         interrupted = true;
     }
-    let begun = begun_at().unwrap_or(start).max(start);
+    // The threads that began say when (`ThreadCtx::begin_at`); none did in a closed loop, a ramp, or a step that
+    // ended before its gate opened.
+    let begun = start + metrics.schedule_began_after;
     let mut elapsed = finished.saturating_duration_since(begun);
     if let Some(d) = deadline {
         elapsed = elapsed.min(d - start);
     }
-    metrics.schedule_began_after = begun - start;
     let windows = merger.finish(elapsed.as_secs_f64(), |w| {
         ramp_target(plan, w);
         on_window(w)
@@ -770,17 +775,28 @@ async fn thread_main(
             None => std::future::pending().await,
         }
     };
-    // A fixed rate's step begins once every thread has its first connection; the step ends without beginning
-    // when that has not come by its end as first set (nothing connected) or on a stop signal.
-    let begun = match ctx.schedule.as_ref().filter(|s| s.begins_at_gate()) {
+    // A fixed rate's step begins once every thread has its first connection (not with --start-at: agents' steps
+    // keep the common instant, so their windows line up and they stop together); it ends without beginning when
+    // that has not come by its end as first set, on a stop signal, or when every client ended first (a thread
+    // that could not start its event loop never comes to the gate; the run is halted).
+    let all_done = || async {
+        if ctx.running_clients.get() > 0 {
+            ctx.clients_done.notified().await;
+        }
+    };
+    let at_gate = ctx.shared.plan.start_at.is_none();
+    let begun = match ctx.schedule.as_ref().filter(|s| at_gate && s.begins_at_gate()) {
         None => true,
         Some(schedule) => tokio::select! {
+            // The gate first: one open as the first end comes is the step's beginning.
+            biased;
             at = schedule.gate_opened() => {
                 ctx.begin_at(at);
                 true
             }
             _ = until_deadline(ctx.deadline.get()) => false,
             _ = stop.wait_for(|stopped| *stopped) => false,
+            _ = all_done() => false,
         },
     };
     let mut ticker = None;
@@ -802,13 +818,8 @@ async fn thread_main(
                 }
             })
         });
-        let all_done = async {
-            if ctx.running_clients.get() > 0 {
-                ctx.clients_done.notified().await;
-            }
-        };
         tokio::select! {
-            _ = all_done => {}
+            _ = all_done() => {}
             _ = until_deadline(ctx.deadline.get()) => {}
             _ = stop.wait_for(|stopped| *stopped) => {}
         }

@@ -102,7 +102,12 @@ pub(super) async fn run_batch(
                 Some(slot)
             }
         };
-        if ctx.stopped.get() || intended.is_some_and(|i| ctx.deadline.get().is_some_and(|d| i >= d)) {
+        if ctx.stopped.get() {
+            more = false;
+            break;
+        }
+        if intended.is_some_and(|i| ctx.deadline.get().is_some_and(|d| i >= d)) {
+            ctx.reached_deadline();
             more = false;
             break;
         }
