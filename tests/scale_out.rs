@@ -14,9 +14,10 @@ fn read(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// Runs `args` as three agent processes at once, each `--segment i/3 --start-at` in 2 s, with its JSON in `dir`.
+/// Runs `args` as three agent processes at once, each `--segment i/3 --start-at` in 2 to 3 s (whole seconds: at
+/// least 2 s for three processes to start and plan on a busy machine), with its JSON in `dir`.
 fn three_agents(args: &[&str], dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_secs(2)).as_secs().to_string();
+    let at = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_secs(3)).as_secs().to_string();
     let children: Vec<_> = (0..3)
         .map(|i| {
             let json = dir.join(format!("agent-{i}.json"));

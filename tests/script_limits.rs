@@ -73,7 +73,9 @@ fn ctrl_c_cuts_a_request_that_never_returns_and_the_result_is_written() {
     assert_eq!(status.code(), Some(130));
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
-    assert_eq!(doc["steps"][0]["requests"], 19);
+    // The 19 answered, or 18 when the signal came before hakaru had read the 19th answer (then unfinished).
+    let requests = doc["steps"][0]["requests"].as_u64().unwrap();
+    assert!((18..=19).contains(&requests), "{requests}");
 }
 
 #[test]
