@@ -63,13 +63,14 @@ fn windows_carry_the_sent_rate_connections_p90_and_cpu_at_the_width_asked() {
     let step = out.step();
     assert_eq!(step["window_s"], 0.25);
     let windows = step["windows"].as_array().unwrap();
-    assert!((8..=9).contains(&windows.len()), "2 s in 250 ms windows: {}", windows.len());
+    // No window begins at the step's end, even when a thread sees that end late.
+    assert_eq!(windows.len(), 8, "2 s in 250 ms windows: {windows:?}");
     assert_eq!(windows[1]["t"], 0.25);
     let sent: u64 = windows.iter().map(|w| w["sent"].as_u64().unwrap()).sum();
     assert_eq!(sent, step["requests"].as_u64().unwrap() + step["unfinished"].as_u64().unwrap());
-    // The pacer sends 75 per window, whatever the server does (the first window also holds the connection's
-    // setup before the first slot, the last is cut short); a send a busy machine delays past a boundary counts in
-    // the next window.
+    // The pacer sends 75 per window, whatever the server does (the step, its windows with it, begins once the
+    // connections are made); a send a busy machine delays past a boundary counts in the next window, and the last
+    // may lose a few the step's end caught unsent.
     for w in &windows[1..windows.len() - 1] {
         let n = w["sent"].as_u64().unwrap();
         assert!((70..=80).contains(&n), "sent {n} in {w}");

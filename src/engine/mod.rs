@@ -259,9 +259,11 @@ impl ThreadCtx {
 
     /// Sends every window that ended by `now`. Called before a request is recorded, so a request that ends just
     /// after a boundary falls in the next window even when the ticker (tokio's millisecond timer) wakes late.
+    /// No window begins at or past a timed step's end: what ends after it, before the thread has seen the end,
+    /// is the last window's (a window of its own would start where the step has ended).
     /// Returns false when the coordinator no longer listens.
     fn rotate_windows(&self, now: Instant) -> bool {
-        while now >= self.window_end.get() {
+        while now >= self.window_end.get() && !self.last_window() {
             let w = self.take_window();
             let index = self.window_index.get();
             self.window_index.set(index + 1);
@@ -272,6 +274,11 @@ impl ThreadCtx {
             }
         }
         true
+    }
+
+    /// Whether the window under way reaches a timed step's end: no other follows it.
+    fn last_window(&self) -> bool {
+        self.deadline.get().is_some_and(|d| self.window_end.get() >= d)
     }
 
     /// Counts `n` requests about to be sent, in the step and in the window of their intended send time: an open
@@ -861,7 +868,8 @@ fn step_local<T>(slot: &'static StepLocal<T>, ctx: &ThreadCtx, make: impl FnOnce
 
 /// Sends the thread's window to the coordinator at every window boundary, also when no request ends.
 async fn tick_windows(ctx: Rc<ThreadCtx>) {
-    loop {
+    // The last window is sent by the thread at the step's end.
+    while !ctx.last_window() {
         tokio::time::sleep_until(ctx.window_end.get().into()).await;
         if !ctx.rotate_windows(Instant::now()) {
             return;
