@@ -30,7 +30,7 @@ pub fn chart(a: &ChartArgs) -> Result<ExitCode, UsageError> {
         }
     };
     check_writable("-o", output)?;
-    let inputs = load_all(&a.inputs, a.db.as_deref(), &a.names)?;
+    let inputs = load_all(&a.from)?;
     let report = Report::build(a.title.as_deref().unwrap_or(""), &inputs);
     let image = render(&report, metric, format, a.over_time).map_err(|why| {
         UsageError::new(format!("--metric {}: cannot draw it: {why}; choose another metric", a.metric))

@@ -13,7 +13,7 @@ use crate::report::{Input, Report, Source, html, load_file, load_input};
 pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let output = Path::new(&a.output);
     check_writable("-o", output)?;
-    let inputs = load_all(&a.inputs, a.db.as_deref(), &a.names)?;
+    let inputs = load_all(&a.from)?;
     let page = html::render(&Report::build(&a.title, &inputs));
     write_atomically(output, &page)
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
@@ -23,12 +23,9 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
 
 /// Every input read, in the order given (a study directory, files joined by commas, or a history reference, as
 /// `compare` takes them), each labelled as `--name` asks; the first bad one is reported.
-pub(super) fn load_all(
-    args: &[String],
-    db: Option<&std::path::Path>,
-    names: &[String],
-) -> Result<Vec<Input>, UsageError> {
-    let names = Names::parse(names).map_err(UsageError::new)?;
+pub(super) fn load_all(from: &crate::cli::args::ResultInputs) -> Result<Vec<Input>, UsageError> {
+    let (args, db) = (&from.inputs, from.db.as_deref());
+    let names = Names::parse(&from.names).map_err(UsageError::new)?;
     let mut inputs = Vec::new();
     for arg in args {
         let first = inputs.len();

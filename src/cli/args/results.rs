@@ -107,8 +107,9 @@ pub struct MergeArgs {
     pub allow_partial: bool,
 }
 
+/// What `report` and `chart` read: their inputs, where history references are looked up, and the inputs' labels.
 #[derive(Args, Debug, Clone)]
-pub struct ReportArgs {
+pub struct ResultInputs {
     /// Result JSON files, drnbench CSV files, study directories or history references (42, label=main); each is a
     /// line (or lines) in the charts.
     #[arg(value_name = "INPUT", required = true)]
@@ -120,6 +121,12 @@ pub struct ReportArgs {
     /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
     #[arg(long = "name", value_name = "LABEL=INPUT")]
     pub names: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub from: ResultInputs,
     /// The HTML file to write.
     #[arg(short, long, value_name = "FILE", default_value = "report.html")]
     pub output: String,
@@ -130,16 +137,8 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ChartArgs {
-    /// Result JSON files, drnbench CSV files, study directories or history references; one line each.
-    #[arg(value_name = "INPUT", required = true)]
-    pub inputs: Vec<String>,
-    /// The history database that IDs and labels are read from (default as for run).
-    #[arg(long, value_name = "FILE")]
-    pub db: Option<PathBuf>,
-    /// A label for an input, LABEL=INPUT: the input as typed, a result's target URL or a study's target name
-    /// (--name nginx=http://127.0.0.1:8080/); it titles the input's tables, lines and verdicts (repeatable).
-    #[arg(long = "name", value_name = "LABEL=INPUT")]
-    pub names: Vec<String>,
+    #[command(flatten)]
+    pub from: ResultInputs,
     /// What to draw: qps, p99 or mean against clients or rate, or the percentile spectrum; with --events, ttft (time
     /// to first event or token) or gaps (between events); with --over-time, connections (open at each window's end).
     #[arg(long, value_name = "qps|p99|mean|spectrum|ttft|gaps|connections", default_value = "qps")]
