@@ -210,7 +210,7 @@ impl Nginx {
         let speaks_h2c =
             std::fs::read_to_string(prefix.join("nginx.conf")).unwrap().contains(&format!(":{h2_port} http2"));
         let n = Nginx { child, port, tls_port, h2_port, dir };
-        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
         if speaks_h2c {
             wait_h2c(SocketAddr::from(([127, 0, 0, 1], h2_port)), Duration::from_secs(60));
         }
@@ -297,7 +297,7 @@ pub fn target_status(addr: SocketAddr) -> serde_json::Value {
 /// [`target_status`], or `None` when the target does not answer (not listening yet, gone).
 pub fn try_target_status(addr: SocketAddr) -> Option<serde_json::Value> {
     let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
     s.write_all(b"GET /status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
@@ -331,7 +331,7 @@ pub fn redis_with(extra: &[&str]) -> Server {
         .stdout(Stdio::null())
         .spawn()
         .expect("redis-server is installed (scripts/test.sh installs it)");
-    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(60));
     Server { child, port }
 }
 
@@ -342,14 +342,14 @@ pub fn memcached() -> Server {
         .stdout(Stdio::null())
         .spawn()
         .expect("memcached is installed (scripts/test.sh installs it)");
-    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(10));
+    wait_listening(format!("127.0.0.1:{port}").parse().unwrap(), Duration::from_secs(60));
     Server { child, port }
 }
 
 /// Sends one raw command and returns what came back (one read is enough for these short replies).
 pub fn ask(port: u16, command: &[u8]) -> String {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     s.write_all(command).unwrap();
     let mut buf = [0u8; 4096];
     let n = s.read(&mut buf).unwrap();
