@@ -286,7 +286,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
         sched.completed_rate = round3(all.iter().map(|x| x.completed_rate * secs).sum::<f64>() / secs);
         sched.late = total("late sends", all.iter().map(|x| x.late))?;
         sched.max_lag_us = all.iter().map(|x| x.max_lag_us).max().unwrap_or(0);
-        // Each part's rates are over its own schedule; the latest start is the merged one's.
+        // The parts' steps began together or each after its own setup: the longest setup is the merged one's.
         sched.began_after_us = all.iter().filter_map(|x| x.began_after_us).max();
         sched.starved = total("starved sends", all.iter().map(|x| x.starved))?;
         // Every part's count, or none: a part from before wake-ups were counted leaves the sum unknown.

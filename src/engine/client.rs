@@ -292,11 +292,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 Some((first, _)) => first,
                 None => ctx.intended_send_time(ready).await,
             };
-            if ctx.stopped.get() {
-                break;
-            }
-            if ctx.deadline.get().is_some_and(|d| intended >= d) {
-                ctx.reached_deadline();
+            if ctx.past_the_end(Some(intended)) {
                 break;
             }
             // Made only now that it will be sent: making an op moves a workload's model of its keys.

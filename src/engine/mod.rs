@@ -327,11 +327,21 @@ impl ThreadCtx {
         self.script.move_deadline(self.deadline.get());
     }
 
-    /// A client found the step's time up: the first on the thread keeps the open connections for the last window.
-    fn reached_deadline(&self) {
+    /// Whether a client must end rather than send a request intended at `intended`: the step was stopped, or the
+    /// slot is at or past a timed step's end. The first client on the thread to find the time up keeps the open
+    /// connections for the last window.
+    fn past_the_end(&self, intended: Option<Instant>) -> bool {
+        if self.stopped.get() {
+            return true;
+        }
+        let time_up = intended.is_some_and(|i| self.deadline.get().is_some_and(|d| i >= d));
+        if !time_up {
+            return false;
+        }
         if self.open_at_deadline.get().is_none() {
             self.open_at_deadline.set(Some(self.metrics.borrow().open_now));
         }
+        true
     }
 
     /// The window under way, ended now: its gauges (open connections, CPU) read, a fresh one in its place.
@@ -519,9 +529,6 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         None => now.1 - now.0.saturating_duration_since(at),
     };
     let started_at = wall(start);
-    // A fixed rate's step begins at the gate (every thread's first connection made; `ThreadCtx::begin_at`), but
-    // with --start-at.
-    let fixed_rate = matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none() && plan.start_at.is_none();
     let full_windows = plan.hdr_log.is_some();
     let deadline = match plan.stop {
         Until::Duration(d) => Some(start + d),
@@ -534,7 +541,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     };
     let gate = Arc::new(StartGate::new(threads));
     // Where the windows' wall-clock times count from (the HDR log): the gate, if it opened before the step's end.
-    let begun_at = || gate.opened_at().filter(|at| fixed_rate && deadline.is_none_or(|d| *at < d));
+    let begun_at = || gate.opened_at().filter(|at| begins_at_gate(plan) && deadline.is_none_or(|d| *at < d));
     let handles: Vec<_> = (0..threads)
         .map(|i| {
             let tickets = budget.clone();
@@ -760,6 +767,13 @@ fn scheduled_start(at: Option<std::time::SystemTime>) -> (Instant, Option<Durati
     }
 }
 
+/// Whether a step begins when every thread has its first connection (the gate: see `ThreadCtx::begin_at`): a fixed
+/// rate's does, but with --start-at (agents' steps keep the common instant, so their windows line up and they stop
+/// together); a ramp counts from the start (its windows and slots keep one clock), a closed loop has no gate.
+fn begins_at_gate(plan: &RunPlan) -> bool {
+    matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none() && plan.start_at.is_none()
+}
+
 /// The part of `total` that worker `i` of `n` takes (the first ones take the remainder).
 fn share(total: usize, n: usize, i: usize) -> usize {
     total / n + usize::from(i < total % n)
@@ -782,17 +796,15 @@ async fn thread_main(
             None => std::future::pending().await,
         }
     };
-    // A fixed rate's step begins once every thread has its first connection (not with --start-at: agents' steps
-    // keep the common instant, so their windows line up and they stop together); it ends without beginning when
-    // that has not come by its end as first set, on a stop signal, or when every client ended first (a thread
-    // that could not start its event loop never comes to the gate; the run is halted).
+    // A fixed rate's step begins once every thread has its first connection ([`begins_at_gate`]); it ends without
+    // beginning when that has not come by its end as first set, on a stop signal, or when every client ended first
+    // (a thread that could not start its event loop never comes to the gate; the run is halted).
     let all_done = || async {
         if ctx.running_clients.get() > 0 {
             ctx.clients_done.notified().await;
         }
     };
-    let at_gate = ctx.shared.plan.start_at.is_none();
-    let begun = match ctx.schedule.as_ref().filter(|s| at_gate && s.begins_at_gate()) {
+    let begun = match ctx.schedule.as_ref().filter(|_| begins_at_gate(&ctx.shared.plan)) {
         None => true,
         Some(schedule) => tokio::select! {
             // The gate first: one open as the first end comes is the step's beginning.

@@ -157,15 +157,9 @@ impl Schedule {
         self
     }
 
-    /// The step's end moved (a fixed rate's step begins at the gate: see [`Schedule::begins_at_gate`]).
+    /// The step's end moved (a fixed rate's step begins at the gate).
     pub fn move_end(&self, end: Option<Instant>) {
         self.end.set(end);
-    }
-
-    /// Whether the schedule is a fixed rate, whose step (its time, windows and end) begins when the gate opens; a
-    /// ramp counts from the step's start instead (its windows and slots keep one clock).
-    pub fn begins_at_gate(&self) -> bool {
-        matches!(self.pace, Pace::Fixed(_))
     }
 
     /// Waits until every thread has its first connection; returns that instant.

@@ -141,7 +141,7 @@ pub struct StepMetrics {
     /// Open loop: times the pacer's timer woke the thread (set once, when the thread's step ends).
     pub pacer_wakeups: u64,
     /// A fixed rate: how long the connections' setup took before the step began (every thread's first connection
-    /// made; set by the engine once the threads are merged).
+    /// made; set by each thread as its step begins, the same for all of them).
     pub schedule_began_after: Duration,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,

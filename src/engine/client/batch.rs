@@ -102,12 +102,7 @@ pub(super) async fn run_batch(
                 Some(slot)
             }
         };
-        if ctx.stopped.get() {
-            more = false;
-            break;
-        }
-        if intended.is_some_and(|i| ctx.deadline.get().is_some_and(|d| i >= d)) {
-            ctx.reached_deadline();
+        if ctx.past_the_end(intended) {
             more = false;
             break;
         }
