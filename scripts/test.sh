@@ -4,7 +4,7 @@
 # server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
 # script tests, tinyproxy for --proxy, caddy for HTTP/3, chromium for the report's browser test, tmux for the dashboard's,
 # prometheus for the remote-write push, iproute2 for the agents' network namespaces, python3-grpcio and
-# python3-websockets for the gRPC and WebSocket servers; the PyPI packages kubernetes-validate for the manifests of
+# python3-websockets for the gRPC and WebSocket servers, python3-aiohttp for a token stream; the PyPI packages kubernetes-validate for the manifests of
 # `k8s job`, aioquic for the hostile HTTP/3 server, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
 # Swarm test, as root only), then runs cargo test.
 # Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
@@ -35,6 +35,9 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 python3 -c 'import grpc' >/dev/null 2>&1 || need+=(python3-grpcio)
 # python3-websockets: tests/websocket.rs's WebSocket server (tests/ws_server.py), an implementation no one here wrote.
 /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || need+=(python3-websockets)
+# python3-aiohttp: tests/events.rs's token stream (tests/sse_server.py), ended as aiohttp ends every stream: [DONE],
+# then the last chunk in a write of its own.
+/usr/bin/python3 -c 'import aiohttp' >/dev/null 2>&1 || need+=(python3-aiohttp)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 # docker.io: tests/swarm.rs starts a Docker daemon of its own (data under a temporary directory, its own socket)
 # and a one-node Swarm on 127.0.0.1; that needs root, so elsewhere the test is skipped, and said so here.

@@ -311,6 +311,10 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     c.opened = sum("connections opened", |s| s.connections.opened)?;
     c.reconnects = sum("reconnects", |s| s.connections.reconnects)?;
     c.closed_by_hakaru = sum("connections closed by hakaru", |s| s.connections.closed_by_hakaru)?;
+    c.closed_by_hakaru_why = BTreeMap::new();
+    for (why, n) in steps.iter().flat_map(|s| &s.connections.closed_by_hakaru_why) {
+        add(c.closed_by_hakaru_why.entry(why.clone()).or_default(), *n, "connections closed by hakaru")?;
+    }
     c.max_handing_over = sum("connections handing over", |s| s.connections.max_handing_over)?;
     out.load.connections = steps.iter().map(|s| s.load.connections).sum();
     out.load.threads = steps.iter().map(|s| s.load.threads).sum();

@@ -598,10 +598,13 @@ pub struct Connections {
     pub opened: u64,
     /// Connections the server closed (Connection: close, idle close) that hakaru reopened.
     pub reconnects: u64,
-    /// Connections hakaru closed: after `--max-requests-per-connection` requests, or after an answer that ended at
-    /// its end event before its body did (`--events`) (left out when none).
+    /// Connections hakaru closed, not the server (left out when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub closed_by_hakaru: u64,
+    /// Why hakaru closed them: `max_requests_per_connection`, `answer_past_end`, `timeout`, `unsolicited`, each with
+    /// its count (left out when none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub closed_by_hakaru_why: BTreeMap<String, u64>,
     /// HTTP/2: most connections at once that a GOAWAY was ending while they finished their streams, beside the
     /// new ones opened in their place (not in `max_open`, which keeps to `-c`).
     #[serde(default, skip_serializing_if = "is_zero")]

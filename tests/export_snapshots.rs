@@ -153,6 +153,7 @@ fn step(
             opened: connections as u64,
             reconnects: 0,
             closed_by_hakaru: 0,
+            closed_by_hakaru_why: Default::default(),
             max_handing_over: 0,
         },
         window_s: 1.0,

@@ -29,6 +29,9 @@ fn a_thousand_unary_calls_are_counted_exactly_on_both_sides() {
     assert_eq!(step["requests"], 1000, "{step}");
     assert_eq!(step["ok"], 1000, "{step}");
     assert_eq!(out.status_count("200"), 1000);
+    // The text names calls by their grpc-status, as ghz does, not by HTTP's.
+    let line = |out: &common::Output| out.stdout.lines().find(|l| l.contains("  status ")).unwrap_or("").to_string();
+    assert_eq!(line(&out).split_whitespace().collect::<Vec<_>>(), ["status", "OK:", "1000"], "{}", out.stdout);
     assert_eq!(server.count("SayHello"), 1000);
     assert_eq!(server.count("SayHello with metadata"), 1000, "-H is sent as metadata");
     assert_eq!(server.count("SayHello with a deadline"), 1000, "--timeout is sent as grpc-timeout");
@@ -50,7 +53,8 @@ fn a_status_other_than_ok_is_counted_under_its_name_not_as_success() {
     assert_eq!(step["requests"], 50, "{step}");
     assert_eq!(step["ok"], 0, "{step}");
     assert_eq!(out.error_count("grpc_unavailable"), 50, "{step}");
-    assert!(out.stdout.contains("UNAVAILABLE"), "{}", out.stdout);
+    let line = out.stdout.lines().find(|l| l.contains("  status ")).unwrap_or("");
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["status", "UNAVAILABLE:", "50"], "{}", out.stdout);
     assert_eq!(server.count("Fail"), 50);
     let errors = common::schema_errors(out.doc());
     assert!(errors.is_empty(), "{errors:?}");

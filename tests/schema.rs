@@ -178,6 +178,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/schedule/properties/wakeups",
                 "/$defs/schedule/properties/began_after_us",
                 "/$defs/connections/properties/closed_by_hakaru",
+                "/$defs/connections/properties/closed_by_hakaru_why",
                 "/$defs/step/properties/phases/properties/tls_resumed",
                 "/$defs/step/properties/phases/properties/tls_full_handshake",
                 "/$defs/step/properties/phases/properties/tls_resumed_handshake",

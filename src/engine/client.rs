@@ -20,8 +20,8 @@ use std::sync::atomic::Ordering;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect_timed};
 use super::exchange::{Exchange, Wire, decode_failure, timeout_failure};
-use crate::metrics::ErrorKind;
-use crate::protocol::http::Kept;
+use crate::metrics::{ErrorKind, HakaruClose};
+use crate::protocol::http::{Kept, Rest};
 use crate::protocol::resp::{self, RespDecoder};
 use crate::protocol::{Answer, AnyDecoder, PreparedRequest, ResponseDecoder};
 use crate::script::Shape;
@@ -365,11 +365,15 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 ready,
                 written: Cell::new(0),
                 first_byte: Cell::new(None),
+                ended: Cell::new(None),
             };
             let pipelined = shape.heads.len() > 1;
             let prepared = &spec.prepared[k];
             let result = link.exchange(&ctx, id, &exchange, prepared, timer.as_mut(), pipelined).await;
-            let end = Instant::now();
+            // The answer's end; the client is free again when the exchange is done (after the rest of a body whose
+            // answer ended at its end event).
+            let done = Instant::now();
+            let end = exchange.ended.get().unwrap_or(done);
             // An HTTP/2 answer's message was left in the thread's context by the exchange that just returned (no
             // other client ran in between: there is no await between its return and here).
             let h2_kept = ctx.h2_kept.take();
@@ -394,7 +398,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 && s.continues()
             {
                 chained = Some((intended, first_sent.unwrap_or(*sent)));
-                ready = end;
+                ready = done;
                 continue;
             }
             if let Some(s) = source.as_mut() {
@@ -423,7 +427,7 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
                 ctx.name_slow(at, &wire);
             }
             count_starved(&ctx, &mut starved);
-            ready = end;
+            ready = done;
             // (Only with connections of its own: a script's pipelined string is HTTP/1.1's.)
             if let (true, Some(sent)) = (pipelined, sent) {
                 let deadline = Deadline { at: sent + spec.timeout, limit: spec.timeout };
@@ -543,25 +547,59 @@ impl Exchange<'_> {
             match outcome {
                 Some(Ok(answer)) => {
                     *carried += 1;
+                    let rest = super::events::rest(decoder);
                     if plan.max_requests_per_connection.is_some_and(|n| *carried >= n) && slot.is_some() {
                         close(ctx, slot);
-                        ctx.metrics.borrow_mut().closed_by_hakaru += 1;
+                        ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::MaxRequests);
+                    } else if rest == Rest::PastEnd {
+                        close(ctx, slot);
+                        ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::PastEnd);
                     } else if !answer.keep_alive || !plan.keepalive {
                         close(ctx, slot);
-                        if super::events::ended_at_event(decoder) {
-                            ctx.metrics.borrow_mut().closed_by_hakaru += 1;
-                        } else if plan.keepalive {
+                        if plan.keepalive {
                             ctx.metrics.borrow_mut().reconnects += 1;
+                        }
+                    } else if rest == Rest::ToRead {
+                        // The answer ended at its end event; the body's end (the last chunk after `[DONE]`, often
+                        // in a write of its own) is read before the connection carries another request.
+                        self.ended.set(Some(Instant::now()));
+                        let Some(conn) = slot.as_mut() else { unreachable!("kept open above") };
+                        let read = read_answer(ctx, conn, decoder, None, deadline, None);
+                        let outcome = tokio::select! {
+                            biased;
+                            result = read => Some(result),
+                            _ = timer.as_mut() => None,
+                        };
+                        match outcome {
+                            Some(Ok(_)) if decoder.stray().is_none() => {}
+                            Some(Ok(_)) | None => {
+                                close(ctx, slot);
+                                ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::PastEnd);
+                            }
+                            Some(Err(f)) => {
+                                close(ctx, slot);
+                                // The server closed or broke the connection in the body's end: its close, not
+                                // hakaru's; a body that went on past its end is hakaru's.
+                                let m = &mut *ctx.metrics.borrow_mut();
+                                match f.kind {
+                                    ErrorKind::Malformed => m.closed_by_hakaru(HakaruClose::PastEnd),
+                                    _ => m.reconnects += 1,
+                                }
+                            }
                         }
                     } else if let Some(what) = decoder.stray().filter(|_| pipelined.is_none()) {
                         // The answer is the request's own; what followed it answers nothing and would be read as
                         // the next request's answer. (On a connection that closes anyway it harms no one.)
                         *stray = Some(what.to_string());
                         close(ctx, slot);
+                        ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::Unsolicited);
                     }
                     return Ok((answer, sent));
                 }
                 Some(Err(failure)) => {
+                    if failure.kind == ErrorKind::Timeout && slot.is_some() {
+                        ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::Timeout);
+                    }
                     close(ctx, slot);
                     let stale = !fresh
                         && !retried
@@ -577,6 +615,9 @@ impl Exchange<'_> {
                     return Err(failure);
                 }
                 None => {
+                    if slot.is_some() {
+                        ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::Timeout);
+                    }
                     close(ctx, slot);
                     return Err(timeout_failure(self.timeout));
                 }

@@ -9,6 +9,7 @@ use super::conn::Failure;
 use crate::metrics::ErrorKind;
 use crate::protocol::AnyDecoder;
 use crate::protocol::events::{EventKind, EventReader};
+use crate::protocol::http::Rest;
 
 /// Gives the decoder its events reader when the plan reads events.
 pub(super) fn install(ctx: &ThreadCtx, decoder: &mut AnyDecoder) {
@@ -17,9 +18,12 @@ pub(super) fn install(ctx: &ThreadCtx, decoder: &mut AnyDecoder) {
     }
 }
 
-/// The answer ended at its end event before its body did: the connection is closed by hakaru, not by the server.
-pub(super) fn ended_at_event(decoder: &AnyDecoder) -> bool {
-    matches!(decoder, AnyDecoder::Http(d) if d.ended_at_event())
+/// What is left of the last answer's body after its end event (HTTP/1.1's: other decoders read no events).
+pub(super) fn rest(decoder: &AnyDecoder) -> Rest {
+    match decoder {
+        AnyDecoder::Http(d) => d.rest(),
+        _ => Rest::None,
+    }
 }
 
 fn reader(decoder: &mut AnyDecoder) -> Option<&mut EventReader> {

@@ -36,6 +36,9 @@ pub(in crate::engine) struct Exchange<'a> {
     /// When the answer's first bytes were read, when they came in a read before the one that ended it (None: the
     /// answer came whole in one read, so its first byte's time is its end's, and no clock was read for it).
     pub(in crate::engine) first_byte: Cell<Option<Instant>>,
+    /// When the answer ended, when that was before the exchange did: an answer that ended at its end event
+    /// (`--events`) while the rest of its body was still to read (None: the answer ended when the exchange did).
+    pub(in crate::engine) ended: Cell<Option<Instant>>,
 }
 
 impl Exchange<'_> {

@@ -335,7 +335,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     m.bytes_out += out;
     m.connection_closed();
     if conn.retired.get() {
-        m.closed_by_hakaru += 1;
+        m.closed_by_hakaru(crate::metrics::HakaruClose::MaxRequests);
     }
 }
 

@@ -276,11 +276,7 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         let _ = writeln!(out, "  events       {line}");
     }
     let _ = writeln!(out);
-    let status: Vec<String> = step
-        .status
-        .iter()
-        .map(|(code, n)| if code == "0" { format!("0 (timeout): {n}") } else { format!("{code}: {n}") })
-        .collect();
+    let status = if step.protocol == "grpc" { grpc_statuses(step) } else { http_statuses(step) };
     let _ = writeln!(out, "  status       {}", if status.is_empty() { "none".into() } else { status.join("   ") });
     if step.protocol == "redis" || step.protocol == "memcached" {
         // Key-value replies are counted under HTTP-like codes so that every figure and exporter serves both.
@@ -308,7 +304,14 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         if c.reconnects == 1 { "" } else { "s" }
     );
     if c.closed_by_hakaru > 0 {
-        let _ = writeln!(out, "               {} closed by hakaru (--max-requests-per-connection)", c.closed_by_hakaru);
+        // Each reason that happened, never a flag that was not given (a document without reasons is older).
+        let why: Vec<String> = c
+            .closed_by_hakaru_why
+            .iter()
+            .map(|(k, n)| format!("{n} {}", crate::metrics::HakaruClose::words(k)))
+            .collect();
+        let why = if why.is_empty() { String::new() } else { format!(": {}", why.join(", ")) };
+        let _ = writeln!(out, "               {} closed by hakaru{why}", c.closed_by_hakaru);
     }
     if c.max_handing_over > 0 {
         let _ = writeln!(
@@ -533,4 +536,33 @@ pub fn answer_line(answer: &CapacityAnswer, start: f64) -> String {
         }
         (None, _) => format!("  capacity: not even {start:.0} req/s meets {slo}; try a lower --rate-start"),
     }
+}
+
+/// The status line's entries: each HTTP status with its count (0: timeouts, as drnbench records them).
+fn http_statuses(step: &StepResult) -> Vec<String> {
+    step.status
+        .iter()
+        .map(|(code, n)| if code == "0" { format!("0 (timeout): {n}") } else { format!("{code}: {n}") })
+        .collect()
+}
+
+/// A gRPC step's status line, as ghz gives it: each call by its grpc-status (`OK: 10000   UNAVAILABLE: 3`), an HTTP
+/// status only where it is not 200 (a call answered by something that is not gRPC), timeouts as elsewhere.
+fn grpc_statuses(step: &StepResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for (code, n) in &step.status {
+        match code.as_str() {
+            "200" => out.insert(0, format!("OK: {n}")),
+            "0" => out.push(format!("0 (timeout): {n}")),
+            _ => out.push(format!("HTTP {code}: {n}")),
+        }
+    }
+    let statuses = crate::protocol::grpc::STATUS_NAMES.iter().skip(1);
+    for name in statuses {
+        let key = format!("grpc_{}", name.to_ascii_lowercase());
+        if let Some(e) = step.error_kinds.iter().find(|e| e.kind == key) {
+            out.push(format!("{name}: {}", e.count));
+        }
+    }
+    out
 }

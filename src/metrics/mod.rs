@@ -22,6 +22,45 @@ pub use quic::QuicCounts;
 pub use status::StatusSet;
 pub use window::*;
 
+/// Why hakaru (not the server) closed a connection: `connections.closed_by_hakaru_why`'s keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HakaruClose {
+    /// It had carried `--max-requests-per-connection` requests.
+    MaxRequests,
+    /// An answer that ended at its end event (`--events`) went on past it: another chunk, more than 64 KiB, or a
+    /// body that ends only when the server closes; or its body's end did not come within the request's timeout.
+    PastEnd,
+    /// A request on it timed out: what the server sends later would be read as the next request's answer.
+    Timeout,
+    /// Bytes came that no request asked for.
+    Unsolicited,
+}
+
+impl HakaruClose {
+    pub const ALL: [HakaruClose; 4] =
+        [HakaruClose::MaxRequests, HakaruClose::PastEnd, HakaruClose::Timeout, HakaruClose::Unsolicited];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            HakaruClose::MaxRequests => "max_requests_per_connection",
+            HakaruClose::PastEnd => "answer_past_end",
+            HakaruClose::Timeout => "timeout",
+            HakaruClose::Unsolicited => "unsolicited",
+        }
+    }
+
+    /// The reason in words, for the text (`key` when unknown: a newer document read by an older hakaru).
+    pub fn words(key: &str) -> &str {
+        match key {
+            "max_requests_per_connection" => "after --max-requests-per-connection",
+            "answer_past_end" => "an answer went on past its end event",
+            "timeout" => "a request timed out",
+            "unsolicited" => "bytes no request asked for",
+            other => other,
+        }
+    }
+}
+
 /// The figures of one request of the plan, or of one pattern group: a coarse histogram of its successes and
 /// its counts (bounded memory: a histogram per row, never samples).
 #[derive(Clone, Debug)]
@@ -123,8 +162,9 @@ pub struct StepMetrics {
     pub connects: u64,
     /// Connections the server closed between requests, reopened to go on.
     pub reconnects: u64,
-    /// Connections hakaru closed once they had carried `--max-requests-per-connection` requests.
+    /// Connections hakaru closed (not the server), in all and by why ([`HakaruClose`]).
     pub closed_by_hakaru: u64,
+    pub closed_by_hakaru_why: [u64; HakaruClose::ALL.len()],
     pub open_now: u64,
     /// Most connections open at once.
     pub max_open: u64,
@@ -254,6 +294,7 @@ impl StepMetrics {
             connects: 0,
             reconnects: 0,
             closed_by_hakaru: 0,
+            closed_by_hakaru_why: [0; HakaruClose::ALL.len()],
             open_now: 0,
             handing_over_now: 0,
             max_handing_over: 0,
@@ -421,6 +462,22 @@ impl StepMetrics {
         self.open_now = self.open_now.saturating_sub(1);
     }
 
+    /// hakaru gave up a connection, for `why` (counted; the close itself is [`connection_closed`]'s).
+    pub fn closed_by_hakaru(&mut self, why: HakaruClose) {
+        self.closed_by_hakaru += 1;
+        self.closed_by_hakaru_why[why as usize] += 1;
+    }
+
+    /// The reasons hakaru closed connections, with their counts (none when it closed none).
+    pub fn closed_by_hakaru_reasons(&self) -> BTreeMap<String, u64> {
+        HakaruClose::ALL
+            .iter()
+            .zip(self.closed_by_hakaru_why)
+            .filter(|(_, n)| *n > 0)
+            .map(|(why, n)| (why.key().to_string(), n))
+            .collect()
+    }
+
     /// An HTTP/2 connection got GOAWAY: from now on it is handing over (counted apart) until it closes.
     pub fn connection_handing_over(&mut self) {
         self.open_now = self.open_now.saturating_sub(1);
@@ -453,6 +510,9 @@ impl StepMetrics {
         self.connects += other.connects;
         self.reconnects += other.reconnects;
         self.closed_by_hakaru += other.closed_by_hakaru;
+        for (a, b) in self.closed_by_hakaru_why.iter_mut().zip(other.closed_by_hakaru_why) {
+            *a += b;
+        }
         self.open_now += other.open_now;
         self.max_open += other.max_open;
         self.max_handing_over += other.max_handing_over;

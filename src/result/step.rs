@@ -60,6 +60,7 @@ impl StepResult {
                 opened: m.connects,
                 reconnects: m.reconnects,
                 closed_by_hakaru: m.closed_by_hakaru,
+                closed_by_hakaru_why: m.closed_by_hakaru_reasons(),
                 max_handing_over: m.max_handing_over,
             },
             load,

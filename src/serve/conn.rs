@@ -211,6 +211,12 @@ impl Connection<'_> {
         if s.events == 0 {
             s.end(&mut self.out);
         }
+        if let Some(tail) = s.tail {
+            self.flush().await?;
+            crate::timer::precise_sleep(tail).await;
+            s.last_chunk(&mut self.out);
+            self.flush().await?;
+        }
         Ok(if keep_alive && !s.close_delimited && s.cut.is_none() { After::KeepAlive } else { After::Close })
     }
 

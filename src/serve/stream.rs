@@ -3,7 +3,8 @@
 //! gaps do not drift), as SSE `data:` lines, NDJSON lines, or an OpenAI-style token stream, chunked or
 //! close-delimited; `cut=K` ends the connection after K events without the body's end (a stream cut), `done=0` ends
 //! a token stream without `[DONE]`, `line=N` makes each event's line N bytes longer, `usage=N` ends a token stream
-//! with a `usage` object saying N completion tokens.
+//! with a `usage` object saying N completion tokens, `tail=D` sends the body's last chunk in a write of its own, D
+//! after the last event (as uvicorn and aiohttp end a stream: `[DONE]`, then the last chunk).
 
 use std::io::Write;
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub struct StreamPlan {
     pub usage: Option<u64>,
     /// Bytes added to each event's line.
     pub padding: u64,
+    /// The body's last chunk in a write of its own, this long after the last event (`tail=`).
+    pub tail: Option<Duration>,
 }
 
 impl Default for StreamPlan {
@@ -54,6 +57,7 @@ impl Default for StreamPlan {
             done: true,
             usage: None,
             padding: 0,
+            tail: None,
         }
     }
 }
@@ -67,7 +71,7 @@ fn count(value: &str, most: u64) -> Result<u64, String> {
 
 /// Applies one query parameter if it is a stream's; None when `name` is not one of them.
 pub fn apply(plan: &mut Option<Box<StreamPlan>>, name: &str, value: &str) -> Option<Result<(), String>> {
-    let known = ["events", "gap", "first", "kind", "framing", "cut", "done", "usage", "line"];
+    let known = ["events", "gap", "first", "kind", "framing", "cut", "done", "usage", "line", "tail"];
     if !known.contains(&name) {
         return None;
     }
@@ -96,6 +100,7 @@ pub fn apply(plan: &mut Option<Box<StreamPlan>>, name: &str, value: &str) -> Opt
             Ok(())
         }
         "usage" => count(value, MOST_EVENTS).map(|n| p.usage = Some(n)),
+        "tail" => d(value).map(|v| p.tail = Some(v)),
         _ => count(value, MOST_PADDING).map(|n| p.padding = n),
     })
 }
@@ -137,7 +142,8 @@ impl StreamPlan {
         self.framed(out, text.as_bytes());
     }
 
-    /// The stream's end after its last event: a token stream's usage and `[DONE]`, the last chunk.
+    /// The stream's end after its last event: a token stream's usage and `[DONE]`, then (unless `tail=` sends it
+    /// apart) the last chunk.
     pub fn end(&self, out: &mut Vec<u8>) {
         if self.kind == StreamKind::Tokens {
             if let Some(n) = self.usage {
@@ -151,6 +157,13 @@ impl StreamPlan {
                 self.framed(out, b"data: [DONE]\n\n");
             }
         }
+        if self.tail.is_none() {
+            self.last_chunk(out);
+        }
+    }
+
+    /// The chunked body's last chunk (nothing when close-delimited).
+    pub fn last_chunk(&self, out: &mut Vec<u8>) {
         if !self.close_delimited {
             out.extend_from_slice(b"0\r\n\r\n");
         }

@@ -504,7 +504,7 @@ impl H2Conn {
             m.connection_closed()
         }
         if retired {
-            m.closed_by_hakaru += 1;
+            m.closed_by_hakaru(crate::metrics::HakaruClose::MaxRequests);
         }
     }
 

@@ -4,4 +4,4 @@ pub mod request;
 pub mod response;
 
 pub use request::{RequestParts, build_request};
-pub use response::{HttpDecoder, Kept};
+pub use response::{HttpDecoder, Kept, Rest};

@@ -12,6 +12,24 @@ const MAX_HEADERS: usize = 100;
 /// The most body bytes kept for a script's `response()`; beyond, the rest is counted and dropped.
 pub const MOST_KEPT_BODY: usize = 16 << 20;
 
+/// The most bytes read after an answer's end event to reach its body's end (`--events`): a token stream's end
+/// after `[DONE]` is the rest of its chunk and the 5-byte last chunk, so 64 KiB is room for any trailer, and a body
+/// that goes on past it is not an answer's tail.
+pub const MOST_REST: u64 = 64 << 10;
+
+/// After an answer that ended at its end event (`--events`), what is left of its body on the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rest {
+    /// Nothing: the answer ended with its body (or no events are read).
+    None,
+    /// The body's end is still to come (the rest of a chunk, the last chunk, the rest of a Content-Length within
+    /// [`MOST_REST`]): read it, and the connection carries the next request.
+    ToRead,
+    /// The body goes on past the end event (another chunk of data, more than [`MOST_REST`] bytes, or a body that
+    /// ends only when the server closes): the connection cannot carry another request.
+    PastEnd,
+}
+
 /// A response's headers and body, kept only when a script's `response()` reads them.
 #[derive(Debug, Default)]
 pub struct Kept {
@@ -74,8 +92,10 @@ pub struct HttpDecoder {
     kept: Option<Box<Kept>>,
     /// `--events`: the reader of each answer's events, fed the body as it comes.
     events: Option<Box<EventReader>>,
-    /// The answer ended at its end event before its body's end: hakaru, not the server, gives up the connection.
-    ended_at_event: bool,
+    /// The answer ended at its end event before its body's end: what is left of the body.
+    rest: Rest,
+    /// Bytes of the body still allowed after the end event, while [`Rest::ToRead`].
+    rest_budget: u64,
 }
 
 impl Default for HttpDecoder {
@@ -92,7 +112,8 @@ impl Default for HttpDecoder {
             unread: 0,
             kept: None,
             events: None,
-            ended_at_event: false,
+            rest: Rest::None,
+            rest_budget: 0,
         }
     }
 }
@@ -113,9 +134,18 @@ impl HttpDecoder {
         self.events = Some(Box::new(reader));
     }
 
-    /// The last answer ended at its end event before its body's end, so its connection cannot carry another.
-    pub fn ended_at_event(&self) -> bool {
-        self.ended_at_event
+    /// The last answer ended at its end event before its body's end: whether the rest is still to read (the
+    /// connection then carries the next request once it is), or goes on past the end (the connection is given up).
+    pub fn rest(&self) -> Rest {
+        self.rest
+    }
+
+    /// The events reader while the answer's events are read; none while the rest after its end event is read.
+    fn live_events(&mut self) -> Option<&mut EventReader> {
+        match self.rest {
+            Rest::None => self.events.as_deref_mut(),
+            _ => None,
+        }
     }
 
     /// The events reader, when the run reads events.
@@ -210,7 +240,7 @@ impl HttpDecoder {
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(&data[..take]);
                 }
-                if let Some(e) = self.events.as_deref_mut() {
+                if let Some(e) = self.live_events() {
                     e.body(&data[..take], false)?;
                 }
                 let left = left - take as u64;
@@ -221,7 +251,7 @@ impl HttpDecoder {
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(data);
                 }
-                if let Some(e) = self.events.as_deref_mut() {
+                if let Some(e) = self.live_events() {
                     e.body(data, false)?;
                 }
                 Ok(data.len())
@@ -240,7 +270,7 @@ impl HttpDecoder {
                 if let Some(k) = self.kept.as_deref_mut() {
                     k.body(&data[i..i + take as usize]);
                 }
-                if let Some(e) = self.events.as_deref_mut() {
+                if let Some(e) = self.live_events() {
                     e.body(&data[i..i + take as usize], true)?;
                     if take == left {
                         e.chunk_end()?;
@@ -306,7 +336,16 @@ impl HttpDecoder {
 impl HttpDecoder {
     /// A chunk-size line read: what follows it (the events reader bounds the chunk first).
     fn chunk_announced(&mut self, value: u64) -> Result<Chunk, DecodeError> {
-        if let Some(e) = self.events.as_deref_mut()
+        if value > 0 && self.rest == Rest::ToRead {
+            // More data after the end event: the server goes on past the answer's end.
+            self.rest = Rest::PastEnd;
+            return Err(past_end(&format!("a chunk of {value} bytes")));
+        }
+        if value > 0 && self.live_events().is_some_and(|e| e.ended()) {
+            // The end event and another chunk in one read: the body goes on past the answer's end.
+            self.rest = Rest::PastEnd;
+        }
+        if let Some(e) = self.live_events()
             && value > 0
         {
             e.chunk_start(value)?;
@@ -314,15 +353,27 @@ impl HttpDecoder {
         Ok(next_after_size(value))
     }
 
-    /// After body bytes: the answer ends early when its end event came before its body's end (the rest is not
-    /// the answer's, so the connection cannot carry the next request); a body that ended without an end event it
-    /// should have had is a cut stream.
+    /// After body bytes: the answer ends early when its end event came before its body's end (a server that
+    /// writes `[DONE]` and the last chunk apart, as uvicorn and aiohttp do): the rest is read before the connection
+    /// carries the next request, or, when the body goes on past the end, the connection is given up. A body that
+    /// ended without an end event it should have had is a cut stream.
     fn events_done(&mut self) -> Result<bool, DecodeError> {
+        if self.rest == Rest::ToRead {
+            return Ok(false);
+        }
         let Some(e) = self.events.as_deref() else { return Ok(false) };
         if e.ended() && self.state != State::Done {
-            self.state = State::Done;
-            self.keep_alive = false;
-            self.ended_at_event = true;
+            self.rest = match self.state {
+                State::Chunked(_) if self.rest == Rest::None => Rest::ToRead,
+                State::Length(left) if left <= MOST_REST => Rest::ToRead,
+                _ => Rest::PastEnd,
+            };
+            if self.rest == Rest::ToRead {
+                self.rest_budget = MOST_REST;
+            } else {
+                self.state = State::Done;
+                self.keep_alive = false;
+            }
             self.unread = 0;
             return Ok(true);
         }
@@ -331,6 +382,11 @@ impl HttpDecoder {
         }
         Ok(false)
     }
+}
+
+/// The body went on past its answer's end event: `what` came after it.
+fn past_end(what: &str) -> DecodeError {
+    DecodeError::Malformed(format!("the body went on past the answer's end event: {what}"))
 }
 
 fn next_after_size(value: u64) -> Chunk {
@@ -357,7 +413,7 @@ impl ResponseDecoder for HttpDecoder {
         self.received = false;
         self.stray = None;
         self.unread = 0;
-        self.ended_at_event = false;
+        self.rest = Rest::None;
         if let Some(k) = self.kept.as_deref_mut() {
             k.headers.clear();
             k.body.clear();
@@ -418,6 +474,14 @@ impl ResponseDecoder for HttpDecoder {
                 State::Length(_) | State::Chunked(_) | State::UntilClose => {
                     let used = self.consume_body(data)?;
                     data = &data[used..];
+                    if self.rest == Rest::ToRead {
+                        // The rest after the end event: bounded, and nothing else but the body's end.
+                        self.rest_budget = self.rest_budget.saturating_sub(used as u64);
+                        if self.rest_budget == 0 && self.state != State::Done {
+                            self.rest = Rest::PastEnd;
+                            return Err(past_end(&format!("more than {MOST_REST} bytes")));
+                        }
+                    }
                     if self.events_done()? {
                         return Ok(Some(self.answer()));
                     }
@@ -615,5 +679,84 @@ mod tests {
         d.start(false);
         let long = [&chunked[..], b"1;", &[b'x'; 1000], b"\r\na\r\n1;", &[b'y'; 1000], b"\r\nb\r\n0\r\n\r\n"].concat();
         assert_eq!(d.feed(&long).unwrap().map(|a| a.status), Some(200));
+    }
+}
+
+#[cfg(test)]
+mod rest_tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::protocol::events::{EventKind, EventsSpec};
+
+    fn token_decoder() -> HttpDecoder {
+        let spec = EventsSpec { kind: EventKind::Tokens, until: None, max_events: 100, max_bytes: 1 << 20 };
+        let mut d = HttpDecoder::default();
+        d.read_events(EventReader::new(Arc::new(spec), 256));
+        d.start(false);
+        d
+    }
+
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const TOKEN: &[u8] = b"2f\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n\r\n";
+    const DONE: &[u8] = b"e\r\ndata: [DONE]\n\n\r\n";
+
+    #[test]
+    fn a_last_chunk_apart_from_done_is_read_and_the_connection_kept() {
+        let mut d = token_decoder();
+        assert_eq!(d.feed(&[HEAD, TOKEN].concat()).unwrap(), None);
+        // [DONE] ends the answer; the body's end is still to come.
+        let a = d.feed(DONE).unwrap().expect("the answer ends at [DONE]");
+        assert!(a.keep_alive);
+        assert_eq!(d.rest(), Rest::ToRead);
+        // It comes in a read of its own (uvicorn, aiohttp), even split: the body ends, nothing stray.
+        assert_eq!(d.feed(b"0\r\n").unwrap(), None);
+        assert!(d.feed(b"\r\n").unwrap().is_some());
+        assert!(d.stray().is_none());
+        // The next answer on the connection reads its events again.
+        d.start(false);
+        assert_eq!(d.rest(), Rest::None);
+        assert_eq!(d.feed(&[HEAD, TOKEN].concat()).unwrap(), None);
+        assert!(d.events_mut().unwrap().figures().events > 0);
+    }
+
+    #[test]
+    fn done_and_the_last_chunk_in_one_read_leave_nothing_to_read() {
+        let mut d = token_decoder();
+        assert!(d.feed(&[HEAD, TOKEN, DONE, b"0\r\n\r\n"].concat()).unwrap().is_some());
+        assert_eq!(d.rest(), Rest::None);
+    }
+
+    #[test]
+    fn a_body_that_goes_on_past_done_is_past_its_end() {
+        // Another chunk of data after [DONE], in the same read or the next.
+        let mut d = token_decoder();
+        let a = d.feed(&[HEAD, TOKEN, DONE, TOKEN].concat()).unwrap().expect("ends at [DONE]");
+        assert_eq!((d.rest(), a.keep_alive), (Rest::PastEnd, false));
+        let mut d = token_decoder();
+        assert!(d.feed(&[HEAD, TOKEN, DONE].concat()).unwrap().is_some());
+        assert_eq!(d.rest(), Rest::ToRead);
+        assert!(matches!(d.feed(TOKEN), Err(DecodeError::Malformed(m)) if m.contains("past the answer's end")));
+        // A close-delimited body ends only when the server closes: nothing to read for the next request.
+        let mut d = token_decoder();
+        let wire = [b"HTTP/1.1 200 OK\r\n\r\n" as &[u8], b"data: [DONE]\n\n"].concat();
+        assert!(d.feed(&wire).unwrap().is_some());
+        assert_eq!(d.rest(), Rest::PastEnd);
+    }
+
+    #[test]
+    fn the_rest_of_a_content_length_body_is_read_within_its_bound() {
+        let body = b"data: [DONE]\n\n";
+        let mut d = token_decoder();
+        let wire = [format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len() + 4).as_bytes(), body].concat();
+        assert!(d.feed(&wire).unwrap().is_some());
+        assert_eq!(d.rest(), Rest::ToRead);
+        assert!(d.feed(b"\n\n\n\n").unwrap().is_some());
+        // More than MOST_REST after the end: given up at once.
+        let mut d = token_decoder();
+        let len = body.len() as u64 + MOST_REST + 1;
+        let wire = [format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").as_bytes(), body].concat();
+        assert!(d.feed(&wire).unwrap().is_some());
+        assert_eq!(d.rest(), Rest::PastEnd);
     }
 }

@@ -1,0 +1,82 @@
+"""An OpenAI-style token stream served by aiohttp (an implementation no one here wrote), for tests/stream_end.rs.
+
+Usage: sse_server.py [--tls CERT KEY]. It listens on 127.0.0.1 on a port the kernel picks and prints "port N".
+GET or POST /v1/chat/completions?tokens=N&first=MS&gap=MS&pause=MS streams N tokens as chat-completion chunks
+(the first FIRST ms after the request, then one every GAP ms), then `data: [DONE]`, then, PAUSE ms later, the
+body's end: aiohttp's write_eof() writes the chunked body's last chunk in a write of its own, as every aiohttp and
+uvicorn server ends a stream (vLLM and SGLang are served so). Each line "count" on stdin is answered with "count "
+and JSON: the requests answered and the connections they came on (distinct client ports).
+"""
+
+import asyncio
+import json
+import ssl
+import sys
+import threading
+
+from aiohttp import web
+
+counts = {"requests": 0, "connections": 0}
+peers = set()
+lock = threading.Lock()
+
+
+def chunk(text):
+    body = {"id": "t", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return ("data: " + json.dumps(body) + "\n\n").encode()
+
+
+async def completions(request):
+    q = request.query
+    tokens, first, gap, pause = (int(q.get(k, d)) for k, d in (("tokens", 5), ("first", 0), ("gap", 0), ("pause", 0)))
+    if request.can_read_body:
+        await request.read()
+    with lock:
+        counts["requests"] += 1
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        if peer not in peers:
+            peers.add(peer)
+            counts["connections"] += 1
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    resp.enable_chunked_encoding()
+    await resp.prepare(request)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for i in range(tokens):
+        # Each token at its own instant from the start, so gaps do not drift.
+        await asyncio.sleep(max(0.0, start + (first + gap * i) / 1000 - loop.time()))
+        await resp.write(chunk(f"tok{i} "))
+    await resp.write(b"data: [DONE]\n\n")
+    if pause:
+        await asyncio.sleep(pause / 1000)
+    await resp.write_eof()
+    return resp
+
+
+def stdin_commands():
+    for line in sys.stdin:
+        if line.strip() == "count":
+            with lock:
+                print("count " + json.dumps(counts), flush=True)
+
+
+async def main():
+    context = None
+    if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(sys.argv[2], sys.argv[3])
+    app = web.Application()
+    app.router.add_route("*", "/v1/chat/completions", completions)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    print(f"port {port}", flush=True)
+    reader = threading.Thread(target=stdin_commands, daemon=True)
+    reader.start()
+    while reader.is_alive():
+        await asyncio.sleep(0.1)
+
+
+asyncio.run(main())
