@@ -213,6 +213,28 @@ pub struct ResultDocument {
     pub missing_segments: Vec<String>,
 }
 
+/// The protocol a result was measured over, as people name it: `HTTP/1.1`, `HTTP/2`, `HTTP/3`, `gRPC`, `WebSocket`,
+/// `Redis`, `memcached`, from a step's `protocol` and `settings.http_version` (`protocol` itself when unknown).
+pub fn protocol_label<'a>(protocol: &'a str, http_version: Option<&str>) -> &'a str {
+    match (protocol, http_version) {
+        ("http", Some("2")) => "HTTP/2",
+        ("http", Some("3")) => "HTTP/3",
+        ("http", _) => "HTTP/1.1",
+        ("grpc", _) => "gRPC",
+        ("websocket", _) => "WebSocket",
+        ("redis", _) => "Redis",
+        (other, _) => other,
+    }
+}
+
+impl ResultDocument {
+    /// The protocol the result was measured over ([`protocol_label`]); empty for a document without steps.
+    pub fn protocol_label(&self) -> &str {
+        let protocol = self.steps.first().map_or("", |s| s.protocol.as_str());
+        protocol_label(protocol, self.settings.http_version.as_deref())
+    }
+}
+
 /// The same plan run several times back to back (`--runs N`): the spread of the runs' figures and their
 /// latency histograms merged exactly (never averaged percentiles).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -337,7 +337,7 @@ fn assert_text_eq(actual: &str, expected: &str) {
 fn the_text_summary_of_two_steps_reads_as_expected() {
     let expected = "\
 hakaru run  http://127.0.0.1:8080/
-  10 connections, 2 threads, keep-alive on, 1000 requests, timeout 5s
+  HTTP/1.1, 10 connections, 2 threads, keep-alive on, 1000 requests, timeout 5s
 
 step c=10
   throughput   2000.0 req/s   (1000 requests in 0.50 s)
@@ -421,7 +421,7 @@ warnings
 fn the_text_summary_of_a_step_without_answers_says_so() {
     let expected = "\
 hakaru run  http://127.0.0.1:9/
-  4 connections, 2 threads, keep-alive on, 10s, timeout 5s
+  HTTP/1.1, 4 connections, 2 threads, keep-alive on, 10s, timeout 5s
 
   throughput   0.0 req/s   (4 requests in 2.00 s; 2.0 req/s with the failures)
   requests     ok 0, failed 4 (100.00 %): connect_refused: 4
@@ -445,7 +445,7 @@ fn the_text_summary_of_kv_phases_names_each_phase_and_says_nothing_of_keep_alive
     // the kv status legend under each step.
     let expected = "\
 hakaru kv  redis://127.0.0.1:6379
-  2 connections, 2 threads, 3000 requests, timeout 5s
+  Redis, 2 connections, 2 threads, 3000 requests, timeout 5s
 
 step load
   throughput   10000.0 req/s   (1000 requests in 0.10 s)

@@ -462,3 +462,52 @@ fn two_processes_storing_at_once_both_succeed() {
         assert_eq!(db.integrity_check().unwrap(), "ok");
     }
 }
+
+/// Issue 49: `history`, `show` and `export` of `--runs 3` results give the runs' mean ok/s (with its spread) and
+/// their merged p99, as the run's text and `compare` of the same results do, never the best run's.
+#[test]
+fn results_of_several_runs_are_listed_shown_and_exported_as_their_text_and_compare_give_them() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let url = format!("http://{}/?delay=1ms", t.addr());
+    let mut texts = Vec::new();
+    for _ in 0..2 {
+        let run = with_db(&["run", "--no-tui", "--runs", "3", "-n", "600", "-c", "2", &url], &db);
+        ok(&run);
+        texts.push(run.stdout);
+    }
+    let compared = dir.path().join("c.json");
+    ok(&with_db(&["compare", "1", "2", "--json", compared.to_str().unwrap()], &db));
+    let compared: serde_json::Value = serde_json::from_slice(&std::fs::read(&compared).unwrap()).unwrap();
+    let cell = |metric: &str, side: usize| {
+        let rows = compared.pointer("/groups/0/points/0/rows").and_then(|r| r.as_array()).unwrap();
+        let row = rows.iter().find(|r| r["metric"] == metric).unwrap_or_else(|| panic!("{metric}: {compared}"));
+        row["cells"][side]["value"].as_f64().unwrap()
+    };
+    let list = with_db(&["history"], &db);
+    for (side, id) in [(0, "1"), (1, "2")] {
+        let export = with_db(&["export", id, "--format", "json"], &db);
+        let doc: serde_json::Value = serde_json::from_str(&export.stdout).unwrap();
+        let runs = &doc["runs"];
+        let (mean, sd) = (runs["ok_per_s"]["mean"].as_f64().unwrap(), runs["ok_per_s"]["sd"].as_f64().unwrap());
+        let p99 = runs["latency"]["percentiles"]["p99"].as_u64().unwrap();
+        // compare reads the same figures.
+        assert!((cell("qps", side) - mean).abs() < 1e-6 && cell("p99", side) == p99 as f64, "{compared}");
+        // The listing: "3 runs", the mean with its spread, the merged p99.
+        let row = list.stdout.lines().find(|l| l.split_whitespace().next() == Some(id)).unwrap();
+        let p99_text = hakaru::units::format_micros(p99 as f64);
+        let expected = format!("3 runs  {mean:.1} ± {sd:.1}  {p99_text}");
+        assert!(row.contains("HTTP/1.1") && row.ends_with(&expected), "{row:?} for {expected:?}\n{}", list.stdout);
+        // The run's own text says the same mean and merged p99, and show gives that text.
+        let text = &texts[side];
+        assert!(text.lines().any(|l| l.starts_with("  ok/s") && l.contains(&format!("{mean:.1}"))), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("  p99 ") && l.contains(&p99_text)), "{text}");
+        let show = with_db(&["show", id], &db);
+        assert!(
+            show.stdout.contains("over 3 of 3 runs") && show.stdout.contains(&format!("{mean:.1}")),
+            "{}",
+            show.stdout
+        );
+    }
+}

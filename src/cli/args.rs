@@ -39,7 +39,7 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Load an HTTP/1.1 or HTTP/2 target with N clients for a duration or a number of requests.
+    /// Load an HTTP/1.1, HTTP/2, HTTP/3, gRPC or WebSocket target with N clients for a duration or a number of requests.
     #[command(after_help = help::RUN_EXAMPLES, after_long_help = help::RUN_EXAMPLES_LONG)]
     Run(RunArgs),
     /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis; HTTP

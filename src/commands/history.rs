@@ -80,23 +80,31 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
     if rows.is_empty() {
         out.push_str(&format!("no results match in {}\n", db.path().display()));
     } else {
-        let cells: Vec<[String; 7]> = rows
+        let cells: Vec<[String; 9]> = rows
             .iter()
             .map(|r| {
                 let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                // `--runs N`: the runs' mean ok/s with its spread and their merged p99, as the run's text gives.
+                let ok_per_s = match (r.ok_per_s, r.ok_per_s_sd) {
+                    (Some(q), Some(sd)) => format!("{q:.1} ± {sd:.1}"),
+                    (Some(q), None) => format!("{q:.1}"),
+                    (None, _) => "-".into(),
+                };
                 [
                     r.id.to_string(),
                     r.time.clone(),
                     if r.source == "imported" { format!("{} (imported)", r.command) } else { r.command.clone() },
+                    r.protocol.clone(),
                     r.target.clone(),
                     labels.join(","),
-                    r.ok_per_s.map_or("-".into(), |q| format!("{q:.1}")),
+                    r.runs.map_or(String::new(), |n| crate::units::count_of(n, "run")),
+                    ok_per_s,
                     r.p99_us.map_or("-".into(), |p| format_micros(p as f64)),
                 ]
             })
             .collect();
-        let header = ["id", "time", "command", "target", "labels", "ok/s", "p99"];
-        let widths: Vec<usize> = (0..7)
+        let header = ["id", "time", "command", "protocol", "target", "labels", "runs", "ok/s", "p99"];
+        let widths: Vec<usize> = (0..header.len())
             .map(|i| cells.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap())
             .collect();
         let line = |c: &[&str]| {
@@ -104,7 +112,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
             for (i, cell) in c.iter().enumerate() {
                 // Numbers right-aligned, text left-aligned; the last column needs no padding.
                 match i {
-                    0 | 5 | 6 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
+                    0 | 6 | 7 | 8 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
                     _ => l.push_str(&format!("{cell:<w$}  ", w = widths[i])),
                 }
             }

@@ -22,14 +22,18 @@ impl Exporter for Text {
             (None, Some(d)) => format!("{d}s"),
             (None, None) => String::new(),
         };
-        // Key-value clients always keep their connections: keep-alive is HTTP's word, said for HTTP alone.
-        let keepalive = match is_kv(doc) {
+        // Key-value, gRPC and WebSocket clients always keep their connections: keep-alive is HTTP's word, said
+        // for HTTP alone.
+        let protocol = doc.protocol_label();
+        let keepalive = match is_kv(doc) || matches!(protocol, "gRPC" | "WebSocket") {
             true => String::new(),
             false => format!(", keep-alive {}", if s.keepalive { "on" } else { "off" }),
         };
+        // The protocol first: two results of one URL over HTTP/1.1 and HTTP/2 look alike otherwise.
+        let protocol = if protocol.is_empty() { String::new() } else { format!("{protocol}, ") };
         let _ = writeln!(
             out,
-            "hakaru {}  {}\n  {}, {}{keepalive}, {}, timeout {}s",
+            "hakaru {}  {}\n  {protocol}{}, {}{keepalive}, {}, timeout {}s",
             s.command,
             s.targets.join(" "),
             crate::units::count_of(s.connections as u64, "connection"),

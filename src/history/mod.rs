@@ -26,7 +26,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The schema steps, in order: step N (1-based) takes a database from `user_version` N-1 to N. A released step is
 /// never edited; a change is a new step.
-const MIGRATIONS: [Migration; 2] = [Migration::Sql(SCHEMA_V1), Migration::Rust(migrate_to_v2)];
+const MIGRATIONS: [Migration; 3] =
+    [Migration::Sql(SCHEMA_V1), Migration::Rust(migrate_to_v2), Migration::Rust(migrate_to_v3)];
 
 /// The schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -86,6 +87,32 @@ fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
         for (k, v) in labels_of(&doc) {
             tx.execute("INSERT OR REPLACE INTO labels (result_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])?;
         }
+    }
+    Ok(())
+}
+
+/// The third schema: a result's protocol, and for `--runs N` the count of runs and their ok/s's spread.
+const SCHEMA_V3: &str = "
+ALTER TABLE results ADD COLUMN protocol TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN runs INTEGER;
+ALTER TABLE results ADD COLUMN ok_per_s_sd REAL;
+";
+
+/// v2 -> v3: the new columns, and every row's figures again from its document: a `--runs N` result was listed by
+/// its best run (issue 49), now by the runs' mean ok/s and their merged p99, as its text and `compare` give them.
+fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V3)?;
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = tx.prepare("SELECT id, document FROM results")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, text) in rows {
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+        let f = Facts::of(&doc);
+        tx.execute(
+            "UPDATE results SET ok_per_s = ?1, p99_us = ?2, protocol = ?3, runs = ?4, ok_per_s_sd = ?5 WHERE id = ?6",
+            params![f.ok_per_s, f.p99_us, f.protocol, f.runs, f.ok_per_s_sd, id],
+        )?;
     }
     Ok(())
 }
@@ -169,10 +196,16 @@ pub struct Row {
     pub command: String,
     pub target: String,
     pub labels: BTreeMap<String, String>,
-    /// Successes per second of the best step (the only step of a run).
+    /// Successes per second: of the best step (the only step of a run), or with `--runs N` the runs' mean.
     pub ok_per_s: Option<f64>,
-    /// The p99 latency of that step, microseconds; None when the document has no percentiles (a drnbench CSV).
+    /// The p99 latency of that step (of the runs' merged histogram), microseconds; None when the document has no
+    /// percentiles (a drnbench CSV).
     pub p99_us: Option<u64>,
+    /// `--runs N`: the runs completed, and the standard deviation of their ok/s (None below two).
+    pub runs: Option<u64>,
+    pub ok_per_s_sd: Option<f64>,
+    /// `HTTP/1.1`, `HTTP/2`, `gRPC` ... ([`crate::result::protocol_label`]); empty for an imported drnbench CSV.
+    pub protocol: String,
     /// `recorded` (measured by hakaru) or `imported`.
     pub source: String,
     /// The workload's identity ([`workload_id`]): results with the same one ran the same load on the same targets.
@@ -203,6 +236,9 @@ struct Facts {
     ok_per_s: Option<f64>,
     p99_us: Option<i64>,
     workload: String,
+    protocol: String,
+    runs: Option<i64>,
+    ok_per_s_sd: Option<f64>,
 }
 
 /// What makes two results comparable: the settings without the labels and the seed (the command, targets,
@@ -261,6 +297,26 @@ impl Facts {
         let best = headline_step(doc, steps);
         // A p99 of no successes would be the empty histogram's 0: shown as "-", not as `0us`.
         let answered = best.filter(|s| s.pointer("/latency/count").and_then(Value::as_u64).unwrap_or(1) > 0);
+        let protocol = steps.first().and_then(|s| s.get("protocol")).and_then(Value::as_str).map_or("", |p| {
+            crate::result::protocol_label(p, doc.pointer("/settings/http_version").and_then(Value::as_str))
+        });
+        // `--runs N`: what the run's text and `compare` give, the runs' mean and their merged latency.
+        if let Some(runs) = doc.get("runs").filter(|r| r.get("completed").and_then(Value::as_u64).unwrap_or(0) > 0) {
+            let ok = runs.get("ok").and_then(Value::as_u64).unwrap_or(0);
+            return Facts {
+                time: text("/provenance/started_at"),
+                command: text("/settings/command"),
+                target: target.unwrap_or_default(),
+                hakaru_version: text("/provenance/hakaru_version"),
+                host: text("/provenance/hostname"),
+                ok_per_s: runs.pointer("/ok_per_s/mean").and_then(Value::as_f64),
+                p99_us: runs.pointer("/latency/percentiles/p99").and_then(Value::as_i64).filter(|_| ok > 0),
+                workload: workload_id(doc),
+                protocol: protocol.to_string(),
+                runs: runs.get("completed").and_then(Value::as_i64),
+                ok_per_s_sd: runs.pointer("/ok_per_s/sd").and_then(Value::as_f64),
+            };
+        }
         Facts {
             time: text("/provenance/started_at"),
             command: text("/settings/command"),
@@ -270,6 +326,9 @@ impl Facts {
             ok_per_s: best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
             p99_us: answered.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
             workload: workload_id(doc),
+            protocol: protocol.to_string(),
+            runs: None,
+            ok_per_s_sd: None,
         }
     }
 }
@@ -446,8 +505,9 @@ impl Db {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         tx.execute(
             "INSERT INTO results
-                 (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload,
+                  protocol, runs, ok_per_s_sd)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 facts.time,
                 facts.command,
@@ -458,7 +518,10 @@ impl Db {
                 facts.host,
                 facts.ok_per_s,
                 facts.p99_us,
-                facts.workload
+                facts.workload,
+                facts.protocol,
+                facts.runs,
+                facts.ok_per_s_sd
             ],
         )
         .map_err(e)?;
@@ -514,7 +577,8 @@ impl Db {
     /// The results that match `filter`, newest first.
     pub fn find(&self, filter: &Filter) -> Result<Vec<Row>> {
         let mut sql = String::from(
-            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload FROM results WHERE 1 = 1",
+            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload, protocol, runs, ok_per_s_sd
+             FROM results WHERE 1 = 1",
         );
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         let fields = [
@@ -555,6 +619,9 @@ impl Db {
                     p99_us: r.get::<_, Option<i64>>(5)?.map(|v| v.max(0) as u64),
                     source: r.get(6)?,
                     workload: r.get(7)?,
+                    protocol: r.get(8)?,
+                    runs: r.get::<_, Option<i64>>(9)?.map(|v| v.max(0) as u64),
+                    ok_per_s_sd: r.get(10)?,
                 })
             })
             .and_then(|it| it.collect::<rusqlite::Result<Vec<Row>>>())
