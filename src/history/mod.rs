@@ -69,16 +69,20 @@ enum Migration {
     Rust(fn(&rusqlite::Transaction) -> rusqlite::Result<()>),
 }
 
-/// v1 -> v2: the new tables, then the new columns and labels filled from each stored document.
-fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA_V2)?;
+/// Every stored document with its ID, for a migration that reads them again. A document that does not parse keeps
+/// its row (still listed and shown as stored), without figures.
+fn stored_documents(tx: &rusqlite::Transaction) -> rusqlite::Result<Vec<(i64, Value)>> {
     let rows: Vec<(i64, String)> = {
         let mut stmt = tx.prepare("SELECT id, document FROM results")?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
     };
-    for (id, text) in rows {
-        // A document that does not parse keeps its row (still listed and shown as stored), without figures.
-        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+    Ok(rows.into_iter().filter_map(|(id, text)| Some((id, serde_json::from_str(&text).ok()?))).collect())
+}
+
+/// v1 -> v2: the new tables, then the new columns and labels filled from each stored document.
+fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V2)?;
+    for (id, doc) in stored_documents(tx)? {
         let facts = Facts::of(&doc);
         tx.execute(
             "UPDATE results SET hakaru_version = ?1, host = ?2, ok_per_s = ?3, p99_us = ?4, workload = ?5 WHERE id = ?6",
@@ -102,12 +106,7 @@ ALTER TABLE results ADD COLUMN ok_per_s_sd REAL;
 /// its best run (issue 49), now by the runs' mean ok/s and their merged p99, as its text and `compare` give them.
 fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V3)?;
-    let rows: Vec<(i64, String)> = {
-        let mut stmt = tx.prepare("SELECT id, document FROM results")?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
-    };
-    for (id, text) in rows {
-        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+    for (id, doc) in stored_documents(tx)? {
         let f = Facts::of(&doc);
         tx.execute(
             "UPDATE results SET ok_per_s = ?1, p99_us = ?2, protocol = ?3, runs = ?4, ok_per_s_sd = ?5 WHERE id = ?6",
