@@ -265,6 +265,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
     out.ok = sum("ok", |s| s.ok)?;
     out.failed = sum("failed", |s| s.failed)?;
     out.unfinished = sum("unfinished", |s| s.unfinished)?;
+    out.graceful_stop_s = steps.iter().filter_map(|s| s.graceful_stop_s).reduce(f64::max);
     let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let t = &mut out.throughput;
     t.bytes_in = sum("bytes in", |s| s.throughput.bytes_in)?;
@@ -382,6 +383,7 @@ fn merge_windows(steps: &[&StepResult]) -> Result<Vec<WindowSummary>, String> {
         if let Some(n) = w.tokens {
             add(m.tokens.get_or_insert(0), n, "windows' tokens")?;
         }
+        add(&mut m.progress, w.progress, "windows' progress")?;
         m.max_us = m.max_us.max(w.max_us);
         // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
         m.target = add_options(m.target, w.target);

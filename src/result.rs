@@ -49,6 +49,9 @@ pub struct Settings {
     pub keepalive: bool,
     pub timeout_s: f64,
     pub connect_timeout_s: f64,
+    /// `--graceful-stop`, seconds, when given (else a timed step's answers in flight get `timeout_s` after its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graceful_stop_s: Option<f64>,
     pub seed: u64,
     pub insecure: bool,
     pub patterns: Option<String>,
@@ -359,8 +362,14 @@ pub struct StepResult {
     pub ok: u64,
     /// Requests that failed: answers with another status, and errors.
     pub failed: u64,
-    /// Requests still waiting for their answer when the step ended; they are in no other figure.
+    /// Requests still waiting for their answer when the step ended (after its graceful stop, when it had one);
+    /// they are in no other figure.
     pub unfinished: u64,
+    /// A timed step's graceful stop: how long, after the step's end, its answers in flight were waited for
+    /// (`--graceful-stop`, default the timeout; seconds). The answers that came then are counted as any other,
+    /// over the step's duration. Absent when nothing was waited for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graceful_stop_s: Option<f64>,
     pub throughput: Throughput,
     /// Latency of the successes from the intended send time (equal to the send time in a closed loop),
     /// microseconds. Failed requests are in `failed_latency`, not here.

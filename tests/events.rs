@@ -378,3 +378,22 @@ fn chart_draws_time_to_first_event_and_the_gaps_of_runs_that_read_events_per_ste
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("no input read its answers as events (run --events)"), "{}", out.stderr);
 }
+
+#[test]
+fn answers_that_stream_longer_than_a_window_are_no_stall_and_a_stream_that_stops_sending_is() {
+    // 10 streams of 2 s (a token every 100 ms from the start): no answer ends in the first windows, but tokens
+    // come in every one. Before, "the step stalled from 0.00 s to 1.50 s" while 4 tokens a window came.
+    let t = target();
+    let u = url(&t, "events=20&gap=100ms&kind=tokens");
+    let out = hakaru(&["run", "--events", "tokens", "-c", "10", "-n", "10", "--window", "500ms", &u]);
+    assert_eq!(out.step()["ok"], 10, "{}", out.stdout);
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(!warnings.contains("stalled") && !warnings.contains("no answer at all"), "{warnings}");
+    assert!(out.step()["windows"][0]["progress"].as_u64() > Some(0), "{}", out.step()["windows"]);
+    // A stream that stops sending mid-answer (aiohttp's second token 2.5 s after its first) still stalls.
+    let server = Server::start("sse_server.py", &[], "aiohttp");
+    let u = format!("http://127.0.0.1:{}/v1/chat/completions?tokens=2&gap=2500", server.port);
+    let out = hakaru(&["run", "--events", "tokens", "-c", "1", "-n", "1", "--window", "500ms", &u]);
+    assert_eq!(out.step()["ok"], 1, "{}", out.stdout);
+    assert!(out.doc()["warnings"].to_string().contains("the step stalled from"), "{}", out.doc()["warnings"]);
+}

@@ -60,6 +60,7 @@ fn settings() -> Settings {
         keepalive: true,
         timeout_s: 5.0,
         connect_timeout_s: 5.0,
+        graceful_stop_s: None,
         seed: 42,
         insecure: false,
         patterns: None,
@@ -115,6 +116,7 @@ fn step(
         ok,
         failed,
         unfinished: 0,
+        graceful_stop_s: None,
         throughput: Throughput {
             requests_per_s: requests as f64 / duration_s,
             ok_per_s: ok as f64 / duration_s,

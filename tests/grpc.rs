@@ -183,6 +183,8 @@ fn a_hostile_peers_answers_are_counted_by_kind_never_a_hang() {
     assert_eq!(out.error_count("grpc_http_status"), 20, "{}", out.step());
     let out = run(Answer::NoTrailers, "1s");
     assert_eq!(out.error_count("timeout"), 20, "{}", out.step());
+    // Each call timed out after its one whole message: received, and counted (before, 0).
+    assert_eq!(out.step()["grpc"]["messages_received"], 20, "{}", out.step());
     // Reset mid-message: counted as HTTP/2's reset, at once (not after --timeout), not as a malformed message.
     let out = run(Answer::ResetMidCall, "30s");
     assert_eq!(out.error_count("rst_stream_internal_error"), 20, "{}", out.step());

@@ -124,3 +124,18 @@ fn what_streaming_cannot_do_is_refused_in_one_line() {
     }
     assert_eq!(server.count("Chat") + server.count("Lots") + server.count("SayHello"), 0);
 }
+
+#[test]
+fn a_streaming_call_that_times_out_counts_the_messages_it_received() {
+    let mut server = Greeter::start();
+    // 50 ms to the first message, then one every 10 ms: about 45 have come when the 500 ms timeout ends the call.
+    let slow = r#"{"name":"slow","times":100}"#;
+    let out = call(&server, "helloworld.Greeter/Lots", slow, "4", &["--timeout", "500ms"]);
+    let step = out.step();
+    // grpcio ends a call at the deadline hakaru sends (grpc-timeout) with DEADLINE_EXCEEDED, or hakaru's own
+    // timer ends it first: either way the messages that came are counted.
+    assert_eq!(out.error_count("timeout") + out.error_count("grpc_deadline_exceeded"), 4, "{step}");
+    let received = step["grpc"]["messages_received"].as_u64().unwrap();
+    // At least 25 a call on a busy machine; never more than the server sent. Before, 0.
+    assert!(received >= 100 && received <= server.count("Lots messages"), "{received}: {step}");
+}

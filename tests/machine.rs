@@ -33,7 +33,7 @@ fn pinned_server(cpu: usize) -> common::Served {
 #[test]
 fn a_core_shared_by_the_server_and_hakaru_is_named_as_the_limit() {
     if let Some(why) = cannot_pin() {
-        eprintln!("tests/machine.rs: skipped: {why}");
+        common::skip("a_core_shared_by_the_server_and_hakaru_is_named_as_the_limit", &why);
         return;
     }
     let cpu = first_cpu();

@@ -16,6 +16,9 @@ fn the_achieved_rate_at_2000_per_second_is_within_one_percent() {
     let s = &out.step()["schedule"];
     let achieved = s["achieved_rate"].as_f64().unwrap();
     assert!((achieved - 2000.0).abs() / 2000.0 < 0.01, "achieved {achieved}/s");
+    // The target's own count, the witness: 3 s at 2000/s is 6000 requests, within 1 %.
+    let served = target_status(t.addr())["n_requests"].as_u64().unwrap();
+    assert!((5940..=6060).contains(&served), "the target answered {served} requests in 3 s at 2000/s");
     assert_eq!(s["target_rate"], 2000.0);
     assert_eq!(out.doc()["settings"]["load_model"], "open");
     assert!(out.stdout.contains("asked 2000.0/s"), "{}", out.stdout);
@@ -118,7 +121,8 @@ fn a_zero_or_negative_rate_is_bad_input() {
 
 #[test]
 fn a_slow_healthy_server_is_offered_the_full_rate_and_its_answers_still_due_are_counted_as_such() {
-    // 400 ms per answer at 50/s: about 20 requests are always in flight. The rate offered is what was sent.
+    // 400 ms per answer at 50/s: about 20 requests are always in flight. The rate offered is what was sent; those
+    // in flight at the end are awaited (the graceful stop) and counted, or, with --graceful-stop 0, unfinished.
     let t = target();
     let url = format!("http://{}/?delay=400ms", t.addr());
     let out = hakaru(&["run", "-q", "--rate", "50", "-c", "100", "-d", "2s", &url]);
@@ -127,11 +131,17 @@ fn a_slow_healthy_server_is_offered_the_full_rate_and_its_answers_still_due_are_
     let s = &step["schedule"];
     let (sent, completed) = (s["achieved_rate"].as_f64().unwrap(), s["completed_rate"].as_f64().unwrap());
     assert!((sent - 50.0).abs() <= 2.5, "sent {sent}/s of 50/s");
+    assert_eq!((completed, step["unfinished"].as_u64()), (sent, Some(0)), "every answer awaited: {step}");
+    assert!(step["graceful_stop_s"].as_f64().is_some_and(|g| g >= 0.3), "{step}");
+    assert_eq!(step["failed"], 0, "in flight is not lost: {step}");
+    assert!(out.stdout.contains("sent 50.0/s"), "{}", out.stdout);
+    let out = hakaru(&["run", "-q", "--rate", "50", "-c", "100", "-d", "2s", "--graceful-stop", "0", &url]);
+    let step = out.step();
+    let s = &step["schedule"];
+    let (sent, completed) = (s["achieved_rate"].as_f64().unwrap(), s["completed_rate"].as_f64().unwrap());
     assert!(completed < sent - 5.0, "answers still due at the end: completed {completed}/s of {sent}/s");
     let unfinished = step["unfinished"].as_u64().unwrap();
     assert!((12..=25).contains(&unfinished), "about 20 in flight at the end: {unfinished}");
-    assert_eq!(step["failed"], 0, "in flight is not lost: {step}");
-    assert!(out.stdout.contains("sent 50.0/s"), "{}", out.stdout);
 }
 
 #[test]
@@ -203,10 +213,11 @@ fn two_threads_at_a_uniform_rate_send_evenly_spaced_requests() {
 
 #[test]
 fn requests_cut_off_by_the_end_of_a_step_are_unfinished_and_in_no_byte_count() {
-    // Every answer takes 3 s and the step 1 s: nothing ends, so nothing is counted but the unfinished.
+    // Every answer takes 3 s, the step 1 s and its graceful stop 500 ms: nothing ends, so nothing is counted but
+    // the unfinished.
     let t = target();
     let url = format!("http://{}/?delay=3s", t.addr());
-    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "50", "-d", "1s", &url]);
+    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "50", "-d", "1s", "--graceful-stop", "500ms", &url]);
     let step = out.step();
     assert_eq!(step["requests"], 0, "{step}");
     assert_eq!(step["throughput"]["bytes_out"], 0, "bytes of requests that never ended: {step}");
@@ -257,11 +268,11 @@ fn the_server_sees_exactly_the_requests_hakaru_counts_when_an_open_loop_step_end
 #[test]
 fn the_starved_requests_are_among_the_late_ones_when_the_step_ends_with_one_in_flight() {
     // One connection, 300 ms answers, 20/s asked for 1 s: every request after the first falls due with the
-    // connection busy, and the last one sent is still waiting when the step ends. It is in no figure, so it is
-    // neither late nor starved.
+    // connection busy, and the last one sent is still waiting when the step ends (no graceful stop). It is in no
+    // figure, so it is neither late nor starved.
     let t = target();
     let url = format!("http://{}/?delay=300ms", t.addr());
-    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "1", "-d", "1s", &url]);
+    let out = hakaru(&["run", "-q", "--rate", "20", "-c", "1", "-d", "1s", "--graceful-stop", "0", &url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let step = out.step();
     let s = &step["schedule"];
@@ -301,4 +312,50 @@ fn a_fixed_rate_step_begins_once_every_thread_has_a_connection_so_a_late_one_cos
     assert!(first >= 90, "{}", step["windows"]);
     assert!(out.stdout.contains("once every thread had a connection"), "{}", out.stdout);
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
+
+/// Issue 49: answers that last a second are not dropped because the step ended while they were on their way. The
+/// step stops sending at its end; the answers in flight get its graceful stop (the timeout) and count.
+#[test]
+fn answers_in_flight_at_a_timed_steps_end_are_awaited_and_counted() {
+    let t = target();
+    let url = format!("http://{}/?delay=1s", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "50", "-c", "100", "-d", "2s", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    // The server's own count: every request sent was answered (it counts an answer once it is written).
+    assert_eq!(target_status(t.addr())["n_requests"], 100, "{step}");
+    assert_eq!((step["ok"].as_u64(), step["unfinished"].as_u64()), (Some(100), Some(0)), "{step}");
+    let ok_per_s = step["throughput"]["ok_per_s"].as_f64().unwrap();
+    assert!((ok_per_s - 50.0).abs() <= 0.5, "ok/s {ok_per_s} over the 2 s the requests were sent in");
+    assert!(step["duration_s"].as_f64().unwrap() < 2.1, "{step}");
+    // The wait after the end was for the last answers: about the 1 s they take, never the whole timeout.
+    let waited = step["graceful_stop_s"].as_f64().unwrap();
+    assert!((0.5..5.0).contains(&waited), "{waited}");
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(!warnings.contains("still waiting") && !warnings.contains("overloaded"), "{warnings}");
+}
+
+#[test]
+fn a_rate_the_server_cannot_keep_up_with_still_warns_of_the_answers_left_after_the_graceful_stop() {
+    // Two workers of 100 ms each serve 20 requests a second; 100 a second are asked for.
+    let t = common::target_with(hakaru::serve::ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        workers: Some(2),
+        ..Default::default()
+    });
+    let url = format!("http://{}/?delay=100ms", t.addr());
+    let out = hakaru(&["run", "-q", "--rate", "100", "-c", "200", "-d", "2s", "--graceful-stop", "300ms", &url]);
+    let step = out.step();
+    let unfinished = step["unfinished"].as_u64().unwrap();
+    assert!(unfinished > 100, "{step}");
+    assert!(step["graceful_stop_s"].as_f64().unwrap() >= 0.3, "{step}");
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(warnings.contains(&format!("{unfinished} requests were still waiting")), "{warnings}");
+    assert!(warnings.contains("after the step's end (its graceful stop)"), "{warnings}");
+    // --graceful-stop 0: dropped at the end, as wrk does, and said so.
+    let out = hakaru(&["run", "-q", "--rate", "100", "-c", "200", "-d", "1s", "--graceful-stop", "0", &url]);
+    assert!(out.step()["graceful_stop_s"].is_null(), "{}", out.step());
+    assert!(out.doc()["warnings"].to_string().contains("still waiting for an answer when the step ended"));
 }

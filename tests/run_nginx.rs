@@ -78,6 +78,21 @@ fn https_without_insecure_counts_the_untrusted_certificate_as_a_tls_error() {
     assert!(out.stdout.contains("tls"), "{}", out.stdout);
 }
 
+/// nginx's own record of /idle: each of the 4 requests arrived once (never again on a second connection), most on a
+/// connection of its own after nginx closed the one before.
+fn idle_log_says_each_request_came_once(n: &Nginx, method: &str) {
+    let log = n.dir.path().join("idle.log");
+    common::wait_for(std::time::Duration::from_secs(30), || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.lines().count() >= 4)
+    });
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines.iter().all(|l| l.ends_with(&format!(" {method}"))), "{text}");
+    let connections: std::collections::BTreeSet<&str> = lines.iter().filter_map(|l| l.split(' ').next()).collect();
+    assert!(connections.len() >= 3, "a new connection after each idle close: {text}");
+}
+
 #[test]
 fn a_keepalive_connection_nginx_closed_while_idle_is_reopened_not_counted_as_an_error() {
     let n = Nginx::start();
@@ -86,6 +101,7 @@ fn a_keepalive_connection_nginx_closed_while_idle_is_reopened_not_counted_as_an_
     assert_eq!(out.status_count("200"), 4, "{}", out.step());
     assert_eq!(out.step()["errors"], 0);
     assert!(out.step()["connections"]["reconnects"].as_u64().unwrap() >= 2, "{}", out.step()["connections"]);
+    idle_log_says_each_request_came_once(&n, "GET");
 }
 
 #[test]
@@ -104,4 +120,5 @@ fn a_post_on_a_connection_nginx_closed_while_idle_goes_on_a_new_connection_and_i
     assert_eq!(out.status_count("200"), 4, "{}", out.step());
     assert_eq!(out.step()["errors"], 0);
     assert!(out.step()["connections"]["reconnects"].as_u64().unwrap() >= 2, "{}", out.step()["connections"]);
+    idle_log_says_each_request_came_once(&n, "POST");
 }

@@ -272,6 +272,10 @@ fn the_demo_runs_a_benchmark_with_nothing_else_installed() {
     // On a machine whose cores other programs keep full, that is said instead: the pool may not be all of it.
     let elsewhere = out.stdout.contains("the limit is elsewhere");
     assert!(elsewhere || out.stdout.contains("the machine was busy with other work"), "{}", out.stdout);
+    if !elsewhere {
+        let why = "the machine was busy with other work: the limit not checked to be elsewhere than CPU";
+        common::unchecked("the_demo_runs_a_benchmark_with_nothing_else_installed", why);
+    }
     assert!(!out.stdout.contains("hakaru itself was at"), "{}", out.stdout);
 }
 

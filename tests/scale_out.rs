@@ -196,7 +196,8 @@ impl Drop for Namespaces {
 fn agents_in_network_namespaces_of_their_own_each_have_their_address() {
     // SAFETY: geteuid only reads this process's effective user id.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: creating network namespaces needs root (CI runs the tests as root)");
+        let why = "creating network namespaces needs root (CI runs the tests as root)";
+        common::skip("agents_in_network_namespaces_of_their_own_each_have_their_address", why);
         return;
     }
     let ns = Namespaces::create(3);

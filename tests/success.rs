@@ -135,7 +135,9 @@ fn a_server_that_accepts_and_never_answers_measures_nothing_and_exits_1() {
             held.push(s);
         }
     });
-    let out = hakaru(&["run", "-c", "2", "-d", "1s", "--timeout", "60s", &format!("http://{addr}/")]);
+    // The answers are awaited 1 s after the step's end (its graceful stop; by default the 60 s timeout).
+    let args = ["run", "-c", "2", "-d", "1s", "--timeout", "60s", "--graceful-stop", "1s", &format!("http://{addr}/")];
+    let out = hakaru(&args);
     assert_eq!(out.code, 1, "nothing was measured: {}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("no request completed (2 still waiting when the step ended)"), "{}", out.stdout);
     let step = out.step();

@@ -33,11 +33,6 @@ fn cannot_run() -> Option<String> {
     None
 }
 
-/// Says a skip on stderr past the test harness's capture, so it shows without --nocapture.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 /// A Docker daemon of this test's own, with a one-node Swarm: stopped and its directory removed when dropped.
 struct Daemon {
     dir: tempfile::TempDir,
@@ -171,13 +166,13 @@ fn start(results: &Path) -> (String, PathBuf) {
 #[test]
 fn three_swarm_agents_merge_exactly_and_a_failed_one_is_reported() {
     if let Some(why) = cannot_run() {
-        say(&format!("tests/swarm.rs: skipped: {why}"));
+        common::skip("three_swarm_agents_merge_exactly_and_a_failed_one_is_reported", &why);
         return;
     }
     let daemon = match Daemon::start() {
         Ok(d) => d,
         Err(why) => {
-            say(&format!("tests/swarm.rs: skipped: {why}"));
+            common::skip("three_swarm_agents_merge_exactly_and_a_failed_one_is_reported", &why);
             return;
         }
     };

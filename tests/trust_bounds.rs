@@ -194,11 +194,12 @@ impl Tmpfs {
         match out {
             Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
             Ok(o) => {
-                eprintln!("skipped: a tmpfs cannot be mounted here: {}", String::from_utf8_lossy(&o.stderr).trim());
+                let why = format!("a tmpfs cannot be mounted here: {}", String::from_utf8_lossy(&o.stderr).trim());
+                common::skip(FULL_DISK, &why);
                 None
             }
             Err(e) => {
-                eprintln!("skipped: mount cannot run here: {e}");
+                common::skip(FULL_DISK, &format!("mount cannot run here: {e}"));
                 None
             }
         }
@@ -210,6 +211,8 @@ impl Drop for Tmpfs {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+const FULL_DISK: &str = "a_study_on_a_full_disk_runs_no_load_and_names_the_disk_on_each_cases_line";
 
 #[test]
 fn a_study_on_a_full_disk_runs_no_load_and_names_the_disk_on_each_cases_line() {

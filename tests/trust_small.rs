@@ -133,11 +133,13 @@ fn with_stdout_and_stderr_on_a_full_disk_the_exit_code_still_says_what_happened(
     }
 }
 
+const SELF_CONNECT: &str = "a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket_to_itself";
+
 #[test]
 fn a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket_to_itself() {
     // SAFETY: geteuid only reads this process's effective user id.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: creating a network namespace needs root (CI runs the tests as root)");
+        common::skip(SELF_CONNECT, "creating a network namespace needs root (CI runs the tests as root)");
         return;
     }
     // A network namespace of its own whose ephemeral ports are one port, 40000: a connection to 127.0.0.1:40000,
@@ -153,7 +155,7 @@ fn a_port_nothing_listens_on_is_refused_even_when_the_kernel_connects_the_socket
     // Skipped, saying why, where the namespace cannot be made as asked: /proc/sys read-only (77), no `ip` (127),
     // unshare not allowed.
     if matches!(out.status.code(), Some(77 | 127)) || stderr.contains("unshare failed") {
-        eprintln!("skipped: this machine cannot make the network namespace asked: {stderr}");
+        common::skip(SELF_CONNECT, &format!("this machine cannot make the network namespace asked: {stderr}"));
         return;
     }
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -209,6 +209,11 @@ fn an_upgrade_never_answered_is_a_connect_timeout_on_time() {
     ended_on_time(start, &out);
     assert_eq!(out.error_count("connect_timeout"), 3, "{}", out.step());
     assert!(sample(&out, "connect_timeout").contains("WebSocket upgrade"), "{}", out.step());
+    // Each attempt gave up at its 1 s, not at the 5 s default nor later: what only the deadline held meets (a
+    // busy machine may add a little, never seconds).
+    let failed = &out.step()["failed_latency"];
+    let (min, max) = (failed["min"].as_u64().unwrap(), failed["max"].as_u64().unwrap());
+    assert!(min >= 990_000 && max < 2_500_000, "1 s connect timeouts took {min} to {max} us: {failed}");
 }
 
 /// Reads the upgrade request and answers it with `answer` (no 101).

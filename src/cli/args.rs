@@ -113,6 +113,11 @@ pub struct RequestArgs {
     /// A request with no complete answer in this time is recorded with status 0 (a bare number is seconds).
     #[arg(long, value_name = "TIME", default_value = "5s", visible_alias = "default-timeout", help_heading = heading::REQUEST)]
     pub timeout: String,
+    /// When a timed step ends, sending stops and the answers in flight get this long to finish, counted as any
+    /// other (k6's gracefulStop; vLLM's benchmark waits for every answer); those unfinished then are `unfinished`.
+    /// 0 drops them at the end, as wrk does. Default: --timeout.
+    #[arg(long, value_name = "TIME", hide_short_help = true, help_heading = heading::REQUEST)]
+    pub graceful_stop: Option<String>,
     /// Time allowed to open a connection.
     #[arg(long, value_name = "TIME", default_value = "5s", hide_short_help = true, help_heading = heading::REQUEST)]
     pub connect_timeout: String,

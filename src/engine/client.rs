@@ -373,6 +373,10 @@ pub(super) fn run_client<L: Link>(ctx: Rc<ThreadCtx>, id: usize, mut link: L) ->
             // The answer's end; the client is free again when the exchange is done (after the rest of a body whose
             // answer ended at its end event).
             let done = Instant::now();
+            if result.as_ref().is_err_and(|f| f.message == NOT_SENT) {
+                // Not sent before the step's end (its connection was still to open): in no figure but unfinished.
+                break;
+            }
             let end = exchange.ended.get().unwrap_or(done);
             // An HTTP/2 answer's message was left in the thread's context by the exchange that just returned (no
             // other client ran in between: there is no await between its return and here).
@@ -626,6 +630,10 @@ impl Exchange<'_> {
     }
 }
 
+/// Why a request waiting for its connection when a timed step ended was never sent (see [`open`]): the client
+/// loop counts it in no figure but `unfinished`.
+const NOT_SENT: &str = "the step ended before the request was sent";
+
 /// Makes the slot's connection ready for a request: opened (and greeted) when there is none. Every connection, a
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
 /// and must not be taken for its answer. Returns Some when the connection is new, holding when TCP was established
@@ -648,6 +656,11 @@ async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Resu
         return Ok(None);
     }
     let turn = ctx.connection_turn().await;
+    if ctx.sending_over.get() {
+        // The step ended while this request waited for its connection: in a graceful stop only the answers of
+        // requests already sent are awaited, and this one is not sent (it stays unfinished).
+        return Err(Failure::new(ErrorKind::Closed, NOT_SENT));
+    }
     let ep = ctx.endpoint(endpoint);
     let (conn, tcp_done) = connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
     ctx.metrics.borrow_mut().connection_opened();
@@ -767,6 +780,9 @@ async fn read_answer(
                     return Poll::Ready(Ok(answer));
                 }
                 Ok(None) => {
+                    // A read of an answer under way (a stream's events, a long body): the window's progress, so a
+                    // window of answers that stream longer than it is no stall.
+                    ctx.metrics.borrow_mut().window.progress += 1;
                     let now = stamped.or(arrived).unwrap_or_else(Instant::now);
                     if let Some(first) = first_byte.filter(|f| f.get().is_none()) {
                         first.set(Some(now));

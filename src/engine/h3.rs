@@ -452,6 +452,7 @@ async fn request(
     r: &Request,
     mut events: Option<&mut EventReader>,
     mut kept: Option<&mut Kept>,
+    metrics: &RefCell<crate::metrics::StepMetrics>,
 ) -> Outcome {
     let mut stream = match send.send_request(r.head.clone()).await {
         Ok(s) => s,
@@ -487,7 +488,9 @@ async fn request(
                 let now = Instant::now();
                 first.get_or_insert(now);
                 if let Some(r) = reading {
-                    // `--events`: the chunk's events, stamped with this read's time.
+                    // `--events`: the chunk's events, stamped with this read's time; a read of a stream under way
+                    // is the window's progress (no stall while events come).
+                    metrics.borrow_mut().window.progress += 1;
                     r.clock(now);
                     while chunk.has_remaining() {
                         let part = chunk.chunk();
@@ -619,7 +622,7 @@ impl Link for H3Link {
             }
             let outcome = tokio::select! {
                 biased;
-                o = request(&conn, send, &r, self.events.as_mut(), self.kept.as_mut()) => o,
+                o = request(&conn, send, &r, self.events.as_mut(), self.kept.as_mut(), &ctx.metrics) => o,
                 _ = timer.as_mut() => Outcome::Failed(timeout_failure(exchange.timeout)),
             };
             conn.in_flight.set(conn.in_flight.get() - 1);

@@ -109,6 +109,9 @@ struct ThreadCtx {
     /// The step has ended: clients must not send again (a due slot in the last tick would reach the server and
     /// be counted nowhere).
     stopped: Cell<bool>,
+    /// A timed step has reached its end: no client sends again, those awaiting answers finish them within the
+    /// graceful stop (`--graceful-stop`), and their answers count.
+    sending_over: Cell<bool>,
     /// Connections open when the first of the thread's clients found the step's time up: the last window's gauge.
     /// Clients end at the deadline on their own and close their connections, and on a busy machine they may all
     /// do so before the thread's own timer wakes, so a gauge read then would say 0 for a step that held them all.
@@ -334,14 +337,23 @@ impl ThreadCtx {
         if self.stopped.get() {
             return true;
         }
+        if self.sending_over.get() {
+            self.keep_open_at_deadline();
+            return true;
+        }
         let time_up = intended.is_some_and(|i| self.deadline.get().is_some_and(|d| i >= d));
         if !time_up {
             return false;
         }
+        self.keep_open_at_deadline();
+        true
+    }
+
+    /// The first time the step's end is found: the connections open then are the last window's gauge.
+    fn keep_open_at_deadline(&self) {
         if self.open_at_deadline.get().is_none() {
             self.open_at_deadline.set(Some(self.metrics.borrow().open_now));
         }
-        true
     }
 
     /// The window under way, ended now: its gauges (open connections, CPU) read, a fresh one in its place.
@@ -615,6 +627,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 window_width: plan.window,
                 windows: window_tx.clone(),
                 stopped: Cell::new(false),
+                sending_over: Cell::new(false),
                 open_at_deadline: Cell::new(None),
                 schedule,
                 max_clients: clients,
@@ -837,15 +850,47 @@ async fn thread_main(
                 }
             })
         });
-        tokio::select! {
-            _ = all_done() => {}
-            _ = until_deadline(ctx.deadline.get()) => {}
-            _ = stop.wait_for(|stopped| *stopped) => {}
+        let time_up = tokio::select! {
+            _ = all_done() => false,
+            _ = until_deadline(ctx.deadline.get()) => true,
+            _ = stop.wait_for(|stopped| *stopped) => false,
+        };
+        if let (true, Some(grace)) = (time_up, ctx.shared.plan.graceful_stop()) {
+            // The step's end: sending stops (the pacer too, its waiting clients given the end), and the answers in
+            // flight get `grace` to finish (k6's gracefulStop): they count as any other, over the time they were
+            // sent in, so an answer of a second is not dropped because the step ended while it was on its way.
+            let end = Instant::now();
+            ctx.sending_over.set(true);
+            if let Some(task) = pacer.take() {
+                task.abort();
+            }
+            if let Some(s) = &ctx.schedule {
+                s.close();
+            }
+            if ctx.running_clients.get() > 0 {
+                tokio::select! {
+                    _ = all_done() => {}
+                    _ = tokio::time::sleep(grace) => {}
+                    _ = stop.wait_for(|stopped| *stopped) => {}
+                }
+                ctx.metrics.borrow_mut().graceful_waited = Some(end.elapsed());
+            }
+            return finish(&ctx, end, [ticker, pacer], &windows);
         }
     }
-    let end = Instant::now();
+    finish(&ctx, Instant::now(), [ticker, pacer], &windows)
+}
+
+/// The thread's step has ended at `end` (what ends after it, in a graceful stop, is the last window's): its tasks
+/// stopped, its last window sent, its figures returned.
+fn finish(
+    ctx: &ThreadCtx,
+    end: Instant,
+    tasks: [Option<tokio::task::JoinHandle<()>>; 2],
+    windows: &mpsc::Sender<(u64, WindowAccum)>,
+) -> (StepMetrics, Instant, scripted::ThreadScript) {
     ctx.stopped.set(true);
-    for task in [ticker, pacer].into_iter().flatten() {
+    for task in tasks.into_iter().flatten() {
         task.abort();
     }
     // The last window (cut short by the end) is sent even when empty, so it completes when every thread's is in.

@@ -111,6 +111,9 @@ pub struct Schedule {
     wakeups: Cell<u64>,
     /// A timed step's end: no slot at or past it is released before it (a client that took one would end early).
     end: Cell<Option<Instant>>,
+    /// Sending is over (a timed step's end, its answers in flight finishing): a client asking for a slot is given
+    /// the end, and ends.
+    closed: Cell<bool>,
 }
 
 impl Schedule {
@@ -142,6 +145,7 @@ impl Schedule {
             window: Duration::ZERO,
             wakeups: Cell::new(0),
             end: Cell::new(None),
+            closed: Cell::new(false),
         }
     }
 
@@ -160,6 +164,13 @@ impl Schedule {
     /// The step's end moved (a fixed rate's step begins at the gate).
     pub fn move_end(&self, end: Option<Instant>) {
         self.end.set(end);
+    }
+
+    /// Sending is over: every client waiting for a slot, and every one that asks from now on, gets the step's end
+    /// (past which a client ends), so only the clients awaiting answers run on.
+    pub fn close(&self) {
+        self.closed.set(true);
+        self.due.notify_waiters();
     }
 
     /// Waits until every thread has its first connection; returns that instant.
@@ -198,6 +209,9 @@ impl Schedule {
             }
         }
         loop {
+            if self.closed.get() {
+                return self.end.get().unwrap_or_else(Instant::now);
+            }
             let slot = self.next.get();
             if slot <= self.released.get() {
                 self.advance(rng);

@@ -34,6 +34,8 @@ pub struct EventMetrics {
     pub tokens_per_answer: LatencyHistogram,
     /// A token stream: answers whose count came from the server's `usage` object (the others: one a text chunk).
     pub usage_answers: u64,
+    /// A token stream: answers whose `usage` claimed an implausible count (their chunks counted instead).
+    pub usage_implausible: u64,
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -73,9 +75,10 @@ impl EventMetrics {
             }
         };
         if tokens {
-            self.tokens += f.tokens();
+            self.tokens = self.tokens.saturating_add(f.tokens());
             self.tokens_per_answer.record(f.tokens());
             self.usage_answers += u64::from(f.usage_tokens.is_some());
+            self.usage_implausible += u64::from(f.usage_implausible);
         }
         first
     }
@@ -89,9 +92,10 @@ impl EventMetrics {
         self.gaps.merge(&o.gaps);
         self.per_answer.merge(&o.per_answer);
         self.whole.merge(&o.whole);
-        self.tokens += o.tokens;
+        self.tokens = self.tokens.saturating_add(o.tokens);
         self.tokens_per_answer.merge(&o.tokens_per_answer);
         self.usage_answers += o.usage_answers;
+        self.usage_implausible += o.usage_implausible;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -105,6 +109,20 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn token_counts_saturate_and_implausible_usages_are_counted() {
+        let t0 = Instant::now();
+        let f = StreamFigures { usage_tokens: Some(u64::MAX), usage_implausible: true, ..StreamFigures::default() };
+        let mut m = EventMetrics::default();
+        for _ in 0..2 {
+            m.record(t0, t0, &f, true, std::iter::empty());
+        }
+        assert_eq!((m.tokens, m.usage_implausible), (u64::MAX, 2), "saturated, never wrapped");
+        let mut both = m.clone();
+        both.merge(&m);
+        assert_eq!((both.tokens, both.usage_implausible), (u64::MAX, 4));
+    }
+
+    #[test]
     fn an_answer_gives_its_first_event_gaps_and_counts_and_merges_add_up() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
@@ -115,6 +133,7 @@ mod tests {
             chunk_tokens: 3,
             usage_tokens: Some(5),
             ended: true,
+            ..StreamFigures::default()
         };
         let mut m = EventMetrics::default();
         m.record(t0, ms(70), &f, true, [(10_000, 2)].into_iter());

@@ -183,6 +183,9 @@ pub struct StepMetrics {
     /// A fixed rate: how long the connections' setup took before the step began (every thread's first connection
     /// made; set by each thread as its step begins, the same for all of them).
     pub schedule_began_after: Duration,
+    /// A timed step's graceful stop: how long the thread waited after the end for its answers in flight (None: it
+    /// waited for none, or the step had no graceful stop).
+    pub graceful_waited: Option<Duration>,
     /// The window under way; the engine's ticker swaps it out every window.
     pub window: WindowAccum,
     /// Per request of the plan (when it has 2 to 20) and per pattern group (with a pattern file); empty when
@@ -304,6 +307,7 @@ impl StepMetrics {
             starved: 0,
             pacer_wakeups: 0,
             schedule_began_after: Duration::ZERO,
+            graceful_waited: None,
             first_error_reply: None,
             h2: H2Counts::default(),
             quic: QuicCounts::default(),
@@ -371,7 +375,8 @@ impl StepMetrics {
             self.window.first_event.record(first);
         }
         if tokens {
-            *self.window.tokens.get_or_insert(0) += f.tokens();
+            let tokens = self.window.tokens.get_or_insert(0);
+            *tokens = tokens.saturating_add(f.tokens());
         }
     }
 
@@ -521,6 +526,7 @@ impl StepMetrics {
         self.starved += other.starved;
         self.pacer_wakeups += other.pacer_wakeups;
         self.schedule_began_after = self.schedule_began_after.max(other.schedule_began_after);
+        self.graceful_waited = self.graceful_waited.max(other.graceful_waited);
         self.h2.merge(&other.h2);
         self.quic.merge(&other.quic);
         self.phases.merge(&other.phases);

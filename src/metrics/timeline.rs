@@ -70,9 +70,10 @@ impl Timeline<'_> {
         })
     }
 
-    /// Stalls: runs of windows without one answer while requests were out (sent before and not answered, or
-    /// sent in them). A server frozen for longer than a window shows as one. A request that timed out ended
-    /// without an answer: a window of timeouts only is no answer from the server.
+    /// Stalls: runs of windows without one answer, and without a read of one under way (a stream's events),
+    /// while requests were out (sent before and not answered, or sent in them). A server frozen for longer than a
+    /// window shows as one. A request that timed out ended without an answer: a window of timeouts only is no
+    /// answer from the server.
     pub fn stalls(&self) -> Vec<Stall> {
         let mut out: Vec<Stall> = Vec::new();
         let (mut sent, mut ended) = (0u64, 0u64);
@@ -81,7 +82,8 @@ impl Timeline<'_> {
             let waiting = sent.saturating_sub(ended) + w.sent;
             let end = w.t + self.length(w);
             let timeouts = w.failures.get(crate::metrics::ErrorKind::Timeout.key()).copied().unwrap_or(0);
-            if w.requests <= timeouts && waiting > 0 && self.length(w) >= self.width / 2.0 {
+            // Where answers stream, progress is a read of one under way: a window with it is no stall.
+            if w.requests <= timeouts && w.progress == 0 && waiting > 0 && self.length(w) >= self.width / 2.0 {
                 match out.last_mut() {
                     Some(s) if s.to == last_end => {
                         s.to = end;
@@ -192,6 +194,19 @@ mod tests {
         assert_eq!(t.stalls(), vec![Stall { from: 2.0, to: 4.0, waiting: 260 }]);
         let worst = t.worst().unwrap();
         assert_eq!((worst.t, worst.p99_us, worst.sent_per_s, worst.completed_per_s), (4.0, 2_100_000, 100.0, 360.0));
+    }
+
+    #[test]
+    fn a_window_of_answers_still_streaming_is_no_stall_but_one_without_a_read_is() {
+        // Answers of 2.5 s streaming their events: no answer ends in the first two windows, but reads come.
+        let streaming = |t: f64, progress: u64| WindowSummary { t, sent: 10, progress, ..WindowSummary::default() };
+        let windows = vec![streaming(0.0, 200), streaming(1.0, 200), w(2.0, 10, 10, 2_500_000)];
+        let t = Timeline { windows: &windows, width: 1.0, duration: 3.0 };
+        assert_eq!(t.stalls(), vec![]);
+        // The same streams stopped sending in the second window: it is a stall.
+        let windows = vec![streaming(0.0, 200), streaming(1.0, 0), w(2.0, 10, 10, 2_500_000)];
+        let t = Timeline { windows: &windows, width: 1.0, duration: 3.0 };
+        assert_eq!(t.stalls(), vec![Stall { from: 1.0, to: 2.0, waiting: 20 }]);
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct WindowAccum {
     pub first_event: LatencyHistogram,
     /// `--events tokens`: output tokens of the answers that ended in the window; None when none did.
     pub tokens: Option<u64>,
+    /// Reads of answers still under way (a stream's events, a long body's bytes): progress that is no ended answer.
+    pub progress: u64,
 }
 
 impl WindowAccum {
@@ -53,6 +55,7 @@ impl WindowAccum {
             waiting: LatencyHistogram::coarse(),
             first_event: LatencyHistogram::coarse(),
             tokens: None,
+            progress: 0,
             requests: 0,
             errors: 0,
             sent: 0,
@@ -76,11 +79,13 @@ impl WindowAccum {
         self.waiting.merge(&other.waiting);
         self.first_event.merge(&other.first_event);
         if let Some(n) = other.tokens {
-            *self.tokens.get_or_insert(0) += n;
+            let tokens = self.tokens.get_or_insert(0);
+            *tokens = tokens.saturating_add(n);
         }
         self.requests += other.requests;
         self.errors += other.errors;
         self.sent += other.sent;
+        self.progress += other.progress;
         for (k, n) in &other.sent_earlier {
             *self.sent_earlier.entry(*k).or_default() += n;
         }
@@ -172,9 +177,17 @@ pub struct WindowSummary {
     /// without a token stream or such an answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// Reads of answers still under way in the window (a stream's events, a long body's bytes): the server was
+    /// sending, so a window with progress and no ended answer is no stall. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub progress: u64,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl WindowSummary {
@@ -197,6 +210,7 @@ impl WindowSummary {
             ttfb_p99_us: (!w.waiting.is_empty()).then(|| w.waiting.percentile(99.0)),
             first_event_p99_us: (!w.first_event.is_empty()).then(|| w.first_event.percentile(99.0)),
             tokens: w.tokens,
+            progress: w.progress,
             server_cpu_percent: None,
         }
     }

@@ -53,6 +53,17 @@ pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
     Ok(d)
 }
 
+/// `--graceful-stop`: 0 (answers in flight dropped at the step's end, as wrk does) up to 24 h.
+pub fn flag_graceful_stop(value: &str) -> Result<Duration, UsageError> {
+    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--graceful-stop '{value}': {e}")))?;
+    if d > MAX_TIMEOUT {
+        return Err(UsageError::new(format!(
+            "--graceful-stop '{value}': must be at most 24h; try --graceful-stop 30s"
+        )));
+    }
+    Ok(d)
+}
+
 /// The default `--pace-window`, for the plans no flag sets it in (kv).
 pub const PACE_WINDOW: Duration = Duration::from_micros(400);
 

@@ -440,6 +440,7 @@ impl KvPlan {
             group_names: names,
             keepalive: true,
             connect_timeout,
+            graceful_stop: None,
             max_line,
             max_header_list: super::DEFAULT_MAX_HEADER_LIST,
             seed,

@@ -154,6 +154,9 @@ pub struct RunPlan {
     pub load: LoadModel,
     pub keepalive: bool,
     pub connect_timeout: Duration,
+    /// `--graceful-stop`: how long a timed step's answers in flight may finish after its end (None: the requests'
+    /// timeout; see [`RunPlan::graceful_stop`]).
+    pub graceful_stop: Option<Duration>,
     /// `--max-line`: the longest response head or reply line a decoder takes.
     pub max_line: usize,
     /// `--max-header-list`: HTTP/2's bound of an answer's decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE).
@@ -232,6 +235,8 @@ pub struct RequestSet {
     pub group_names: Vec<String>,
     pub keepalive: bool,
     pub connect_timeout: Duration,
+    /// `--graceful-stop`, when given.
+    pub graceful_stop: Option<Duration>,
     /// `--max-line`: the longest response head or reply line a decoder takes.
     pub max_line: usize,
     /// `--max-header-list`: HTTP/2's bound of an answer's decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE).
@@ -335,6 +340,7 @@ impl RequestSet {
         let a = ws.as_ref().map_or(a, |w| &w.args);
         let timeout = flag_timeout("--timeout", &a.timeout)?;
         let connect_timeout = flag_timeout("--connect-timeout", &a.connect_timeout)?;
+        let graceful_stop = a.graceful_stop.as_deref().map(flag_graceful_stop).transpose()?;
         let max_line = flag_max_line(&a.max_line)?;
         let method = a.method.trim().to_ascii_uppercase();
         check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
@@ -572,6 +578,7 @@ impl RequestSet {
             group_names,
             keepalive: !a.no_keepalive,
             connect_timeout,
+            graceful_stop,
             max_line,
             max_header_list: flag_max_header_list(&a.max_header_list)?,
             seed: a.seed.unwrap_or_else(random_seed),
@@ -649,6 +656,17 @@ pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<
 }
 
 impl RunPlan {
+    /// How long a timed step's answers in flight may finish after its end: `--graceful-stop`, else the longest
+    /// request timeout (an answer that takes longer fails anyway). None in WebSocket's listen mode, where a client
+    /// awaits the server's next message, not an answer to anything it sent.
+    pub fn graceful_stop(&self) -> Option<Duration> {
+        if self.websocket.as_ref().is_some_and(|w| w.mode == crate::protocol::ws::Mode::Listen) {
+            return None;
+        }
+        let longest = self.requests.iter().map(|r| r.timeout).max().unwrap_or_default();
+        Some(self.graceful_stop.unwrap_or(longest)).filter(|d| !d.is_zero())
+    }
+
     /// `--data-order unique` has used every row of the data file: no request is left to make.
     pub fn rows_ran_out(&self) -> bool {
         self.template.as_ref().is_some_and(|t| t.feed.exhausted())
@@ -713,6 +731,7 @@ impl RunPlan {
             keepalive: set.keepalive,
             timeout_s: set.requests.first().map(|r| r.timeout.as_secs_f64()).unwrap_or(0.0),
             connect_timeout_s: set.connect_timeout.as_secs_f64(),
+            graceful_stop_s: set.graceful_stop.map(|d| d.as_secs_f64()),
             seed: set.seed,
             insecure: set.insecure,
             tls: set.tls.record.clone(),
@@ -753,6 +772,7 @@ impl RunPlan {
             load,
             keepalive: set.keepalive,
             connect_timeout: set.connect_timeout,
+            graceful_stop: set.graceful_stop,
             max_line: set.max_line,
             max_header_list: set.max_header_list,
             seed: set.seed,

@@ -62,6 +62,10 @@ pub struct EventsSpec {
     pub max_bytes: u64,
 }
 
+/// The most output tokens one answer's `usage` may claim: more (2^63 from a hostile server, which would wrap a
+/// step's total) is implausible for any model, and its chunks are counted instead.
+pub const MOST_USAGE_TOKENS: u64 = u32::MAX as u64;
+
 /// The end marker of an OpenAI-compatible stream.
 pub const DONE: &str = "[DONE]";
 
@@ -86,8 +90,11 @@ pub struct StreamFigures {
     pub bytes: u64,
     /// A token stream: chunks that carried text, one token each.
     pub chunk_tokens: u64,
-    /// A token stream: the `usage.completion_tokens` the server sent, when it did.
+    /// A token stream: the `usage.completion_tokens` the server sent, when it did (and it was plausible).
     pub usage_tokens: Option<u64>,
+    /// A token stream: the server's `usage.completion_tokens` was more than [`MOST_USAGE_TOKENS`]: not taken (the
+    /// chunks are counted instead), and said.
+    pub usage_implausible: bool,
     /// The end text (`--events-until`, `[DONE]`) was read.
     pub ended: bool,
 }
@@ -347,8 +354,10 @@ impl EventReader {
                     super::framing::quote(text)
                 ))
             })?;
-            if let Some(n) = chunk.usage.and_then(|u| u.completion_tokens) {
-                self.fig.usage_tokens = Some(n);
+            match chunk.usage.and_then(|u| u.completion_tokens) {
+                Some(n) if n > MOST_USAGE_TOKENS => self.fig.usage_implausible = true,
+                Some(n) => self.fig.usage_tokens = Some(n),
+                None => {}
             }
             let text = chunk.choices.iter().any(|c| {
                 let t = c.delta.as_ref().and_then(|d| d.content.as_deref()).or(c.text.as_deref());
@@ -484,6 +493,11 @@ mod tests {
         assert_eq!((f.events, f.tokens(), f.ended), (3, 7, true));
         let mut r = reader(EventKind::Tokens, None);
         assert!(matches!(r.body(b"data: not json\n\n", false), Err(DecodeError::Malformed(_))));
+        // A usage of 2^63 (two of them would wrap a step's total to 0) is not taken: the chunks count, and it is said.
+        let mut wire = chunk("a");
+        wire.push_str("data: {\"choices\":[],\"usage\":{\"completion_tokens\":9223372036854775808}}\n\n");
+        let f = every_split(EventKind::Tokens, wire.as_bytes());
+        assert_eq!((f.tokens(), f.usage_tokens, f.usage_implausible), (1, None, true));
     }
 
     #[test]

@@ -21,6 +21,14 @@ pub struct TokensReport {
     pub counted_from: String,
     /// Answers whose count is their `usage` object's.
     pub answers_with_usage: u64,
+    /// Answers whose `usage.completion_tokens` was implausible (more than 2^32 - 1 in one answer): their chunks
+    /// were counted instead. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage_implausible: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a step's streamed answers held. Only answers that ended are counted (a cut or timed-out stream is counted
@@ -85,6 +93,7 @@ impl EventsReport {
                 }
                 .into(),
                 answers_with_usage: m.usage_answers,
+                usage_implausible: m.usage_implausible,
             }),
         })
     }
@@ -109,6 +118,7 @@ impl EventsReport {
             tokens: t.map_or(0, |t| t.tokens),
             tokens_per_answer: read(&t.and_then(|t| t.per_answer.clone()), "tokens per_answer")?,
             usage_answers: t.map_or(0, |t| t.answers_with_usage),
+            usage_implausible: t.map_or(0, |t| t.usage_implausible),
         })
     }
 
@@ -158,6 +168,13 @@ impl EventsReport {
                 t.counted_from,
                 t.tokens_per_s
             ));
+            if t.usage_implausible > 0 {
+                lines.push(format!(
+                    "{} answers claimed more than 2^32 output tokens in their usage object: their chunks were \
+                     counted instead",
+                    t.usage_implausible
+                ));
+            }
         }
         lines
     }
@@ -181,6 +198,7 @@ mod tests {
                 chunk_tokens: 4,
                 usage_tokens: usage.then_some(8),
                 ended: true,
+                ..StreamFigures::default()
             };
             m.record(t0, ms(80), &f, true, [(10_000, 3)].into_iter());
         }

@@ -25,6 +25,7 @@ impl StepResult {
             ok: m.requests - failed,
             failed,
             unfinished: m.sent.saturating_sub(m.requests),
+            graceful_stop_s: m.graceful_waited.map(|d| (d.as_secs_f64() * 1e3).round() / 1e3),
             throughput: Throughput {
                 requests_per_s: round3(m.requests as f64 / secs),
                 ok_per_s: round3((m.requests - failed) as f64 / secs),
@@ -228,9 +229,13 @@ impl StepResult {
         if let Some(s) = &self.schedule {
             // In an open loop, answers still due at the end are the overload showing: say how many.
             if self.unfinished as f64 > 0.01 * self.requests as f64 {
+                let when = match self.graceful_stop_s {
+                    Some(g) => format!("{g:.3} s after the step's end (its graceful stop)"),
+                    None => "when the step ended".into(),
+                };
                 w.push(format!(
-                    "{} requests were still waiting for an answer when the step ended; they are in no figure \
-                     (the server is overloaded at this rate, or the step is too short)",
+                    "{} requests were still waiting for an answer {when}; they are in no figure (the server is \
+                     overloaded at this rate, or its answers take longer than --graceful-stop)",
                     self.unfinished
                 ));
             }

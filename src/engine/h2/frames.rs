@@ -139,6 +139,8 @@ pub(super) fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &He
                 }
             }
             if st.events.is_some() {
+                // A read of a stream under way: the window's progress (no stall while events come).
+                metrics.borrow_mut().window.progress += 1;
                 stream_events(st, head, &payload[events_range]);
             }
             data_start(st, head, head.len, payload.first().copied());

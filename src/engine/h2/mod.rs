@@ -203,7 +203,8 @@ pub(super) fn exchange(
                 biased;
                 o = waiting => o,
                 _ = timer.as_mut() => {
-                    conn.cancel(id);
+                    let messages = conn.cancel(id);
+                    ctx.metrics.borrow_mut().h2.grpc_messages += messages;
                     return Err(timeout_failure(exchange.timeout));
                 }
             };
@@ -412,15 +413,21 @@ impl H2Conn {
         (outcome, self.forget(id), first_byte, events)
     }
 
-    /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed.
-    fn cancel(&self, id: u32) {
+    /// A stream whose time ran out: RST_STREAM(CANCEL), and its slot freed. Returns the gRPC messages its call had
+    /// received (a streaming call that timed out after many received them; an ended call's are counted as it ends).
+    fn cancel(&self, id: u32) -> u64 {
         let mut st = self.state.borrow_mut();
+        let messages = match st.streams.get(&id) {
+            Some(s) if st.grpc && s.done.is_none() => u64::from(s.grpc.reader.messages),
+            _ => 0,
+        };
         if st.phase != Phase::Dead {
             frame::rst_stream(&mut st.out, id, frame::CANCEL);
             st.wake_task();
         }
         drop(st);
         self.forget(id);
+        messages
     }
 
     /// Forgets stream `id`; returns the headers and body it kept, their bytes given back to the connection's bound.
