@@ -103,10 +103,14 @@ fn an_open_loop_opens_only_the_connections_it_needs() {
 fn a_request_count_at_a_rate_takes_the_time_the_rate_implies() {
     let t = target();
     let url = format!("http://{}/", t.addr());
+    let meter = common::StallMeter::start();
     let out = hakaru(&["run", "-q", "--rate", "500", "-n", "500", &url]);
     assert_eq!(out.step()["requests"], 500);
     let d = out.step()["duration_s"].as_f64().unwrap();
-    assert!((0.9..1.3).contains(&d), "500 requests at 500/s took {d} s");
+    // Never faster than the schedule; slower only on a machine that was late.
+    assert!(d >= 0.9, "500 requests at 500/s took {d} s");
+    let what = format!("500 requests at 500/s took {d} s");
+    common::on_time(&meter, "a_request_count_at_a_rate_takes_the_time_the_rate_implies", d < 1.3, &what);
 }
 
 #[test]

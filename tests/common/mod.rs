@@ -45,6 +45,18 @@ pub fn unchecked(test: &str, why: &str) {
     }
 }
 
+/// A tight upper bound on a time, judged as sweep.rs judges its plateau: `held`, or broken on a machine that was
+/// late while `meter` ran (a thread's 2 ms sleep overshot by 20 ms or more), which is said ([`unchecked`]), not
+/// failed; broken on a machine that kept time, a failure. `test` names the test, `what` the bound.
+pub fn on_time(meter: &StallMeter, test: &str, held: bool, what: &str) {
+    if held {
+        return;
+    }
+    let late = meter.worst();
+    assert!(late >= Duration::from_millis(20), "{what} (the machine kept time: at worst {late:?} late)");
+    unchecked(test, &format!("{what}: the machine was {late:?} late, the bound not checked"));
+}
+
 /// The built-in target on a free port.
 pub fn target() -> ServerHandle {
     target_with(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, ..ServeOptions::default() })
