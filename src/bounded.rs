@@ -9,6 +9,9 @@ use std::path::Path;
 pub const BODY: u64 = 64 << 20;
 /// A request pattern file (`--patterns`): about 600,000 requests; each becomes prepared bytes in memory.
 pub const PATTERNS: u64 = 64 << 20;
+/// A `.proto` file, `--proto`'s and each of its imports: real ones are a few hundred KiB at most, and parsing one
+/// costs about 200 times its size.
+pub const PROTO: u64 = 4 << 20;
 /// A study file, a Lua script (`kv --script`, and a wrk script: `-s`).
 pub const SMALL: u64 = 1 << 20;
 /// The terms of `patterns generate --terms`, and `patterns extract`'s inputs read whole.

@@ -414,3 +414,42 @@ fn flags_that_would_be_silently_left_out_are_refused_and_no_secret_is_echoed() {
 fn flag_name(flag: &str) -> &str {
     if flag == "-x" { "--proxy" } else { flag }
 }
+
+/// Issue 50: `-c 10000000` took 19 GB and ignored Ctrl-C while it set up. A step larger than hakaru runs, or than
+/// the machine's free memory allows, is one line and exit 2 before anything is made for it.
+#[test]
+fn connections_past_what_hakaru_or_the_machine_can_hold_are_refused_before_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [&[&str]; 3] = [
+        &["run", "-c", "10000000", "-d", "2s", "http://127.0.0.1:9/"],
+        &["run", "--http2", "-c", "20000", "--streams", "100", "-d", "2s", "http://127.0.0.1:9/"],
+        &["run", "-c", "5000", "--in-flight", "1000", "--message", "x", "-d", "2s", "ws://127.0.0.1:9/"],
+    ];
+    for args in cases {
+        let os: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let (code, peak_kib) = common::hakaru_peak_rss(&os, &out, &err);
+        let stderr = std::fs::read_to_string(&err).unwrap();
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("more than the 1000000 hakaru runs at once; lower -c"), "{stderr}");
+        assert!(peak_kib < 100 << 10, "{args:?}: peak RSS {peak_kib} KiB");
+    }
+}
+
+/// Issue 50: a .proto whose option value nests 5,000 messages overflowed the parser's stack (SIGABRT, exit 134).
+#[test]
+fn a_proto_nested_thousands_deep_is_one_line_naming_the_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!(
+        "syntax = \"proto3\";\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.FileOptions \
+         {{ Deep deep = 50000; }}\nmessage Deep {{ Deep d = 1; }}\noption (deep) = {}{};\nservice S {{}}\n",
+        "{ d: ".repeat(5000),
+        "}".repeat(5000)
+    );
+    let proto = common::write_in(&dir, "deep.proto", &deep);
+    let out = common::hakaru(&["run", "-n", "1", "--proto", &proto, "--call", "S/M", "grpc://127.0.0.1:1"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("deep.proto") && out.stderr.contains("line 5 column"), "{}", out.stderr);
+}

@@ -558,14 +558,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         .map(|i| {
             let tickets = budget.clone();
             let connections = share(plan.connections, threads, i);
-            // HTTP/2 and HTTP/3: a client is a stream slot, `--streams` of them per connection; WebSocket's
-            // `--in-flight` messages of a connection are as many clients.
-            let per_connection = match &plan.websocket {
-                _ if http2 || http3 => plan.streams,
-                Some(w) => w.in_flight.max(1),
-                None => 1,
-            };
-            let clients = connections * per_connection;
+            let clients = connections * clients_per_connection(plan);
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
                 LoadModel::Open { arrival, .. } if plan.ramp.is_some() => {
@@ -785,6 +778,17 @@ fn scheduled_start(at: Option<std::time::SystemTime>) -> (Instant, Option<Durati
 /// together); a ramp counts from the start (its windows and slots keep one clock), a closed loop has no gate.
 fn begins_at_gate(plan: &RunPlan) -> bool {
     matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none() && plan.start_at.is_none()
+}
+
+/// Clients a connection serves: HTTP/2 and HTTP/3's stream slots (`--streams`), WebSocket's messages in flight
+/// (`--in-flight`), else one.
+fn clients_per_connection(plan: &RunPlan) -> usize {
+    let streams = plan.protocol.over_http2() || plan.protocol == crate::protocol::Protocol::Http3;
+    match &plan.websocket {
+        _ if streams => plan.streams,
+        Some(w) => w.in_flight.max(1),
+        None => 1,
+    }
 }
 
 /// The part of `total` that worker `i` of `n` takes (the first ones take the remainder).

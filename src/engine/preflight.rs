@@ -6,6 +6,7 @@ use super::*;
 
 /// Checks that every endpoint accepts a connection before the load starts: a closed port is bad input.
 pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
+    too_many_clients(plan)?;
     too_few_files(plan)?;
     if plan.protocol == crate::protocol::Protocol::Http3 {
         // QUIC is UDP: a TCP connect would say nothing of it (and fail against a server serving HTTP/3 alone).

@@ -12,6 +12,7 @@ use crate::error::UsageError;
 use crate::protocol::grpc;
 
 mod per_call;
+mod proto;
 mod rows;
 pub use rows::Messages;
 
@@ -166,7 +167,7 @@ fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
 /// the first URL's server reflection.
 fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), UsageError> {
     if let Some(proto) = a.proto.as_deref() {
-        return Ok((compile(proto, &a.import_path)?, proto.display().to_string()));
+        return Ok((proto::compile(proto, &a.import_path)?, proto.display().to_string()));
     }
     if let Some(set) = a.protoset.as_deref() {
         let shown = set.display();
@@ -253,38 +254,6 @@ fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, Us
     let timeout = super::flag_timeout("--timeout", &a.timeout)?;
     grpc::reflection::files_for(&server, service, timeout)
         .map_err(|why| bad(format!("{why}; without --proto or --protoset the method's types are asked of the server")))
-}
-
-/// The `--proto` file and its imports parsed; an error names the file, line and column.
-fn compile(proto: &Path, import_path: &[std::path::PathBuf]) -> Result<DescriptorPool, UsageError> {
-    let own_dir = proto.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut includes = vec![own_dir.to_path_buf()];
-    includes.extend(import_path.iter().cloned());
-    let shown = proto.display();
-    if !proto.is_file() {
-        return Err(UsageError::new(format!("--proto '{shown}': no such file; give the service's .proto file")));
-    }
-    let mut compiler = protox::Compiler::new(&includes)
-        .map_err(|e| UsageError::new(format!("--proto '{shown}': {}", one_line(&e.to_string()))))?;
-    compiler.include_imports(true);
-    let file = proto.file_name().map(Path::new).unwrap_or(proto);
-    compiler.open_file(file).map_err(|e| UsageError::new(format!("--proto {}", located(&e, &shown.to_string()))))?;
-    Ok(compiler.descriptor_pool())
-}
-
-/// protox's error as `FILE:LINE:COL: what`, where it points into a file (its first label), else `'FILE': what`.
-fn located(e: &protox::Error, proto: &str) -> String {
-    use miette::Diagnostic;
-    let what = one_line(&e.to_string());
-    let at = e.source_code().zip(e.labels().and_then(|mut l| l.next())).and_then(|(source, label)| {
-        let span = source.read_span(label.inner(), 0, 0).ok()?;
-        let name = span.name().map(String::from).or_else(|| e.file().map(String::from))?;
-        Some(format!("{name}:{}:{}", span.line() + 1, span.column() + 1))
-    });
-    match at {
-        Some(at) => format!("{at}: {what}"),
-        None => format!("'{}': {what}", e.file().unwrap_or(proto)),
-    }
 }
 
 fn one_line(text: &str) -> String {

@@ -194,7 +194,7 @@ mod tests {
              message Inner { string id = 1; }\nmessage M { string name = 1; int32 n = 2; Inner inner = 3; bytes raw = 4; }\n",
         )
         .unwrap();
-        let pool = super::super::compile(&proto, &[]).unwrap();
+        let pool = super::super::proto::compile(&proto, &[]).unwrap();
         let service = pool.get_service_by_name("t.S").unwrap();
         service.methods().find(|m| m.name() == if streaming { "Many" } else { "One" }).unwrap()
     }
