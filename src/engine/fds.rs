@@ -155,6 +155,14 @@ fn clients_fit(c: usize, per: usize, flag: &str, free: Option<u64>) -> Result<()
     Ok(())
 }
 
+/// The memory this machine has free for new work (`MemAvailable` in /proc/meminfo), bytes; None when unknown.
+fn mem_available() -> Option<u64> {
+    let text = crate::bounded::read_text_io(std::path::Path::new("/proc/meminfo"), 1 << 16).ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 #[cfg(test)]
 mod size_tests {
     use super::*;
@@ -173,12 +181,4 @@ mod size_tests {
         assert!(clients_fit(500_000, 1, "--streams", Some(8 * gib)).is_ok());
         assert!(clients_fit(1000, 1000, "--in-flight", Some(gib / 4)).unwrap_err().contains("x --in-flight 1000"));
     }
-}
-
-/// The memory this machine has free for new work (`MemAvailable` in /proc/meminfo), bytes; None when unknown.
-fn mem_available() -> Option<u64> {
-    let text = crate::bounded::read_text_io(std::path::Path::new("/proc/meminfo"), 1 << 16).ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
 }
