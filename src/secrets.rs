@@ -313,9 +313,47 @@ pub fn scrubbed_json<T: serde::Serialize + serde::de::DeserializeOwned>(doc: &T)
     }
 }
 
+/// The secret values this process was given (secret headers' values, `--metadata`'s): a server that echoes one
+/// back (`invalid token Bearer SECRET` in a grpc-message) has it hidden wherever it stands, not only beside its name.
+static KNOWN: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+/// Values shorter than this are not hunted in texts: they would hide common words (a secret that short is no secret).
+const SHORTEST_KNOWN: usize = 6;
+
+/// Remembers the value of a secret header line (`Authorization: Bearer abc`) given to this process, and its token
+/// without the scheme word, so [`scrub_text`] hides either wherever a peer echoes it. Lines of other headers are
+/// left alone.
+pub fn remember_header(line: &str) {
+    let Some((_, value)) = line.split_once(':').filter(|(n, _)| is_secret_header(n.trim())) else { return };
+    let value = value.trim();
+    let token = value.split_once(' ').map(|(_, t)| t.trim());
+    let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    for v in [Some(value), token].into_iter().flatten() {
+        if v.len() >= SHORTEST_KNOWN && !known.iter().any(|k| k == v) {
+            known.push(v.to_string());
+        }
+    }
+    // The longest first: a token inside a longer value is hidden with it.
+    known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+}
+
+/// `s` with every remembered secret value replaced by `<redacted>`.
+fn hide_known(s: &str) -> std::borrow::Cow<'_, str> {
+    let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
+    if !known.iter().any(|k| s.contains(k.as_str())) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = s.to_string();
+    for k in known.iter() {
+        out = out.replace(k.as_str(), "<redacted>");
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// One text with its secrets hidden: a flag or header as a whole (its value runs to the end), else word by word (a
-/// message, a target list, a command line in one string).
+/// message, a target list, a command line in one string), and every secret value this process was given wherever
+/// it stands ([`remember_header`]).
 pub fn scrub_text(s: &str) -> String {
+    let s = &*hide_known(s);
     if s.contains('\n') {
         return s.split('\n').map(scrub_line).collect::<Vec<_>>().join("\n");
     }
@@ -578,5 +616,15 @@ mod tests {
         ] {
             assert_eq!(redact_arg(input), want, "redact_arg({input:?})");
         }
+    }
+
+    #[test]
+    fn a_secret_echoed_by_a_peer_is_hidden_wherever_it_stands() {
+        remember_header("Authorization: Bearer s3cr3t-TOKEN-42");
+        remember_header("X-Trace: not-a-secret-value");
+        let echoed = "gRPC status UNAUTHENTICATED (16): invalid token Bearer s3cr3t-TOKEN-42";
+        assert_eq!(scrub_text(echoed), "gRPC status UNAUTHENTICATED (16): invalid token <redacted>");
+        assert_eq!(scrub_text("bad token s3cr3t-TOKEN-42, try again"), "bad token <redacted>, try again");
+        assert_eq!(scrub_text("not-a-secret-value"), "not-a-secret-value");
     }
 }

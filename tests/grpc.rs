@@ -312,3 +312,22 @@ fn ghzs_spellings_are_taken_where_they_do_not_clash() {
     assert!(!doc.contains("s3cret-token"), "a secret metadata value stays out of the document");
     assert!(doc.contains("x-hakaru"), "the rest of --metadata is kept");
 }
+
+/// Issue 50: a server that echoes the token it refused (`invalid token Bearer SECRET` in its grpc-message) had the
+/// secret kept in the sample, `--json` and the history. hakaru knows its secrets' values and hides them anywhere.
+#[test]
+fn a_secret_the_server_echoes_reaches_no_output_file_or_history() {
+    let server = Greeter::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let args = ["-n", "4", "-c", "1", "-H", "authorization: Bearer Tok3n-s3cret-77", "--db", db.to_str().unwrap()];
+    let out = call(&server.url(), "helloworld.Greeter/Fail", r#"{"name":"UNAUTHENTICATED"}"#, &args);
+    assert_eq!(out.error_count("grpc_unauthenticated"), 4, "{}", out.step());
+    let sample = out.step()["error_kinds"][0]["sample"].as_str().unwrap().to_string();
+    assert!(sample.contains("invalid token <redacted>"), "{sample}");
+    let mut bytes = out.doc().to_string().into_bytes();
+    bytes.extend(std::fs::read(&db).unwrap());
+    bytes.extend(out.stdout.as_bytes());
+    bytes.extend(out.stderr.as_bytes());
+    assert!(!bytes.windows(13).any(|w| w == b"Tok3n-s3cret-"), "the token is somewhere");
+}

@@ -112,7 +112,9 @@ def nap(request, context):
 def fail(request, context):
     counted("Fail")
     code = getattr(grpc.StatusCode, name_of(request), grpc.StatusCode.UNKNOWN)
-    context.abort(code, "chosen by the test")
+    # As a careless server does: the credentials it refused, echoed in its message.
+    auth = dict(context.invocation_metadata()).get("authorization")
+    context.abort(code, "chosen by the test" + ("; invalid token " + auth if auth else ""))
 
 
 def lots(request, context):

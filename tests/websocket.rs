@@ -731,3 +731,25 @@ fn an_open_loop_over_messages_in_flight_says_when_every_slot_was_busy() {
     assert!(out.stdout.contains("messages in flight (1 connections x 2) were busy"), "{}", out.stdout);
     assert!(out.step()["ok"].as_u64().unwrap() > 0, "{}", out.step());
 }
+
+/// Issue 50: a close reason holding ESC sequences, CR and LF reached the terminal as it came: a server could forge
+/// output lines and set the terminal's title. What a peer sends is escaped before it is shown.
+#[test]
+fn a_close_reason_with_terminal_sequences_is_shown_escaped() {
+    let url = hostile(|mut s| {
+        if upgrade(&mut s).is_none() || read_frame(&mut s).is_none() {
+            return;
+        }
+        let reason = b"\x1b]0;pwned\x07\r\n  status       200: 999";
+        let mut frame = vec![0x88, (2 + reason.len()) as u8, 0x03, 0xf3];
+        frame.extend_from_slice(reason);
+        let _ = s.write_all(&frame);
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+    });
+    let out = run(&url, &["-c", "1", "-n", "2", "--message", "x", "--no-tui"]);
+    assert_eq!(out.error_count("ws_close_1011"), 2, "{}", out.step());
+    assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'), "{:?}", out.stdout);
+    assert!(!out.stdout.lines().any(|l| l.starts_with("  status       200: 999")), "{}", out.stdout);
+    assert!(sample(&out, "ws_close_1011").contains("\\u{1b}]0;pwned\\u{7}\\r\\n"), "{}", out.step());
+}

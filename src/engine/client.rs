@@ -17,9 +17,9 @@ use tokio::time::Sleep;
 
 use std::sync::atomic::Ordering;
 
-use super::ThreadCtx;
 use super::conn::{Conn, Failure, Idle, connect_timed};
 use super::exchange::{Exchange, Wire, decode_failure, timeout_failure};
+use super::{NOT_SENT, ThreadCtx};
 use crate::metrics::{ErrorKind, HakaruClose};
 use crate::protocol::http::{Kept, Rest};
 use crate::protocol::resp::{self, RespDecoder};
@@ -523,6 +523,9 @@ impl Exchange<'_> {
         let mut start = self.ready;
         loop {
             let opened = open(ctx, slot, self.endpoint).await?;
+            // A connection that took until past the step's end to open (a TLS handshake, a greeting): the request
+            // is not sent after the end.
+            ctx.check_not_over()?;
             let fresh = opened.is_some();
             if fresh {
                 *carried = 0;
@@ -565,29 +568,43 @@ impl Exchange<'_> {
                         }
                     } else if rest == Rest::ToRead {
                         // The answer ended at its end event; the body's end (the last chunk after `[DONE]`, often
-                        // in a write of its own) is read before the connection carries another request.
-                        self.ended.set(Some(Instant::now()));
+                        // in a write of its own) is read before the connection carries another request, within
+                        // the request's timeout and at most MOST_REST_WAIT: a server that holds the connection
+                        // after `[DONE]` costs a second at most, not a 300 s timeout every answer.
+                        let now = Instant::now();
+                        self.ended.set(Some(now));
+                        let rest_deadline = Deadline { at: deadline.at.min(now + MOST_REST_WAIT), ..deadline };
                         let Some(conn) = slot.as_mut() else { unreachable!("kept open above") };
-                        let read = read_answer(ctx, conn, decoder, None, deadline, None);
+                        let read = read_answer(ctx, conn, decoder, None, rest_deadline, None);
                         let outcome = tokio::select! {
                             biased;
                             result = read => Some(result),
-                            _ = timer.as_mut() => None,
+                            _ = tokio::time::sleep_until(rest_deadline.at.into()) => None,
                         };
                         match outcome {
-                            Some(Ok(_)) if decoder.stray().is_none() => {}
-                            Some(Ok(_)) | None => {
+                            Some(Ok(_)) => {
+                                if let Some(what) = decoder.stray() {
+                                    // Bytes after the body's end, as after any answer: the next request fails with
+                                    // them, counted as unsolicited.
+                                    *stray = Some(what.to_string());
+                                    close(ctx, slot);
+                                    ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::Unsolicited);
+                                }
+                            }
+                            None => {
                                 close(ctx, slot);
                                 ctx.metrics.borrow_mut().closed_by_hakaru(HakaruClose::PastEnd);
                             }
                             Some(Err(f)) => {
                                 close(ctx, slot);
                                 // The server closed or broke the connection in the body's end: its close, not
-                                // hakaru's; a body that went on past its end is hakaru's.
+                                // hakaru's; a body that went on past its end, or too long in coming, is hakaru's.
                                 let m = &mut *ctx.metrics.borrow_mut();
                                 match f.kind {
-                                    ErrorKind::Malformed => m.closed_by_hakaru(HakaruClose::PastEnd),
-                                    _ => m.reconnects += 1,
+                                    ErrorKind::Closed | ErrorKind::Reset | ErrorKind::Io | ErrorKind::StreamCut => {
+                                        m.reconnects += 1
+                                    }
+                                    _ => m.closed_by_hakaru(HakaruClose::PastEnd),
                                 }
                             }
                         }
@@ -630,9 +647,8 @@ impl Exchange<'_> {
     }
 }
 
-/// Why a request waiting for its connection when a timed step ended was never sent (see [`open`]): the client
-/// loop counts it in no figure but `unfinished`.
-const NOT_SENT: &str = "the step ended before the request was sent";
+/// The longest wait for a streamed body's end after its end event (see `Exchange::run`).
+const MOST_REST_WAIT: Duration = Duration::from_secs(1);
 
 /// Makes the slot's connection ready for a request: opened (and greeted) when there is none. Every connection, a
 /// new one included, is looked at before a request is written: bytes already there were not sent in answer to it,
@@ -656,11 +672,7 @@ async fn open(ctx: &ThreadCtx, slot: &mut Option<Conn>, endpoint: usize) -> Resu
         return Ok(None);
     }
     let turn = ctx.connection_turn().await;
-    if ctx.sending_over.get() {
-        // The step ended while this request waited for its connection: in a graceful stop only the answers of
-        // requests already sent are awaited, and this one is not sent (it stays unfinished).
-        return Err(Failure::new(ErrorKind::Closed, NOT_SENT));
-    }
+    ctx.check_not_over()?;
     let ep = ctx.endpoint(endpoint);
     let (conn, tcp_done) = connect_timed(ep, ctx.shared.tls.as_ref(), plan.connect_timeout, plan.keepalive).await?;
     ctx.metrics.borrow_mut().connection_opened();

@@ -603,6 +603,8 @@ impl Link for H3Link {
                 }
                 Err(Claim::Failed(f)) => return Err(f),
             };
+            // A connection or stream had only past the step's end: the request is not sent after it.
+            ctx.check_not_over()?;
             let send = match &mut self.sender {
                 Some((c, send)) if Rc::ptr_eq(c, &conn) => send,
                 cached => {

@@ -349,6 +349,16 @@ impl ThreadCtx {
         true
     }
 
+    /// A request about to be written after a timed step's end (its connection took until then to open, or a free
+    /// stream): it is not sent, and stays unfinished ([`NOT_SENT`]). In a graceful stop only the answers of
+    /// requests already sent are awaited.
+    fn check_not_over(&self) -> Result<(), Failure> {
+        match self.sending_over.get() {
+            true => Err(Failure::new(crate::metrics::ErrorKind::Closed, NOT_SENT)),
+            false => Ok(()),
+        }
+    }
+
     /// The first time the step's end is found: the connections open then are the last window's gauge.
     fn keep_open_at_deadline(&self) {
         if self.open_at_deadline.get().is_none() {
@@ -780,6 +790,10 @@ fn begins_at_gate(plan: &RunPlan) -> bool {
     matches!(plan.load, LoadModel::Open { .. }) && plan.ramp.is_none() && plan.start_at.is_none()
 }
 
+/// Why a request was never sent: a timed step ended before it could be (see `ThreadCtx::check_not_over`). The
+/// client loop counts it in no figure but `unfinished`.
+pub(super) const NOT_SENT: &str = "the step ended before the request was sent";
+
 /// Clients a connection serves: HTTP/2 and HTTP/3's stream slots (`--streams`), WebSocket's messages in flight
 /// (`--in-flight`), else one.
 fn clients_per_connection(plan: &RunPlan) -> usize {
@@ -864,6 +878,7 @@ async fn thread_main(
             // flight get `grace` to finish (k6's gracefulStop): they count as any other, over the time they were
             // sent in, so an answer of a second is not dropped because the step ended while it was on its way.
             let end = Instant::now();
+            ctx.keep_open_at_deadline();
             ctx.sending_over.set(true);
             if let Some(task) = pacer.take() {
                 task.abort();

@@ -410,6 +410,8 @@ impl Link for WsLink {
         } else {
             exchange.ready
         };
+        // A connection opened only past the step's end: the message is not sent after it.
+        ctx.check_not_over()?;
         let deadline = sent + exchange.timeout;
         timer.as_mut().reset(deadline.into());
         let opcode = Self::settings(ctx).opcode();

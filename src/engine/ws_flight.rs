@@ -263,6 +263,8 @@ impl Link for Slot {
         // Taken before any wait: another client's message may fill the headers next.
         let headers = ctx.script.filled_headers();
         let (line, opened) = self.connect(ctx, id, exchange.endpoint, exchange.ready, headers.as_deref()).await?;
+        // A connection opened only past the step's end: the message is not sent after it.
+        ctx.check_not_over()?;
         // As a single connection's: its setup is in the latency (from the intended send), not in the service time.
         let sent = opened.unwrap_or(exchange.ready);
         let deadline = sent + exchange.timeout;

@@ -728,7 +728,7 @@ impl ErrorTally {
         let i = kind.index();
         self.counts[i] += 1;
         if self.samples[i].is_none() {
-            self.samples[i] = Some(sample());
+            self.samples[i] = Some(crate::protocol::printable_text(crate::secrets::scrub_text(&sample())));
         }
     }
 
@@ -756,5 +756,24 @@ impl ErrorTally {
             let c = self.counts[k.index()];
             (c > 0).then(|| (k, c, self.samples[k.index()].as_deref().unwrap_or("")))
         })
+    }
+}
+
+#[cfg(test)]
+mod printable_tests {
+    use super::*;
+    use crate::protocol::printable_text as printable;
+
+    #[test]
+    fn a_peers_control_characters_are_escaped_and_plain_text_is_kept() {
+        let forged = "bad\u{1b}]0;pwned\u{7}\r\n  status       200: 1\u{202e}";
+        assert_eq!(printable(forged.into()), "bad\\u{1b}]0;pwned\\u{7}\\r\\n  status       200: 1\\u{202e}");
+        assert_eq!(
+            printable("gRPC status UNAVAILABLE (14): \"down\" é".into()),
+            "gRPC status UNAVAILABLE (14): \"down\" é"
+        );
+        let mut t = ErrorTally::default();
+        t.add(ErrorKind::Closed, || "a\nb".into());
+        assert_eq!(t.seen().next().map(|(_, _, s)| s.to_string()), Some("a\\nb".into()));
     }
 }

@@ -345,6 +345,8 @@ impl RequestSet {
         let method = a.method.trim().to_ascii_uppercase();
         check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
         numeric_method(&method, a.http2)?;
+        // A secret header's value is hidden wherever a peer echoes it back (a grpc-message, an error reply).
+        a.headers.iter().for_each(|h| crate::secrets::remember_header(h));
         let headers = a
             .headers
             .iter()
@@ -661,6 +663,11 @@ impl RunPlan {
     /// awaits the server's next message, not an answer to anything it sent.
     pub fn graceful_stop(&self) -> Option<Duration> {
         if self.websocket.as_ref().is_some_and(|w| w.mode == crate::protocol::ws::Mode::Listen) {
+            return None;
+        }
+        // Agents started together (`--start-at`) end their steps together: a wait of each one's own would move the
+        // steps that follow apart.
+        if self.start_at.is_some() {
             return None;
         }
         let longest = self.requests.iter().map(|r| r.timeout).max().unwrap_or_default();

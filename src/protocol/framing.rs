@@ -166,6 +166,17 @@ pub(crate) fn quote(data: &[u8]) -> String {
     String::from_utf8_lossy(&data[..data.len().min(40)]).escape_debug().collect()
 }
 
+/// A sample as it may be shown on a terminal: a peer's text (a grpc-message, a WebSocket close reason, a
+/// reflection error) can hold ESC sequences, CR or LF that would forge output lines or set the terminal's title.
+/// Control characters and the bidirectional overrides are escaped (`\u{1b}`, `\r`); the rest stays as it was.
+pub fn printable_text(text: String) -> String {
+    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    text.chars().map(|c| if unsafe_char(c) { c.escape_default().collect() } else { c.to_string() }).collect()
+}
+
 /// A word of a request (a command, a key), printable: at most `max` bytes of it, then `...` when it was longer.
 pub(crate) fn printable(word: &[u8], max: usize) -> String {
     let mut shown: String = String::from_utf8_lossy(&word[..word.len().min(max)]).escape_debug().collect();

@@ -13,6 +13,8 @@ pub mod memcache;
 pub mod resp;
 pub mod ws;
 
+pub use framing::printable_text;
+
 use std::sync::Arc;
 
 /// The wire protocols the engine speaks.

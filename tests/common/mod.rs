@@ -150,16 +150,17 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Whether something accepts connections at `addr`. A connection to itself is not a listener (free_port's ports are
+/// of the ephemeral range, where the kernel may give the connecting socket the very port it connects to).
+pub fn is_listening(addr: SocketAddr) -> bool {
+    TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+        .is_ok_and(|s| !hakaru::target::connected_to_itself(s.local_addr(), s.peer_addr()))
+}
+
 /// Waits until something accepts connections at `addr`.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     let start = Instant::now();
-    // A connection to itself is not a listener (free_port's ports are of the ephemeral range, where the kernel may
-    // give the connecting socket the very port it connects to).
-    let listening = || {
-        TcpStream::connect_timeout(&addr, Duration::from_millis(200))
-            .is_ok_and(|s| !hakaru::target::connected_to_itself(s.local_addr(), s.peer_addr()))
-    };
-    while !listening() {
+    while !is_listening(addr) {
         assert!(start.elapsed() < limit, "nothing listens at {addr} after {limit:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -230,8 +231,19 @@ impl Nginx {
         Nginx::start_text(&text)
     }
 
-    /// An nginx with the configuration `text` (the same placeholders as the files of tests/nginx/).
+    /// An nginx with the configuration `text` (the same placeholders as the files of tests/nginx/). free_port's
+    /// ports are free when picked, not when nginx binds them: another test may take one in between, and nginx
+    /// then exits at once; it is started again on new ports (a few times), never waited for in vain.
     pub fn start_text(text: &str) -> Nginx {
+        for _ in 0..4 {
+            if let Some(n) = Nginx::try_start(text) {
+                return n;
+            }
+        }
+        panic!("nginx exited at its start four times (see its error.log): run scripts/test.sh, which installs it");
+    }
+
+    fn try_start(text: &str) -> Option<Nginx> {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path();
         let (port, tls_port, h2_port) = (free_port(), free_port(), free_port());
@@ -250,12 +262,20 @@ impl Nginx {
         let child = spawn_nginx(prefix);
         let speaks_h2c =
             std::fs::read_to_string(prefix.join("nginx.conf")).unwrap().contains(&format!(":{h2_port} http2"));
-        let n = Nginx { child, port, tls_port, h2_port, dir };
-        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
+        let mut n = Nginx { child, port, tls_port, h2_port, dir };
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let start = Instant::now();
+        while !is_listening(addr) {
+            if n.child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "nothing listens at {addr} after 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         if speaks_h2c {
             wait_h2c(SocketAddr::from(([127, 0, 0, 1], h2_port)), Duration::from_secs(60));
         }
-        n
+        Some(n)
     }
 
     pub fn url(&self, path: &str) -> String {

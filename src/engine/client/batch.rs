@@ -148,6 +148,10 @@ pub(super) async fn run_batch(
         Some(f) => Err(f),
         None => open(ctx, slot, endpoint).await,
     };
+    if opened.as_ref().is_err_and(|f| f.message == NOT_SENT) {
+        // The step ended while the batch waited for its connection: none of it was sent (all stay unfinished).
+        return false;
+    }
     let mut keep_alive = true;
     match opened {
         Ok(fresh) => {
@@ -290,7 +294,9 @@ pub(super) async fn read_rest(
                     ctx.script_failed(why);
                 }
                 ctx.keep_error_reply(&answer, Some(decoder));
-                if !answer.keep_alive {
+                // An answer that ended at its end event (`--events`) left its body's rest unread: the connection
+                // cannot carry the next pipelined answer.
+                if !answer.keep_alive || super::super::events::rest(decoder) != Rest::None {
                     close(ctx, &mut slot.conn);
                 }
                 ctx.record(spec, Ok((answer, sent)), intended, sent, end, Verdict::Pass);

@@ -174,6 +174,8 @@ pub(super) fn exchange(
                 },
                 _ = timer.as_mut() => return Err(timeout_failure(exchange.timeout)),
             };
+            // A stream freed only past the step's end: the request is not sent after it.
+            ctx.check_not_over()?;
             let sent = if waited { Instant::now() } else { exchange.ready };
             let interval = ctx.shared.plan.grpc.interval;
             let mut spaced = Vec::new();

@@ -303,7 +303,11 @@ fn answer_files(message: &[u8]) -> Result<Vec<Vec<u8>>, String> {
                 for (n, v) in fields(error)? {
                     match (n, v) {
                         (1, Field::Varint(c)) => code = c as u32,
-                        (2, Field::Bytes(t)) => text = crate::secrets::scrub_text(&String::from_utf8_lossy(t)),
+                        // The server's words, cut to 200 characters and escaped: they reach the terminal.
+                        (2, Field::Bytes(t)) => {
+                            let t = String::from_utf8_lossy(&t[..t.len().min(200)]);
+                            text = crate::protocol::framing::printable_text(crate::secrets::scrub_text(&t));
+                        }
                         _ => {}
                     }
                 }
