@@ -404,3 +404,70 @@ fn answers_that_stream_longer_than_a_window_are_no_stall_and_a_stream_that_stops
     assert_eq!(out.step()["ok"], 1, "{}", out.stdout);
     assert!(out.doc()["warnings"].to_string().contains("the step stalled from"), "{}", out.doc()["warnings"]);
 }
+
+/// Caddy in front of `upstream` as an HTTP/2 (TLS) reverse proxy that flushes each write of a stream at once (the
+/// way vLLM and SGLang are served behind a gateway), stopped when dropped.
+struct CaddyFront {
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl CaddyFront {
+    fn start(upstream: u16) -> CaddyFront {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        common::self_signed_certificate(p);
+        let port = common::free_port();
+        let config = serde_json::json!({
+            "admin": {"disabled": true},
+            "apps": {
+                "http": {"http_port": common::free_port(), "servers": {"s": {
+                    "listen": [format!("127.0.0.1:{port}")],
+                    "protocols": ["h1", "h2"],
+                    "automatic_https": {"disable": true},
+                    "tls_connection_policies": [{"default_sni": "localhost"}],
+                    "routes": [{"handle": [{
+                        "handler": "reverse_proxy",
+                        "flush_interval": -1,
+                        "upstreams": [{"dial": format!("127.0.0.1:{upstream}")}]
+                    }]}]
+                }}},
+                "tls": {"certificates": {"load_files": [{"certificate": p.join("cert.pem"), "key": p.join("key.pem")}]}}
+            }
+        });
+        std::fs::write(p.join("caddy.json"), config.to_string()).unwrap();
+        let child = std::process::Command::new("caddy")
+            .args(["run", "--config"])
+            .arg(p.join("caddy.json"))
+            .env("HOME", p)
+            .env("XDG_DATA_HOME", p.join("data"))
+            .env("XDG_CONFIG_HOME", p.join("config"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("caddy starts (Debian's caddy package; scripts/test.sh installs it)");
+        common::wait_listening(std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
+        CaddyFront { child, _dir: dir, port }
+    }
+}
+
+impl Drop for CaddyFront {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn over_http2_a_stream_whose_end_comes_apart_keeps_its_four_connections() {
+    // aiohttp's stream (its last chunk 20 ms after `[DONE]`) through Caddy over HTTP/2: the end of the stream
+    // (END_STREAM) comes in a frame of its own after `[DONE]`; the answer ends at `[DONE]`, the stream is cancelled,
+    // and the connection carries the next one.
+    let mut server = Server::start("sse_server.py", &[], "aiohttp");
+    let caddy = CaddyFront::start(server.port);
+    let u = format!("https://127.0.0.1:{}/v1/chat/completions?tokens=5&gap=1&pause=20", caddy.port);
+    let out = four_connections(&u, &["--http2", "-k"]);
+    assert_eq!(out.doc()["settings"]["http_version"], "2", "{}", out.doc()["settings"]);
+    assert_eq!(server.ask("count")["requests"].as_u64(), Some(200));
+}
