@@ -22,6 +22,12 @@ fn main() -> std::process::ExitCode {
         hakaru::eprintln!("hakaru: note: {note}");
         argv = with_run;
     }
+    // A peer's flag hakaru does not have, or would read otherwise (oha's `-q 1000`): one line naming hakaru's.
+    if let Some(said) = hakaru::commands::habits::misread(&argv) {
+        hakaru::eprintln!("hakaru: error: {said}");
+        hakaru::commands::mark_failure(&format!("exit code 2: {said}"));
+        return std::process::ExitCode::from(2);
+    }
     match Cli::try_parse_from(argv) {
         Ok(cli) => {
             hakaru::commands::also_secret(&cli.redact_header, &cli.redact_param);

@@ -635,3 +635,50 @@ fn the_connections_are_closed_when_a_timed_step_ends() {
     // only a close hakaru sent meets it.
     wait_for(Duration::from_secs(15), || server.ask("closed").as_u64().unwrap() >= 3);
 }
+
+/// Issue 51: Caddy with `tls internal` chooses its certificate by the server name; a handshake to an IP address
+/// names none and Caddy ends it (TLS alert 80). The line says to give the name, and with `--sni localhost` it works.
+#[test]
+fn an_ip_address_without_a_server_name_is_told_to_give_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let port = free_port();
+    let config = serde_json::json!({
+        "admin": {"disabled": true},
+        "storage": {"module": "file_system", "root": p.join("storage")},
+        "apps": {
+            "http": {"http_port": free_port(), "servers": {"s": {
+                "listen": [format!("127.0.0.1:{port}")],
+                "protocols": ["h1", "h2", "h3"],
+                "automatic_https": {"disable_redirects": true},
+                "routes": [{"match": [{"host": ["localhost"]}],
+                            "handle": [{"handler": "static_response", "status_code": 200, "body": "hello"}]}]
+            }}},
+            "tls": {"automation": {"policies": [{"subjects": ["localhost"], "issuers": [{"module": "internal"}]}]}},
+            "pki": {"certificate_authorities": {"local": {"install_trust": false}}}
+        }
+    });
+    std::fs::write(p.join("caddy.json"), config.to_string()).unwrap();
+    let mut child = Command::new("caddy")
+        .arg("run")
+        .arg("--config")
+        .arg(p.join("caddy.json"))
+        .env("HOME", p)
+        .env("XDG_DATA_HOME", p.join("data"))
+        .env("XDG_CONFIG_HOME", p.join("config"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(p.join("caddy.err")).unwrap())
+        .spawn()
+        .expect("caddy starts");
+    wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
+    let said = |text: &str| std::fs::read_to_string(p.join("caddy.err")).unwrap_or_default().contains(text);
+    wait_for(Duration::from_secs(60), || said("enabling HTTP/3 listener") && said("certificate obtained"));
+    let url = format!("https://127.0.0.1:{port}/");
+    let out = hakaru(&["run", "--http3", "-k", "-n", "4", &url]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("give the name it serves (--sni localhost"), "{}", out.stderr);
+    let out = hakaru(&["run", "--http3", "-k", "--sni", "localhost", "-n", "4", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.status_count("200"), 4, "{}\n{}", out.stdout, out.stderr);
+}

@@ -51,6 +51,34 @@ fn every_command_of_the_coming_from_table_parses() {
     }
 }
 
+/// The peers' commands of the table (the second cell) with `hakaru run` for the tool's name: each either parses as
+/// hakaru's own (the flags mean the same here) or gets a line naming hakaru's flag (`habits::misread`).
+#[test]
+fn every_peers_command_of_the_table_parses_or_names_hakarus_flag() {
+    let rows: Vec<(String, String)> = section(&readme(), "## Coming from another tool")
+        .iter()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Tool"))
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.split(" | ").collect();
+            let peer = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?.replace("URL", "http://127.0.0.1:8080/");
+            Some((cells[0].trim_start_matches("| ").to_string(), peer))
+        })
+        .collect();
+    let http = ["ab", "wrk", "h2load", "oha", "hey", "ghz", "loadtest", "nighthawk", "vLLM's benchmark"];
+    let mut checked = 0;
+    for (tool, peer) in rows.iter().filter(|(t, _)| http.iter().any(|h| t.starts_with(h))) {
+        let mut argv = words(peer);
+        // The tool's own words (`vllm bench serve`) up to its first flag become `hakaru run`.
+        let first_flag = argv.iter().position(|w| w.starts_with('-')).unwrap_or(argv.len());
+        argv.splice(..first_flag, ["hakaru".to_string(), "run".to_string()]);
+        let os: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+        let said = hakaru::commands::habits::misread(&os);
+        assert!(said.is_some() || Cli::try_parse_from(&argv).is_ok(), "{tool}: `{peer}` neither parses nor is named");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} rows");
+}
+
 #[test]
 fn a_wrong_flag_in_the_table_would_be_caught() {
     // What the test above relies on: an unknown flag or a bad value is an error of the parse, not a run.

@@ -1,5 +1,5 @@
-//! Peers' habits: what wrk's, ab's, oha's and hey's users type out of habit, taken where hakaru means the same and
-//! explained in one line where it does not.
+//! Peers' habits: what the users of wrk, ab, oha, hey, h2load, ghz, loadtest and vLLM's benchmark type out of habit,
+//! taken where hakaru means the same and explained in one line where it does not.
 
 use std::ffi::OsString;
 
@@ -58,6 +58,80 @@ fn insecure_without_tls(r: &RequestArgs) -> Option<String> {
          already on (--no-keepalive turns it off), and an http:// URL uses no TLS"
             .to_string()
     })
+}
+
+/// A peer's flag that hakaru does not have: (the flag, whose and what it means there, hakaru's way).
+const PEER_FLAGS: &[(&str, &str, &str)] = &[
+    ("-z", "oha's, hey's and ghz's duration", "-d 30s"),
+    ("-R", "wrk2's rate", "--rate 1000"),
+    ("-p", "ab's body file to POST (oha's: streams a connection)", "-m POST --body-file FILE (--http2 --streams N)"),
+    ("-T", "ab's and hey's Content-Type", "-H 'Content-Type: application/json'"),
+    ("-C", "ab's cookie", "-H 'Cookie: name=value'"),
+    ("-A", "ab's basic authentication", "-H 'Authorization: Basic BASE64'"),
+    ("-a", "hey's basic authentication", "-H 'Authorization: Basic BASE64'"),
+    ("-D", "hey's body file (h2load's: duration)", "--body-file FILE (-d 30s)"),
+    ("-r", "h2load's new connections a second", "--connection-rate 10"),
+    ("-i", "ab's HEAD requests", "-m HEAD"),
+    ("-h2", "hey's HTTP/2", "--http2"),
+    ("-disable-keepalive", "hey's", "--no-keepalive"),
+    ("--disable-keepalive", "oha's", "--no-keepalive"),
+    ("-cpus", "hey's cores", "-t 2"),
+    ("--rps", "loadtest's, nighthawk's and ghz's rate", "--rate 1000"),
+    ("--http-version", "oha's HTTP version", "--http2 or --http3"),
+    ("--latency-correction", "oha's coordinated-omission correction", "--rate R (always corrected)"),
+    ("--data-file", "ghz's message file", "--body-file FILE"),
+    ("--concurrency", "ghz's and aiperf's requests in flight", "-c 1 --streams 50 (gRPC), -c 50"),
+    ("--total", "ghz's call count", "-n 10000"),
+    ("--request-rate", "vLLM's benchmark's rate", "--rate 10"),
+    ("--num-prompts", "vLLM's benchmark's request count", "-n 1000"),
+    ("--request-count", "aiperf's request count", "-n 1000"),
+    ("--max-concurrency", "vLLM's benchmark's cap on requests in flight", "-c 64"),
+    ("--base-url", "vLLM's benchmark's server", "the URL: http://127.0.0.1:8000/v1/chat/completions"),
+    ("--endpoint", "vLLM's benchmark's path", "the URL's path"),
+    ("--burstiness", "vLLM's gamma arrivals", "--arrival poisson (burstiness 1; others not yet)"),
+    ("--dataset-name", "vLLM's prompts", "-b with {{prompt}} and --data FILE (docs/scripting.md)"),
+    ("--dataset-path", "vLLM's prompts", "-b with {{prompt}} and --data FILE (docs/scripting.md)"),
+];
+
+/// A peer's habit on a load command's line that hakaru would misread or refuse without saying why: a flag of the
+/// peer's that hakaru does not have, or one hakaru has with another meaning given the peer's kind of value
+/// (oha's `-q 1000` is a rate, hakaru's `-q` is quiet; ghz's `-d '{...}'` is the message, hakaru's `-d` the
+/// duration). One line naming hakaru's flag; None when nothing looks like a peer's.
+pub fn misread(argv: &[OsString]) -> Option<String> {
+    let words: Vec<&str> = argv.iter().map(|a| a.to_str().unwrap_or("")).collect();
+    if !matches!(words.get(1), Some(&("run" | "sweep" | "capacity"))) {
+        return None;
+    }
+    let is_number = |v: &str| !v.is_empty() && v.parse::<f64>().is_ok();
+    for (i, word) in words.iter().enumerate().skip(2) {
+        if *word == "--" {
+            break;
+        }
+        let flag = word.split_once('=').map_or(*word, |(f, _)| f);
+        if let Some((peer, means, ours)) = PEER_FLAGS.iter().find(|(f, ..)| *f == flag) {
+            return Some(format!("{peer} is {means}, not a flag of hakaru's: write {ours}"));
+        }
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let said = match *word {
+            "-q" if is_number(next) => {
+                format!("-q {next}: -q is hakaru's --quiet; oha's and hey's -q (a rate) is --rate {next}")
+            }
+            "-d" if next.starts_with(['{', '[', '@']) => format!(
+                "-d {}: -d is hakaru's duration; ghz's and hey's -d (the message or body) is -b",
+                crate::secrets::excerpt(next)
+            ),
+            "-s" if is_number(next) => {
+                format!("-s {next}: -s is hakaru's script (wrk's); ab's -s (a timeout) is --timeout {next}s")
+            }
+            "-m" if next.starts_with('{') => format!(
+                "-m {}: -m is hakaru's HTTP method; ghz's -m (metadata) is --metadata",
+                crate::secrets::excerpt(next)
+            ),
+            _ => continue,
+        };
+        return Some(said);
+    }
+    None
 }
 
 #[cfg(test)]

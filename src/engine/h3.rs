@@ -709,6 +709,12 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                 ErrorKind::HandshakeFailed if f.message.contains("ALPN") => {
                     "it speaks QUIC, but not HTTP/3, on this port; leave out --http3"
                 }
+                // A handshake to an IP address carries no server name, and a server choosing its certificate by
+                // name (Caddy's `tls internal`) has none to give: it ends the handshake with an internal error.
+                _ if ep.host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok() && plan.tls.sni.is_none() => {
+                    "a handshake to an IP address names no server, and a server that picks its certificate by name may \
+                     have none for it: give the name it serves (--sni localhost, or the host name in the URL)"
+                }
                 _ => "is it an HTTP/3 server?",
             };
             UsageError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
