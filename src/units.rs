@@ -73,6 +73,16 @@ pub fn count_of(n: impl Into<u64>, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// `word` as a POSIX shell reads it back: as it is when it holds only characters no shell treats specially, else in
+/// single quotes (a quote inside as `'\''`). `-H 'Content-Type: application/json'`, `'{"model":"m"}'`.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 /// A count with thousands separated by commas, as people read it: `380`, `10,000`.
 pub fn format_count(n: u64) -> String {
     let digits = n.to_string();
@@ -113,6 +123,16 @@ pub fn format_bytes(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_word_is_quoted_only_when_a_shell_would_read_it_otherwise() {
+        assert_eq!(shell_word("--rate"), "--rate");
+        assert_eq!(shell_word("http://127.0.0.1:8080/a?b=c"), "'http://127.0.0.1:8080/a?b=c'");
+        assert_eq!(shell_word("Content-Type: application/json"), "'Content-Type: application/json'");
+        assert_eq!(shell_word(r#"{"model":"m"}"#), r#"'{"model":"m"}'"#);
+        assert_eq!(shell_word("it's"), r#"'it'\''s'"#);
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn durations_with_units_parse() {

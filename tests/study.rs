@@ -773,3 +773,21 @@ duration = "60s"
     assert_eq!(common::ask(r.port, b"DBSIZE\r\n"), ":300\r\n");
     assert_eq!(common::ask(r.port, b"GET user:123\r\n"), "$4\r\nn123\r\n");
 }
+
+/// Issue 51: `--dry-run`'s commands are quoted as a shell reads them, so a line can be pasted as it is.
+#[test]
+fn dry_run_commands_are_quoted_for_a_shell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:9/\"\n[[workload]]\nname = \"post\"\npath = \"/order\"\n\
+                method = \"POST\"\nheaders = [\"Content-Type: application/json\"]\nbody = '{\"model\":\"m\"}'\n\
+                [load]\nconnections = 2\nduration = \"1s\"\n";
+    let file = write(tmp.path(), "quoted.toml", text);
+    let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out.stdout.lines().find(|l| l.contains(": hakaru run")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains("-H 'Content-Type: application/json'"), "{line}");
+    assert!(line.contains(r#"-b '{"model":"m"}'"#), "{line}");
+    let command = line.split_once(": ").unwrap().1;
+    let words = hakaru::cli::help::example_words(command).unwrap();
+    assert!(words.contains(&"Content-Type: application/json".to_string()), "{words:?}");
+}

@@ -325,6 +325,7 @@ fn listening_counts_each_pushed_message_and_subscribes_once_per_connection() {
     let per_connection = step["websocket"]["messages_per_connection_per_s"].as_f64().unwrap();
     assert!((10.0..=110.0).contains(&per_connection), "{}", step["websocket"]);
     assert!(out.stdout.contains(" messages/s a connection"), "{}", out.stdout);
+    assert!(out.stdout.contains("messages/s   (1000 messages in") && !out.stdout.contains("req/s"), "{}", out.stdout);
     assert_eq!(counts["connections"], 5, "{counts}");
 }
 
@@ -427,6 +428,10 @@ fn connect_mode_opens_upgrades_and_closes_a_connection_per_request() {
     let out = run(&server.url(), &["-c", "4", "-n", "200", "--ws-mode", "connect"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.step()["ok"], 200, "{}", out.step());
+    // A connection's closing handshake runs beside the next one: counted apart, never more than -c open ("8 of 4
+    // open at once" before), and no keep-alive said of WebSocket.
+    assert!(out.step()["connections"]["max_open"].as_u64() <= Some(4), "{}", out.step()["connections"]);
+    assert!(out.stdout.contains("WebSocket, 4 connections") && !out.stdout.contains("keep-alive"), "{}", out.stdout);
     let counts = server.counts_after_closes(200);
     assert_eq!(counts["connections"], 200, "{counts}");
     assert_eq!(counts["closes"]["1000"], 200, "every connection closed with the closing handshake: {counts}");

@@ -17,7 +17,8 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let page = html::render(&Report::build(&a.title, &inputs));
     write_atomically(output, &page)
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
-    eprintln!("hakaru: wrote {} ({} inputs, {} kB)", output.display(), inputs.len(), page.len().div_ceil(1024));
+    let shown = crate::units::count_of(inputs.len() as u64, "input");
+    eprintln!("hakaru: wrote {} ({shown}, {} kB)", output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
 }
 

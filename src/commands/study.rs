@@ -169,7 +169,10 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
     say!("\n  commands (repetition 1; the output file is added as --json DIR/cases/ID.json):");
     for c in plan.cases.iter().filter(|c| c.repetition == 1) {
         let args = crate::study::with_started_pid(&c.args, "{started-pid}");
-        let shown = crate::secrets::redact_line(&args);
+        // Quoted as a shell reads them, so a line can be pasted (`-H 'Content-Type: application/json'`).
+        // (The started target's pid is a placeholder to fill in, not a word to paste: left as it is.)
+        let quoted = |w: &String| if w == "{started-pid}" { w.clone() } else { crate::units::shell_word(w) };
+        let shown: Vec<String> = crate::secrets::redact_line(&args).iter().map(quoted).collect();
         say!("    {}: hakaru {}", c.id, shown.join(" "));
     }
     for t in plan.targets.iter().filter(|t| t.start.is_some()) {

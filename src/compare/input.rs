@@ -133,7 +133,8 @@ fn load_of(doc: &ResultDocument) -> String {
         (None, Some(d)) => format!("{d}s"),
         (None, None) => String::new(),
     };
-    format!("{} {} loop{rate}, {} connections, {limit}{points}", s.command, s.load_model, s.connections)
+    let connections = crate::units::count_of(s.connections as u64, "connection");
+    format!("{} {} loop{rate}, {connections}, {limit}{points}", s.command, s.load_model)
 }
 
 impl Sample {

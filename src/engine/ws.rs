@@ -328,13 +328,29 @@ impl WsLink {
             rng: self.random() | 1,
             answer: None,
         };
+        // Its closing handshake runs beside the next connection: counted as handing over, not open, so the open
+        // connections keep to -c ("8 of 4 open at once" in connect mode before).
+        if closing.conn.is_some() {
+            ctx.metrics.borrow_mut().connection_handing_over();
+        }
         let ctx = Rc::clone(ctx);
-        tokio::task::spawn_local(async move { closing.close(&ctx).await });
+        tokio::task::spawn_local(async move {
+            closing.handshake_close(&ctx).await;
+            if closing.conn.take().is_some() {
+                ctx.metrics.borrow_mut().handed_over();
+            }
+        });
     }
 
     /// The closing handshake: a close frame (1000), then the server's close (or its end of the connection) waited
     /// for within `--connect-timeout`, messages before it read and dropped.
     pub(super) async fn close(&mut self, ctx: &ThreadCtx) {
+        self.handshake_close(ctx).await;
+        self.drop_conn(ctx);
+    }
+
+    /// [`close`](Self::close)'s handshake, the connection left for the caller to count.
+    async fn handshake_close(&mut self, ctx: &ThreadCtx) {
         if self.conn.is_none() {
             return;
         }
@@ -351,7 +367,6 @@ impl WsLink {
             }
         };
         let _ = tokio::time::timeout(limit, closing).await;
-        self.drop_conn(ctx);
     }
 }
 

@@ -170,11 +170,14 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
         let _ = writeln!(out, "step {}", step.label);
     }
     // peers.sh and other scripts take the first number of the first line that mentions req/s: keep it the rate.
+    // WebSocket's listen mode counts the messages the server pushed: no request asked for them.
+    let listening = step.websocket.as_ref().is_some_and(|w| w.messages_per_connection_per_s.is_some());
+    let (per_s, things) = if listening { ("messages/s", "messages") } else { ("req/s", "requests") };
     let all =
-        if step.failed > 0 { format!("; {:.1} req/s with the failures", t.requests_per_s) } else { String::new() };
+        if step.failed > 0 { format!("; {:.1} {per_s} with the failures", t.requests_per_s) } else { String::new() };
     let _ = writeln!(
         out,
-        "  throughput   {:.1} req/s   ({} requests in {:.2} s{all})",
+        "  throughput   {:.1} {per_s}   ({} {things} in {:.2} s{all})",
         t.ok_per_s, step.requests, step.duration_s
     );
     let mix = if step.failed > 0 { format!(": {}", step.failure_mix()) } else { String::new() };
@@ -320,8 +323,12 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if c.max_handing_over > 0 {
         let _ = writeln!(
             out,
-            "               and up to {} handing over after a GOAWAY (finishing their streams beside the new ones)",
-            c.max_handing_over
+            "               and up to {} {}",
+            c.max_handing_over,
+            match step.protocol.as_str() {
+                "websocket" => "closing (their closing handshake under way beside the new ones)",
+                _ => "handing over after a GOAWAY (finishing their streams beside the new ones)",
+            }
         );
     }
     if let Some(h) = &step.http2 {
@@ -352,12 +359,12 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(g) = &step.grpc {
         let _ = writeln!(
             out,
-            "  messages     {} received ({} a call, {}/s), {} sent a call",
+            "  messages     {} received ({} a call, {:.1}/s), {} sent a call",
             g.messages_received, g.messages_received_per_call, g.messages_received_per_s, g.messages_sent_per_call
         );
     }
     if let Some(per_s) = step.websocket.as_ref().and_then(|w| w.messages_per_connection_per_s) {
-        let _ = writeln!(out, "  listening    {per_s} messages/s a connection");
+        let _ = writeln!(out, "  listening    {per_s:.1} messages/s a connection");
     }
     if let Some(line) = step.websocket.as_ref().and_then(crate::result::WsReport::fan_out_line) {
         let _ = writeln!(out, "  {line}");

@@ -118,15 +118,18 @@ impl PhasesReport {
             ),
             None => String::new(),
         };
+        // The share that made the line worth saying: opening connections, or (a stream, a large body) receiving.
+        let share = match opening >= 0.1 * all {
+            true => format!("opening connections is {:.0} % of the time", opening / all * 100.0),
+            false => format!("receiving is {:.0} % of the time", total(&self.receiving) / all * 100.0),
+        };
         Some(format!(
-            "per answer: connect {:.3} ms{tls} ({} connections for {} answers), waiting {:.3} ms, \
-             receiving {:.3} ms: opening connections is {:.0} % of the time",
+            "per answer: connect {:.3} ms{tls} ({} for {}), waiting {:.3} ms, receiving {:.3} ms: {share}",
             ms(&self.connect),
-            self.connections_opened,
-            self.answers,
+            crate::units::count_of(self.connections_opened, "connection"),
+            crate::units::count_of(self.answers, "answer"),
             ms(&self.waiting),
             ms(&self.receiving),
-            opening / all * 100.0
         ))
     }
 }
