@@ -511,3 +511,27 @@ fn results_of_several_runs_are_listed_shown_and_exported_as_their_text_and_compa
         );
     }
 }
+
+/// Issue 50: `history --db` of a FIFO hung (SIGTERM ignored); of /dev/zero, a directory or a text file it exited 1.
+/// Each is bad input: one line naming --db, exit 2, at once.
+#[test]
+fn a_db_that_is_no_database_file_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path only.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database at all\n").unwrap();
+    for (db, says) in [
+        (fifo.as_path(), "a FIFO"),
+        (Path::new("/dev/zero"), "a character device"),
+        (dir.path(), "a directory"),
+        (text.as_path(), "not a SQLite database"),
+    ] {
+        let out = hakaru_with(&["history", "--db", db.to_str().unwrap()], Duration::from_secs(30), |_| {});
+        assert_eq!(out.code, 2, "{db:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("--db") && out.stderr.contains(says), "{}", out.stderr);
+    }
+}

@@ -791,3 +791,17 @@ fn dry_run_commands_are_quoted_for_a_shell() {
     let words = hakaru::cli::help::example_words(command).unwrap();
     assert!(words.contains(&"Content-Type: application/json".to_string()), "{words:?}");
 }
+
+/// Issue 50: a target named with 900 KB put 900 KB in its error line: a name is quoted at most 40 characters.
+#[test]
+fn a_huge_name_is_refused_in_a_short_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["a".repeat(900_000), format!("{}!", "b".repeat(900_000))] {
+        let text = format!("[[target]]\nname = \"{name}\"\nurl = \"http://127.0.0.1:9/\"\n[load]\nconnections = 2\n");
+        let file = write(tmp.path(), "huge.toml", &text);
+        let out = study(&[file.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(out.code, 2, "{}", &out.stderr[..out.stderr.len().min(300)]);
+        assert_eq!(out.stderr.trim().lines().count(), 1);
+        assert!(out.stderr.len() < 600, "{} bytes: {}", out.stderr.len(), &out.stderr[..300.min(out.stderr.len())]);
+    }
+}

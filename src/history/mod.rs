@@ -116,6 +116,24 @@ fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// A path that exists must be a SQLite database file: a FIFO would block SQLite's open forever (SIGTERM ignored),
+/// and /dev/zero, a directory or a text file is bad input, said so (exit 2), not a database error.
+fn check_file(path: &Path) -> Result<()> {
+    let bad = |why: String| HistoryError::BadInput(format!("--db '{}': {why}", path.display()));
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    if !meta.is_file() {
+        let kind = crate::bounded::kind_of(&meta.file_type());
+        return Err(bad(format!("{kind}, not a history database; give a file (--db FILE, or a new path)")));
+    }
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head));
+    match read {
+        Ok(0) | Err(_) => Ok(()),
+        Ok(n) if n == 16 && &head == b"SQLite format 3\0" => Ok(()),
+        Ok(_) => Err(bad("not a SQLite database (hakaru's history is one); give its file, or a new path".into())),
+    }
+}
+
 /// What can go wrong with the history.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -363,6 +381,7 @@ pub struct Db {
 impl Db {
     /// Opens (creating it and its folder when needed) and migrates the database at `path`.
     pub fn open(path: &Path) -> Result<Db> {
+        check_file(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
             // The user's alone (0700): the history keeps every target and result.
             use std::os::unix::fs::DirBuilderExt as _;
@@ -401,6 +420,7 @@ impl Db {
         if !path.exists() {
             return Err(HistoryError::Missing(path.display().to_string()));
         }
+        check_file(path)?;
         match Db::open(path) {
             Ok(db) => Ok(db),
             // A database only read (a read-only directory, a file of someone else's) is opened read-only: listing,

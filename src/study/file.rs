@@ -145,13 +145,25 @@ pub(super) struct PhaseSpec {
     pub(super) restart: bool,
 }
 
-/// A name used in case ids and file names: letters, digits, `.`, `_`, `-`.
+/// The longest name: a case's id joins four of them into a file name, which may have 255 bytes.
+const MOST_NAME: usize = 48;
+
+/// A name used in case ids and file names: letters, digits, `.`, `_`, `-`, at most [`MOST_NAME`] of them. The error
+/// quotes at most 40 characters of it (a 900 KB name put 900 KB in the line).
 pub(super) fn check_name(name: &str) -> Result<String, String> {
+    let shown = crate::secrets::excerpt(name);
+    if name.len() > MOST_NAME {
+        return Err(format!(
+            "name '{shown}' has {} characters, more than the {MOST_NAME} a name may have (it names files): \
+             e.g. name = \"fast-build\"",
+            name.chars().count()
+        ));
+    }
     if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
         Ok(name.to_string())
     } else {
         Err(format!(
-            "name '{name}' must be letters, digits, '.', '_' or '-' (it names files): e.g. name = \"fast-build\""
+            "name '{shown}' must be letters, digits, '.', '_' or '-' (it names files): e.g. name = \"fast-build\""
         ))
     }
 }

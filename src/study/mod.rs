@@ -246,7 +246,7 @@ impl StudyPlan {
         // Absolute, because the cases run in this directory and get the files' paths as arguments.
         let base_dir = std::fs::canonicalize(&base_dir).unwrap_or(base_dir);
         let name = match file.name {
-            Some(n) => check_name(&n).map_err(|fix| at.error(&["name"], &format!("name \"{n}\": {fix}")))?,
+            Some(n) => check_name(&n).map_err(|fix| at.error(&["name"], &fix))?,
             None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "study".into()),
         };
         if file.target.is_empty() {

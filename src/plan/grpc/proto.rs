@@ -70,6 +70,15 @@ impl FileResolver for Bounded {
                 std::io::ErrorKind::InvalidData => refuse("not UTF-8 text; give a .proto file".into()),
                 _ => refuse(format!("cannot read it ({e})")),
             })?;
+            // A file that is no .proto at all (`--proto /etc/shadow`): said so, quoting nothing of it (the parser's
+            // error would quote its first word).
+            let words = ["syntax", "package", "message", "service", "import", "enum", "option"];
+            if !text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| words.contains(&w)) {
+                return Err(refuse(
+                    "not a .proto file (no syntax, package, message or service in it); give the service's .proto"
+                        .into(),
+                ));
+            }
             if let Some((line, column)) = too_deep(&text) {
                 return Err(refuse(format!(
                     "line {line} column {column}: nested more than {MAX_NESTING} deep; a .proto file nests a few \
@@ -184,5 +193,9 @@ mod tests {
         std::fs::write(dir.path().join("b.proto"), "syntax = \"proto3\";\nimport \"fifo.proto\";\n").unwrap();
         let e = compile(&dir.path().join("b.proto"), &[]).unwrap_err().to_string();
         assert!(e.contains("fifo.proto") && e.contains("not a regular file"), "{e}");
+        // A file that is no .proto: said so, none of its words quoted.
+        std::fs::write(dir.path().join("shadow"), "root:x:0:0:s3cret-hash\n").unwrap();
+        let e = compile(&dir.path().join("shadow"), &[]).unwrap_err().to_string();
+        assert!(e.contains("not a .proto file") && !e.contains("root") && !e.contains("s3cret"), "{e}");
     }
 }
