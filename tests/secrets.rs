@@ -127,8 +127,16 @@ fn a_run_writes_and_prints_no_secret_and_its_files_are_the_users_alone() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     history_shows_none_of(&db, &[MARK]);
     assert_eq!(files_holding_the_mark(dir.path()), Vec::<String>::new());
-    // What the run created is the user's alone.
+    // What the run created is the user's alone; the report, made to be shared and holding no secret, takes the
+    // umask (a web server answered 403 to a 0600 one).
     assert_eq!((mode(&json), mode(&csv), mode(&db)), (0o600, 0o600, 0o600));
+    // SAFETY: umask only sets and returns this process's mask; set back at once.
+    let umask = unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    };
+    assert_eq!(mode(&report), 0o666 & !(umask as u32), "the report follows the umask");
     assert_eq!(mode(db.parent().unwrap()), 0o700);
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use super::report::{check_writable, load_all};
 use crate::cli::args::ChartArgs;
 use crate::error::UsageError;
-use crate::export::write_bytes_atomically;
+use crate::export::write_shareable_atomically;
 use crate::report::Report;
 use crate::report::chart::{Format, Metric, render};
 
@@ -35,7 +35,7 @@ pub fn chart(a: &ChartArgs) -> Result<ExitCode, UsageError> {
     let image = render(&report, metric, format, a.over_time).map_err(|why| {
         UsageError::new(format!("--metric {}: cannot draw it: {why}; choose another metric", a.metric))
     })?;
-    write_bytes_atomically(output, &image)
+    write_shareable_atomically(output, &image)
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the chart: {e}", output.display())))?;
     eprintln!("hakaru: wrote {}", output.display());
     Ok(ExitCode::SUCCESS)

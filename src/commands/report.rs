@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::cli::args::ReportArgs;
 use crate::error::UsageError;
-use crate::export::{check_output, write_atomically};
+use crate::export::{check_output, write_shareable_atomically};
 use crate::inputs::argument::{Argument, ArgumentError, classify};
 use crate::inputs::names::Names;
 use crate::report::{Input, Report, Source, html, load_file, load_input};
@@ -15,7 +15,7 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     check_writable("-o", output)?;
     let inputs = load_all(&a.from)?;
     let page = html::render(&Report::build(&a.title, &inputs));
-    write_atomically(output, &page)
+    write_shareable_atomically(output, page.as_bytes())
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
     let shown = crate::units::count_of(inputs.len() as u64, "input");
     eprintln!("hakaru: wrote {} ({shown}, {} kB)", output.display(), page.len().div_ceil(1024));

@@ -70,6 +70,17 @@ pub fn write_atomically(path: &Path, content: &str) -> std::io::Result<()> {
 
 /// [`write_atomically`] for bytes that need not be text (a PNG image).
 pub fn write_bytes_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    write_with_mode(path, content, 0o600)
+}
+
+/// [`write_bytes_atomically`] for what is made to be shared, a report's page or a chart: it holds no secret (every
+/// text in it is scrubbed), so a new file takes the user's umask (0644 with the usual 022) and a web server can
+/// serve it (0600 answered 403). Results and logs stay 0600: they may hold what a user marked secret.
+pub fn write_shareable_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    write_with_mode(path, content, 0o666)
+}
+
+fn write_with_mode(path: &Path, content: &[u8], mode: u32) -> std::io::Result<()> {
     match destination(path)? {
         Destination::Stdout => {
             let mut out = std::io::stdout().lock();
@@ -81,7 +92,7 @@ pub fn write_bytes_atomically(path: &Path, content: &[u8]) -> std::io::Result<()
             f.write_all(content)?;
             f.flush()
         }
-        Destination::Atomic(real) => replace_file(&real, content),
+        Destination::Atomic(real) => replace_file(&real, content, mode),
     }
 }
 
@@ -106,14 +117,14 @@ fn temporary_beside(real: &Path) -> PathBuf {
     real.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-fn replace_file(real: &Path, content: &[u8]) -> std::io::Result<()> {
+fn replace_file(real: &Path, content: &[u8], mode: u32) -> std::io::Result<()> {
     let tmp = temporary_beside(real);
     let written = (|| {
         // A new file is the user's alone (0600): results carry target names and what the run saw of them. The
         // mode is the file's from its creation, never a moment readable by others.
         let mut f = {
             use std::os::unix::fs::OpenOptionsExt as _;
-            std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&tmp)?
         };
         f.write_all(content)?;
         // The file replaced keeps its permissions (a result made readable to a group stays so).

@@ -88,5 +88,5 @@ pub trait Exporter {
 
 pub use files::{
     Destination, OutputId, check_output, destination, is_stdout, output_id, resolve_links, write_atomically,
-    write_bytes_atomically,
+    write_bytes_atomically, write_shareable_atomically,
 };
