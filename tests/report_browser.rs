@@ -248,6 +248,11 @@ fn repeated_runs_are_drawn_as_bars_with_intervals_beside_the_verdicts() {
     // The 50 ms target against the 2 ms one (a gap load cannot hide): slower on the median in the verdict table (its
     // p99 rests on about 20 answers a run and gets no verdict).
     assert!(dom.contains("slower"), "a verdict in the table");
+    // The first screen states the answer in a sentence, before any table: the ratio, its interval, the verdict.
+    let headline = dom.find("class=\"headline\"").expect("a headline section");
+    assert!(headline < dom.find("<table").unwrap(), "the answer comes before the tables");
+    let sentence = &dom[headline..headline + dom[headline..].find("</section>").unwrap()];
+    assert!(sentence.contains("times the successes a second of") && sentence.contains("95 % interval"), "{sentence}");
 }
 
 /// The hue (0-360) and lightness (0-1) of a `#rrggbb` colour.

@@ -221,6 +221,10 @@
   // ---- sections -----------------------------------------------------------------------------------------------
   function header() {
     main.append(el("h1", {}, data.title));
+    // The answer in sentences before any table: which served more, by how much, where latency rises.
+    if (data.headline.length) {
+      main.append(el("section", { class: "headline" }, ...data.headline.map((t) => el("p", {}, t))));
+    }
     main.append(el("p", { class: "muted" }, "Made by " + data.generator + " from " + series.length + " input(s)."));
     main.append(table(["target", "kind", "steps", "file"], series.map((s) => [nameCell(s),
       { text: s.kind + (s.interrupted ? " (interrupted: figures until the stop)" : "") }, s.points.length,

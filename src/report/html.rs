@@ -93,6 +93,7 @@ mod tests {
             notes: vec![],
             verdicts: vec![],
             answer: vec![],
+            headline: vec![],
         };
         let page = render(&report);
         assert!(page.contains("<title>t &lt;b&gt;</title>"));

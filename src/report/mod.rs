@@ -40,6 +40,9 @@ pub struct Report {
     /// A study's answer, what the page leads with: per target, workload and phase (and sweep step), the mean over
     /// the repetitions and its 95 % interval; empty for other inputs.
     pub answer: Vec<AnswerRow>,
+    /// The answer in sentences, the page's first lines: which target served more and by how much (with its
+    /// interval, as `compare` judges it), where each sweep's latency rises, and what one run served.
+    pub headline: Vec<String>,
 }
 
 /// One target's figures in one place of a study (a workload and phase, a sweep's step) over its repetitions.
@@ -230,6 +233,7 @@ impl Report {
         }
         let verdicts = verdicts(&series, inputs);
         let answer = answer(&series, inputs);
+        let headline = headline(&series, &verdicts);
         Report {
             title: title.into(),
             generator: format!("hakaru {}", env!("CARGO_PKG_VERSION")),
@@ -237,8 +241,65 @@ impl Report {
             notes,
             verdicts,
             answer,
+            headline,
         }
     }
+}
+
+/// A series' step with the most successes a second, with that figure.
+fn best(s: &Series) -> Option<(f64, &Point)> {
+    s.points.iter().filter_map(|p| Some((p.ok_per_s?, p))).max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The most sentences the page leads with: more is a table's work.
+const HEADLINE_SENTENCES: usize = 6;
+
+/// The report's answer in sentences ([`Report::headline`]): compare's ok/s verdicts first (each target against the
+/// baseline, its ratio and interval), else the inputs' best throughput side by side; then each sweep's knee.
+fn headline(series: &[Series], verdicts: &[VerdictRow]) -> Vec<String> {
+    let mut said = Vec::new();
+    for v in verdicts.iter().filter(|v| v.metric == "ok/s") {
+        let Some(ratio) = v.ratio else { continue };
+        let place = [v.group.as_str(), v.point.as_str()].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>();
+        let place = if place.is_empty() { String::new() } else { format!(" ({})", place.join(", ")) };
+        let interval = v.interval.map(|[a, b]| format!(", 95 % interval {a:.2} to {b:.2}")).unwrap_or_default();
+        said.push(format!(
+            "{} served {ratio:.2} times the successes a second of {}{place}{interval}: {}.",
+            v.target, v.baseline, v.verdict
+        ));
+    }
+    if said.is_empty() {
+        let mut ranked: Vec<(f64, &Series, &Point)> =
+            series.iter().filter_map(|s| best(s).map(|(q, p)| (q, s, p))).collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        match ranked.as_slice() {
+            [] => {}
+            [(q, s, p)] => said.push(format!(
+                "{} served {q:.1} successes a second{}{}.",
+                s.name,
+                p.p99_ms.map(|ms| format!(" with p99 {ms:.2} ms")).unwrap_or_default(),
+                if s.points.len() > 1 { format!(" at its best step ({})", p.label) } else { String::new() }
+            )),
+            [(q, s, _), rest @ ..] => {
+                let others: Vec<String> =
+                    rest.iter().map(|(r, o, _)| format!("{} {r:.1} ({:.2} times)", o.name, r / q.max(1e-9))).collect();
+                said.push(format!(
+                    "{} served the most successes a second, {q:.1}; {}. One run each: give --runs 5 for an interval.",
+                    s.name,
+                    others.join(", ")
+                ));
+            }
+        }
+    }
+    for s in series.iter().filter(|s| s.axis != "none") {
+        let unit = if s.axis == "rate" { "req/s" } else { "clients" };
+        if let Some(knee) = s.knee_mean {
+            let peak = best(s).map(|(q, _)| format!(", at most {q:.1} successes a second")).unwrap_or_default();
+            said.push(format!("{}: latency rises above {knee} {unit}{peak}.", s.name));
+        }
+    }
+    said.truncate(HEADLINE_SENTENCES);
+    said
 }
 
 /// The verdicts `hakaru compare` gives on the same inputs, from the same code (`compare::compare_groups`, one
