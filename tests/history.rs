@@ -478,7 +478,10 @@ fn results_of_several_runs_are_listed_shown_and_exported_as_their_text_and_compa
         texts.push(run.stdout);
     }
     let compared = dir.path().join("c.json");
-    ok(&with_db(&["compare", "1", "2", "--json", compared.to_str().unwrap()], &db));
+    let text = with_db(&["compare", "1", "2", "--json", compared.to_str().unwrap()], &db);
+    ok(&text);
+    // compare says the protocol, as the run's header and history do.
+    assert!(text.stdout.lines().any(|l| l == "  over HTTP/1.1"), "{}", text.stdout);
     let compared: serde_json::Value = serde_json::from_slice(&std::fs::read(&compared).unwrap()).unwrap();
     let cell = |metric: &str, side: usize| {
         let rows = compared.pointer("/groups/0/points/0/rows").and_then(|r| r.as_array()).unwrap();

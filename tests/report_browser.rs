@@ -113,7 +113,8 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
     let study = work.path().join("study");
     std::fs::create_dir_all(study.join("cases")).unwrap();
 
-    // Three targets, each with its own delay, each swept over 1, 2 and 4 clients for 1 s a step.
+    // Three targets, each with its own delay, each swept over 1, 4 and 16 clients for 1 s a step (a factor of 16:
+    // drawn on a log axis).
     let mut cases = Vec::new();
     for (name, delay) in [("fast", "1ms"), ("medium", "3ms"), ("slow", "6ms")] {
         let served = Served::start();
@@ -126,7 +127,7 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
             "sweep",
             &url,
             "--clients",
-            "1,2,4",
+            "1,4,16",
             "-d",
             "1s",
             "--interval",
@@ -173,6 +174,7 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
     let drawn: usize = body_attr(&dom, "charts-drawn").unwrap_or_default().parse().unwrap_or(0);
     // qps, mean and p99 vs clients; the spectrum; throughput, p99 and p50 per second; CPU per step.
     assert!(charts >= 8, "only {charts} charts");
+    assert_eq!(body_attr(&dom, "clients-log").as_deref(), Some("true"), "1, 4, 16 clients on a log axis");
     assert_eq!(drawn, charts, "{drawn} of {charts} charts drew their lines");
     for section in [
         "Summary",

@@ -152,7 +152,8 @@
           value: (u, v) => v === null ? "–" : num(v, 3) },
           // Two points or fewer make no trend: drawn as points, with no line between them.
           l.pointsOnly ? { paths: () => null, points: { show: true, size: 8, space: 0, fill: l.color } } : {}))),
-      legend: { show: true },
+      // The series' names only: a live legend shows "–" for every value until the cursor is on the chart.
+      legend: { show: true, live: false },
       cursor: { drag: { x: false, y: false } },
       hooks: {
         draw: [(u) => {
@@ -239,7 +240,7 @@
       p.rate === null ? "–" : num(p.rate, 1), num(p.qps, 1), p.ok_per_s === null ? "–" : num(p.ok_per_s, 1),
       num(p.mean_ms, 2), num(p.p50_ms, 2), num(p.p99_ms, 2),
       p.failed ? num(p.failed, 0) + " (" + num(p.failed_percent, 2) + " %)" : "0"]);
-    sec.append(table(["target", { text: "step" }, "payload B", "answer B", "clients", "rate req/s", "qps req/s",
+    sec.append(table(["target", { text: "step" }, "payload bytes", "answer bytes", "clients", "rate req/s", "qps req/s",
       "ok/s", "mean ms", "p50 ms", "p99 ms", "failures"], rows));
   }
   function knees(list, key, suffix) {
@@ -253,12 +254,17 @@
       "One line per target; a dashed vertical line marks the knee: the last client count before latency climbs " +
       "25 % above its lowest.");
     const lines = (key) => list.map((s) => Object.assign({ name: s.name, color: s.color }, pointsOf(s, key)));
-    addChart(sec, { title: "Throughput vs clients", xLabel: "clients", xWhole: true, yLabel: "requests/s",
-      lines: lines("qps") });
-    addChart(sec, { title: "Mean latency vs clients", xLabel: "clients", xWhole: true, yLabel: "mean latency (ms)",
-      lines: lines("mean_ms"), vlines: knees(list, "knee_mean", "(mean)") });
-    addChart(sec, { title: "p99 latency vs clients", xLabel: "clients", xWhole: true, yLabel: "p99 latency (ms)",
-      lines: lines("p99_ms"), vlines: knees(list, "knee_p99", "(p99)") });
+    // Client counts that grow by factors (1, 4, 16, 64, 256) on a log axis, as `chart` draws them: on a linear one
+    // the knee is crushed against the left edge.
+    const xs = list.flatMap((s) => s.points.map((p) => p.clients)).filter((x) => x > 0);
+    const log = xs.length > 2 && Math.max(...xs) / Math.min(...xs) >= 8;
+    body.dataset.clientsLog = String(log);
+    const axis = { xLabel: "clients" + (log ? " (log scale)" : ""), xWhole: !log, xLog: log };
+    addChart(sec, Object.assign({ title: "Throughput vs clients", yLabel: "requests/s", lines: lines("qps") }, axis));
+    addChart(sec, Object.assign({ title: "Mean latency vs clients", yLabel: "mean latency (ms)",
+      lines: lines("mean_ms"), vlines: knees(list, "knee_mean", "(mean)") }, axis));
+    addChart(sec, Object.assign({ title: "p99 latency vs clients", yLabel: "p99 latency (ms)",
+      lines: lines("p99_ms"), vlines: knees(list, "knee_p99", "(p99)") }, axis));
   }
   function versusRate() {
     const list = series.filter((s) => s.axis === "rate");

@@ -100,6 +100,10 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
 /// Adds a document's steps as runs: a sweep's steps are points (`c=4`, `rate=1000`), the steps of `--runs` (or a
 /// single run) are runs of the one point. A run cut short by a signal is left out and said.
 pub fn add_document(side: &mut Side, doc: &ResultDocument, name: &str) {
+    let protocol = doc.protocol_label();
+    if !protocol.is_empty() && !side.protocols.iter().any(|p| p == protocol) {
+        side.protocols.push(protocol.to_string());
+    }
     let load = load_of(doc);
     if !side.loads.contains(&load) {
         side.loads.push(load);

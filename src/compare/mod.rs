@@ -53,11 +53,21 @@ pub struct Side {
     pub loads: Vec<String>,
     /// The target URLs its inputs measured, each once: what `--name LABEL=URL` finds it by.
     pub targets: Vec<String>,
+    /// The protocols its inputs were measured over (`HTTP/2`, `gRPC` ...), each once: the text says them, as two
+    /// results of one URL over HTTP/1.1 and HTTP/2 look alike otherwise.
+    pub protocols: Vec<String>,
 }
 
 impl Side {
     pub fn new(name: &str) -> Side {
-        Side { name: name.to_string(), points: Vec::new(), notes: Vec::new(), loads: Vec::new(), targets: Vec::new() }
+        Side {
+            name: name.to_string(),
+            points: Vec::new(),
+            notes: Vec::new(),
+            loads: Vec::new(),
+            targets: Vec::new(),
+            protocols: Vec::new(),
+        }
     }
 
     pub fn add(&mut self, point: &str, sample: Sample) {
@@ -296,6 +306,9 @@ pub struct GroupComparison {
     pub baseline: String,
     pub points: Vec<Point>,
     pub notes: Vec<String>,
+    /// Each side with the protocols it was measured over, for the text (not in `--json`'s schema).
+    #[serde(skip)]
+    pub protocols: Vec<(String, String)>,
 }
 
 /// The whole comparison, as `--json` writes it.
@@ -417,7 +430,8 @@ fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompariso
                 .to_string(),
         );
     }
-    Ok(GroupComparison { title: group.title.clone(), baseline: base.name.clone(), points, notes })
+    let protocols = group.sides.iter().map(|s| (s.name.clone(), s.protocols.join(" and "))).collect();
+    Ok(GroupComparison { title: group.title.clone(), baseline: base.name.clone(), points, notes, protocols })
 }
 
 fn cell(metric: Metric, name: &str, base_runs: &[Sample], base_value: Option<f64>, runs: &[Sample]) -> Cell {

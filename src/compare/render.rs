@@ -40,6 +40,16 @@ pub fn text(c: &Comparison) -> String {
         let width = g.points.iter().flat_map(|p| &p.rows).flat_map(|r| &r.cells).map(|c| c.side.len()).max();
         let width = width.unwrap_or(4).clamp(4, 40);
         let _ = writeln!(out, "compare  baseline: {}", g.baseline);
+        // The protocols: one for all (`over HTTP/2`), or each side's where they differ.
+        let said: Vec<&(String, String)> = g.protocols.iter().filter(|(_, p)| !p.is_empty()).collect();
+        if let Some((_, first)) = said.first() {
+            if said.iter().all(|(_, p)| p == first) {
+                let _ = writeln!(out, "  over {first}");
+            } else {
+                let each: Vec<String> = said.iter().map(|(side, p)| format!("{side} {p}")).collect();
+                let _ = writeln!(out, "  over: {}", each.join(", "));
+            }
+        }
         for p in &g.points {
             if let Some(h) = heading(&g.title, &p.point) {
                 let _ = writeln!(out, "\n{h}");
