@@ -329,11 +329,12 @@ fn names_given_with_name_title_compare_the_report_and_the_chart() {
     let names = ["--name", "fast=http://127.0.0.1:45651/?delay=2ms", "--name", &slow];
     let o = hakaru(&[&["compare"][..], &names, &[&two, &four]].concat());
     assert_eq!(o.code, 0, "{}", o.stderr);
-    let head: Vec<&str> = o.stdout.lines().take(6).map(str::trim_end).collect();
+    let head: Vec<&str> = o.stdout.lines().take(7).map(str::trim_end).collect();
     assert_eq!(
         head,
         [
             "compare  baseline: fast",
+            "  over HTTP/1.1",
             "",
             "point c=1",
             "  metric  side   n       value   ratio  95 % interval           p   Holm p  verdict",

@@ -175,6 +175,8 @@ fn a_study_report_of_three_targets_draws_every_chart_offline_without_errors() {
     // qps, mean and p99 vs clients; the spectrum; throughput, p99 and p50 per second; CPU per step.
     assert!(charts >= 8, "only {charts} charts");
     assert_eq!(body_attr(&dom, "clients-log").as_deref(), Some("true"), "1, 4, 16 clients on a log axis");
+    // Over time, each sweep's three steps are three pieces of line, not one: 2 breaks for each of the 3 targets.
+    assert_eq!(body_attr(&dom, "step-breaks").as_deref(), Some("6"), "the lines over time break between steps");
     assert_eq!(drawn, charts, "{drawn} of {charts} charts drew their lines");
     for section in [
         "Summary",

@@ -147,7 +147,8 @@
       },
       axes: [xAxis, Object.assign(axis(spec.yLabel), { size: 70 })],
       series: [{ label: spec.xLabel, value: spec.xLegend || ((u, v) => v === null ? "–" : num(v, 3)) }].concat(
-        spec.lines.map((l) => Object.assign({ label: l.name, stroke: l.color, width: 2, dash: l.dash, spanGaps: true,
+        spec.lines.map((l) => Object.assign({ label: l.name, stroke: l.color, width: 2, dash: l.dash,
+          spanGaps: l.spanGaps !== false,
           points: { show: l.points !== false, size: 5, fill: l.color },
           value: (u, v) => v === null ? "–" : num(v, 3) },
           // Two points or fewer make no trend: drawn as points, with no line between them.
@@ -324,9 +325,18 @@
       "a step's last window, when shorter than half a second, too)." + (short.length ? " Inputs with " +
       SHORT_WINDOWS + " seconds or fewer (" + short.length + " of " + list.length + ") are drawn as points: so few " +
       "make no trend." : ""));
-    const line = (s, i) => ({ name: s.name, color: s.color, points: false, pointsOnly: s.windows.length <= SHORT_WINDOWS,
-      xs: s.windows.map((w) => w[0]), ys: s.windows.map((w) => w[i]) });
+    // A sweep's steps are apart: each line breaks where a step begins (a null there), not joined across.
+    const line = (s, i) => {
+      // (The break a millisecond before the step's first window, which starts at the step's own instant.)
+      const pts = s.windows.map((w) => [w[0], w[i]]).concat((s.step_starts || []).map((t) => [t - 0.001, null]));
+      pts.sort((a, b) => a[0] - b[0]);
+      // Steps of a window or two are pieces too short to show as lines: their points are drawn.
+      const pieces = (s.step_starts || []).length + 1;
+      return { name: s.name, color: s.color, points: s.windows.length / pieces < 3,
+        pointsOnly: s.windows.length <= SHORT_WINDOWS, spanGaps: false, xs: pts.map((p) => p[0]), ys: pts.map((p) => p[1]) };
+    };
     body.dataset.pointsOnly = String(short.length);
+    body.dataset.stepBreaks = String(list.reduce((n, s) => n + (s.step_starts || []).length, 0));
     // A ramp: its target per window (a rate dashed on the throughput chart, in the same unit; clients on a chart
     // of their own) and its knees as dashed vertical lines at the instant the rising ramp asked that load.
     const ramps = list.filter((s) => s.ramp);

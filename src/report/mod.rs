@@ -89,6 +89,9 @@ pub struct Series {
     /// Per second, as `windows`: (seconds from the start, connections open at the window's end); empty when the
     /// documents have no windows.
     pub open: Vec<[f64; 2]>,
+    /// Where each step after the first begins on `windows`' clock (seconds): the lines over time break there, so a
+    /// sweep's steps are not joined into one line.
+    pub step_starts: Vec<f64>,
     /// `--events`: the percentile spectrum of the gaps between events (a token stream: inter-token latency), every
     /// step's gaps pooled, as `spectrum`; empty without events.
     pub gaps_spectrum: Vec<[f64; 2]>,
@@ -496,6 +499,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         first: Vec::new(),
         first_of: "byte".into(),
         open: Vec::new(),
+        step_starts: Vec::new(),
         gaps_spectrum: Vec::new(),
         status,
         errors: BTreeMap::new(),
@@ -572,6 +576,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         first: first_per_window(&doc.steps, first_of != "byte"),
         first_of: first_of.into(),
         open: open_per_window(&doc.steps),
+        step_starts: views::step_starts(&doc.steps),
         gaps_spectrum: spectrum(&gaps),
         status,
         errors,

@@ -71,6 +71,17 @@ fn each_window(steps: &[StepResult]) -> impl Iterator<Item = (f64, f64, &crate::
     })
 }
 
+/// Where each step after the first begins, on the clock of [`windows`]: the sum of the durations before it.
+pub(super) fn step_starts(steps: &[StepResult]) -> Vec<f64> {
+    let mut at = 0.0;
+    let mut starts = Vec::new();
+    for s in steps.iter().take(steps.len().saturating_sub(1)) {
+        at += s.duration_s;
+        starts.push((at * 1000.0).round() / 1000.0);
+    }
+    starts
+}
+
 /// Every step's per-second windows one after another, on one clock from the first step's start.
 pub(super) fn windows(steps: &[StepResult]) -> Vec<[f64; 5]> {
     each_window(steps)
