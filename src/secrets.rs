@@ -317,7 +317,7 @@ pub fn scrubbed_json<T: serde::Serialize + serde::de::DeserializeOwned>(doc: &T)
 /// back (`invalid token Bearer SECRET` in a grpc-message) has it hidden wherever it stands, not only beside its name.
 static KNOWN: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
 /// Values shorter than this are not hunted in texts: they would hide common words (a secret that short is no secret).
-const SHORTEST_KNOWN: usize = 6;
+const SHORTEST_KNOWN: usize = 8;
 
 /// Remembers the value of a secret header line (`Authorization: Bearer abc`) given to this process, and its token
 /// without the scheme word, so [`scrub_text`] hides either wherever a peer echoes it. Lines of other headers are
@@ -327,8 +327,13 @@ pub fn remember_header(line: &str) {
     let value = value.trim();
     let token = value.split_once(' ').map(|(_, t)| t.trim());
     let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    // A value that is only a scheme word (`Bearer` with an empty token) is no secret to hunt.
+    let schemes = ["bearer", "basic", "token", "digest", "negotiate"];
     for v in [Some(value), token].into_iter().flatten() {
-        if v.len() >= SHORTEST_KNOWN && !known.iter().any(|k| k == v) {
+        if v.len() >= SHORTEST_KNOWN
+            && !schemes.contains(&v.to_ascii_lowercase().as_str())
+            && !known.iter().any(|k| k == v)
+        {
             known.push(v.to_string());
         }
     }

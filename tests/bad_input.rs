@@ -420,8 +420,10 @@ fn flag_name(flag: &str) -> &str {
 #[test]
 fn connections_past_what_hakaru_or_the_machine_can_hold_are_refused_before_the_load() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [&[&str]; 3] = [
+    let cases: [&[&str]; 4] = [
         &["run", "-c", "10000000", "-d", "2s", "http://127.0.0.1:9/"],
+        // A sweep's widest step, not only its first.
+        &["sweep", "--clients", "10,2000000", "-d", "1s", "http://127.0.0.1:9/"],
         &["run", "--http2", "-c", "20000", "--streams", "100", "-d", "2s", "http://127.0.0.1:9/"],
         &["run", "-c", "5000", "--in-flight", "1000", "--message", "x", "-d", "2s", "ws://127.0.0.1:9/"],
     ];

@@ -540,4 +540,11 @@ fn a_db_that_is_no_database_file_is_one_line_and_exit_2() {
         assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
         assert!(out.stderr.contains("--db") && out.stderr.contains(says), "{}", out.stderr);
     }
+    // A run with such a --db is refused before its load, not warned about after it.
+    let t = target();
+    let url = format!("http://{}/", t.addr());
+    let args = ["run", "-q", "-n", "5", "--db", fifo.to_str().unwrap(), &url];
+    let out = hakaru_with(&args, Duration::from_secs(30), |_| {});
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(common::target_status(t.addr())["n_requests"], 0, "nothing was sent");
 }

@@ -120,7 +120,7 @@ pub fn misread(argv: &[OsString]) -> Option<String> {
                 "-d {}: -d is hakaru's duration; ghz's and hey's -d (the message or body) is -b",
                 crate::secrets::excerpt(next)
             ),
-            "-s" if is_number(next) => {
+            "-s" if is_number(next) && !std::path::Path::new(next).exists() => {
                 format!("-s {next}: -s is hakaru's script (wrk's); ab's -s (a timeout) is --timeout {next}s")
             }
             "-m" if next.starts_with('{') => format!(

@@ -23,6 +23,10 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
     // Every flag is checked before the server is asked anything.
     let repeat = super::run::Repeat::from_args(&args.load)?;
     let watchers = plan::watchers(&args.watch, &kv.steps[0].1.endpoints)?;
+    // Every step's clients fit (a `--clients` list's later steps may be wider than the first).
+    for (_, step) in &kv.steps {
+        engine::too_many_clients(step)?;
+    }
     engine::preflight(&kv.steps[0].1)?;
     // Before anything is written or deleted: what the servers hold, judged (a refusal is bad input, exit 2).
     let holdings = engine::survey::survey(&kv.steps[0].1, kv.guard.keys_to_check())?;

@@ -90,15 +90,20 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         max_errors_percent: Some(parts.max_error_percent),
     });
     crate::plan::steps::require_range(a)?;
+    let most = match &steps {
+        Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
+        Steps::Rates(_) => a.steps.connections,
+    };
+    // The widest step too, before anything is made: the first may be small and a later one past what fits.
+    let mut widest = first.clone();
+    widest.connections = most;
+    engine::too_many_clients(&widest)?;
+    drop(widest);
     engine::preflight(&first)?;
     let first_threads = first.threads;
     drop(first);
     let mut session =
         Session::new(settings, set.keepalive, &parts.outputs(), thresholds, &history, interrupt).steps_apart();
-    let most = match &steps {
-        Steps::Clients(list) => list.iter().copied().max().unwrap_or(1),
-        Steps::Rates(_) => a.steps.connections,
-    };
     session.prepare(most, first_threads, &parts.set.warnings, Some(&parts.watchers));
     let rates = matches!(steps, Steps::Rates(_));
     session.say(&format!("hakaru sweep  {}", set.targets.join(" ")));

@@ -122,7 +122,7 @@ const SLOT_BYTES: u64 = 1 << 10;
 /// A step too large for this machine is bad input, before anything is allocated for it: more clients than
 /// [`MOST_CLIENTS`], or an estimate of hakaru's memory for them past half of what the machine has free (`-c
 /// 10000000` took 19 GB of 23 and ignored Ctrl-C while it set up).
-pub(super) fn too_many_clients(plan: &RunPlan) -> Result<(), UsageError> {
+pub fn too_many_clients(plan: &RunPlan) -> Result<(), UsageError> {
     let per = clients_per_connection(plan);
     let flag = if plan.websocket.is_some() { "--in-flight" } else { "--streams" };
     clients_fit(plan.connections, per, flag, mem_available()).map_err(UsageError::new)

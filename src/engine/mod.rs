@@ -391,7 +391,7 @@ impl ThreadCtx {
                 Some(d) => d.error_text(answer.status),
                 None => Some(crate::protocol::status_text(answer.status)),
             };
-            m.first_error_reply = text.map(|t| crate::secrets::scrub_text(&t));
+            m.first_error_reply = text.map(|t| crate::protocol::printable_text(crate::secrets::scrub_text(&t)));
         }
     }
 

@@ -100,7 +100,7 @@ pub(super) fn ping_now(
     match reply.error {
         None => Ok(()),
         Some(error) => {
-            let said = crate::secrets::scrub_text(&error);
+            let said = crate::protocol::printable_text(crate::secrets::scrub_text(&error));
             let fix = if said.starts_with("NOAUTH") {
                 "it wants a password: give it in the URL, ':PASSWORD@' before the host ('USER:PASSWORD@' for an ACL \
                  user)"

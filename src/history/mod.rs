@@ -118,7 +118,7 @@ fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
 
 /// A path that exists must be a SQLite database file: a FIFO would block SQLite's open forever (SIGTERM ignored),
 /// and /dev/zero, a directory or a text file is bad input, said so (exit 2), not a database error.
-fn check_file(path: &Path) -> Result<()> {
+pub(super) fn check_file(path: &Path) -> Result<()> {
     let bad = |why: String| HistoryError::BadInput(format!("--db '{}': {why}", path.display()));
     let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
     if !meta.is_file() {
@@ -126,11 +126,14 @@ fn check_file(path: &Path) -> Result<()> {
         return Err(bad(format!("{kind}, not a history database; give a file (--db FILE, or a new path)")));
     }
     let mut head = [0u8; 16];
-    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head));
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
     match read {
-        Ok(0) | Err(_) => Ok(()),
-        Ok(n) if n == 16 && &head == b"SQLite format 3\0" => Ok(()),
-        Ok(_) => Err(bad("not a SQLite database (hakaru's history is one); give its file, or a new path".into())),
+        Ok(()) if &head == b"SQLite format 3\0" => Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => Ok(()),
+        _ => Err(bad("not a SQLite database (hakaru's history is one); give its file, or a new path".into())),
     }
 }
 

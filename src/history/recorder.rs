@@ -36,6 +36,10 @@ impl Recorder {
             !secret
         });
         let path = if no_history { None } else { database_path(db) };
+        // A --db that is no database file (a FIFO would hang the end of the run) is bad input before the load.
+        if let Some(p) = &path {
+            super::check_file(p).map_err(super::HistoryError::into_usage)?;
+        }
         if !no_history && path.is_none() {
             eprintln!(
                 "hakaru: warning: no history: neither --db, HAKARU_DB nor HOME is set; this result is not kept there"

@@ -325,6 +325,14 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 impl RequestSet {
     /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
+        // A secret header's value (`-H`, `--metadata`) is hidden wherever a peer echoes it back (a grpc-message, an
+        // error reply), from the first thing sent on: the server's reflection answer too.
+        a.headers.iter().for_each(|h| crate::secrets::remember_header(h));
+        if let Some(m) = a.metadata.as_deref().and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok()) {
+            for (k, v) in m.as_object().into_iter().flatten() {
+                crate::secrets::remember_header(&format!("{k}: {}", v.as_str().unwrap_or_default()));
+            }
+        }
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
         let mut grpc = grpc::prepare(a, segment)?;
         // `--data`'s rows in a gRPC message: read and encoded already, each call sends its row's; with built-ins
@@ -345,8 +353,6 @@ impl RequestSet {
         let method = a.method.trim().to_ascii_uppercase();
         check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
         numeric_method(&method, a.http2)?;
-        // A secret header's value is hidden wherever a peer echoes it back (a grpc-message, an error reply).
-        a.headers.iter().for_each(|h| crate::secrets::remember_header(h));
         let headers = a
             .headers
             .iter()
