@@ -36,8 +36,10 @@ impl Recorder {
             !secret
         });
         let path = if no_history { None } else { database_path(db) };
-        // A --db that is no database file (a FIFO would hang the end of the run) is bad input before the load.
-        if let Some(p) = &path {
+        // A FIFO as --db would hang the end of the run (SQLite's open waits for a writer): bad input before the load.
+        // Anything else that is no database is found when the result is kept, a warning that loses nothing.
+        use std::os::unix::fs::FileTypeExt as _;
+        if let Some(p) = path.as_deref().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo())) {
             super::check_file(p).map_err(super::HistoryError::into_usage)?;
         }
         if !no_history && path.is_none() {
