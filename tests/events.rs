@@ -436,17 +436,7 @@ impl CaddyFront {
                 "tls": {"certificates": {"load_files": [{"certificate": p.join("cert.pem"), "key": p.join("key.pem")}]}}
             }
         });
-        std::fs::write(p.join("caddy.json"), config.to_string()).unwrap();
-        let child = std::process::Command::new("caddy")
-            .args(["run", "--config"])
-            .arg(p.join("caddy.json"))
-            .env("HOME", p)
-            .env("XDG_DATA_HOME", p.join("data"))
-            .env("XDG_CONFIG_HOME", p.join("config"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("caddy starts (Debian's caddy package; scripts/test.sh installs it)");
+        let child = common::spawn_caddy(p, &config);
         common::wait_listening(std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
         CaddyFront { child, _dir: dir, port }
     }

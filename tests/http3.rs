@@ -51,20 +51,7 @@ impl Caddy {
                 "tls": {"certificates": {"load_files": [{"certificate": p.join("cert.pem"), "key": p.join("key.pem")}]}}
             }
         });
-        std::fs::write(p.join("caddy.json"), config.to_string()).unwrap();
-        let stderr = std::fs::File::create(p.join("caddy.err")).unwrap();
-        let child = Command::new("caddy")
-            .arg("run")
-            .arg("--config")
-            .arg(p.join("caddy.json"))
-            // Its storage, autosaved config and anything else it writes: under the test's directory.
-            .env("HOME", p)
-            .env("XDG_DATA_HOME", p.join("data"))
-            .env("XDG_CONFIG_HOME", p.join("config"))
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("caddy starts (Debian's caddy package; scripts/test.sh installs it)");
+        let child = common::spawn_caddy(p, &config);
         let caddy = Caddy { child, dir, port };
         wait_listening(caddy.addr(), Duration::from_secs(30));
         // Its QUIC listener opens beside the TCP one: its own line says when.
@@ -658,18 +645,7 @@ fn an_ip_address_without_a_server_name_is_told_to_give_one() {
             "pki": {"certificate_authorities": {"local": {"install_trust": false}}}
         }
     });
-    std::fs::write(p.join("caddy.json"), config.to_string()).unwrap();
-    let mut child = Command::new("caddy")
-        .arg("run")
-        .arg("--config")
-        .arg(p.join("caddy.json"))
-        .env("HOME", p)
-        .env("XDG_DATA_HOME", p.join("data"))
-        .env("XDG_CONFIG_HOME", p.join("config"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(p.join("caddy.err")).unwrap())
-        .spawn()
-        .expect("caddy starts");
+    let mut child = common::spawn_caddy(p, &config);
     wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(60));
     let said = |text: &str| std::fs::read_to_string(p.join("caddy.err")).unwrap_or_default().contains(text);
     wait_for(Duration::from_secs(60), || said("enabling HTTP/3 listener") && said("certificate obtained"));

@@ -320,35 +320,38 @@ impl Facts {
         let protocol = steps.first().and_then(|s| s.get("protocol")).and_then(Value::as_str).map_or("", |p| {
             crate::result::protocol_label(p, doc.pointer("/settings/http_version").and_then(Value::as_str))
         });
-        // `--runs N`: what the run's text and `compare` give, the runs' mean and their merged latency.
-        if let Some(runs) = doc.get("runs").filter(|r| r.get("completed").and_then(Value::as_u64).unwrap_or(0) > 0) {
-            let ok = runs.get("ok").and_then(Value::as_u64).unwrap_or(0);
-            return Facts {
-                time: text("/provenance/started_at"),
-                command: text("/settings/command"),
-                target: target.unwrap_or_default(),
-                hakaru_version: text("/provenance/hakaru_version"),
-                host: text("/provenance/hostname"),
-                ok_per_s: runs.pointer("/ok_per_s/mean").and_then(Value::as_f64),
-                p99_us: runs.pointer("/latency/percentiles/p99").and_then(Value::as_i64).filter(|_| ok > 0),
-                workload: workload_id(doc),
-                protocol: protocol.to_string(),
-                runs: runs.get("completed").and_then(Value::as_i64),
-                ok_per_s_sd: runs.pointer("/ok_per_s/sd").and_then(Value::as_f64),
-            };
-        }
+        // The headline figures: of the best step, or with `--runs N` what the run's text and `compare` give, the
+        // runs' mean ok/s (its spread beside it) and their merged latency.
+        let runs = doc.get("runs").filter(|r| r.get("completed").and_then(Value::as_u64).unwrap_or(0) > 0);
+        let (ok_per_s, p99_us, completed, ok_per_s_sd) = match runs {
+            Some(runs) => {
+                let ok = runs.get("ok").and_then(Value::as_u64).unwrap_or(0);
+                (
+                    runs.pointer("/ok_per_s/mean").and_then(Value::as_f64),
+                    runs.pointer("/latency/percentiles/p99").and_then(Value::as_i64).filter(|_| ok > 0),
+                    runs.get("completed").and_then(Value::as_i64),
+                    runs.pointer("/ok_per_s/sd").and_then(Value::as_f64),
+                )
+            }
+            None => (
+                best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
+                answered.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
+                None,
+                None,
+            ),
+        };
         Facts {
             time: text("/provenance/started_at"),
             command: text("/settings/command"),
             target: target.unwrap_or_default(),
             hakaru_version: text("/provenance/hakaru_version"),
             host: text("/provenance/hostname"),
-            ok_per_s: best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
-            p99_us: answered.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
+            ok_per_s,
+            p99_us,
             workload: workload_id(doc),
             protocol: protocol.to_string(),
-            runs: None,
-            ok_per_s_sd: None,
+            runs: completed,
+            ok_per_s_sd,
         }
     }
 }

@@ -57,6 +57,23 @@ pub fn on_time(meter: &StallMeter, test: &str, held: bool, what: &str) {
     unchecked(test, &format!("{what}: the machine was {late:?} late, the bound not checked"));
 }
 
+/// Caddy run with `config` (its JSON), written as `dir`/caddy.json; its storage, autosaved config and anything
+/// else it writes kept under `dir`, its stderr (where it says what it serves) in `dir`/caddy.err.
+pub fn spawn_caddy(dir: &Path, config: &serde_json::Value) -> Child {
+    std::fs::write(dir.join("caddy.json"), config.to_string()).unwrap();
+    Command::new("caddy")
+        .arg("run")
+        .arg("--config")
+        .arg(dir.join("caddy.json"))
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("caddy.err")).unwrap())
+        .spawn()
+        .expect("caddy starts (Debian's caddy package; scripts/test.sh installs it)")
+}
+
 /// The built-in target on a free port.
 pub fn target() -> ServerHandle {
     target_with(ServeOptions { listen: "127.0.0.1:0".parse().unwrap(), threads: 1, ..ServeOptions::default() })
