@@ -10,7 +10,10 @@ DATA frame before any HEADERS (RFC 9114 4.1: a message error, H3_FRAME_UNEXPECTE
 /goaway answers 200, and after a connection's 20th request sends GOAWAY, answering the requests below its stream
 and rejecting (H3_REQUEST_REJECTED: never processed) those the client sent before it read the GOAWAY; /sse streams
 five server-sent events ("data: 1" ... "data: 5"), the first 30 ms after the request and then one every 20 ms,
-and ends the stream; /sse-cut sends two of them, then resets the stream (H3_INTERNAL_ERROR).
+and ends the stream; /sse-cut sends two of them, then resets the stream (H3_INTERNAL_ERROR). The paths of HOSTILE
+send a frame's head and 24 MiB of its payload: an unknown frame on the request stream (then the answer) or on the
+control stream announcing 2^61 bytes (then the answer, 2 s later), a HEADERS or HTTP/2 PRIORITY frame of 2^61 bytes, a
+SETTINGS frame of 2^61 bytes on the control stream, or 24 MiB on the QPACK encoder stream (then the answer, 2 s later).
 Usage: h3_server.py CERT KEY [ALPN] [refuse-early] (ALPN "h3" unless given: another one is a server that offers
 no HTTP/3; refuse-early: it gives session tickets but never resumes one, so it refuses every 0-RTT early data).
 """
@@ -28,6 +31,17 @@ from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, Protoc
 
 H3_REQUEST_REJECTED = 0x10B
 H3_INTERNAL_ERROR = 0x102
+# The hostile answers (the trust issue's HTTP/3 attacks): path -> (stream, frame type or None for raw bytes,
+# the length its head announces, whether "hello" is answered after it). FLOOD bytes follow each head.
+FLOOD = 24 << 20
+HOSTILE = {
+    b"/unknown-frame": ("request", 0x21, FLOOD, True),
+    b"/headers-huge": ("request", 0x01, 1 << 61, False),
+    b"/reserved-frame": ("request", 0x02, 1 << 61, False),
+    b"/control-unknown": ("control", 0x21, 1 << 61, True),
+    b"/settings-huge": ("control", 0x04, 1 << 61, False),
+    b"/qpack-flood": ("encoder", None, 0, True),
+}
 seen = 0
 closed = 0
 early_accepted = 0
@@ -75,6 +89,8 @@ class Hostile(QuicConnectionProtocol):
                 self._quic.send_stream_data(sid, b"\x00\x05hello", end_stream=True)
             elif path == b"/stall":
                 pass
+            elif path in HOSTILE:
+                self.hostile(sid, path)
             elif path in (b"/sse", b"/sse-cut"):
                 self.h3.send_headers(sid, [(b":status", b"200"), (b"content-type", b"text/event-stream")])
                 self.stream_events(sid, 5 if path == b"/sse" else 2, path == b"/sse-cut")
@@ -83,6 +99,26 @@ class Hostile(QuicConnectionProtocol):
                 self.h3.send_data(sid, b"hello", end_stream=True)
         self.transmit()
 
+
+    def hostile(self, sid, path):
+        """The attacks of HOSTILE: a frame head, then FLOOD bytes of its payload, on the request stream or one of
+        the server's own streams; the answer "hello" after it where the frame could end."""
+        where, ty, length, answer = HOSTILE[path]
+        stream = {"request": sid, "control": self.h3._local_control_stream_id,
+                  "encoder": self.h3._local_encoder_stream_id}[where]
+        if where == "request" and ty != 0x01:
+            self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
+        head = b"" if ty is None else encode_uint_var(ty) + encode_uint_var(length)
+        self._quic.send_stream_data(stream, head + bytes(FLOOD))
+        if answer and where == "request":
+            self.h3.send_data(sid, b"hello", end_stream=True)
+        elif answer:
+            # Two seconds later, so the flood is under way on the client's side while it waits.
+            def later():
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-length", b"5")])
+                self.h3.send_data(sid, b"hello", end_stream=True)
+                self.transmit()
+            asyncio.get_running_loop().call_later(2.0, later)
 
     def stream_events(self, sid, n, cut):
         loop = asyncio.get_running_loop()

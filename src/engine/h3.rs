@@ -35,14 +35,20 @@ use super::grid::{Grid, Multiplexed};
 use super::h3_failures::{
     H3_REQUEST_REJECTED, IDLE_TIMEOUT, goaway, h3_connection_failure, handshake_failure, stream_failure,
 };
+use super::h3_guard::{Guard, Opener};
 use crate::metrics::ErrorKind;
 use crate::metrics::phases::Handshake;
 use crate::protocol::h3::{self as proto, Request};
 use crate::protocol::{Answer, PreparedRequest};
 
-/// The window the client gives the server per stream: large (as HTTP/2's 1 GiB, within what quinn takes), so that
-/// flow control is not what is measured. The connection's window is unbounded (quinn's default).
-const STREAM_WINDOW: u32 = 64 << 20;
+/// The window the client gives the server per stream: 16 MiB, 1.3 Gbit/s a stream at 100 ms of round trip, so that
+/// flow control is not what is measured on any link a benchmark uses.
+const STREAM_WINDOW: u32 = 16 << 20;
+
+/// The connection's window (quinn's default is unbounded): the most a server can have hakaru hold of one
+/// connection's data not yet read. Every stream is read as it comes (engine/h3_guard.rs), so this bounds what a
+/// server can make a connection keep: docs/counting.md's table.
+const CONNECTION_WINDOW: u32 = 2 * STREAM_WINDOW;
 
 /// A pause before a connection is opened again after the last one failed, so a server that refuses every
 /// handshake is not met with a tight loop of new ones.
@@ -51,7 +57,7 @@ const REOPEN_PAUSE: Duration = Duration::from_millis(100);
 /// HTTP/3's code of a connection closed without an error (RFC 9114 8.1).
 const H3_NO_ERROR: u32 = 0x100;
 
-type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+type SendRequest = h3::client::SendRequest<Opener, Bytes>;
 
 /// The pool of one thread: a connection per (group of `--streams` slots, endpoint), its QUIC endpoints (one UDP
 /// socket per address family) and the requests as HTTP/3 sends them.
@@ -77,6 +83,9 @@ pub(super) fn client_config(plan: &crate::plan::RunPlan) -> Result<quinn::Client
         .map_err(|e| format!("cannot set up QUIC's TLS ({e})"))?;
     let mut transport = quinn::TransportConfig::default();
     transport.stream_receive_window(quinn::VarInt::from_u32(STREAM_WINDOW));
+    transport.receive_window(quinn::VarInt::from_u32(CONNECTION_WINDOW));
+    // A server opens no request stream in HTTP/3 (RFC 9114 6.1): none is allowed, so none holds data.
+    transport.max_concurrent_bidi_streams(quinn::VarInt::from_u32(0));
     transport.send_window(u64::from(STREAM_WINDOW) * 4);
     transport.max_idle_timeout(Some(quinn::IdleTimeout::try_from(IDLE_TIMEOUT).expect("30 s is a QUIC idle timeout")));
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
@@ -115,6 +124,7 @@ impl Pool {
             phase: watch::Sender::new(Phase::Opening),
             send: RefCell::new(None),
             quic: RefCell::new(None),
+            guard: RefCell::new(None),
             failure: RefCell::new(None),
             in_flight: Cell::new(0),
             answered: Cell::new(false),
@@ -178,6 +188,7 @@ struct H3Conn {
     phase: watch::Sender<Phase>,
     send: RefCell<Option<SendRequest>>,
     quic: RefCell<Option<quinn::Connection>>,
+    guard: RefCell<Option<Arc<Guard>>>,
     /// Why it could not be opened, or why it ended (the failure of the requests that find it so).
     failure: RefCell<Option<Failure>>,
     in_flight: Cell<usize>,
@@ -244,9 +255,24 @@ impl H3Conn {
         }
     }
 
-    /// The failure of a request that the connection's end (`e`) cut: see [`h3_connection_failure`].
+    /// The failure of a request that the connection's end (`e`) cut: the server's breach that made hakaru close it,
+    /// else see [`h3_connection_failure`].
     fn ended(&self, e: &h3::error::ConnectionError) -> Failure {
-        h3_connection_failure(self.quic.borrow().as_ref(), e)
+        self.breach().unwrap_or_else(|| h3_connection_failure(self.quic.borrow().as_ref(), e))
+    }
+
+    /// The failure of a request whose stream ended in `e` (see [`stream_failure`]), the breach that closed the
+    /// connection first.
+    fn stream_failure(&self, e: h3::error::StreamError) -> Failure {
+        match e {
+            h3::error::StreamError::ConnectionError { .. } => self.breach(),
+            _ => None,
+        }
+        .unwrap_or_else(|| stream_failure(self.quic.borrow().as_ref(), e))
+    }
+
+    fn breach(&self) -> Option<Failure> {
+        self.guard.borrow().as_ref().and_then(|g| g.closed_for())
     }
 
     /// `--0rtt`: whether the server accepted the early data, once the handshake ended (looked at without waiting);
@@ -300,7 +326,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
         }
         Err(f) => Err(f),
     };
-    let Opened { quic, send, mut driver, early } = match opened {
+    let Opened { quic, send, mut driver, guard, early } = match opened {
         Ok(parts) => parts,
         Err(f) => {
             *conn.failure.borrow_mut() = Some(f);
@@ -319,6 +345,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     }
     ctx.metrics.borrow_mut().connection_opened();
     *conn.quic.borrow_mut() = Some(quic.clone());
+    *conn.guard.borrow_mut() = Some(guard);
     *conn.send.borrow_mut() = Some(send);
     conn.phase.send_replace(Phase::Open);
     let ended = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
@@ -363,7 +390,9 @@ struct Opened {
     /// Sends requests on it.
     send: SendRequest,
     /// Drives its control streams; ends with the connection.
-    driver: h3::client::Connection<h3_quinn::Connection, Bytes>,
+    driver: h3::client::Connection<super::h3_guard::Conn, Bytes>,
+    /// The guard of its streams, which knows the server's breach that closed it.
+    guard: Arc<Guard>,
     /// `--0rtt` on a resumed session: whether the server accepted the early data, once the handshake ends.
     early: Option<quinn::ZeroRttAccepted>,
 }
@@ -405,13 +434,14 @@ async fn open(
         }
         // No GREASE: h3 would put a reserved frame on the first request of each sender, so a request's bytes would
         // depend on how often a slot changes connection; every request is the same on the wire without it.
+        let guard = Guard::new(quic.clone(), max_header_list as u64);
         let (driver, send) = h3::client::builder()
             .send_grease(false)
             .max_field_section_size(max_header_list as u64)
-            .build::<_, _, Bytes>(h3_quinn::Connection::new(quic.clone()))
+            .build::<_, _, Bytes>(super::h3_guard::Conn::new(&quic, &guard))
             .await
-            .map_err(|e| h3_connection_failure(Some(&quic), &e))?;
-        Ok(Opened { quic, send, driver, early })
+            .map_err(|e| guard.closed_for().unwrap_or_else(|| h3_connection_failure(Some(&quic), &e)))?;
+        Ok(Opened { quic, send, driver, guard, early })
     };
     match tokio::time::timeout(limit, attempt).await {
         Ok(r) => r,
@@ -460,7 +490,7 @@ async fn request(
             conn.drain();
             return Outcome::Unsent(goaway());
         }
-        Err(e) => return Outcome::Failed(stream_failure(conn.quic.borrow().as_ref(), e)),
+        Err(e) => return Outcome::Failed(conn.stream_failure(e)),
     };
     let answer = async {
         if !r.body.is_empty() {
@@ -520,13 +550,11 @@ async fn request(
     match result {
         Ok(Ok((status, first))) => Outcome::Answer(status, first),
         Ok(Err(f)) => Outcome::Failed(f),
-        Err(e) if streamed => {
-            Outcome::Failed(super::events::cut_stream(stream_failure(conn.quic.borrow().as_ref(), e)))
-        }
+        Err(e) if streamed => Outcome::Failed(super::events::cut_stream(conn.stream_failure(e))),
         Err(e @ h3::error::StreamError::RemoteTerminate { code, .. }) if code.value() == H3_REQUEST_REJECTED => {
-            Outcome::Unsent(stream_failure(conn.quic.borrow().as_ref(), e))
+            Outcome::Unsent(conn.stream_failure(e))
         }
-        Err(e) => Outcome::Failed(stream_failure(conn.quic.borrow().as_ref(), e)),
+        Err(e) => Outcome::Failed(conn.stream_failure(e)),
     }
 }
 

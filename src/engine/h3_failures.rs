@@ -110,6 +110,10 @@ pub(super) fn stream_failure(quic: Option<&quinn::Connection>, e: h3::error::Str
             format!("a header section of {actual_size} bytes, past --max-header-list ({max_size})"),
         ),
         S::RemoteClosing { .. } => goaway(),
+        S::Undefined { 0: e, .. } if e.is::<super::h3_guard::Refused>() => e
+            .downcast_ref::<super::h3_guard::Refused>()
+            .map(super::h3_guard::Refused::failure)
+            .unwrap_or_else(|| Failure::new(ErrorKind::Io, e.to_string())),
         other => Failure::new(ErrorKind::Io, other.to_string()),
     }
 }

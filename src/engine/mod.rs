@@ -14,6 +14,7 @@ mod grid;
 mod h2;
 mod h3;
 mod h3_failures;
+mod h3_guard;
 mod pacer;
 mod preflight;
 mod proxy;

@@ -524,7 +524,7 @@ impl ErrorKind {
             ErrorKind::FlowControl => "HTTP/2 flow control",
             ErrorKind::FrameSize => "HTTP/2 frame of a wrong or cut-short size",
             ErrorKind::Flood => "HTTP/2 control-frame flood (answers left unread)",
-            ErrorKind::HeaderList => "HTTP/2 header list longer than --max-header-list",
+            ErrorKind::HeaderList => "header list (HTTP/2, HTTP/3) longer than --max-header-list",
             ErrorKind::RstNoError => "stream reset by the server (NO_ERROR)",
             ErrorKind::RstProtocol => "stream reset by the server (PROTOCOL_ERROR)",
             ErrorKind::RstInternal => "stream reset by the server (INTERNAL_ERROR)",

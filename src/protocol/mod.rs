@@ -8,6 +8,7 @@ mod framing;
 pub mod grpc;
 pub mod h2;
 pub mod h3;
+pub mod h3_frames;
 pub mod http;
 pub mod memcache;
 pub mod resp;
