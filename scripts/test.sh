@@ -2,12 +2,12 @@
 # Runs every test of hakaru. Installs what the tests need when it is missing (Debian packages: nginx-light for
 # the real-server tests and libnginx-mod-http-echo for its streamed answers, nghttp2-server for the second HTTP/2
 # server (nghttpd), openssl for their self-signed certificate, redis-server and memcached for `kv`, wrk for the
-# script tests, tinyproxy for --proxy, caddy for HTTP/3, chromium for the report's browser test, tmux for the dashboard's,
+# script tests, tinyproxy for --proxy, caddy for HTTP/3, chromium for the report's browser test, tmux for the dashboard's, time for peak memory,
 # prometheus for the remote-write push, iproute2 for the agents' network namespaces, python3-grpcio and
 # python3-websockets for the gRPC and WebSocket servers, python3-aiohttp for a token stream; the PyPI packages kubernetes-validate for the manifests of
 # `k8s job`, aioquic for the hostile HTTP/3 server, hdrhistogram for the HDR log and grpcio-reflection for the reflective gRPC server; docker.io for the
 # Swarm test, as root only), then runs cargo test.
-# Extra arguments go to cargo test (e.g. scripts/test.sh --test run_nginx).
+# Extra arguments go to cargo test (e.g. scripts/test.sh --test suite run_nginx::).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +29,8 @@ command -v caddy >/dev/null 2>&1 || need+=(caddy)
 # tmux: the dashboard's tests read hakaru's screen in a terminal of a known size; prometheus: the remote-write test
 # pushes to a real one (started on a loopback port by the test).
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+# time (GNU time): the bounded-memory tests read hakaru's own peak RSS through it (tests/common/peak.rs says why).
+[ -x /usr/bin/time ] || need+=(time)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 # ip (iproute2): the scale-out test creates network namespaces for its agents (when run as root).
 # python3-grpcio: tests/grpc.rs's gRPC server (tests/grpc_server.py), a real gRPC implementation no one here wrote.

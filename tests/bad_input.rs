@@ -1,6 +1,6 @@
 //! Bad input gets one line naming the flag (or file, line and column), the value and the fix; exit code 2.
 
-mod common;
+use crate::common;
 
 use common::{free_port, hakaru, target};
 

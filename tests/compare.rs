@@ -3,7 +3,7 @@
 //! (interleaved runs) shows no significant difference; `--fail-if` exits 1 only beyond noise; a study directory
 //! compares its targets; sweeps compare point by point, drnbench CSV included; bad input exits 2 in one line.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! `$connection`: `--max-requests-per-connection` (nighthawk's) bounds what a connection carries, and
 //! `--connect-to` (curl's) pins a URL's host to an address without DNS, the Host header and SNI staying the URL's;
 //! `--connection-rate` (h2load's `-r`) spaces new connections.
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! `--data FILE` and `{{...}}` templates: requests filled per request from a data file's rows and the built-ins,
 //! checked in the log of a real nginx (method, target, headers, body length).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! test), memcached and the built-in target: a Redis that wants a password given none is refused before the load
 //! (exit 2, the server's text), and the first error reply of a run is kept in the result document and printed once.
 
-mod common;
+use crate::common;
 
 use common::{ask, hakaru, redis, redis_with, target};
 

@@ -3,7 +3,7 @@
 //! wrote, and hostile streams: endless, a line past --max-line, a chunk of 2^63 bytes, a token stream without
 //! [DONE], a connection closed inside.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};

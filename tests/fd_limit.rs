@@ -1,7 +1,7 @@
 //! Open-file limits: `-c` above `ulimit -n` must neither hang nor spin. The soft limit is raised when the hard
 //! one allows; connections that still find no descriptor are counted as `fd_limit`, and the run ends on time.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

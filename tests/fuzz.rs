@@ -6,7 +6,7 @@
 //! case may panic; where it is cheap, what parses must round-trip. Inputs that once panicked are kept below as
 //! fixed cases.
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;

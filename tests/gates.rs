@@ -2,7 +2,7 @@
 //! text, the JSON and the CSV; a broken one exits with 99 after every file is written; bad text exits 2 in one
 //! line before any load.
 
-mod common;
+use crate::common;
 
 #[test]
 fn thresholds_that_hold_exit_0_and_are_listed_with_their_values() {

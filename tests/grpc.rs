@@ -2,7 +2,7 @@
 //! loopback port its kernel picks): exact call counts on both sides, a status other than OK counted under its name,
 //! bad input refused before any load.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

@@ -2,7 +2,7 @@
 //! server reads each compressed request message whole, hakaru each compressed answer; both ways the bytes on the
 //! wire are the compressed ones.
 
-mod common;
+use crate::common;
 
 use common::grpc::{Greeter, PROTO};
 use common::{hakaru, write_in};

@@ -3,7 +3,7 @@
 //! a row whose value does not fit the message refused before any call, naming its row and column; built-ins
 //! (`{{seq}}`, `{{rand}}` ...) making each call's message its own.
 
-mod common;
+use crate::common;
 
 use common::grpc::{Greeter, PROTO};
 use common::{hakaru, write_in};

@@ -1,7 +1,7 @@
 //! gRPC over TLS (grpcs://) and the method's types from elsewhere than a .proto file: a compiled FileDescriptorSet
 //! (--protoset) and server reflection, against Python's grpcio (tests/grpc_server.py) with exact call counts.
 
-mod common;
+use crate::common;
 
 use common::grpc::Greeter;
 use common::{hakaru, write_in};

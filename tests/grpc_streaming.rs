@@ -1,7 +1,7 @@
 //! gRPC streaming calls against Python's grpcio (tests/grpc_server.py): each message of a server-streaming answer
 //! counted, client-streaming and bidirectional calls sending `--stream-messages` each, exact counts on both sides.
 
-mod common;
+use crate::common;
 
 use common::grpc::{Greeter, PROTO};
 use common::{hakaru, write_in};

@@ -2,7 +2,7 @@
 //! two servers whose Nap method answers after 5 ms and 20 ms, compared by a study (`grpc://` targets with `proto`,
 //! a workload's `call`) and by `hakaru compare` on its directory. (Sweeps and capacity searches: tests/grpc.rs.)
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

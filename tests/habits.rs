@@ -1,7 +1,7 @@
 //! Peers' habits against the built-in target: oha's `hakaru URL` runs as `run` with a note, wrk's `--latency` is
 //! accepted with a note, ab's `-k` against http:// is warned about; each said once, on stderr.
 
-mod common;
+use crate::common;
 
 use common::{hakaru, target};
 

@@ -3,7 +3,7 @@
 //! processes write at once; a database of the first schema migrates. Against the built-in target and a real
 //! redis-server on loopback; every database is a temporary file.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -399,7 +399,7 @@ fn a_kill_9_during_writes_leaves_every_committed_result_readable() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "inserter_child", "--ignored", "--nocapture", "--test-threads", "1"])
+        .args(["--exact", "history::inserter_child", "--ignored", "--nocapture", "--test-threads", "1"])
         .env("HAKARU_TEST_INSERTER_DB", &db)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

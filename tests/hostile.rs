@@ -1,7 +1,7 @@
 //! Hostile servers: each test starts a small misbehaving TCP server on loopback and checks that hakaru counts what
 //! it did, by exact kind, and never credits a request with an answer it did not get.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

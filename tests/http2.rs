@@ -2,7 +2,7 @@
 //! peer: exact request counts from the servers' own logs, the server's stream limit and GOAWAY honoured, faults
 //! counted by kind.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -2,7 +2,7 @@
 //! never reads, an HPACK bomb answering a script's `response()`, and a frame longer than the client allows. Each
 //! is counted as its own error kind, in bounded memory (peak RSS from wait4), without a tight loop of connections.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};

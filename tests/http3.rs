@@ -2,7 +2,7 @@
 //! on the same port over TCP): exact request counts against Caddy's own access log, the refusal of a server
 //! without HTTP/3 before any load, and the deadlines held when the server stops answering.
 
-mod common;
+use crate::common;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! bytes, 24 MiB on the QPACK encoder stream. Each is skipped (unknown frames, the QPACK streams) or refused at its
 //! length and counted by its kind, in bounded memory (peak RSS from wait4): h3 alone buffered each whole.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::path::Path;

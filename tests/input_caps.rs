@@ -1,7 +1,7 @@
 //! Every input file has a cap and must be a regular file: a device, a FIFO or an oversized file is refused in one
 //! line naming the flag and the file, before anything is read or sent (the trust issue's item 3).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

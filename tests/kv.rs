@@ -1,7 +1,7 @@
 //! `hakaru kv` against a real redis-server and memcached (Debian's, installed by scripts/test.sh), each started
 //! by the test on a free loopback port and stopped when it ends.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

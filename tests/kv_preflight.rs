@@ -2,7 +2,7 @@
 //! `--connect-timeout`, and a port that speaks the other protocol is named as such (the trust issue's third pass,
 //! item 22), against real servers and a port that accepts and never answers.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

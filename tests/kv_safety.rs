@@ -2,7 +2,7 @@
 //! someone else's keys, every workload run against them, and the keys still there afterwards (the trust issue's
 //! first item).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

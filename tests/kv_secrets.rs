@@ -2,7 +2,7 @@
 //! `MIGRATE ... AUTH`/`AUTH2`, `HELLO ... AUTH`) are hidden as AUTH's is: in the output, the result document, the
 //! CSV and the history (the trust issue's third pass, item 4), against a real redis-server.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! the request, in the text and in the result document, against a real redis-server and memcached (started by
 //! each test on a free loopback port): mixes (one op at a time and pipelined), YCSB, Kyoto's order and wicked.
 
-mod common;
+use crate::common;
 
 use common::{kv_json, memcached, redis, redis_with, schema_errors};
 use serde_json::Value;

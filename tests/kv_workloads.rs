@@ -2,7 +2,7 @@
 //! port): Kyoto's order and wicked (with --verify), pipelining, YCSB's proportions, and arbitrary commands and
 //! scripts.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! the screen with `capture-pane`, press `q` as a user would, and check what the screen showed against the result
 //! document. Every wait is for something on the screen or for the pane's end, with a generous bound.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

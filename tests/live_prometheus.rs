@@ -2,7 +2,7 @@
 //! on a loopback port, and PromQL over Prometheus's HTTP API finds the result document's figures: requests, statuses,
 //! errors by kind, and a p99 from the pushed histogram in the bucket of hakaru's own p99.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -2,7 +2,7 @@
 //! it, full, and the sweep names that core as the limit (neither is CPU-bound alone), each step warning that the
 //! figures measure the sharing. Skipped, saying why, where taskset is missing.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The monitor against real processes and the built-in target: CPU of busy and idle children, name resolution,
 //! bad watch input, hakaru's own CPU, and probes (loopback only, every test bounded in time).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

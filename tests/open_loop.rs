@@ -1,6 +1,6 @@
 //! `hakaru run --rate`: a fixed rate kept, and latency measured from the intended send time.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! devices and FIFOs in place, `-` and `/dev/stdout` go to standard output, regular files are replaced
 //! atomically; two outputs on one file are refused, and a run that ends early leaves no file behind.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;

@@ -7,7 +7,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::run_hakaru_measuring_rss;
 use hakaru::patterns;

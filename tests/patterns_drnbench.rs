@@ -1,7 +1,7 @@
 //! Every pattern-file shape drnbench reads runs in hakaru: one fixture per shape (tests/fixtures/patterns/), each
 //! run for 10 requests against the built-in target (issue 10, part 1).
 
-mod common;
+use crate::common;
 
 use common::{hakaru, target};
 

@@ -2,7 +2,7 @@
 //! nginx (plain, TLS, HTTP/2, with and without keep-alive) and the built-in target delaying its first byte or
 //! spreading its body.
 
-mod common;
+use crate::common;
 
 use common::{Nginx, hakaru, target};
 use serde_json::Value;

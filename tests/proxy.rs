@@ -1,7 +1,7 @@
 //! `-x/--proxy` through a real forward proxy (Debian's tinyproxy, started by the test on a free loopback port) to a
 //! real nginx: CONNECT tunnels for https:// and HTTP/2, absolute-form requests for plain HTTP/1.1, counted in both
 //! servers' logs; the proxy's credentials (its BasicAuth) never shown; `--proxy env` and NO_PROXY.
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! window, `--stages` (closed loop) adds clients as the target grows, and neither opens connections beyond -c:
 //! nginx's own log of connection serial numbers says how many it saw.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

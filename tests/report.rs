@@ -5,7 +5,7 @@
 //! Set HAKARU_UPDATE_GOLDEN=1 to rewrite the golden files in tests/golden/ after a deliberate change; read the
 //! diff (and open the SVG) before committing it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

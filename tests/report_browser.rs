@@ -16,7 +16,7 @@
 //!   request made for the page (its network isolation key is the `file://` site; Chromium's own background
 //!   requests have other keys). A control page that does fetch, log and throw proves each detector can fail.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

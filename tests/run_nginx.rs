@@ -1,6 +1,6 @@
 //! `hakaru run` against a real nginx (Debian's package) on loopback: HTTP/1.1 framing and TLS as servers do them.
 
-mod common;
+use crate::common;
 
 use common::{Nginx, hakaru};
 

@@ -1,6 +1,6 @@
 //! `hakaru run` against the built-in target: the figures must match what the target was told to do.
 
-mod common;
+use crate::common;
 
 use common::{hakaru, target, target_status, target_with};
 use hakaru::serve::ServeOptions;

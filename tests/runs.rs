@@ -2,7 +2,7 @@
 //! and 95 % interval of throughput and p99, percentiles from the runs' histograms merged; Ctrl-C in run 3 keeps
 //! runs 1 and 2 and marks run 3.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Scale-out on loopback: a plan run as three segments (`--segment I/3`, one `--start-at`) against a real nginx
 //! and merged with `hakaru merge`, `--agents 3`, key-value workloads split over agents, and the refusals.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -2,7 +2,7 @@
 //! call, and what was measured is written), crash it with bytecode, panic it with a delay, or (with
 //! `--script-sandbox`) reach beyond the load: run commands, write files, end the process, load C code.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! own scripts/ folder; each is sent through the real wrk and through hakaru against one nginx that logs every
 //! request (method, target, the headers the scripts set, body length), and what nginx logged is compared.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! study, and every output, file, history database and process command line is searched for them (the trust
 //! issue's item 7). Files hakaru creates are the user's alone.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

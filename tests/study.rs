@@ -2,7 +2,7 @@
 //! the test), interleaved, every case on disk; `--dry-run`, `--resume` after a kill, failing start commands,
 //! Ctrl-C, one-line errors for bad study files, and the examples.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

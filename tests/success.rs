@@ -1,7 +1,7 @@
 //! What counts as a success (`--ok-status`, default 200-399), and that failed answers never pass for throughput:
 //! not in `run`'s headline, not in a sweep's plateau, not in a capacity search's answer (issue 9, part 1.1).
 
-mod common;
+use crate::common;
 
 use common::{hakaru, target};
 

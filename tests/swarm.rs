@@ -7,7 +7,7 @@
 //! It needs root, `docker` and `dockerd` (scripts/test.sh installs Debian's docker.io when it runs as root);
 //! without them it says why in one line on stderr and passes. Everything it creates is removed when it ends.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `hakaru sweep`, `hakaru capacity` and `hakaru patterns` against the built-in target.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! TLS as deployments have it, against a real nginx: a test CA made with openssl, mutual TLS
 //! (`ssl_verify_client on`), session resumption counted by hakaru and by nginx's `$ssl_session_reused`, one TLS
 //! version, `--sni`; and the TLS flags' bad files refused in one line before any load.
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;

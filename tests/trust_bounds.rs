@@ -1,7 +1,7 @@
 //! Every input bounded (issue 40, items 9 and 11): a crafted histogram or a count that cannot be true in a result
 //! document is refused in one line by every reader, before it costs memory or reads as a true figure.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

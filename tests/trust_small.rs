@@ -3,7 +3,7 @@
 //! signal has drnbench's qps over the time it ran, output on a full disk does not turn an exit code into a
 //! panic's, and a socket the kernel connects to itself is not a server.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! Unix sockets against real servers: nginx (`listen unix:`), redis-server (`--unixsocket`) and memcached (`-s`),
 //! each started by the test on a socket in a temporary directory and counted by the server itself.
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

@@ -3,7 +3,7 @@
 //! both sides. Hostile peers written here (an upgrade never answered or refused, a frame of 2^63 bytes, a message
 //! fragmented forever) are counted by kind and bounded in time.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,7 +1,7 @@
 //! The step over time: `--window`, what each window holds, and `--hdr-log` read back by an HdrHistogram
 //! implementation that is not hakaru's (the `hdrhistogram` package from PyPI, which scripts/test.sh installs).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

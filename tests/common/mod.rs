@@ -563,8 +563,7 @@ pub fn write_in(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
 }
 
 /// Runs the hakaru binary with `args`, stdout and stderr to files; returns whether it exited 0 and its peak RSS
-/// in KiB. The peak comes from wait4's rusage, which the kernel keeps for the whole life of the child: polling
-/// VmHWM in /proc can miss a peak reached just before the process exits.
+/// in KiB (see [`peak::measured`]).
 pub fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (bool, u64) {
     let (code, kib) = hakaru_peak_rss(args, stdout, stderr);
     (code == 0, kib)
@@ -572,10 +571,11 @@ pub fn run_hakaru_measuring_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr
 
 /// [`run_hakaru_measuring_rss`] giving the exit code (-1 when a signal ended it); killed after 5 minutes, so a bound
 /// that breaks fails the test instead of holding it.
-// The child is reaped by wait4 (`peak::reap`), which std's Child does not know.
+// The child is reaped by waitpid (`peak::reap`), which std's Child does not know.
 #[allow(clippy::zombie_processes)]
 pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) -> (i32, u64) {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hakaru"))
+    let peak = stdout.with_extension("peak.kib");
+    let child = peak::measured(&peak)
         .args(args)
         // Never the real history: a database beside the output files.
         .env("HAKARU_DB", stdout.with_extension("history.db"))
@@ -584,7 +584,7 @@ pub fn hakaru_peak_rss(args: &[&std::ffi::OsStr], stdout: &Path, stderr: &Path) 
         .stderr(std::fs::File::create(stderr).unwrap())
         .spawn()
         .unwrap();
-    let (code, bytes) = peak::reap(child.id() as libc::pid_t, Duration::from_secs(300));
+    let (code, bytes) = peak::reap(child.id() as libc::pid_t, Duration::from_secs(300), &peak);
     (code, bytes / 1024)
 }
 
