@@ -108,6 +108,25 @@ enum Answer {
     /// `:status 200` with `grpc-encoding: gzip`, a compressed message of 100 bytes inflating to 100,000,
     /// `grpc-status: 0`.
     GzipBomb,
+    /// `:status 200` with `grpc-encoding: gzip`, a compressed message announcing 4 MiB - 1 (within gRPC's bound) of
+    /// which all but its last 100 bytes come (stored, incompressible), and nothing more.
+    GzipHeld,
+}
+
+/// 4 MiB of incompressible bytes gzip'd as stored blocks: a gzip stream of about 4 MiB that inflates byte for byte.
+fn stored_gzip() -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: Vec<u8> = (0..4 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&noise).unwrap();
+    gz.finish().unwrap()
 }
 
 fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -118,6 +137,10 @@ fn frame(kind: u8, flags: u8, id: &[u8], payload: &[u8]) -> Vec<u8> {
 /// A raw-TCP HTTP/2 peer answering every HEADERS frame (a call) with `answer`.
 fn hostile(answer: Answer) -> common::hostile::Hostile {
     use std::io::Read;
+    let held = match answer {
+        Answer::GzipHeld => std::sync::Arc::new(stored_gzip()),
+        _ => std::sync::Arc::default(),
+    };
     common::hostile::Hostile::start(move |mut s| {
         let mut preface = [0u8; 24];
         if s.read_exact(&mut preface).is_err() {
@@ -158,6 +181,14 @@ fn hostile(answer: Answer) -> common::hostile::Hostile {
                 Answer::TwoKilobytes => {
                     let long = [&[0u8, 0, 0, 0x07, 0xd0][..], &[b'x'; 2000]].concat();
                     [ok, frame(0, 0, id, &long), status0].concat()
+                }
+                Answer::GzipHeld => {
+                    let gz = &held[..(4 << 20) - 100];
+                    let prefix = [&[1u8][..], &((4u32 << 20) - 1).to_be_bytes()].concat();
+                    // DATA frames of 16 KiB, the frame size the client allows.
+                    let data = [&prefix[..], gz].concat();
+                    let frames: Vec<u8> = data.chunks(16 << 10).flat_map(|c| frame(0, 0, id, c)).collect();
+                    [gzip_ok, frames].concat()
                 }
             };
             if s.write_all(&reply).is_err() {
@@ -226,6 +257,31 @@ fn a_message_past_max_message_is_counted_by_its_kind_at_its_prefix_or_as_it_infl
     let out = run(Answer::TwoKilobytes, &["--max-message", "10"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--max-message '10': 10 bytes; give 1KiB to 1GiB"), "{}", out.stderr);
+}
+
+#[test]
+fn compressed_messages_inflate_as_they_come_so_calls_in_flight_hold_no_message() {
+    // Issue 50.9: each call kept its compressed message until its end, 4 MiB a call: 274 MB with 64 in flight.
+    // 64 calls whose messages almost end: about 256 MiB of gzip on the wire, held by none.
+    let peer = hostile(Answer::GzipHeld);
+    let dir = tempfile::tempdir().unwrap();
+    let proto = write_in(&dir, "hello.proto", PROTO);
+    let url = format!("grpc://{}", peer.addr);
+    let args = ["run", "-q", "--no-monitor", &url, "--call", "helloworld.Greeter/SayHello", "--proto", &proto];
+    let load = ["-b", "{}", "--grpc-compression", "gzip", "-n", "64", "-c", "2", "--streams", "32"];
+    let load = [&load[..], &["-t", "1", "--timeout", "3s", "--json"]].concat();
+    let json = dir.path().join("out.json");
+    let all: Vec<&std::ffi::OsStr> =
+        args.iter().chain(&load).map(std::ffi::OsStr::new).chain([json.as_os_str()]).collect();
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let (_, kib) = common::hakaru_peak_rss(&all, &out, &err);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    // Every call waited for the end of its message, which never came.
+    let timeouts = step["error_kinds"].as_array().unwrap().iter().find(|e| e["kind"] == "timeout");
+    assert_eq!(timeouts.map(|e| e["count"].clone()), Some(64.into()), "{}", step["error_kinds"]);
+    // 31 MiB (a debug build: the messages' bytes inflated and dropped as they come); 126 MiB when each was kept.
+    assert!(kib < 64 << 10, "peak RSS {} MiB", kib >> 10);
 }
 
 /// `hakaru COMMAND` (a sweep or a capacity search: `command` and its own flags) over SayHello: its steps, each

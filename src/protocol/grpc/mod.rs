@@ -134,7 +134,7 @@ impl Fault {
 }
 
 /// The messages of one answer, read from its DATA bytes at whatever cuts they come in.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct MessageReader {
     prefix: [u8; PREFIX],
     /// Bytes of the current message's prefix read so far (0 between messages).
@@ -148,8 +148,8 @@ pub struct MessageReader {
     /// The call asked for gzip (`--grpc-compression gzip`), and the answer says it is (`grpc-encoding: gzip`).
     accept_gzip: bool,
     encoded_gzip: bool,
-    /// The current message's compressed bytes, inflated at its end (None: an uncompressed one, not kept).
-    compressed: Option<Vec<u8>>,
+    /// The current message inflating as its compressed bytes come (None: an uncompressed one, not kept).
+    compressed: Option<Box<gzip::Inflating>>,
 }
 
 impl Default for MessageReader {
@@ -175,8 +175,8 @@ impl MessageReader {
 
     /// A message's last byte came: compressed, it must inflate within the bound.
     fn message_end(&mut self) -> Result<(), Fault> {
-        if let Some(gzip) = self.compressed.take() {
-            gzip::inflated_len(&gzip, self.max)?;
+        if let Some(inflating) = self.compressed.take() {
+            inflating.end()?;
         }
         self.messages += 1;
         Ok(())
@@ -187,8 +187,8 @@ impl MessageReader {
         while !data.is_empty() {
             if self.left > 0 {
                 let n = (self.left as usize).min(data.len());
-                if let Some(kept) = self.compressed.as_mut() {
-                    kept.extend_from_slice(&data[..n]);
+                if let Some(inflating) = self.compressed.as_mut() {
+                    inflating.feed(&data[..n])?;
                 }
                 self.left -= n as u32;
                 data = &data[n..];
@@ -225,8 +225,7 @@ impl MessageReader {
                 // An empty message, compressed or not (gRPC's own readers take it so).
                 self.messages += 1;
             } else if compressed {
-                // Grown as the bytes come: a prefix may announce more than ever comes.
-                self.compressed = Some(Vec::with_capacity((len as usize).min(64 << 10)));
+                self.compressed = Some(Box::new(gzip::Inflating::new(self.max)));
             }
             self.left = len;
         }
@@ -252,7 +251,7 @@ const MOST_MESSAGE: usize = 200;
 
 /// One call's answer as it comes: its messages, and the status its trailers (or a trailers-only answer's
 /// headers) give.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Call {
     pub reader: MessageReader,
     /// grpc-status as read: `None` before it comes, `Some(None)` when it is no number.
