@@ -355,3 +355,42 @@ fn a_pattern_file_stays_within_four_times_its_size_and_50_mib() {
     }
     server.stop();
 }
+
+#[test]
+fn a_data_file_stays_within_four_times_its_size_and_50_mib_and_a_wide_one_is_refused() {
+    // 10 million one-column rows (20 MB) took 1.67 GB, a value a String in a vector a row; 2 million columns
+    // (21 MB) 481 MB.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = common::target();
+    let url = format!("http://127.0.0.1:{}/{{{{id}}}}", server.addr().port());
+    let tall = d.join("tall.csv");
+    std::fs::write(&tall, ["id\n", &"7\n".repeat(9_999_999)].concat()).unwrap();
+    let size = std::fs::metadata(&tall).unwrap().len();
+    let args = ["run", "--data", tall.to_str().unwrap(), &url, "-n", "20", "-c", "2"];
+    let out = hakaru_peak_within(d, &args, Duration::from_secs(240), Some(2 << 30));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("20 requests"), "{}", out.stdout);
+    let bound = 4 * size + (50 << 20);
+    assert!(out.max_rss < bound, "peak {} MiB for {size} bytes (at most {} MiB)", out.max_rss >> 20, bound >> 20);
+    // Too wide, as CSV or as a JSON line: one line naming the limit, before the values are kept.
+    let names: Vec<String> = (0..2_000_000).map(|i| format!("c{i}")).collect();
+    let wide = d.join("wide.csv");
+    std::fs::write(&wide, format!("{}\n{}\n", names.join(","), vec!["1"; names.len()].join(","))).unwrap();
+    let object: Vec<String> = names[..200_000].iter().map(|n| format!("\"{n}\":1")).collect();
+    let wide_json = d.join("wide.jsonl");
+    std::fs::write(&wide_json, format!("{{\"id\":1,{}}}\n", object.join(","))).unwrap();
+    for file in [&wide, &wide_json] {
+        let args = ["run", "--data", file.to_str().unwrap(), &url, "-n", "20"];
+        let out = hakaru_peak_within(d, &args, Duration::from_secs(120), Some(2 << 30));
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("10000") && out.stderr.contains("give only the columns the request uses"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.max_rss < 200 << 20, "{}: peak {} MiB", file.display(), out.max_rss >> 20);
+    }
+    server.stop();
+}

@@ -567,7 +567,7 @@ mod tests {
         let g = prepare(&a, None).unwrap().unwrap();
         let Some(Messages::PerCall(p)) = g.messages else { panic!("a message per call") };
         assert_eq!(p.json, json);
-        assert_eq!(p.rows.as_ref().map(|r| r.rows.len()), Some(2));
+        assert_eq!(p.rows.as_ref().map(|r| r.len()), Some(2));
         assert_eq!(g.body, grpc::frame_message(&[0x0a, 5, b'a', b'n', b'n', b'-', b'1', 0x10, 1]), "the first call's");
         let mut out = Vec::new();
         let mut thread = p.encoder.thread();

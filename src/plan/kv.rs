@@ -306,7 +306,7 @@ fn feed(
 /// (the server says, before the load, which words are keys it writes).
 fn template_guard(c: &Command, a: &KvArgs, rows: Option<&Arc<crate::template::data::Rows>>) -> Template {
     let shown = if a.command.is_empty() { format!("--mix's {}", c.name) } else { format!("--command '{}'", c.name) };
-    let row0 = rows.and_then(|r| r.rows.first()).map(Vec::as_slice);
+    let row0 = rows.filter(|r| !r.is_empty()).map(|r| r.row(0));
     let sample = c.sample(format!("{}0", a.key_prefix).as_bytes(), b"hakaru-sample-value", row0);
     let unknown = || {
         Written::unknown(
@@ -330,11 +330,11 @@ fn template_guard(c: &Command, a: &KvArgs, rows: Option<&Arc<crate::template::da
                     instead: "choose another --key-prefix",
                 }
             }
-            WordKey::Row(row_key) => match rows.filter(|r| !r.rows.is_empty()) {
+            WordKey::Row(row_key) => match rows.filter(|r| !r.is_empty()) {
                 Some(rows) => {
                     let rows = Arc::clone(rows);
-                    let count = rows.rows.len() as u64;
-                    let key = move |n: u64| row_key.of(&rows.rows[n as usize]);
+                    let count = rows.len() as u64;
+                    let key = move |n: u64| row_key.of(rows.row(n as usize));
                     Written {
                         first: 0,
                         count,

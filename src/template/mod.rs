@@ -13,7 +13,7 @@ use rand::{RngExt as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::protocol::http::request::{RequestParts, write_request};
-use data::Rows;
+use data::{Row, Rows};
 use text::{Hole, Part, Text};
 
 /// How rows are taken (`--data-order`).
@@ -55,15 +55,15 @@ impl Feed {
     }
 
     /// The row for the next request; None when a unique order has used every row.
-    pub fn row(&self, rng: &mut ChaCha8Rng) -> Option<&[String]> {
-        let Some(rows) = &self.rows else { return Some(&[]) };
-        Some(&rows.rows[self.index(rng)?])
+    pub fn row(&self, rng: &mut ChaCha8Rng) -> Option<Row<'_>> {
+        let Some(rows) = &self.rows else { return Some(Row::NONE) };
+        Some(rows.row(self.index(rng)?))
     }
 
     /// The index of the next request's row (0 without rows); None when a unique order has used every row.
     pub fn index(&self, rng: &mut ChaCha8Rng) -> Option<usize> {
         let Some(rows) = &self.rows else { return Some(0) };
-        let n = rows.rows.len() as u64;
+        let n = rows.len() as u64;
         let i = match self.order {
             Order::Sequential => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
             Order::Unique => Some(self.cursor.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < n)?,
@@ -75,13 +75,13 @@ impl Feed {
     /// A unique order has used every row: no request is left to make.
     pub fn exhausted(&self) -> bool {
         match (&self.rows, self.order) {
-            (Some(rows), Order::Unique) => self.cursor.load(Ordering::Relaxed) >= rows.rows.len() as u64,
+            (Some(rows), Order::Unique) => self.cursor.load(Ordering::Relaxed) >= rows.len() as u64,
             _ => false,
         }
     }
 
     /// The filler of one request, from `row` (taken with [`row`](Self::row)).
-    pub fn fill<'a>(&'a self, row: &'a [String], rng: &'a mut ChaCha8Rng) -> Fill<'a> {
+    pub fn fill<'a>(&'a self, row: Row<'a>, rng: &'a mut ChaCha8Rng) -> Fill<'a> {
         Fill { row, rng, seq: &self.seq, seq_now: None }
     }
 }
@@ -244,7 +244,7 @@ impl ThreadTemplate {
         let t0 = Instant::now();
         let t = &*self.template;
         let Some(index) = t.feed.index(&mut self.rng) else { return Ok(false) };
-        let row = t.feed.rows.as_ref().map_or(&[][..], |r| &r.rows[index]);
+        let row = t.feed.rows.as_ref().map_or(Row::NONE, |r| r.row(index));
         let mut ctx = t.feed.fill(row, &mut self.rng);
         if t.messages {
             wire.clear();
@@ -336,7 +336,7 @@ fn fill_headers(template: &Template, headers: &mut [(String, String)], ctx: &mut
 
 /// What one request's holes are filled from.
 pub struct Fill<'a> {
-    row: &'a [String],
+    row: Row<'a>,
     rng: &'a mut ChaCha8Rng,
     seq: &'a AtomicU64,
     /// `{{seq}}` is one number per request, however many times it appears.
@@ -451,7 +451,7 @@ mod tests {
     }
 
     fn rows(n: usize) -> Rows {
-        Rows { columns: vec!["id".into()], rows: (0..n).map(|i| vec![format!("r {i}")]).collect() }
+        Rows::new(vec!["id".into()], (0..n).map(|i| vec![format!("r {i}")]).collect())
     }
 
     #[test]
@@ -509,7 +509,7 @@ mod tests {
 
     #[test]
     fn an_encoded_body_takes_row_values_as_json_string_characters() {
-        let rows = Rows { columns: vec!["v".into()], rows: vec![vec!["say \"hi\"\n".into()], vec!["stop".into()]] };
+        let rows = Rows::new(vec!["v".into()], vec![vec!["say \"hi\"\n".into()], vec!["stop".into()]]);
         let body = Text::parse(r#"{"v":"{{v}}","n":{{seq}}}"#, Some(&["v".to_string()])).unwrap();
         let t = Template::new(
             "POST",

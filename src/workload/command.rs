@@ -182,7 +182,7 @@ impl Command {
 
     /// The words as one request could send them, for asking the server which of them are keys it writes:
     /// `__key__` as `key`, `__data__` as `data`, a column from `row`, a built-in hole as `0`.
-    pub fn sample(&self, key: &[u8], data: &[u8], row: Option<&[String]>) -> Vec<Vec<u8>> {
+    pub fn sample(&self, key: &[u8], data: &[u8], row: Option<crate::template::data::Row<'_>>) -> Vec<Vec<u8>> {
         self.args
             .iter()
             .map(|arg| {
@@ -210,7 +210,7 @@ impl Command {
             return Ok(());
         }
         for (a, arg) in self.args.iter().enumerate().filter(|(a, _)| Some(*a) != self.block) {
-            for (r, row) in rows.rows.iter().enumerate() {
+            for (r, row) in rows.iter().enumerate() {
                 let mut len = 0;
                 for p in arg {
                     len += match p {
@@ -406,7 +406,7 @@ pub enum WordKey {
 pub struct RowKey(Vec<Piece>);
 
 impl RowKey {
-    pub fn of(&self, row: &[String]) -> Vec<u8> {
+    pub fn of(&self, row: crate::template::data::Row<'_>) -> Vec<u8> {
         let mut out = Vec::new();
         for p in &self.0 {
             match p {
@@ -607,7 +607,7 @@ mod tests {
 
     fn rows() -> Rows {
         let rows = vec![vec!["k1".into(), "a b".into()], vec!["k2".into(), "c".into()]];
-        Rows { columns: vec!["id".into(), "name".into()], rows }
+        Rows::new(vec!["id".into(), "name".into()], rows)
     }
 
     fn ops(m: &Arc<Mix>, n: usize) -> Vec<String> {
@@ -627,7 +627,7 @@ mod tests {
             ]
         );
         let WordKey::Row(key) = m.commands[0].word_key(1) else { panic!("a row's key") };
-        assert_eq!(key.of(&m.feed.as_ref().unwrap().rows.as_ref().unwrap().rows[1]), b"user:k2");
+        assert_eq!(key.of(m.feed.as_ref().unwrap().rows.as_ref().unwrap().row(1)), b"user:k2");
     }
 
     #[test]

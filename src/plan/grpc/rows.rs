@@ -11,7 +11,7 @@ use super::{Framing, call_body};
 use crate::cli::args::RequestArgs;
 use crate::error::UsageError;
 use crate::template::RowBodies;
-use crate::template::data::Rows;
+use crate::template::data::{Row, Rows};
 use crate::template::text::{Hole, Part, Text};
 
 /// How a call's message is made: before the load for each distinct row, or per call where built-ins change it.
@@ -61,8 +61,7 @@ pub fn prepare(
     }
     let framing = Framing::of(a);
     let data = a.data.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
-    let no_row = [Vec::new()];
-    let all_rows: &[Vec<String>] = rows.as_ref().map_or(&no_row[..], |r| &r.rows[..]);
+    let all_rows: Vec<Row<'_>> = rows.as_ref().map_or_else(|| vec![Row::NONE], |r| r.iter().collect());
     let ends: &[End] = if text.parts.iter().any(|p| matches!(p, Part::Hole(Hole::Rand(..)))) {
         &[End::Low, End::High]
     } else {
@@ -72,7 +71,7 @@ pub fn prepare(
     let mut bodies = RowBodies::default();
     let mut per_call = None;
     let mut first = None;
-    for (r, row) in all_rows.iter().enumerate() {
+    for (r, &row) in all_rows.iter().enumerate() {
         for &end in ends {
             let (filled, spans) = fill(&text, row, end);
             if let Some(&i) = seen.get(&filled) {
@@ -147,7 +146,7 @@ enum Filled {
 /// The JSON with the row's values in its holes, each escaped as a JSON string's characters (a value goes in
 /// quotes, `"{{name}}"`, or in a number's place, where it is the number's digits), the built-ins at the values
 /// they are checked with, and where each value starts with what filled it.
-fn fill(text: &Text, row: &[String], end: End) -> (String, Vec<(usize, Filled)>) {
+fn fill(text: &Text, row: Row<'_>, end: End) -> (String, Vec<(usize, Filled)>) {
     let mut out = String::new();
     let mut spans = Vec::new();
     for part in &text.parts {
@@ -185,7 +184,8 @@ mod tests {
     fn a_value_is_escaped_as_json_string_characters() {
         let columns = vec!["name".to_string(), "n".to_string()];
         let text = Text::parse(r#"{"name":"{{name}}","times":{{n}}}"#, Some(&columns)).unwrap();
-        let (json, spans) = fill(&text, &["say \"hi\"\n".to_string(), "7".to_string()], End::Low);
+        let rows = Rows::new(vec!["a".into(), "b".into()], vec![vec!["say \"hi\"\n".into(), "7".into()]]);
+        let (json, spans) = fill(&text, rows.row(0), End::Low);
         assert_eq!(json, r#"{"name":"say \"hi\"\n","times":7}"#);
         let starts: Vec<(usize, usize)> = spans
             .iter()
