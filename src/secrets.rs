@@ -323,17 +323,35 @@ const SHORTEST_KNOWN: usize = 8;
 /// without the scheme word, so [`scrub_text`] hides either wherever a peer echoes it. Lines of other headers are
 /// left alone.
 pub fn remember_header(line: &str) {
-    let Some((_, value)) = line.split_once(':').filter(|(n, _)| is_secret_header(n.trim())) else { return };
+    let Some((name, value)) = line.split_once(':').filter(|(n, _)| is_secret_header(n.trim())) else { return };
     let value = value.trim();
     let token = value.split_once(' ').map(|(_, t)| t.trim());
-    let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    // A cookie header's each value (`session=abc; theme=x`): a server may echo one alone.
+    let cookies: Vec<&str> = match name.trim().eq_ignore_ascii_case("cookie") {
+        true => value.split(';').filter_map(|pair| pair.split_once('=')).map(|(_, v)| v.trim()).collect(),
+        false => Vec::new(),
+    };
+    remember_values([Some(value), token].into_iter().flatten().chain(cookies));
+}
+
+/// Remembers a secret given to this process other than as a header (a proxy URL's or a Redis URL's password), so
+/// [`scrub_text`] hides it wherever a peer echoes it.
+pub fn remember_value(value: &str) {
+    remember_values([value]);
+}
+
+fn remember_values<'a>(values: impl IntoIterator<Item = &'a str>) {
     // A value that is only a scheme word (`Bearer` with an empty token) is no secret to hunt.
     let schemes = ["bearer", "basic", "token", "digest", "negotiate"];
-    for v in [Some(value), token].into_iter().flatten() {
-        if v.len() >= SHORTEST_KNOWN
-            && !schemes.contains(&v.to_ascii_lowercase().as_str())
-            && !known.iter().any(|k| k == v)
-        {
+    let worth = |v: &&str| v.len() >= SHORTEST_KNOWN && !schemes.contains(&v.to_ascii_lowercase().as_str());
+    let values: Vec<&str> = values.into_iter().filter(worth).collect();
+    // Known already (a script's request made again): no lock taken for writing.
+    if values.iter().all(|v| KNOWN.read().unwrap_or_else(|p| p.into_inner()).iter().any(|k| k == v)) {
+        return;
+    }
+    let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    for v in values {
+        if !known.iter().any(|k| k == v) {
             known.push(v.to_string());
         }
     }
@@ -363,6 +381,14 @@ pub fn scrub_text(s: &str) -> String {
         return s.split('\n').map(scrub_line).collect::<Vec<_>>().join("\n");
     }
     scrub_line(s)
+}
+
+/// The first `most` characters of `text` with its secrets hidden: scrubbed whole, then cut, so a secret the cut
+/// would have split is hidden whole (cut first, its start stayed, too short to be recognised).
+pub fn scrubbed_start(text: &str, most: usize) -> String {
+    let s = scrub_text(text);
+    let cut = s.char_indices().nth(most).map_or(s.len(), |(i, _)| i);
+    s[..cut].to_string()
 }
 
 /// [`scrub_text`] of one line: a secret header's value runs to the line's end.
@@ -631,5 +657,18 @@ mod tests {
         assert_eq!(scrub_text(echoed), "gRPC status UNAUTHENTICATED (16): invalid token <redacted>");
         assert_eq!(scrub_text("bad token s3cr3t-TOKEN-42, try again"), "bad token <redacted>, try again");
         assert_eq!(scrub_text("not-a-secret-value"), "not-a-secret-value");
+    }
+
+    #[test]
+    fn a_cookies_own_value_a_password_and_a_secret_cut_in_two_are_hidden() {
+        remember_header("Cookie: theme=dark; session=c00kie-VALUE-77");
+        assert_eq!(scrub_text("unknown session c00kie-VALUE-77"), "unknown session <redacted>");
+        remember_value("pr0xy-PASSWORD");
+        assert_eq!(scrub_text("407: user u, password pr0xy-PASSWORD"), "407: user u, password <redacted>");
+        // Cut inside the secret, its start would have stayed: scrubbed whole first.
+        remember_header("X-Api-Key: k3y-0123456789abcdef");
+        let echoed = "invalid key k3y-0123456789abcdef for this route";
+        assert_eq!(scrubbed_start(echoed, 20), "invalid key <redacte");
+        assert_eq!(scrubbed_start("short", 20), "short");
     }
 }

@@ -339,3 +339,46 @@ fn local_agents_get_a_secret_url_and_a_scripts_arguments_together_never_on_their
     written.retain(|f| !f.ends_with("args.lua"));
     assert_eq!(written, Vec::<String>::new());
 }
+
+#[test]
+fn a_token_a_script_puts_in_its_requests_is_hidden_when_the_server_echoes_it() {
+    use std::io::{BufRead, Write};
+    // A server that answers each request with a line echoing its Authorization header: no HTTP, so the error's
+    // sample is the answer's start.
+    let server = common::hostile::Hostile::start(|s| {
+        let mut reader = std::io::BufReader::new(s.try_clone().unwrap());
+        let mut s = s;
+        let mut token = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if let Some(v) = line.strip_prefix("Authorization: Bearer ") {
+                token = v.trim().to_string();
+            }
+            if line == "\r\n" {
+                let _ = s.write_all(format!("NO {token}\r\n\r\n").as_bytes());
+                return;
+            }
+            line.clear();
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("login.lua");
+    // Made by the script, never given on the command line.
+    std::fs::write(
+        &script,
+        format!(
+            "request = function() return wrk.format('GET', '/', {{['Authorization'] = 'Bearer ' .. '{MARK}' .. \
+             '-made-by-lua'}}) end\n"
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("out.json");
+    let url = server.url("http");
+    let args = ["run", "-s", script.to_str().unwrap(), "-n", "3", "-c", "1", &url, "--json", json.to_str().unwrap()];
+    let out = hakaru_with(&args, Duration::from_secs(60), |_| {});
+    let doc = std::fs::read_to_string(&json).unwrap();
+    assert!(doc.contains("<redacted>"), "the echo is in the sample, hidden: {doc}");
+    for (what, text) in [("stdout", &out.stdout), ("stderr", &out.stderr), ("document", &doc)] {
+        assert!(!text.contains(MARK), "{what} holds the script's token: {text}");
+    }
+}

@@ -63,8 +63,8 @@ fn reason(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return String::new();
     }
-    let shown = crate::protocol::http::response::quote(&bytes[..bytes.len().min(100)]);
-    format!(" (\"{}\")", crate::secrets::scrub_text(&shown))
+    let shown: String = crate::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 100).escape_debug().collect();
+    format!(" (\"{shown}\")")
 }
 
 /// The failure an HTTP/3 connection's end gives the requests it cut: a rule of HTTP/3's the server broke (hakaru's

@@ -129,12 +129,12 @@ fn parse(url: &str) -> Result<Parsed, String> {
     let addr = Endpoint::resolve(Scheme::Http, &host, port)?.addr;
     let authorization = userinfo.map(|u| {
         let (user, password) = u.split_once(':').unwrap_or((u, ""));
-        let pair = format!(
-            "{}:{}",
-            crate::target::percent_decode(user.as_bytes()),
-            crate::target::percent_decode(password.as_bytes())
-        );
-        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+        let password = crate::target::percent_decode(password.as_bytes());
+        crate::secrets::remember_value(&password);
+        let pair = format!("{}:{password}", crate::target::percent_decode(user.as_bytes()));
+        let value = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair));
+        crate::secrets::remember_header(&format!("Proxy-Authorization: {value}"));
+        value
     });
     // Built from the parts: the password never, whatever it holds.
     let shown = match userinfo {

@@ -69,6 +69,9 @@ pub(super) fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     };
     let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
     let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
+    if let Some((_, password)) = &auth {
+        crate::secrets::remember_value(password);
+    }
     Ok(KvUrl { protocol, endpoint, auth, db })
 }
 

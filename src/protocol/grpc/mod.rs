@@ -278,8 +278,7 @@ impl Call {
             b"grpc-message" if self.message.is_none() && !value.is_empty() => {
                 // Percent-encoded (gRPC's HTTP/2 protocol document).
                 let text = crate::target::percent_decode(value);
-                let cut = text.char_indices().nth(MOST_MESSAGE).map_or(text.len(), |(i, _)| i);
-                self.message = Some(crate::secrets::scrub_text(&text[..cut]));
+                self.message = Some(crate::secrets::scrubbed_start(&text, MOST_MESSAGE));
             }
             _ => {}
         }

@@ -72,8 +72,8 @@ pub fn read_answer(bytes: &[u8], key: &str) -> Answer {
         Ok(httparse::Status::Partial) => return Answer::Partial,
         Ok(httparse::Status::Complete(len)) => len,
         Err(e) => {
-            let start =
-                crate::secrets::scrub_text(&crate::protocol::http::response::quote(&bytes[..bytes.len().min(40)]));
+            let start: String =
+                crate::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 40).escape_debug().collect();
             return Answer::Invalid(format!("the upgrade's answer is no HTTP response ({e}): \"{start}\""));
         }
     };
