@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use hakaru::timer::{PreciseTimer, precise_sleep};
+use hakaru::base::timer::{PreciseTimer, precise_sleep};
 
 /// The median and the 90th percentile of how late `rounds` sleeps of `d` woke, each slept by `sleep`.
 async fn lateness<F: Future<Output = ()>>(

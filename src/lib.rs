@@ -36,43 +36,39 @@ macro_rules! println {
     }};
 }
 
-pub mod analysis;
-pub mod bounded;
-pub mod cli;
-pub mod commands;
-pub mod compare;
-pub mod engine;
+// In the order a run flows through them (docs/architecture.md draws it): the crate's own words; what the user
+// gives; the validated plan; the engine and its protocols; histograms, counters and the result document; the run
+// and its judgement; the outputs; the run spread over machines; the commands.
+pub mod base;
 pub mod error;
-pub mod export;
-pub mod gates;
-pub mod history;
+
+pub mod cli;
 pub mod inputs;
-pub mod k8s;
-pub mod live;
-pub mod load;
-pub mod merge;
-pub mod metrics;
-pub mod monitor;
-pub mod orchestrator;
 pub mod patterns;
-pub mod plan;
-pub mod progress;
-pub mod protocol;
-pub mod provenance;
-pub mod report;
-pub mod result;
 pub mod script;
-pub mod secrets;
-pub mod serve;
-pub mod session;
-pub mod stats;
-pub mod step;
-pub mod stop;
-pub mod study;
-pub mod swarm;
-pub mod target;
 pub mod template;
-pub mod timer;
-pub mod tls;
-pub mod units;
 pub mod workload;
+
+pub mod plan;
+
+pub mod engine;
+pub mod monitor;
+pub mod protocol;
+
+pub mod metrics;
+pub mod result;
+
+pub mod compare;
+pub mod judge;
+pub mod run;
+pub mod study;
+
+pub mod export;
+pub mod history;
+pub mod live;
+pub mod report;
+
+pub mod deploy;
+pub mod serve;
+
+pub mod commands;

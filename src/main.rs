@@ -9,7 +9,7 @@ fn main() -> std::process::ExitCode {
     // Arguments holding secrets, handed over by the process that started this one (an agent, a study's case): read
     // here, never seen in `ps`; taken out of the environment so they reach no further child by accident.
     // A Docker secret reaches the agent as a file (HAKARU_SECRET_ARGS_FILE), read the same way.
-    match hakaru::secrets::take_secret_args() {
+    match hakaru::base::secrets::take_secret_args() {
         Ok(args) => argv.extend(args.into_iter().map(Into::into)),
         Err(said) => {
             hakaru::eprintln!("hakaru: error: {said}");

@@ -9,7 +9,7 @@ use hakaru::export::Exporter;
 use hakaru::export::csv::Csv;
 use hakaru::export::text::Text;
 use hakaru::metrics::{LatencyHistogram, WindowSummary};
-use hakaru::provenance::Provenance;
+use hakaru::result::provenance::Provenance;
 use hakaru::result::{
     BreakdownRow, Connections, EncodedHistogram, ErrorCount, LatencySummary, ResultDocument, SCHEMA, Settings,
     SlowRequest, StepLoad, StepResult, Throughput,

@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use common::endless::{FRAMES, on_time, slowest_failure, timeout_kept};
 
+use hakaru::base::target::{ParsedUrl, split_host_port};
+use hakaru::base::units::{parse_duration, parse_size};
 use hakaru::metrics::StatusSet;
 use hakaru::plan::slo::Slo;
 use hakaru::protocol::http::HttpDecoder;
 use hakaru::protocol::{Answer, DecodeError, ResponseDecoder};
-use hakaru::target::{ParsedUrl, split_host_port};
-use hakaru::units::{parse_duration, parse_size};
 use rand::{RngExt as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

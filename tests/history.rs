@@ -499,7 +499,7 @@ fn results_of_several_runs_are_listed_shown_and_exported_as_their_text_and_compa
         assert!((cell("qps", side) - mean).abs() < 1e-6 && cell("p99", side) == p99 as f64, "{compared}");
         // The listing: "3 runs", the mean with its spread, the merged p99.
         let row = list.stdout.lines().find(|l| l.split_whitespace().next() == Some(id)).unwrap();
-        let p99_text = hakaru::units::format_micros(p99 as f64);
+        let p99_text = hakaru::base::units::format_micros(p99 as f64);
         // (The columns are aligned: compared word by word, not by their padding.)
         let expected = format!("3 runs {mean:.1} ± {sd:.1} {p99_text}");
         let words: Vec<&str> = row.split_whitespace().collect();

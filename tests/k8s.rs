@@ -254,9 +254,9 @@ fn the_stdout_mode_prints_each_document_between_marker_lines() {
     let log = String::from_utf8(out.stdout).unwrap();
     let inner: Vec<&str> = log
         .lines()
-        .skip_while(|l| *l != hakaru::k8s::RESULT_BEGIN)
+        .skip_while(|l| *l != hakaru::deploy::k8s::RESULT_BEGIN)
         .skip(1)
-        .take_while(|l| *l != hakaru::k8s::RESULT_END)
+        .take_while(|l| *l != hakaru::deploy::k8s::RESULT_END)
         .collect();
     assert_eq!(serde_json::from_str::<Value>(&inner.join("\n")).unwrap(), serde_json::json!({"steps": []}));
 }

@@ -39,7 +39,7 @@ fn without_comments(text: &str) -> String {
     text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
 }
 
-/// The top-level module a file belongs to: `engine/conn.rs` -> `engine`, `plan/mod.rs` -> `plan`, `step.rs` ->
+/// The top-level module a file belongs to: `engine/conn.rs` -> `engine`, `plan/mod.rs` -> `plan`, `lib.rs` ->
 /// `step`; `main.rs` and `lib.rs` are the crate root.
 fn top_module(rel: &str) -> String {
     match rel.split_once('/') {

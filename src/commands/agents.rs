@@ -13,12 +13,12 @@ use clap::Parser;
 
 use crate::cli::args::{Cli, Command, HistoryArgs, KvArgs, LoadArgs, OrchestratorArgs, RunArgs, ScaleArgs, SweepArgs};
 use crate::cli::render::{render, split_secrets};
+use crate::deploy::orchestrator::Deployment;
 use crate::error::UsageError;
-use crate::orchestrator::Deployment;
 use crate::plan::Outputs;
 use crate::plan::segment::show_instant;
 use crate::result::ResultDocument;
-use crate::session::{Ending, Session};
+use crate::run::session::{Ending, Session};
 
 /// The most agents `--agents` starts on one machine: each is a process with its own threads on the same cores.
 const MOST_LOCAL_AGENTS: usize = 64;
@@ -224,20 +224,20 @@ pub fn place(command: &mut Command) -> Result<(), UsageError> {
         _ => return Ok(()),
     };
     if let Some(text) = &scale.segment {
-        scale.segment = Some(crate::orchestrator::resolve_segment(text).map_err(UsageError::new)?);
+        scale.segment = Some(crate::deploy::orchestrator::resolve_segment(text).map_err(UsageError::new)?);
     }
     let index = scale.segment.as_deref().and_then(|s| s.split_once('/')).and_then(|(i, _)| i.trim().parse().ok());
     for (flag, path) in paths {
-        let Some(p) = path.as_deref().filter(|p| crate::orchestrator::has_placeholder(p)) else { continue };
+        let Some(p) = path.as_deref().filter(|p| crate::deploy::orchestrator::has_placeholder(p)) else { continue };
         let Some(i) = index else {
             return Err(UsageError::new(format!(
                 "{flag} '{}': {} stands for the segment's index; give --segment I/N or auto/N, or name the file \
                  without it",
                 p.display(),
-                crate::orchestrator::INDEX_PLACEHOLDER
+                crate::deploy::orchestrator::INDEX_PLACEHOLDER
             )));
         };
-        *path = Some(crate::orchestrator::with_index(p, i));
+        *path = Some(crate::deploy::orchestrator::with_index(p, i));
     }
     Ok(())
 }
@@ -278,7 +278,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     }
     // Checked before any agent starts, as the command's own process would: every agent must get a part.
     agents.plan.check_split(n, &format!("--agents {n}"))?;
-    let thresholds = crate::gates::parse_all("--threshold", &agents.thresholds)?;
+    let thresholds = crate::judge::gates::parse_all("--threshold", &agents.thresholds)?;
     let history = super::history::recorder(&agents.history)?;
     let sources = one_per_agent("--agent-source", "address(es)", agents.sources.as_deref(), n)?;
     let namespaces = one_per_agent("--agent-netns", "namespace(s)", agents.namespaces.as_deref(), n)?;
@@ -317,10 +317,10 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         };
         // A secret (a header, a URL's password) reaches the agent through its environment, never its command line.
         let line = agents.plan.agent_line(i, n, &start_at, &json, sources.get(i).copied())?;
-        let (shown, hidden) = split_secrets(&line, crate::secrets::holds_secret);
+        let (shown, hidden) = split_secrets(&line, crate::base::secrets::holds_secret);
         agent.args(shown);
         if !hidden.is_empty() {
-            agent.env(crate::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
+            agent.env(crate::base::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
         }
         let child = agent
             .stdout(Stdio::null())
@@ -355,7 +355,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             }
         }
     }
-    let merged = crate::merge::merge(&docs, &names, false).map_err(UsageError::runtime)?;
+    let merged = crate::judge::merge::merge(&docs, &names, false).map_err(UsageError::runtime)?;
     let (settings, keepalive) = (merged.settings.clone(), merged.settings.keepalive);
     let mut session = Session::new(settings, keepalive, outputs, thresholds, &history, interrupt).adopting(merged);
     if interrupt.load(Ordering::Relaxed) {
@@ -402,14 +402,15 @@ pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, Usag
     // Secret names this process knows (its environment, from its own flags) and the agents' command's own: the
     // arguments they name go to the orchestrator's secret store, and every container hides them too.
     let names = |var: &str, own: &[String]| -> Vec<String> {
-        crate::secrets::user_names(var).iter().chain(own).cloned().collect()
+        crate::base::secrets::user_names(var).iter().chain(own).cloned().collect()
     };
-    let headers = names(crate::secrets::REDACT_HEADERS_VAR, &redact.0);
-    let params = names(crate::secrets::REDACT_PARAMS_VAR, &redact.1);
-    let (command, secret_args) = split_secrets(&line, |a| crate::secrets::holds_secret_named(a, &headers, &params));
+    let headers = names(crate::base::secrets::REDACT_HEADERS_VAR, &redact.0);
+    let params = names(crate::base::secrets::REDACT_PARAMS_VAR, &redact.1);
+    let (command, secret_args) =
+        split_secrets(&line, |a| crate::base::secrets::holds_secret_named(a, &headers, &params));
     let start_at = match &args.start_at {
-        Some(at) => crate::orchestrator::parse_start_at(at).map_err(UsageError::new)?,
-        None => crate::orchestrator::start_in(SystemTime::now(), duration_flag("--start-in", &args.start_in)?),
+        Some(at) => crate::deploy::orchestrator::parse_start_at(at).map_err(UsageError::new)?,
+        None => crate::deploy::orchestrator::start_in(SystemTime::now(), duration_flag("--start-in", &args.start_in)?),
     };
     let d = Deployment {
         name: args.name.clone(),
@@ -419,8 +420,8 @@ pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, Usag
         command,
         secret_args,
         redact: [
-            (crate::secrets::REDACT_HEADERS_VAR, headers.join(",")),
-            (crate::secrets::REDACT_PARAMS_VAR, params.join(",")),
+            (crate::base::secrets::REDACT_HEADERS_VAR, headers.join(",")),
+            (crate::base::secrets::REDACT_PARAMS_VAR, params.join(",")),
         ]
         .into_iter()
         .filter(|(_, v)| !v.is_empty())
@@ -433,7 +434,7 @@ pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, Usag
 }
 
 fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
-    crate::units::parse_flag_duration(text).map_err(|e| UsageError::new(format!("{flag} '{text}': {e}")))
+    crate::base::units::parse_flag_duration(text).map_err(|e| UsageError::new(format!("{flag} '{text}': {e}")))
 }
 
 /// The flags each agent gets from the orchestrator's command; the user's command must not set them too.

@@ -5,17 +5,17 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use super::probe_names;
+use crate::base::load::{LoadModel, Until};
 use crate::cli::args::CapacityArgs;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
 use crate::export::text::answer_line;
-use crate::load::{LoadModel, Until};
 use crate::plan::slo::{Slo, parse_percent};
 use crate::plan::steps::StepsPlan;
 use crate::plan::{RunPlan, arrival, parse_rate};
 use crate::result::{CapacityAnswer, StepResult, SweepSettings};
-use crate::session::{Ending, Session};
+use crate::run::session::{Ending, Session};
 
 /// At most this many steps, whatever the precision asked.
 const MAX_STEPS: usize = 30;

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cli::args::{CollectArgs, MergeArgs};
+use crate::deploy::orchestrator::{MAX_AGENTS, document, done_file, failure_file};
 use crate::error::UsageError;
-use crate::orchestrator::{MAX_AGENTS, document, done_file, failure_file};
 
 /// How often the directory is looked at: agents end within seconds of each other, and a look is a few `stat`s.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
@@ -26,7 +26,7 @@ pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usag
     if n == 0 || a.agents > MAX_AGENTS {
         return Err(UsageError::new(format!("--agents {n}: give 1 to {MAX_AGENTS} agents, as many as were started")));
     }
-    let timeout = crate::units::parse_flag_duration(&a.timeout)
+    let timeout = crate::base::units::parse_flag_duration(&a.timeout)
         .map_err(|e| UsageError::new(format!("--timeout '{}': {e}", a.timeout)))?;
     if !a.dir.is_dir() {
         return Err(UsageError::new(format!(
@@ -44,7 +44,7 @@ pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usag
         })
         .collect();
     for (i, why) in &failed {
-        eprintln!("hakaru collect: agent {i}/{n} failed: {}", crate::secrets::scrub_text(why));
+        eprintln!("hakaru collect: agent {i}/{n} failed: {}", crate::base::secrets::scrub_text(why));
     }
     if !failed.is_empty() && !a.allow_partial {
         return Err(UsageError::runtime(format!(
@@ -77,11 +77,11 @@ fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Resu
         }
         // An agent that could not learn its index (its slot variable unset or unexpanded) failed under the literal
         // name: said at once, rather than waiting out --timeout for an index that never ends.
-        if let Ok(text) = crate::bounded::read_text(&unplaced_failure(dir), crate::bounded::SMALL) {
+        if let Ok(text) = crate::base::bounded::read_text(&unplaced_failure(dir), crate::base::bounded::SMALL) {
             return Err(UsageError::runtime(format!(
                 "an agent could not learn its index ({}: {}); agents {} of {n} have not ended",
                 unplaced_failure(dir).display(),
-                crate::secrets::scrub_text(text.lines().next().unwrap_or("")),
+                crate::base::secrets::scrub_text(text.lines().next().unwrap_or("")),
                 running.join(", ")
             )));
         }
@@ -109,7 +109,7 @@ fn unplaced_failure(dir: &Path) -> std::path::PathBuf {
 
 /// Whether agent `i` has ended, and how. A failure file is read bounded, its first line kept.
 fn look(dir: &Path, i: usize) -> Option<Ended> {
-    if let Ok(text) = crate::bounded::read_text(&failure_file(dir, i), crate::bounded::SMALL) {
+    if let Ok(text) = crate::base::bounded::read_text(&failure_file(dir, i), crate::base::bounded::SMALL) {
         return Some(Ended::Failed(text.lines().next().unwrap_or("").to_string()));
     }
     done_file(dir, i).is_file().then_some(Ended::Done)

@@ -118,14 +118,14 @@ pub fn misread(argv: &[OsString]) -> Option<String> {
             }
             "-d" if next.starts_with(['{', '[', '@']) => format!(
                 "-d {}: -d is hakaru's duration; ghz's and hey's -d (the message or body) is -b",
-                crate::secrets::excerpt(next)
+                crate::base::secrets::excerpt(next)
             ),
             "-s" if is_number(next) && !std::path::Path::new(next).exists() => {
                 format!("-s {next}: -s is hakaru's script (wrk's); ab's -s (a timeout) is --timeout {next}s")
             }
             "-m" if next.starts_with('{') => format!(
                 "-m {}: -m is hakaru's HTTP method; ghz's -m (metadata) is --metadata",
-                crate::secrets::excerpt(next)
+                crate::base::secrets::excerpt(next)
             ),
             _ => continue,
         };

@@ -6,13 +6,13 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::base::units::format_micros;
 use crate::cli::args::{ExportArgs, ExportFormat, HistoryArgs, HistoryListArgs, ImportArgs, ShowArgs};
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
 use crate::history::{self, Db, Filter, HistoryError, Recorder, drnbench_import};
 use crate::result::ResultDocument;
-use crate::units::format_micros;
 
 /// The [`Recorder`] a measuring command's `--label`, `--db` and `--no-history` ask for.
 pub fn recorder(a: &HistoryArgs) -> Result<Recorder, UsageError> {
@@ -97,7 +97,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
                     r.protocol.clone(),
                     r.target.clone(),
                     labels.join(","),
-                    r.runs.map_or(String::new(), |n| crate::units::count_of(n, "run")),
+                    r.runs.map_or(String::new(), |n| crate::base::units::count_of(n, "run")),
                     ok_per_s,
                     r.p99_us.map_or("-".into(), |p| format_micros(p as f64)),
                 ]

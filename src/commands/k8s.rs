@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use crate::cli::args::{K8sCommand, K8sJobArgs, ResultsVolumeArg};
+use crate::deploy::k8s::{JobPlan, Results};
 use crate::error::UsageError;
-use crate::k8s::{JobPlan, Results};
 
 pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
     match cmd {

@@ -13,7 +13,7 @@ use crate::history::Recorder;
 use crate::plan::kv::KvPlan;
 use crate::plan::{self, Outputs, RunPlan};
 use crate::result::{StepResult, SweepSettings};
-use crate::session::{Ending, Session};
+use crate::run::session::{Ending, Session};
 
 /// The pause between the steps of a `--clients` or `--rates` sweep, so the server drains.
 const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -62,7 +62,7 @@ fn run_phases(
     kv: &KvPlan,
     watchers: &crate::monitor::Watchers,
     history: &Recorder,
-    thresholds: &[crate::gates::Threshold],
+    thresholds: &[crate::judge::gates::Threshold],
     study: Option<&KvSweep>,
     interrupt: &AtomicBool,
 ) -> Result<ExitCode, UsageError> {

@@ -45,7 +45,7 @@ pub fn merge(a: &MergeArgs) -> Result<ExitCode, UsageError> {
     for shown in &absent {
         eprintln!("hakaru merge: {shown} is not there: its segment is merged as missing (--allow-partial)");
     }
-    let merged = crate::merge::merge(&docs, &names, a.allow_partial).map_err(UsageError::new)?;
+    let merged = crate::judge::merge::merge(&docs, &names, a.allow_partial).map_err(UsageError::new)?;
     let to_stdout = a.output.as_deref().is_some_and(is_stdout);
     // The file first: a reader of the summary that goes away (`| head`) must not cost the merged document.
     if let Some(path) = a.output.as_deref().filter(|_| !to_stdout) {

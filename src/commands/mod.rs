@@ -32,7 +32,9 @@ use crate::plan::steps::StepsPlan;
 /// environment, so every process this one starts (agents, a study's cases) hides them too. Called first thing, before
 /// any thread starts and before anything is redacted.
 pub fn also_secret(headers: &[String], params: &[String]) {
-    for (var, names) in [(crate::secrets::REDACT_HEADERS_VAR, headers), (crate::secrets::REDACT_PARAMS_VAR, params)] {
+    for (var, names) in
+        [(crate::base::secrets::REDACT_HEADERS_VAR, headers), (crate::base::secrets::REDACT_PARAMS_VAR, params)]
+    {
         if names.is_empty() {
             continue;
         }
@@ -47,7 +49,7 @@ pub fn also_secret(headers: &[String], params: &[String]) {
 pub fn dispatch(mut command: Command) -> ExitCode {
     // An orchestrator's agent learns its segment and its files' names first: a failure here is bad input like any.
     if let Err(e) = agents::place(&mut command) {
-        let said = crate::secrets::scrub_text(&e.to_string());
+        let said = crate::base::secrets::scrub_text(&e.to_string());
         eprintln!("hakaru: error: {said}");
         mark_failure(&format!("exit code {}: {said}", e.exit_code()));
         return ExitCode::from(e.exit_code());
@@ -56,7 +58,7 @@ pub fn dispatch(mut command: Command) -> ExitCode {
     // The first SIGINT, SIGTERM or SIGHUP stops the load and keeps what was measured; a second ends at once.
     // `serve` waits for its own signals.
     if !matches!(command, Command::Serve(_)) {
-        crate::stop::install(&interrupt);
+        crate::base::stop::install(&interrupt);
     }
     for line in habits::notes(&command) {
         eprintln!("hakaru: {line}");
@@ -65,7 +67,7 @@ pub fn dispatch(mut command: Command) -> ExitCode {
         return match agents::run_agents(&asked, &interrupt) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("hakaru: error: {}", crate::secrets::scrub_text(&e.to_string()));
+                eprintln!("hakaru: error: {}", crate::base::secrets::scrub_text(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         };
@@ -96,7 +98,7 @@ pub fn dispatch(mut command: Command) -> ExitCode {
         Err(e) => {
             // Whatever a message quotes (a URL with its password, a header), its secrets stay hidden, here and in
             // the failure file.
-            let said = crate::secrets::scrub_text(&e.to_string());
+            let said = crate::base::secrets::scrub_text(&e.to_string());
             eprintln!("hakaru: error: {said}");
             (ExitCode::from(e.exit_code()), Some(format!("exit code {}: {said}", e.exit_code())))
         }
@@ -118,11 +120,11 @@ pub fn mark_failure(why: &str) {
 /// Writes `exit code 0` to the file `HAKARU_DONE_FILE` names, when it is set: every output is written by then, so
 /// the collector may read the agent's document.
 fn mark_done() {
-    write_end_file(crate::orchestrator::DONE_FILE_VAR, "done", "exit code 0");
+    write_end_file(crate::deploy::orchestrator::DONE_FILE_VAR, "done", "exit code 0");
 }
 
 fn write_end_file(var: &str, what: &str, line: &str) {
-    let Some(path) = crate::orchestrator::end_file(var) else { return };
+    let Some(path) = crate::deploy::orchestrator::end_file(var) else { return };
     if let Err(e) = crate::export::write_atomically(&path, &format!("{line}\n")) {
         eprintln!("hakaru: cannot write the {what} file {} ({e})", path.display());
     }
@@ -145,7 +147,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             let tip = clap_error_tip(&e).map(|t| format!("; {t}")).unwrap_or_default();
             let help = own_help(std::env::args().skip(1));
             let said =
-                crate::secrets::scrub_text(&format!("{}{tip} (see '{help}' for the flags)", clap_error_line(&e)));
+                crate::base::secrets::scrub_text(&format!("{}{tip} (see '{help}' for the flags)", clap_error_line(&e)));
             eprintln!("hakaru: error: {said}");
             // A Kubernetes agent refused by the parser must still tell the collector, which waits for it.
             mark_failure(&format!("exit code 2: {said}"));

@@ -17,7 +17,7 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
     let page = html::render(&Report::build(&a.title, &inputs));
     write_shareable_atomically(output, page.as_bytes())
         .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
-    let shown = crate::units::count_of(inputs.len() as u64, "input");
+    let shown = crate::base::units::count_of(inputs.len() as u64, "input");
     eprintln!("hakaru: wrote {} ({shown}, {} kB)", output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
 }

@@ -9,11 +9,11 @@ use std::time::Duration;
 use crate::cli::args::{LoadArgs, RunArgs};
 use crate::engine;
 use crate::error::UsageError;
-use crate::gates::{self, Threshold};
 use crate::history::Recorder;
+use crate::judge::gates::{self, Threshold};
 use crate::monitor::Watchers;
 use crate::plan::{self, Outputs, RunPlan};
-use crate::session::{Ending, Session};
+use crate::run::session::{Ending, Session};
 
 /// Most runs `--runs` accepts: each is a full step with its own entry in the document.
 const MOST_RUNS: usize = 1000;
@@ -43,7 +43,7 @@ impl Repeat {
                 a.runs
             )));
         }
-        let interval = crate::units::parse_flag_duration(&a.run_interval)
+        let interval = crate::base::units::parse_flag_duration(&a.run_interval)
             .map_err(|e| UsageError::new(format!("--run-interval '{}': {e}", a.run_interval)))?;
         Ok(Repeat { runs: a.runs, interval, thresholds: gates::parse_all("--threshold", &a.thresholds)? })
     }

@@ -23,7 +23,7 @@ macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         // Secrets hidden in every line (a start or before command, an error quoting one).
-        let _ = writeln!(std::io::stdout().lock(), "{}", crate::secrets::scrub_text(&format!($($arg)*)));
+        let _ = writeln!(std::io::stdout().lock(), "{}", crate::base::secrets::scrub_text(&format!($($arg)*)));
     }};
 }
 
@@ -36,7 +36,7 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
     // Checked once here, so a bad URL is one line before any case rather than a failure of every case.
     crate::plan::live::LiveSettings::from_args(&live)?;
     let plan = StudyPlan::from_file_pushing(&args.file, live)?;
-    let thresholds = crate::gates::parse_all("--threshold", &args.thresholds)?;
+    let thresholds = crate::judge::gates::parse_all("--threshold", &args.thresholds)?;
     let resume = args.resume.is_some();
     let dir = match (&args.resume, &args.output) {
         (Some(d), _) | (None, Some(d)) => d.clone(),
@@ -109,11 +109,11 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
     write_report(&plan, &dir);
     let failed = outcome.manifest.cases.iter().filter(|c| c.status == CaseStatus::Failed).count();
     Ok(if outcome.interrupted {
-        ExitCode::from(crate::stop::exit_code())
+        ExitCode::from(crate::base::stop::exit_code())
     } else if failed > 0 {
         ExitCode::from(1)
     } else if broken {
-        ExitCode::from(crate::gates::EXIT_THRESHOLDS)
+        ExitCode::from(crate::judge::gates::EXIT_THRESHOLDS)
     } else {
         ExitCode::SUCCESS
     })
@@ -171,8 +171,8 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
         let args = crate::study::with_started_pid(&c.args, "{started-pid}");
         // Quoted as a shell reads them, so a line can be pasted (`-H 'Content-Type: application/json'`).
         // (The started target's pid is a placeholder to fill in, not a word to paste: left as it is.)
-        let quoted = |w: &String| if w == "{started-pid}" { w.clone() } else { crate::units::shell_word(w) };
-        let shown: Vec<String> = crate::secrets::redact_line(&args).iter().map(quoted).collect();
+        let quoted = |w: &String| if w == "{started-pid}" { w.clone() } else { crate::base::units::shell_word(w) };
+        let shown: Vec<String> = crate::base::secrets::redact_line(&args).iter().map(quoted).collect();
         say!("    {}: hakaru {}", c.id, shown.join(" "));
     }
     for t in plan.targets.iter().filter(|t| t.start.is_some()) {
@@ -193,7 +193,7 @@ fn dry_run(plan: &StudyPlan, resume: Option<&Path>) {
 
 /// `--threshold`: each finished case's result judged (and its document rewritten with the verdicts), printed per
 /// case; true when one broke.
-fn judge_cases(outcome: &Outcome, dir: &Path, thresholds: &[crate::gates::Threshold]) -> bool {
+fn judge_cases(outcome: &Outcome, dir: &Path, thresholds: &[crate::judge::gates::Threshold]) -> bool {
     if thresholds.is_empty() {
         return false;
     }
@@ -208,8 +208,8 @@ fn judge_cases(outcome: &Outcome, dir: &Path, thresholds: &[crate::gates::Thresh
         else {
             continue;
         };
-        doc.thresholds = crate::gates::judge(&doc, thresholds);
-        broken |= crate::gates::any_broken(&doc.thresholds);
+        doc.thresholds = crate::judge::gates::judge(&doc, thresholds);
+        broken |= crate::judge::gates::any_broken(&doc.thresholds);
         let text = crate::export::text::thresholds_text(&doc.thresholds);
         say!("{}:{}", c.id, text.trim_end().trim_start_matches('\n').replace("\nthresholds", " thresholds"));
         if let Err(e) = write_atomically(&path, &crate::export::Exporter::render(&crate::export::json::Json, &doc)) {
@@ -288,7 +288,7 @@ fn finish(plan: &StudyPlan, outcome: &Outcome, dir: &Path) {
     if outcome.interrupted {
         say!(
             "  ! stopped early ({}): finish it with hakaru study {} --resume {}",
-            crate::stop::reason(),
+            crate::base::stop::reason(),
             plan.file.display(),
             dir.display()
         );

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use crate::cli::args::{SwarmCommand, SwarmServiceArgs};
+use crate::deploy::swarm::ServicePlan;
 use crate::error::UsageError;
-use crate::swarm::ServicePlan;
 
 pub fn swarm(cmd: &SwarmCommand) -> Result<ExitCode, UsageError> {
     match cmd {

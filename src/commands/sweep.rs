@@ -6,16 +6,16 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::probe_names;
+use crate::base::load::{LoadModel, Until};
 use crate::cli::args::SweepArgs;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::table::{table_header, table_row};
-use crate::load::{LoadModel, Until};
 use crate::plan::segment::Scale;
 use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
 use crate::plan::{RunPlan, arrival};
 use crate::result::SweepSettings;
-use crate::session::{Ending, Session};
+use crate::run::session::{Ending, Session};
 
 pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     // Redis and memcached are swept by `kv`'s engine and workload, into the same sweep document.
@@ -23,7 +23,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
         return super::kv::kv(&kv, interrupt);
     }
     let steps = sweep_steps(a)?;
-    let thresholds = crate::gates::parse_all("--threshold", &a.thresholds)?;
+    let thresholds = crate::judge::gates::parse_all("--threshold", &a.thresholds)?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.steps)?;
     let history = super::history::recorder(&a.steps.history)?;

@@ -137,7 +137,7 @@ fn load_of(doc: &ResultDocument) -> String {
         (None, Some(d)) => format!("{d}s"),
         (None, None) => String::new(),
     };
-    let connections = crate::units::count_of(s.connections as u64, "connection");
+    let connections = crate::base::units::count_of(s.connections as u64, "connection");
     format!("{} {} loop{rate}, {connections}, {limit}{points}", s.command, s.load_model)
 }
 

@@ -14,10 +14,10 @@ pub mod verdict;
 
 use serde::Serialize;
 
+use crate::base::units::format_count;
 use crate::error::UsageError;
 use crate::metrics::LatencyHistogram;
-use crate::stats;
-use crate::units::format_count;
+use crate::metrics::stats;
 use verdict::Test;
 
 /// One run of a side at one load point.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Comparison, Metric};
-use crate::units::format_micros;
+use crate::base::units::format_micros;
 
 fn value(metric: Metric, v: Option<f64>) -> String {
     match (metric, v) {

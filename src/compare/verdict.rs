@@ -9,7 +9,7 @@
 //! the alarms raised, which suits screening many candidates; a CI gate fails a build on a single alarm, so it
 //! needs the family-wise rate.
 
-use crate::stats;
+use crate::metrics::stats;
 
 /// The family-wise error rate allowed: the chance of any false alarm among all comparisons made at once.
 pub const ALPHA: f64 = 0.05;

@@ -11,9 +11,9 @@ use tokio_rustls::client::TlsStream;
 
 pub use super::failure::Failure;
 use super::tls::Tls;
+use crate::base::target::{Endpoint, Scheme};
 use crate::metrics::ErrorKind;
 use crate::metrics::phases::Handshake;
-use crate::target::{Endpoint, Scheme};
 
 /// An open connection: plain TCP, TLS, or a Unix socket. An enum, so the client loop's reads and writes are
 /// direct calls.
@@ -104,8 +104,8 @@ async fn tcp_connect_to(
     }
     match tokio::time::timeout_at(deadline, socket.connect(addr)).await {
         Ok(Ok(stream))
-            if crate::target::may_connect_to_itself(addr.port())
-                && crate::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) =>
+            if crate::base::target::may_connect_to_itself(addr.port())
+                && crate::base::target::connected_to_itself(stream.local_addr(), stream.peer_addr()) =>
         {
             Err(Failure::new(
                 ErrorKind::ConnectRefused,

@@ -157,7 +157,7 @@ fn clients_fit(c: usize, per: usize, flag: &str, free: Option<u64>) -> Result<()
 
 /// The memory this machine has free for new work (`MemAvailable` in /proc/meminfo), bytes; None when unknown.
 fn mem_available() -> Option<u64> {
-    let text = crate::bounded::read_text_io(std::path::Path::new("/proc/meminfo"), 1 << 16).ok()?;
+    let text = crate::base::bounded::read_text_io(std::path::Path::new("/proc/meminfo"), 1 << 16).ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib.saturating_mul(1024))

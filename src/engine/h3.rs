@@ -139,7 +139,7 @@ impl Pool {
     }
 
     /// The thread's QUIC endpoint for the address family of `ep`, bound at its first use.
-    fn socket(&self, ep: &crate::target::Endpoint) -> Result<quinn::Endpoint, Failure> {
+    fn socket(&self, ep: &crate::base::target::Endpoint) -> Result<quinn::Endpoint, Failure> {
         let i = usize::from(ep.addr.is_ipv6());
         let mut sockets = self.sockets.borrow_mut();
         if let Some(s) = &sockets[i] {
@@ -401,7 +401,7 @@ struct Opened {
 /// the driver of the connection's control streams.
 async fn open(
     socket: &quinn::Endpoint,
-    ep: &crate::target::Endpoint,
+    ep: &crate::base::target::Endpoint,
     tls: &crate::plan::tls::TlsOptions,
     early_data: bool,
     limit: Duration,
@@ -454,7 +454,7 @@ async fn open(
 
 /// Where a QUIC endpoint's socket is bound: `--source-address` if given, else any address of `ep`'s family; the
 /// port the system's.
-fn local_address(ep: &crate::target::Endpoint) -> SocketAddr {
+fn local_address(ep: &crate::base::target::Endpoint) -> SocketAddr {
     let any = if ep.addr.is_ipv6() {
         std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
     } else {

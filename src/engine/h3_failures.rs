@@ -63,7 +63,8 @@ fn reason(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return String::new();
     }
-    let shown: String = crate::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 100).escape_debug().collect();
+    let shown: String =
+        crate::base::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 100).escape_debug().collect();
     format!(" (\"{shown}\")")
 }
 
@@ -78,7 +79,7 @@ pub(super) fn h3_connection_failure(quic: Option<&quinn::Connection>, e: &h3::er
             format!(
                 "the server broke HTTP/3's rules: {} ({}); hakaru closed the connection",
                 proto::code_text(code.value()),
-                crate::secrets::scrub_text(reason)
+                crate::base::secrets::scrub_text(reason)
             ),
         );
     }

@@ -37,13 +37,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::watch;
 
+use crate::base::load::{Arrival, LoadModel, Until};
+use crate::base::target::Scheme;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
-use crate::load::{Arrival, LoadModel, Until};
 use crate::metrics::{Breakdown, ErrorKind, StepMetrics, Window, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;
-use crate::target::Scheme;
 use crate::workload::Verdict;
 pub use fds::*;
 pub use preflight::*;
@@ -173,7 +173,7 @@ impl ThreadCtx {
 
     /// A closed loop's ramp, if any: the client loop asks before awaiting [`take_part`](Self::take_part), so a
     /// run without one builds no future for it per request.
-    fn ramp_of_clients(&self) -> Option<&crate::load::Ramp> {
+    fn ramp_of_clients(&self) -> Option<&crate::base::load::Ramp> {
         self.shared.plan.ramp.as_ref().filter(|_| self.schedule.is_none())
     }
 
@@ -204,7 +204,7 @@ impl ThreadCtx {
     }
 
     /// Where endpoint `i`'s connections go: a script's `setup` may give its thread another address.
-    fn endpoint(&self, i: usize) -> &crate::target::Endpoint {
+    fn endpoint(&self, i: usize) -> &crate::base::target::Endpoint {
         self.script.endpoint().unwrap_or(&self.shared.plan.endpoints[i])
     }
 
@@ -392,7 +392,7 @@ impl ThreadCtx {
                 Some(d) => d.error_text(answer.status),
                 None => Some(crate::protocol::status_text(answer.status)),
             };
-            m.first_error_reply = text.map(|t| crate::protocol::printable_text(crate::secrets::scrub_text(&t)));
+            m.first_error_reply = text.map(|t| crate::protocol::printable_text(crate::base::secrets::scrub_text(&t)));
         }
     }
 
@@ -735,7 +735,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
     }
     if let Some(why) = shared.script_failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
         // The run ends here, with what was measured: the next steps of a sweep are not run.
-        crate::stop::because(why);
+        crate::base::stop::because(why);
         interrupt.store(true, Ordering::Relaxed);
         interrupted = true;
     }

@@ -14,8 +14,8 @@ use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
-use crate::load::Ramp;
-use crate::timer::PreciseTimer;
+use crate::base::load::Ramp;
+use crate::base::timer::PreciseTimer;
 
 /// The instant every thread's schedule starts from: when each thread has its first client connected (or failed
 /// to connect), so that no thread's first slots are late by a connection's setup and the threads' slots

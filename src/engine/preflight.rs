@@ -13,7 +13,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
         return h3::preflight(plan);
     }
     // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
-    let shown = |ep: &crate::target::Endpoint| match plan.protocol {
+    let shown = |ep: &crate::base::target::Endpoint| match plan.protocol {
         crate::protocol::Protocol::Http => ep.to_string(),
         p => ep.kv_target(p.scheme()),
     };
@@ -87,7 +87,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
 /// The greeting (Redis AUTH, SELECT) and a PING tried once before the load: a wrong password or database, or a
 /// server that wants a password given none (`NOAUTH`), is bad input said in one line, not a million failures.
 pub(super) fn ping_now(
-    ep: &crate::target::Endpoint,
+    ep: &crate::base::target::Endpoint,
     g: Option<&crate::protocol::Greeting>,
     connect_limit: Duration,
     limit: Duration,
@@ -100,7 +100,7 @@ pub(super) fn ping_now(
     match reply.error {
         None => Ok(()),
         Some(error) => {
-            let said = crate::protocol::printable_text(crate::secrets::scrub_text(&error));
+            let said = crate::protocol::printable_text(crate::base::secrets::scrub_text(&error));
             let fix = if said.starts_with("NOAUTH") {
                 "it wants a password: give it in the URL, ':PASSWORD@' before the host ('USER:PASSWORD@' for an ACL \
                  user)"
@@ -137,11 +137,11 @@ pub(super) fn other_protocol(asked: crate::protocol::Protocol, got: &[u8]) -> Op
 /// A blocking connection to `ep`, greeted (AUTH, SELECT) by `deadline`: an error reply refuses it, in words that
 /// never hold the password.
 pub(super) fn greeted(
-    ep: &crate::target::Endpoint,
+    ep: &crate::base::target::Endpoint,
     greeting: Option<&crate::protocol::Greeting>,
     connect_limit: Duration,
     limit: Duration,
-) -> Result<crate::target::Stream, String> {
+) -> Result<crate::base::target::Stream, String> {
     let mut s = ep.connect_blocking(connect_limit).map_err(|e| format!("cannot connect ({e})"))?;
     let deadline = Instant::now() + limit;
     if let Some(g) = greeting {
@@ -170,7 +170,7 @@ pub(super) struct Asked {
 
 /// Sends one command on a blocking connection and reads its one reply by `deadline`.
 pub(super) fn ask(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     protocol: crate::protocol::Protocol,
     command: &std::sync::Arc<[u8]>,
     deadline: Instant,
@@ -208,7 +208,7 @@ pub(super) fn ask(
 /// Reads from a blocking connection until `take` says the bytes so far make a whole reply, by `deadline`: the one
 /// read loop of the checks before the load (greeting, setup, survey), which a dripping server cannot stretch.
 pub(super) fn read_by(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     deadline: Instant,
     what: &str,
     mut take: impl FnMut(&[u8]) -> Result<bool, String>,
@@ -276,7 +276,7 @@ pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u
 /// `ssl_verify_client on` answers 400 and others end the connection. A server that only asks (optional client
 /// authentication, as Kubernetes' API server) and answers is left to the run. None: nothing to refuse.
 async fn refused_without_certificate(
-    ep: &crate::target::Endpoint,
+    ep: &crate::base::target::Endpoint,
     tls: &super::tls::Tls,
     request: &crate::protocol::PreparedRequest,
     timeout: std::time::Duration,

@@ -6,8 +6,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::failure::Failure;
+use crate::base::target::{Endpoint, Proxy};
 use crate::metrics::ErrorKind;
-use crate::target::{Endpoint, Proxy};
 
 /// The longest answer head to CONNECT taken: a proxy's is a status line and a few headers.
 const MAX_HEAD: usize = 16 * 1024;
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn connect_names_the_target_with_its_port_and_sends_the_credentials_only_to_the_proxy() {
-        let ep = Endpoint::resolve(crate::target::Scheme::Https, "::1", 443).unwrap();
+        let ep = Endpoint::resolve(crate::base::target::Scheme::Https, "::1", 443).unwrap();
         let text = String::from_utf8(connect_request(&ep, &proxy(Some("Basic dTpw")))).unwrap();
         assert_eq!(text, "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\nProxy-Authorization: Basic dTpw\r\n\r\n");
     }

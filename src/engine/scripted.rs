@@ -5,11 +5,11 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
+use crate::base::target::Endpoint;
 use crate::plan::RunPlan;
 use crate::protocol::http::Kept;
 use crate::protocol::{Answer, AnyDecoder};
 use crate::script::{self, Shape};
-use crate::target::Endpoint;
 use crate::template::ThreadTemplate;
 
 /// A load thread's script or template, if the plan has one.

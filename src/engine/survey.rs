@@ -56,7 +56,7 @@ pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Resul
 /// The keys template `t` writes or deletes: the words the server names as written keys for its sample (Redis),
 /// else the table's; keys no one can name count as unknown, which is not hakaru's.
 fn written_by(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     protocol: Protocol,
     t: &Template,
     limit: Duration,
@@ -89,7 +89,7 @@ fn written_by(
 /// Redis's own answer: the keys the sample command writes or deletes (`COMMAND GETKEYSANDFLAGS`, Redis 7; else
 /// `COMMAND GETKEYS` and the command's `write` flag from `COMMAND INFO`). None when the server cannot say.
 fn redis_written_keys(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     sample: &[Vec<u8>],
     limit: Duration,
 ) -> Result<Option<Vec<Vec<u8>>>, String> {
@@ -234,7 +234,7 @@ fn number(value: &[u8], what: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("the reply to {what} is not a count: {}", String::from_utf8_lossy(value)))
 }
 
-fn redis_dbsize(s: &mut crate::target::Stream, deadline: Instant) -> Result<u64, String> {
+fn redis_dbsize(s: &mut crate::base::target::Stream, deadline: Instant) -> Result<u64, String> {
     let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&[b"DBSIZE"])), deadline, "DBSIZE")?;
     if let Some(e) = reply.error {
         return Err(format!("the server refused DBSIZE: {e}"));
@@ -243,7 +243,11 @@ fn redis_dbsize(s: &mut crate::target::Stream, deadline: Instant) -> Result<u64,
 }
 
 /// `EXISTS k1 ... kN`: how many of the keys exist.
-fn redis_existing(s: &mut crate::target::Stream, keys: &[Vec<u8>], deadline: Instant) -> Result<Option<u64>, String> {
+fn redis_existing(
+    s: &mut crate::base::target::Stream,
+    keys: &[Vec<u8>],
+    deadline: Instant,
+) -> Result<Option<u64>, String> {
     let mut args: Vec<&[u8]> = vec![b"EXISTS"];
     args.extend(keys.iter().map(Vec::as_slice));
     let reply = ask(s, Protocol::Resp, &Arc::from(resp::encode(&args)), deadline, "EXISTS")?;
@@ -255,7 +259,7 @@ fn redis_existing(s: &mut crate::target::Stream, keys: &[Vec<u8>], deadline: Ins
 
 /// Reads until `done` says the bytes so far are a whole reply, by `deadline`, at most [`MAX_REPLY`] bytes (`read_by`).
 fn read_until(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     protocol: Protocol,
     deadline: Instant,
     what: &str,
@@ -280,7 +284,7 @@ fn ends_with_line(got: &[u8], last: &[u8]) -> bool {
         || got.starts_with(b"SERVER_ERROR")
 }
 
-fn memcached_items(s: &mut crate::target::Stream, deadline: Instant) -> Result<u64, String> {
+fn memcached_items(s: &mut crate::base::target::Stream, deadline: Instant) -> Result<u64, String> {
     s.write_all(&memcache::encode_line(&[b"stats"])).map_err(|e| format!("sending stats: {e}"))?;
     let got = read_until(s, Protocol::Memcache, deadline, "stats", |g| {
         g.len() >= 5 && (g == b"END\r\n" || ends_with_line(g, b"\r\nEND\r\n"))
@@ -295,7 +299,7 @@ fn memcached_items(s: &mut crate::target::Stream, deadline: Instant) -> Result<u
 /// memcached's meta get without flags answers `HD` for a key that exists and `EN` for one that does not, without
 /// its value; `mn` closes the batch with `MN`. A server without meta commands answers `ERROR`: None.
 fn memcached_existing(
-    s: &mut crate::target::Stream,
+    s: &mut crate::base::target::Stream,
     keys: &[Vec<u8>],
     deadline: Instant,
 ) -> Result<Option<u64>, String> {

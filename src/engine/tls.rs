@@ -85,7 +85,7 @@ fn client_config(opts: &TlsOptions, insecure: bool) -> (rustls::ClientConfig, Ar
     let mut config = if insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(crate::tls::AcceptAnyCertificate(provider)))
+            .with_custom_certificate_verifier(Arc::new(crate::base::tls::AcceptAnyCertificate(provider)))
             .with_client_cert_resolver(Arc::clone(&client) as Arc<dyn ResolvesClientCert>)
     } else {
         let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };

@@ -247,7 +247,7 @@ impl WsLink {
                 let why = format!(
                     "the server closed the WebSocket with {} {}",
                     code.map_or("no status".to_string(), |c| c.to_string()),
-                    crate::secrets::scrub_text(&self.decoder.close_reason())
+                    crate::base::secrets::scrub_text(&self.decoder.close_reason())
                 );
                 // The closing handshake answered: the server's code sent back (RFC 6455 5.5.1).
                 let payload = code.map(|c| c.to_be_bytes().to_vec()).unwrap_or_default();
@@ -291,7 +291,7 @@ impl WsLink {
                 let shown = crate::protocol::http::response::quote(&got[..got.len().min(60)]);
                 Err(Failure::new(
                     ErrorKind::WrongValue,
-                    format!("the answer was not --expect's: \"{}\"", crate::secrets::scrub_text(&shown)),
+                    format!("the answer was not --expect's: \"{}\"", crate::base::secrets::scrub_text(&shown)),
                 ))
             }
             _ => Ok(()),

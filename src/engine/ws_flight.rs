@@ -254,7 +254,7 @@ impl Link for Slot {
                         ErrorKind::WsNoId,
                         format!(
                             "the message sent had no id at {pointer}: \"{}\"",
-                            crate::secrets::scrub_text(&shown).escape_debug()
+                            crate::base::secrets::scrub_text(&shown).escape_debug()
                         ),
                     ));
                 }

@@ -8,7 +8,7 @@ pub struct Json;
 impl Exporter for Json {
     fn render(&self, doc: &ResultDocument) -> String {
         // Every string scrubbed of secrets on the way out, whatever the document already redacted.
-        let mut s = crate::secrets::scrubbed_json(doc).expect("the result document is plain data");
+        let mut s = crate::base::secrets::scrubbed_json(doc).expect("the result document is plain data");
         s.push('\n');
         s
     }

@@ -1,7 +1,7 @@
 //! The table a sweep or a capacity search prints as its steps end: one line per step, then the findings.
 
+use crate::base::units::format_micros;
 use crate::result::StepResult;
-use crate::units::format_micros;
 
 /// The header line; `rates` for open-loop steps (target and achieved rate instead of clients).
 pub fn table_header(rates: bool, probe_names: &[&str]) -> String {

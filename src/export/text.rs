@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use super::Exporter;
+use crate::base::units::{count_of, format_bytes, format_micros};
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{ErrorKind, LatencyHistogram};
 use crate::result::{CapacityAnswer, ResultDocument, RunsSummary, Spread, StepResult, ThresholdResult, percentile_key};
-use crate::units::{count_of, format_bytes, format_micros};
 
 pub struct Text;
 
@@ -36,8 +36,8 @@ impl Exporter for Text {
             "hakaru {}  {}\n  {protocol}{}, {}{keepalive}, {}, timeout {}s",
             s.command,
             s.targets.join(" "),
-            crate::units::count_of(s.connections as u64, "connection"),
-            crate::units::count_of(s.threads as u64, "thread"),
+            crate::base::units::count_of(s.connections as u64, "connection"),
+            crate::base::units::count_of(s.threads as u64, "thread"),
             limit,
             s.timeout_s
         );
@@ -441,9 +441,9 @@ fn http2_lines(out: &mut String, h: &crate::result::Http2Report) {
     let _ = writeln!(
         out,
         "  headers      {} sent, {} received (decoded {}: space savings {:.2} %)",
-        crate::units::format_bytes(h.header_bytes_out as f64),
-        crate::units::format_bytes(h.header_bytes_in as f64),
-        crate::units::format_bytes(h.header_bytes_in_decoded as f64),
+        crate::base::units::format_bytes(h.header_bytes_out as f64),
+        crate::base::units::format_bytes(h.header_bytes_in as f64),
+        crate::base::units::format_bytes(h.header_bytes_in_decoded as f64),
         h.header_savings * 100.0
     );
 }

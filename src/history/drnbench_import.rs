@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::export::drnbench::DRNBENCH_COLUMNS;
 use crate::inputs::drnbench::{CsvError, DrnbenchRow, parse};
 use crate::metrics::{StatusSet, StepMetrics};
-use crate::provenance::Provenance;
+use crate::result::provenance::Provenance;
 use crate::result::{ResultDocument, SCHEMA, Settings, StepLoad, StepResult, SweepSettings};
 
 /// What a drnbench CSV does not hold, said in every imported document.

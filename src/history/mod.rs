@@ -122,7 +122,7 @@ pub(super) fn check_file(path: &Path) -> Result<()> {
     let bad = |why: String| HistoryError::BadInput(format!("--db '{}': {why}", path.display()));
     let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
     if !meta.is_file() {
-        let kind = crate::bounded::kind_of(&meta.file_type());
+        let kind = crate::base::bounded::kind_of(&meta.file_type());
         return Err(bad(format!("{kind}, not a history database; give a file (--db FILE, or a new path)")));
     }
     let mut head = [0u8; 16];
@@ -202,9 +202,9 @@ pub fn parse_label(text: &str) -> std::result::Result<(String, String), String> 
 }
 
 /// Replaces secrets in a document: a secret label, a script's arguments, every string (see
-/// [`crate::secrets::scrub_document`]).
+/// [`crate::base::secrets::scrub_document`]).
 pub fn scrub_secrets(v: &mut Value) {
-    crate::secrets::scrub_document(v);
+    crate::base::secrets::scrub_document(v);
 }
 
 /// A stored result as the listing shows it.

@@ -25,12 +25,12 @@ impl Recorder {
     pub fn new(label_values: &[String], db: Option<&Path>, no_history: bool) -> Result<Recorder, UsageError> {
         let mut labels = labels(label_values)?;
         labels.retain(|k, v| {
-            let secret = crate::secrets::is_secret_label(k, v);
+            let secret = crate::base::secrets::is_secret_label(k, v);
             if secret {
                 eprintln!(
                     "hakaru: warning: --label {}=...: it names or holds a secret, so it is kept nowhere (not in the \
                      result, the history or --prometheus-rw)",
-                    crate::secrets::scrub_text(k)
+                    crate::base::secrets::scrub_text(k)
                 );
             }
             !secret
@@ -51,7 +51,7 @@ impl Recorder {
     }
 }
 
-impl crate::session::Sink for Recorder {
+impl crate::run::session::Sink for Recorder {
     fn labels(&self) -> BTreeMap<String, String> {
         self.labels.clone()
     }

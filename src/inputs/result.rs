@@ -156,14 +156,14 @@ pub fn read_text(path: &Path, text: &str) -> Result<Contents, ReadError> {
 
 /// Reads a result file of either kind.
 pub fn read_file(path: &Path) -> Result<Contents, ReadError> {
-    let text = crate::bounded::read_text_io(path, crate::bounded::RESULT).map_err(ReadError::Unreadable)?;
+    let text = crate::base::bounded::read_text_io(path, crate::base::bounded::RESULT).map_err(ReadError::Unreadable)?;
     read_text(path, &text)
 }
 
 /// Reads a file that must be a result document, whatever its name (`merge`, a study's cases); never
 /// [`ReadError::Drnbench`].
 pub fn read_document(path: &Path) -> Result<ResultDocument, ReadError> {
-    let text = crate::bounded::read_text_io(path, crate::bounded::RESULT).map_err(ReadError::Unreadable)?;
+    let text = crate::base::bounded::read_text_io(path, crate::base::bounded::RESULT).map_err(ReadError::Unreadable)?;
     parse_document(&text)
 }
 

@@ -56,8 +56,8 @@ pub enum ManifestError {
 
 /// The cases of the study in `dir`, in the manifest's order.
 pub fn read_cases(dir: &Path) -> Result<Vec<StudyCase>, ManifestError> {
-    let text =
-        crate::bounded::read_text_io(&dir.join(MANIFEST), crate::bounded::RESULT).map_err(ManifestError::Unreadable)?;
+    let text = crate::base::bounded::read_text_io(&dir.join(MANIFEST), crate::base::bounded::RESULT)
+        .map_err(ManifestError::Unreadable)?;
     // Read by its first character rather than as an untagged enum, so an error keeps its line and column.
     if text.trim_start().starts_with('[') {
         serde_json::from_str::<Vec<StudyCase>>(&text)

@@ -24,7 +24,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, Gauge, GraphType, Paragraph};
 
 use super::{LiveView, Phase, lock};
-use crate::units::format_micros;
+use crate::base::units::format_micros;
 
 /// The shortest time between two drawings: ten a second at most.
 const FRAME: Duration = Duration::from_millis(100);
@@ -189,8 +189,8 @@ fn header(v: &LiveView) -> Line<'static> {
 
 fn progress(v: &LiveView) -> Gauge<'static> {
     let of = match v.until {
-        crate::load::Until::Duration(d) => format!("{:.0} s of {:.0} s", v.elapsed_s, d.as_secs_f64()),
-        crate::load::Until::Requests(n) => format!("{} of {n} requests", v.completed),
+        crate::base::load::Until::Duration(d) => format!("{:.0} s of {:.0} s", v.elapsed_s, d.as_secs_f64()),
+        crate::base::load::Until::Requests(n) => format!("{} of {n} requests", v.completed),
     };
     Gauge::default()
         .gauge_style(Style::default().fg(Color::Green).bg(Color::DarkGray))

@@ -5,6 +5,7 @@
 //! document, so what was last shown and pushed is what the document says.
 
 pub mod dashboard;
+pub mod progress;
 pub mod prometheus;
 mod remote_write;
 
@@ -13,11 +14,11 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::load::{LoadModel, Until};
+use crate::base::load::{LoadModel, Until};
+use crate::live::progress::Progress;
 use crate::metrics::{ErrorKind, LatencyHistogram, Window};
 use crate::monitor::ProcessMonitor;
 use crate::plan::RunPlan;
-use crate::progress::Progress;
 use crate::result::StepResult;
 
 /// How many windows the charts keep: the last minute at one window a second.
@@ -295,7 +296,7 @@ impl Live {
     /// Starts what the first plan asks for: the dashboard when `tui` and standard error is a terminal (not with
     /// `quiet`), the pusher with `--prometheus-rw`. `labels` are the run's `--label`s.
     pub fn start(plan: &RunPlan, labels: &BTreeMap<String, String>, run_id: &str) -> Live {
-        let target = crate::secrets::scrub_text(&plan.settings.targets.join(" "));
+        let target = crate::base::secrets::scrub_text(&plan.settings.targets.join(" "));
         let view = Arc::new(Mutex::new(LiveView::new(run_id.into(), plan.settings.command.clone(), target)));
         let terminal = std::io::stderr().is_terminal();
         let dashboard = (plan.live.tui && !plan.quiet && terminal)

@@ -243,7 +243,7 @@ fn now_ms() -> i64 {
 /// and warned about.
 fn send_all(
     queue: &Queue,
-    url: &crate::target::ParsedUrl,
+    url: &crate::base::target::ParsedUrl,
     shown: &str,
     timeout: Duration,
     warnings: &Mutex<Vec<String>>,
@@ -273,7 +273,7 @@ fn send_all(
                 Err(e) => (Err(e), true),
             };
             if let Err(e) = &outcome {
-                lock().retrying = Some(crate::secrets::scrub_text(e));
+                lock().retrying = Some(crate::base::secrets::scrub_text(e));
             }
             if !retry || tries == TRIES || Instant::now() + wait >= deadline {
                 break;
@@ -283,7 +283,7 @@ fn send_all(
         }
         lock().retrying = None;
         if let Err(e) = outcome {
-            let e = crate::secrets::scrub_text(&e);
+            let e = crate::base::secrets::scrub_text(&e);
             {
                 let mut t = lock();
                 t.failed += 1;
@@ -314,7 +314,7 @@ fn quote(answer: &[u8]) -> String {
 fn user_labels(labels: &BTreeMap<String, String>) -> Vec<(String, String)> {
     labels
         .iter()
-        .filter(|(k, v)| !crate::secrets::is_secret_label(k, v))
+        .filter(|(k, v)| !crate::base::secrets::is_secret_label(k, v))
         .map(|(k, v)| {
             let mut name: String = k.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
             if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name.starts_with("__") {
@@ -332,7 +332,7 @@ fn user_labels(labels: &BTreeMap<String, String>) -> Vec<(String, String)> {
 fn series(v: &LiveView, user: &[(String, String)]) -> Vec<Series> {
     let mut common: Vec<(String, String)> = user.to_vec();
     for (k, val) in [("run_id", &v.run_id), ("target", &v.target), ("step", &v.step)] {
-        common.push((k.into(), crate::secrets::scrub_text(val)));
+        common.push((k.into(), crate::base::secrets::scrub_text(val)));
     }
     common.push(("phase".into(), v.phase.name().into()));
     let one = |name: &str, extra: &[(&str, String)], value: f64| {

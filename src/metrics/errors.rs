@@ -728,7 +728,7 @@ impl ErrorTally {
         let i = kind.index();
         self.counts[i] += 1;
         if self.samples[i].is_none() {
-            self.samples[i] = Some(crate::protocol::printable_text(crate::secrets::scrub_text(&sample())));
+            self.samples[i] = Some(crate::protocol::printable_text(crate::base::secrets::scrub_text(&sample())));
         }
     }
 

@@ -7,6 +7,7 @@ pub mod events;
 pub mod histogram;
 pub mod phases;
 pub mod quic;
+pub mod stats;
 pub mod status;
 pub mod timeline;
 mod window;

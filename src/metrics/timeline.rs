@@ -133,8 +133,8 @@ impl Timeline<'_> {
             if (ratio >= P99_DRIFT || ratio <= 1.0 / P99_DRIFT) && p0.abs_diff(p1) >= P99_DRIFT_FLOOR_US {
                 said.push(format!(
                     "p99 went from {} to {} ({ratio:.1} times)",
-                    crate::units::format_micros(p0 as f64),
-                    crate::units::format_micros(p1 as f64)
+                    crate::base::units::format_micros(p0 as f64),
+                    crate::base::units::format_micros(p1 as f64)
                 ));
             }
         }
@@ -143,7 +143,7 @@ impl Timeline<'_> {
                 "the step drifted: between its first and last third ({} windows of {} each), {}; its totals \
                  average over a load that changed",
                 third,
-                crate::units::format_micros(self.width * 1e6),
+                crate::base::units::format_micros(self.width * 1e6),
                 said.join(" and ")
             )
         })

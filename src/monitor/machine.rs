@@ -182,14 +182,14 @@ impl MachineLimit {
                 "the server and hakaru share {} (CPU {}), {busy_percent:.0} % busy {at} (the server {server_percent:.0} \
                  % CPU, hakaru {generator_percent:.0} %): that is the limit, and the figures measure the two \
                  sharing it; give each cores of its own (taskset -c) or run hakaru on another machine",
-                crate::units::count_of(cpus.len() as u64, "core"),
+                crate::base::units::count_of(cpus.len() as u64, "core"),
                 cpu_list(cpus)
             ),
             MachineLimit::OtherWork { cpus, busy_percent, others_percent } => format!(
                 "the machine was busy with other work: the server's and hakaru's {} (CPU {}) were {busy_percent:.0} \
                  % busy {at}, {others_percent:.0} % CPU of it other programs': that may be the limit, and the \
                  figures measure the sharing with that work; run on a quiet machine",
-                crate::units::count_of(cpus.len() as u64, "core"),
+                crate::base::units::count_of(cpus.len() as u64, "core"),
                 cpu_list(cpus)
             ),
         }

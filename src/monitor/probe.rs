@@ -5,10 +5,10 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use crate::base::target::{Endpoint, ParsedUrl, Scheme};
 use crate::error::UsageError;
 use crate::protocol::ResponseDecoder;
 use crate::protocol::http::HttpDecoder;
-use crate::target::{Endpoint, ParsedUrl, Scheme};
 
 /// A status document larger than this is not a status document.
 const MAX_ANSWER: usize = 8 * 1024 * 1024;
@@ -33,7 +33,7 @@ impl Probe {
     pub fn parse(spec: &str) -> Result<Probe, UsageError> {
         // The spec is kept and shown with its secrets hidden (a password in the URL, a token in its query); the
         // parsed URL keeps them for the request.
-        let shown = crate::secrets::redact_secret(spec);
+        let shown = crate::base::secrets::redact_secret(spec);
         let bad = |why: String| UsageError::new(format!("--probe '{shown}': {why}"));
         // A URL cannot hold a raw '#' before its fragment, so the first one starts the pointer.
         let Some((url, pointer)) = spec.split_once('#') else {

@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::secrets::{excerpt, excerpt_quoted};
+use crate::base::secrets::{excerpt, excerpt_quoted};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -109,8 +109,8 @@ std::thread_local! {
 
 /// Reads a pattern file; the error names the file, the line and column where known, and the fix.
 pub fn load(path: &Path) -> Result<PatternSet, String> {
-    let text =
-        crate::bounded::read_text(path, crate::bounded::PATTERNS).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::base::bounded::read_text(path, crate::base::bounded::PATTERNS)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     parse(&text).map_err(|e| format!("{}:{e}", path.display()))
 }
 

@@ -632,16 +632,16 @@ fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), Us
     if file.as_os_str() == "-" {
         // Standard input has no size to look at first: read at most one byte more than the cap.
         stdin
-            .take(crate::bounded::TERMS + 1)
+            .take(crate::base::bounded::TERMS + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
-        if bytes.len() as u64 > crate::bounded::TERMS {
+        if bytes.len() as u64 > crate::base::bounded::TERMS {
             return Err(UsageError::new("stdin: more than the 64 MiB it may have; give a smaller input"));
         }
         return Ok(("stdin".into(), bytes));
     }
     let name = file.display().to_string();
-    bytes = crate::bounded::read(file, crate::bounded::TERMS)
+    bytes = crate::base::bounded::read(file, crate::base::bounded::TERMS)
         .map_err(|e| UsageError::new(format!("{name}: {e} (or - for stdin)")))?;
     Ok((name, bytes))
 }

@@ -100,7 +100,7 @@ impl Builder {
         // the line names the whole URL for a proxy.
         let absolute = endpoints.iter().any(|&i| self.endpoints[i].proxy.as_deref().is_some_and(|p| !p.tunnel));
         let label = match http2 || absolute {
-            true => crate::secrets::redact_secret(&format!("{method} {target}")).into(),
+            true => crate::base::secrets::redact_secret(&format!("{method} {target}")).into(),
             false => Box::default(),
         };
         RequestSpec { endpoints, prepared, timeout, group: 0, label }
@@ -123,7 +123,7 @@ impl Builder {
                     UsageError::new(format!(
                         "--patterns {}: pattern '{}': {e}",
                         file.display(),
-                        crate::secrets::excerpt(&p.path)
+                        crate::base::secrets::excerpt(&p.path)
                     ))
                 };
                 check_pattern(p.fields()).map_err(in_file)?;

@@ -1,8 +1,8 @@
 //! `--connect-to HOST:PORT:ADDR:PORT` (curl's): the URLs of one host and port are connected to another address,
 //! named without DNS being asked for the URL's host; the Host header, SNI and the certificate check stay the URL's.
 
+use crate::base::target::{Endpoint, Scheme};
 use crate::error::UsageError;
-use crate::target::{Endpoint, Scheme};
 
 /// One rule: the URL's host and port it takes (None: any), and where connections go instead.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -49,12 +49,12 @@ pub(super) fn template_urls(
     if url[..path_at].contains("{{") {
         return Err(UsageError::new(format!(
             "URL '{}': templates go in the path, the headers and the body, not the host or port",
-            crate::target::shown(url)
+            crate::base::target::shown(url)
         )));
     }
     let path_text = if path_at == url.len() { "/" } else { &url[path_at..] };
     let path = Text::parse(path_text, columns.as_deref())
-        .map_err(|why| UsageError::new(format!("URL '{}': {why}", crate::target::shown(url))))?;
+        .map_err(|why| UsageError::new(format!("URL '{}': {why}", crate::base::target::shown(url))))?;
     let masked = format!("{}{}", &url[..path_at], path.sample("x"));
     Ok((vec![masked], Some(DataPlan { rows, path })))
 }

@@ -39,7 +39,7 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError>
     };
     let max_bytes = match &a.events_max_bytes {
         None => DEFAULT_MAX_BYTES,
-        Some(v) => match crate::units::parse_size(v) {
+        Some(v) => match crate::base::units::parse_size(v) {
             Ok(0) => return Err(UsageError::new(format!("--events-max-bytes '{v}': must be more than 0; try 64MiB"))),
             Ok(n) => n,
             Err(e) => {

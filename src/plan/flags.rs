@@ -84,7 +84,7 @@ pub fn flag_pace_window(value: &str) -> Result<Duration, UsageError> {
 /// connection while a head or line is incomplete.
 pub fn flag_max_line(value: &str) -> Result<usize, UsageError> {
     let bad = |why: String| UsageError::new(format!("--max-line '{value}': {why}"));
-    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 1MiB, e.g. --max-line 64KiB")));
     }
@@ -98,7 +98,7 @@ pub const DEFAULT_MAX_HEADER_LIST: usize = 64 * 1024;
 /// (each field's name, value and 32 bytes), advertised in the client's SETTINGS.
 pub fn flag_max_header_list(value: &str) -> Result<usize, UsageError> {
     let bad = |why: String| UsageError::new(format!("--max-header-list '{value}': {why}"));
-    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=64 * 1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 64MiB, e.g. --max-header-list 1MiB")));
     }
@@ -108,8 +108,8 @@ pub fn flag_max_header_list(value: &str) -> Result<usize, UsageError> {
 /// The largest `--body-file` read: the body is held in memory once per request and endpoint.
 pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
 
-/// Reads `--body-file` (see [`crate::bounded`]: a regular file of at most 64 MiB).
+/// Reads `--body-file` (see [`crate::base::bounded`]: a regular file of at most 64 MiB).
 pub(super) fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    crate::bounded::read(path, crate::bounded::BODY)
+    crate::base::bounded::read(path, crate::base::bounded::BODY)
         .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))
 }

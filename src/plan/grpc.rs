@@ -69,7 +69,7 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
     let json = match (&a.body, &a.body_file) {
         (Some(b), _) => b.clone(),
         (None, Some(path)) => {
-            let bytes = crate::bounded::read(path, crate::bounded::BODY)
+            let bytes = crate::base::bounded::read(path, crate::base::bounded::BODY)
                 .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))?;
             String::from_utf8(bytes).map_err(|_| {
                 UsageError::new(format!(
@@ -127,8 +127,11 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
             args.headers.push(format!("{name}: {value}"));
         }
     }
-    let targets =
-        a.urls.iter().map(|u| format!("{}{path}", crate::secrets::redact_secret(u).trim_end_matches('/'))).collect();
+    let targets = a
+        .urls
+        .iter()
+        .map(|u| format!("{}{path}", crate::base::secrets::redact_secret(u).trim_end_matches('/')))
+        .collect();
     Ok(Some(GrpcRequest { args, body, targets, messages_per_call, messages, settings }))
 }
 
@@ -149,7 +152,7 @@ fn metadata(json: Option<&str>) -> Result<Vec<String>, UsageError> {
 
 /// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path, `grpcs://` as `https://`.
 fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
-    let shown = crate::target::shown(url);
+    let shown = crate::base::target::shown(url);
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     // grpcs:// is https:// with --http2: TLS offering ALPN h2, -k for a self-signed certificate.
     let http = if scheme.eq_ignore_ascii_case("grpcs") { "https" } else { "http" };
@@ -171,7 +174,7 @@ fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), 
     }
     if let Some(set) = a.protoset.as_deref() {
         let shown = set.display();
-        let bytes = crate::bounded::read(set, crate::bounded::BODY)
+        let bytes = crate::base::bounded::read(set, crate::base::bounded::BODY)
             .map_err(|why| UsageError::new(format!("--protoset '{shown}': {why}")))?;
         let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
             UsageError::new(format!(
@@ -216,12 +219,12 @@ fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), 
 }
 
 fn shown(url: &str) -> String {
-    crate::target::shown(&crate::secrets::redact_secret(url))
+    crate::base::target::shown(&crate::base::secrets::redact_secret(url))
 }
 
 /// One server reflection call to `url` for the file defining `service`, within `--timeout`.
 fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, UsageError> {
-    use crate::target::{Endpoint, ParsedUrl, Scheme};
+    use crate::base::target::{Endpoint, ParsedUrl, Scheme};
     let bad = |why: String| UsageError::new(format!("URL '{}': server reflection: {why}", shown(url)));
     // The reflection call is made with the web's roots (or -k) on a direct connection; what would change how the
     // run's connections reach the server is not applied to it yet, so it is not silently left out.
@@ -241,8 +244,8 @@ fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, Us
     }
     let parsed = ParsedUrl::parse(&http_url(url, "/")?).map_err(bad)?;
     let endpoint = Endpoint::resolve(parsed.scheme, &parsed.host, parsed.port).map_err(bad)?;
-    let tls =
-        (parsed.scheme == Scheme::Https).then(|| std::sync::Arc::new(crate::tls::client_config(a.insecure, true)));
+    let tls = (parsed.scheme == Scheme::Https)
+        .then(|| std::sync::Arc::new(crate::base::tls::client_config(a.insecure, true)));
     let metadata = a
         .headers
         .iter()
@@ -330,11 +333,11 @@ fn call_body(framing: Framing, method: &MethodDescriptor, json: &str, flag: &str
     }
     let n = if streams { framing.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
     let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
-    if body.len() as u64 > crate::bounded::BODY {
+    if body.len() as u64 > crate::base::bounded::BODY {
         return Err(UsageError::new(format!(
             "--stream-messages {n}: a call of {} bytes, more than hakaru sends ({} at most); send fewer messages",
             body.len(),
-            crate::bounded::BODY
+            crate::base::bounded::BODY
         ))
         .into());
     }
@@ -370,7 +373,7 @@ fn gzip(a: &RequestArgs) -> Result<bool, UsageError> {
 /// at once). Refused on a method that sends one message a call.
 fn stream_interval(a: &RequestArgs, method: &MethodDescriptor) -> Result<Option<std::time::Duration>, UsageError> {
     let Some(interval) = a.stream_interval.as_deref() else { return Ok(None) };
-    let d = crate::units::parse_flag_duration(interval)
+    let d = crate::base::units::parse_flag_duration(interval)
         .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
     if d.is_zero() {
         return Ok(None);

@@ -1,9 +1,9 @@
 //! `--http3` checked: the flags it does not take yet and the URLs it needs (https://, a host and port reached
 //! over UDP), each refused in one line before any load.
 
+use crate::base::target::{Endpoint, Scheme};
 use crate::cli::args::{RequestArgs, TlsVersionArg};
 use crate::error::UsageError;
-use crate::target::{Endpoint, Scheme};
 
 /// The flags `--http3` cannot be given with (yet, or ever: HTTP/3 is TLS 1.3 over UDP).
 pub(super) fn check_flags(a: &RequestArgs) -> Result<(), UsageError> {

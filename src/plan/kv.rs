@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
+use crate::base::target::{Endpoint, Scheme, percent_decode, split_host_port};
 use crate::cli::args::{KvArgs, KvSweep, LoadArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
-use crate::target::{Endpoint, Scheme, percent_decode, split_host_port};
 use crate::workload::Workload;
 use crate::workload::command::{Command, Mix, WordKey};
 use crate::workload::keys::KeyPattern;
@@ -177,7 +177,7 @@ fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>
     let mut hello: Option<Option<Greeting>> = None;
     for url in urls {
         let u = parse_url(url)?;
-        let shown = crate::secrets::redact_secret(url);
+        let shown = crate::base::secrets::redact_secret(url);
         if protocol.is_some_and(|q| q != u.protocol) {
             return Err(UsageError::new(format!(
                 "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
@@ -228,7 +228,7 @@ fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
 /// Kyoto's rnum is per client: the step's budget is rnum for each of its connections (a segment's too).
 fn per_client(mut plan: RunPlan, rnum: u64) -> RunPlan {
     let n = rnum.saturating_mul(plan.connections as u64);
-    plan.stop = crate::load::Until::Requests(n);
+    plan.stop = crate::base::load::Until::Requests(n);
     plan.settings.requests = Some(n);
     // A segment's whole plan is rnum for each of all the agents' clients, so its share is this segment's.
     if let Some(whole) = plan.settings.whole_plan.as_mut() {
@@ -359,7 +359,7 @@ fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, U
     if protocol != Protocol::Resp {
         return Err(UsageError::new(format!("--script {}: scripts run on Redis; memcached has none", path.display())));
     }
-    let text = crate::bounded::read(path, crate::bounded::SMALL)
+    let text = crate::base::bounded::read(path, crate::base::bounded::SMALL)
         .map_err(|e| UsageError::new(format!("--script {}: {e}", path.display())))?;
     let sha = sha1_smol::Sha1::from(&text).digest().to_string();
     Ok(Some((sha, text)))
@@ -450,7 +450,7 @@ impl KvPlan {
             connection_rate: None,
             pace_window: super::PACE_WINDOW,
             connect_to: Vec::new(),
-            targets: a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect(),
+            targets: a.urls.iter().map(|u| crate::base::secrets::redact_secret(u)).collect(),
             body_bytes: value_max,
             // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless
             // the workload expected it.

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use crate::base::target::{Endpoint, ParsedUrl, Scheme};
 use crate::cli::args::LiveArgs;
 use crate::error::UsageError;
-use crate::target::{Endpoint, ParsedUrl, Scheme};
 
 /// The longest remote-write URL taken: an endpoint's address, not a document.
 const MAX_PUSH_URL: usize = 2048;
@@ -55,7 +55,7 @@ fn push_interval(value: &str) -> Result<Duration, UsageError> {
 /// The URL parsed, its scheme and length checked and its host resolved, so a typo is bad input before the load
 /// rather than a warning per push.
 fn push_url(url: &str) -> Result<PushPlan, UsageError> {
-    let shown = crate::target::shown(url);
+    let shown = crate::base::target::shown(url);
     let bad = |why: &str| UsageError::new(format!("--prometheus-rw '{shown}': {why}"));
     if url.len() > MAX_PUSH_URL {
         return Err(bad(&format!(

@@ -27,9 +27,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::base::load::{Arrival, LoadModel, Ramp, Until};
+use crate::base::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
+use crate::base::units::parse_flag_duration;
 use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
 use crate::error::UsageError;
-use crate::load::{Arrival, LoadModel, Ramp, Until};
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
@@ -39,8 +41,6 @@ use crate::protocol::http::request::write_request;
 use crate::protocol::http::request::{check_header, check_method, check_target};
 use crate::protocol::{Greeting, PreparedRequest, Protocol};
 use crate::result::Settings;
-use crate::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
-use crate::units::parse_flag_duration;
 use crate::workload::Workload;
 use builder::*;
 pub use checks::*;
@@ -126,7 +126,7 @@ impl RequestSpec {
         let bytes = self.prepared.first().map_or(&[][..], |p| &p.bytes[..]);
         let line = bytes.split(|&b| b == b'\r').next().unwrap_or_default();
         let line = line.strip_suffix(b" HTTP/1.1").unwrap_or(line);
-        crate::secrets::redact_secret(&String::from_utf8_lossy(line))
+        crate::base::secrets::redact_secret(&String::from_utf8_lossy(line))
     }
 }
 
@@ -327,10 +327,10 @@ impl RequestSet {
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         // A secret header's value (`-H`, `--metadata`) is hidden wherever a peer echoes it back (a grpc-message, an
         // error reply), from the first thing sent on: the server's reflection answer too.
-        a.headers.iter().for_each(|h| crate::secrets::remember_header(h));
+        a.headers.iter().for_each(|h| crate::base::secrets::remember_header(h));
         if let Some(m) = a.metadata.as_deref().and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok()) {
             for (k, v) in m.as_object().into_iter().flatten() {
-                crate::secrets::remember_header(&format!("{k}: {}", v.as_str().unwrap_or_default()));
+                crate::base::secrets::remember_header(&format!("{k}: {}", v.as_str().unwrap_or_default()));
             }
         }
         // A gRPC call is an HTTP/2 request the plan below builds as any other, its message framed already.
@@ -369,7 +369,7 @@ impl RequestSet {
                 check_header(name, value).map_err(|e| {
                     // The value is quoted only under a name that is a header's and no secret's (a gRPC
                     // --metadata key such as "auth token" is neither).
-                    let shown = match crate::secrets::is_secret_header(name) || check_header(name, "").is_err() {
+                    let shown = match crate::base::secrets::is_secret_header(name) || check_header(name, "").is_err() {
                         true => format!("{}: <redacted>", name.escape_debug()),
                         false => h.escape_debug().to_string(),
                     };
@@ -480,7 +480,7 @@ impl RequestSet {
                 return Err(UsageError::new("--port: only used with --hosts; put the port in the URL instead"));
             }
             for url in &urls {
-                let shown = crate::target::shown(url);
+                let shown = crate::base::target::shown(url);
                 let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
                 // A socket takes no proxy (refused above with --proxy).
                 let ep = match &a.unix_socket {
@@ -493,7 +493,7 @@ impl RequestSet {
                 if default_hosts.is_empty() {
                     default_hosts.push(idx);
                 }
-                targets.push(crate::secrets::redact_secret(url));
+                targets.push(crate::base::secrets::redact_secret(url));
                 if a.patterns.is_none() {
                     specs.push(b.spec(Arc::new([idx]), &u.path_and_query, &defaults, None));
                 }
@@ -523,7 +523,7 @@ impl RequestSet {
         let template = match data {
             None => None,
             Some(data) => {
-                targets = a.urls.iter().map(|u| crate::secrets::redact_secret(u)).collect();
+                targets = a.urls.iter().map(|u| crate::base::secrets::redact_secret(u)).collect();
                 // A gRPC message from rows is its row's, made already: the template fills the headers alone. One
                 // with built-ins is its JSON, filled and encoded per call.
                 let filled_body = match (&row_bodies, &per_call) {
@@ -542,7 +542,8 @@ impl RequestSet {
                 if let (Some(spec), Some(url)) = (specs.first_mut(), a.urls.first()) {
                     // Figures per request are labelled with the template, not the `x` it was checked with.
                     let path = url.find("://").and_then(|i| url[i + 3..].find(['/', '?']).map(|p| &url[i + 3 + p..]));
-                    spec.label = crate::secrets::redact_secret(&format!("{method} {}", path.unwrap_or("/"))).into();
+                    spec.label =
+                        crate::base::secrets::redact_secret(&format!("{method} {}", path.unwrap_or("/"))).into();
                 }
                 template
             }
@@ -578,7 +579,7 @@ impl RequestSet {
         };
         Ok(RequestSet {
             method: method.clone(),
-            headers: a.headers.iter().map(|h| crate::secrets::redact_secret(h)).collect(),
+            headers: a.headers.iter().map(|h| crate::base::secrets::redact_secret(h)).collect(),
             patterns: a.patterns.as_ref().map(|p| p.display().to_string()),
             endpoints: b.endpoints,
             requests: Arc::new(specs),

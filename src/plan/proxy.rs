@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 
+use crate::base::target::{Endpoint, Proxy, Scheme};
 use crate::error::UsageError;
-use crate::target::{Endpoint, Proxy, Scheme};
 
 /// The proxy of each kind of endpoint.
 #[derive(Clone, Debug, Default)]
@@ -121,7 +121,7 @@ fn parse(url: &str) -> Result<Parsed, String> {
     if hostport.contains(['/', '?', '#']) {
         return Err(format!("a proxy URL has no path; {fix}"));
     }
-    let (host, port) = crate::target::split_host_port(hostport).map_err(|e| format!("{e}; {fix}"))?;
+    let (host, port) = crate::base::target::split_host_port(hostport).map_err(|e| format!("{e}; {fix}"))?;
     if host.is_empty() {
         return Err(format!("no host; {fix}"));
     }
@@ -129,11 +129,11 @@ fn parse(url: &str) -> Result<Parsed, String> {
     let addr = Endpoint::resolve(Scheme::Http, &host, port)?.addr;
     let authorization = userinfo.map(|u| {
         let (user, password) = u.split_once(':').unwrap_or((u, ""));
-        let password = crate::target::percent_decode(password.as_bytes());
-        crate::secrets::remember_value(&password);
-        let pair = format!("{}:{password}", crate::target::percent_decode(user.as_bytes()));
+        let password = crate::base::target::percent_decode(password.as_bytes());
+        crate::base::secrets::remember_value(&password);
+        let pair = format!("{}:{password}", crate::base::target::percent_decode(user.as_bytes()));
         let value = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair));
-        crate::secrets::remember_header(&format!("Proxy-Authorization: {value}"));
+        crate::base::secrets::remember_header(&format!("Proxy-Authorization: {value}"));
         value
     });
     // Built from the parts: the password never, whatever it holds.

@@ -6,9 +6,9 @@ use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::RunPlan;
+use crate::base::load::{LoadModel, Until};
 use crate::cli::args::ScaleArgs;
 use crate::error::UsageError;
-use crate::load::{LoadModel, Until};
 use crate::result::WholePlan;
 
 /// Segment `index` (from 0) of `count`.

@@ -3,9 +3,9 @@
 
 use std::fmt;
 
+use crate::base::units::{format_micros, parse_duration};
 use crate::error::UsageError;
 use crate::result::StepResult;
-use crate::units::{format_micros, parse_duration};
 
 /// One bound of the objective: a latency statistic below a limit.
 #[derive(Clone, Debug, PartialEq)]

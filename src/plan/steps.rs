@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use super::slo::parse_percent;
 use super::{RequestSet, RunPlan, check_threads, flag_duration, parse_rate};
+use crate::base::units::parse_flag_duration;
 use crate::cli::args::{RequestArgs, StepFlags, SweepArgs, WatchArgs};
 use crate::error::UsageError;
 use crate::monitor::Watchers;
-use crate::units::parse_flag_duration;
 
 /// What a sweep varies.
 #[derive(Clone, Debug, PartialEq)]

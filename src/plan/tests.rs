@@ -1,7 +1,7 @@
 //! Unit tests of `plan`: the default thread count, and how a request names itself in the results (its token hidden).
 
 use super::*;
-use crate::load::Arrival;
+use crate::base::load::Arrival;
 
 #[test]
 fn an_open_loop_takes_a_thread_per_100k_requests_a_second_and_a_closed_loop_every_core() {

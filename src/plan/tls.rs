@@ -106,7 +106,7 @@ impl TlsOptions {
 /// Every certificate of a PEM file, at least one.
 fn read_certificates(flag: &str, path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, UsageError> {
     let bad = |why: String| UsageError::new(format!("{flag} {}: {why}", path.display()));
-    let bytes = crate::bounded::read(path, crate::bounded::SMALL).map_err(bad)?;
+    let bytes = crate::base::bounded::read(path, crate::base::bounded::SMALL).map_err(bad)?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(format!("not a PEM file ({}); give {what} in PEM", pem_error(&e))))?;
@@ -128,7 +128,7 @@ fn read_certificates(flag: &str, path: &Path, what: &str) -> Result<Vec<Certific
 fn client_key(cert: &Path, key: &Path) -> Result<CertifiedKey, UsageError> {
     let chain = read_certificates("--cert", cert, "the client certificate")?;
     let bad = |why: String| UsageError::new(format!("--key {}: {why}", key.display()));
-    let bytes = crate::bounded::read(key, crate::bounded::SMALL).map_err(bad)?;
+    let bytes = crate::base::bounded::read(key, crate::base::bounded::SMALL).map_err(bad)?;
     let der = PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| match e {
         pem::Error::NoItemsFound if contains(&bytes, b"ENCRYPTED") => {
             bad("the key is protected by a passphrase, which hakaru does not ask for; give it unprotected \

@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
+use crate::base::target::Endpoint;
 use crate::cli::args::{RequestArgs, WsModeArg};
 use crate::error::UsageError;
 use crate::plan::RequestSpec;
 use crate::protocol::ws::{Mode, Settings, handshake};
-use crate::target::Endpoint;
 
 /// A run's WebSocket target, as the request plan reads it.
 pub struct WsRequest {
@@ -104,7 +104,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     let message = match (&a.message, &a.message_file) {
         (Some(m), _) => m.clone().into_bytes(),
         (None, Some(path)) => {
-            let bytes = crate::bounded::read(path, crate::bounded::BODY)
+            let bytes = crate::base::bounded::read(path, crate::base::bounded::BODY)
                 .map_err(|why| UsageError::new(format!("--message-file '{}': {why}", path.display())))?;
             if !a.binary && std::str::from_utf8(&bytes).is_err() {
                 return Err(UsageError::new(format!(
@@ -171,7 +171,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         in_flight,
         match_field: a.match_field.clone(),
         stamp_field: a.stamp_field.clone(),
-        targets: vec![crate::secrets::redact_secret(url)],
+        targets: vec![crate::base::secrets::redact_secret(url)],
     }))
 }
 
@@ -216,7 +216,7 @@ fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), Us
         return Err(bad(format!(
             "the message has no id there (not JSON, or nothing at the pointer): \"{}\"; give a message such as \
              '{{\"id\":{{{{seq}}}}}}' with --match-field /id",
-            crate::secrets::scrub_text(&sample.chars().take(60).collect::<String>())
+            crate::base::secrets::scrub_text(&sample.chars().take(60).collect::<String>())
         )));
     }
     Ok(())
@@ -225,7 +225,7 @@ fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), Us
 /// `--max-message` from 1 KiB to 1 GiB (WebSocket's and gRPC's).
 pub(super) fn flag_max_message(value: &str) -> Result<u64, UsageError> {
     let bad = |why: String| UsageError::new(format!("--max-message '{value}': {why}"));
-    let bytes = crate::units::parse_size(value).map_err(bad)?;
+    let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=1024 * 1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 1GiB, e.g. --max-message 1MiB")));
     }

@@ -92,7 +92,7 @@ impl Protocol {
         let keyed = !NO_KEY.iter().any(|c| command.eq_ignore_ascii_case(c.as_bytes()));
         Some(CommandKey {
             command: framing::printable(command, SHOWN_KEY),
-            key: key.filter(|_| keyed).map(|k| crate::secrets::scrub_text(&framing::printable(k, SHOWN_KEY))),
+            key: key.filter(|_| keyed).map(|k| crate::base::secrets::scrub_text(&framing::printable(k, SHOWN_KEY))),
         })
     }
 }

@@ -126,8 +126,8 @@ impl PhasesReport {
         Some(format!(
             "per answer: connect {:.3} ms{tls} ({} for {}), waiting {:.3} ms, receiving {:.3} ms: {share}",
             ms(&self.connect),
-            crate::units::count_of(self.connections_opened, "connection"),
-            crate::units::count_of(self.answers, "answer"),
+            crate::base::units::count_of(self.connections_opened, "connection"),
+            crate::base::units::count_of(self.answers, "answer"),
             ms(&self.waiting),
             ms(&self.receiving),
         ))

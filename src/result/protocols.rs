@@ -146,7 +146,7 @@ impl WsReport {
         let figures = match &self.fan_out {
             Some(p) => {
                 let l = &p.latency;
-                let us = |v: u64| crate::units::format_micros(v as f64);
+                let us = |v: u64| crate::base::units::format_micros(v as f64);
                 let at = |q: &str| l.percentiles.get(q).map_or("-".to_string(), |v| us(*v));
                 format!("p50 {}  p99 {}  max {} ({} messages)", at("p50"), at("p99"), us(l.max), l.count)
             }

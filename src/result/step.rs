@@ -284,7 +284,7 @@ impl StepResult {
                      late){busy}; their latency counts from the intended time",
                     s.late,
                     self.requests,
-                    crate::units::format_micros(s.max_lag_us as f64)
+                    crate::base::units::format_micros(s.max_lag_us as f64)
                 ));
             }
             if s.achieved_rate < 0.99 * s.target_rate {

@@ -45,8 +45,8 @@ impl Budget {
 
     fn check(&self) -> mlua::Result<VmState> {
         let limit = self.limit.lock().unwrap_or_else(|p| p.into_inner());
-        let why = match (&limit.until, limit.signals.then(crate::stop::received).flatten()) {
-            (_, Some(signal)) => format!("stopped by {}", crate::stop::name(signal)),
+        let why = match (&limit.until, limit.signals.then(crate::base::stop::received).flatten()) {
+            (_, Some(signal)) => format!("stopped by {}", crate::base::stop::name(signal)),
             (Some((at, why)), None) if Instant::now() >= *at => why.clone(),
             _ => return Ok(VmState::Continue),
         };

@@ -71,7 +71,7 @@ impl Script {
     /// Reads the script and runs its top level in the setup state: a syntax or runtime error there is bad input.
     pub fn load(path: &Path, args: Vec<String>, target: Target, options: Options) -> Result<Script, UsageError> {
         let file: Arc<str> = path.display().to_string().into();
-        let source = crate::bounded::read_text(path, crate::bounded::SMALL)
+        let source = crate::base::bounded::read_text(path, crate::base::bounded::SMALL)
             .map_err(|why| UsageError::new(format!("--script '{file}': {why}")))?;
         if source.starts_with('\u{1b}') {
             return Err(UsageError::new(format!(

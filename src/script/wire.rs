@@ -52,9 +52,9 @@ impl Shape {
                     return Err("a Transfer-Encoding header: hakaru frames a script's bodies by Content-Length \
                                 (wrk.format() sets it)"
                         .into());
-                } else if crate::secrets::is_secret_header(h.name) {
+                } else if crate::base::secrets::is_secret_header(h.name) {
                     // A token the script made (a login's answer, a signature): hidden wherever a peer echoes it.
-                    crate::secrets::remember_header(&format!("{}: {}", h.name, String::from_utf8_lossy(h.value)));
+                    crate::base::secrets::remember_header(&format!("{}: {}", h.name, String::from_utf8_lossy(h.value)));
                 }
             }
             at += head;

@@ -201,7 +201,7 @@ impl Connection<'_> {
                 return Ok(After::Close);
             }
             let at = start + s.first + s.gap * i.min(u32::MAX as u64) as u32;
-            crate::timer::precise_sleep(at.saturating_duration_since(Instant::now())).await;
+            crate::base::timer::precise_sleep(at.saturating_duration_since(Instant::now())).await;
             s.event(&mut self.out, i);
             if i + 1 == s.events {
                 s.end(&mut self.out);
@@ -213,7 +213,7 @@ impl Connection<'_> {
         }
         if let Some(tail) = s.tail {
             self.flush().await?;
-            crate::timer::precise_sleep(tail).await;
+            crate::base::timer::precise_sleep(tail).await;
             s.last_chunk(&mut self.out);
             self.flush().await?;
         }
@@ -225,7 +225,7 @@ impl Connection<'_> {
         if !d.is_zero() {
             self.flush().await?;
             // A calibration target must wait what it was asked: tokio's sleep would add up to ~1.5 ms.
-            crate::timer::precise_sleep(d).await;
+            crate::base::timer::precise_sleep(d).await;
         }
         Ok(())
     }

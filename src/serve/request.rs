@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::units::{parse_duration, parse_size};
+use crate::base::units::{parse_duration, parse_size};
 
 /// Heads larger than this are refused: a target that buffers without bound is a target one client can sink.
 pub const MAX_HEAD: usize = 64 * 1024;

@@ -76,7 +76,7 @@ pub fn apply(plan: &mut Option<Box<StreamPlan>>, name: &str, value: &str) -> Opt
         return None;
     }
     let p = plan.get_or_insert_with(Box::default);
-    let d = |v: &str| crate::units::parse_duration(v);
+    let d = |v: &str| crate::base::units::parse_duration(v);
     Some(match name {
         "events" => count(value, MOST_EVENTS).map(|n| (p.events, p.asked) = (n, true)),
         "gap" => d(value).map(|v| p.gap = v),

@@ -172,7 +172,7 @@ mod tests {
             assert!(line.contains(&flag), "{flag} in {line}");
         }
         // The proxy's password leaves the child's command line (ps) for its environment.
-        let (shown, hidden) = crate::cli::render::split_secrets(&p.cases[0].args, crate::secrets::holds_secret);
+        let (shown, hidden) = crate::cli::render::split_secrets(&p.cases[0].args, crate::base::secrets::holds_secret);
         assert!(!shown.join(" ").contains("pw@") && hidden == ["-x", "http://u:pw@127.0.0.1:3128"], "{hidden:?}");
     }
 

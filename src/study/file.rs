@@ -151,7 +151,7 @@ const MOST_NAME: usize = 48;
 /// A name used in case ids and file names: letters, digits, `.`, `_`, `-`, at most [`MOST_NAME`] of them. The error
 /// quotes at most 40 characters of it (a 900 KB name put 900 KB in the line).
 pub(super) fn check_name(name: &str) -> Result<String, String> {
-    let shown = crate::secrets::excerpt(name);
+    let shown = crate::base::secrets::excerpt(name);
     if name.len() > MOST_NAME {
         return Err(format!(
             "name '{shown}' has {} characters, more than the {MOST_NAME} a name may have (it names files): \
@@ -231,7 +231,7 @@ pub(super) fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> 
                     "grpc" | "grpcs" => format!("http{}", u.get(4..).unwrap_or_default()),
                     _ => u.clone(),
                 };
-                let parsed = crate::target::ParsedUrl::parse(&as_http)
+                let parsed = crate::base::target::ParsedUrl::parse(&as_http)
                     .map_err(|fix| at.error(&key(url_key), &format!("'{u}': {fix}")))?;
                 (Protocol::Http, format!("{}:{}", bracket(&parsed.host), parsed.port))
             }
@@ -257,7 +257,7 @@ pub(super) fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> 
     let ready = match t.ready {
         Some(r) if r == "none" => None,
         Some(r) => {
-            crate::target::split_host_port(&r).ok().filter(|(_, p)| p.is_some()).ok_or_else(|| {
+            crate::base::target::split_host_port(&r).ok().filter(|(_, p)| p.is_some()).ok_or_else(|| {
                 at.error(&key("ready"), &format!("ready \"{r}\" is not host:port: write ready = \"127.0.0.1:8080\""))
             })?;
             Some(r)
@@ -280,7 +280,7 @@ pub(super) fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> 
         let spec = match m.split_once(':') {
             Some(("pid", v)) => MonitorSpec::Pid(v.trim().parse().map_err(|_| bad())?),
             Some(("name", v)) if !v.trim().is_empty() => MonitorSpec::Name(v.trim().to_string()),
-            Some(("port", v)) => MonitorSpec::Port(crate::target::parse_port(v.trim()).map_err(|_| bad())?),
+            Some(("port", v)) => MonitorSpec::Port(crate::base::target::parse_port(v.trim()).map_err(|_| bad())?),
             None if m == "started" => MonitorSpec::Started,
             None if m == "none" => MonitorSpec::Off,
             _ => return Err(bad()),
@@ -369,7 +369,7 @@ pub(super) fn kv_host_port(url: &str) -> String {
     let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
     let hp = rest.split('/').next().unwrap_or(rest);
     let default = if scheme.eq_ignore_ascii_case("redis") { 6379 } else { 11211 };
-    match crate::target::split_host_port(hp) {
+    match crate::base::target::split_host_port(hp) {
         Ok((h, p)) => format!("{}:{}", bracket(&h), p.unwrap_or(default)),
         Err(_) => hp.to_string(),
     }
@@ -415,8 +415,8 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
                         &key(k),
                         &format!(
                             "{k} \"{f}\" is {}, not a regular file: {}; give a regular file",
-                            crate::bounded::kind_of(&m.file_type()),
-                            crate::bounded::WHY_REGULAR
+                            crate::base::bounded::kind_of(&m.file_type()),
+                            crate::base::bounded::WHY_REGULAR
                         ),
                     )),
                     Err(_) => Err(at.error(

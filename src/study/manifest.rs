@@ -55,7 +55,7 @@ impl Manifest {
     /// Reads a study directory's manifest.
     pub fn read(dir: &Path) -> Result<Manifest, String> {
         let path = dir.join(MANIFEST);
-        let text = crate::bounded::read_text_io(&path, crate::bounded::RESULT)
+        let text = crate::base::bounded::read_text_io(&path, crate::base::bounded::RESULT)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: not a study manifest ({e})", path.display()))
     }
@@ -63,7 +63,7 @@ impl Manifest {
     /// Writes it atomically (a reader sees the previous complete manifest or the new one), every string scrubbed
     /// of secrets (a failed `before` command quoted in an error may hold a token), its fields in their order.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let text = crate::secrets::scrubbed_json(self).map_err(std::io::Error::other)?;
+        let text = crate::base::secrets::scrubbed_json(self).map_err(std::io::Error::other)?;
         crate::export::write_atomically(&dir.join(MANIFEST), &(text + "\n"))
     }
 

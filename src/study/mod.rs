@@ -16,12 +16,12 @@ pub mod summary;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::base::units::parse_flag_duration;
 use crate::cli::args::{
     ArrivalArg, HistoryArgs, KvArgs, LiveArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs,
 };
 use crate::cli::render::{defaults, render};
 use crate::error::UsageError;
-use crate::units::parse_flag_duration;
 
 use file::*;
 use locate::{Locator, serde_error};
@@ -226,7 +226,7 @@ impl StudyPlan {
 
     /// Reads and checks a study file whose cases push to `live`'s `--prometheus-rw` (checked by the caller).
     pub fn from_file_pushing(path: &Path, live: LiveArgs) -> Result<StudyPlan, UsageError> {
-        let text = crate::bounded::read_text(path, crate::bounded::SMALL)
+        let text = crate::base::bounded::read_text(path, crate::base::bounded::SMALL)
             .map_err(|e| UsageError::new(format!("study file {}: {e}", path.display())))?;
         StudyPlan::parse_pushing(path, &text, live)
     }

@@ -128,7 +128,7 @@ pub fn run_study(
                     break;
                 }
                 if ran_one {
-                    crate::stop::pause(plan.load.pause, interrupt);
+                    crate::base::stop::pause(plan.load.pause, interrupt);
                     if interrupt.load(Ordering::Relaxed) {
                         break;
                     }
@@ -145,7 +145,7 @@ pub fn run_study(
                 e.file = file;
                 if let Some(args) = run.last_command.take() {
                     e.command =
-                        std::iter::once("hakaru".to_string()).chain(crate::secrets::redact_line(&args)).collect();
+                        std::iter::once("hakaru".to_string()).chain(crate::base::secrets::redact_line(&args)).collect();
                 }
                 let rows = run.rows.get(&case.id).map(Vec::as_slice);
                 on_case(i, &run.manifest.cases[i], rows);
@@ -156,7 +156,7 @@ pub fn run_study(
     }
     let interrupted = interrupt.load(Ordering::Relaxed);
     if interrupted {
-        let why = format!("not run: {}", crate::stop::reason());
+        let why = format!("not run: {}", crate::base::stop::reason());
         for e in run.manifest.cases.iter_mut().filter(|e| e.status == CaseStatus::Skipped) {
             e.error = Some(why.clone());
         }
@@ -234,7 +234,7 @@ fn entry(plan: &StudyPlan, opts: &RunOptions, c: &Case) -> CaseEntry {
     let mut args = c.args.clone();
     with_flag(&mut args, ["--json".to_string(), opts.dir.join(relative_case_file(c)).display().to_string()]);
     let mut command = vec!["hakaru".to_string()];
-    command.extend(crate::secrets::redact_line(&args));
+    command.extend(crate::base::secrets::redact_line(&args));
     CaseEntry {
         id: c.id.clone(),
         target: plan.targets[c.target].name.clone(),
@@ -386,10 +386,10 @@ impl Run<'_> {
     ) -> Result<(ExitStatus, Option<String>), String> {
         let mut cmd = Command::new(&self.opts.exe);
         // A secret (a header, a URL's password) reaches the case through its environment, never its command line.
-        let (shown, hidden) = crate::cli::render::split_secrets(args, crate::secrets::holds_secret);
+        let (shown, hidden) = crate::cli::render::split_secrets(args, crate::base::secrets::holds_secret);
         cmd.args(shown).current_dir(&self.plan.base_dir).stdin(Stdio::null());
         if !hidden.is_empty() {
-            cmd.env(crate::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
+            cmd.env(crate::base::secrets::SECRET_ARGS_VAR, serde_json::to_string(&hidden).expect("strings"));
         }
         output_to(&mut cmd, log);
         own_group(&mut cmd);
@@ -404,7 +404,7 @@ impl Run<'_> {
             }
             if stopped.is_none() {
                 let why = if self.interrupt.load(Ordering::Relaxed) {
-                    Some(format!("interrupted ({})", crate::stop::reason()))
+                    Some(format!("interrupted ({})", crate::base::stop::reason()))
                 } else {
                     guard
                         .filter(|g| began.elapsed() > *g)
@@ -501,7 +501,7 @@ fn wait_ready(addr: &str, timeout: Duration, child: &mut Child, interrupt: &Atom
             for a in addrs {
                 // A connection to itself is not the started server (see `target::connected_to_itself`).
                 if TcpStream::connect_timeout(&a, Duration::from_millis(250))
-                    .is_ok_and(|s| !crate::target::connected_to_itself(s.local_addr(), s.peer_addr()))
+                    .is_ok_and(|s| !crate::base::target::connected_to_itself(s.local_addr(), s.peer_addr()))
                 {
                     return Ok(());
                 }
@@ -513,7 +513,7 @@ fn wait_ready(addr: &str, timeout: Duration, child: &mut Child, interrupt: &Atom
             return Err(format!("start command exited ({})", describe(status)));
         }
         if interrupt.load(Ordering::Relaxed) {
-            return Err(format!("interrupted ({})", crate::stop::reason()));
+            return Err(format!("interrupted ({})", crate::base::stop::reason()));
         }
         if began.elapsed() > timeout {
             return Err(format!(
@@ -538,7 +538,7 @@ impl Env {
             let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
             rest.split(['/', '?']).next().unwrap_or("").to_string()
         });
-        let (host, port) = crate::target::split_host_port(&hp).unwrap_or_default();
+        let (host, port) = crate::base::target::split_host_port(&hp).unwrap_or_default();
         Env(vec![
             ("HAKARU".into(), opts.exe.display().to_string()),
             ("HAKARU_STUDY".into(), plan.name.clone()),
@@ -596,7 +596,7 @@ fn shell(
             return Err(if began.elapsed() > timeout {
                 format!("'{command}' did not end within {} s", timeout.as_secs())
             } else {
-                format!("interrupted ({})", crate::stop::reason())
+                format!("interrupted ({})", crate::base::stop::reason())
             });
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -666,7 +666,8 @@ fn tail_since(path: &Path, from: u64) -> String {
 /// The case's own one-line error (`hakaru: error: ...`) from its log, else its last line.
 fn last_error(log: &Path) -> String {
     // The log's end is enough (a case that printed without end must not be read whole).
-    let text = crate::bounded::read_text_io(log, crate::bounded::RESULT).unwrap_or_else(|_| tail_since(log, 0));
+    let text =
+        crate::base::bounded::read_text_io(log, crate::base::bounded::RESULT).unwrap_or_else(|_| tail_since(log, 0));
     match text.lines().rev().find_map(|l| l.strip_prefix("hakaru: error: ")) {
         Some(e) => e.to_string(),
         None => tail_since(log, 0),

@@ -132,9 +132,9 @@ pub fn groups(manifest: &Manifest, rows_of: &BTreeMap<String, Vec<StepRow>>) -> 
     out
 }
 
-/// Mean and sample standard deviation (`crate::stats`), 0 where too few runs give none: the table prints numbers.
+/// Mean and sample standard deviation (`crate::metrics::stats`), 0 where too few runs give none: the table prints numbers.
 pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    crate::stats::summarize(xs).map_or((0.0, 0.0), |s| (s.mean, if s.sd.is_nan() { 0.0 } else { s.sd }))
+    crate::metrics::stats::summarize(xs).map_or((0.0, 0.0), |s| (s.mean, if s.sd.is_nan() { 0.0 } else { s.sd }))
 }
 
 /// The table over repetitions, one line per group.

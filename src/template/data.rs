@@ -115,7 +115,7 @@ impl Rows {
     /// Reads `path`: JSON lines when its name ends in `.jsonl` or `.ndjson` or its first byte is `{`, else CSV.
     /// The error names the line and says the fix, without the flag (the caller puts it first).
     pub fn load(path: &Path) -> Result<Rows, String> {
-        let text = crate::bounded::read_text(path, crate::bounded::BODY)?;
+        let text = crate::base::bounded::read_text(path, crate::base::bounded::BODY)?;
         let name = path.to_string_lossy();
         let json = name.ends_with(".jsonl") || name.ends_with(".ndjson") || text.trim_start().starts_with('{');
         let mut rows = if json { Self::json_lines(&text)? } else { Self::csv(&text)? };

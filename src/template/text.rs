@@ -114,7 +114,7 @@ fn hole(inside: &str, columns: Option<&[String]>) -> Result<Option<Hole>, String
         Some(i) => Ok(Some(Hole::Column(i))),
         None if named => Err(format!(
             "'{{{{{inside}}}}}' is neither a column of the data file ({}) nor a built-in (seq, uuid, rand LOW HIGH, now_ms)",
-            crate::secrets::excerpt(&columns.join(", "))
+            crate::base::secrets::excerpt(&columns.join(", "))
         )),
         None => Err(format!(
             "'{{{{{inside}}}}}' is not a built-in (seq, uuid, rand LOW HIGH, now_ms), and the data file's first line \

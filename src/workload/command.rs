@@ -120,7 +120,7 @@ impl Command {
         }
         let idempotent = matches!(verb.as_str(), "get" | "gets" | "mget" | "exists" | "hgetall" | "hget" | "ttl");
         // The name is printed and stored: a password in the template (`AUTH pw`) stays out of it.
-        let name = crate::secrets::redact_command(&words).unwrap_or_else(|| template.trim().to_string());
+        let name = crate::base::secrets::redact_command(&words).unwrap_or_else(|| template.trim().to_string());
         Ok(Command { name, args, pattern, block, holes, idempotent })
     }
 

@@ -171,7 +171,7 @@ pub fn free_port() -> u16 {
 /// of the ephemeral range, where the kernel may give the connecting socket the very port it connects to).
 pub fn is_listening(addr: SocketAddr) -> bool {
     TcpStream::connect_timeout(&addr, Duration::from_millis(200))
-        .is_ok_and(|s| !hakaru::target::connected_to_itself(s.local_addr(), s.peer_addr()))
+        .is_ok_and(|s| !hakaru::base::target::connected_to_itself(s.local_addr(), s.peer_addr()))
 }
 
 /// Waits until something accepts connections at `addr`.

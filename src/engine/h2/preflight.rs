@@ -6,7 +6,7 @@ use super::*;
 /// Before the load: every endpoint speaks HTTP/2, by prior knowledge on http:// (the answer to the preface is
 /// SETTINGS) or over TLS with ALPN h2. A server that does not is bad input, said in one line.
 pub(in crate::engine) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::UsageError> {
-    use crate::target::Scheme;
+    use crate::base::target::Scheme;
     let mut rt = None;
     for ep in &plan.endpoints {
         let refused = |why: String| crate::error::UsageError::new(format!("target {ep}: {why}"));
@@ -42,7 +42,7 @@ pub(in crate::engine) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), cr
 }
 
 /// Sends the preface and an empty SETTINGS, and reads the first frame header: SETTINGS is HTTP/2.
-fn prior_knowledge(ep: &crate::target::Endpoint, limit: Duration) -> Result<(), String> {
+fn prior_knowledge(ep: &crate::base::target::Endpoint, limit: Duration) -> Result<(), String> {
     let deadline = Instant::now() + limit;
     let mut s = ep.connect_blocking(limit).map_err(|e| format!("cannot connect ({e})"))?;
     let mut hello = frame::PREFACE.to_vec();

@@ -1,5 +1,5 @@
 //! `--proto` and its imports parsed with protox, every file read through the one bounded reader (a regular file
-//! under [`crate::bounded::PROTO`]) and its nesting checked before the parser's recursion sees it.
+//! under [`crate::base::bounded::PROTO`]) and its nesting checked before the parser's recursion sees it.
 
 use std::path::{Path, PathBuf};
 
@@ -44,7 +44,7 @@ fn located(e: &protox::Error, proto: &str) -> String {
     }
 }
 
-/// protox's include-path resolver, reading through [`crate::bounded`]: an import that is a link to /dev/zero or a
+/// protox's include-path resolver, reading through [`crate::base::bounded`]: an import that is a link to /dev/zero or a
 /// FIFO is refused (protox's own reader read 4.2 GB of the one and waited on the other forever), as is a file past
 /// the cap or nested past [`MAX_NESTING`].
 struct Bounded {
@@ -65,11 +65,12 @@ impl FileResolver for Bounded {
                 continue;
             }
             let refuse = |why: String| protox::Error::new(format!("'{}' ({name}): {why}", path.display()));
-            let text = crate::bounded::read_text_io(&path, crate::bounded::PROTO).map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidInput => refuse(e.to_string()),
-                std::io::ErrorKind::InvalidData => refuse("not UTF-8 text; give a .proto file".into()),
-                _ => refuse(format!("cannot read it ({e})")),
-            })?;
+            let text =
+                crate::base::bounded::read_text_io(&path, crate::base::bounded::PROTO).map_err(|e| match e.kind() {
+                    std::io::ErrorKind::InvalidInput => refuse(e.to_string()),
+                    std::io::ErrorKind::InvalidData => refuse("not UTF-8 text; give a .proto file".into()),
+                    _ => refuse(format!("cannot read it ({e})")),
+                })?;
             // A file that is no .proto at all (`--proto /etc/shadow`): said so, quoting nothing of it (the parser's
             // error would quote its first word).
             let words = ["syntax", "package", "message", "service", "import", "enum", "option"];

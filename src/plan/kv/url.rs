@@ -16,7 +16,7 @@ pub(super) struct KvUrl {
 
 /// Reads a server URL. A password in it is never echoed in an error.
 pub(super) fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
-    let shown = crate::secrets::redact_secret(url);
+    let shown = crate::base::secrets::redact_secret(url);
     let bad = |why: &str| UsageError::new(format!("URL '{shown}': {why}"));
     if let Some((protocol, path)) = unix_url(url) {
         // A password (`:pw@`) or options (`?password=`, `?db=`) are not read from this form: refused, and the URL
@@ -70,7 +70,7 @@ pub(super) fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
     let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
     let endpoint = Endpoint::resolve(Scheme::Http, &host, port.unwrap_or(default_port)).map_err(|e| bad(&e))?;
     if let Some((_, password)) = &auth {
-        crate::secrets::remember_value(password);
+        crate::base::secrets::remember_value(password);
     }
     Ok(KvUrl { protocol, endpoint, auth, db })
 }

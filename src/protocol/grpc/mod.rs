@@ -277,8 +277,8 @@ impl Call {
             // Only read for a failed call's sample (a status other than 0), once.
             b"grpc-message" if self.message.is_none() && !value.is_empty() => {
                 // Percent-encoded (gRPC's HTTP/2 protocol document).
-                let text = crate::target::percent_decode(value);
-                self.message = Some(crate::secrets::scrubbed_start(&text, MOST_MESSAGE));
+                let text = crate::base::target::percent_decode(value);
+                self.message = Some(crate::base::secrets::scrubbed_start(&text, MOST_MESSAGE));
             }
             _ => {}
         }

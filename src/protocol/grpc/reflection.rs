@@ -163,7 +163,7 @@ async fn ask_service(
             let message = response
                 .headers()
                 .get("grpc-message")
-                .map(|v| crate::secrets::scrub_text(&crate::target::percent_decode(v.as_bytes())));
+                .map(|v| crate::base::secrets::scrub_text(&crate::base::target::percent_decode(v.as_bytes())));
             return Err(format!("{service}: gRPC status {} {}", super::status_name(code), message.unwrap_or_default())
                 .trim_end()
                 .to_string()
@@ -306,7 +306,7 @@ fn answer_files(message: &[u8]) -> Result<Vec<Vec<u8>>, String> {
                         // The server's words, cut to 200 characters and escaped: they reach the terminal.
                         (2, Field::Bytes(t)) => {
                             let t = String::from_utf8_lossy(&t[..t.len().min(200)]);
-                            text = crate::protocol::framing::printable_text(crate::secrets::scrub_text(&t));
+                            text = crate::protocol::framing::printable_text(crate::base::secrets::scrub_text(&t));
                         }
                         _ => {}
                     }

@@ -73,7 +73,7 @@ pub fn read_answer(bytes: &[u8], key: &str) -> Answer {
         Ok(httparse::Status::Complete(len)) => len,
         Err(e) => {
             let start: String =
-                crate::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 40).escape_debug().collect();
+                crate::base::secrets::scrubbed_start(&String::from_utf8_lossy(bytes), 40).escape_debug().collect();
             return Answer::Invalid(format!("the upgrade's answer is no HTTP response ({e}): \"{start}\""));
         }
     };

@@ -44,7 +44,7 @@ impl Provenance {
             cores: crate::monitor::available_cores(),
             kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            command_line: crate::secrets::redact_line(&std::env::args().collect::<Vec<_>>()),
+            command_line: crate::base::secrets::redact_line(&std::env::args().collect::<Vec<_>>()),
             build: if is_debug_build() { "debug" } else { "release" }.into(),
             seed,
         }

@@ -12,8 +12,8 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+use crate::deploy::orchestrator::{Deployment, K8S_INDEX_VAR, RESULTS_DIR};
 use crate::error::UsageError;
-use crate::orchestrator::{Deployment, K8S_INDEX_VAR, RESULTS_DIR};
 
 /// The line before an agent's document in its log (`--results-volume stdout`).
 pub const RESULT_BEGIN: &str = "--- hakaru result begin ---";
@@ -205,7 +205,7 @@ impl JobPlan {
         }
         if !self.d.secret_args.is_empty() {
             agent_env.push(EnvVar {
-                name: crate::secrets::SECRET_ARGS_VAR,
+                name: crate::base::secrets::SECRET_ARGS_VAR,
                 value: None,
                 value_from: Some(FieldSource {
                     field_ref: None,
@@ -560,7 +560,7 @@ mod tests {
 
     fn plan() -> JobPlan {
         JobPlan {
-            d: crate::orchestrator::tests::deployment(),
+            d: crate::deploy::orchestrator::tests::deployment(),
             namespace: None,
             helper_image: "busybox:1.37".into(),
             results: Results::Volume,

@@ -17,7 +17,7 @@ pub fn step_axis(step: &StepResult) -> f64 {
 const MIN_STEPS: usize = 3;
 
 fn fmt_x(axis: &str, x: f64) -> String {
-    if axis == "rate" { format!("{x:.0}/s") } else { crate::units::count_of(x.round() as u64, "client") }
+    if axis == "rate" { format!("{x:.0}/s") } else { crate::base::units::count_of(x.round() as u64, "client") }
 }
 
 /// Last x before the metric climbs above `CLIMB_FACTOR` x its lowest value; None when it never climbs.
@@ -259,7 +259,7 @@ fn group_step(step: &StepResult, g: &[&crate::metrics::WindowSummary], width: f6
 fn saturation(axis: &str, loaded: &[&&StepResult]) -> Option<(&'static str, String)> {
     if let Some((s, r)) = loaded.iter().find_map(|s| s.server.as_ref().filter(|r| r.saturated).map(|r| (s, r))) {
         let at = fmt_x(axis, step_axis(s));
-        let cores = crate::units::count_of(r.cores as u64, "core");
+        let cores = crate::base::units::count_of(r.cores as u64, "core");
         let sentence =
             match r.busiest_thread.as_ref().filter(|_| !crate::monitor::is_saturated(r.cpu_percent_mean, r.cores)) {
                 Some(t) => format!(
@@ -279,7 +279,7 @@ fn saturation(axis: &str, loaded: &[&&StepResult]) -> Option<(&'static str, Stri
         format!(
             "hakaru itself was at {:.0} % CPU of its {} from {}: the generator may be the limit, not the server",
             s.generator.cpu_percent,
-            crate::units::count_of(s.generator.cores as u64, "core"),
+            crate::base::units::count_of(s.generator.cores as u64, "core"),
             fmt_x(axis, step_axis(s))
         ),
     ))
@@ -300,7 +300,7 @@ fn too_few_steps(axis: &str, all: &[&StepResult], peak: &StepResult, failing_fro
          steps, e.g. {range}",
         peak.throughput.ok_per_s.round(),
         fmt_x(axis, step_axis(peak)),
-        crate::units::count_of(n as u64, "step"),
+        crate::base::units::count_of(n as u64, "step"),
     )];
     let loaded: Vec<&&StepResult> = all.iter().collect();
     let machine = || loaded.iter().find_map(|s| s.machine_limit().map(|l| (s, l)));

@@ -6,15 +6,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::base::load::Until;
 use crate::engine;
 use crate::error::UsageError;
 use crate::export::{Exporter, is_stdout, write_atomically};
 use crate::live::{Live, Phase};
-use crate::load::Until;
 use crate::metrics::Window;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
-use crate::provenance::Provenance;
+use crate::result::provenance::Provenance;
 use crate::result::{GeneratorReport, ResultDocument, SCHEMA, Settings, StepLoad, StepResult, WarmupSummary};
 
 /// How long a probe may take before it counts as failed.
@@ -283,11 +283,11 @@ impl LiveDocument {
                     .into(),
             );
         }
-        if crate::provenance::is_debug_build() {
+        if crate::result::provenance::is_debug_build() {
             w.push("this is a debug build of hakaru: build with --release before trusting the numbers".into());
         }
         if self.doc.interrupted {
-            w.push(format!("{}: the figures cover only the time until then", crate::stop::reason()));
+            w.push(format!("{}: the figures cover only the time until then", crate::base::stop::reason()));
         }
         self.doc.warnings = w;
     }
@@ -320,7 +320,7 @@ impl LiveDocument {
     pub fn say(&self, text: &str) {
         use std::io::Write as _;
         // Every line printed has its secrets hidden, whatever it quotes (a probe's URL, a request).
-        let text = crate::secrets::scrub_text(text);
+        let text = crate::base::secrets::scrub_text(text);
         // A reader that went away (`| head`) must not turn a finished measurement into a panic: the files are
         // still written; what could not be printed is dropped.
         if self.outputs.iter().any(|(p, _)| is_stdout(p)) {

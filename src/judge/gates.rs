@@ -9,9 +9,9 @@
 
 use std::fmt;
 
+use crate::base::units::parse_duration;
 use crate::error::UsageError;
 use crate::result::{ResultDocument, StepResult, ThresholdResult, merged_histogram};
-use crate::units::parse_duration;
 
 /// Exit code when a threshold is broken (k6's).
 pub const EXIT_THRESHOLDS: u8 = 99;
@@ -225,7 +225,7 @@ mod tests {
             vec![crate::result::step_of(&[(1000, 1000)]), crate::result::step_of(&[(980, 1000), (20, 200_000)])];
         let doc = ResultDocument {
             schema: crate::result::SCHEMA.into(),
-            provenance: crate::provenance::Provenance::collect(std::time::SystemTime::now(), 0),
+            provenance: crate::result::provenance::Provenance::collect(std::time::SystemTime::now(), 0),
             settings: Default::default(),
             interrupted: false,
             runs: crate::result::RunsSummary::of(&steps, 2, None),

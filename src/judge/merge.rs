@@ -184,7 +184,7 @@ pub fn merge(docs: &[ResultDocument], names: &[String], allow_partial: bool) -> 
             .into(),
     );
     if out.settings.sweep.is_some() {
-        out.analysis = crate::analysis::analyse(&out.steps, out.settings.sweep.as_ref());
+        out.analysis = crate::judge::analysis::analyse(&out.steps, out.settings.sweep.as_ref());
     }
     Ok(out)
 }
@@ -442,7 +442,7 @@ mod tests {
     /// Segment `index` of `count` of a plan at `whole` requests per second (recorded or not), running `rate`.
     fn segment(index: usize, count: usize, rate: f64, whole: Option<f64>) -> ResultDocument {
         let mut doc: ResultDocument =
-            serde_json::from_str(include_str!("../tests/fixtures/report/sweep-4ms.json")).unwrap();
+            serde_json::from_str(include_str!("../../tests/fixtures/report/sweep-4ms.json")).unwrap();
         let s = &mut doc.settings;
         s.segment = Some(format!("{index}/{count}"));
         s.rate = Some(rate);

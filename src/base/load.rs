@@ -22,7 +22,7 @@ pub enum Arrival {
     Poisson,
 }
 
-/// When a step ends: after a number of requests, or a duration (the stop signals are `stop.rs`'s).
+/// When a step ends: after a number of requests, or a duration (the stop signals are `base/stop.rs`'s).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Until {
     Requests(u64),

@@ -92,7 +92,7 @@ impl ParsedUrl {
 pub fn shown(url: &str) -> String {
     const MOST: usize = 120;
     // Its secrets hidden before it is cut: a cut could leave a password without the '@' that marks it.
-    let url = &crate::secrets::redact_secret(url);
+    let url = &crate::base::secrets::redact_secret(url);
     if url.len() <= MOST {
         return url.to_string();
     }

@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
+use crate::deploy::orchestrator::{Deployment, RESULTS_DIR, SLOT_VAR};
 use crate::error::UsageError;
-use crate::orchestrator::{Deployment, RESULTS_DIR, SLOT_VAR};
 
 /// Where Docker mounts a service's secrets.
 const SECRETS_DIR: &str = "/run/secrets";
@@ -86,7 +86,7 @@ impl ServicePlan {
             // The secret's content is in this one line of the script only: piped to sh, never saved with it.
             out.push_str(&format!("printf '%s' {} | docker secret create {} -\n", quote(&json), quote(&secret)));
             agents.push(vec!["--secret".into(), format!("source={secret},target={secret}")]);
-            agents.push(env(crate::secrets::SECRET_ARGS_FILE_VAR, &format!("{SECRETS_DIR}/{secret}")));
+            agents.push(env(crate::base::secrets::SECRET_ARGS_FILE_VAR, &format!("{SECRETS_DIR}/{secret}")));
         }
         agents.push(std::iter::once(d.image.clone()).chain(d.agent_args()).collect());
         out.push_str(&command_lines(&agents));
@@ -137,7 +137,7 @@ mod tests {
 
     fn plan() -> ServicePlan {
         ServicePlan {
-            d: crate::orchestrator::tests::deployment(),
+            d: crate::deploy::orchestrator::tests::deployment(),
             results: "/var/lib/hakaru".into(),
             network: "host".into(),
         }

@@ -9,12 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::histogram::REPORTED_PERCENTILES;
 use crate::metrics::{StepMetrics, WindowSummary};
-use crate::provenance::Provenance;
+use crate::result::provenance::Provenance;
 pub use protocols::*;
 
 pub mod events;
 pub mod phases;
 mod protocols;
+pub mod provenance;
 pub mod quic;
 mod step;
 pub use events::EventsReport;
@@ -40,7 +41,7 @@ pub struct Settings {
     /// Open loop: requests per second asked for in total.
     pub rate: Option<f64>,
     /// Open loop: `uniform` or `poisson`.
-    pub arrival: Option<crate::load::Arrival>,
+    pub arrival: Option<crate::base::load::Arrival>,
     /// Open loop: `--pace-window` in microseconds: a request left at most half of it before or after its intended
     /// send time (before: from 2026-11-29; until then at most all of it after); absent in a closed loop (and in
     /// documents from before the flag).
@@ -278,14 +279,14 @@ pub struct Spread {
 impl Spread {
     /// None for no values.
     pub fn of(values: &[f64]) -> Option<Spread> {
-        let s = crate::stats::summarize(values)?;
+        let s = crate::metrics::stats::summarize(values)?;
         Some(Spread {
             values: values.to_vec(),
             mean: s.mean,
             sd: s.sd.is_finite().then_some(s.sd),
             min: s.min,
             max: s.max,
-            ci95: crate::stats::mean_ci95(values).map(|(lo, hi)| [lo, hi]),
+            ci95: crate::metrics::stats::mean_ci95(values).map(|(lo, hi)| [lo, hi]),
         })
     }
 }

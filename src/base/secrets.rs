@@ -76,7 +76,8 @@ pub fn take_secret_args() -> Result<Vec<String>, String> {
         unsafe { std::env::remove_var(SECRET_ARGS_FILE_VAR) };
         let path = std::path::PathBuf::from(path);
         let from = format!("{SECRET_ARGS_FILE_VAR} '{}'", path.display());
-        let text = crate::bounded::read_text(&path, crate::bounded::SMALL).map_err(|e| format!("{from}: {e}"))?;
+        let text =
+            crate::base::bounded::read_text(&path, crate::base::bounded::SMALL).map_err(|e| format!("{from}: {e}"))?;
         args.extend(list(&text, &from)?);
     }
     Ok(args)

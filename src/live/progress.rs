@@ -32,7 +32,7 @@ impl Progress {
             bar.set_message(format!(
                 "{} req/s now, p99 {}, {} requests, {} errors",
                 w.requests,
-                crate::units::format_micros(w.p99_us as f64),
+                crate::base::units::format_micros(w.p99_us as f64),
                 self.total_requests,
                 self.total_errors
             ));

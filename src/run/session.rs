@@ -15,13 +15,13 @@ use crate::error::UsageError;
 use crate::export::hdrlog::HdrLog;
 use crate::export::text::{Text, closing_lines};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
-use crate::gates::{self, Threshold};
+use crate::judge::gates::{self, Threshold};
 use crate::live::Live;
 use crate::metrics::ErrorKind;
 use crate::monitor::Watchers;
 use crate::plan::{Outputs, RunPlan};
 use crate::result::{CapacityAnswer, ResultDocument, RunsSummary, Settings, StepResult};
-use crate::step::{LiveDocument, measure_step};
+use crate::run::step::{LiveDocument, measure_step};
 
 /// Exit code of a run that measured nothing of the service: every request failed, or a checked workload found a
 /// wrong answer.
@@ -170,7 +170,7 @@ impl<'a> Session<'a> {
     /// A warning about the whole run, on stderr now (after the dashboard when it covers the terminal) and in the
     /// document.
     pub fn note(&mut self, text: &str) {
-        let text = crate::secrets::scrub_text(text);
+        let text = crate::base::secrets::scrub_text(text);
         self.warn_now(&text);
         self.live.notes.push(text);
     }
@@ -191,7 +191,7 @@ impl<'a> Session<'a> {
     pub fn say(&self, text: &str) {
         match &self.shown {
             Some(live) if live.covers_terminal() => {
-                live.line(&crate::secrets::scrub_text(text));
+                live.line(&crate::base::secrets::scrub_text(text));
                 self.deferred.borrow_mut().push((false, text.to_string()));
             }
             _ => self.live.say(text),
@@ -210,7 +210,7 @@ impl<'a> Session<'a> {
         if let Some(live) = &self.shown {
             live.pausing();
         }
-        crate::stop::pause(d, self.interrupt);
+        crate::base::stop::pause(d, self.interrupt);
         self.stopped()
     }
 
@@ -242,7 +242,7 @@ impl<'a> Session<'a> {
         if let Some(Err(e)) = self.hdr.as_mut().map(|log| log.step(label, self.hdr_by_step)) {
             failure = Some(e);
         }
-        let service = matches!(plan.load, crate::load::LoadModel::Open { .. });
+        let service = matches!(plan.load, crate::base::load::LoadModel::Open { .. });
         let hdr = &mut self.hdr;
         let live = self.shown.as_mut().expect("started above");
         let (step, interrupted) = measure_step(plan, label, warmup, watchers, self.interrupt, live, &mut |w| {
@@ -331,14 +331,14 @@ impl<'a> Session<'a> {
         doc.thresholds = gates::judge(doc, &self.thresholds);
         if ending == Ending::Analysis {
             let capacity = self.capacity.take().or_else(|| doc.analysis.as_ref().and_then(|a| a.capacity.clone()));
-            doc.analysis = crate::analysis::analyse(&doc.steps, doc.settings.sweep.as_ref()).map(|mut a| {
+            doc.analysis = crate::judge::analysis::analyse(&doc.steps, doc.settings.sweep.as_ref()).map(|mut a| {
                 a.capacity = capacity;
                 a
             });
         }
         if ending != Ending::Analysis && doc.settings.ramp.is_some() {
             // A ramp's knee, from the windows of its (last) step.
-            doc.analysis = doc.steps.last().and_then(crate::analysis::analyse_ramp);
+            doc.analysis = doc.steps.last().and_then(crate::judge::analysis::analyse_ramp);
         }
         // A signal in the pause after the last step came after the last refresh: the warnings must still say so.
         self.live.refresh_warnings();
@@ -395,7 +395,7 @@ pub fn exit_code(doc: &ResultDocument, wrong: bool) -> u8 {
     // Every step ended without one success: all failed, or none completed (a server that never answers).
     let nothing_succeeded = !doc.steps.is_empty() && doc.steps.iter().all(|s| s.ok == 0);
     if doc.interrupted {
-        crate::stop::exit_code()
+        crate::base::stop::exit_code()
     } else if wrong {
         EXIT_FAILED
     } else if gates::any_broken(&doc.thresholds) {
