@@ -217,3 +217,18 @@ fn the_reference_reader_sees_grouped_and_plain_imports_and_skips_comments() {
     assert!(found.contains("cli"));
     assert!(references("x.rs", "let my_crate::cli = 1;", &mods).is_empty());
 }
+
+#[test]
+fn the_root_of_src_holds_only_the_crates_entry_points_and_its_error() {
+    // Every other file is in a folder named for its part of the flow (docs/architecture.md).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut loose: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| !["main.rs", "lib.rs", "error.rs"].contains(&n.as_str()))
+        .collect();
+    loose.sort();
+    assert!(loose.is_empty(), "files loose in src/: {loose:?}; put each in the folder of its part of the flow");
+}
