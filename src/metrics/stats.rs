@@ -502,4 +502,43 @@ mod tests {
         let with_nan = holm(&[f64::NAN, 0.01]);
         assert!(with_nan[0].is_nan() && close(with_nan[1], 0.02, 1e-12), "{with_nan:?}");
     }
+
+    #[test]
+    fn p_values_quantiles_and_intervals_are_pinned_to_a_billionth() {
+        // Today's figures (verdicts rest on them): any implementation must give them to 1e-9, relative.
+        let near = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want.abs().max(1e-300);
+        for (t, df, p) in [
+            (0.5, 1.0, 0.7048327646991335),
+            (2.1, 3.0, 0.12656520254968465),
+            (-1.3, 4.7, 0.253697295864609),
+            (3.9, 9.0, 0.003619411264073632),
+            (12.0, 2.5, 0.002836215030078322),
+            (0.01, 40.0, 0.9920709969597685),
+            (5.5, 120.0, 2.17949293504254e-7),
+        ] {
+            assert!(near(t_two_sided_p(t, df), p), "p of t {t} df {df}: {}", t_two_sided_p(t, df));
+        }
+        for (p, df, q) in [
+            (0.975, 1.0, 12.70620473617467),
+            (0.975, 2.0, 4.302652729749461),
+            (0.975, 4.3, 2.701694898282228),
+            (0.995, 7.0, 3.4994832973504844),
+            (0.9, 30.0, 1.310415025391383),
+            (0.6, 3.3, 0.27450197422105715),
+            (0.999, 2.0, 22.327124770119255),
+        ] {
+            assert!(near(t_quantile(p, df), q), "quantile {p} df {df}: {}", t_quantile(p, df));
+        }
+        let a = [1000.0, 1040.0, 990.0, 1015.0];
+        let b = [1210.0, 1190.0, 1250.0, 1185.0, 1230.0];
+        let (lo, hi) = mean_ci(&a, 0.95).unwrap();
+        assert!(near(lo, 976.6462314016086) && near(hi, 1045.8537685983915), "{lo} {hi}");
+        let w = welch(&a, &b).unwrap();
+        assert!(near(w.t, -12.341604211429612) && near(w.df, 6.994517645741464) && near(w.p, 5.29870285921499e-6));
+        let r = ratio_ci(&a, &b, 0.95).unwrap();
+        let (lo, hi) = r.interval.unwrap();
+        assert!(near(lo, 1.1584834858958055) && near(hi, 1.242079965364024), "{lo} {hi}");
+        let rt = ratio_test(&a, &b, 1.2).unwrap();
+        assert!(near(rt.t, -0.027983662310423867) && near(rt.p, 0.978456869334869), "{rt:?}");
+    }
 }
