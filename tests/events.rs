@@ -461,3 +461,51 @@ fn over_http2_a_stream_whose_end_comes_apart_keeps_its_four_connections() {
     assert_eq!(out.doc()["settings"]["http_version"], "2", "{}", out.doc()["settings"]);
     assert_eq!(server.ask("count")["requests"].as_u64(), Some(200));
 }
+
+#[test]
+fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds() {
+    let t = target();
+    // Twelve tokens an answer, the first 30 ms on, then one every 2 ms: TPOT is each answer's time after its first
+    // token over its 11 other tokens, so its mean times 11 is the mean answer time less the mean time to first
+    // token (the same reads' stamps), whatever the machine's delays.
+    let u = url(&t, "events=12&gap=2ms&first=30ms&kind=tokens");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--events", "tokens", "-n", "20", "-c", "4", &u];
+        args.extend_from_slice(extra);
+        hakaru(&args)
+    };
+    let out = run(&["--threshold", "ttft p99<30s", "--threshold", "tpot p50<30s", "--threshold", "e2el<30s"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let step = out.step();
+    let tpot = &step["events"]["tokens"]["tpot"];
+    assert_eq!(tpot["count"], 20, "{tpot}");
+    let (mean_tpot, whole, first) =
+        (tpot["mean"].as_f64().unwrap(), fig(step, "answer_time", "mean"), fig(step, "first_event", "mean"));
+    let after_first = whole - first;
+    assert!((mean_tpot * 11.0 - after_first).abs() <= 0.01 * after_first + 11.0, "{tpot} vs {after_first} us");
+    let judged = out.doc()["thresholds"].as_array().unwrap().clone();
+    let names: Vec<&str> = judged.iter().map(|j| j["metric"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ttft p99", "tpot p50", "e2el p99"], "{judged:?}");
+    assert!(judged.iter().all(|j| j["pass"] == true && j["measured"].as_f64().is_some()), "{judged:?}");
+    assert!(out.stdout.contains("time per output token p50"), "{}", out.stdout);
+    // One that breaks exits 99, naming the figure.
+    let out = run(&["--threshold", "ttft p99<1ms"]);
+    assert_eq!(out.code, 99, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("ttft p99"), "{}", out.stdout);
+    // Without the answers read as tokens: refused before the load, in one line.
+    let out = hakaru(&["run", "-n", "5", &u, "--threshold", "ttft<1s"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--threshold 'ttft<1s': ttft is a figure of streamed answers"), "{}", out.stderr);
+    // A capacity search judges each step by the figure: none meets a TTFT under the server's 30 ms.
+    let capacity = |slo: &str| {
+        let load = ["--events", "tokens", "--rate-start", "5", "--rate-max", "10", "-d", "300ms", "--interval", "0s"];
+        hakaru(&[&["capacity", "-q", "--slo", slo][..], &load, &[u.as_str()]].concat())
+    };
+    let out = capacity("ttft p99<1ms");
+    assert!(out.stdout.contains("fails: ttft p99 ") && out.stdout.contains("not even 5 req/s"), "{}", out.stdout);
+    let out = capacity("ttft p99<30s, tpot p99<30s");
+    assert!(out.stdout.contains("at least 10 req/s meets"), "{}\n{}", out.stdout, out.stderr);
+    let out = hakaru(&["capacity", "--slo", "tpot p99<40ms", "--events", "sse", "--rate-start", "5", &u]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("tpot is counted in tokens: give --events tokens"), "{}", out.stderr);
+}

@@ -40,6 +40,11 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
 
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
+    for figure in slo.bounds.iter().filter_map(|b| b.figure) {
+        figure
+            .measured_with(a.request.events.as_deref())
+            .map_err(|why| UsageError::new(format!("--slo '{}': {why}", slo.text)))?;
+    }
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
     if precision <= 0.0 {
         return Err(UsageError::new(format!("--precision '{}': must be more than 0; try 5%", a.precision)));

@@ -22,6 +22,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
     let mut kv = KvPlan::from_args(args)?;
     // Every flag is checked before the server is asked anything.
     let repeat = super::run::Repeat::from_args(&args.load)?;
+    crate::judge::gates::check_events("--threshold", &repeat.thresholds, None)?;
     let watchers = plan::watchers(&args.watch, &kv.steps[0].1.endpoints)?;
     // Every step's clients fit (a `--clients` list's later steps may be wider than the first).
     for (_, step) in &kv.steps {

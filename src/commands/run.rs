@@ -22,6 +22,7 @@ const MOST_RUNS: usize = 1000;
 /// measured (exit code 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM).
 pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let repeat = Repeat::from_args(&args.load)?;
+    gates::check_events("--threshold", &repeat.thresholds, args.request.events.as_deref())?;
     let plan = RunPlan::from_args(args)?;
     let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
     let history = super::history::recorder(&args.load.history)?;

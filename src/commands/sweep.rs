@@ -24,6 +24,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     }
     let steps = sweep_steps(a)?;
     let thresholds = crate::judge::gates::parse_all("--threshold", &a.thresholds)?;
+    crate::judge::gates::check_events("--threshold", &thresholds, a.request.events.as_deref())?;
     let flag_wait = a.wait.as_deref().map(|w| flag_duration_or_zero("--wait", w)).transpose()?;
     let parts = StepsPlan::from_args(&a.request, &a.watch, &a.steps)?;
     let history = super::history::recorder(&a.steps.history)?;

@@ -11,6 +11,7 @@ use std::fmt;
 
 use crate::base::units::parse_duration;
 use crate::error::UsageError;
+use crate::result::events::Figure;
 use crate::result::{ResultDocument, StepResult, ThresholdResult, merged_histogram};
 
 /// Exit code when a threshold is broken (k6's).
@@ -27,6 +28,34 @@ pub enum Metric {
     Errors,
     /// Successes per second.
     Qps,
+    /// A figure of streamed answers (`--events`): `ttft p99`, `tpot mean`; a bare `ttft` is its p99.
+    Stream(Figure, Stat),
+}
+
+/// The statistic of a streamed answers' figure a threshold judges.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stat {
+    Percentile(f64),
+    Mean,
+    Max,
+}
+
+impl Stat {
+    fn name(self) -> String {
+        match self {
+            Stat::Percentile(p) => format!("p{p}"),
+            Stat::Mean => "mean".into(),
+            Stat::Max => "max".into(),
+        }
+    }
+
+    fn of(self, h: &crate::metrics::LatencyHistogram) -> f64 {
+        match self {
+            Stat::Percentile(p) => h.percentile(p) as f64,
+            Stat::Mean => h.mean(),
+            Stat::Max => h.max() as f64,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,12 +94,23 @@ impl fmt::Display for Threshold {
     }
 }
 
-const HOW: &str = "write it like 'p99<50ms', 'errors<1%' or 'qps>1000' (p50, p90, p99, p99.9, mean, max, errors, qps; \
-                   < <= > >=)";
+const HOW: &str = "write it like 'p99<50ms', 'errors<1%', 'qps>1000' or 'ttft p99<200ms' (p50, p90, p99, p99.9, mean, \
+                   max, errors, qps; a streamed answer's ttft, tpot, itl or e2el and its statistic; < <= > >=)";
 
 /// Reads every `--threshold` given to `flag`.
 pub fn parse_all(flag: &str, texts: &[String]) -> Result<Vec<Threshold>, UsageError> {
     texts.iter().map(|t| parse(flag, t)).collect()
+}
+
+/// Thresholds on a streamed answers' figure need the answers read as events (`events`, `--events`): refused
+/// before the load otherwise, never judged on figures that cannot be there.
+pub fn check_events(flag: &str, thresholds: &[Threshold], events: Option<&str>) -> Result<(), UsageError> {
+    for t in thresholds {
+        if let Metric::Stream(figure, _) = t.metric {
+            figure.measured_with(events).map_err(|why| UsageError::new(format!("{flag} '{}': {why}", t.text)))?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads one threshold, e.g. `p99<50ms`; bad text is one line naming `flag`, the text and how to write it.
@@ -113,12 +153,31 @@ fn metric_named(name: &str) -> Option<Metric> {
         "max" => Some(Metric::Max),
         "errors" | "failed" | "error_rate" => Some(Metric::Errors),
         "qps" | "rps" | "ok/s" => Some(Metric::Qps),
-        p => {
-            let number = p.strip_prefix('p')?;
-            let number = number.strip_prefix('(').and_then(|n| n.strip_suffix(')')).unwrap_or(number);
-            number.parse::<f64>().ok().filter(|v| *v > 0.0 && *v < 100.0).map(Metric::Percentile)
-        }
+        p => percentile_named(p).map(Metric::Percentile).or_else(|| stream_metric(p)),
     }
+}
+
+/// `p99`, `p(95)`, `p99.9`: the percentile, between 0 and 100.
+fn percentile_named(p: &str) -> Option<f64> {
+    let number = p.strip_prefix('p')?;
+    let number = number.strip_prefix('(').and_then(|n| n.strip_suffix(')')).unwrap_or(number);
+    number.parse::<f64>().ok().filter(|v| *v > 0.0 && *v < 100.0)
+}
+
+/// `ttft`, `ttft p99`, `tpot_mean`, `e2el max`: a figure of streamed answers and its statistic (p99 unless given).
+fn stream_metric(name: &str) -> Option<Metric> {
+    let (word, stat) = match name.split_once([' ', '_']) {
+        Some((w, s)) => (w, Some(s.trim())),
+        None => (name, None),
+    };
+    let figure = Figure::named(word)?;
+    let stat = match stat {
+        None => Stat::Percentile(99.0),
+        Some("mean" | "avg") => Stat::Mean,
+        Some("max") => Stat::Max,
+        Some(p) => Stat::Percentile(percentile_named(p)?),
+    };
+    Some(Metric::Stream(figure, stat))
 }
 
 /// `1%` -> 1, `0.01` -> 1 (a bare number is a fraction).
@@ -152,7 +211,8 @@ pub fn judge(doc: &ResultDocument, thresholds: &[Threshold]) -> Vec<ThresholdRes
     let failed: u64 = steps.iter().map(|s| s.failed).sum();
     let ok: u64 = steps.iter().map(|s| s.ok).sum();
     let seconds: f64 = steps.iter().map(|s| s.duration_s).sum();
-    let needs_latency = thresholds.iter().any(|t| !matches!(t.metric, Metric::Errors | Metric::Qps));
+    let needs_latency =
+        thresholds.iter().any(|t| !matches!(t.metric, Metric::Errors | Metric::Qps | Metric::Stream(..)));
     let merged = needs_latency.then(|| merged_histogram(&steps));
     thresholds
         .iter()
@@ -169,6 +229,11 @@ pub fn judge(doc: &ResultDocument, thresholds: &[Threshold]) -> Vec<ThresholdRes
                     ("errors".into(), (requests > 0).then(|| 100.0 * failed as f64 / requests as f64), "percent")
                 }
                 Metric::Qps => ("qps".into(), (seconds > 0.0).then(|| ok as f64 / seconds), "per_s"),
+                // Merged over the judged steps; no streamed answer (or a histogram that cannot be read) fails.
+                Metric::Stream(figure, stat) => {
+                    let h = figure.merged(steps.iter().copied()).ok().filter(|h| !h.is_empty());
+                    (format!("{} {}", figure.name(), stat.name()), h.map(|h| stat.of(&h)), "us")
+                }
             };
             ThresholdResult {
                 threshold: t.text.clone(),
@@ -191,6 +256,24 @@ pub fn any_broken(results: &[ThresholdResult]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_answers_figure_is_a_threshold_with_its_statistic_p99_unless_given() {
+        let t = parse("--threshold", "ttft<200ms").unwrap();
+        assert_eq!((t.metric, t.limit), (Metric::Stream(Figure::Ttft, Stat::Percentile(99.0)), 200_000.0));
+        assert_eq!(
+            parse("--threshold", "tpot p50<40ms").unwrap().metric,
+            Metric::Stream(Figure::Tpot, Stat::Percentile(50.0))
+        );
+        assert_eq!(parse("--threshold", "e2el_mean<=10s").unwrap().metric, Metric::Stream(Figure::E2el, Stat::Mean));
+        assert_eq!(parse("--threshold", "ITL max<1s").unwrap().metric, Metric::Stream(Figure::Itl, Stat::Max));
+        assert!(parse("--threshold", "ttft q9<1s").unwrap_err().to_string().contains("'ttft q9' is not a metric"));
+        let needs = check_events("--threshold", &[parse("--threshold", "tpot<40ms").unwrap()], Some("sse"));
+        assert!(
+            needs.unwrap_err().to_string().contains("'tpot<40ms': tpot is counted in tokens: give --events tokens")
+        );
+        assert!(check_events("--threshold", &[t], None).unwrap_err().to_string().contains("give --events tokens"));
+    }
 
     #[test]
     fn thresholds_read_latency_errors_and_throughput() {

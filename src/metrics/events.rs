@@ -36,6 +36,9 @@ pub struct EventMetrics {
     pub usage_answers: u64,
     /// A token stream: answers whose `usage` claimed an implausible count (their chunks counted instead).
     pub usage_implausible: u64,
+    /// A token stream: time per output token (vLLM's TPOT), each answer's time after its first token over its
+    /// tokens minus one, microseconds; answers of two tokens or more.
+    pub tpot: LatencyHistogram,
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -77,6 +80,10 @@ impl EventMetrics {
         if tokens {
             self.tokens = self.tokens.saturating_add(f.tokens());
             self.tokens_per_answer.record(f.tokens());
+            // The first token's own time is TTFT's: the rest of the answer over the tokens after it.
+            if let (Some(at), 2..) = (f.first.filter(|_| f.events > 0), f.tokens()) {
+                self.tpot.record(micros(at, end) / (f.tokens() - 1));
+            }
             self.usage_answers += u64::from(f.usage_tokens.is_some());
             self.usage_implausible += u64::from(f.usage_implausible);
         }
@@ -96,6 +103,7 @@ impl EventMetrics {
         self.tokens_per_answer.merge(&o.tokens_per_answer);
         self.usage_answers += o.usage_answers;
         self.usage_implausible += o.usage_implausible;
+        self.tpot.merge(&o.tpot);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -6,11 +6,14 @@ use std::fmt;
 use crate::base::units::{format_micros, parse_duration};
 use crate::error::UsageError;
 use crate::result::StepResult;
+use crate::result::events::Figure;
 
 /// One bound of the objective: a latency statistic below a limit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bound {
-    /// `p99`, `p99.9`, `mean`, `max`.
+    /// A figure of streamed answers (`ttft p99<200ms`), None for the requests' latency.
+    pub figure: Option<Figure>,
+    /// `p99`, `p99.9`, `mean`, `max` (after the figure's name: `ttft p99`).
     pub stat: String,
     /// The percentile, or None for mean and max.
     pub percentile: Option<f64>,
@@ -36,7 +39,8 @@ impl Slo {
     pub fn parse(text: &str) -> Result<Slo, UsageError> {
         let bad = |why: &str| {
             UsageError::new(format!(
-                "--slo '{text}': {why}; write it like 'p99<50ms' or 'p99.9<=200ms,mean<20ms' (p50..p99.99, mean, max)"
+                "--slo '{text}': {why}; write it like 'p99<50ms', 'p99.9<=200ms,mean<20ms' or 'ttft p99<200ms, tpot \
+                 p99<40ms' (p50..p99.99, mean, max; a streamed answer's ttft, tpot, itl or e2el before it)"
             ))
         };
         let mut bounds = Vec::new();
@@ -49,6 +53,14 @@ impl Slo {
                 return Err(bad(&format!("'{part}' has no < or <=")));
             };
             let stat = stat.trim().to_ascii_lowercase();
+            // `ttft`, `ttft p99`, `tpot_mean`: a streamed answers' figure, p99 unless a statistic follows.
+            let (figure, stat) = match stat.split_once([' ', '_']).map_or((stat.as_str(), None), |(w, s)| (w, Some(s)))
+            {
+                (word, rest) if Figure::named(word).is_some() => {
+                    (Figure::named(word), rest.map_or("p99".to_string(), |s| s.trim().to_string()))
+                }
+                _ => (None, stat.clone()),
+            };
             let percentile = match stat.as_str() {
                 "mean" | "max" => None,
                 p => {
@@ -61,7 +73,11 @@ impl Slo {
                 }
             };
             let limit = parse_duration(rest.trim()).map_err(|e| bad(&format!("limit '{}': {e}", rest.trim())))?;
-            bounds.push(Bound { stat, percentile, limit_us: limit.as_micros() as u64, inclusive });
+            let stat = match figure {
+                Some(f) => format!("{} {stat}", f.name()),
+                None => stat,
+            };
+            bounds.push(Bound { figure, stat, percentile, limit_us: limit.as_micros() as u64, inclusive });
         }
         if bounds.is_empty() {
             return Err(bad("no objective given"));
@@ -77,10 +93,18 @@ impl Slo {
             return Some("no successful answers".into());
         }
         for b in &self.bounds {
-            let value = match (b.percentile, b.stat.as_str()) {
-                (Some(p), _) => percentile_of(step, p),
-                (None, "mean") => l.mean as u64,
-                _ => l.max,
+            let value = match (b.figure, b.percentile, b.stat.ends_with("mean")) {
+                (Some(f), p, mean) => match f.merged([step]).ok().filter(|h| !h.is_empty()) {
+                    None => return Some(format!("no streamed answer to measure {} on", f.name())),
+                    Some(h) => match (p, mean) {
+                        (Some(p), _) => h.percentile(p),
+                        (None, true) => h.mean() as u64,
+                        (None, false) => h.max(),
+                    },
+                },
+                (None, Some(p), _) => percentile_of(step, p),
+                (None, None, true) => l.mean as u64,
+                (None, None, false) => l.max,
             };
             let ok = if b.inclusive { value <= b.limit_us } else { value < b.limit_us };
             if !ok {
@@ -128,11 +152,21 @@ mod tests {
         assert_eq!(s.bounds.len(), 4);
         assert_eq!(
             s.bounds[0],
-            Bound { stat: "p99".into(), percentile: Some(99.0), limit_us: 50_000, inclusive: false }
+            Bound { figure: None, stat: "p99".into(), percentile: Some(99.0), limit_us: 50_000, inclusive: false }
         );
         assert_eq!(s.bounds[1].percentile, Some(99.9));
         assert!(s.bounds[1].inclusive);
         assert_eq!(s.bounds[3].limit_us, 1_000_000);
+    }
+
+    #[test]
+    fn an_objective_may_bound_a_streamed_answers_figure() {
+        let s = Slo::parse("ttft p99 < 200ms, tpot<40ms, p99<2s").unwrap();
+        let b = &s.bounds;
+        assert_eq!((b[0].figure, b[0].stat.as_str(), b[0].limit_us), (Some(Figure::Ttft), "ttft p99", 200_000));
+        assert_eq!((b[1].figure, b[1].stat.as_str(), b[1].percentile), (Some(Figure::Tpot), "tpot p99", Some(99.0)));
+        assert_eq!((b[2].figure, b[2].stat.as_str()), (None, "p99"));
+        assert!(Slo::parse("ttft p101<1s").is_err());
     }
 
     #[test]

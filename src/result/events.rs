@@ -25,6 +25,78 @@ pub struct TokensReport {
     /// were counted instead. Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub usage_implausible: u64,
+    /// Time per output token (vLLM's TPOT): each answer's time after its first token over its output tokens minus
+    /// one, microseconds, of the answers of two tokens or more. Absent when none had two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot: Option<Phase>,
+}
+
+/// A figure of streamed answers an objective or a threshold can name (vLLM's and aiperf's names): time to first
+/// token, time per output token, inter-token latency, end-to-end latency of the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    Ttft,
+    Tpot,
+    Itl,
+    E2el,
+}
+
+impl Figure {
+    /// The figure a word names: `ttft`, `tpot`, `itl`, `e2el`.
+    pub fn named(word: &str) -> Option<Figure> {
+        match word {
+            "ttft" => Some(Figure::Ttft),
+            "tpot" => Some(Figure::Tpot),
+            "itl" => Some(Figure::Itl),
+            "e2el" => Some(Figure::E2el),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Ttft => "ttft",
+            Figure::Tpot => "tpot",
+            Figure::Itl => "itl",
+            Figure::E2el => "e2el",
+        }
+    }
+
+    /// Whether a run reading answers as `events` (`--events`) measures it: why not, with the fix.
+    pub fn measured_with(self, events: Option<&str>) -> Result<(), String> {
+        match (self, events) {
+            (Figure::Tpot, Some("tokens")) | (Figure::Ttft | Figure::Itl | Figure::E2el, Some(_)) => Ok(()),
+            (Figure::Tpot, _) => Err("tpot is counted in tokens: give --events tokens".into()),
+            (f, None) => Err(format!(
+                "{} is a figure of streamed answers: give --events tokens (or sse, ndjson, chunks)",
+                f.name()
+            )),
+        }
+    }
+
+    /// Its histogram in a step's figures (microseconds): the first event, TPOT, the gaps, the whole answer.
+    pub fn of(self, m: &EventMetrics) -> &LatencyHistogram {
+        match self {
+            Figure::Ttft => &m.first,
+            Figure::Tpot => &m.tpot,
+            Figure::Itl => &m.gaps,
+            Figure::E2el => &m.whole,
+        }
+    }
+
+    /// Its histogram over `steps` merged (empty when none streamed); an error when a stored one cannot be read.
+    pub fn merged<'a>(
+        self,
+        steps: impl IntoIterator<Item = &'a super::StepResult>,
+    ) -> Result<LatencyHistogram, String> {
+        let mut all = EventMetrics::default();
+        for s in steps {
+            if let Some(e) = &s.events {
+                all.merge(&e.metrics()?);
+            }
+        }
+        Ok(self.of(&all).clone())
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -94,6 +166,7 @@ impl EventsReport {
                 .into(),
                 answers_with_usage: m.usage_answers,
                 usage_implausible: m.usage_implausible,
+                tpot: Phase::of(&m.tpot),
             }),
         })
     }
@@ -119,6 +192,7 @@ impl EventsReport {
             tokens_per_answer: read(&t.and_then(|t| t.per_answer.clone()), "tokens per_answer")?,
             usage_answers: t.map_or(0, |t| t.answers_with_usage),
             usage_implausible: t.map_or(0, |t| t.usage_implausible),
+            tpot: read(&t.and_then(|t| t.tpot.clone()), "tokens tpot")?,
         })
     }
 
@@ -162,11 +236,15 @@ impl EventsReport {
         ));
         if let Some(t) = &self.tokens {
             lines.push(format!(
-                "{} output tokens ({:.1} an answer, counted from {}), {:.1} tokens/s",
+                "{} output tokens ({:.1} an answer, counted from {}), {:.1} tokens/s{}",
                 t.tokens,
                 per(&t.per_answer),
                 t.counted_from,
-                t.tokens_per_s
+                t.tokens_per_s,
+                match &t.tpot {
+                    Some(_) => format!(", time per output token p50 {} p99 {}", ms(&t.tpot, 50.0), ms(&t.tpot, 99.0)),
+                    None => String::new(),
+                }
             ));
             if t.usage_implausible > 0 {
                 lines.push(format!(
