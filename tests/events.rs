@@ -496,6 +496,14 @@ fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds()
     let out = hakaru(&["run", "-n", "5", &u, "--threshold", "ttft<1s"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--threshold 'ttft<1s': ttft is a figure of streamed answers"), "{}", out.stderr);
+    // Goodput: every answer meets generous objectives, none a TTFT under the server's 30 ms.
+    let out = run(&["--goodput", "ttft:30s,tpot:30s,e2el:30s"]);
+    let g = &out.step()["events"]["goodput"];
+    assert_eq!((g["answers"].as_u64(), g["percent"].as_f64()), (Some(20), Some(100.0)), "{g}");
+    assert!(out.stdout.contains("goodput ") && out.stdout.contains("(20 of 20 answers, 100.0 %)"), "{}", out.stdout);
+    let strict = run(&["--goodput", "ttft:1"]);
+    let g = &strict.step()["events"]["goodput"];
+    assert_eq!((g["answers"].as_u64(), g["objectives"].as_str()), (Some(0), Some("ttft:1")), "{g}");
     // A capacity search judges each step by the figure: none meets a TTFT under the server's 30 ms.
     let capacity = |slo: &str| {
         let load = ["--events", "tokens", "--rate-start", "5", "--rate-max", "10", "-d", "300ms", "--interval", "0s"];

@@ -183,6 +183,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/window/properties/progress",
                 "/$defs/step/properties/events/properties/tokens/properties/usage_implausible",
                 "/$defs/step/properties/events/properties/tokens/properties/tpot",
+                "/$defs/step/properties/events/properties/goodput",
                 "/$defs/settings/properties/graceful_stop_s",
                 "/$defs/step/properties/phases/properties/tls_resumed",
                 "/$defs/step/properties/phases/properties/tls_full_handshake",

@@ -299,6 +299,10 @@ pub struct RequestArgs {
     /// --events: the most body bytes in one answer (default 64MiB); more fails it as stream_too_long.
     #[arg(long, value_name = "SIZE", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events_max_bytes: Option<String>,
+    /// --events: goodput's objectives, each answer judged by them: ttft:200ms,tpot:50ms,e2el:10s (a bare number is
+    /// milliseconds, as vLLM's --goodput); the answers a second that met them all, and their share.
+    #[arg(long, value_name = "OBJECTIVES", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    pub goodput: Option<String>,
     /// WebSocket (ws://, wss:// URLs): the message each request sends; the next message received is its answer.
     ///
     /// May hold {{...}} templates, filled per message (with --data's rows too); -H goes on the upgrade request

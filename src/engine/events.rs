@@ -80,5 +80,6 @@ pub(super) fn record_reader(ctx: &ThreadCtx, r: &mut EventReader, sent: Instant,
     }
     let figures = r.figures();
     let tokens = r.spec().kind == EventKind::Tokens;
-    ctx.metrics.borrow_mut().record_events(sent, end, &figures, tokens, r.take_gaps());
+    let (gaps, goodput) = r.take_gaps_and_goodput();
+    ctx.metrics.borrow_mut().record_events(sent, end, &figures, tokens, gaps, goodput);
 }

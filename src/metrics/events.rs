@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use super::LatencyHistogram;
-use crate::protocol::events::StreamFigures;
+use crate::protocol::events::{Goodput, StreamFigures};
 
 /// One thread's figures of streamed answers, merged across threads and agents alike.
 #[derive(Clone, Debug, Default)]
@@ -39,6 +39,15 @@ pub struct EventMetrics {
     /// A token stream: time per output token (vLLM's TPOT), each answer's time after its first token over its
     /// tokens minus one, microseconds; answers of two tokens or more.
     pub tpot: LatencyHistogram,
+    /// `--goodput`: its objectives and the answers that met them all (None without it).
+    pub good: Option<Good>,
+}
+
+/// The answers that met goodput's objectives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Good {
+    pub objectives: std::sync::Arc<str>,
+    pub answers: u64,
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -55,6 +64,7 @@ impl EventMetrics {
         f: &StreamFigures,
         tokens: bool,
         gaps: impl Iterator<Item = (u64, u64)>,
+        goodput: Option<&Goodput>,
     ) -> Option<u64> {
         self.answers += 1;
         self.events += f.events;
@@ -77,15 +87,22 @@ impl EventMetrics {
                 None
             }
         };
+        let mut tpot = None;
         if tokens {
             self.tokens = self.tokens.saturating_add(f.tokens());
             self.tokens_per_answer.record(f.tokens());
             // The first token's own time is TTFT's: the rest of the answer over the tokens after it.
             if let (Some(at), 2..) = (f.first.filter(|_| f.events > 0), f.tokens()) {
-                self.tpot.record(micros(at, end) / (f.tokens() - 1));
+                let us = micros(at, end) / (f.tokens() - 1);
+                self.tpot.record(us);
+                tpot = Some(us);
             }
             self.usage_answers += u64::from(f.usage_tokens.is_some());
             self.usage_implausible += u64::from(f.usage_implausible);
+        }
+        if let Some(g) = goodput {
+            let good = self.good.get_or_insert_with(|| Good { objectives: g.text.as_str().into(), answers: 0 });
+            good.answers += u64::from(g.met(first, tpot, micros(sent, end)));
         }
         first
     }
@@ -104,6 +121,11 @@ impl EventMetrics {
         self.usage_answers += o.usage_answers;
         self.usage_implausible += o.usage_implausible;
         self.tpot.merge(&o.tpot);
+        match (&mut self.good, &o.good) {
+            (Some(a), Some(b)) => a.answers += b.answers,
+            (None, Some(b)) => self.good = Some(b.clone()),
+            _ => {}
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -122,7 +144,7 @@ mod tests {
         let f = StreamFigures { usage_tokens: Some(u64::MAX), usage_implausible: true, ..StreamFigures::default() };
         let mut m = EventMetrics::default();
         for _ in 0..2 {
-            m.record(t0, t0, &f, true, std::iter::empty());
+            m.record(t0, t0, &f, true, std::iter::empty(), None);
         }
         assert_eq!((m.tokens, m.usage_implausible), (u64::MAX, 2), "saturated, never wrapped");
         let mut both = m.clone();
@@ -144,11 +166,11 @@ mod tests {
             ..StreamFigures::default()
         };
         let mut m = EventMetrics::default();
-        m.record(t0, ms(70), &f, true, [(10_000, 2)].into_iter());
+        m.record(t0, ms(70), &f, true, [(10_000, 2)].into_iter(), None);
         assert_eq!((m.answers, m.events, m.bytes, m.tokens, m.usage_answers), (1, 3, 30, 5, 1));
         assert_eq!((m.first.max() / 1000, m.whole.max() / 1000, m.gaps.count()), (50, 70, 2));
         let mut n = EventMetrics::default();
-        n.record(t0, ms(5), &StreamFigures::default(), false, std::iter::empty());
+        n.record(t0, ms(5), &StreamFigures::default(), false, std::iter::empty(), None);
         m.merge(&n);
         assert_eq!((m.answers, m.empty, m.first.count(), m.tokens), (2, 1, 1, 5));
     }

@@ -371,8 +371,9 @@ impl StepMetrics {
         f: &crate::protocol::events::StreamFigures,
         tokens: bool,
         gaps: impl Iterator<Item = (u64, u64)>,
+        goodput: Option<&crate::protocol::events::Goodput>,
     ) {
-        if let Some(first) = self.events.record(sent, end, f, tokens, gaps) {
+        if let Some(first) = self.events.record(sent, end, f, tokens, gaps, goodput) {
             self.window.first_event.record(first);
         }
         if tokens {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::cli::args::RequestArgs;
 use crate::error::UsageError;
-use crate::protocol::events::{EventKind, EventsSpec};
+use crate::protocol::events::{EventKind, EventsSpec, Goodput};
 
 /// `--events-max`'s default: far more than any answer a person reads, few enough to end an endless stream.
 pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000;
@@ -47,5 +47,63 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError>
             }
         },
     };
-    Ok(Some(Arc::new(EventsSpec { kind, until: a.events_until.clone(), max_events, max_bytes })))
+    let goodput = a.goodput.as_deref().map(|g| goodput(g, kind)).transpose()?;
+    Ok(Some(Arc::new(EventsSpec { kind, until: a.events_until.clone(), max_events, max_bytes, goodput })))
+}
+
+/// `--goodput ttft:200ms,tpot:50ms,e2el:10s` (commas or spaces between; a bare number is milliseconds, as vLLM's).
+fn goodput(text: &str, kind: EventKind) -> Result<Goodput, UsageError> {
+    let bad = |why: String| {
+        UsageError::new(format!(
+            "--goodput '{}': {why}; write it like 'ttft:200ms,tpot:50ms' (ttft, tpot, e2el; a number alone is ms)",
+            text.escape_debug()
+        ))
+    };
+    let mut g = Goodput { text: text.trim().to_string(), ..Goodput::default() };
+    for part in text.split([',', ' ']).map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once(':').ok_or_else(|| bad(format!("'{part}' has no ':'")))?;
+        let us = match value.trim().parse::<f64>() {
+            Ok(ms) if ms.is_finite() && ms > 0.0 => (ms * 1000.0) as u64,
+            _ => crate::base::units::parse_duration(value.trim())
+                .map_err(|e| bad(format!("'{value}': {e}")))?
+                .as_micros() as u64,
+        };
+        let slot = match name.trim().to_ascii_lowercase().as_str() {
+            "ttft" => &mut g.ttft_us,
+            "tpot" if kind != EventKind::Tokens => {
+                return Err(bad("tpot is counted in tokens: give --events tokens".into()));
+            }
+            "tpot" => &mut g.tpot_us,
+            "e2el" => &mut g.e2el_us,
+            other => return Err(bad(format!("'{other}' is not an objective"))),
+        };
+        *slot = Some(us);
+    }
+    if g == (Goodput { text: g.text.clone(), ..Goodput::default() }) {
+        return Err(bad("no objective".into()));
+    }
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goodput_reads_vllms_objectives_with_units_or_milliseconds() {
+        let g = goodput("ttft:200ms, tpot:50 e2el:10s", EventKind::Tokens).unwrap();
+        assert_eq!((g.ttft_us, g.tpot_us, g.e2el_us), (Some(200_000), Some(50_000), Some(10_000_000)));
+        assert!(g.met(Some(200_000), Some(10), 1) && !g.met(Some(200_001), None, 1) && !g.met(None, None, 1));
+        assert!(g.met(Some(1), None, 1), "an answer of one token meets tpot (vLLM's 0)");
+        for (bad, says) in [
+            ("ttft=200ms", "has no ':'"),
+            ("tbt:1ms", "'tbt' is not an objective"),
+            ("ttft:fast", "'fast'"),
+            ("", "no objective"),
+        ] {
+            let e = goodput(bad, EventKind::Tokens).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--goodput '{bad}': ")) && e.contains(says), "{e}");
+        }
+        assert!(goodput("tpot:50", EventKind::Sse).unwrap_err().to_string().contains("give --events tokens"));
+    }
 }

@@ -60,6 +60,29 @@ pub struct EventsSpec {
     pub max_events: u64,
     /// `--events-max-bytes`: more body bytes in one answer (or a chunk announcing more) fail it as `stream_too_long`.
     pub max_bytes: u64,
+    /// `--goodput`: the objectives each answer is judged by.
+    pub goodput: Option<Goodput>,
+}
+
+/// Goodput's objectives (DistServe's goodput, vLLM's `--goodput`): an answer is good when it meets every one given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Goodput {
+    /// As given, for the result document.
+    pub text: String,
+    /// Time to first token at most, microseconds.
+    pub ttft_us: Option<u64>,
+    /// Time per output token at most, microseconds (an answer of one token meets it, as vLLM counts).
+    pub tpot_us: Option<u64>,
+    /// The whole answer at most, microseconds.
+    pub e2el_us: Option<u64>,
+}
+
+impl Goodput {
+    /// Whether an answer of these figures (microseconds; no first token: None) meets every objective.
+    pub fn met(&self, ttft: Option<u64>, tpot: Option<u64>, e2el: u64) -> bool {
+        let within = |limit: Option<u64>, v: Option<u64>| limit.is_none_or(|l| v.is_some_and(|v| v <= l));
+        within(self.ttft_us, ttft) && within(self.tpot_us, tpot.or(Some(0))) && within(self.e2el_us, Some(e2el))
+    }
 }
 
 /// The most output tokens one answer's `usage` may claim: more (2^63 from a hostile server, which would wrap a
@@ -215,8 +238,9 @@ impl EventReader {
     }
 
     /// The gaps between events read since the last call, as (microseconds, count).
-    pub fn take_gaps(&mut self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.gaps.drain(..)
+    /// The answer's gaps (taken), with the goodput objectives it is judged by (`--goodput`).
+    pub fn take_gaps_and_goodput(&mut self) -> (impl Iterator<Item = (u64, u64)> + '_, Option<&Goodput>) {
+        (self.gaps.drain(..), self.spec.goodput.as_ref())
     }
 
     /// The body ended as its framing says: an error when the stream should have ended with a text it never sent.
@@ -442,7 +466,8 @@ mod tests {
     use std::time::Duration;
 
     fn reader(kind: EventKind, until: Option<&str>) -> EventReader {
-        let spec = EventsSpec { kind, until: until.map(String::from), max_events: 100, max_bytes: 10_000 };
+        let spec =
+            EventsSpec { kind, until: until.map(String::from), max_events: 100, max_bytes: 10_000, goodput: None };
         let mut r = EventReader::new(Arc::new(spec), 256);
         r.start();
         r.begin(200);
@@ -510,7 +535,7 @@ mod tests {
         r.body(b"data: c\n", false).unwrap();
         r.clock(t0 + Duration::from_millis(25));
         r.body(b"\n", false).unwrap();
-        assert_eq!(r.take_gaps().collect::<Vec<_>>(), vec![(0, 1), (25_000, 1)]);
+        assert_eq!(r.take_gaps_and_goodput().0.collect::<Vec<_>>(), vec![(0, 1), (25_000, 1)]);
         assert_eq!(r.figures().first, Some(t0));
     }
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
+use crate::metrics::events::Good;
 use crate::metrics::{EventMetrics, LatencyHistogram};
 
 /// A token stream's own figures (`--events tokens`). Its time to first token and inter-token latency are the
@@ -127,6 +128,22 @@ pub struct EventsReport {
     /// `--events tokens`: the tokens; absent for the other kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokensReport>,
+    /// `--goodput`: the answers that met every objective; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputReport>,
+}
+
+/// Goodput (DistServe's): the answers that met every objective of `--goodput`, a second and as a share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GoodputReport {
+    /// The objectives, as given (`ttft:200ms,tpot:50ms`).
+    pub objectives: String,
+    /// Answers that met them all.
+    pub answers: u64,
+    /// Those answers a second over the step.
+    pub per_s: f64,
+    /// Their share of the answers read for events, percent.
+    pub percent: f64,
 }
 
 fn counted(h: &LatencyHistogram, unit: &str) -> Option<Phase> {
@@ -168,6 +185,12 @@ impl EventsReport {
                 usage_implausible: m.usage_implausible,
                 tpot: Phase::of(&m.tpot),
             }),
+            goodput: m.good.as_ref().map(|g| GoodputReport {
+                objectives: g.objectives.to_string(),
+                answers: g.answers,
+                per_s: rate(g.answers, secs),
+                percent: (10_000.0 * g.answers as f64 / m.answers.max(1) as f64).round() / 100.0,
+            }),
         })
     }
 
@@ -193,6 +216,7 @@ impl EventsReport {
             usage_answers: t.map_or(0, |t| t.answers_with_usage),
             usage_implausible: t.map_or(0, |t| t.usage_implausible),
             tpot: read(&t.and_then(|t| t.tpot.clone()), "tokens tpot")?,
+            good: self.goodput.as_ref().map(|g| Good { objectives: g.objectives.as_str().into(), answers: g.answers }),
         })
     }
 
@@ -254,6 +278,12 @@ impl EventsReport {
                 ));
             }
         }
+        if let Some(g) = &self.goodput {
+            lines.push(format!(
+                "goodput {:.1} answers/s met {} ({} of {} answers, {:.1} %)",
+                g.per_s, g.objectives, g.answers, self.answers, g.percent
+            ));
+        }
         lines
     }
 }
@@ -278,7 +308,7 @@ mod tests {
                 ended: true,
                 ..StreamFigures::default()
             };
-            m.record(t0, ms(80), &f, true, [(10_000, 3)].into_iter());
+            m.record(t0, ms(80), &f, true, [(10_000, 3)].into_iter(), None);
         }
         m
     }

@@ -690,7 +690,8 @@ mod rest_tests {
     use crate::protocol::events::{EventKind, EventsSpec};
 
     fn token_decoder() -> HttpDecoder {
-        let spec = EventsSpec { kind: EventKind::Tokens, until: None, max_events: 100, max_bytes: 1 << 20 };
+        let spec =
+            EventsSpec { kind: EventKind::Tokens, until: None, max_events: 100, max_bytes: 1 << 20, goodput: None };
         let mut d = HttpDecoder::default();
         d.read_events(EventReader::new(Arc::new(spec), 256));
         d.start(false);
