@@ -496,6 +496,11 @@ fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds()
     let out = hakaru(&["run", "-n", "5", &u, "--threshold", "ttft<1s"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--threshold 'ttft<1s': ttft is a figure of streamed answers"), "{}", out.stderr);
+    // --runs: the summary keeps the streamed figures, every run's merged.
+    let out = run(&["--runs", "2", "--goodput", "ttft:30s"]);
+    assert!(out.stdout.contains("(every run merged)"), "{}", out.stdout);
+    assert!(out.stdout.contains("time per output token p50"), "{}", out.stdout);
+    assert!(out.stdout.contains("(40 of 40 answers, 100.0 %)"), "{}", out.stdout);
     // Goodput: every answer meets generous objectives, none a TTFT under the server's 30 ms.
     let out = run(&["--goodput", "ttft:30s,tpot:30s,e2el:30s"]);
     let g = &out.step()["events"]["goodput"];

@@ -110,6 +110,18 @@ fn render_runs(out: &mut String, doc: &ResultDocument, runs: &RunsSummary) {
             let _ = writeln!(out, "  {:<12} {}", percentile_key(p), format_micros(l.percentile(p) as f64));
         }
     }
+    // Streamed answers' figures (time to first token, tokens, goodput) of the runs the summary covers, merged.
+    let judged: Vec<&crate::result::StepResult> =
+        doc.steps.iter().enumerate().filter(|(i, _)| runs.partial_run != Some(i + 1)).map(|(_, s)| s).collect();
+    let parts: Vec<&crate::result::events::EventsReport> = judged.iter().filter_map(|s| s.events.as_ref()).collect();
+    let secs = judged.iter().map(|s| s.duration_s).sum();
+    if let Ok(Some(e)) = crate::result::events::EventsReport::merged(&parts, secs) {
+        out.push('\n');
+        for (i, line) in e.summary_lines().iter().enumerate() {
+            let merged = if i == 0 { "   (every run merged)" } else { "" };
+            let _ = writeln!(out, "  events       {line}{merged}");
+        }
+    }
 }
 
 fn latency_line(out: &mut String, l: &crate::result::LatencySummary, after: &str) {
