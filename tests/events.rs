@@ -522,3 +522,41 @@ fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds()
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("tpot is counted in tokens: give --events tokens"), "{}", out.stderr);
 }
+
+#[test]
+fn a_sweep_of_a_token_stream_shows_ttft_tpot_and_tokens_a_second_in_its_table_and_csv() {
+    let t = target();
+    let u = url(&t, "events=6&gap=2ms&first=30ms&kind=tokens");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("sweep.csv");
+    let out = hakaru(&[
+        "sweep",
+        "--events",
+        "tokens",
+        "--clients",
+        "1,2",
+        "-d",
+        "300ms",
+        "--interval",
+        "0s",
+        "--csv",
+        csv.to_str().unwrap(),
+        &u,
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let header = out.stdout.lines().find(|l| l.contains("clients")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(header.contains("ttft p99") && header.contains("tpot p99") && header.contains("tok/s"), "{header}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let names: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let col = |n: &str| names.iter().position(|h| h == n).unwrap_or_else(|| panic!("{n} in {names:?}"));
+    for r in rows.records() {
+        let r = r.unwrap();
+        // The first token is 30 ms on at the least: in seconds.
+        let ttft: f64 = r[col("ttft_p99_s")].parse().unwrap();
+        assert!(ttft >= 0.029, "{r:?}");
+        assert!(r[col("tpot_p99_s")].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert!(r[col("output_tokens_per_s")].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert_eq!(&r[col("goodput_per_s")], "", "no --goodput, no goodput: {r:?}");
+    }
+}

@@ -94,7 +94,8 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     session.prepare(first.connections, first.threads, &parts.set.warnings, Some(&parts.watchers));
     session
         .say(&format!("hakaru capacity  {}  objective {slo}, failures at most {max_errors} %", set.targets.join(" ")));
-    session.say(&format!("{}  verdict", table_header(true, &probe_names(&parts))));
+    let streamed = set.events.is_some();
+    session.say(&format!("{}  verdict", table_header(true, streamed, &probe_names(&parts))));
 
     let (mut pass, mut fail): (Option<f64>, Option<f64>) = (None, None);
     let mut rate = start;
@@ -112,7 +113,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
         let outcome = verdict(&slo, max_errors, &step);
         session.say(&format!(
             "{}  {}",
-            table_row(&step, true),
+            table_row(&step, true, streamed),
             match &outcome {
                 Ok(()) => "meets".to_string(),
                 Err(why) => format!("fails: {why}"),

@@ -146,13 +146,14 @@ pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::SUCCESS);
     };
     let rates = sweep.kind != "clients";
+    let streamed = doc.steps.iter().any(|s| s.events.is_some());
     let probes: Vec<&str> =
         doc.steps.first().map(|s| s.probes.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
     let mut lines = vec![
         format!("hakaru {}  {}", doc.settings.command, doc.settings.targets.join(" ")),
-        table_header(rates, &probes),
+        table_header(rates, streamed, &probes),
     ];
-    lines.extend(doc.steps.iter().map(|s| table_row(s, rates)));
+    lines.extend(doc.steps.iter().map(|s| table_row(s, rates, streamed)));
     if let Some(answer) = doc.analysis.as_ref().and_then(|an| an.capacity.as_ref()) {
         lines.push(String::new());
         lines.push(crate::export::text::answer_line(answer, sweep.values.first().copied().unwrap_or(0.0)));

@@ -135,7 +135,7 @@ fn run_phases(
         Some(rates) => {
             session.say(&format!("hakaru {}  {targets}", session.live.doc.settings.command));
             let probes: Vec<&str> = watchers.probes.iter().map(|p| p.name.as_str()).collect();
-            session.say(&table_header(rates, &probes));
+            session.say(&table_header(rates, false, &probes));
         }
         None => session.say(&format!("hakaru kv {}  {targets}", kv.workload)),
     }
@@ -145,7 +145,7 @@ fn run_phases(
         }
         let (step, interrupted) = session.measure(plan, label, kv.warmup, watchers);
         session.say(&match table {
-            Some(rates) => table_row(&step, rates),
+            Some(rates) => table_row(&step, rates, false),
             None => phase_line(&step, kv.kyoto),
         });
         session.keep(step, interrupted)?;

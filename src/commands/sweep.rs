@@ -108,7 +108,8 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
     session.prepare(most, first_threads, &parts.set.warnings, Some(&parts.watchers));
     let rates = matches!(steps, Steps::Rates(_));
     session.say(&format!("hakaru sweep  {}", set.targets.join(" ")));
-    session.say(&table_header(rates, &probe_names(&parts)));
+    let streamed = set.events.is_some();
+    session.say(&table_header(rates, streamed, &probe_names(&parts)));
     for i in 0..steps.len() {
         if (i > 0 && session.pause(interval)) || session.stopped() {
             break;
@@ -120,7 +121,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             session.stopped();
             break;
         }
-        session.say(&table_row(&step, rates));
+        session.say(&table_row(&step, rates, streamed));
         session.keep(step, interrupted)?;
         if interrupted {
             break;

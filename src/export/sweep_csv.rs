@@ -26,6 +26,10 @@ const HAKARU_COLUMNS: [&str; 10] = [
     "achieved_rate",
 ];
 
+/// Streamed answers' columns (`--events`), present when a step read events: times in seconds as the others.
+const STREAM_COLUMNS: [&str; 6] =
+    ["ttft_p50_s", "ttft_p99_s", "tpot_p99_s", "itl_p99_s", "output_tokens_per_s", "goodput_per_s"];
+
 fn seconds(us: f64) -> String {
     // drnbench prints full float precision; microseconds need six decimals.
     format!("{:.6}", us / 1e6)
@@ -44,6 +48,10 @@ impl Exporter for SweepCsv {
         header.extend(HAKARU_COLUMNS.map(String::from));
         if rates {
             header.push("target_rate".into());
+        }
+        let streamed = doc.steps.iter().any(|s| s.events.is_some());
+        if streamed {
+            header.extend(STREAM_COLUMNS.map(String::from));
         }
         for name in &probe_names {
             header.push(format!("probe_{name}"));
@@ -68,7 +76,7 @@ impl Exporter for SweepCsv {
         w.write_record(&header).expect("writing to memory");
         let last = doc.steps.len().saturating_sub(1);
         for (i, step) in doc.steps.iter().enumerate() {
-            let mut r = row(step, rates, &probe_names, &keys, &statuses);
+            let mut r = row(step, rates, streamed, &probe_names, &keys, &statuses);
             // The error kinds go before the breakdown and status columns.
             let at = r.len() - statuses.len() - breakdown_header(&keys, "s").len();
             let counts =
@@ -87,6 +95,7 @@ impl Exporter for SweepCsv {
 fn row(
     step: &StepResult,
     rates: bool,
+    streamed: bool,
     probe_names: &[String],
     keys: &[(String, String)],
     statuses: &BTreeSet<u16>,
@@ -119,6 +128,9 @@ fn row(
     if rates {
         r.push(step.load.rate.map(|x| format!("{x}")).unwrap_or_default());
     }
+    if streamed {
+        r.extend(stream_cells(step));
+    }
     for name in probe_names {
         let reading = step.probes.iter().find(|p| &p.name == name);
         r.push(reading.and_then(|p| p.after.as_ref()).map(value_cell).unwrap_or_default());
@@ -131,6 +143,24 @@ fn row(
         r.push(format!("{:?}", (n as f64 * 100.0 / total * 1000.0).round() / 1000.0));
     }
     r
+}
+
+/// A step's [`STREAM_COLUMNS`]: empty cells where it has no such figure.
+fn stream_cells(step: &StepResult) -> Vec<String> {
+    let e = step.events.as_ref();
+    let t = e.and_then(|e| e.tokens.as_ref());
+    let at = |p: Option<&crate::result::phases::Phase>, q: f64| {
+        p.map(|p| seconds(p.latency.percentile(q) as f64)).unwrap_or_default()
+    };
+    let first = e.and_then(|e| e.first_event.as_ref());
+    vec![
+        at(first, 50.0),
+        at(first, 99.0),
+        at(t.and_then(|t| t.tpot.as_ref()), 99.0),
+        at(e.and_then(|e| e.gaps.as_ref()), 99.0),
+        t.map(|t| format!("{:.1}", t.tokens_per_s)).unwrap_or_default(),
+        e.and_then(|e| e.goodput.as_ref()).map(|g| format!("{:.1}", g.per_s)).unwrap_or_default(),
+    ]
 }
 
 fn value_cell(v: &serde_json::Value) -> String {

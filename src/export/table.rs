@@ -3,13 +3,17 @@
 use crate::base::units::format_micros;
 use crate::result::StepResult;
 
-/// The header line; `rates` for open-loop steps (target and achieved rate instead of clients).
-pub fn table_header(rates: bool, probe_names: &[&str]) -> String {
+/// The header line; `rates` for open-loop steps (target and achieved rate instead of clients), `streamed` when
+/// answers are read as events (`--events`: time to first token, time per output token, tokens a second).
+pub fn table_header(rates: bool, streamed: bool, probe_names: &[&str]) -> String {
     let first = if rates { format!("{:>10} {:>9}", "rate", "achieved") } else { format!("{:>8}", "clients") };
     let mut h = format!(
         "{first} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
         "ok/s", "mean", "p50", "p99", "max", "failed", "hakaru", "server"
     );
+    if streamed {
+        h.push_str(&format!(" {:>9} {:>9} {:>9}", "ttft p99", "tpot p99", "tok/s"));
+    }
     for name in probe_names {
         h.push_str(&format!("  {name}"));
     }
@@ -20,7 +24,7 @@ pub fn table_header(rates: bool, probe_names: &[&str]) -> String {
 }
 
 /// One step's line under [`table_header`].
-pub fn table_row(step: &StepResult, rates: bool) -> String {
+pub fn table_row(step: &StepResult, rates: bool, streamed: bool) -> String {
     let l = &step.latency;
     let first = match (&step.schedule, rates) {
         (Some(s), true) => format!("{:>10.0} {:>9.1}", s.target_rate, s.achieved_rate),
@@ -40,6 +44,19 @@ pub fn table_row(step: &StepResult, rates: bool) -> String {
         step.generator.cpu_percent,
         step.server.as_ref().map(|s| format!("{:.0}%", s.cpu_percent_mean)).unwrap_or_else(|| "-".into()),
     );
+    if streamed {
+        let e = step.events.as_ref();
+        let tokens = e.and_then(|e| e.tokens.as_ref());
+        let p99 = |p: Option<&crate::result::phases::Phase>| {
+            p.map_or("-".to_string(), |p| format_micros(p.latency.percentile(99.0) as f64))
+        };
+        row.push_str(&format!(
+            " {:>9} {:>9} {:>9}",
+            p99(e.and_then(|e| e.first_event.as_ref())),
+            p99(tokens.and_then(|t| t.tpot.as_ref())),
+            tokens.map_or("-".to_string(), |t| format!("{:.1}", t.tokens_per_s)),
+        ));
+    }
     for p in &step.probes {
         let value = match (&p.after, p.delta) {
             (Some(v), Some(d)) => format!("{} ({})", short(v), short_delta(d)),
