@@ -518,6 +518,19 @@ fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds()
     assert!(out.stdout.contains("fails: ttft p99 ") && out.stdout.contains("not even 5 req/s"), "{}", out.stdout);
     let out = capacity("ttft p99<30s, tpot p99<30s");
     assert!(out.stdout.contains("at least 10 req/s meets"), "{}\n{}", out.stdout, out.stderr);
+    // Goodput as the objective: the share of answers meeting --goodput's.
+    let goodput = |objectives: &str| {
+        let load = ["--events", "tokens", "--rate-start", "5", "--rate-max", "10", "-d", "300ms", "--interval", "0s"];
+        let slo = ["capacity", "-q", "--slo", "goodput>=99%", "--goodput", objectives];
+        hakaru(&[&slo[..], &load, &[u.as_str()]].concat())
+    };
+    let out = goodput("ttft:30s");
+    assert!(out.stdout.contains("at least 10 req/s meets"), "{}\n{}", out.stdout, out.stderr);
+    let out = goodput("ttft:1");
+    assert!(out.stdout.contains("fails: goodput 0.0 % < 99 %"), "{}\n{}", out.stdout, out.stderr);
+    let out = hakaru(&["capacity", "--slo", "goodput>=99%", "--events", "tokens", &u]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("give --goodput"), "{}", out.stderr);
     let out = hakaru(&["capacity", "--slo", "tpot p99<40ms", "--events", "sse", "--rate-start", "5", &u]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("tpot is counted in tokens: give --events tokens"), "{}", out.stderr);

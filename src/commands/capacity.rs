@@ -40,6 +40,12 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
 
 pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
     let slo = Slo::parse(&a.slo)?;
+    if slo.goodput_percent.is_some() && a.request.goodput.is_none() {
+        return Err(UsageError::new(format!(
+            "--slo '{}': goodput needs the objectives each answer meets: give --goodput, e.g. --goodput ttft:200ms",
+            slo.text
+        )));
+    }
     for figure in slo.bounds.iter().filter_map(|b| b.figure) {
         figure
             .measured_with(a.request.events.as_deref())

@@ -27,6 +27,8 @@ pub struct Bound {
 pub struct Slo {
     pub text: String,
     pub bounds: Vec<Bound>,
+    /// `goodput>=99%`: the least share of answers, percent, that must meet `--goodput`'s objectives.
+    pub goodput_percent: Option<f64>,
 }
 
 impl fmt::Display for Slo {
@@ -40,11 +42,21 @@ impl Slo {
         let bad = |why: &str| {
             UsageError::new(format!(
                 "--slo '{text}': {why}; write it like 'p99<50ms', 'p99.9<=200ms,mean<20ms' or 'ttft p99<200ms, tpot \
-                 p99<40ms' (p50..p99.99, mean, max; a streamed answer's ttft, tpot, itl or e2el before it)"
+                 p99<40ms' (p50..p99.99, mean, max; a streamed answer's ttft, tpot, itl or e2el before it; \
+                 'goodput>=99%' with --goodput)"
             ))
         };
         let mut bounds = Vec::new();
+        let mut goodput_percent = None;
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            // `goodput>=99%`: DistServe's goodput as an objective (the share of answers meeting --goodput's).
+            if let Some(rest) = part.to_ascii_lowercase().strip_prefix("goodput") {
+                let share = rest.trim().trim_start_matches(">=").trim_start_matches('>');
+                let value =
+                    parse_percent("--slo", share.trim()).map_err(|_| bad(&format!("'{part}' needs a share")))?;
+                goodput_percent = Some(value);
+                continue;
+            }
             let (stat, rest, inclusive) = if let Some((s, r)) = part.split_once("<=") {
                 (s, r, true)
             } else if let Some((s, r)) = part.split_once('<') {
@@ -79,10 +91,10 @@ impl Slo {
             };
             bounds.push(Bound { figure, stat, percentile, limit_us: limit.as_micros() as u64, inclusive });
         }
-        if bounds.is_empty() {
+        if bounds.is_empty() && goodput_percent.is_none() {
             return Err(bad("no objective given"));
         }
-        Ok(Slo { text: text.trim().to_string(), bounds })
+        Ok(Slo { text: text.trim().to_string(), bounds, goodput_percent })
     }
 
     /// Why the step fails the objective, or None when it meets it. Latency is the corrected one (from the
@@ -91,6 +103,18 @@ impl Slo {
         let l = &step.latency;
         if l.count == 0 {
             return Some("no successful answers".into());
+        }
+        if let Some(least) = self.goodput_percent {
+            match step.events.as_ref().and_then(|e| e.goodput.as_ref()) {
+                None => return Some("no answer judged for goodput".into()),
+                Some(g) if g.percent < least => {
+                    return Some(format!(
+                        "goodput {:.1} % < {least} % (of answers meeting {})",
+                        g.percent, g.objectives
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         for b in &self.bounds {
             let value = match (b.figure, b.percentile, b.stat.ends_with("mean")) {
@@ -167,6 +191,10 @@ mod tests {
         assert_eq!((b[1].figure, b[1].stat.as_str(), b[1].percentile), (Some(Figure::Tpot), "tpot p99", Some(99.0)));
         assert_eq!((b[2].figure, b[2].stat.as_str()), (None, "p99"));
         assert!(Slo::parse("ttft p101<1s").is_err());
+        let s = Slo::parse("goodput>=99%, ttft p99<1s").unwrap();
+        assert_eq!((s.goodput_percent, s.bounds.len()), (Some(99.0), 1));
+        assert_eq!(Slo::parse("goodput>0.95").unwrap().goodput_percent, Some(95.0));
+        assert!(Slo::parse("goodput>=lots").unwrap_err().to_string().contains("'goodput>=lots' needs a share"));
     }
 
     #[test]
