@@ -573,3 +573,26 @@ fn a_sweep_of_a_token_stream_shows_ttft_tpot_and_tokens_a_second_in_its_table_an
         assert_eq!(&r[col("goodput_per_s")], "", "no --goodput, no goodput: {r:?}");
     }
 }
+
+#[test]
+fn compare_judges_time_per_output_token_and_goodput_beside_time_to_first_token() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let json = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for (name, gap) in [("quick.json", "1ms"), ("slow.json", "8ms")] {
+        let u = url(&t, &format!("events=6&gap={gap}&first=5ms&kind=tokens"));
+        let args = ["run", "--events", "tokens", "--goodput", "ttft:30s", "-n", "10", "-c", "2", "--runs", "3"];
+        let out = hakaru(&[&args[..], &[u.as_str(), "--json", &json(name)]].concat());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let out = hakaru(&["compare", &json("quick.json"), &json("slow.json"), "--json", &json("cmp.json")]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json("cmp.json")).unwrap()).unwrap();
+    let rows = doc["groups"][0]["points"][0]["rows"].as_array().unwrap();
+    let row = |m: &str| rows.iter().find(|r| r["metric"] == m).unwrap_or_else(|| panic!("{m} in {rows:?}"));
+    // Eight times the gap between tokens: the slow side's time per output token is several times the quick one's.
+    let ratio = row("tpot")["cells"][1]["ratio"].as_f64().unwrap();
+    assert!(ratio > 2.0, "{}", row("tpot"));
+    assert!(row("goodput")["cells"][0]["value"].as_f64().is_some_and(|v| v > 0.0), "{}", row("goodput"));
+    assert!(out.stdout.contains("tpot") && out.stdout.contains("goodput"), "{}", out.stdout);
+}

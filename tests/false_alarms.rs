@@ -59,6 +59,8 @@ fn run(rng: &mut Rng, slower: f64, shared: f64) -> Sample {
         histogram: Some(histogram),
         first_event_us: None,
         tokens_per_s: None,
+        tpot_us: None,
+        goodput_per_s: None,
     }
 }
 

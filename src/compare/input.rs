@@ -157,6 +157,8 @@ impl Sample {
             histogram: LatencyHistogram::from_base64(&step.histogram.data).ok(),
             first_event_us: step.events.as_ref().and_then(|e| e.first_event.as_ref()).map(|p| p.latency.mean),
             tokens_per_s: step.events.as_ref().and_then(|e| e.tokens.as_ref()).map(|t| t.tokens_per_s),
+            tpot_us: step.events.as_ref().and_then(|e| e.tokens.as_ref()?.tpot.as_ref()).map(|p| p.latency.mean),
+            goodput_per_s: step.events.as_ref().and_then(|e| e.goodput.as_ref()).map(|g| g.per_s),
         }
     }
 }
@@ -182,6 +184,8 @@ fn add_drnbench_rows(side: &mut Side, path: &Path, rows: Vec<DrnbenchRow>) {
                 histogram: None,
                 first_event_us: None,
                 tokens_per_s: None,
+                tpot_us: None,
+                goodput_per_s: None,
             },
         );
     }

@@ -38,6 +38,10 @@ pub struct Sample {
     pub first_event_us: Option<f64>,
     /// `--events tokens`: output tokens a second.
     pub tokens_per_s: Option<f64>,
+    /// `--events tokens`: the mean time per output token, microseconds.
+    pub tpot_us: Option<f64>,
+    /// `--goodput`: answers a second that met every objective.
+    pub goodput_per_s: Option<f64>,
 }
 
 /// What is compared: one input (or one target of a study), its runs per load point.
@@ -106,11 +110,15 @@ pub enum Metric {
     Ttft,
     /// `--events tokens`: output tokens a second: higher is faster.
     TokensPerS,
+    /// `--events tokens`: mean time per output token, microseconds.
+    Tpot,
+    /// `--goodput`: answers a second that met every objective: higher is better.
+    Goodput,
 }
 
 pub const METRICS: [Metric; 6] = [Metric::Qps, Metric::Mean, Metric::P50, Metric::P99, Metric::P999, Metric::Failed];
 /// Compared too where some run of a group read its answers as events (`--events`).
-pub const STREAM_METRICS: [Metric; 2] = [Metric::Ttft, Metric::TokensPerS];
+pub const STREAM_METRICS: [Metric; 4] = [Metric::Ttft, Metric::TokensPerS, Metric::Tpot, Metric::Goodput];
 
 impl Metric {
     pub fn name(self) -> &'static str {
@@ -123,6 +131,8 @@ impl Metric {
             Metric::Failed => "failed",
             Metric::Ttft => "ttft",
             Metric::TokensPerS => "tok/s",
+            Metric::Tpot => "tpot",
+            Metric::Goodput => "goodput",
         }
     }
 
@@ -136,6 +146,8 @@ impl Metric {
             "errors" | "failed" => Metric::Failed,
             "ttft" | "first_event" => Metric::Ttft,
             "tok/s" | "tokens/s" | "tps" | "tokens_per_s" => Metric::TokensPerS,
+            "tpot" => Metric::Tpot,
+            "goodput" => Metric::Goodput,
             _ => return None,
         })
     }
@@ -151,6 +163,8 @@ impl Metric {
             Metric::Failed => (s.requests > 0).then(|| 100.0 * s.failed as f64 / s.requests as f64),
             Metric::Ttft => s.first_event_us,
             Metric::TokensPerS => s.tokens_per_s,
+            Metric::Tpot => s.tpot_us,
+            Metric::Goodput => s.goodput_per_s,
         }
     }
 
@@ -178,7 +192,7 @@ impl Metric {
                 (requests > 0).then(|| 100.0 * runs.iter().map(|r| r.failed).sum::<u64>() as f64 / requests as f64)
             }
             // The runs' own figures averaged, as throughput is: a run is the sample.
-            Metric::Ttft | Metric::TokensPerS => {
+            Metric::Ttft | Metric::TokensPerS | Metric::Tpot | Metric::Goodput => {
                 let v: Vec<f64> = runs.iter().filter_map(|r| self.of_run(r)).collect();
                 (!v.is_empty()).then(|| stats::mean(&v))
             }
@@ -197,7 +211,7 @@ impl Metric {
 
     /// Whether a higher value is better (throughput) rather than worse (latency, failures).
     fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Qps | Metric::TokensPerS)
+        matches!(self, Metric::Qps | Metric::TokensPerS | Metric::Goodput)
     }
 }
 
@@ -369,10 +383,12 @@ fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupCompariso
             }
         }
     }
-    let streamed =
-        group.sides.iter().flat_map(|s| &s.points).flat_map(|(_, runs)| runs).any(|r| r.first_event_us.is_some());
-    let metrics: Vec<Metric> =
-        METRICS.iter().chain(streamed.then_some(&STREAM_METRICS).into_iter().flatten()).copied().collect();
+    // A streamed figure is compared where some run of the group has it (tpot: a token stream; goodput: --goodput).
+    let runs = || group.sides.iter().flat_map(|s| &s.points).flat_map(|(_, runs)| runs);
+    let streamed = runs().any(|r| r.first_event_us.is_some());
+    let has = |m: Metric| matches!(m, Metric::Ttft | Metric::TokensPerS) || runs().any(|r| m.of_run(r).is_some());
+    let stream = STREAM_METRICS.iter().filter(|m| streamed && has(**m));
+    let metrics: Vec<Metric> = METRICS.iter().chain(stream).copied().collect();
     let empty: &[Sample] = &[];
     let points = points
         .into_iter()
@@ -647,6 +663,8 @@ mod tests {
             histogram: Some(h),
             first_event_us: None,
             tokens_per_s: None,
+            tpot_us: None,
+            goodput_per_s: None,
         }
     }
 

@@ -10,7 +10,7 @@ use crate::base::units::format_micros;
 fn value(metric: Metric, v: Option<f64>) -> String {
     match (metric, v) {
         (_, None) => "-".into(),
-        (Metric::Qps | Metric::TokensPerS, Some(v)) => format!("{v:.1}"),
+        (Metric::Qps | Metric::TokensPerS | Metric::Goodput, Some(v)) => format!("{v:.1}"),
         (Metric::Failed, Some(v)) => format!("{v:.2} %"),
         (_, Some(v)) => format_micros(v),
     }

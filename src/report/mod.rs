@@ -677,6 +677,8 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
             histogram: None,
             first_event_us: None,
             tokens_per_s: None,
+            tpot_us: None,
+            goodput_per_s: None,
         };
         let side = |name: &str, values: [f64; 3]| Side {
             points: vec![(String::new(), values.map(run).to_vec())],
