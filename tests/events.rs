@@ -500,12 +500,12 @@ fn time_to_first_token_and_time_per_output_token_are_objectives_and_thresholds()
     let out = run(&["--runs", "2", "--goodput", "ttft:30s"]);
     assert!(out.stdout.contains("(every run merged)"), "{}", out.stdout);
     assert!(out.stdout.contains("time per output token p50"), "{}", out.stdout);
-    assert!(out.stdout.contains("(40 of 40 answers, 100.0 %)"), "{}", out.stdout);
+    assert!(out.stdout.contains("(40 of 40 requests, 100.0 %)"), "{}", out.stdout);
     // Goodput: every answer meets generous objectives, none a TTFT under the server's 30 ms.
     let out = run(&["--goodput", "ttft:30s,tpot:30s,e2el:30s"]);
     let g = &out.step()["events"]["goodput"];
     assert_eq!((g["answers"].as_u64(), g["percent"].as_f64()), (Some(20), Some(100.0)), "{g}");
-    assert!(out.stdout.contains("goodput ") && out.stdout.contains("(20 of 20 answers, 100.0 %)"), "{}", out.stdout);
+    assert!(out.stdout.contains("goodput ") && out.stdout.contains("(20 of 20 requests, 100.0 %)"), "{}", out.stdout);
     let strict = run(&["--goodput", "ttft:1"]);
     let g = &strict.step()["events"]["goodput"];
     assert_eq!((g["answers"].as_u64(), g["objectives"].as_str()), (Some(0), Some("ttft:1")), "{g}");

@@ -91,6 +91,15 @@ class Hostile(QuicConnectionProtocol):
                 pass
             elif path in HOSTILE:
                 self.hostile(sid, path)
+            elif path == b"/late-fin":
+                # The end event at once, the stream's end 300 ms later: a client done at [DONE] stops a stream
+                # whose read is still under way.
+                self.h3.send_headers(sid, [(b":status", b"200"), (b"content-type", b"text/event-stream")])
+                self.h3.send_data(sid, b"data: 1\n\ndata: [DONE]\n\n", end_stream=False)
+                def fin(sid=sid):
+                    self.h3.send_data(sid, b"", end_stream=True)
+                    self.transmit()
+                asyncio.get_running_loop().call_later(0.3, fin)
             elif path in (b"/sse", b"/sse-cut"):
                 self.h3.send_headers(sid, [(b":status", b"200"), (b"content-type", b"text/event-stream")])
                 self.stream_events(sid, 5 if path == b"/sse" else 2, path == b"/sse-cut")

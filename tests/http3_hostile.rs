@@ -54,6 +54,19 @@ fn floods_of_unknown_frames_and_qpack_bytes_are_skipped_as_they_come_and_every_a
 }
 
 #[test]
+fn an_answer_ended_by_its_end_event_before_its_streams_end_is_stopped_without_a_panic() {
+    // Found by review: h3-quinn's stop_sending unwraps a stream whose read is under way (a panic, then a hang).
+    let dir = tempfile::tempdir().unwrap();
+    let server = aioquic(dir.path());
+    let url = format!("https://127.0.0.1:{}/late-fin", server.port);
+    let args = ["run", "--http3", "-k", "-c", "1", "-n", "3", "--events", "sse", "--events-until", "[DONE]", &url];
+    let out = common::hakaru(&args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.step()["ok"], 3, "{}", out.stdout);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+#[test]
 fn frames_past_their_bounds_are_refused_at_their_length_and_counted_by_kind() {
     let dir = tempfile::tempdir().unwrap();
     let server = aioquic(dir.path());

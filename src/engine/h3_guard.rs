@@ -103,6 +103,9 @@ struct Reader {
     frames: Option<Frames>,
     ready: VecDeque<Bytes>,
     ended: bool,
+    /// A read of the stream is under way (its last poll was pending): h3-quinn's stream is then inside that read,
+    /// and its `stop_sending` would panic (it unwraps the stream). The stream is stopped when dropped instead.
+    reading: bool,
     scope: Scope,
     guard: Arc<Guard>,
 }
@@ -113,6 +116,7 @@ impl Reader {
             frames: framed.then(|| Frames::new(guard.headers_most)),
             ready: VecDeque::new(),
             ended: false,
+            reading: false,
             scope,
             guard: Arc::clone(guard),
         }
@@ -130,12 +134,15 @@ impl Reader {
             if self.ended {
                 return Poll::Ready(Ok(None));
             }
-            match std::task::ready!(inner.poll_data(cx))? {
+            let polled = inner.poll_data(cx);
+            self.reading = polled.is_pending();
+            match std::task::ready!(polled)? {
                 Some(chunk) => self.feed(chunk, inner)?,
                 None => {
                     self.ended = true;
-                    if let Some(f) = self.frames.as_mut() {
-                        f.end(&mut self.ready);
+                    if let Some(Err(b)) = self.frames.as_mut().map(|f| f.end(&mut self.ready)) {
+                        self.ready.clear();
+                        return Poll::Ready(Err(self.guard.close(b)));
                     }
                 }
             }
@@ -176,7 +183,9 @@ impl<R: quic::RecvStream<Buf = Bytes>> quic::RecvStream for Recv<R> {
     }
 
     fn stop_sending(&mut self, error_code: u64) {
-        self.inner.stop_sending(error_code);
+        if !self.reader.reading {
+            self.inner.stop_sending(error_code);
+        }
     }
 
     fn recv_id(&self) -> StreamId {
@@ -198,7 +207,9 @@ impl quic::RecvStream for Bidi {
     }
 
     fn stop_sending(&mut self, error_code: u64) {
-        quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        if !self.reader.reading {
+            quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        }
     }
 
     fn recv_id(&self) -> StreamId {

@@ -107,7 +107,8 @@ impl Slo {
         if let Some(least) = self.goodput_percent {
             match step.events.as_ref().and_then(|e| e.goodput.as_ref()) {
                 None => return Some("no answer judged for goodput".into()),
-                Some(g) if g.percent < least => {
+                // The exact share: a rounded 98.995 % is no 99 %.
+                Some(g) if (100.0 * g.answers as f64 / g.requests.max(1) as f64) < least => {
                     return Some(format!(
                         "goodput {:.1} % < {least} % (of answers meeting {})",
                         g.percent, g.objectives

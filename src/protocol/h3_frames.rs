@@ -27,6 +27,8 @@ pub enum Breach {
     TooLong { frame: &'static str, len: u64, most: u64 },
     /// One of HTTP/2's frame types HTTP/3 reserves (RFC 9114 7.2.8): H3_FRAME_UNEXPECTED.
     Reserved { ty: u64 },
+    /// The stream ended inside a frame the layer was skipping (RFC 9114 7.1): H3_FRAME_ERROR.
+    Truncated { left: u64 },
 }
 
 impl Breach {
@@ -35,6 +37,7 @@ impl Breach {
         match self {
             Breach::TooLong { .. } => 0x107,
             Breach::Reserved { .. } => 0x105,
+            Breach::Truncated { .. } => 0x106,
         }
     }
 
@@ -45,6 +48,7 @@ impl Breach {
                 format!("a {frame} frame of {len} bytes, past the {most} hakaru reads")
             }
             Breach::Reserved { ty } => format!("a frame of HTTP/2's type 0x{ty:x}, which HTTP/3 forbids"),
+            Breach::Truncated { left } => format!("the stream ended {left} bytes short of a frame's end"),
         }
     }
 }
@@ -75,16 +79,29 @@ pub struct Frames {
     at: At,
     head: [u8; HEAD_MOST],
     held: usize,
+    /// A frame was refused: nothing after it is read as frames (its payload would be read as heads).
+    refused: Option<Breach>,
 }
 
 impl Frames {
     pub fn new(headers_most: u64) -> Frames {
-        Frames { headers_most, at: At::Head, head: [0; HEAD_MOST], held: 0 }
+        Frames { headers_most, at: At::Head, head: [0; HEAD_MOST], held: 0, refused: None }
     }
 
     /// Reads `chunk`: what h3 is to get of it goes to `out` (slices of it, and a frame head that came across two
     /// chunks as a copy of its own); unknown frames' bytes do not.
     pub fn feed(&mut self, chunk: Bytes, out: &mut VecDeque<Bytes>) -> Result<(), Breach> {
+        if let Some(b) = &self.refused {
+            return Err(b.clone());
+        }
+        let fed = self.read(chunk, out);
+        if let Err(b) = &fed {
+            self.refused = Some(b.clone());
+        }
+        fed
+    }
+
+    fn read(&mut self, chunk: Bytes, out: &mut VecDeque<Bytes>) -> Result<(), Breach> {
         let mut i = 0;
         // chunk[run..i] goes to h3.
         let mut run = 0;
@@ -143,11 +160,16 @@ impl Frames {
         Ok(())
     }
 
-    /// The stream ended: a frame head cut short goes to h3 as it came (h3 says the stream ended inside a frame).
-    pub fn end(&mut self, out: &mut VecDeque<Bytes>) {
+    /// The stream ended: a frame head cut short goes to h3 as it came (h3 says the stream ended inside a frame); an
+    /// end inside a skipped frame, which h3 never sees, is the layer's to refuse.
+    pub fn end(&mut self, out: &mut VecDeque<Bytes>) -> Result<(), Breach> {
         if self.held > 0 {
             out.push_back(Bytes::copy_from_slice(&self.head[..self.held]));
             self.held = 0;
+        }
+        match self.at {
+            At::Skip(left) => Err(Breach::Truncated { left }),
+            _ => Ok(()),
         }
     }
 
@@ -229,7 +251,7 @@ mod tests {
         for piece in bytes.chunks(size) {
             frames.feed(Bytes::copy_from_slice(piece), &mut out)?;
         }
-        frames.end(&mut out);
+        frames.end(&mut out)?;
         Ok(out.into_iter().flat_map(|b| b.to_vec()).collect())
     }
 
@@ -272,6 +294,18 @@ mod tests {
         }
         assert!(out.is_empty());
         assert_eq!(frames.at, At::Skip((1 << 61) - 100 * (1 << 16)));
+    }
+
+    #[test]
+    fn an_end_inside_a_skipped_frame_is_refused_and_a_refusal_holds() {
+        let sent = [frame(0x0, b"hi"), var(0x21), var(10), vec![0; 3]].concat();
+        assert_eq!(through(&sent, 4), Err(Breach::Truncated { left: 7 }));
+        let mut frames = Frames::new(10);
+        let mut out = VecDeque::new();
+        let big = [var(0x1), var(11)].concat();
+        assert!(frames.feed(Bytes::from(big), &mut out).is_err());
+        // What follows is the refused frame's payload, never read as frames.
+        assert!(frames.feed(Bytes::from(frame(0x0, b"x")), &mut out).is_err());
     }
 
     #[test]

@@ -140,9 +140,11 @@ pub struct GoodputReport {
     pub objectives: String,
     /// Answers that met them all.
     pub answers: u64,
+    /// The step's requests, the share's denominator: one that failed, timed out or was cut met no objective.
+    pub requests: u64,
     /// Those answers a second over the step.
     pub per_s: f64,
-    /// Their share of the answers read for events, percent.
+    /// Their share of the requests, percent (rounded to 0.01; objectives judge the exact share).
     pub percent: f64,
 }
 
@@ -158,8 +160,8 @@ fn rate(n: u64, secs: f64) -> f64 {
 }
 
 impl EventsReport {
-    /// The report of a step of `secs` seconds; None when no answer was read for events.
-    pub fn of(m: &EventMetrics, secs: f64) -> Option<EventsReport> {
+    /// The report of a step of `secs` seconds and `requests` requests; None when no answer was read for events.
+    pub fn of(m: &EventMetrics, secs: f64, requests: u64) -> Option<EventsReport> {
         (!m.is_empty()).then(|| EventsReport {
             answers: m.answers,
             answers_without_events: m.empty,
@@ -188,8 +190,9 @@ impl EventsReport {
             goodput: m.good.as_ref().map(|g| GoodputReport {
                 objectives: g.objectives.to_string(),
                 answers: g.answers,
+                requests: requests.max(g.answers),
                 per_s: rate(g.answers, secs),
-                percent: (10_000.0 * g.answers as f64 / m.answers.max(1) as f64).round() / 100.0,
+                percent: (10_000.0 * g.answers as f64 / requests.max(g.answers).max(1) as f64).round() / 100.0,
             }),
         })
     }
@@ -227,7 +230,8 @@ impl EventsReport {
         for p in parts {
             all.merge(&p.metrics()?);
         }
-        Ok(EventsReport::of(&all, secs))
+        let requests = parts.iter().filter_map(|p| p.goodput.as_ref()).map(|g| g.requests).sum();
+        Ok(EventsReport::of(&all, secs, requests))
     }
 
     /// The text summary's lines: events (or tokens) and their timing.
@@ -280,8 +284,8 @@ impl EventsReport {
         }
         if let Some(g) = &self.goodput {
             lines.push(format!(
-                "goodput {:.1} answers/s met {} ({} of {} answers, {:.1} %)",
-                g.per_s, g.objectives, g.answers, self.answers, g.percent
+                "goodput {:.1} answers/s met {} ({} of {} requests, {:.1} %)",
+                g.per_s, g.objectives, g.answers, g.requests, g.percent
             ));
         }
         lines
@@ -315,8 +319,8 @@ mod tests {
 
     #[test]
     fn merged_reports_add_their_figures_and_say_where_tokens_were_counted_from() {
-        let a = EventsReport::of(&metrics(10, false), 1.0).expect("read");
-        let b = EventsReport::of(&metrics(30, true), 1.0).expect("read");
+        let a = EventsReport::of(&metrics(10, false), 1.0, 10).expect("read");
+        let b = EventsReport::of(&metrics(30, true), 1.0, 30).expect("read");
         assert_eq!(a.tokens.as_ref().map(|t| t.counted_from.as_str()), Some("chunks"));
         assert_eq!(b.tokens.as_ref().map(|t| t.counted_from.as_str()), Some("usage"));
         let m = EventsReport::merged(&[&a, &b], 2.0).expect("readable").expect("read");
@@ -329,6 +333,6 @@ mod tests {
         let lines = m.summary_lines();
         assert!(lines[0].starts_with("160 events in 40 answers (4.0 an answer"), "{lines:?}");
         assert!(lines[1].starts_with("first token p50 50.") && lines[2].contains("usage and chunks"), "{lines:?}");
-        assert_eq!(EventsReport::of(&EventMetrics::default(), 1.0), None);
+        assert_eq!(EventsReport::of(&EventMetrics::default(), 1.0, 0), None);
     }
 }

@@ -83,7 +83,7 @@ impl StepResult {
             quic: None,
             websocket: None,
             phases: PhasesReport::of(&m.phases),
-            events: EventsReport::of(&m.events, secs),
+            events: EventsReport::of(&m.events, secs, m.requests),
             machine: None,
         }
     }

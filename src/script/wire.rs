@@ -54,7 +54,11 @@ impl Shape {
                         .into());
                 } else if crate::base::secrets::is_secret_header(h.name) {
                     // A token the script made (a login's answer, a signature): hidden wherever a peer echoes it.
-                    crate::base::secrets::remember_header(&format!("{}: {}", h.name, String::from_utf8_lossy(h.value)));
+                    crate::base::secrets::remember_script_header(&format!(
+                        "{}: {}",
+                        h.name,
+                        String::from_utf8_lossy(h.value)
+                    ));
                 }
             }
             at += head;

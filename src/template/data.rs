@@ -20,6 +20,9 @@ pub struct Rows {
     text: String,
     /// Where each value ends in `text`: row i's are `ends[i * width .. (i + 1) * width]`.
     ends: Vec<u32>,
+    /// The most values a file of its size can hold (a value costs at least its separator's byte), 0 unbounded:
+    /// JSON lines of `{}` give a value of every column from 3 bytes.
+    most_values: usize,
 }
 
 /// One row's values, by column.
@@ -95,7 +98,9 @@ impl Rows {
     /// would briefly take three times their 40 MB.
     fn reserve(&mut self, text: &str) {
         let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
-        self.ends.reserve(lines.min(MOST_ROWS + 1) * self.columns.len());
+        self.most_values = text.len() + self.columns.len();
+        // Blank lines are lines but no rows: never more room than the file can fill.
+        self.ends.reserve((lines.min(MOST_ROWS + 1) * self.columns.len()).min(self.most_values));
         self.text.reserve(text.len());
     }
 
@@ -105,6 +110,13 @@ impl Rows {
             self.text.push_str(v);
             let end = u32::try_from(self.text.len()).map_err(|_| "more than 4 GiB of values; split the file")?;
             self.ends.push(end);
+            if self.most_values > 0 && self.ends.len() > self.most_values {
+                return Err(format!(
+                    "more values than the file has bytes ({}): rows that leave out most columns; give each row \
+                     the columns the request uses",
+                    self.most_values
+                ));
+            }
         }
         if self.len() > MOST_ROWS {
             return Err(format!("more than {MOST_ROWS} rows; split the file"));
@@ -282,6 +294,17 @@ mod tests {
         shares.sort_by_key(|s| s.parse::<u32>().unwrap());
         assert_eq!(shares, (0..7).map(|i| i.to_string()).collect::<Vec<_>>());
         assert!(rows(2).keep_share(2, 3).unwrap_err().contains("none for agent 2 of 3"));
+    }
+
+    #[test]
+    fn blank_lines_or_empty_objects_cannot_make_a_small_file_take_gigabytes() {
+        let names: Vec<String> = (0..10_000).map(|i| format!("c{i}")).collect();
+        let (_d, p) =
+            file("a.csv", &format!("{}\n{}\n{}", names.join(","), vec!["1"; 10_000].join(","), "\n".repeat(100_000)));
+        assert_eq!(Rows::load(&p).unwrap().len(), 1, "blank lines are no rows, and reserve no room");
+        let first = format!("{{{}}}", names.iter().map(|n| format!("\"{n}\":1")).collect::<Vec<_>>().join(","));
+        let (_d, p) = file("a.jsonl", &format!("{first}\n{}", "{}\n".repeat(50_000)));
+        assert!(Rows::load(&p).unwrap_err().contains("more values than the file has bytes"));
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub fn frame(message: &[u8]) -> Vec<u8> {
 /// inflater's state (its 32 KiB window and buffer), never the message (4 MiB a call was kept whole until its end:
 /// 274 MB with 64 calls in flight).
 pub struct Inflating {
-    gz: flate2::write::GzDecoder<Count>,
+    // Multi: a message of several gzip members is one message (grpc-go reads them so).
+    gz: flate2::write::MultiGzDecoder<Count>,
 }
 
 /// The inflated bytes' count, an error once past the bound.
@@ -53,7 +54,7 @@ impl std::fmt::Debug for Inflating {
 impl Inflating {
     /// A message to inflate to at most `max` bytes.
     pub fn new(max: u32) -> Inflating {
-        Inflating { gz: flate2::write::GzDecoder::new(Count { total: 0, max }) }
+        Inflating { gz: flate2::write::MultiGzDecoder::new(Count { total: 0, max }) }
     }
 
     /// The message's next compressed bytes.
@@ -96,6 +97,13 @@ mod tests {
         assert_eq!(len, framed.len() - PREFIX);
         assert!(len < 100, "3000 equal bytes compress: {len}");
         assert_eq!(inflated_len(&framed[PREFIX..], 4096), Ok(3000));
+    }
+
+    #[test]
+    fn a_message_of_two_gzip_members_is_one_message() {
+        let (a, b) = (frame(b"hello"), frame(b"world!"));
+        let both = [&a[PREFIX..], &b[PREFIX..]].concat();
+        assert_eq!(inflated_len(&both, 4096), Ok(11));
     }
 
     #[test]
