@@ -4,6 +4,16 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// The shape of a thread's pool, made before the thread starts (the pool itself holds `Rc`s, made on the thread).
+pub(super) struct Spec {
+    /// The thread's share of `-c`.
+    pub connections: usize,
+    pub endpoints: usize,
+    pub streams: usize,
+    /// Open loop: a due slot takes any connection with a free stream.
+    pub spread: bool,
+}
+
 /// A connection that carries many streams at once, as the grid sees it.
 pub(super) trait Multiplexed {
     /// Its requests under way when it is open with a stream free (of `streams` asked), None otherwise.
@@ -21,7 +31,7 @@ pub(super) struct Grid<C> {
 }
 
 impl<C: Multiplexed> Grid<C> {
-    pub fn new(spec: &super::h2::Spec) -> Self {
+    pub fn new(spec: &Spec) -> Self {
         Self {
             streams: spec.streams.max(1),
             spread: spec.spread,
@@ -75,7 +85,7 @@ mod tests {
     }
 
     fn grid(connections: usize, streams: usize, spread: bool) -> Grid<Fake> {
-        Grid::new(&super::super::h2::Spec { connections, endpoints: 1, streams, spread })
+        Grid::new(&super::Spec { connections, endpoints: 1, streams, spread })
     }
 
     fn fake(id: usize) -> Rc<Fake> {

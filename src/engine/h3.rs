@@ -94,7 +94,7 @@ pub(super) fn client_config(plan: &crate::plan::RunPlan) -> Result<quinn::Client
 }
 
 /// The thread's pool for this step, made at its first use.
-pub(super) fn pool(ctx: &ThreadCtx, spec: &super::h2::Spec) -> Rc<Pool> {
+pub(super) fn pool(ctx: &ThreadCtx, spec: &super::grid::Spec) -> Rc<Pool> {
     super::step_local(&POOL, ctx, || Pool {
         grid: Grid::new(spec),
         // Checked before the load (preflight made the same settings).

@@ -134,7 +134,7 @@ struct ThreadCtx {
     /// `-s`: the thread's script, which builds every request (see [`scripted`]).
     script: scripted::ThreadScript,
     /// HTTP/2 and HTTP/3: the shape of the thread's pool of connections, shared by its clients (each a stream slot).
-    h2: Option<h2::Spec>,
+    h2: Option<grid::Spec>,
     /// When the step starts: a ramp counts from here.
     start: Cell<Instant>,
 }
@@ -641,7 +641,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 thread_index: i,
                 threads,
                 deadline: Cell::new(deadline),
-                h2: (http2 || http3).then_some(h2::Spec {
+                h2: (http2 || http3).then_some(grid::Spec {
                     connections,
                     endpoints: plan.endpoints.len(),
                     streams: plan.streams,

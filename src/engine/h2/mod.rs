@@ -28,7 +28,7 @@ use tokio::time::Sleep;
 use super::ThreadCtx;
 use super::conn::{Conn, Failure, connect, connect_timed};
 use super::exchange::{Exchange, timeout_failure};
-use super::grid::{Grid, Multiplexed};
+use super::grid::{Grid, Multiplexed, Spec};
 use crate::metrics::{ErrorKind, StepMetrics};
 use crate::protocol::events::{EventReader, EventsSpec};
 use crate::protocol::grpc;
@@ -59,16 +59,6 @@ const DRAIN_READS: usize = 8;
 
 /// The largest stream identifier a client may use.
 const LAST_STREAM_ID: u32 = (1 << 31) - 1;
-
-/// The shape of a thread's pool, made before the thread starts (the pool itself holds `Rc`s, made on the thread).
-pub(super) struct Spec {
-    /// The thread's share of `-c`.
-    pub connections: usize,
-    pub endpoints: usize,
-    pub streams: usize,
-    /// Open loop: a due slot takes any connection with a free stream.
-    pub spread: bool,
-}
 
 /// The pool of one thread: a connection per (group of `--streams` slots, endpoint).
 pub(super) struct Pool {
