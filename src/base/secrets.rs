@@ -322,9 +322,9 @@ const SHORTEST_KNOWN: usize = 8;
 
 /// Remembers the value of a secret header line (`Authorization: Bearer abc`) given to this process, and its token
 /// without the scheme word, so [`scrub_text`] hides either wherever a peer echoes it. Lines of other headers are
-/// left alone.
-pub fn remember_header(line: &str) {
-    let Some((name, value)) = line.split_once(':').filter(|(n, _)| is_secret_header(n.trim())) else { return };
+/// left alone. Returns how many values were new.
+pub fn remember_header(line: &str) -> usize {
+    let Some((name, value)) = line.split_once(':').filter(|(n, _)| is_secret_header(n.trim())) else { return 0 };
     let value = value.trim();
     let token = value.split_once(' ').map(|(_, t)| t.trim());
     // A cookie header's each value (`session=abc; theme=x`): a server may echo one alone.
@@ -332,7 +332,7 @@ pub fn remember_header(line: &str) {
         true => value.split(';').filter_map(|pair| pair.split_once('=')).map(|(_, v)| v.trim()).collect(),
         false => Vec::new(),
     };
-    remember_values([Some(value), token].into_iter().flatten().chain(cookies));
+    remember_values([Some(value), token].into_iter().flatten().chain(cookies))
 }
 
 /// The most secret header values a script may add to those remembered: a script that signs each request makes a
@@ -348,10 +348,7 @@ pub fn remember_script_header(line: &str) {
     if SCRIPT_SECRETS.load(Ordering::Relaxed) >= MOST_SCRIPT_SECRETS {
         return;
     }
-    let before = KNOWN.read().unwrap_or_else(|p| p.into_inner()).len();
-    remember_header(line);
-    let added = KNOWN.read().unwrap_or_else(|p| p.into_inner()).len().saturating_sub(before);
-    SCRIPT_SECRETS.fetch_add(added, Ordering::Relaxed);
+    SCRIPT_SECRETS.fetch_add(remember_header(line), Ordering::Relaxed);
 }
 
 /// Remembers a secret given to this process other than as a header (a proxy URL's or a Redis URL's password), so
@@ -360,16 +357,20 @@ pub fn remember_value(value: &str) {
     remember_values([value]);
 }
 
-fn remember_values<'a>(values: impl IntoIterator<Item = &'a str>) {
+/// Remembers the values worth hunting; how many were new.
+fn remember_values<'a>(values: impl IntoIterator<Item = &'a str>) -> usize {
     // A value that is only a scheme word (`Bearer` with an empty token) is no secret to hunt.
     let schemes = ["bearer", "basic", "token", "digest", "negotiate"];
     let worth = |v: &&str| v.len() >= SHORTEST_KNOWN && !schemes.contains(&v.to_ascii_lowercase().as_str());
     let values: Vec<&str> = values.into_iter().filter(worth).collect();
     // Known already (a script's request made again): no lock taken for writing.
-    if values.iter().all(|v| KNOWN.read().unwrap_or_else(|p| p.into_inner()).iter().any(|k| k == v)) {
-        return;
+    let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
+    if values.iter().all(|v| known.iter().any(|k| k == v)) {
+        return 0;
     }
+    drop(known);
     let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    let before = known.len();
     for v in values {
         if !known.iter().any(|k| k == v) {
             known.push(v.to_string());
@@ -377,6 +378,7 @@ fn remember_values<'a>(values: impl IntoIterator<Item = &'a str>) {
     }
     // The longest first: a token inside a longer value is hidden with it.
     known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    known.len() - before
 }
 
 /// `s` with every remembered secret value replaced by `<redacted>`.

@@ -258,7 +258,10 @@ impl H3Conn {
     /// The failure of a request that the connection's end (`e`) cut: the server's breach that made hakaru close it,
     /// else see [`h3_connection_failure`].
     fn ended(&self, e: &h3::error::ConnectionError) -> Failure {
-        self.breach().unwrap_or_else(|| h3_connection_failure(self.quic.borrow().as_ref(), e))
+        match self.guard.borrow().as_ref() {
+            Some(g) => g.connection_failure(e),
+            None => h3_connection_failure(self.quic.borrow().as_ref(), e),
+        }
     }
 
     /// The failure of a request whose stream ended in `e` (see [`stream_failure`]), the breach that closed the
@@ -440,7 +443,7 @@ async fn open(
             .max_field_section_size(max_header_list as u64)
             .build::<_, _, Bytes>(super::h3_guard::Conn::new(&quic, &guard))
             .await
-            .map_err(|e| guard.closed_for().unwrap_or_else(|| h3_connection_failure(Some(&quic), &e)))?;
+            .map_err(|e| guard.connection_failure(&e))?;
         Ok(Opened { quic, send, driver, guard, early })
     };
     match tokio::time::timeout(limit, attempt).await {

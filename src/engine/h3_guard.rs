@@ -41,6 +41,12 @@ impl Guard {
         Arc::new(Guard { quic, headers_most, closed_for: Mutex::new(None) })
     }
 
+    /// The failure of the requests the connection's end (`e`) cut: the server's breach that made hakaru close it,
+    /// else [`h3_connection_failure`]'s.
+    pub(super) fn connection_failure(&self, e: &h3::error::ConnectionError) -> Failure {
+        self.closed_for().unwrap_or_else(|| super::h3_failures::h3_connection_failure(Some(&self.quic), e))
+    }
+
     /// The failure of the requests a breach of the server's cut, when one closed the connection.
     pub(super) fn closed_for(&self) -> Option<Failure> {
         let breach = self.closed_for.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()?;

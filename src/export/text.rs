@@ -111,8 +111,7 @@ fn render_runs(out: &mut String, doc: &ResultDocument, runs: &RunsSummary) {
         }
     }
     // Streamed answers' figures (time to first token, tokens, goodput) of the runs the summary covers, merged.
-    let judged: Vec<&crate::result::StepResult> =
-        doc.steps.iter().enumerate().filter(|(i, _)| runs.partial_run != Some(i + 1)).map(|(_, s)| s).collect();
+    let judged = crate::result::complete_runs(&doc.steps, runs.partial_run);
     let parts: Vec<&crate::result::events::EventsReport> = judged.iter().filter_map(|s| s.events.as_ref()).collect();
     let secs = judged.iter().map(|s| s.duration_s).sum();
     if let Ok(Some(e)) = crate::result::events::EventsReport::merged(&parts, secs) {

@@ -11,8 +11,8 @@ use std::fmt;
 
 use crate::base::units::parse_duration;
 use crate::error::UsageError;
-use crate::result::events::Figure;
-use crate::result::{ResultDocument, StepResult, ThresholdResult, merged_histogram};
+use crate::result::events::{Figure, Stat};
+use crate::result::{ResultDocument, StepResult, ThresholdResult, complete_runs, merged_histogram};
 
 /// Exit code when a threshold is broken (k6's).
 pub const EXIT_THRESHOLDS: u8 = 99;
@@ -30,32 +30,6 @@ pub enum Metric {
     Qps,
     /// A figure of streamed answers (`--events`): `ttft p99`, `tpot mean`; a bare `ttft` is its p99.
     Stream(Figure, Stat),
-}
-
-/// The statistic of a streamed answers' figure a threshold judges.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Stat {
-    Percentile(f64),
-    Mean,
-    Max,
-}
-
-impl Stat {
-    fn name(self) -> String {
-        match self {
-            Stat::Percentile(p) => format!("p{p}"),
-            Stat::Mean => "mean".into(),
-            Stat::Max => "max".into(),
-        }
-    }
-
-    fn of(self, h: &crate::metrics::LatencyHistogram) -> f64 {
-        match self {
-            Stat::Percentile(p) => h.percentile(p) as f64,
-            Stat::Mean => h.mean(),
-            Stat::Max => h.max() as f64,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,16 +140,11 @@ fn percentile_named(p: &str) -> Option<f64> {
 
 /// `ttft`, `ttft p99`, `tpot_mean`, `e2el max`: a figure of streamed answers and its statistic (p99 unless given).
 fn stream_metric(name: &str) -> Option<Metric> {
-    let (word, stat) = match name.split_once([' ', '_']) {
-        Some((w, s)) => (w, Some(s.trim())),
-        None => (name, None),
-    };
-    let figure = Figure::named(word)?;
+    let (figure, stat) = Figure::with_stat(name)?;
     let stat = match stat {
-        None => Stat::Percentile(99.0),
-        Some("mean" | "avg") => Stat::Mean,
-        Some("max") => Stat::Max,
-        Some(p) => Stat::Percentile(percentile_named(p)?),
+        "mean" | "avg" => Stat::Mean,
+        "max" => Stat::Max,
+        p => Stat::Percentile(percentile_named(p)?),
     };
     Some(Metric::Stream(figure, stat))
 }
@@ -191,9 +160,7 @@ fn percent(text: &str) -> Option<f64> {
 
 /// The steps a document is judged on: every step, but a run cut short when complete runs exist beside it.
 pub fn judged_steps(doc: &ResultDocument) -> (Vec<&StepResult>, String) {
-    let partial = doc.runs.as_ref().and_then(|r| r.partial_run);
-    let steps: Vec<&StepResult> =
-        doc.steps.iter().enumerate().filter(|(i, _)| Some(i + 1) != partial).map(|(_, s)| s).collect();
+    let steps = complete_runs(&doc.steps, doc.runs.as_ref().and_then(|r| r.partial_run));
     let steps = if steps.is_empty() { doc.steps.iter().collect() } else { steps };
     let on = match (steps.len(), doc.runs.is_some(), doc.settings.sweep.is_some()) {
         (1, _, false) => "the run".to_string(),
@@ -217,14 +184,11 @@ pub fn judge(doc: &ResultDocument, thresholds: &[Threshold]) -> Vec<ThresholdRes
     thresholds
         .iter()
         .map(|t| {
-            let latency =
-                |f: &dyn Fn(&crate::metrics::LatencyHistogram) -> f64| merged.as_ref().filter(|h| !h.is_empty()).map(f);
+            let latency = |s: Stat| (s.name(), merged.as_ref().filter(|h| !h.is_empty()).map(|h| s.of(h)), "us");
             let (metric, measured, unit) = match t.metric {
-                Metric::Percentile(p) => {
-                    (format!("p{p}"), latency(&|h: &crate::metrics::LatencyHistogram| h.percentile(p) as f64), "us")
-                }
-                Metric::Mean => ("mean".into(), latency(&|h: &crate::metrics::LatencyHistogram| h.mean()), "us"),
-                Metric::Max => ("max".into(), latency(&|h: &crate::metrics::LatencyHistogram| h.max() as f64), "us"),
+                Metric::Percentile(p) => latency(Stat::Percentile(p)),
+                Metric::Mean => latency(Stat::Mean),
+                Metric::Max => latency(Stat::Max),
                 Metric::Errors => {
                     ("errors".into(), (requests > 0).then(|| 100.0 * failed as f64 / requests as f64), "percent")
                 }

@@ -69,7 +69,8 @@ impl EventMetrics {
         self.answers += 1;
         self.events += f.events;
         self.bytes += f.bytes;
-        self.whole.record(micros(sent, end));
+        let whole = micros(sent, end);
+        self.whole.record(whole);
         for (gap, n) in gaps {
             for _ in 0..n {
                 self.gaps.record(gap);
@@ -102,7 +103,7 @@ impl EventMetrics {
         }
         if let Some(g) = goodput {
             let good = self.good.get_or_insert_with(|| Good { objectives: g.text.as_str().into(), answers: 0 });
-            good.answers += u64::from(g.met(first, tpot, micros(sent, end)));
+            good.answers += u64::from(g.met(first, tpot, whole));
         }
         first
     }

@@ -327,7 +327,9 @@ impl RequestSet {
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
         // A secret header's value (`-H`, `--metadata`) is hidden wherever a peer echoes it back (a grpc-message, an
         // error reply), from the first thing sent on: the server's reflection answer too.
-        a.headers.iter().for_each(|h| crate::base::secrets::remember_header(h));
+        for h in &a.headers {
+            crate::base::secrets::remember_header(h);
+        }
         if let Some(m) = a.metadata.as_deref().and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok()) {
             for (k, v) in m.as_object().into_iter().flatten() {
                 crate::base::secrets::remember_header(&format!("{k}: {}", v.as_str().unwrap_or_default()));

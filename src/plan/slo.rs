@@ -6,7 +6,7 @@ use std::fmt;
 use crate::base::units::{format_micros, parse_duration};
 use crate::error::UsageError;
 use crate::result::StepResult;
-use crate::result::events::Figure;
+use crate::result::events::{Figure, Stat};
 
 /// One bound of the objective: a latency statistic below a limit.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,12 +66,9 @@ impl Slo {
             };
             let stat = stat.trim().to_ascii_lowercase();
             // `ttft`, `ttft p99`, `tpot_mean`: a streamed answers' figure, p99 unless a statistic follows.
-            let (figure, stat) = match stat.split_once([' ', '_']).map_or((stat.as_str(), None), |(w, s)| (w, Some(s)))
-            {
-                (word, rest) if Figure::named(word).is_some() => {
-                    (Figure::named(word), rest.map_or("p99".to_string(), |s| s.trim().to_string()))
-                }
-                _ => (None, stat.clone()),
+            let (figure, stat) = match Figure::with_stat(&stat) {
+                Some((f, s)) => (Some(f), s.to_string()),
+                None => (None, stat.clone()),
             };
             let percentile = match stat.as_str() {
                 "mean" | "max" => None,
@@ -122,10 +119,11 @@ impl Slo {
                 (Some(f), p, mean) => match f.merged([step]).ok().filter(|h| !h.is_empty()) {
                     None => return Some(format!("no streamed answer to measure {} on", f.name())),
                     Some(h) => match (p, mean) {
-                        (Some(p), _) => h.percentile(p),
-                        (None, true) => h.mean() as u64,
-                        (None, false) => h.max(),
-                    },
+                        (Some(p), _) => Stat::Percentile(p),
+                        (None, true) => Stat::Mean,
+                        (None, false) => Stat::Max,
+                    }
+                    .of(&h) as u64,
                 },
                 (None, Some(p), _) => percentile_of(step, p),
                 (None, None, true) => l.mean as u64,

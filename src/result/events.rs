@@ -42,7 +42,42 @@ pub enum Figure {
     E2el,
 }
 
+/// The statistic of a histogram an objective or a threshold judges.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stat {
+    Percentile(f64),
+    Mean,
+    Max,
+}
+
+impl Stat {
+    /// `p99`, `mean`, `max`.
+    pub fn name(self) -> String {
+        match self {
+            Stat::Percentile(p) => format!("p{p}"),
+            Stat::Mean => "mean".into(),
+            Stat::Max => "max".into(),
+        }
+    }
+
+    /// Its value on `h`, microseconds.
+    pub fn of(self, h: &LatencyHistogram) -> f64 {
+        match self {
+            Stat::Percentile(p) => h.percentile(p) as f64,
+            Stat::Mean => h.mean(),
+            Stat::Max => h.max() as f64,
+        }
+    }
+}
+
 impl Figure {
+    /// `ttft`, `ttft p99`, `tpot_mean`: the figure the first word names and the words of its statistic (`p99` when
+    /// none follows); None when the first word names no figure.
+    pub fn with_stat(name: &str) -> Option<(Figure, &str)> {
+        let (word, stat) = name.split_once([' ', '_']).map_or((name, "p99"), |(w, s)| (w, s.trim()));
+        Some((Figure::named(word)?, stat))
+    }
+
     /// The figure a word names: `ttft`, `tpot`, `itl`, `e2el`.
     pub fn named(word: &str) -> Option<Figure> {
         match word {
@@ -187,12 +222,15 @@ impl EventsReport {
                 usage_implausible: m.usage_implausible,
                 tpot: Phase::of(&m.tpot),
             }),
-            goodput: m.good.as_ref().map(|g| GoodputReport {
-                objectives: g.objectives.to_string(),
-                answers: g.answers,
-                requests: requests.max(g.answers),
-                per_s: rate(g.answers, secs),
-                percent: (10_000.0 * g.answers as f64 / requests.max(g.answers).max(1) as f64).round() / 100.0,
+            goodput: m.good.as_ref().map(|g| {
+                let requests = requests.max(g.answers);
+                GoodputReport {
+                    objectives: g.objectives.to_string(),
+                    answers: g.answers,
+                    requests,
+                    per_s: rate(g.answers, secs),
+                    percent: (10_000.0 * g.answers as f64 / requests.max(1) as f64).round() / 100.0,
+                }
             }),
         })
     }

@@ -294,8 +294,7 @@ impl Spread {
 impl RunsSummary {
     /// The summary of `steps` (one per run, in order); `partial_run` is left out of the figures.
     pub fn of(steps: &[StepResult], planned: usize, partial_run: Option<usize>) -> Option<RunsSummary> {
-        let done: Vec<&StepResult> =
-            steps.iter().enumerate().filter(|(i, _)| Some(i + 1) != partial_run).map(|(_, s)| s).collect();
+        let done = complete_runs(steps, partial_run);
         let qps: Vec<f64> = done.iter().map(|s| s.throughput.ok_per_s).collect();
         let p99: Vec<f64> = done.iter().map(|s| s.latency.percentile(99.0) as f64).collect();
         let merged = merged_histogram(&done);
@@ -312,6 +311,11 @@ impl RunsSummary {
             histogram: EncodedHistogram::of(&merged),
         })
     }
+}
+
+/// The steps of the runs that ran to their end: all but `partial_run` (1-based), the one a stop signal cut short.
+pub fn complete_runs(steps: &[StepResult], partial_run: Option<usize>) -> Vec<&StepResult> {
+    steps.iter().enumerate().filter(|(i, _)| Some(i + 1) != partial_run).map(|(_, s)| s).collect()
 }
 
 /// The latency histograms of `steps` added together: exact, whatever their counts.
