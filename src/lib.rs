@@ -44,6 +44,7 @@ pub mod error;
 
 pub mod cli;
 pub mod inputs;
+pub mod llm;
 pub mod patterns;
 pub mod script;
 pub mod template;

@@ -73,14 +73,13 @@ fn a_peers_flag_that_means_something_else_here_names_hakarus_flag() {
         (&["run", "--total", "100"], "-n 10000"),
         (&["run", "-m", r#"{"k":"v"}"#], "--metadata"),
         (&["run", "-s", "30"], "--timeout 30s"),
-        (&["run", "--request-rate", "10"], "--rate 10"),
+        (&["run", "--request-rate", "10"], "--rate 10 (or `hakaru llm`"),
         (&["run", "--num-prompts", "100"], "-n 1000"),
         (&["run", "--request-count", "100"], "-n 1000"),
         (&["run", "--max-concurrency", "64"], "-c 64"),
         (&["run", "--base-url", "http://h"], "the URL"),
         (&["run", "--endpoint", "/v1/x"], "the URL's path"),
-        (&["run", "--burstiness", "1"], "--arrival poisson"),
-        (&["run", "--dataset-name", "sharegpt"], "--data FILE"),
+        (&["run", "--dataset-name", "sharegpt"], "hakaru llm --dataset-name"),
         (&["sweep", "--rps", "100"], "--rate"),
     ];
     for (args, says) in cases {

@@ -40,6 +40,7 @@ mod kv_workloads;
 mod layering;
 mod live_dashboard;
 mod live_prometheus;
+mod llm;
 mod machine;
 mod monitor;
 mod open_loop;

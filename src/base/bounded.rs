@@ -14,6 +14,9 @@ pub const PATTERNS: u64 = 64 << 20;
 pub const PROTO: u64 = 4 << 20;
 /// A study file, a Lua script (`kv --script`, and a wrk script: `-s`).
 pub const SMALL: u64 = 1 << 20;
+/// An LLM dataset (`hakaru llm --dataset-path`), read as a stream: only the prompts sampled from it are kept, so
+/// the cap bounds the time to read it (ShareGPT's largest public file is 642 MiB), not memory.
+pub const DATASET: u64 = 4 << 30;
 /// The terms of `patterns generate --terms`, and `patterns extract`'s inputs read whole.
 pub const TERMS: u64 = 64 << 20;
 /// A result document, drnbench CSV or study manifest read back (`compare`, `report`, `chart`, `merge`, `import`).
@@ -58,7 +61,22 @@ pub fn read(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
 /// [`read`] for callers that word I/O errors themselves: a refusal of this module is an error of kind `InvalidInput`
 /// whose text is the reason.
 pub fn read_io(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let (mut file, len) = open_io(path, cap)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(refuse(format!("more than the {} it may have; give a smaller file", mib(cap))));
+    }
+    Ok(bytes)
+}
+
+fn refuse(why: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, why)
+}
+
+/// A regular file of at most `cap` bytes opened to be read as a stream (a dataset held only in part), and its
+/// length; it gives one byte past the cap at most, so a file that grew is seen (read past `cap`: refuse it).
+pub fn open_io(path: &Path, cap: u64) -> std::io::Result<(std::io::Take<std::fs::File>, u64)> {
     // What is looked at is what was opened (no swap between a look by name and the open). Opening a FIFO for
     // reading would wait for a writer: a path that is not a regular file by name is refused before it is opened.
     if !std::fs::metadata(path)?.is_file() {
@@ -76,13 +94,16 @@ pub fn read_io(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
             mib(cap)
         )));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
     // One byte more than the cap: a file that grew since it was looked at is refused, not cut.
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(refuse(format!("more than the {} it may have; give a smaller file", mib(cap))));
-    }
-    Ok(bytes)
+    Ok((file.take(cap + 1), meta.len()))
+}
+
+/// [`open_io`] with the errors in words, as [`read`] gives them.
+pub fn open(path: &Path, cap: u64) -> Result<std::io::Take<std::fs::File>, String> {
+    open_io(path, cap).map(|(f, _)| f).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Other | std::io::ErrorKind::InvalidInput => e.to_string(),
+        _ => format!("cannot read it ({e}); give a readable file"),
+    })
 }
 
 /// [`read_io`] as UTF-8 text (not UTF-8: an error of kind `InvalidData`, as `std::fs::read_to_string` says it).

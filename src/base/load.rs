@@ -12,14 +12,53 @@ pub enum LoadModel {
     Open { rate: f64, arrival: Arrival },
 }
 
-/// How open-loop requests are spaced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// How open-loop requests are spaced. In a result document, its name (`uniform`, `poisson`, `gamma`); a gamma's
+/// burstiness is the settings' `burstiness`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Arrival {
     /// Evenly spaced, 1/rate apart.
     Uniform,
     /// Exponential gaps with mean 1/rate, as independent users arrive.
     Poisson,
+    /// Gamma-distributed gaps with mean 1/rate and shape `burstiness` (vLLM's `--burstiness`): 1 is Poisson, below 1
+    /// burstier, above more even.
+    Gamma { burstiness: f64 },
+}
+
+impl Arrival {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Uniform => "uniform",
+            Arrival::Poisson => "poisson",
+            Arrival::Gamma { .. } => "gamma",
+        }
+    }
+
+    /// A gamma's shape; None for the others.
+    pub fn burstiness(self) -> Option<f64> {
+        match self {
+            Arrival::Gamma { burstiness } => Some(burstiness),
+            _ => None,
+        }
+    }
+}
+
+impl serde::Serialize for Arrival {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Arrival {
+    /// A gamma read back without its shape is Poisson's (burstiness 1); the settings' `burstiness` holds the one used.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "uniform" => Ok(Arrival::Uniform),
+            "poisson" => Ok(Arrival::Poisson),
+            "gamma" => Ok(Arrival::Gamma { burstiness: 1.0 }),
+            other => Err(serde::de::Error::unknown_variant(other, &["uniform", "poisson", "gamma"])),
+        }
+    }
 }
 
 /// When a step ends: after a number of requests, or a duration (the stop signals are `base/stop.rs`'s).

@@ -3,6 +3,7 @@
 
 mod deploy;
 mod kv;
+mod llm;
 mod results;
 mod values;
 
@@ -14,6 +15,7 @@ use serde::Serialize;
 use super::help::{self, heading};
 pub use deploy::*;
 pub use kv::*;
+pub use llm::*;
 pub use results::*;
 pub use values::*;
 
@@ -42,6 +44,10 @@ pub enum Command {
     /// Load an HTTP/1.1, HTTP/2, HTTP/3, gRPC or WebSocket target with N clients for a duration or a number of requests.
     #[command(after_help = help::RUN_EXAMPLES, after_long_help = help::RUN_EXAMPLES_LONG)]
     Run(RunArgs),
+    /// Load an OpenAI-compatible LLM endpoint with prompts from a dataset (random, JSON lines, ShareGPT), streamed:
+    /// time to first token, time per output token, inter-token latency, tokens/s and goodput.
+    #[command(after_help = help::LLM_EXAMPLES)]
+    Llm(LlmArgs),
     /// Sweep the load: client counts (drnbench-request-response) or rates, one step each, with an analysis; HTTP
     /// URLs, or key-value servers (redis://, memcache://) under kv's default mix.
     #[command(after_help = help::SWEEP_EXAMPLES, after_long_help = help::SWEEP_EXAMPLES_LONG)]
@@ -291,17 +297,17 @@ pub struct RequestArgs {
     pub events: Option<String>,
     /// --events: the event holding this text ends the answer (tokens: [DONE] unless told); a body ending without
     /// it is a stream_cut.
-    #[arg(long, value_name = "TEXT", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "TEXT", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events_until: Option<String>,
     /// --events: the most events in one answer (default 1000000); more fails it as stream_too_long.
-    #[arg(long, value_name = "N", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "N", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events_max: Option<u64>,
     /// --events: the most body bytes in one answer (default 64MiB); more fails it as stream_too_long.
-    #[arg(long, value_name = "SIZE", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "SIZE", help_heading = heading::REQUEST, hide_short_help = true)]
     pub events_max_bytes: Option<String>,
     /// --events: goodput's objectives, each answer judged by them: ttft:200ms,tpot:50ms,e2el:10s (a bare number is
     /// milliseconds, as vLLM's --goodput); the answers a second that met them all, and their share.
-    #[arg(long, value_name = "OBJECTIVES", requires = "events", help_heading = heading::REQUEST, hide_short_help = true)]
+    #[arg(long, value_name = "OBJECTIVES", help_heading = heading::REQUEST, hide_short_help = true)]
     pub goodput: Option<String>,
     /// WebSocket (ws://, wss:// URLs): the message each request sends; the next message received is its answer.
     ///
@@ -418,6 +424,10 @@ pub struct LoadArgs {
     /// With --rate: evenly spaced requests, or Poisson arrivals (exponential gaps).
     #[arg(long, value_enum, default_value = "uniform", requires = "rate", help_heading = heading::LOAD)]
     pub arrival: ArrivalArg,
+    /// With a rate: gamma-distributed gaps of this shape, in place of --arrival (vLLM's --burstiness): 1 is Poisson,
+    /// below 1 burstier, above more even; the mean rate stays the one asked.
+    #[arg(long, value_name = "FACTOR", help_heading = heading::LOAD, hide_short_help = true)]
+    pub burstiness: Option<f64>,
     /// Stop after this many requests in total.
     #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, display_order = 2)]
     pub requests: Option<u64>,

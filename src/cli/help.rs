@@ -37,7 +37,19 @@ pub mod heading {
     pub const HISTORY: &str = "History";
     /// Names whose values are never shown.
     pub const SECRETS: &str = "Secrets";
+    /// `hakaru llm`'s dataset and vLLM's names for the load.
+    pub const LLM: &str = "LLM serving (vLLM's names)";
 }
+
+/// The end of `hakaru llm -h`.
+pub const LLM_EXAMPLES: &str = "\
+Examples:
+  hakaru serve --listen 127.0.0.1:8080 &
+  hakaru llm --model m --num-prompts 200 --max-concurrency 20 'http://127.0.0.1:8080/v1/chat/completions?first=50ms&gap=10ms'
+  hakaru llm --model m --request-rate 5 --burstiness 0.5 --goodput ttft:200ms,tpot:50ms http://127.0.0.1:8000/v1/chat/completions
+  hakaru llm --model m --dataset-name sharegpt --dataset-path ShareGPT_V3.json --num-prompts 500 http://127.0.0.1:8000/v1/chat/completions
+  hakaru llm --model m --dataset-name jsonl --dataset-path prompts.jsonl --endpoint-type completions http://127.0.0.1:8000/v1/completions
+";
 
 /// The end of `hakaru run -h`.
 pub const RUN_EXAMPLES: &str = "\

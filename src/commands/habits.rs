@@ -82,15 +82,18 @@ const PEER_FLAGS: &[(&str, &str, &str)] = &[
     ("--data-file", "ghz's message file", "--body-file FILE"),
     ("--concurrency", "ghz's and aiperf's requests in flight", "-c 1 --streams 50 (gRPC), -c 50"),
     ("--total", "ghz's call count", "-n 10000"),
-    ("--request-rate", "vLLM's benchmark's rate", "--rate 10"),
-    ("--num-prompts", "vLLM's benchmark's request count", "-n 1000"),
+    ("--request-rate", "vLLM's benchmark's rate", "--rate 10 (or `hakaru llm`, which takes vLLM's names)"),
+    ("--num-prompts", "vLLM's benchmark's request count", "-n 1000 (or `hakaru llm`, which takes vLLM's names)"),
     ("--request-count", "aiperf's request count", "-n 1000"),
-    ("--max-concurrency", "vLLM's benchmark's cap on requests in flight", "-c 64"),
+    (
+        "--max-concurrency",
+        "vLLM's benchmark's cap on requests in flight",
+        "-c 64 (or `hakaru llm`, which takes vLLM's names)",
+    ),
     ("--base-url", "vLLM's benchmark's server", "the URL: http://127.0.0.1:8000/v1/chat/completions"),
     ("--endpoint", "vLLM's benchmark's path", "the URL's path"),
-    ("--burstiness", "vLLM's gamma arrivals", "--arrival poisson (burstiness 1; others not yet)"),
-    ("--dataset-name", "vLLM's prompts", "-b with {{prompt}} and --data FILE (docs/scripting.md)"),
-    ("--dataset-path", "vLLM's prompts", "-b with {{prompt}} and --data FILE (docs/scripting.md)"),
+    ("--dataset-name", "vLLM's prompts", "`hakaru llm --dataset-name random|jsonl|sharegpt` (docs/llm.md)"),
+    ("--dataset-path", "vLLM's prompts", "`hakaru llm --dataset-path FILE` (docs/llm.md)"),
 ];
 
 /// A peer's habit on a load command's line that hakaru would misread or refuse without saying why: a flag of the

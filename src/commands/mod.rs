@@ -11,6 +11,7 @@ pub mod habits;
 pub mod history;
 pub mod k8s;
 pub mod kv;
+pub mod llm;
 pub mod merge;
 pub mod patterns;
 pub mod report;
@@ -74,6 +75,7 @@ pub fn dispatch(mut command: Command) -> ExitCode {
     }
     let outcome = match command {
         Command::Run(args) => run::run(&args, &interrupt),
+        Command::Llm(args) => llm::llm(&args, &interrupt),
         Command::Sweep(args) => sweep::sweep(&args, &interrupt),
         Command::Capacity(args) => capacity::capacity(&args, &interrupt),
         Command::Patterns(cmd) => patterns::patterns(&cmd),

@@ -37,7 +37,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::watch;
 
-use crate::base::load::{Arrival, LoadModel, Until};
+use crate::base::load::{LoadModel, Until};
 use crate::base::target::Scheme;
 use crate::engine::conn::Failure;
 use crate::error::UsageError;
@@ -578,7 +578,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     let ramp = plan.ramp.as_ref().expect("matched").scaled(share);
                     let pace = Pace::Ramp { ramp, phase: i as f64 / threads as f64, origin: start };
                     Some(
-                        Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival == Arrival::Poisson)
+                        Schedule::paced(Arc::clone(&gate), Duration::ZERO, pace, arrival)
                             .with_window(plan.pace_window)
                             .until(deadline),
                     )
@@ -590,7 +590,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                     // One common start; thread i's first slot i / rate after it, so the threads take turns.
                     let offset = plan.slot_offset + Duration::from_secs_f64(i as f64 / rate);
                     Some(
-                        Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival == Arrival::Poisson)
+                        Schedule::new(Arc::clone(&gate), offset, 1.0 / thread_rate, arrival)
                             .with_window(plan.pace_window)
                             .until(deadline),
                     )

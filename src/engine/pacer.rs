@@ -14,7 +14,7 @@ use rand::RngExt as _;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 
-use crate::base::load::Ramp;
+use crate::base::load::{Arrival, Ramp};
 use crate::base::timer::PreciseTimer;
 
 /// The instant every thread's schedule starts from: when each thread has its first client connected (or failed
@@ -88,7 +88,9 @@ pub struct Schedule {
     /// A ramp: the count (in the ramp's integral) of the next slot, and the instant the ramp counts from.
     count: Cell<f64>,
     origin: Cell<Instant>,
-    poisson: bool,
+    /// How gaps are drawn, and a gamma's distribution made once.
+    arrival: Arrival,
+    gamma: Option<rand_distr::Gamma<f64>>,
     /// Clients waiting for a slot.
     idle: Cell<usize>,
     /// Wakes an idle client when a slot is due.
@@ -117,12 +119,12 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub fn new(gate: Arc<StartGate>, offset: Duration, interval: f64, poisson: bool) -> Self {
-        Self::paced(gate, offset, Pace::Fixed(interval), poisson)
+    pub fn new(gate: Arc<StartGate>, offset: Duration, interval: f64, arrival: Arrival) -> Self {
+        Self::paced(gate, offset, Pace::Fixed(interval), arrival)
     }
 
     /// A schedule of any pace; with a ramp, `offset` is the common start's delay (the ramp counts from there).
-    pub fn paced(gate: Arc<StartGate>, offset: Duration, pace: Pace, poisson: bool) -> Self {
+    pub fn paced(gate: Arc<StartGate>, offset: Duration, pace: Pace, arrival: Arrival) -> Self {
         let count = match &pace {
             Pace::Ramp { phase, .. } => *phase,
             Pace::Fixed(_) => 0.0,
@@ -133,7 +135,9 @@ impl Schedule {
             pace,
             count: Cell::new(count),
             origin: Cell::new(Instant::now()),
-            poisson,
+            arrival,
+            // Shape k and scale 1/k: a mean of one gap, a variance of 1/k (the plan keeps k positive and finite).
+            gamma: arrival.burstiness().and_then(|k| rand_distr::Gamma::new(k, 1.0 / k).ok()),
             idle: Cell::new(0),
             due: Notify::new(),
             claimed: Notify::new(),
@@ -236,14 +240,20 @@ impl Schedule {
         Some(slot)
     }
 
-    /// Moves the next slot one gap on: fixed, or exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals. A
-    /// ramp's gaps are counted in its integral (1, or exponential: a Poisson process whose rate follows the ramp).
+    /// Moves the next slot one gap on: fixed, exponential (-ln(U) * mean, U in (0, 1]) for Poisson arrivals, or
+    /// gamma-distributed with the same mean (vLLM's burstiness). A ramp's gaps are counted in its integral (1, or
+    /// drawn: a process whose rate follows the ramp).
     fn advance(&self, rng: &RefCell<ChaCha8Rng>) {
-        let unit = if self.poisson {
-            let u: f64 = 1.0 - rng.borrow_mut().random::<f64>();
-            -u.ln()
-        } else {
-            1.0
+        let unit = match (self.arrival, &self.gamma) {
+            (Arrival::Poisson, _) => {
+                let u: f64 = 1.0 - rng.borrow_mut().random::<f64>();
+                -u.ln()
+            }
+            (Arrival::Gamma { .. }, Some(gamma)) => {
+                use rand_distr::Distribution as _;
+                gamma.sample(&mut *rng.borrow_mut())
+            }
+            _ => 1.0,
         };
         match &self.pace {
             Pace::Fixed(interval) => self.next.set(self.next.get() + Duration::from_secs_f64(unit * interval)),
@@ -337,7 +347,7 @@ mod tests {
 
     #[test]
     fn poisson_gaps_average_to_the_interval() {
-        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.001, true);
+        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.001, Arrival::Poisson);
         let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
         let first = s.next.get();
         for _ in 0..10_000 {
@@ -348,11 +358,31 @@ mod tests {
     }
 
     #[test]
+    fn gamma_gaps_keep_the_mean_and_spread_as_the_burstiness_says() {
+        // Shape k: a mean of one interval, a squared coefficient of variation of 1/k.
+        for k in [0.25, 1.0, 4.0] {
+            let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.001, Arrival::Gamma { burstiness: k });
+            let rng = RefCell::new(ChaCha8Rng::seed_from_u64(3));
+            let mut gaps = Vec::with_capacity(20_000);
+            for _ in 0..20_000 {
+                let before = s.next.get();
+                s.advance(&rng);
+                gaps.push((s.next.get() - before).as_secs_f64());
+            }
+            let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+            assert!((mean - 0.001).abs() < 0.00005, "k {k}: mean gap {mean}");
+            let cv2 = var / (mean * mean);
+            assert!((cv2 - 1.0 / k).abs() < 0.1 / k, "k {k}: squared coefficient of variation {cv2}");
+        }
+    }
+
+    #[test]
     fn a_schedule_whose_first_slot_lies_ahead_still_gets_paced() {
         // The first client claims before its first slot: the pacer must start anyway and wake it at the slot.
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
-            let s = Rc::new(Schedule::new(gate, Duration::from_millis(20), 0.001, false));
+            let s = Rc::new(Schedule::new(gate, Duration::from_millis(20), 0.001, Arrival::Uniform));
             let pacer = spawn_pacer(&s);
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             let claims = async {
@@ -371,8 +401,8 @@ mod tests {
         // first, and still their slots interleave from one common start, 5 ms apart.
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(2));
-            let a = Rc::new(Schedule::new(Arc::clone(&gate), Duration::ZERO, 0.010, false));
-            let b = Rc::new(Schedule::new(Arc::clone(&gate), Duration::from_millis(5), 0.010, false));
+            let a = Rc::new(Schedule::new(Arc::clone(&gate), Duration::ZERO, 0.010, Arrival::Uniform));
+            let b = Rc::new(Schedule::new(Arc::clone(&gate), Duration::from_millis(5), 0.010, Arrival::Uniform));
             let pacers = [spawn_pacer(&a), spawn_pacer(&b)];
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             a.ready();
@@ -397,8 +427,9 @@ mod tests {
         // still exactly 10 µs apart.
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
-            let s =
-                Rc::new(Schedule::new(gate, Duration::ZERO, 0.000_010, false).with_window(Duration::from_millis(2)));
+            let s = Rc::new(
+                Schedule::new(gate, Duration::ZERO, 0.000_010, Arrival::Uniform).with_window(Duration::from_millis(2)),
+            );
             let pacer = spawn_pacer(&s);
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             let claims = async {
@@ -428,7 +459,9 @@ mod tests {
         // at all (waking a half window before each slot, as a wrong pacer would, makes every one early).
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
-            let s = Rc::new(Schedule::new(gate, Duration::ZERO, 0.010, false).with_window(Duration::from_millis(2)));
+            let s = Rc::new(
+                Schedule::new(gate, Duration::ZERO, 0.010, Arrival::Uniform).with_window(Duration::from_millis(2)),
+            );
             let pacer = spawn_pacer(&s);
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             let claims = async {
@@ -455,7 +488,7 @@ mod tests {
             let gate = Arc::new(StartGate::new(1));
             let end = Instant::now() + Duration::from_millis(35);
             let s = Rc::new(
-                Schedule::new(gate, Duration::ZERO, 0.001, false)
+                Schedule::new(gate, Duration::ZERO, 0.001, Arrival::Uniform)
                     .with_window(Duration::from_millis(20))
                     .until(Some(end)),
             );
@@ -481,8 +514,9 @@ mod tests {
         // last wake-up: the pacer releases due slots together, so the server gets them as one burst.
         on_one_thread(async {
             let gate = Arc::new(StartGate::new(1));
-            let s =
-                Rc::new(Schedule::new(gate, Duration::ZERO, 0.000_100, false).with_window(Duration::from_millis(1)));
+            let s = Rc::new(
+                Schedule::new(gate, Duration::ZERO, 0.000_100, Arrival::Uniform).with_window(Duration::from_millis(1)),
+            );
             let pacer = spawn_pacer(&s);
             let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
             let claims = async {
@@ -507,7 +541,7 @@ mod tests {
 
     #[test]
     fn uniform_gaps_are_exactly_the_interval() {
-        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.0005, false);
+        let s = Schedule::new(Arc::new(StartGate::new(1)), Duration::ZERO, 0.0005, Arrival::Uniform);
         let rng = RefCell::new(ChaCha8Rng::seed_from_u64(1));
         let first = s.next.get();
         s.advance(&rng);

@@ -41,6 +41,9 @@ impl Exporter for Text {
             limit,
             s.timeout_s
         );
+        if let Some(p) = &s.prompts {
+            let _ = writeln!(out, "  {p}");
+        }
         match &doc.runs {
             Some(runs) => render_runs(&mut out, doc, runs),
             None => {

@@ -13,7 +13,20 @@ pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 
 /// The events asked for, or None without `--events`.
 pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError> {
-    let Some(kind) = &a.events else { return Ok(None) };
+    let Some(kind) = &a.events else {
+        let given = [
+            ("--events-until", a.events_until.is_some()),
+            ("--events-max", a.events_max.is_some()),
+            ("--events-max-bytes", a.events_max_bytes.is_some()),
+            ("--goodput", a.goodput.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(UsageError::new(format!(
+                "{flag} reads a stream's events: give --events too (e.g. --events tokens), or leave {flag} out"
+            )));
+        }
+        return Ok(None);
+    };
     let kind = EventKind::parse(kind).ok_or_else(|| {
         UsageError::new(format!(
             "--events '{}': use sse, ndjson, chunks or tokens (an OpenAI-compatible token stream)",

@@ -11,6 +11,11 @@ pub fn arrival(a: ArrivalArg) -> Arrival {
     }
 }
 
+/// `--burstiness`'s bounds: below 0.01 a gamma's gaps are nearly all zero and one vast (the mean's 100 times the
+/// spread), above 1000 they are even to a tenth of a percent: `--arrival uniform` says that.
+const MIN_BURSTINESS: f64 = 0.01;
+const MAX_BURSTINESS: f64 = 1000.0;
+
 /// The lowest rate: one request every 1000 s. Below it the gap between sends (and a thread's share of it)
 /// overflows the clock arithmetic of the schedule.
 pub const MIN_RATE: f64 = 0.001;
@@ -48,16 +53,31 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError>
         (None, None) => Until::Duration(Duration::from_secs(10)),
     };
     check_threads(a.threads)?;
+    let arrival = match a.burstiness {
+        None => arrival(a.arrival),
+        Some(_) if a.rate.is_none() && a.rate_stages.is_none() => {
+            return Err(UsageError::new(
+                "--burstiness shapes the gaps of an open loop: give a rate too (--rate 10, or llm's --request-rate 10)",
+            ));
+        }
+        Some(b) if b.is_finite() && (MIN_BURSTINESS..=MAX_BURSTINESS).contains(&b) => Arrival::Gamma { burstiness: b },
+        Some(b) => {
+            return Err(UsageError::new(format!(
+                "--burstiness {b}: give a shape from {MIN_BURSTINESS} to {MAX_BURSTINESS} (1 is Poisson, 0.5 burstier, \
+                 4 more even)"
+            )));
+        }
+    };
     let load = match a.rate {
         None => LoadModel::Closed { think: Duration::ZERO },
-        Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival: arrival(a.arrival) },
+        Some(r) => LoadModel::Open { rate: parse_rate("--rate", r)?, arrival },
     };
     match ramp_of(a)? {
         // A ramp lasts its stages; an open one's rate is its peak (each thread's share of the connections).
         Some((ramp, open)) => {
             let stop = Until::Duration(ramp.duration());
             let load = match open {
-                true => LoadModel::Open { rate: ramp.peak(), arrival: arrival(a.arrival) },
+                true => LoadModel::Open { rate: ramp.peak(), arrival },
                 false => LoadModel::Closed { think: Duration::ZERO },
             };
             Ok((stop, load))

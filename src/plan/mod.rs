@@ -13,6 +13,7 @@ mod h3;
 pub mod kv;
 pub mod kv_guard;
 pub mod live;
+pub mod llm;
 mod load;
 pub mod proxy;
 pub mod segment;
@@ -325,6 +326,23 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 impl RequestSet {
     /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
     pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
+        Self::with_rows(a, segment, None)
+    }
+
+    /// As [`from_args`](Self::from_args), the template's rows given (an LLM dataset's, read already): a
+    /// scaled-out agent's share of them taken here.
+    pub fn with_rows(
+        a: &RequestArgs,
+        segment: Option<segment::Segment>,
+        given: Option<crate::template::data::Rows>,
+    ) -> Result<RequestSet, UsageError> {
+        let given = match (given, segment) {
+            (Some(mut rows), Some(s)) => {
+                rows.keep_share(s.index, s.count).map_err(|why| UsageError::new(format!("--segment: {why}")))?;
+                Some(rows)
+            }
+            (given, _) => given,
+        };
         // A secret header's value (`-H`, `--metadata`) is hidden wherever a peer echoes it back (a grpc-message, an
         // error reply), from the first thing sent on: the server's reflection answer too.
         for h in &a.headers {
@@ -342,7 +360,7 @@ impl RequestSet {
         let (loaded_rows, row_bodies, per_call) = match grpc.as_mut().and_then(|g| g.messages.take()) {
             Some(grpc::Messages::Rows(r)) => (Some(r.rows), Some(r.bodies), None),
             Some(grpc::Messages::PerCall(p)) => (p.rows, None, Some((p.json, p.encoder))),
-            None => (None, None, None),
+            None => (given, None, None),
         };
         let a = grpc.as_ref().map_or(a, |g| &g.args);
         // So is a WebSocket run: its URL's connection and upgrade are HTTP's, its message the request's bytes.
@@ -697,6 +715,17 @@ impl RunPlan {
         one_step(&set, "run", &a.load)
     }
 
+    /// `hakaru llm`'s plan: `run`'s, its requests from the dataset.
+    pub fn from_llm(prepared: llm::Prepared) -> Result<RunPlan, UsageError> {
+        let a = &prepared.args;
+        load_parts(&a.load)?;
+        let segment = segment::Scale::from_args(&a.load.scale)?.segment;
+        let set = RequestSet::with_rows(&a.request, segment, prepared.rows)?;
+        let mut plan = one_step(&set, "llm", &a.load)?;
+        plan.settings.prompts = Some(prepared.note);
+        Ok(plan)
+    }
+
     /// A plan for one step of `set`: sweeps and capacity searches build one per step.
     pub fn new(
         set: &RequestSet,
@@ -740,6 +769,10 @@ impl RunPlan {
                 LoadModel::Open { arrival, .. } => Some(arrival),
                 LoadModel::Closed { .. } => None,
             },
+            burstiness: match load {
+                LoadModel::Open { arrival, .. } => arrival.burstiness(),
+                LoadModel::Closed { .. } => None,
+            },
             pace_window_us: match load {
                 LoadModel::Open { .. } => Some(set.pace_window.as_micros() as u64),
                 LoadModel::Closed { .. } => None,
@@ -757,6 +790,7 @@ impl RunPlan {
             patterns: set.patterns.clone(),
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
+            prompts: None,
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             whole_plan: None,

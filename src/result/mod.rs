@@ -40,8 +40,11 @@ pub struct Settings {
     pub load_model: String,
     /// Open loop: requests per second asked for in total.
     pub rate: Option<f64>,
-    /// Open loop: `uniform` or `poisson`.
+    /// Open loop: `uniform`, `poisson` or `gamma`.
     pub arrival: Option<crate::base::load::Arrival>,
+    /// A gamma's shape (`--burstiness`): 1 is Poisson, below 1 burstier; absent for the other arrivals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstiness: Option<f64>,
     /// Open loop: `--pace-window` in microseconds: a request left at most half of it before or after its intended
     /// send time (before: from 2026-11-29; until then at most all of it after); absent in a closed loop (and in
     /// documents from before the flag).
@@ -62,6 +65,10 @@ pub struct Settings {
     /// `--data`: the data file whose rows filled the requests' templates, and how they were taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// `hakaru llm`: the prompts each request asked with (the dataset, how many, their lengths); the prompts
+    /// themselves are in no output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.

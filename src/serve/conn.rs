@@ -61,7 +61,7 @@ struct Connection<'a> {
 impl Connection<'_> {
     async fn run(&mut self) -> io::Result<()> {
         loop {
-            let (plan, mut body) = loop {
+            let (mut plan, mut body) = loop {
                 match parse_head(&self.input[self.pos..], &mut self.key) {
                     Head::Complete { len, plan, body } => {
                         self.pos += len;
@@ -78,14 +78,25 @@ impl Connection<'_> {
             if plan.expect_continue && !body.done() {
                 self.out.extend_from_slice(response::CONTINUE);
             }
+            // An LLM request's body is kept (at most openai::MOST_BODY, checked with its head) to shape its answer.
+            let keep_body = matches!(plan.route, Route::Llm(_)) && plan.error.is_none();
+            let mut kept = Vec::new();
             while !body.done() {
                 match body.skip(&self.input[self.pos..]) {
-                    Ok(n) => self.pos += n,
+                    Ok(n) => {
+                        if keep_body {
+                            kept.extend_from_slice(&self.input[self.pos..self.pos + n]);
+                        }
+                        self.pos += n;
+                    }
                     Err(()) => return self.refuse(400).await,
                 }
                 if !body.done() && !self.fill().await? {
                     return Ok(());
                 }
+            }
+            if let (true, Some(stream)) = (keep_body, plan.stream.as_deref_mut()) {
+                plan.error = super::openai::shape(stream, &kept).err();
             }
             match self.answer(plan).await? {
                 After::KeepAlive => {}
@@ -116,8 +127,16 @@ impl Connection<'_> {
         }
         counters.requests.fetch_add(1, Relaxed);
         if let Some(error) = &plan.error {
-            let body = format!("{error}\n");
-            response::write_text(&mut self.out, 400, "text/plain", &body, plan.head_only, conn);
+            match plan.route {
+                Route::Llm(_) => {
+                    let body = super::openai::error_json(error);
+                    response::write_text(&mut self.out, 400, "application/json", &body, plan.head_only, conn);
+                }
+                _ => {
+                    let body = format!("{error}\n");
+                    response::write_text(&mut self.out, 400, "text/plain", &body, plan.head_only, conn);
+                }
+            }
             return Ok(after);
         }
         match plan.fault {
@@ -193,6 +212,15 @@ impl Connection<'_> {
     /// with the body's end in one write (a client that ends its answer at `[DONE]` finds the body's end with it).
     async fn stream(&mut self, s: &StreamPlan, keep_alive: bool) -> io::Result<After> {
         let start = Instant::now();
+        if s.whole {
+            // A whole answer leaves when its last token would have: the same timing, read as one.
+            let last = s.first + s.gap * s.events.saturating_sub(1).min(u32::MAX as u64) as u32;
+            self.wait(last).await?;
+            let body = super::openai::whole_answer(s);
+            let conn = Conn::new(keep_alive, false);
+            response::write_text(&mut self.out, 200, "application/json", &body, false, conn);
+            return Ok(if keep_alive { After::KeepAlive } else { After::Close });
+        }
         s.head(&mut self.out, keep_alive);
         s.opening(&mut self.out);
         self.flush().await?;

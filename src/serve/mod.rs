@@ -5,6 +5,7 @@
 
 mod cache;
 mod conn;
+mod openai;
 mod request;
 mod response;
 mod stream;

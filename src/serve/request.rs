@@ -13,6 +13,8 @@ pub enum Route {
     Default,
     Cache,
     Status,
+    /// `/v1/chat/completions` or `/v1/completions`: the body is read and shapes a token stream (`openai.rs`).
+    Llm(super::openai::Endpoint),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,8 +126,18 @@ pub fn parse_head(buf: &[u8], key: &mut String) -> Head {
     plan.route = match origin_path(path) {
         "/cache" => Route::Cache,
         "/status" => Route::Status,
-        _ => Route::Default,
+        other => super::openai::endpoint(other).map_or(Route::Default, Route::Llm),
     };
+    if let Route::Llm(endpoint) = plan.route {
+        plan.stream = Some(Box::new(super::openai::default_plan(endpoint)));
+        plan.error = match body {
+            Body::Length(n) if n > super::openai::MOST_BODY => {
+                Some(format!("the body is {n} bytes: at most {} are read", super::openai::MOST_BODY))
+            }
+            Body::Length(_) => None,
+            _ => Some("send the JSON body with a Content-Length".into()),
+        };
+    }
     let has_key = apply_query(&mut plan, query, key);
     if plan.stream.as_ref().is_some_and(|s| !s.asked) {
         plan.stream = None;

@@ -42,6 +42,12 @@ pub struct StreamPlan {
     pub padding: u64,
     /// The body's last chunk in a write of its own, this long after the last event (`tail=`).
     pub tail: Option<Duration>,
+    /// A token stream of `/v1/completions`: each chunk's text in `choices[0].text`, not in a chat delta.
+    pub completions: bool,
+    /// `/v1/...` without `"stream": true`: one JSON answer when the last token would have gone out.
+    pub whole: bool,
+    /// The prompt's tokens, as the usage object says them.
+    pub prompt_tokens: u64,
 }
 
 impl Default for StreamPlan {
@@ -58,6 +64,9 @@ impl Default for StreamPlan {
             usage: None,
             padding: 0,
             tail: None,
+            completions: false,
+            whole: false,
+            prompt_tokens: 1,
         }
     }
 }
@@ -124,7 +133,7 @@ impl StreamPlan {
 
     /// What is sent with the head: a token stream's first chunk names the role and carries no text (as OpenAI's).
     pub fn opening(&self, out: &mut Vec<u8>) {
-        if self.kind == StreamKind::Tokens {
+        if self.kind == StreamKind::Tokens && !self.completions {
             self.framed(out, b"data: {\"id\":\"hakaru\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n");
         }
     }
@@ -135,6 +144,9 @@ impl StreamPlan {
         let text = match self.kind {
             StreamKind::Sse => format!("data: event {i}{pad}\n\n"),
             StreamKind::Ndjson => format!("{{\"n\":{i},\"pad\":\"{pad}\"}}\n"),
+            StreamKind::Tokens if self.completions => format!(
+                "data: {{\"id\":\"hakaru\",\"object\":\"text_completion\",\"choices\":[{{\"index\":0,\"text\":\"tok{pad} \"}}]}}\n\n"
+            ),
             StreamKind::Tokens => format!(
                 "data: {{\"id\":\"hakaru\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"tok{pad} \"}}}}]}}\n\n"
             ),
@@ -146,11 +158,8 @@ impl StreamPlan {
     /// apart) the last chunk.
     pub fn end(&self, out: &mut Vec<u8>) {
         if self.kind == StreamKind::Tokens {
-            if let Some(n) = self.usage {
-                let usage = format!(
-                    "data: {{\"id\":\"hakaru\",\"choices\":[],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\n",
-                    n + 1
-                );
+            if self.usage.is_some() {
+                let usage = format!("data: {{\"id\":\"hakaru\",\"choices\":[],{}}}\n\n", self.usage_json());
                 self.framed(out, usage.as_bytes());
             }
             if self.done {
@@ -160,6 +169,15 @@ impl StreamPlan {
         if self.tail.is_none() {
             self.last_chunk(out);
         }
+    }
+
+    /// The `"usage":{...}` member: the prompt's tokens and the answer's (`usage=`, or all of them).
+    pub fn usage_json(&self) -> String {
+        let (prompt, completion) = (self.prompt_tokens, self.usage.unwrap_or(self.events));
+        format!(
+            "\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":{completion},\"total_tokens\":{}}}",
+            prompt.saturating_add(completion)
+        )
     }
 
     /// The chunked body's last chunk (nothing when close-delimited).

@@ -4,6 +4,7 @@
 
 pub mod data;
 pub mod text;
+pub mod words;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -389,6 +390,10 @@ impl Fill<'_> {
                 out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
             }
             Hole::Uuid => uuid(self.rng, out),
+            Hole::Words(lo, hi) => {
+                let n = self.rng.random_range(*lo..=*hi);
+                words::push(n, self.rng, out);
+            }
             Hole::NowMs => {
                 let ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

@@ -14,7 +14,12 @@ pub enum Hole {
     Rand(i64, i64),
     /// Milliseconds since the Unix epoch.
     NowMs,
+    /// From `lo` to `hi` random common words (about a token each: an LLM prompt of a known length), made per request.
+    Words(u64, u64),
 }
+
+/// The most words one `{{words}}` hole makes: a prompt of about a million tokens, past any model's context.
+pub const MOST_WORDS: u64 = 1_000_000;
 
 /// A template: literal pieces and holes, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,6 +102,20 @@ fn hole(inside: &str, columns: Option<&[String]>) -> Result<Option<Hole>, String
             }
             return Ok(Some(Hole::Rand(lo, hi)));
         }
+        "words" => {
+            let bad = || {
+                format!(
+                    "'{{{{{inside}}}}}': write {{{{words LOW HIGH}}}} with whole numbers from 0 to {MOST_WORDS}, e.g. \
+                     {{{{words 900 1100}}}}"
+                )
+            };
+            let lo: u64 = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
+            let hi: u64 = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
+            if lo > hi || hi > MOST_WORDS || words.next().is_some() {
+                return Err(bad());
+            }
+            return Ok(Some(Hole::Words(lo, hi)));
+        }
         _ => None,
     };
     if builtin.is_some() {
@@ -113,11 +132,11 @@ fn hole(inside: &str, columns: Option<&[String]>) -> Result<Option<Hole>, String
     match columns.iter().position(|c| c == inside) {
         Some(i) => Ok(Some(Hole::Column(i))),
         None if named => Err(format!(
-            "'{{{{{inside}}}}}' is neither a column of the data file ({}) nor a built-in (seq, uuid, rand LOW HIGH, now_ms)",
+            "'{{{{{inside}}}}}' is neither a column of the data file ({}) nor a built-in (seq, uuid, rand LOW HIGH, words LOW HIGH, now_ms)",
             crate::base::secrets::excerpt(&columns.join(", "))
         )),
         None => Err(format!(
-            "'{{{{{inside}}}}}' is not a built-in (seq, uuid, rand LOW HIGH, now_ms), and the data file's first line \
+            "'{{{{{inside}}}}}' is not a built-in (seq, uuid, rand LOW HIGH, words LOW HIGH, now_ms), and the data file's first line \
              holds no column names: give a CSV with a header line or JSON lines"
         )),
     }
@@ -136,6 +155,10 @@ mod tests {
         assert_eq!(t.parts[5], Part::Hole(Hole::Rand(1, 9)));
         assert_eq!(t.parts[7], Part::Hole(Hole::Seq));
         assert_eq!(t.sample("x"), "/u/x?n=x&r=x&s=x");
+        assert_eq!(Text::parse("{{words 2 5}}", None).unwrap().parts[0], Part::Hole(Hole::Words(2, 5)));
+        for bad in ["{{words 5 2}}", "{{words 1}}", "{{words 0 2000000}}", "{{words -1 2}}"] {
+            assert!(Text::parse(bad, None).unwrap_err().contains("{{words LOW HIGH}}"), "{bad}");
+        }
     }
 
     #[test]

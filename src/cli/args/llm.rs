@@ -1,0 +1,82 @@
+//! `hakaru llm`'s own flags: the dataset of prompts, the body's shape, and vLLM's names for the load (`run`'s flags
+//! are all taken beside them).
+
+use super::*;
+
+/// `hakaru llm`: `run` with its body made from a dataset of prompts for an OpenAI-compatible endpoint.
+#[derive(Args, Debug, Clone)]
+pub struct LlmArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub llm: LlmFlags,
+}
+
+/// Where prompts come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DatasetArg {
+    /// Prompts of --random-input-len words drawn from a vocabulary (about a token each).
+    #[default]
+    Random,
+    /// A JSON-lines file: {"prompt": "...", "output_tokens": 128} per line (also "text"; "max_tokens").
+    #[value(alias = "custom")]
+    Jsonl,
+    /// A ShareGPT JSON file: each conversation's first turn the prompt, its reply's length the answer's.
+    Sharegpt,
+}
+
+/// The OpenAI API an endpoint serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndpointTypeArg {
+    /// /v1/chat/completions: {"messages": [{"role": "user", "content": PROMPT}]}.
+    Chat,
+    /// /v1/completions: {"prompt": PROMPT}.
+    Completions,
+}
+
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct LlmFlags {
+    /// The model named in each request (vLLM's --served-model-name; hakaru serve takes any).
+    #[arg(long, value_name = "NAME", help_heading = heading::LLM)]
+    pub model: Option<String>,
+    /// The request's shape (default: completions when the URL's path ends in /completions but not
+    /// /chat/completions, else chat).
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = heading::LLM)]
+    pub endpoint_type: Option<EndpointTypeArg>,
+    /// Where prompts come from.
+    #[arg(long, value_enum, default_value = "random", value_name = "NAME", help_heading = heading::LLM)]
+    pub dataset_name: DatasetArg,
+    /// The dataset file (jsonl, sharegpt).
+    #[arg(long, value_name = "FILE", help_heading = heading::LLM)]
+    pub dataset_path: Option<PathBuf>,
+    /// Requests in all, each a prompt from the dataset (cycled when it has fewer); vLLM's default. -d runs for a time
+    /// instead.
+    #[arg(long, value_name = "N", default_value_t = 1000, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
+    pub num_prompts: u64,
+    /// Requests a second (an open loop, --rate's value in vLLM's name; --burstiness shapes the gaps); inf or
+    /// absent: a closed loop of --max-concurrency clients.
+    #[arg(long, value_name = "PER_SECOND", help_heading = heading::LLM)]
+    pub request_rate: Option<String>,
+    /// The most requests in flight (the connections: -c's value in vLLM's name).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LLM)]
+    pub max_concurrency: Option<usize>,
+    /// random: the prompt's length in words (about a token each).
+    #[arg(long, value_name = "N", default_value_t = 1024, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
+    pub random_input_len: u64,
+    /// random: the tokens asked for in each answer (max_tokens).
+    #[arg(long, value_name = "N", default_value_t = 128, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
+    pub random_output_len: u64,
+    /// random: lengths drawn from [len x (1 - r), len x (1 + r)], r from 0 (all equal) to below 1.
+    #[arg(long, value_name = "R", default_value_t = 0.0, help_heading = heading::LLM)]
+    pub random_range_ratio: f64,
+    /// Every answer's max_tokens (jsonl rows without one take 256, vLLM's --custom-output-len; sharegpt takes the
+    /// reply's length).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
+    pub output_len: Option<u64>,
+    /// Ask the server to ignore the end-of-sequence token ("ignore_eos": true, vLLM's and SGLang's), so each
+    /// answer is as long as asked.
+    #[arg(long, help_heading = heading::LLM)]
+    pub ignore_eos: bool,
+}

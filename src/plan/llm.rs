@@ -1,0 +1,172 @@
+//! `hakaru llm`'s flags made into a `run`'s: a POST of an OpenAI body per prompt, read as a token stream, with
+//! vLLM's names for the load (`--request-rate`, `--max-concurrency`, `--num-prompts`) taken as hakaru's. The
+//! plan, the engine and the session are `run`'s: only the requests differ.
+
+use super::*;
+use crate::cli::args::{DataOrderArg, DatasetArg, EndpointTypeArg, LlmArgs};
+use crate::llm::body::{self, Api};
+use crate::llm::dataset;
+
+/// `hakaru llm`'s run, as `run` takes it: the flags and the dataset's rows.
+pub struct Prepared {
+    pub args: RunArgs,
+    pub rows: Option<crate::template::data::Rows>,
+    /// What the prompts are, for the run's notes.
+    pub note: String,
+}
+
+/// A `run`'s flag that `llm` sets itself: (the flag, given, why).
+fn refused(a: &RequestArgs) -> Option<&'static str> {
+    [
+        ("-b/--body", a.body.is_some()),
+        ("--body-file", a.body_file.is_some()),
+        ("--data", a.data.is_some()),
+        ("--script", a.script.is_some()),
+        ("--patterns", a.patterns.is_some()),
+        ("--hosts", a.hosts.is_some()),
+        ("--call", a.call.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
+}
+
+pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
+    let (l, mut args) = (&a.llm, a.run.clone());
+    if let Some(flag) = refused(&args.request) {
+        return Err(UsageError::new(format!(
+            "{flag}: llm makes each request's body from --dataset-name's prompts; for a body of your own use \
+             `hakaru run --events tokens -m POST -b ...`"
+        )));
+    }
+    let [url] = &args.request.urls[..] else {
+        return Err(UsageError::new("llm takes one URL, the endpoint: e.g. http://127.0.0.1:8000/v1/chat/completions"));
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(UsageError::new(format!(
+            "URL '{}': llm loads an http:// or https:// endpoint, e.g. http://127.0.0.1:8000/v1/chat/completions",
+            crate::base::target::shown(url)
+        )));
+    }
+    if let Some(kind) = args.request.events.as_deref().filter(|k| *k != "tokens") {
+        return Err(UsageError::new(format!(
+            "--events {}: llm reads token streams (--events tokens); leave --events out",
+            kind.escape_debug()
+        )));
+    }
+    let Some(model) = l.model.as_deref().filter(|m| !m.trim().is_empty()) else {
+        return Err(UsageError::new(
+            "--model: name the model each request asks for (vLLM's --served-model-name; hakaru serve takes any), \
+             e.g. --model Qwen/Qwen3-0.6B",
+        ));
+    };
+    if l.model.as_deref().is_some_and(|m| m.contains("{{")) {
+        return Err(UsageError::new("--model: a name without '{{' (it would read as a template's hole)"));
+    }
+    if args.load.scale.agents.is_some() {
+        return Err(UsageError::new("--agents: llm runs in one process; start agents with `hakaru run` for now"));
+    }
+    let path = url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..])).unwrap_or("/");
+    let api = match l.endpoint_type {
+        Some(EndpointTypeArg::Chat) => Api::Chat,
+        Some(EndpointTypeArg::Completions) => Api::Completions,
+        None => Api::of_path(path),
+    };
+    // vLLM's load flags taken as hakaru's.
+    match (l.request_rate.as_deref(), args.load.rate) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError::new("--request-rate and --rate both given: they are one flag here; give one"));
+        }
+        (Some(r), None) => args.load.rate = request_rate(r)?,
+        _ => {}
+    }
+    if let Some(c) = l.max_concurrency {
+        args.load.connections = c;
+    }
+    if args.load.requests.is_none() && args.load.duration.is_none() && args.load.stages.is_none() {
+        args.load.requests = Some(l.num_prompts);
+    }
+    let seed = args.request.seed.unwrap_or(0);
+    let (rows, prompt, max_tokens, note) = match l.dataset_name {
+        DatasetArg::Random => {
+            let (prompt, out, note) = random(l)?;
+            (None, prompt, out, note)
+        }
+        name => {
+            let Some(file) = &l.dataset_path else {
+                return Err(UsageError::new(format!(
+                    "--dataset-name {}: give the file with --dataset-path FILE",
+                    if name == DatasetArg::Jsonl { "jsonl" } else { "sharegpt" }
+                )));
+            };
+            let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
+            let prompts = match name {
+                DatasetArg::Jsonl => dataset::jsonl(file, l.num_prompts, l.output_len),
+                _ => dataset::sharegpt(file, l.num_prompts, l.output_len, seed),
+            }
+            .map_err(bad)?;
+            (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
+        }
+    };
+    let shape = body::Shape { api, model, prompt: &prompt, max_tokens: &max_tokens, ignore_eos: l.ignore_eos };
+    let r = &mut args.request;
+    r.body = Some(body::template(&shape));
+    if r.method.eq_ignore_ascii_case("GET") {
+        r.method = "POST".into();
+    }
+    if !r.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case("content-type"))) {
+        r.headers.push("Content-Type: application/json".into());
+    }
+    r.events = Some("tokens".into());
+    r.data_order = DataOrderArg::Sequential;
+    Ok(Prepared { args, rows, note })
+}
+
+/// `--request-rate`: a number of requests a second, or `inf` (vLLM's default: no rate, a closed loop).
+fn request_rate(text: &str) -> Result<Option<f64>, UsageError> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("inf") {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(r) => parse_rate("--request-rate", r).map(Some),
+        Err(_) => Err(UsageError::new(format!(
+            "--request-rate '{}': give requests a second (e.g. 10) or inf (a closed loop of --max-concurrency)",
+            text.escape_debug()
+        ))),
+    }
+}
+
+/// Synthetic prompts: `{{words}}` and `{{rand}}` holes, made per request (none held), lengths as vLLM's random
+/// dataset draws them (uniform within the range ratio).
+fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), UsageError> {
+    let r = l.random_range_ratio;
+    if !(0.0..1.0).contains(&r) {
+        return Err(UsageError::new(format!(
+            "--random-range-ratio {r}: give a ratio from 0 (every length the same) to below 1, e.g. 0.1"
+        )));
+    }
+    let range = |n: u64| ((n as f64 * (1.0 - r)).floor() as u64, (n as f64 * (1.0 + r)).ceil() as u64);
+    let (ilo, ihi) = range(l.random_input_len);
+    if ihi > crate::template::text::MOST_WORDS {
+        return Err(UsageError::new(format!(
+            "--random-input-len {}: at most {} words with the range",
+            l.random_input_len,
+            crate::template::text::MOST_WORDS
+        )));
+    }
+    let (olo, ohi) = match l.output_len {
+        Some(n) => (n, n),
+        None => range(l.random_output_len),
+    };
+    if olo == 0 {
+        return Err(UsageError::new("--random-output-len: at least 1 token (with the range ratio)"));
+    }
+    let prompt = if ilo == ihi { format!("{{{{words {ilo} {ilo}}}}}") } else { format!("{{{{words {ilo} {ihi}}}}}") };
+    let out = if olo == ohi { olo.to_string() } else { format!("{{{{rand {olo} {ohi}}}}}") };
+    let note = format!(
+        "synthetic prompts, {} words each (about a token a word), made per request; max_tokens {}",
+        if ilo == ihi { ilo.to_string() } else { format!("{ilo} to {ihi}") },
+        if olo == ohi { olo.to_string() } else { format!("{olo} to {ohi}") }
+    );
+    Ok((prompt, out, note))
+}

@@ -1,0 +1,175 @@
+//! `hakaru llm` (issue 53): prompts from a dataset (synthetic, JSON lines, ShareGPT) sent as OpenAI bodies to
+//! `hakaru serve`'s `/v1/...` endpoints (exact token counts at known instants) and to an aiohttp server no one here
+//! wrote (which keeps every prompt it was sent); gamma arrivals; bad datasets and flags in one line each.
+
+use crate::common;
+
+use common::python::Server;
+use common::{hakaru, target};
+use serde_json::Value;
+
+fn fig(step: &Value, name: &str, key: &str) -> f64 {
+    let p = &step["events"][name];
+    let v = if key.starts_with('p') { &p["percentiles"][key] } else { &p[key] };
+    v.as_f64().unwrap_or_else(|| panic!("events.{name}.{key} in {}", step["events"]))
+}
+
+#[test]
+fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_instant() {
+    let t = target();
+    let u = format!("http://{}/v1/chat/completions?first=20ms&gap=5ms", t.addr());
+    let args = ["llm", "--model", "m", "--num-prompts", "30", "--max-concurrency", "5", "--random-input-len", "8"];
+    let meter = common::StallMeter::start();
+    let out = hakaru(&[&args[..], &["--random-output-len", "6", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (doc, step) = (out.doc(), out.step());
+    assert_eq!((step["ok"].as_u64(), doc["settings"]["method"].as_str()), (Some(30), Some("POST")));
+    let tokens = &step["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["answers_with_usage"].as_u64()), (Some(180), Some(30)), "{tokens}");
+    // The server sends the first token 20 ms after the request and one every 5 ms: lower bounds exact (the
+    // histograms' 3 digits may put them 0.1 % low), upper ones left to a busy machine.
+    assert!(fig(step, "first_event", "min") >= 19_900.0, "{}", step["events"]);
+    assert!(fig(step, "answer_time", "min") >= 44_900.0, "20 ms + 5 x 5 ms: {}", step["events"]);
+    // Time per output token: (the answer's time less the first token's) / 5. A first token read late makes it
+    // shorter, so its bounds are a quiet machine's.
+    let tpot = tokens["tpot"]["percentiles"]["p50"].as_f64().unwrap();
+    let test = "synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_instant";
+    common::on_time(&meter, test, (4_500.0..6_000.0).contains(&tpot), &format!("TPOT p50 {tpot} us near 5 ms"));
+    assert_eq!(doc["settings"]["command"], "llm");
+    let prompts = doc["settings"]["prompts"].as_str().unwrap();
+    assert!(prompts.contains("synthetic prompts, 8 words each") && prompts.contains("max_tokens 6"), "{prompts}");
+    assert!(out.stdout.contains(prompts), "{}", out.stdout);
+    assert!(common::schema_errors(doc).is_empty(), "{:?}", common::schema_errors(doc));
+}
+
+#[test]
+fn a_prompt_of_forty_thousand_words_reaches_the_built_in_endpoint_whole() {
+    // About 200 kB of body in many reads: the server reads it all before it answers (a cut body is a 400).
+    let t = target();
+    let u = format!("http://{}/v1/completions?first=1ms&gap=1ms", t.addr());
+    let out = hakaru(&["llm", "--model", "m", "--num-prompts", "4", "-c", "2", "--random-input-len", "40000", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!((out.status_count("200"), out.step()["events"]["tokens"]["tokens"].as_u64()), (4, Some(512)));
+}
+
+fn jsonl(dir: &std::path::Path, rows: &[Value]) -> std::path::PathBuf {
+    let path = dir.join("prompts.jsonl");
+    let text: Vec<String> = rows.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn json_lines_prompts_reach_an_aiohttp_server_in_order_with_their_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = [
+        serde_json::json!({"prompt": "say \"hi\"\nthen stop", "output_tokens": 4}),
+        serde_json::json!({"text": "二つ目 the second"}),
+        serde_json::json!({"prompt": "third one here", "max_tokens": 2}),
+    ];
+    let path = jsonl(dir.path(), &rows);
+    let mut server = Server::start("sse_server.py", &[], "aiohttp");
+    let u = format!("http://127.0.0.1:{}/v1/completions", server.port);
+    let p = path.to_str().unwrap();
+    let args = ["llm", "--model", "org/model-1", "--dataset-name", "jsonl", "--dataset-path", p, "--num-prompts", "6"];
+    let out = hakaru(&[&args[..], &["-c", "1", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen = server.ask("count");
+    // One connection: the rows in order, cycled; a row without a length takes 256 (vLLM's custom default).
+    let prompts: Vec<&str> = seen["prompts"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    let firsts = ["say \"hi\"\nthen stop", "二つ目 the second", "third one here"];
+    assert_eq!(prompts, [firsts, firsts].concat(), "{seen}");
+    let max: Vec<u64> = seen["max_tokens"].as_array().unwrap().iter().map(|m| m.as_u64().unwrap()).collect();
+    assert_eq!(max, [4, 256, 2, 4, 256, 2]);
+    assert!(seen["models"].as_array().unwrap().iter().all(|m| m == "org/model-1"), "{seen}");
+    let tokens = &out.step()["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["answers_with_usage"].as_u64()), (Some(524), Some(6)), "{tokens}");
+    // The prompts are in no output: not the summary, not the document.
+    for p in firsts {
+        assert!(!out.stdout.contains(p) && !out.doc().to_string().contains(p), "{p}");
+    }
+}
+
+#[test]
+fn sharegpt_prompts_are_first_turns_sampled_by_the_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let conversations: Vec<Value> = (0..20)
+        .map(|i| {
+            serde_json::json!({"id": i, "conversations": [
+                {"from": "human", "value": format!("question number {i} about things")},
+                {"from": "gpt", "value": "x".repeat(40 + i)},
+                {"from": "human", "value": "a later turn"},
+            ]})
+        })
+        .collect();
+    let path = dir.path().join("sharegpt.json");
+    std::fs::write(&path, Value::Array(conversations).to_string()).unwrap();
+    let mut server = Server::start("sse_server.py", &[], "aiohttp");
+    let u = format!("http://127.0.0.1:{}/v1/chat/completions", server.port);
+    let p = path.to_str().unwrap();
+    let args = ["llm", "--model", "m", "--dataset-name", "sharegpt", "--dataset-path", p, "--num-prompts", "5"];
+    let out = hakaru(&[&args[..], &["--seed", "3", "-c", "1", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen = server.ask("count");
+    let prompts: Vec<String> =
+        seen["prompts"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect();
+    assert_eq!(prompts.len(), 5, "{seen}");
+    let mut distinct = prompts.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "five different conversations: {prompts:?}");
+    for (p, max) in prompts.iter().zip(seen["max_tokens"].as_array().unwrap()) {
+        let i: u64 = p.split(' ').nth(2).unwrap().parse().unwrap();
+        // The reply's length estimated at 4 characters a token.
+        assert_eq!(max.as_u64(), Some((40 + i).div_ceil(4)), "{p}");
+    }
+    let note = out.doc()["settings"]["prompts"].as_str().unwrap();
+    assert!(note.contains("5 prompts sampled (seed 3) from 20 of the 20 conversations"), "{note}");
+}
+
+#[test]
+fn burstiness_gives_gamma_arrivals_at_the_rate_asked() {
+    let t = target();
+    let u = format!("http://{}/", t.addr());
+    let out = hakaru(&["run", "--rate", "200", "--burstiness", "0.5", "-n", "100", "-c", "20", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s = &out.doc()["settings"];
+    assert_eq!((s["arrival"].as_str(), s["burstiness"].as_f64()), (Some("gamma"), Some(0.5)), "{s}");
+    assert_eq!(out.step()["ok"], 100);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
+
+#[test]
+fn bad_datasets_and_flags_get_one_line_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_line = dir.path().join("bad.jsonl");
+    std::fs::write(&bad_line, "{\"prompt\":\"a\"}\n{\"prompt\": 1,}\n").unwrap();
+    let not_array = dir.path().join("obj.json");
+    std::fs::write(&not_array, "{\"conversations\": []}").unwrap();
+    let (bad, obj) = (bad_line.to_str().unwrap(), not_array.to_str().unwrap());
+    let u = "http://127.0.0.1:9/v1/chat/completions";
+    let cases: &[(&[&str], &str)] = &[
+        (&["llm", u], "--model: name the model"),
+        (&["llm", "--model", "m", "--dataset-name", "jsonl", "--dataset-path", bad, u], "line 2, column "),
+        (
+            &["llm", "--model", "m", "--dataset-name", "sharegpt", "--dataset-path", obj, u],
+            "a ShareGPT file is a JSON array",
+        ),
+        (&["llm", "--model", "m", "--dataset-name", "jsonl", "--dataset-path", "/dev/zero", u], "not a regular file"),
+        (&["llm", "--model", "m", "--dataset-name", "jsonl", u], "give the file with --dataset-path"),
+        (&["llm", "--model", "m", "-b", "{}", u], "-b/--body: llm makes each request's body"),
+        (&["llm", "--model", "m", "--request-rate", "fast", u], "--request-rate 'fast'"),
+        (&["llm", "--model", "m", "--request-rate", "5", "--rate", "5", u], "both given"),
+        (&["llm", "--model", "m", "--burstiness", "0.5", u], "--burstiness shapes the gaps of an open loop"),
+        (&["llm", "--model", "m", "--request-rate", "5", "--burstiness", "0", u], "--burstiness 0: give a shape"),
+        (&["llm", "--model", "m", "--random-range-ratio", "1.5", u], "--random-range-ratio 1.5"),
+        (&["llm", "--model", "m", "--events", "sse", u], "--events sse: llm reads token streams"),
+        (&["run", "--goodput", "ttft:1s", u], "--goodput reads a stream's events: give --events too"),
+    ];
+    for (args, says) in cases {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
+    }
+}
