@@ -137,6 +137,16 @@ fn burstiness_gives_gamma_arrivals_at_the_rate_asked() {
     assert_eq!((s["arrival"].as_str(), s["burstiness"].as_f64()), (Some("gamma"), Some(0.5)), "{s}");
     assert_eq!(out.step()["ok"], 100);
     assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+    // vLLM's --request-rate is Poisson's, as vLLM's is.
+    let u = format!("http://{}/v1/chat/completions?first=1ms&gap=1ms", t.addr());
+    let out =
+        hakaru(&["llm", "--model", "m", "--request-rate", "100", "--num-prompts", "20", "--random-input-len", "4", &u]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s = &out.doc()["settings"];
+    assert_eq!(
+        (s["arrival"].as_str(), s["rate"].as_f64(), s["requests"].as_u64()),
+        (Some("poisson"), Some(100.0), Some(20))
+    );
 }
 
 #[test]

@@ -76,7 +76,11 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         (Some(_), Some(_)) => {
             return Err(UsageError::new("--request-rate and --rate both given: they are one flag here; give one"));
         }
-        (Some(r), None) => args.load.rate = request_rate(r)?,
+        (Some(r), None) => {
+            args.load.rate = request_rate(r)?;
+            // vLLM's rate is Poisson's unless a burstiness says otherwise; hakaru's --rate keeps its even spacing.
+            args.load.arrival = crate::cli::args::ArrivalArg::Poisson;
+        }
         _ => {}
     }
     if let Some(c) = l.max_concurrency {
