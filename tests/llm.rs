@@ -26,6 +26,11 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
     assert_eq!((step["ok"].as_u64(), doc["settings"]["method"].as_str()), (Some(30), Some("POST")));
     let tokens = &step["events"]["tokens"];
     assert_eq!((tokens["tokens"].as_u64(), tokens["answers_with_usage"].as_u64()), (Some(180), Some(30)), "{tokens}");
+    // Its usage says the prompt's words: 8 each.
+    assert_eq!((tokens["input_tokens"].as_u64(), tokens["answers_with_input"].as_u64()), (Some(240), Some(30)));
+    assert!(tokens["total_tokens_per_s"].as_f64().unwrap() > tokens["tokens_per_s"].as_f64().unwrap(), "{tokens}");
+    assert!(out.stdout.contains("240 input tokens (8.0 an answer, from usage)"), "{}", out.stdout);
+    assert!(step["events"].get("answers_in_one_read").is_none(), "{}", step["events"]);
     // The server sends the first token 20 ms after the request and one every 5 ms: lower bounds exact (the
     // histograms' 3 digits may put them 0.1 % low), upper ones left to a busy machine.
     assert!(fig(step, "first_event", "min") >= 19_900.0, "{}", step["events"]);
@@ -182,4 +187,18 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         let lines: Vec<&str> = out.stderr.lines().collect();
         assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
     }
+}
+
+#[test]
+fn a_stream_sent_at_once_is_named_in_a_warning() {
+    // aiohttp writing each answer's tokens in one write when the last is due, as a server or a proxy that buffers
+    // its stream sends them: time to first token is then the whole answer's, and the warning says so.
+    let server = Server::start("sse_server.py", &[], "aiohttp");
+    let u = format!("http://127.0.0.1:{}/v1/chat/completions?gap=2&buffered=1", server.port);
+    let args = ["llm", "--model", "m", "--num-prompts", "20", "-c", "2", "--random-input-len", "4"];
+    let out = hakaru(&[&args[..], &["--output-len", "8", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["events"]["answers_in_one_read"].as_u64(), Some(20), "{}", out.step()["events"]);
+    let warnings = out.doc()["warnings"].to_string();
+    assert!(warnings.contains("20 of 20 answers came whole in one read"), "{warnings}");
 }

@@ -4,7 +4,8 @@ tests/llm.rs.
 Usage: sse_server.py [--tls CERT KEY]. It listens on 127.0.0.1 on a port the kernel picks and prints "port N".
 GET or POST /v1/chat/completions?tokens=N&first=MS&gap=MS&pause=MS streams N tokens as chat-completion chunks
 (the first FIRST ms after the request, then one every GAP ms), then `data: [DONE]`, then, PAUSE ms later, the
-body's end: aiohttp's write_eof() writes the chunked body's last chunk in a write of its own, as every aiohttp and
+body's end (with &buffered=1 the tokens in one write when the last is due, as a server or proxy that buffers its
+stream sends them): aiohttp's write_eof() writes the chunked body's last chunk in a write of its own, as every aiohttp and
 uvicorn server ends a stream (vLLM and SGLang are served so). A JSON body's max_tokens, when given, is the tokens
 sent; its prompt (or first message's content) and model are kept; with stream_options.include_usage the stream ends
 with a usage chunk (prompt_tokens: the prompt's words). /v1/completions answers the same with `text` chunks.
@@ -72,10 +73,17 @@ async def completions(request):
     await resp.prepare(request)
     loop = asyncio.get_running_loop()
     start = loop.time()
+    buffered = q.get("buffered") == "1"
+    held = b""
     for i in range(tokens):
         # Each token at its own instant from the start, so gaps do not drift.
         await asyncio.sleep(max(0.0, start + (first + gap * i) / 1000 - loop.time()))
-        await resp.write(chunk(f"tok{i} ", completions))
+        if buffered:
+            held += chunk(f"tok{i} ", completions)
+        else:
+            await resp.write(chunk(f"tok{i} ", completions))
+    if held:
+        await resp.write(held)
     if usage is not None:
         u = {"prompt_tokens": usage, "completion_tokens": tokens, "total_tokens": usage + tokens}
         await resp.write(("data: " + json.dumps({"id": "t", "choices": [], "usage": u}) + "\n\n").encode())

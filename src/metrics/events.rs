@@ -41,6 +41,13 @@ pub struct EventMetrics {
     pub tpot: LatencyHistogram,
     /// `--goodput`: its objectives and the answers that met them all (None without it).
     pub good: Option<Good>,
+    /// A token stream: input tokens in all, as the servers' `usage.prompt_tokens` said them, and the answers that
+    /// said them.
+    pub input_tokens: u64,
+    pub input_answers: u64,
+    /// Answers of two events or more whose events all came in one read: a server (or a proxy) that buffers its
+    /// stream, so the time to the first event is the whole answer's.
+    pub one_read: u64,
 }
 
 /// The answers that met goodput's objectives.
@@ -71,11 +78,14 @@ impl EventMetrics {
         self.bytes += f.bytes;
         let whole = micros(sent, end);
         self.whole.record(whole);
+        let mut apart = false;
         for (gap, n) in gaps {
+            apart |= gap > 0 && n > 0;
             for _ in 0..n {
                 self.gaps.record(gap);
             }
         }
+        self.one_read += u64::from(f.events >= 2 && !apart);
         let first = match f.first {
             Some(first) if f.events > 0 => {
                 let us = micros(sent, first);
@@ -100,6 +110,10 @@ impl EventMetrics {
             }
             self.usage_answers += u64::from(f.usage_tokens.is_some());
             self.usage_implausible += u64::from(f.usage_implausible);
+            if let Some(n) = f.input_tokens {
+                self.input_tokens = self.input_tokens.saturating_add(n);
+                self.input_answers += 1;
+            }
         }
         if let Some(g) = goodput {
             let good = self.good.get_or_insert_with(|| Good { objectives: g.text.as_str().into(), answers: 0 });
@@ -122,6 +136,9 @@ impl EventMetrics {
         self.usage_answers += o.usage_answers;
         self.usage_implausible += o.usage_implausible;
         self.tpot.merge(&o.tpot);
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.input_answers += o.input_answers;
+        self.one_read += o.one_read;
         match (&mut self.good, &o.good) {
             (Some(a), Some(b)) => a.answers += b.answers,
             (None, Some(b)) => self.good = Some(b.clone()),
@@ -169,6 +186,13 @@ mod tests {
         let mut m = EventMetrics::default();
         m.record(t0, ms(70), &f, true, [(10_000, 2)].into_iter(), None);
         assert_eq!((m.answers, m.events, m.bytes, m.tokens, m.usage_answers), (1, 3, 30, 5, 1));
+        assert_eq!((m.input_tokens, m.input_answers, m.one_read), (0, 0, 0));
+        // The same answer's three events in one read (its gaps all 0), its usage naming 7 prompt tokens.
+        let mut once = EventMetrics::default();
+        once.record(t0, ms(70), &StreamFigures { input_tokens: Some(7), ..f }, true, [(0, 2)].into_iter(), None);
+        assert_eq!((once.input_tokens, once.input_answers, once.one_read), (7, 1, 1));
+        once.merge(&once.clone());
+        assert_eq!((once.input_tokens, once.input_answers, once.one_read), (14, 2, 2));
         assert_eq!((m.first.max() / 1000, m.whole.max() / 1000, m.gaps.count()), (50, 70, 2));
         let mut n = EventMetrics::default();
         n.record(t0, ms(5), &StreamFigures::default(), false, std::iter::empty(), None);

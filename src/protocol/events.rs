@@ -118,6 +118,9 @@ pub struct StreamFigures {
     /// A token stream: the server's `usage.completion_tokens` was more than [`MOST_USAGE_TOKENS`]: not taken (the
     /// chunks are counted instead), and said.
     pub usage_implausible: bool,
+    /// A token stream: the prompt's tokens as the server's `usage.prompt_tokens` says them, when it did (and they
+    /// were plausible: at most [`MOST_USAGE_TOKENS`]).
+    pub input_tokens: Option<u64>,
     /// The end text (`--events-until`, `[DONE]`) was read.
     pub ended: bool,
 }
@@ -176,6 +179,8 @@ struct Delta<'a> {
 struct Usage {
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -378,10 +383,14 @@ impl EventReader {
                     super::framing::quote(text)
                 ))
             })?;
-            match chunk.usage.and_then(|u| u.completion_tokens) {
+            let usage = chunk.usage.as_ref();
+            match usage.and_then(|u| u.completion_tokens) {
                 Some(n) if n > MOST_USAGE_TOKENS => self.fig.usage_implausible = true,
                 Some(n) => self.fig.usage_tokens = Some(n),
                 None => {}
+            }
+            if let Some(n) = usage.and_then(|u| u.prompt_tokens).filter(|n| *n <= MOST_USAGE_TOKENS) {
+                self.fig.input_tokens = Some(n);
             }
             let text = chunk.choices.iter().any(|c| {
                 let t = c.delta.as_ref().and_then(|d| d.content.as_deref()).or(c.text.as_deref());

@@ -30,6 +30,16 @@ pub struct TokensReport {
     /// one, microseconds, of the answers of two tokens or more. Absent when none had two.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpot: Option<Phase>,
+    /// Input tokens of the answers whose `usage` said them (`prompt_tokens`). Absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// The answers whose `usage` said their input tokens. Absent when none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub answers_with_input: u64,
+    /// Input and output tokens a second over the step (vLLM's total token throughput), of the answers that said
+    /// their input tokens and every answer's output. Absent when none said them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens_per_s: Option<f64>,
 }
 
 /// A figure of streamed answers an objective or a threshold can name (vLLM's and aiperf's names): time to first
@@ -166,6 +176,10 @@ pub struct EventsReport {
     /// `--goodput`: the answers that met every objective; absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputReport>,
+    /// Answers of two events or more whose events all came in one read: a stream the server (or a proxy) sent at
+    /// once, whose time to first event is the whole answer's. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub answers_in_one_read: u64,
 }
 
 /// Goodput (DistServe's): the answers that met every objective of `--goodput`, a second and as a share.
@@ -221,7 +235,11 @@ impl EventsReport {
                 answers_with_usage: m.usage_answers,
                 usage_implausible: m.usage_implausible,
                 tpot: Phase::of(&m.tpot),
+                input_tokens: (m.input_answers > 0).then_some(m.input_tokens),
+                answers_with_input: m.input_answers,
+                total_tokens_per_s: (m.input_answers > 0).then(|| rate(m.input_tokens.saturating_add(m.tokens), secs)),
             }),
+            answers_in_one_read: m.one_read,
             goodput: m.good.as_ref().map(|g| {
                 let requests = requests.max(g.answers);
                 GoodputReport {
@@ -258,6 +276,9 @@ impl EventsReport {
             usage_implausible: t.map_or(0, |t| t.usage_implausible),
             tpot: read(&t.and_then(|t| t.tpot.clone()), "tokens tpot")?,
             good: self.goodput.as_ref().map(|g| Good { objectives: g.objectives.as_str().into(), answers: g.answers }),
+            input_tokens: t.and_then(|t| t.input_tokens).unwrap_or(0),
+            input_answers: t.map_or(0, |t| t.answers_with_input),
+            one_read: self.answers_in_one_read,
         })
     }
 
@@ -312,6 +333,16 @@ impl EventsReport {
                     None => String::new(),
                 }
             ));
+            if let (Some(input), Some(total)) = (t.input_tokens, t.total_tokens_per_s) {
+                let whose = match t.answers_with_input == self.answers {
+                    true => String::new(),
+                    false => format!(" of the {} answers that said them", t.answers_with_input),
+                };
+                lines.push(format!(
+                    "{input} input tokens ({:.1} an answer{whose}, from usage), {total:.1} input and output tokens/s",
+                    input as f64 / t.answers_with_input.max(1) as f64
+                ));
+            }
             if t.usage_implausible > 0 {
                 lines.push(format!(
                     "{} answers claimed more than 2^32 output tokens in their usage object: their chunks were \

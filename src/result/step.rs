@@ -202,6 +202,13 @@ impl StepResult {
                 self.ok
             ));
         }
+        if let Some(e) = self.events.as_ref().filter(|e| e.answers_in_one_read * 2 > e.answers) {
+            w.push(format!(
+                "{} of {} answers came whole in one read (every event at once): the server, or a proxy before it, \
+                 buffers its stream, so the time to the first event (token) is the whole answer's",
+                e.answers_in_one_read, e.answers
+            ));
+        }
         let timeline = self.timeline();
         w.extend(timeline.stall_warnings());
         w.extend(timeline.drift());
