@@ -180,6 +180,10 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["llm", "--model", "m", "--random-range-ratio", "1.5", u], "--random-range-ratio 1.5"),
         (&["llm", "--model", "m", "--events", "sse", u], "--events sse: llm reads token streams"),
         (&["run", "--goodput", "ttft:1s", u], "--goodput reads a stream's events: give --events too"),
+        (&["run", "--agents", "2", "--goodput", "ttft:1s", u], "--goodput reads a stream's events: give --events too"),
+        (&["run", "--rate", "9", "--burstiness", "0.5", "-t", "2", u], "--burstiness keeps its shape in one schedule"),
+        (&["llm", "--model", "m", "--num-prompts", "0", u], "--num-prompts 0: give at least 1"),
+        (&["llm", "--model", "m", "--output-len", "0", u], "--output-len 0"),
     ];
     for (args, says) in cases {
         let out = hakaru(args);
@@ -201,4 +205,46 @@ fn a_stream_sent_at_once_is_named_in_a_warning() {
     assert_eq!(out.step()["events"]["answers_in_one_read"].as_u64(), Some(20), "{}", out.step()["events"]);
     let warnings = out.doc()["warnings"].to_string();
     assert!(warnings.contains("20 of 20 answers came whole in one read"), "{warnings}");
+}
+
+#[test]
+fn the_built_in_endpoint_frames_what_follows_an_llm_body_and_closes_on_a_refused_one() {
+    use std::io::{Read, Write};
+    let t = target();
+    let read_all = |s: &mut std::net::TcpStream| {
+        let mut text = Vec::new();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        let _ = s.read_to_end(&mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    };
+    // Two requests in one write: the LLM body is read whole, then the GET after it is answered (then close).
+    let body = r#"{"messages":[{"role":"user","content":"a b c"}],"max_tokens":2}"#;
+    let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
+    let two = format!(
+        "POST /v1/chat/completions?first=1ms&gap=1ms HTTP/1.1\r\nHost: h\r\nContent-Length: {}\r\n\r\n{body}\
+         GET /?size=3 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(two.as_bytes()).unwrap();
+    let text = read_all(&mut s);
+    assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text}");
+    assert!(text.contains(r#""content":"tok tok ""#) && text.contains(r#""prompt_tokens":3"#), "{text}");
+    // HTTP/1.0 with keep-alive: the whole answer says it keeps the connection (a client waits for its length).
+    let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
+    let json = r#"{"prompt":"x","max_tokens":1}"#;
+    let one = format!(
+        "POST /v1/completions?first=1ms HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: {}\r\n\r\n{json}",
+        json.len()
+    );
+    s.write_all(one.as_bytes()).unwrap();
+    let mut head = [0u8; 512];
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let n = s.read(&mut head).unwrap();
+    let head = String::from_utf8_lossy(&head[..n]);
+    assert!(head.starts_with("HTTP/1.1 200") && head.to_ascii_lowercase().contains("connection: keep-alive"), "{head}");
+    // A body past 1 MiB is refused by its head, and the connection closed without reading it.
+    let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
+    s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 5000000\r\n\r\n{").unwrap();
+    let text = read_all(&mut s);
+    assert!(text.starts_with("HTTP/1.1 400") && text.contains("at most 1048576 are read"), "{text}");
 }

@@ -144,6 +144,13 @@ impl AgentPlan {
             }
         };
         match self {
+            AgentPlan::Run(RunArgs { load, request, .. }) => {
+                crate::plan::RunPlan::check_for_agents(Some(request), load)?
+            }
+            AgentPlan::Kv(KvArgs { load, .. }) => crate::plan::RunPlan::check_for_agents(None, load)?,
+            AgentPlan::Sweep(_) => {}
+        }
+        match self {
             AgentPlan::Run(RunArgs { load, .. }) | AgentPlan::Kv(KvArgs { load, .. }) => {
                 fewest("connection(s)", load.connections as u64)?;
                 load.requests.map_or(Ok(()), |n| fewest("request(s)", n))

@@ -70,7 +70,16 @@ pub fn run_plan(
             break;
         }
         let label = if several { format!("run {i}") } else { "run".to_string() };
-        let (step, interrupted) = session.measure(plan, &label, None, watchers);
+        // Each run draws its own random choices (an LLM's synthetic prompts, `{{rand}}`, a pattern's picks): the
+        // same draws again would find the server's caches warm (an LLM server's prefix cache) where the first
+        // run found them cold.
+        let mut own = None;
+        if i > 1 {
+            let mut p = plan.clone();
+            p.seed = plan.seed.wrapping_add((i as u64 - 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            own = Some(p);
+        }
+        let (step, interrupted) = session.measure(own.as_ref().unwrap_or(plan), &label, None, watchers);
         session.keep(step, interrupted)?;
         if interrupted {
             break;

@@ -14,6 +14,8 @@ pub fn default_threads(load: &LoadModel, cores: usize) -> usize {
     let cores = cores.max(1);
     match load {
         LoadModel::Closed { .. } => cores,
+        // A gamma's shape holds in one schedule alone (threads' shares added together tend to Poisson).
+        LoadModel::Open { arrival: Arrival::Gamma { .. }, .. } => 1,
         LoadModel::Open { rate, .. } => ((rate / OPEN_RATE_PER_THREAD).ceil() as usize).clamp(1, cores),
     }
 }

@@ -7,6 +7,9 @@ use crate::cli::args::{DataOrderArg, DatasetArg, EndpointTypeArg, LlmArgs};
 use crate::llm::body::{self, Api};
 use crate::llm::dataset;
 
+/// A rate without `--max-concurrency`: the most connections it may open (vLLM's has no cap; the descriptors do).
+const MOST_UNCAPPED: u64 = 10_000;
+
 /// `hakaru llm`'s run, as `run` takes it: the flags and the dataset's rows.
 pub struct Prepared {
     pub args: RunArgs,
@@ -83,11 +86,25 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         }
         _ => {}
     }
-    if let Some(c) = l.max_concurrency {
-        args.load.connections = c;
+    if l.output_len == Some(0) {
+        return Err(UsageError::new("--output-len 0: give the tokens each answer asks for, 1 or more"));
+    }
+    if l.num_prompts == 0 {
+        return Err(UsageError::new("--num-prompts 0: give at least 1 (vLLM's default is 1000)"));
     }
     if args.load.requests.is_none() && args.load.duration.is_none() && args.load.stages.is_none() {
         args.load.requests = Some(l.num_prompts);
+    }
+    // The prompts read: one a request (vLLM's); a timed run cycles --num-prompts of them.
+    let prompts = args.load.requests.unwrap_or(l.num_prompts);
+    match l.max_concurrency {
+        Some(c) => args.load.connections = c,
+        // vLLM's rate has no cap on requests in flight unless --max-concurrency gives one: every request may have its
+        // own connection (an open loop opens them as the schedule needs), up to MOST_UNCAPPED.
+        None if args.load.rate.is_some() => {
+            args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
+        }
+        None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
@@ -104,8 +121,8 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
             };
             let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
             let prompts = match name {
-                DatasetArg::Jsonl => dataset::jsonl(file, l.num_prompts, l.output_len),
-                _ => dataset::sharegpt(file, l.num_prompts, l.output_len, seed),
+                DatasetArg::Jsonl => dataset::jsonl(file, prompts, l.output_len),
+                _ => dataset::sharegpt(file, prompts, l.output_len, seed),
             }
             .map_err(bad)?;
             (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
@@ -162,8 +179,12 @@ fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), Us
         Some(n) => (n, n),
         None => range(l.random_output_len),
     };
-    if olo == 0 {
-        return Err(UsageError::new("--random-output-len: at least 1 token (with the range ratio)"));
+    if olo == 0 || ohi > i64::MAX as u64 {
+        return Err(UsageError::new(format!(
+            "--random-output-len {}: give 1 to {} tokens (with the range ratio)",
+            l.random_output_len,
+            i64::MAX
+        )));
     }
     let prompt = if ilo == ihi { format!("{{{{words {ilo} {ilo}}}}}") } else { format!("{{{{words {ilo} {ihi}}}}}") };
     let out = if olo == ohi { olo.to_string() } else { format!("{{{{rand {olo} {ohi}}}}}") };

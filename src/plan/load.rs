@@ -60,6 +60,13 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError>
                 "--burstiness shapes the gaps of an open loop: give a rate too (--rate 10, or llm's --request-rate 10)",
             ));
         }
+        // Threads and agents each draw their own share of the rate: gamma processes added together are not one of
+        // that shape (they tend to Poisson), so the shape holds only in one schedule.
+        Some(_) if a.threads.is_some_and(|t| t > 1) || a.scale.agents.is_some() || a.scale.segment.is_some() => {
+            return Err(UsageError::new(
+                "--burstiness keeps its shape in one schedule: leave out -t (or give -t 1), --agents and --segment",
+            ));
+        }
         Some(b) if b.is_finite() && (MIN_BURSTINESS..=MAX_BURSTINESS).contains(&b) => Arrival::Gamma { burstiness: b },
         Some(b) => {
             return Err(UsageError::new(format!(

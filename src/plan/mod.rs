@@ -715,6 +715,15 @@ impl RunPlan {
         one_step(&set, "run", &a.load)
     }
 
+    /// The flags a process that only starts agents checks itself (it builds no plan of its own): the load's and the
+    /// events', so a mistake is one line here rather than one in every agent.
+    pub fn check_for_agents(request: Option<&RequestArgs>, load: &LoadArgs) -> Result<(), UsageError> {
+        if let Some(r) = request {
+            events::from_args(r)?;
+        }
+        load_parts(load).map(|_| ())
+    }
+
     /// `hakaru llm`'s plan: `run`'s, its requests from the dataset.
     pub fn from_llm(prepared: llm::Prepared) -> Result<RunPlan, UsageError> {
         let a = &prepared.args;

@@ -75,6 +75,13 @@ impl Connection<'_> {
                     Head::Invalid(status) => return self.refuse(status).await,
                 }
             };
+            // An LLM request refused by its head (a body too large, or of unknown length) is answered and the
+            // connection closed, its body unread: reading it would be what the refusal avoids.
+            if matches!(plan.route, Route::Llm(_)) && plan.error.is_some() && !body.done() {
+                plan.keep_alive = false;
+                self.answer(plan).await?;
+                return self.close().await;
+            }
             if plan.expect_continue && !body.done() {
                 self.out.extend_from_slice(response::CONTINUE);
             }
@@ -160,7 +167,7 @@ impl Connection<'_> {
             None => None,
         };
         if let Some(s) = &plan.stream {
-            return self.stream(s, plan.keep_alive).await;
+            return self.stream(s, conn).await;
         }
         let slow = plan.fault == Some(Fault::SlowBody);
         let delay = if slow { Duration::ZERO } else { plan.delay.unwrap_or_default() };
@@ -210,14 +217,14 @@ impl Connection<'_> {
 
     /// A streamed answer (`?events=N`): the head at once, each event at its instant from the request, the last
     /// with the body's end in one write (a client that ends its answer at `[DONE]` finds the body's end with it).
-    async fn stream(&mut self, s: &StreamPlan, keep_alive: bool) -> io::Result<After> {
+    async fn stream(&mut self, s: &StreamPlan, conn: Conn) -> io::Result<After> {
         let start = Instant::now();
+        let keep_alive = conn.keep_alive();
         if s.whole {
             // A whole answer leaves when its last token would have: the same timing, read as one.
             let last = s.first + s.gap * s.events.saturating_sub(1).min(u32::MAX as u64) as u32;
             self.wait(last).await?;
             let body = super::openai::whole_answer(s);
-            let conn = Conn::new(keep_alive, false);
             response::write_text(&mut self.out, 200, "application/json", &body, false, conn);
             return Ok(if keep_alive { After::KeepAlive } else { After::Close });
         }

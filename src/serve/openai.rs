@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::stream::{StreamKind, StreamPlan};
 
-/// A request body larger than this is refused (413): a prompt of about 250,000 words, far past any test's.
+/// A request body larger than this is refused (400, and the connection closed unread): a prompt of about 250,000 words, far past any test's.
 pub const MOST_BODY: u64 = 1 << 20;
 /// Tokens in an answer when the request names no `max_tokens` (OpenAI's completions default).
 const DEFAULT_TOKENS: u64 = 16;
@@ -52,8 +52,12 @@ pub fn default_plan(endpoint: Endpoint) -> StreamPlan {
 pub fn shape(plan: &mut StreamPlan, body: &[u8]) -> Result<(), String> {
     let json: serde_json::Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let Some(obj) = json.as_object() else { return Err("the body is not a JSON object".into()) };
-    let tokens = obj.get("max_completion_tokens").or_else(|| obj.get("max_tokens"));
-    if let Some(v) = tokens.filter(|v| !v.is_null()) {
+    // The query's `events=` may ask for more than a body may: the whole answer is made at once, so both are bounded.
+    if plan.events > MOST_TOKENS {
+        return Err(format!("events={}: at most {MOST_TOKENS} tokens an answer", plan.events));
+    }
+    let given = |name: &str| obj.get(name).filter(|v| !v.is_null());
+    if let Some(v) = given("max_completion_tokens").or_else(|| given("max_tokens")) {
         match v.as_u64() {
             Some(n) if (1..=MOST_TOKENS).contains(&n) => plan.events = n,
             _ => return Err(format!("max_tokens must be a whole number from 1 to {MOST_TOKENS}")),
@@ -130,6 +134,11 @@ mod tests {
         assert_eq!((p.events, p.whole, p.usage, p.prompt_tokens), (7, false, Some(7), 5));
         let p = shaped(Endpoint::Chat, r#"{"messages":[{"role":"user","content":"a b"}],"stream":true}"#).unwrap();
         assert_eq!((p.events, p.whole, p.usage), (DEFAULT_TOKENS, false, None));
+        let p = shaped(Endpoint::Chat, r#"{"messages":[],"max_completion_tokens":null,"max_tokens":5}"#).unwrap();
+        assert_eq!(p.events, 5);
+        let mut huge = default_plan(Endpoint::Chat);
+        huge.events = 100_000_000;
+        assert!(shape(&mut huge, b"{\"messages\":[]}").unwrap_err().contains("at most 1000000 tokens"));
     }
 
     #[test]
@@ -153,6 +162,7 @@ mod tests {
             (Endpoint::Completions, r#"{"messages":[]}"#, "needs a \"prompt\""),
             (Endpoint::Chat, r#"{"messages":[],"max_tokens":0}"#, "from 1 to"),
             (Endpoint::Chat, r#"{"messages":[],"max_tokens":99999999999}"#, "from 1 to"),
+            (Endpoint::Chat, r#"{"messages":[],"max_completion_tokens":null,"max_tokens":0}"#, "from 1 to"),
         ] {
             let e = shaped(endpoint, body).unwrap_err();
             assert!(e.contains(why), "{body}: {e}");

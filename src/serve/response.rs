@@ -37,6 +37,11 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// Whether the connection stays open after the answer.
+    pub fn keep_alive(self) -> bool {
+        !matches!(self, Conn::Close)
+    }
+
     pub fn new(keep_alive: bool, http10: bool) -> Conn {
         match (keep_alive, http10) {
             (false, _) => Conn::Close,
