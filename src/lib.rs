@@ -46,6 +46,7 @@ pub mod cli;
 pub mod inputs;
 pub mod llm;
 pub mod patterns;
+pub mod replay;
 pub mod script;
 pub mod template;
 pub mod workload;

@@ -68,6 +68,7 @@ fn settings() -> Settings {
         script: None,
         data: None,
         prompts: None,
+        replay: None,
         ok_status: "200-399".into(),
         segment: None,
         whole_plan: None,

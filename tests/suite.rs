@@ -51,6 +51,7 @@ mod phases;
 mod proxy;
 mod ramps;
 mod readme;
+mod replay;
 mod report;
 mod report_browser;
 mod run_nginx;

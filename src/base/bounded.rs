@@ -98,6 +98,16 @@ pub fn open_io(path: &Path, cap: u64) -> std::io::Result<(std::io::Take<std::fs:
     Ok((file.take(cap + 1), meta.len()))
 }
 
+/// The next line of a file read as a stream into `line` (cleared first), at most `most` bytes of it and one more
+/// (a longer line is cut there: the caller refuses it); false at the end. The error is in words.
+pub fn next_line(reader: &mut impl std::io::BufRead, line: &mut Vec<u8>, most: u64) -> Result<bool, String> {
+    line.clear();
+    use std::io::BufRead as _;
+    let n =
+        std::io::Read::take(reader, most + 1).read_until(b'\n', line).map_err(|e| format!("cannot read it ({e})"))?;
+    Ok(n > 0)
+}
+
 /// [`open_io`] with the errors in words, as [`read`] gives them.
 pub fn open(path: &Path, cap: u64) -> Result<std::io::Take<std::fs::File>, String> {
     open_io(path, cap).map(|(f, _)| f).map_err(|e| match e.kind() {

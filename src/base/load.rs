@@ -23,6 +23,8 @@ pub enum Arrival {
     /// Gamma-distributed gaps with mean 1/rate and shape `burstiness` (vLLM's `--burstiness`): 1 is Poisson, below 1
     /// burstier, above more even.
     Gamma { burstiness: f64 },
+    /// At the recorded offsets of a replay (`run --replay`); the rate is the recording's mean.
+    Recorded,
 }
 
 impl Arrival {
@@ -31,6 +33,7 @@ impl Arrival {
             Arrival::Uniform => "uniform",
             Arrival::Poisson => "poisson",
             Arrival::Gamma { .. } => "gamma",
+            Arrival::Recorded => "recorded",
         }
     }
 
@@ -56,8 +59,16 @@ impl<'de> serde::Deserialize<'de> for Arrival {
             "uniform" => Ok(Arrival::Uniform),
             "poisson" => Ok(Arrival::Poisson),
             "gamma" => Ok(Arrival::Gamma { burstiness: 1.0 }),
-            other => Err(serde::de::Error::unknown_variant(other, &["uniform", "poisson", "gamma"])),
+            "recorded" => Ok(Arrival::Recorded),
+            other => Err(serde::de::Error::unknown_variant(other, &["uniform", "poisson", "gamma", "recorded"])),
         }
+    }
+}
+
+impl LoadModel {
+    /// A replay's open loop, its slots at the recorded offsets.
+    pub fn is_recorded(&self) -> bool {
+        matches!(self, LoadModel::Open { arrival: Arrival::Recorded, .. })
     }
 }
 

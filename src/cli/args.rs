@@ -4,6 +4,7 @@
 mod deploy;
 mod kv;
 mod llm;
+mod replay;
 mod results;
 mod values;
 
@@ -16,6 +17,7 @@ use super::help::{self, heading};
 pub use deploy::*;
 pub use kv::*;
 pub use llm::*;
+pub use replay::*;
 pub use results::*;
 pub use values::*;
 
@@ -390,6 +392,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub replay: ReplayArgs,
     /// wrk's --latency, accepted: hakaru always prints the latency percentiles.
     #[arg(long, hide_short_help = true)]
     #[serde(skip)]

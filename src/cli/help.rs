@@ -37,6 +37,8 @@ pub mod heading {
     pub const HISTORY: &str = "History";
     /// Names whose values are never shown.
     pub const SECRETS: &str = "Secrets";
+    /// `run --replay`: recorded traffic.
+    pub const REPLAY: &str = "Replay";
     /// `hakaru llm`'s dataset and vLLM's names for the load.
     pub const LLM: &str = "LLM serving (vLLM's names)";
 }

@@ -144,6 +144,11 @@ impl AgentPlan {
             }
         };
         match self {
+            AgentPlan::Run(RunArgs { replay, .. }) if replay.replay.is_some() => {
+                return Err(UsageError::new(
+                    "--replay: one process replays the file; leave out --agents and --segment",
+                ));
+            }
             AgentPlan::Run(RunArgs { load, request, .. }) => {
                 crate::plan::RunPlan::check_for_agents(Some(request), load)?
             }

@@ -93,6 +93,9 @@ struct ThreadCtx {
     /// 1000 requests per client, the group's patterns in turn, shuffles it and takes from it: the order is random
     /// and every pattern is sent as often as the others. hakaru's urn holds each pattern ceil(1000 / n) times.
     decks: RefCell<Vec<(Vec<u32>, usize)>>,
+    /// `Selection::InOrder`: the next spec, for whichever client sends next (a replay's records in their order: the
+    /// thread's k-th slot claimed goes with its k-th record, as nothing awaits between the claim and the choice).
+    in_order: Cell<usize>,
     /// Requests this thread may still start; None when the step is bounded by time.
     tickets: Option<Arc<AtomicI64>>,
     /// Index of the window under way, when it begins and ends, and the thread's CPU time when it began.
@@ -489,6 +492,11 @@ impl ThreadCtx {
         let n = plan.requests.len();
         let (spec, round) = match &plan.selection {
             Selection::RoundRobin => (*turn % n, *turn / n),
+            Selection::InOrder => {
+                let k = self.in_order.get();
+                self.in_order.set(k.wrapping_add(1));
+                (k % n, *turn)
+            }
             Selection::Weighted { cumulative, groups } => {
                 let mut rng = self.rng.borrow_mut();
                 let total = cumulative.last().copied().unwrap_or(1.0);
@@ -572,6 +580,15 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
             let clients = connections * clients_per_connection(plan);
             let schedule = match plan.load {
                 LoadModel::Closed { .. } => None,
+                LoadModel::Open { arrival, .. } if plan.replay.is_some() => {
+                    // A replay runs on one thread (the plan sees to it): its slots are the recorded offsets.
+                    let schedule = plan.replay.clone().expect("matched");
+                    Some(
+                        Schedule::paced(Arc::clone(&gate), plan.slot_offset, Pace::Recorded(schedule), arrival)
+                            .with_window(plan.pace_window)
+                            .until(deadline),
+                    )
+                }
                 LoadModel::Open { arrival, .. } if plan.ramp.is_some() => {
                     // The thread's share of the ramp, its slots between the other threads' (phase i / threads).
                     let share = clients as f64 / plan.connections.max(1) as f64;
@@ -622,6 +639,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 // Offset by the segment's first client, so the agents of a scaled-out run draw differently.
                 rng: RefCell::new(ChaCha8Rng::seed_from_u64(plan.seed.wrapping_add((plan.client_offset + i) as u64))),
                 decks: RefCell::new(Vec::new()),
+                in_order: Cell::new(0),
                 tickets,
                 window_index: Cell::new(0),
                 window_start: Cell::new(start),

@@ -72,6 +72,8 @@ pub enum Pace {
     /// the step's start (not from the gate's opening, a connection's setup later): its windows and its slots keep
     /// one clock, and no slot is pushed past the step's end.
     Ramp { ramp: Ramp, phase: f64, origin: Instant },
+    /// A replay's recorded offsets: slot k at the schedule's offset k from the start (the gate's opening).
+    Recorded(crate::plan::replay::ReplaySchedule),
 }
 
 /// Intended send times of one thread's share of an open-loop load.
@@ -127,7 +129,7 @@ impl Schedule {
     pub fn paced(gate: Arc<StartGate>, offset: Duration, pace: Pace, arrival: Arrival) -> Self {
         let count = match &pace {
             Pace::Ramp { phase, .. } => *phase,
-            Pace::Fixed(_) => 0.0,
+            Pace::Fixed(_) | Pace::Recorded(_) => 0.0,
         };
         Self {
             next: Cell::new(Instant::now()),
@@ -204,6 +206,10 @@ impl Schedule {
             if !self.started.replace(true) {
                 self.next.set(match &self.pace {
                     Pace::Fixed(_) => start + self.offset,
+                    Pace::Recorded(s) => {
+                        self.origin.set(start + self.offset);
+                        start + self.offset + Duration::from_micros(s.offset(0))
+                    }
                     Pace::Ramp { origin, .. } => {
                         self.origin.set(*origin);
                         self.ramp_slot(*origin)
@@ -260,6 +266,10 @@ impl Schedule {
             Pace::Ramp { .. } => {
                 self.count.set(self.count.get() + unit);
                 self.next.set(self.ramp_slot(self.origin.get()));
+            }
+            Pace::Recorded(s) => {
+                self.count.set(self.count.get() + 1.0);
+                self.next.set(self.origin.get() + Duration::from_micros(s.offset(self.count.get() as u64)));
             }
         }
     }

@@ -41,8 +41,8 @@ impl Exporter for Text {
             limit,
             s.timeout_s
         );
-        if let Some(p) = &s.prompts {
-            let _ = writeln!(out, "  {p}");
+        for line in [&s.prompts, &s.replay].into_iter().flatten() {
+            let _ = writeln!(out, "  {line}");
         }
         match &doc.runs {
             Some(runs) => render_runs(&mut out, doc, runs),

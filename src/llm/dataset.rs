@@ -3,7 +3,7 @@
 //! takes the first N that pass its filters, the same draw in law). Lengths in tokens without a tokenizer are
 //! estimated as OpenAI's rule of thumb has it (about 4 characters a token), and said so.
 
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::BufReader;
 use std::path::Path;
 
 use rand::{RngExt as _, SeedableRng as _};
@@ -53,16 +53,8 @@ pub fn jsonl(path: &Path, count: u64, output_len: Option<u64>) -> Result<Prompts
     let mut kept = Vec::new();
     let mut line = Vec::new();
     let mut number = 0u64;
-    while (kept.len() as u64) < count {
-        line.clear();
+    while (kept.len() as u64) < count && crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
         number += 1;
-        let n = (&mut reader)
-            .take(MOST_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| format!("cannot read it ({e})"))?;
-        if n == 0 {
-            break;
-        }
         if line.len() as u64 > MOST_LINE {
             return Err(format!("line {number}: longer than {} MiB; split the prompt", MOST_LINE >> 20));
         }

@@ -65,6 +65,11 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
     if l.model.as_deref().is_some_and(|m| m.contains("{{")) {
         return Err(UsageError::new("--model: a name without '{{' (it would read as a template's hole)"));
     }
+    if args.replay.replay.is_some() || args.replay.dry_run {
+        return Err(UsageError::new(
+            "--replay: llm does not replay traces yet; replay an access log with `hakaru run --replay FILE URL`",
+        ));
+    }
     if args.load.scale.agents.is_some() {
         return Err(UsageError::new("--agents: llm runs in one process; start agents with `hakaru run` for now"));
     }

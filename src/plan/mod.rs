@@ -16,6 +16,7 @@ pub mod live;
 pub mod llm;
 mod load;
 pub mod proxy;
+pub mod replay;
 pub mod segment;
 pub mod slo;
 pub mod steps;
@@ -136,6 +137,8 @@ impl RequestSpec {
 pub enum Selection {
     /// Every spec in turn (URLs given on the command line).
     RoundRobin,
+    /// Every spec in order, the thread's clients taking turns from one cursor (a replay's records).
+    InOrder,
     /// A group drawn by frequency, then a spec of the group uniformly (drnbench pattern files).
     Weighted { cumulative: Vec<f64>, groups: Vec<Range<usize>> },
 }
@@ -210,6 +213,8 @@ pub struct RunPlan {
     pub events: Option<Arc<EventsSpec>>,
     /// WebSocket: the upgrade request and the messages' framing.
     pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
+    /// `--replay` paced as recorded: the slots' offsets the pacer follows.
+    pub replay: Option<replay::ReplaySchedule>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -335,6 +340,16 @@ impl RequestSet {
         a: &RequestArgs,
         segment: Option<segment::Segment>,
         given: Option<crate::template::data::Rows>,
+    ) -> Result<RequestSet, UsageError> {
+        Self::with_inputs(a, segment, given, None)
+    }
+
+    /// As [`with_rows`](Self::with_rows), with a replay's records as the requests (`run --replay`).
+    fn with_inputs(
+        a: &RequestArgs,
+        segment: Option<segment::Segment>,
+        given: Option<crate::template::data::Rows>,
+        replayed: Option<replay::Replayed>,
     ) -> Result<RequestSet, UsageError> {
         let given = match (given, segment) {
             (Some(mut rows), Some(s)) => {
@@ -514,7 +529,7 @@ impl RequestSet {
                     default_hosts.push(idx);
                 }
                 targets.push(crate::base::secrets::redact_secret(url));
-                if a.patterns.is_none() {
+                if a.patterns.is_none() && replayed.is_none() {
                     specs.push(b.spec(Arc::new([idx]), &u.path_and_query, &defaults, None));
                 }
             }
@@ -532,6 +547,31 @@ impl RequestSet {
             let (pattern_specs, selection) = b.pattern_specs(set, &default_hosts, &defaults, path)?;
             specs = pattern_specs;
             selection
+        } else if let Some(r) = &replayed {
+            // Each record a request to the URL's target, its method and body the recorded ones.
+            let Some(&idx) = default_hosts.first() else {
+                return Err(UsageError::new("--replay: give the target's URL, e.g. http://127.0.0.1:8080/"));
+            };
+            let endpoints: Arc<[usize]> = Arc::new([idx]);
+            for rec in &r.records {
+                let shown = |e: String| {
+                    UsageError::new(format!(
+                        "--replay: record '{} {}': {e}",
+                        rec.method,
+                        crate::base::secrets::excerpt(&rec.path)
+                    ))
+                };
+                check_target(&rec.path).map_err(shown)?;
+                let fields = patterns::PatternFields {
+                    method: Some(rec.method.clone()),
+                    body: rec.body.clone(),
+                    ..Default::default()
+                };
+                check_pattern(&fields).map_err(shown)?;
+                let pattern = patterns::Pattern::new(rec.path.clone(), fields);
+                specs.push(b.spec(Arc::clone(&endpoints), &rec.path, &defaults, Some(&pattern)));
+            }
+            Selection::InOrder
         } else {
             Selection::RoundRobin
         };
@@ -656,7 +696,20 @@ pub(crate) fn random_seed() -> u64 {
 
 /// The one step of `run` or `kv` over `set`, with its output files checked.
 pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
-    let (stop, load) = load_parts(a)?;
+    one_step_with(set, command, a, None)
+}
+
+/// [`one_step`], its stop and load model given (a replay's) rather than read from `a`.
+fn one_step_with(
+    set: &RequestSet,
+    command: &str,
+    a: &LoadArgs,
+    given: Option<(Until, LoadModel)>,
+) -> Result<RunPlan, UsageError> {
+    let (stop, load) = match given {
+        Some(g) => g,
+        None => load_parts(a)?,
+    };
     check_outputs(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref()), ("--hdr-log", a.hdr_log.as_deref())])?;
     let window = flag_window(&a.window)?;
     let scale = segment::Scale::from_args(&a.scale)?;
@@ -711,8 +764,27 @@ impl RunPlan {
         // The load flags first: their mistakes are reported before any file is read or name resolved.
         load_parts(&a.load)?;
         let segment = segment::Scale::from_args(&a.load.scale)?.segment;
-        let set = RequestSet::from_args(&a.request, segment)?;
-        one_step(&set, "run", &a.load)
+        let replayed = replay::read(&a.replay, &a.request)?;
+        let Some(r) = replayed else {
+            let set = RequestSet::from_args(&a.request, segment)?;
+            return one_step(&set, "run", &a.load);
+        };
+        if segment.is_some() || a.load.scale.agents.is_some() {
+            return Err(UsageError::new("--replay: one process replays the file; leave out --agents and --segment"));
+        }
+        let schedule = r.schedule.clone();
+        let summary = r.summary.clone();
+        let set = RequestSet::with_inputs(&a.request, segment, None, Some(r))?;
+        let (stop, load) = load_parts(&a.load)?;
+        let (stop, load) = replay::load(&a.replay, &schedule, stop, load, &a.load)?;
+        let mut plan = one_step_with(&set, "run", &a.load, Some((stop, load)))?;
+        if load.is_recorded() {
+            plan.threads = 1;
+            plan.settings.threads = 1;
+            plan.replay = Some(schedule);
+        }
+        plan.settings.replay = Some(summary);
+        Ok(plan)
     }
 
     /// The flags a process that only starts agents checks itself (it builds no plan of its own): the load's and the
@@ -800,6 +872,7 @@ impl RunPlan {
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
             prompts: None,
+            replay: None,
             ok_status: set.ok_status.text().to_string(),
             segment: None,
             whole_plan: None,
@@ -860,6 +933,7 @@ impl RunPlan {
             grpc: set.grpc,
             events: set.events.clone(),
             websocket: set.websocket.clone(),
+            replay: None,
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

@@ -69,6 +69,9 @@ pub struct Settings {
     /// themselves are in no output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<String>,
+    /// `run --replay`: the recording replayed (records, what was left out and why, the pace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
     /// The statuses that count as success (`--ok-status`), e.g. `200-399`.
     pub ok_status: String,
     /// Scale-out: the segment this process ran (`1/3`); null for the whole plan.

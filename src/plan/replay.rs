@@ -1,0 +1,180 @@
+//! `run --replay FILE` planned: the recording read and filtered, its records made requests to the URL's target
+//! (its host, not the recorded one), and the load they take: each at its recorded offset (the open loop's slots
+//! from the schedule), in order at `--rate`, or in order by `-c` clients.
+
+use super::*;
+use crate::cli::args::{ReplayArgs, ReplayPaceArg};
+use crate::replay::{self, Filter, Format, Record};
+
+/// The recorded schedule the pacer follows: slot k at `offsets[k % n]` + `(k / n)` periods from the start.
+#[derive(Clone, Debug)]
+pub struct ReplaySchedule {
+    pub offsets: Arc<[u64]>,
+    /// One pass's length, microseconds: the last offset and one mean gap, so a loop starts as a next record would.
+    pub period_us: u64,
+}
+
+impl ReplaySchedule {
+    /// Slot `k`'s offset from the start, microseconds.
+    pub fn offset(&self, k: u64) -> u64 {
+        let n = self.offsets.len().max(1) as u64;
+        (k / n).saturating_mul(self.period_us).saturating_add(self.offsets[(k % n) as usize])
+    }
+}
+
+/// A replay as the request set takes it: the records, and what the run reports of them.
+pub(super) struct Replayed {
+    pub(super) records: Vec<Record>,
+    pub(super) schedule: ReplaySchedule,
+    pub(super) summary: String,
+}
+
+/// Reads `--replay`'s file; None without it. `--dry-run` prints the plan and ends the process.
+pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>, UsageError> {
+    let Some(path) = &a.replay else {
+        let given = [
+            ("--replay-format", a.replay_format.is_some()),
+            ("--replay-max-gap", a.replay_max_gap.is_some()),
+            ("--replay-only", !a.replay_only.is_empty()),
+            ("--replay-writes", a.replay_writes),
+            ("--dry-run", a.dry_run),
+            ("--speed", a.speed != 1.0),
+            ("--loop", a.replay_loop != 1),
+            ("--replay-pace", a.replay_pace != ReplayPaceArg::Recorded),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(UsageError::new(format!(
+                "{flag} shapes a replay: give --replay FILE too, or leave {flag} out"
+            )));
+        }
+        return Ok(None);
+    };
+    let with = [
+        ("--patterns", has.patterns.is_some()),
+        ("--hosts", has.hosts.is_some()),
+        ("--data", has.data.is_some()),
+        ("--script", has.script.is_some()),
+        ("--call", has.call.is_some()),
+        ("several URLs", has.urls.len() > 1),
+    ];
+    if let Some((what, _)) = with.iter().find(|(_, g)| *g) {
+        return Err(UsageError::new(format!(
+            "--replay with {what}: a replay's requests are its records, sent to one URL's target; leave {what} out"
+        )));
+    }
+    if !(a.speed.is_finite() && (0.001..=1000.0).contains(&a.speed)) {
+        return Err(UsageError::new(format!(
+            "--speed {}: give a factor from 0.001 to 1000 (2: twice as fast)",
+            a.speed
+        )));
+    }
+    if a.replay_loop == 0 {
+        return Err(UsageError::new("--loop 0: give 1 or more passes over the file"));
+    }
+    let format = match &a.replay_format {
+        None => None,
+        Some(f) => Some(Format::parse(f).ok_or_else(|| {
+            UsageError::new(format!("--replay-format '{}': give combined or jsonl", f.escape_debug()))
+        })?),
+    };
+    let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
+    let mut filter = Filter { writes: a.replay_writes, ..Filter::default() };
+    for f in &a.replay_only {
+        filter.add(f).map_err(|why| UsageError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
+    }
+    let bad = |why: String| UsageError::new(format!("--replay '{}': {why}", path.display()));
+    let rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
+    let offsets = replay::schedule(&rec.records, a.speed, max_gap.map(|g| g.as_micros() as u64));
+    let n = offsets.len() as u64;
+    let last = offsets.last().copied().unwrap_or(0);
+    let mean_gap = if n > 1 { last / (n - 1) } else { 1_000_000 };
+    let schedule = ReplaySchedule { offsets: offsets.into(), period_us: last + mean_gap.max(1) };
+    let mut said = vec![format!("{} records ({})", rec.records.len(), rec.format.name())];
+    if rec.writes_left_out > 0 {
+        said.push(format!("{} that change data left out (--replay-writes sends them)", rec.writes_left_out));
+    }
+    if rec.filtered_out > 0 {
+        said.push(format!("{} left out by --replay-only", rec.filtered_out));
+    }
+    if let Some((line, why)) = &rec.first_skipped {
+        let lines = crate::base::units::count_of(rec.skipped, "line");
+        said.push(format!("{lines} not records skipped (the first, line {line}: {why})"));
+    }
+    if rec.out_of_order > 0 {
+        said.push(format!(
+            "{} out of time order sorted into place (at most {:.3} s behind)",
+            rec.out_of_order,
+            rec.most_behind_us as f64 / 1e6
+        ));
+    }
+    let span = schedule.offset(n * a.replay_loop - 1) as f64 / 1e6;
+    let pace = match a.replay_pace {
+        ReplayPaceArg::Recorded => format!("as recorded over {span:.3} s (speed {})", a.speed),
+        ReplayPaceArg::Rate => "in order at --rate".into(),
+        ReplayPaceArg::Closed => "in order by -c clients".into(),
+    };
+    let loops = if a.replay_loop > 1 { format!(", {} passes", a.replay_loop) } else { String::new() };
+    let summary = format!("replay {}: {}; {pace}{loops}", path.display(), said.join(", "));
+    if a.dry_run {
+        crate::println!("{summary}");
+        for (r, at) in rec.records.iter().zip(schedule.offsets.iter()).take(20) {
+            crate::println!(
+                "  +{:>10.3} s  {} {}",
+                *at as f64 / 1e6,
+                r.method,
+                crate::base::secrets::redact_secret(&r.path)
+            );
+        }
+        if rec.records.len() > 20 {
+            crate::println!("  ... {} more", rec.records.len() - 20);
+        }
+        std::process::exit(0);
+    }
+    Ok(Some(Replayed { records: rec.records, schedule, summary }))
+}
+
+/// The step a replay runs: its count of requests (every record, each pass) unless `-n` or `-d` says, and its load.
+pub(super) fn load(
+    a: &ReplayArgs,
+    schedule: &ReplaySchedule,
+    stop: Until,
+    load: LoadModel,
+    given: &LoadArgs,
+) -> Result<(Until, LoadModel), UsageError> {
+    let n = schedule.offsets.len() as u64 * a.replay_loop;
+    let stop = match (given.requests, &given.duration) {
+        (None, None) => Until::Requests(n),
+        _ => stop,
+    };
+    let load = match a.replay_pace {
+        ReplayPaceArg::Recorded => {
+            if given.rate.is_some() || given.rate_stages.is_some() || given.stages.is_some() {
+                return Err(UsageError::new(
+                    "--replay paces requests as recorded: leave out --rate and stages, or give --replay-pace rate",
+                ));
+            }
+            if given.threads.is_some_and(|t| t > 1) {
+                return Err(UsageError::new("--replay keeps one schedule: leave out -t (or give -t 1)"));
+            }
+            let span = schedule.offset(n.saturating_sub(1)).max(1) as f64 / 1e6;
+            LoadModel::Open { rate: (n as f64 / span).clamp(MIN_RATE, MAX_RATE), arrival: Arrival::Recorded }
+        }
+        ReplayPaceArg::Rate if given.rate.is_none() => {
+            return Err(UsageError::new("--replay-pace rate: give the rate, e.g. --rate 100"));
+        }
+        ReplayPaceArg::Rate | ReplayPaceArg::Closed => load,
+    };
+    Ok((stop, load))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loops_start_a_mean_gap_after_the_last_record() {
+        let s = ReplaySchedule { offsets: vec![0, 100, 300].into(), period_us: 450 };
+        let at: Vec<u64> = (0..7).map(|k| s.offset(k)).collect();
+        assert_eq!(at, [0, 100, 300, 450, 550, 750, 900]);
+    }
+}

@@ -1,0 +1,195 @@
+//! Access-log lines read into records: nginx's and Apache's combined (and common) format, and JSON lines with a
+//! time, a method and a path. Each reader says why a line is not one of its records, for the caller to count or
+//! to quote.
+
+use super::Record;
+
+/// Which reader a file takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `IP - user [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326 "ref" "agent"` (and the common format,
+    /// the same without the last two fields).
+    Combined,
+    /// `{"time": ..., "method": "GET", "path": "/a"}` a line.
+    JsonLines,
+}
+
+impl Format {
+    pub fn parse(name: &str) -> Option<Format> {
+        match name {
+            "combined" | "common" | "nginx" | "apache" => Some(Format::Combined),
+            "jsonl" | "json" => Some(Format::JsonLines),
+            _ => None,
+        }
+    }
+
+    /// The format of a file, from its first line that is not blank.
+    pub fn sniff(first: &str) -> Format {
+        if first.trim_start().starts_with('{') { Format::JsonLines } else { Format::Combined }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Combined => "combined",
+            Format::JsonLines => "jsonl",
+        }
+    }
+
+    /// One line as a record, or why not.
+    pub fn read(self, line: &str) -> Result<Record, String> {
+        match self {
+            Format::Combined => combined(line),
+            Format::JsonLines => json_line(line),
+        }
+    }
+}
+
+/// Microseconds since the Unix epoch of a combined log's `10/Oct/2000:13:55:36 -0700`.
+fn log_time(text: &str) -> Option<i64> {
+    let (date, zone) = text.split_once(' ').unwrap_or((text, "+0000"));
+    let mut parts = date.splitn(4, [':', '/']);
+    let (day, month, year) = (parts.next()?, parts.next()?, parts.next()?);
+    let clock = parts.next()?;
+    let day: i64 = day.parse().ok()?;
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
+    let year: i64 = year.parse().ok()?;
+    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let zone = zone.trim();
+    let sign = match zone.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let (zh, zm): (i64, i64) = (zone.get(1..3)?.parse().ok()?, zone.get(3..5)?.parse().ok()?);
+    let secs = days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s - sign * (zh * 3600 + zm * 60);
+    Some(secs * 1_000_000)
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn combined(line: &str) -> Result<Record, String> {
+    let open = line.find('[').ok_or("no [time]: not the combined or common log format")?;
+    let close = open + line[open..].find(']').ok_or("no ']' after the time")?;
+    let at_us = log_time(&line[open + 1..close]).ok_or("its time is not like 10/Oct/2000:13:55:36 -0700")?;
+    let rest = &line[close + 1..];
+    let q1 = rest.find('"').ok_or("no \"request\" after the time")?;
+    let q2 = q1 + 1 + rest[q1 + 1..].find('"').ok_or("the request's quote is not closed")?;
+    let request = &rest[q1 + 1..q2];
+    let mut words = request.split(' ');
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    if method.is_empty() || !target.starts_with('/') {
+        return Err(format!("the request \"{}\" is not METHOD /path", crate::base::secrets::excerpt(request)));
+    }
+    let status = rest[q2 + 1..].split_whitespace().next().and_then(|s| s.parse::<u16>().ok());
+    Ok(Record { at_us, method: method.to_string(), path: target.to_string(), body: None, status })
+}
+
+#[derive(serde::Deserialize)]
+struct JsonRecord {
+    #[serde(alias = "timestamp", alias = "ts", alias = "@timestamp")]
+    time: serde_json::Value,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(alias = "url", alias = "uri", alias = "request_uri")]
+    path: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    status: Option<u16>,
+}
+
+/// A JSON time: epoch seconds (a fraction allowed), milliseconds or microseconds told by size, or RFC 3339 text.
+fn json_time(v: &serde_json::Value) -> Option<i64> {
+    match v {
+        serde_json::Value::Number(n) => {
+            let x = n.as_f64()?;
+            let us = match x.abs() {
+                a if a < 1e11 => x * 1e6,
+                a if a < 1e14 => x * 1e3,
+                _ => x,
+            };
+            us.is_finite().then_some(us as i64)
+        }
+        serde_json::Value::String(s) => {
+            let t = humantime::parse_rfc3339_weak(s).ok()?;
+            let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+            i64::try_from(d.as_micros()).ok()
+        }
+        _ => None,
+    }
+}
+
+fn json_line(line: &str) -> Result<Record, String> {
+    let r: JsonRecord = serde_json::from_str(line).map_err(|e| {
+        let text = e.to_string();
+        let cut = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]).to_string();
+        format!("column {}: {}", e.column(), crate::base::secrets::excerpt(&cut))
+    })?;
+    let at_us = json_time(&r.time)
+        .ok_or("its \"time\" is neither epoch seconds, milliseconds or microseconds nor RFC 3339 text")?;
+    let path = r.path.ok_or("no \"path\" (or \"url\")")?;
+    // A whole URL's host is the recorded one: the target's replaces it.
+    let path = match path.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/".to_string(), |i| rest[i..].to_string()),
+        None => path,
+    };
+    if !path.starts_with('/') {
+        return Err(format!("the path \"{}\" does not start with /", crate::base::secrets::excerpt(&path)));
+    }
+    Ok(Record { at_us, method: r.method.unwrap_or_else(|| "GET".into()), path, body: r.body, status: r.status })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combined_and_common_lines_give_their_time_request_and_status() {
+        let r = Format::Combined
+            .read(
+                r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif?a=1 HTTP/1.0" 200 2326 "-" "ua""#,
+            )
+            .unwrap();
+        // 2000-10-10T20:55:36Z.
+        assert_eq!(r.at_us, 971_211_336_000_000);
+        assert_eq!((r.method.as_str(), r.path.as_str(), r.status), ("GET", "/apache_pb.gif?a=1", Some(200)));
+        let r = Format::Combined.read(r#"::1 - - [01/Jan/2026:00:00:00 +0000] "POST /x HTTP/1.1" 201 0"#).unwrap();
+        assert_eq!((r.at_us, r.method.as_str(), r.status), (1_767_225_600_000_000, "POST", Some(201)));
+        for (bad, says) in [
+            ("hello", "no [time]"),
+            (r#"1 - - [32/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1"#, "its time"),
+            (r#"1 - - [10/Oct/2000:13:55:36 -0700] "-" 400 0"#, "is not METHOD /path"),
+        ] {
+            assert!(Format::Combined.read(bad).unwrap_err().contains(says), "{bad}");
+        }
+    }
+
+    #[test]
+    fn json_lines_take_epoch_times_of_any_unit_and_rfc3339() {
+        let at = |t: &str| Format::JsonLines.read(&format!(r#"{{"time":{t},"path":"/a"}}"#)).unwrap().at_us;
+        assert_eq!(at("1767225600.5"), 1_767_225_600_500_000);
+        assert_eq!(at("1767225600500"), 1_767_225_600_500_000);
+        assert_eq!(at("1767225600500000"), 1_767_225_600_500_000);
+        assert_eq!(at(r#""2026-01-01T00:00:00.5Z""#), 1_767_225_600_500_000);
+        let r = Format::JsonLines
+            .read(r#"{"ts":1,"method":"PUT","url":"https://old.example/k?v=1","body":"x","status":204}"#)
+            .unwrap();
+        assert_eq!((r.method.as_str(), r.path.as_str(), r.body.as_deref()), ("PUT", "/k?v=1", Some("x")));
+        assert!(Format::JsonLines.read(r#"{"time":"yesterday","path":"/"}"#).unwrap_err().contains("\"time\""));
+        assert!(Format::JsonLines.read(r#"{"time":1}"#).unwrap_err().contains("no \"path\""));
+        assert!(Format::JsonLines.read("{").unwrap_err().starts_with("column "));
+    }
+}

@@ -1,0 +1,208 @@
+//! `run --replay` (issue 54): an access log replayed to nginx (a server no one here wrote, logging each request's
+//! method, path and arrival), in the recorded order at the recorded offsets (lower bounds exact, upper ones left
+//! to a busy machine), writes left out unless asked, filters, passes, a dry run that sends nothing, and bad input
+//! in one line each.
+
+use crate::common;
+
+use std::net::SocketAddr;
+use std::process::Child;
+use std::time::Duration;
+
+use common::{free_port, hakaru, wait_for, wait_listening};
+
+struct Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Nginx {
+    fn start() -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let p = dir.path().display();
+        let conf = common::nginx_conf(
+            dir.path(),
+            &format!(
+                "  log_format rp '$request_method $request_uri $msec';\n  server {{\n    listen 127.0.0.1:{port};\n    \
+                 location / {{ access_log {p}/access.log rp; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
+            ),
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let child = common::spawn_nginx(dir.path());
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(30));
+        Nginx { child, dir, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    /// (method, path, arrival in seconds) of each request nginx logged, once it has logged `n`.
+    fn log(&self, n: usize) -> Vec<(String, String, f64)> {
+        let path = self.dir.path().join("access.log");
+        let read = || std::fs::read_to_string(&path).unwrap_or_default();
+        wait_for(Duration::from_secs(60), || read().lines().count() >= n);
+        read()
+            .lines()
+            .map(|l| {
+                let w: Vec<&str> = l.split(' ').collect();
+                (w[0].to_string(), w[1].to_string(), w[2].parse().unwrap())
+            })
+            .collect()
+    }
+}
+
+/// A combined log of `gets` GETs (`/r/0` ...), 20 a second (whole seconds, as the format has them), with a POST
+/// and a DELETE among them and a line that is no record.
+fn combined_log(dir: &std::path::Path, gets: usize) -> std::path::PathBuf {
+    let mut lines = Vec::new();
+    for i in 0..gets {
+        let s = i / 20;
+        lines.push(format!(
+            r#"10.0.0.{} - - [01/Jan/2026:00:00:{s:02} +0000] "GET /r/{i}?q=a HTTP/1.1" 200 5 "-" "ua""#,
+            i % 7
+        ));
+        if i == 5 {
+            lines.push(r#"10.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "POST /write HTTP/1.1" 201 0 "-" "ua""#.into());
+            lines.push("-- a line of no record --".into());
+        }
+        if i == 30 {
+            lines.push(r#"10.0.0.1 - - [01/Jan/2026:00:00:01 +0000] "DELETE /write HTTP/1.1" 204 0 "-" "ua""#.into());
+        }
+    }
+    let path = dir.join("access.log");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn an_access_log_is_replayed_in_its_order_at_its_recorded_offsets_without_its_writes() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = combined_log(dir.path(), 40);
+    let meter = common::StallMeter::start();
+    let out = hakaru(&["run", "--replay", log.to_str().unwrap(), &nginx.url()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen = nginx.log(40);
+    let paths: Vec<String> = seen.iter().map(|(m, p, _)| format!("{m} {p}")).collect();
+    let expected: Vec<String> = (0..40).map(|i| format!("GET /r/{i}?q=a")).collect();
+    assert_eq!(paths, expected, "every GET once, in the recorded order, and no write");
+    // 20 a second over two seconds: the last leaves 1.95 s after the first (never sooner; later only by a busy
+    // machine's lag).
+    let span = seen[39].2 - seen[0].2;
+    assert!(span >= 1.94, "the recorded span kept: {span} s");
+    let test = "an_access_log_is_replayed_in_its_order_at_its_recorded_offsets_without_its_writes";
+    common::on_time(&meter, test, span < 2.5, &format!("replayed over {span} s, recorded over 1.95 s"));
+    let s = &out.doc()["settings"];
+    assert_eq!((s["arrival"].as_str(), s["threads"].as_u64()), (Some("recorded"), Some(1)));
+    let summary = s["replay"].as_str().unwrap();
+    for says in
+        ["40 records (combined)", "2 that change data left out", "1 line not records skipped (the first, line 8"]
+    {
+        assert!(summary.contains(says), "{says}: {summary}");
+    }
+    assert!(out.stdout.contains(summary), "{}", out.stdout);
+    assert_eq!(out.step()["ok"], 40);
+    assert!(common::schema_errors(out.doc()).is_empty(), "{:?}", common::schema_errors(out.doc()));
+}
+
+#[test]
+fn speed_writes_filters_and_passes_change_what_is_sent() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = combined_log(dir.path(), 40);
+    let log = log.to_str().unwrap();
+    // Four times faster, the writes too: 42 requests over about 0.49 s.
+    let out = hakaru(&["run", "--replay", log, "--speed", "4", "--replay-writes", &nginx.url()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen = nginx.log(42);
+    assert_eq!(seen.len(), 42);
+    assert_eq!(seen.iter().filter(|(m, ..)| m == "POST" || m == "DELETE").count(), 2);
+    assert!(seen[41].2 - seen[0].2 >= 0.48, "{:?}", seen.last());
+    std::fs::write(nginx.dir.path().join("access.log"), "").unwrap();
+    // JSON lines: GETs under /api only, twice over.
+    let jsonl = dir.path().join("log.jsonl");
+    let rows: Vec<String> = (0..10)
+        .map(|i| {
+            let path = if i % 2 == 0 { format!("/api/{i}") } else { format!("/web/{i}") };
+            format!(
+                r#"{{"time": {}, "method": "GET", "url": "https://recorded.example{path}", "status": 200}}"#,
+                1.0 + i as f64 * 0.01
+            )
+        })
+        .collect();
+    std::fs::write(&jsonl, rows.join("\n")).unwrap();
+    let out = hakaru(&[
+        "run",
+        "--replay",
+        jsonl.to_str().unwrap(),
+        "--replay-only",
+        "path=/api",
+        "--loop",
+        "2",
+        &nginx.url(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen: Vec<String> = nginx.log(10).into_iter().map(|(_, p, _)| p).collect();
+    assert_eq!(seen, ["/api/0", "/api/2", "/api/4", "/api/6", "/api/8"].repeat(2));
+    let summary = out.doc()["settings"]["replay"].as_str().unwrap();
+    assert!(
+        summary.contains("5 records (jsonl), 5 left out by --replay-only") && summary.contains("2 passes"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_dry_run_says_what_would_be_sent_and_sends_nothing() {
+    let t = common::target();
+    let dir = tempfile::tempdir().unwrap();
+    let log = combined_log(dir.path(), 30);
+    let out = hakaru(&["run", "--replay", log.to_str().unwrap(), "--dry-run", &format!("http://{}/", t.addr())]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("replay ") && out.stdout.contains("30 records (combined)"), "{}", out.stdout);
+    assert!(out.stdout.contains("GET /r/0?q=a") && out.stdout.contains("... 10 more"), "{}", out.stdout);
+    assert_eq!(common::target_status(t.addr())["n_requests"], 0, "nothing was sent");
+}
+
+#[test]
+fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = combined_log(dir.path(), 5);
+    let log = log.to_str().unwrap();
+    let none = dir.path().join("none.log");
+    std::fs::write(&none, "hello\nworld\n").unwrap();
+    let writes = dir.path().join("writes.log");
+    std::fs::write(&writes, r#"1 - - [01/Jan/2026:00:00:00 +0000] "PUT /k HTTP/1.1" 200 0"#).unwrap();
+    let u = "http://127.0.0.1:9/";
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--replay", log, "--speed", "0", u], "--speed 0: give a factor"),
+        (&["run", "--replay", log, "--replay-only", "color=red", u], "--replay-only 'color=red'"),
+        (&["run", "--replay", log, "--rate", "5", u], "leave out --rate"),
+        (&["run", "--replay", log, "--replay-pace", "rate", u], "--replay-pace rate: give the rate"),
+        (&["run", "--replay", log, "-t", "2", u], "one schedule"),
+        (&["run", "--replay", log, "--loop", "0", u], "--loop 0"),
+        (&["run", "--replay", log, "--replay-format", "xml", u], "--replay-format 'xml'"),
+        (&["run", "--replay", "/dev/zero", u], "not a regular file"),
+        (&["run", "--replay", none.to_str().unwrap(), u], "line 1: no [time]"),
+        (&["run", "--replay", writes.to_str().unwrap(), u], "give --replay-writes"),
+        (&["run", "--dry-run", u], "--dry-run shapes a replay: give --replay FILE too"),
+        (&["run", "--replay", log, u, u], "several URLs"),
+        (&["run", "--replay", log, "--agents", "2", u], "leave out --agents"),
+        (&["llm", "--model", "m", "--replay", log, u], "llm does not replay traces yet"),
+    ];
+    for (args, says) in cases {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
+    }
+}
