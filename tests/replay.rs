@@ -188,7 +188,13 @@ fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
         (&["run", "--replay", log, "--replay-only", "color=red", u], "--replay-only 'color=red'"),
         (&["run", "--replay", log, "--rate", "5", u], "leave out --rate"),
         (&["run", "--replay", log, "--replay-pace", "rate", u], "--replay-pace rate: give the rate"),
-        (&["run", "--replay", log, "-t", "2", u], "one schedule"),
+        (&["run", "--replay", log, "-t", "2", u], "in one order"),
+        (&["run", "--replay", log, "--replay-pace", "closed", "-t", "2", u], "in one order"),
+        (&["run", "--replay", log, "-b", "x", u], "--replay with -b/--body"),
+        (&["run", "--replay", log, "-m", "POST", u], "--replay with -m/--method"),
+        (&["run", "--replay", log, "-H", "X-Id: {{uuid}}", u], "--replay with {{...}} templates"),
+        (&["run", "--replay", log, "ws://127.0.0.1:9/"], "--replay with a ws:// URL"),
+        (&["run", "--replay", log, "--loop", "99999999999", u], "--loop 99999999999: give 1 to"),
         (&["run", "--replay", log, "--loop", "0", u], "--loop 0"),
         (&["run", "--replay", log, "--replay-format", "xml", u], "--replay-format 'xml'"),
         (&["run", "--replay", "/dev/zero", u], "not a regular file"),
@@ -205,4 +211,46 @@ fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
         let lines: Vec<&str> = out.stderr.lines().collect();
         assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
     }
+}
+
+#[test]
+fn every_pace_sends_each_record_once_and_a_timed_replay_stops_after_its_passes() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("ten.jsonl");
+    let rows: Vec<String> = (0..10)
+        .map(|i| format!(r#"{{"time": "2026-01-01T02:00:0{i}.5+02:00", "path": "/r{i}?next=https://x.example/y"}}"#))
+        .collect();
+    std::fs::write(&jsonl, rows.join("\n")).unwrap();
+    let f = jsonl.to_str().unwrap();
+    let expected: Vec<String> = (0..10).map(|i| format!("/r{i}?next=https://x.example/y")).collect();
+    // Closed: -c clients take the records from one cursor (one thread, whatever the cores).
+    let out = hakaru(&["run", "--replay", f, "--replay-pace", "closed", "-c", "4", &nginx.url()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut seen: Vec<String> = nginx.log(10).into_iter().map(|(_, p, _)| p).collect();
+    seen.sort_by_key(|p| p[2..p.find('?').unwrap()].parse::<u32>().unwrap());
+    assert_eq!(seen, expected, "each record once");
+    std::fs::write(nginx.dir.path().join("access.log"), "").unwrap();
+    // Ten times faster for 2 s: the one pass (0.9 s) and no more.
+    let out = hakaru(&["run", "--replay", f, "--speed", "10", "-d", "2s", &nginx.url()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["ok"], 10, "one pass, not three");
+    let seen: Vec<String> = nginx.log(10).into_iter().map(|(_, p, _)| p).collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn a_record_no_request_can_be_made_of_is_skipped_and_said() {
+    let t = common::target();
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("odd.jsonl");
+    std::fs::write(&jsonl, "{\"time\":1,\"path\":\"/ok\"}\n{\"time\":2,\"path\":\"/a b\"}\n").unwrap();
+    let out = hakaru(&["run", "--replay", jsonl.to_str().unwrap(), "--dry-run", &format!("http://{}/", t.addr())]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("1 records (jsonl), 1 that no request can be made of skipped (the first: GET /a b"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(common::target_status(t.addr())["n_requests"], 0, "nothing was sent");
 }

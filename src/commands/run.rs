@@ -24,6 +24,11 @@ pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErro
     let repeat = Repeat::from_args(&args.load)?;
     gates::check_events("--threshold", &repeat.thresholds, args.request.events.as_deref())?;
     let plan = RunPlan::from_args(args)?;
+    if let Some(preview) = &plan.replay_preview {
+        // `--replay --dry-run`: the plan checked whole, nothing sent.
+        crate::println!("{preview}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let watchers = plan::watchers(&args.watch, &plan.endpoints)?;
     let history = super::history::recorder(&args.load.history)?;
     run_plan(&plan, &watchers, &repeat, &history, interrupt)

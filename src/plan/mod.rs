@@ -215,6 +215,8 @@ pub struct RunPlan {
     pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
     /// `--replay` paced as recorded: the slots' offsets the pacer follows.
     pub replay: Option<replay::ReplaySchedule>,
+    /// `--replay --dry-run`: what would be sent, printed in place of the run.
+    pub replay_preview: Option<String>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -774,16 +776,17 @@ impl RunPlan {
         }
         let schedule = r.schedule.clone();
         let summary = r.summary.clone();
+        let preview = r.preview.clone();
         let set = RequestSet::with_inputs(&a.request, segment, None, Some(r))?;
         let (stop, load) = load_parts(&a.load)?;
         let (stop, load) = replay::load(&a.replay, &schedule, stop, load, &a.load)?;
         let mut plan = one_step_with(&set, "run", &a.load, Some((stop, load)))?;
+        (plan.threads, plan.settings.threads) = (1, 1);
         if load.is_recorded() {
-            plan.threads = 1;
-            plan.settings.threads = 1;
             plan.replay = Some(schedule);
         }
         plan.settings.replay = Some(summary);
+        plan.replay_preview = preview;
         Ok(plan)
     }
 
@@ -934,6 +937,7 @@ impl RunPlan {
             events: set.events.clone(),
             websocket: set.websocket.clone(),
             replay: None,
+            replay_preview: None,
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

@@ -3,21 +3,31 @@
 //! from the schedule), in order at `--rate`, or in order by `-c` clients.
 
 use super::*;
+use crate::base::secrets::excerpt;
 use crate::cli::args::{ReplayArgs, ReplayPaceArg};
 use crate::replay::{self, Filter, Format, Record};
 
-/// The recorded schedule the pacer follows: slot k at `offsets[k % n]` + `(k / n)` periods from the start.
+/// The recorded schedule the pacer follows: slot k at `offsets[k % n]` + `(k / n)` periods from the start, for
+/// `total` slots (every pass's records); none after them.
 #[derive(Clone, Debug)]
 pub struct ReplaySchedule {
     pub offsets: Arc<[u64]>,
     /// One pass's length, microseconds: the last offset and one mean gap, so a loop starts as a next record would.
     pub period_us: u64,
+    pub total: u64,
 }
 
+/// The most passes `--loop` takes.
+const MOST_LOOPS: u64 = 1_000_000;
+
 impl ReplaySchedule {
-    /// Slot `k`'s offset from the start, microseconds.
+    /// Slot `k`'s offset from the start, microseconds; a day past the last slot's for a slot past them (a timed
+    /// step ends first: a replay never sends more than its passes).
     pub fn offset(&self, k: u64) -> u64 {
         let n = self.offsets.len().max(1) as u64;
+        if k >= self.total {
+            return self.offset(self.total.saturating_sub(1)).saturating_add(86_400_000_000);
+        }
         (k / n).saturating_mul(self.period_us).saturating_add(self.offsets[(k % n) as usize])
     }
 }
@@ -27,9 +37,11 @@ pub(super) struct Replayed {
     pub(super) records: Vec<Record>,
     pub(super) schedule: ReplaySchedule,
     pub(super) summary: String,
+    /// `--dry-run`'s text: the summary and the first records with their offsets.
+    pub(super) preview: Option<String>,
 }
 
-/// Reads `--replay`'s file; None without it. `--dry-run` prints the plan and ends the process.
+/// Reads `--replay`'s file; None without it.
 pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>, UsageError> {
     let Some(path) = &a.replay else {
         let given = [
@@ -56,6 +68,15 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         ("--script", has.script.is_some()),
         ("--call", has.call.is_some()),
         ("several URLs", has.urls.len() > 1),
+        ("-b/--body", has.body.is_some()),
+        ("--body-file", has.body_file.is_some()),
+        ("-m/--method", !has.method.trim().eq_ignore_ascii_case("GET")),
+        ("a ws:// URL", has.urls.iter().any(|u| u.starts_with("ws://") || u.starts_with("wss://"))),
+        (
+            "{{...}} templates",
+            has.urls.iter().chain(&has.headers).any(|t| t.contains("{{"))
+                || has.body.as_deref().is_some_and(|b| b.contains("{{")),
+        ),
     ];
     if let Some((what, _)) = with.iter().find(|(_, g)| *g) {
         return Err(UsageError::new(format!(
@@ -68,8 +89,8 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             a.speed
         )));
     }
-    if a.replay_loop == 0 {
-        return Err(UsageError::new("--loop 0: give 1 or more passes over the file"));
+    if a.replay_loop == 0 || a.replay_loop > MOST_LOOPS {
+        return Err(UsageError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
     }
     let format = match &a.replay_format {
         None => None,
@@ -83,13 +104,32 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         filter.add(f).map_err(|why| UsageError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
     }
     let bad = |why: String| UsageError::new(format!("--replay '{}': {why}", path.display()));
-    let rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
+    let mut rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
+    // A record no request can be made of (a space in its path, an odd method) is skipped and said, as a line that
+    // is no record is.
+    let mut unsendable = (0u64, None);
+    rec.records.retain(|r| match check_target(&r.path).and_then(|()| check_method(&r.method)) {
+        Ok(()) => true,
+        Err(why) => {
+            unsendable.0 += 1;
+            unsendable.1.get_or_insert_with(|| format!("{} {}: {why}", r.method, excerpt(&r.path)));
+            false
+        }
+    });
+    if rec.records.is_empty() {
+        return Err(bad(format!("no record can be sent: {}", unsendable.1.unwrap_or_default())));
+    }
     let offsets = replay::schedule(&rec.records, a.speed, max_gap.map(|g| g.as_micros() as u64));
     let n = offsets.len() as u64;
     let last = offsets.last().copied().unwrap_or(0);
-    let mean_gap = if n > 1 { last / (n - 1) } else { 1_000_000 };
-    let schedule = ReplaySchedule { offsets: offsets.into(), period_us: last + mean_gap.max(1) };
+    // One record alone: a second between passes, at the speed asked.
+    let mean_gap = if n > 1 { last / (n - 1) } else { (1e6 / a.speed) as u64 };
+    let schedule =
+        ReplaySchedule { offsets: offsets.into(), period_us: last + mean_gap.max(1), total: n * a.replay_loop };
     let mut said = vec![format!("{} records ({})", rec.records.len(), rec.format.name())];
+    if let (n, Some(first)) = &unsendable {
+        said.push(format!("{n} that no request can be made of skipped (the first: {first})"));
+    }
     if rec.writes_left_out > 0 {
         said.push(format!("{} that change data left out (--replay-writes sends them)", rec.writes_left_out));
     }
@@ -107,7 +147,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             rec.most_behind_us as f64 / 1e6
         ));
     }
-    let span = schedule.offset(n * a.replay_loop - 1) as f64 / 1e6;
+    let span = schedule.offset(schedule.total - 1) as f64 / 1e6;
     let pace = match a.replay_pace {
         ReplayPaceArg::Recorded => format!("as recorded over {span:.3} s (speed {})", a.speed),
         ReplayPaceArg::Rate => "in order at --rate".into(),
@@ -115,22 +155,19 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     };
     let loops = if a.replay_loop > 1 { format!(", {} passes", a.replay_loop) } else { String::new() };
     let summary = format!("replay {}: {}; {pace}{loops}", path.display(), said.join(", "));
-    if a.dry_run {
-        crate::println!("{summary}");
+    // Paths shown escaped (a record's bytes never reach the terminal raw) with their secrets redacted.
+    let preview = a.dry_run.then(|| {
+        let mut text = summary.clone();
         for (r, at) in rec.records.iter().zip(schedule.offsets.iter()).take(20) {
-            crate::println!(
-                "  +{:>10.3} s  {} {}",
-                *at as f64 / 1e6,
-                r.method,
-                crate::base::secrets::redact_secret(&r.path)
-            );
+            let path = excerpt(&crate::base::secrets::redact_secret(&r.path));
+            text.push_str(&format!("\n  +{:>10.3} s  {} {path}", *at as f64 / 1e6, r.method));
         }
         if rec.records.len() > 20 {
-            crate::println!("  ... {} more", rec.records.len() - 20);
+            text.push_str(&format!("\n  ... {} more", rec.records.len() - 20));
         }
-        std::process::exit(0);
-    }
-    Ok(Some(Replayed { records: rec.records, schedule, summary }))
+        text
+    });
+    Ok(Some(Replayed { records: rec.records, schedule, summary, preview }))
 }
 
 /// The step a replay runs: its count of requests (every record, each pass) unless `-n` or `-d` says, and its load.
@@ -141,20 +178,25 @@ pub(super) fn load(
     load: LoadModel,
     given: &LoadArgs,
 ) -> Result<(Until, LoadModel), UsageError> {
-    let n = schedule.offsets.len() as u64 * a.replay_loop;
+    let n = schedule.total;
+    // Every pass's records at most: -n and -d cut a replay short, never run it past its passes (a timed step's
+    // slots past them never come).
     let stop = match (given.requests, &given.duration) {
         (None, None) => Until::Requests(n),
+        (Some(asked), _) => Until::Requests(asked.min(n)),
         _ => stop,
     };
+    // One thread: its clients take the records from one cursor, in order (threads of their own would each start
+    // at the first).
+    if given.threads.is_some_and(|t| t > 1) {
+        return Err(UsageError::new("--replay keeps the records in one order: leave out -t (or give -t 1)"));
+    }
     let load = match a.replay_pace {
         ReplayPaceArg::Recorded => {
             if given.rate.is_some() || given.rate_stages.is_some() || given.stages.is_some() {
                 return Err(UsageError::new(
                     "--replay paces requests as recorded: leave out --rate and stages, or give --replay-pace rate",
                 ));
-            }
-            if given.threads.is_some_and(|t| t > 1) {
-                return Err(UsageError::new("--replay keeps one schedule: leave out -t (or give -t 1)"));
             }
             let span = schedule.offset(n.saturating_sub(1)).max(1) as f64 / 1e6;
             LoadModel::Open { rate: (n as f64 / span).clamp(MIN_RATE, MAX_RATE), arrival: Arrival::Recorded }
@@ -173,8 +215,9 @@ mod tests {
 
     #[test]
     fn loops_start_a_mean_gap_after_the_last_record() {
-        let s = ReplaySchedule { offsets: vec![0, 100, 300].into(), period_us: 450 };
+        let s = ReplaySchedule { offsets: vec![0, 100, 300].into(), period_us: 450, total: 7 };
         let at: Vec<u64> = (0..7).map(|k| s.offset(k)).collect();
         assert_eq!(at, [0, 100, 300, 450, 550, 750, 900]);
+        assert_eq!(s.offset(7), 900 + 86_400_000_000, "no slot past the passes");
     }
 }

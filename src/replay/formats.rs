@@ -53,7 +53,8 @@ fn log_time(text: &str) -> Option<i64> {
     let day: i64 = day.parse().ok()?;
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
-    let year: i64 = year.parse().ok()?;
+    // Years of four digits: a hostile one of twelve would overflow the arithmetic below.
+    let year: i64 = year.parse().ok().filter(|y| (1..=9999).contains(y))?;
     let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
     if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
@@ -94,7 +95,7 @@ fn combined(line: &str) -> Result<Record, String> {
         return Err(format!("the request \"{}\" is not METHOD /path", crate::base::secrets::excerpt(request)));
     }
     let status = rest[q2 + 1..].split_whitespace().next().and_then(|s| s.parse::<u16>().ok());
-    Ok(Record { at_us, method: method.to_string(), path: target.to_string(), body: None, status })
+    Ok(Record { at_us, method: method.to_ascii_uppercase(), path: target.to_string(), body: None, status })
 }
 
 #[derive(serde::Deserialize)]
@@ -111,7 +112,8 @@ struct JsonRecord {
     status: Option<u16>,
 }
 
-/// A JSON time: epoch seconds (a fraction allowed), milliseconds or microseconds told by size, or RFC 3339 text.
+/// A JSON time: epoch seconds (a fraction allowed), milliseconds, microseconds or nanoseconds told by size, or
+/// RFC 3339 text with its zone (`Z` or `+02:00`: nginx's `$time_iso8601`).
 fn json_time(v: &serde_json::Value) -> Option<i64> {
     match v {
         serde_json::Value::Number(n) => {
@@ -119,17 +121,36 @@ fn json_time(v: &serde_json::Value) -> Option<i64> {
             let us = match x.abs() {
                 a if a < 1e11 => x * 1e6,
                 a if a < 1e14 => x * 1e3,
-                _ => x,
+                a if a < 1e17 => x,
+                _ => x / 1e3,
             };
-            us.is_finite().then_some(us as i64)
+            (us.is_finite() && us.abs() < 1e18).then_some(us as i64)
         }
-        serde_json::Value::String(s) => {
-            let t = humantime::parse_rfc3339_weak(s).ok()?;
-            let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-            i64::try_from(d.as_micros()).ok()
-        }
+        serde_json::Value::String(s) => rfc3339(s),
         _ => None,
     }
+}
+
+/// RFC 3339 text in microseconds since the epoch; its zone is required (a time without one is no instant).
+fn rfc3339(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (clock, offset_s) = match s.strip_suffix(['Z', 'z']) {
+        Some(clock) => (clock, 0),
+        None => {
+            let at = s.len().checked_sub(6)?;
+            let (clock, zone) = s.split_at_checked(at)?;
+            let sign = match zone.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (h, m) = zone[1..].split_once(':')?;
+            (clock, sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60))
+        }
+    };
+    let t = humantime::parse_rfc3339_weak(&format!("{clock}Z")).ok()?;
+    let us = i64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_micros()).ok()?;
+    Some(us - offset_s * 1_000_000)
 }
 
 fn json_line(line: &str) -> Result<Record, String> {
@@ -141,15 +162,30 @@ fn json_line(line: &str) -> Result<Record, String> {
     let at_us = json_time(&r.time)
         .ok_or("its \"time\" is neither epoch seconds, milliseconds or microseconds nor RFC 3339 text")?;
     let path = r.path.ok_or("no \"path\" (or \"url\")")?;
-    // A whole URL's host is the recorded one: the target's replaces it.
-    let path = match path.split_once("://") {
-        Some((_, rest)) => rest.find('/').map_or("/".to_string(), |i| rest[i..].to_string()),
-        None => path,
+    // A whole URL's host is the recorded one: the target's replaces it. Only a URL's: a path whose query holds
+    // `://` (`/login?next=https://...`) is a path.
+    let lower = path.get(..8).unwrap_or(&path).to_ascii_lowercase();
+    let path = match lower.starts_with("http://") || lower.starts_with("https://") {
+        true => {
+            let rest = &path[path.find("://").map_or(0, |i| i + 3)..];
+            match rest.find(['/', '?']) {
+                Some(i) if rest.as_bytes()[i] == b'?' => format!("/{}", &rest[i..]),
+                Some(i) => rest[i..].to_string(),
+                None => "/".to_string(),
+            }
+        }
+        false => path,
     };
     if !path.starts_with('/') {
         return Err(format!("the path \"{}\" does not start with /", crate::base::secrets::excerpt(&path)));
     }
-    Ok(Record { at_us, method: r.method.unwrap_or_else(|| "GET".into()), path, body: r.body, status: r.status })
+    // A record with a body and no method was no GET: taken as a POST (so left out unless writes are asked).
+    let method = match (r.method, &r.body) {
+        (Some(m), _) => m.to_ascii_uppercase(),
+        (None, Some(_)) => "POST".into(),
+        (None, None) => "GET".into(),
+    };
+    Ok(Record { at_us, method, path, body: r.body, status: r.status })
 }
 
 #[cfg(test)]
@@ -171,6 +207,7 @@ mod tests {
         for (bad, says) in [
             ("hello", "no [time]"),
             (r#"1 - - [32/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1"#, "its time"),
+            (r#"1 - - [01/Jan/300000000000:00:00:00 +0000] "GET / HTTP/1.1" 200 1"#, "its time"),
             (r#"1 - - [10/Oct/2000:13:55:36 -0700] "-" 400 0"#, "is not METHOD /path"),
         ] {
             assert!(Format::Combined.read(bad).unwrap_err().contains(says), "{bad}");
@@ -184,6 +221,17 @@ mod tests {
         assert_eq!(at("1767225600500"), 1_767_225_600_500_000);
         assert_eq!(at("1767225600500000"), 1_767_225_600_500_000);
         assert_eq!(at(r#""2026-01-01T00:00:00.5Z""#), 1_767_225_600_500_000);
+        assert_eq!(at("1767225600500000000"), 1_767_225_600_500_000);
+        assert_eq!(at(r#""2026-01-01T02:00:00.5+02:00""#), 1_767_225_600_500_000);
+        assert_eq!(at(r#""2025-12-31T23:00:00.5-01:00""#), 1_767_225_600_500_000);
+        assert!(Format::JsonLines.read(r#"{"time":"2026-01-01T00:00:00","path":"/"}"#).is_err(), "no zone");
+        let r = Format::JsonLines.read(r#"{"time":1,"path":"/login?next=https://x.example/home&token=t"}"#).unwrap();
+        assert_eq!(r.path, "/login?next=https://x.example/home&token=t");
+        let r = Format::JsonLines.read(r#"{"time":1,"url":"HTTPS://h.example?q=1"}"#).unwrap();
+        assert_eq!(r.path, "/?q=1");
+        let r = Format::JsonLines.read(r#"{"time":1,"path":"/f","body":"x"}"#).unwrap();
+        assert_eq!(r.method, "POST", "a body without a method is a write's");
+        assert_eq!(Format::JsonLines.read(r#"{"time":1,"path":"/","method":"get"}"#).unwrap().method, "GET");
         let r = Format::JsonLines
             .read(r#"{"ts":1,"method":"PUT","url":"https://old.example/k?v=1","body":"x","status":204}"#)
             .unwrap();
