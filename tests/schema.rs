@@ -179,6 +179,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/step/properties/websocket/properties/stamps_ahead",
                 "/$defs/settings/properties/pace_window_us",
                 "/$defs/schedule/properties/wakeups",
+                "/$defs/schedule/properties/lag",
                 "/$defs/schedule/properties/began_after_us",
                 "/$defs/connections/properties/closed_by_hakaru",
                 "/$defs/connections/properties/closed_by_hakaru_why",

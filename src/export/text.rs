@@ -207,11 +207,15 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     if let Some(sched) = &step.schedule {
         let _ = writeln!(
             out,
-            "  rate         asked {:.1}/s   sent {:.1}/s   completed {:.1}/s   late (> 1 ms) {}   worst lag {}{}",
+            "  rate         asked {:.1}/s   sent {:.1}/s   completed {:.1}/s   late (> 1 ms) {}{}   worst lag {}{}",
             sched.target_rate,
             sched.achieved_rate,
             sched.completed_rate,
             sched.late,
+            match &sched.lag {
+                Some(l) => format!("   lag p99 {}", format_micros(l.latency.percentile(99.0) as f64)),
+                None => String::new(),
+            },
             format_micros(sched.max_lag_us as f64),
             match sched.wakeups {
                 Some(w) if w > 0 =>

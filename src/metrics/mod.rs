@@ -177,6 +177,8 @@ pub struct StepMetrics {
     pub late: u64,
     /// The largest delay between intended and actual send, in microseconds.
     pub max_lag_us: u64,
+    /// Every request's delay between its intended and its actual send, microseconds (an open loop's, a replay's).
+    pub lag: LatencyHistogram,
     /// Open loop: requests sent more than 1 ms late because every connection `-c` allows was busy.
     pub starved: u64,
     /// Open loop: times the pacer's timer woke the thread (set once, when the thread's step ends).
@@ -305,6 +307,7 @@ impl StepMetrics {
             max_open: 0,
             late: 0,
             max_lag_us: 0,
+            lag: LatencyHistogram::new(),
             starved: 0,
             pacer_wakeups: 0,
             schedule_began_after: Duration::ZERO,
@@ -457,6 +460,7 @@ impl StepMetrics {
             self.late += 1;
         }
         self.max_lag_us = self.max_lag_us.max(us);
+        self.lag.record(us);
     }
 
     pub fn connection_opened(&mut self) {
@@ -525,6 +529,7 @@ impl StepMetrics {
         self.max_handing_over += other.max_handing_over;
         self.late += other.late;
         self.max_lag_us = self.max_lag_us.max(other.max_lag_us);
+        self.lag.merge(&other.lag);
         self.starved += other.starved;
         self.pacer_wakeups += other.pacer_wakeups;
         self.schedule_began_after = self.schedule_began_after.max(other.schedule_began_after);

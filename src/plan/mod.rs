@@ -567,6 +567,7 @@ impl RequestSet {
                 let fields = patterns::PatternFields {
                     method: Some(rec.method.clone()),
                     body: rec.body.clone(),
+                    headers: rec.headers.clone(),
                     ..Default::default()
                 };
                 check_pattern(&fields).map_err(shown)?;

@@ -95,7 +95,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     let format = match &a.replay_format {
         None => None,
         Some(f) => Some(Format::parse(f).ok_or_else(|| {
-            UsageError::new(format!("--replay-format '{}': give combined or jsonl", f.escape_debug()))
+            UsageError::new(format!("--replay-format '{}': give combined, jsonl or har", f.escape_debug()))
         })?),
     };
     let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
@@ -108,7 +108,12 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     // A record no request can be made of (a space in its path, an odd method) is skipped and said, as a line that
     // is no record is.
     let mut unsendable = (0u64, None);
-    rec.records.retain(|r| match check_target(&r.path).and_then(|()| check_method(&r.method)) {
+    let sendable = |r: &Record| {
+        check_target(&r.path)?;
+        check_method(&r.method)?;
+        r.headers.iter().try_for_each(|(n, v)| check_header(n, v))
+    };
+    rec.records.retain(|r| match sendable(r) {
         Ok(()) => true,
         Err(why) => {
             unsendable.0 += 1;
@@ -118,6 +123,15 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     });
     if rec.records.is_empty() {
         return Err(bad(format!("no record can be sent: {}", unsendable.1.unwrap_or_default())));
+    }
+    // A recorded secret (a HAR's Authorization, each cookie) is replayed, and hidden wherever a peer echoes it: the
+    // first 64 distinct values (every text shown is searched for each, as a script's are).
+    let mut remembered = 0;
+    for (n, v) in rec.records.iter().flat_map(|r| &r.headers) {
+        if remembered >= 64 {
+            break;
+        }
+        remembered += crate::base::secrets::remember_header(&format!("{n}: {v}"));
     }
     let offsets = replay::schedule(&rec.records, a.speed, max_gap.map(|g| g.as_micros() as u64));
     let n = offsets.len() as u64;

@@ -12,6 +12,8 @@ pub enum Format {
     Combined,
     /// `{"time": ..., "method": "GET", "path": "/a"}` a line.
     JsonLines,
+    /// HAR 1.2 (`log.entries[]`), one document.
+    Har,
 }
 
 impl Format {
@@ -19,11 +21,13 @@ impl Format {
         match name {
             "combined" | "common" | "nginx" | "apache" => Some(Format::Combined),
             "jsonl" | "json" => Some(Format::JsonLines),
+            "har" => Some(Format::Har),
             _ => None,
         }
     }
 
-    /// The format of a file, from its first line that is not blank.
+    /// The format of a file of lines, from its first line that is not blank (a HAR is told by its name, `.har`,
+    /// or by `--replay-format har`).
     pub fn sniff(first: &str) -> Format {
         if first.trim_start().starts_with('{') { Format::JsonLines } else { Format::Combined }
     }
@@ -32,14 +36,15 @@ impl Format {
         match self {
             Format::Combined => "combined",
             Format::JsonLines => "jsonl",
+            Format::Har => "har",
         }
     }
 
-    /// One line as a record, or why not.
+    /// One line as a record, or why not (a HAR is one document: read by `har.rs`).
     pub fn read(self, line: &str) -> Result<Record, String> {
         match self {
             Format::Combined => combined(line),
-            Format::JsonLines => json_line(line),
+            Format::JsonLines | Format::Har => json_line(line),
         }
     }
 }
@@ -95,7 +100,8 @@ fn combined(line: &str) -> Result<Record, String> {
         return Err(format!("the request \"{}\" is not METHOD /path", crate::base::secrets::excerpt(request)));
     }
     let status = rest[q2 + 1..].split_whitespace().next().and_then(|s| s.parse::<u16>().ok());
-    Ok(Record { at_us, method: method.to_ascii_uppercase(), path: target.to_string(), body: None, status })
+    let (method, path) = (method.to_ascii_uppercase(), target.to_string());
+    Ok(Record { at_us, method, path, body: None, status, headers: Vec::new() })
 }
 
 #[derive(serde::Deserialize)]
@@ -132,7 +138,7 @@ fn json_time(v: &serde_json::Value) -> Option<i64> {
 }
 
 /// RFC 3339 text in microseconds since the epoch; its zone is required (a time without one is no instant).
-fn rfc3339(s: &str) -> Option<i64> {
+pub(super) fn rfc3339(s: &str) -> Option<i64> {
     let s = s.trim();
     let (clock, offset_s) = match s.strip_suffix(['Z', 'z']) {
         Some(clock) => (clock, 0),
@@ -185,7 +191,7 @@ fn json_line(line: &str) -> Result<Record, String> {
         (None, Some(_)) => "POST".into(),
         (None, None) => "GET".into(),
     };
-    Ok(Record { at_us, method, path, body: r.body, status: r.status })
+    Ok(Record { at_us, method, path, body: r.body, status: r.status, headers: Vec::new() })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! added up) and its latency counts from that instant.
 
 pub mod formats;
+mod har;
 
 use std::io::BufReader;
 use std::path::Path;
@@ -22,6 +23,8 @@ pub struct Record {
     pub body: Option<String>,
     /// The recorded answer's status, when the log has it (for `--replay-only status=`).
     pub status: Option<u16>,
+    /// Headers as recorded (a HAR's), the connection's own left out.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The longest line read: a request line past it is no access log's.
@@ -92,12 +95,10 @@ pub struct Recording {
     pub most_behind_us: u64,
 }
 
-/// Reads `path` (a regular file, at most `cap` bytes) in `format` (or the one its first line shows).
+/// Reads `path` (a regular file, at most `cap` bytes) in `format` (or the one its name or first line shows).
 pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> Result<Recording, String> {
-    let file = crate::base::bounded::open(path, cap)?;
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    let (mut number, mut format) = (0u64, format);
+    let har = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("har"));
+    let format = format.or(har.then_some(Format::Har));
     let mut rec = Recording {
         format: format.unwrap_or(Format::Combined),
         records: Vec::new(),
@@ -109,47 +110,75 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
         most_behind_us: 0,
     };
     let mut latest = i64::MIN;
-    while crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
-        number += 1;
-        if line.len() as u64 > MOST_LINE {
-            return Err(format!("line {number}: longer than {} MiB; no access log's line is", MOST_LINE >> 20));
+    if format == Some(Format::Har) {
+        // One document: its entries are numbered as lines are.
+        let text = crate::base::bounded::read_text(path, cap)?;
+        for (i, entry) in har::entries(&text)?.into_iter().enumerate() {
+            take(&mut rec, &mut latest, i as u64 + 1, entry, filter)?;
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let f = *format.get_or_insert_with(|| Format::sniff(text));
-        rec.format = f;
-        let r = match f.read(text) {
-            Ok(r) => r,
-            Err(why) => {
-                rec.skipped += 1;
-                rec.first_skipped.get_or_insert((number, why));
+    } else {
+        let file = crate::base::bounded::open(path, cap)?;
+        let mut reader = BufReader::new(file);
+        let (mut line, mut number, mut format) = (Vec::new(), 0u64, format);
+        while crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
+            number += 1;
+            if line.len() as u64 > MOST_LINE {
+                return Err(format!("line {number}: longer than {} MiB; no access log's line is", MOST_LINE >> 20));
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim();
+            if text.is_empty() {
                 continue;
             }
-        };
-        if !filter.writes && !reads_only(&r.method) {
-            rec.writes_left_out += 1;
-            continue;
+            let f = *format.get_or_insert_with(|| Format::sniff(text));
+            rec.format = f;
+            take(&mut rec, &mut latest, number, f.read(text), filter)?;
         }
-        if !filter.keeps(&r) {
-            rec.filtered_out += 1;
-            continue;
-        }
-        if r.at_us < latest {
-            rec.out_of_order += 1;
-            rec.most_behind_us = rec.most_behind_us.max(latest.abs_diff(r.at_us));
-        }
-        latest = latest.max(r.at_us);
-        if rec.records.len() == MOST_RECORDS {
-            return Err(format!(
-                "more than {MOST_RECORDS} records to replay; cut the log (a time window, --replay-only) or replay it \
-                 in parts"
-            ));
-        }
-        rec.records.push(r);
     }
+    finish(rec)
+}
+
+/// One record read (line or entry `number`), or why not: counted, left out or kept.
+fn take(
+    rec: &mut Recording,
+    latest: &mut i64,
+    number: u64,
+    read: Result<Record, String>,
+    filter: &Filter,
+) -> Result<(), String> {
+    let r = match read {
+        Ok(r) => r,
+        Err(why) => {
+            rec.skipped += 1;
+            rec.first_skipped.get_or_insert((number, why));
+            return Ok(());
+        }
+    };
+    if !filter.writes && !reads_only(&r.method) {
+        rec.writes_left_out += 1;
+        return Ok(());
+    }
+    if !filter.keeps(&r) {
+        rec.filtered_out += 1;
+        return Ok(());
+    }
+    if r.at_us < *latest {
+        rec.out_of_order += 1;
+        rec.most_behind_us = rec.most_behind_us.max(latest.abs_diff(r.at_us));
+    }
+    *latest = (*latest).max(r.at_us);
+    if rec.records.len() == MOST_RECORDS {
+        return Err(format!(
+            "more than {MOST_RECORDS} records to replay; cut the log (a time window, --replay-only) or replay it in \
+             parts"
+        ));
+    }
+    rec.records.push(r);
+    Ok(())
+}
+
+/// The records in time order, or why there is none to replay.
+fn finish(mut rec: Recording) -> Result<Recording, String> {
     if rec.records.is_empty() {
         let why = match &rec.first_skipped {
             Some((line, why)) => format!("line {line}: {why}"),
@@ -160,7 +189,9 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
             None if rec.filtered_out > 0 => format!("--replay-only left out all {} records", rec.filtered_out),
             None => "no record in it".into(),
         };
-        return Err(format!("nothing to replay: {why}; give an access log (combined format) or JSON lines"));
+        return Err(format!(
+            "nothing to replay: {why}; give an access log (combined format), JSON lines or a HAR file"
+        ));
     }
     // Stable: records of one instant keep the file's order.
     rec.records.sort_by_key(|r| r.at_us);
@@ -201,7 +232,7 @@ mod tests {
     use super::*;
 
     fn rec(at_us: i64, method: &str, path: &str, status: u16) -> Record {
-        Record { at_us, method: method.into(), path: path.into(), body: None, status: Some(status) }
+        Record { at_us, method: method.into(), path: path.into(), body: None, status: Some(status), headers: vec![] }
     }
 
     #[test]

@@ -595,6 +595,10 @@ pub struct ScheduleReport {
     pub late: u64,
     /// The largest delay between intended and actual send, microseconds.
     pub max_lag_us: u64,
+    /// Every request's delay between its intended and its actual send, microseconds; absent in documents from
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<phases::Phase>,
     /// Of the `late` requests, those that fell due while every connection was busy and `-c` allowed no more
     /// (counted, as `late`, among the requests that ended: never more than `late`).
     pub starved: u64,

@@ -15,7 +15,7 @@ pub struct Phase {
 }
 
 impl Phase {
-    pub(super) fn of(h: &LatencyHistogram) -> Option<Phase> {
+    pub fn of(h: &LatencyHistogram) -> Option<Phase> {
         (!h.is_empty())
             .then(|| Phase { latency: LatencySummary::from_histogram(h), histogram: EncodedHistogram::of(h) })
     }

@@ -45,6 +45,7 @@ impl StepResult {
                     .then(|| m.schedule_began_after.as_micros().min(u64::MAX as u128) as u64),
                 late: m.late,
                 max_lag_us: m.max_lag_us,
+                lag: super::phases::Phase::of(&m.lag),
                 starved: m.starved,
                 wakeups: Some(m.pacer_wakeups),
             }),
