@@ -248,3 +248,35 @@ fn the_built_in_endpoint_frames_what_follows_an_llm_body_and_closes_on_a_refused
     let text = read_all(&mut s);
     assert!(text.starts_with("HTTP/1.1 400") && text.contains("at most 1048576 are read"), "{text}");
 }
+
+#[test]
+fn a_trace_sends_each_request_at_its_time_with_prompts_of_its_lengths() {
+    let t = target();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let rows: Vec<String> = (0..5)
+        .map(|i| {
+            format!(
+                r#"{{"timestamp": {}, "input_length": {}, "output_length": {}, "hash_ids": [{i}]}}"#,
+                100 * i,
+                10 + i,
+                2 + i
+            )
+        })
+        .collect();
+    std::fs::write(&trace, rows.join("\n")).unwrap();
+    let u = format!("http://{}/v1/completions?first=1ms&gap=1ms", t.addr());
+    let args = ["llm", "--model", "m", "--dataset-name", "trace", "--dataset-path", trace.to_str().unwrap()];
+    let out = hakaru(&[&args[..], &[&u[..]]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (doc, step) = (out.doc(), out.step());
+    assert_eq!((step["ok"].as_u64(), doc["settings"]["arrival"].as_str()), (Some(5), Some("recorded")));
+    // The server's usage counts the prompt's words: each row's input_length, and its output_length in tokens.
+    let tokens = &step["events"]["tokens"];
+    assert_eq!((tokens["input_tokens"].as_u64(), tokens["tokens"].as_u64()), (Some(10 + 11 + 12 + 13 + 14), Some(20)));
+    // 0.4 s from the first request to the last one's send: never sooner.
+    assert!(step["duration_s"].as_f64().unwrap() >= 0.4, "{}", step["duration_s"]);
+    assert_eq!(step["schedule"]["lag"]["count"].as_u64(), Some(5));
+    let bad = hakaru(&[&args[..], &["--request-rate", "5", &u[..]]].concat());
+    assert!(bad.code == 2 && bad.stderr.contains("sends each request at its recorded time"), "{}", bad.stderr);
+}

@@ -95,6 +95,77 @@ fn reason(e: &serde_json::Error) -> String {
     crate::base::secrets::excerpt(cut)
 }
 
+/// An LLM trace (aiperf's fixed schedule, Mooncake's format): `{"timestamp": MS, "input_length": N,
+/// "output_length": M}` a line (`hash_ids` and other keys ignored), its first `count` rows: each a prompt of N
+/// random words (about a token each, seeded) asking for M tokens, and its instant in microseconds, in time order.
+pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), String> {
+    let file = crate::base::bounded::open(path, crate::base::bounded::DATASET)?;
+    let mut reader = BufReader::new(file);
+    let (mut line, mut number) = (Vec::new(), 0u64);
+    let mut rows: Vec<(i64, u64, u64)> = Vec::new();
+    while (rows.len() as u64) < count && crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
+        number += 1;
+        let text = std::str::from_utf8(&line).map_err(|_| format!("line {number}: not UTF-8 text"))?.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let row: TraceRow = serde_json::from_str(text).map_err(|e| {
+            format!(
+                "line {number}, column {}: {}; each line is {{\"timestamp\": 0, \"input_length\": 512, \
+                 \"output_length\": 128}} (milliseconds, tokens)",
+                e.column(),
+                reason(&e)
+            )
+        })?;
+        if !(1..=crate::template::text::MOST_WORDS).contains(&row.input_length)
+            || !(1..=MOST_OUTPUT).contains(&row.output_length)
+        {
+            return Err(format!(
+                "line {number}: input_length {} and output_length {}: give 1 to {} and 1 to {MOST_OUTPUT}",
+                row.input_length,
+                row.output_length,
+                crate::template::text::MOST_WORDS
+            ));
+        }
+        let at_us = row.timestamp.checked_mul(1000).filter(|t| *t >= 0).ok_or_else(|| {
+            format!("line {number}: timestamp {}: give milliseconds from the trace's start, 0 or more", row.timestamp)
+        })?;
+        rows.push((at_us, row.input_length, row.output_length));
+    }
+    if rows.is_empty() {
+        return Err("no row in it; write one JSON object per line, such as {\"timestamp\": 0, \"input_length\": 512, \
+                    \"output_length\": 128}"
+            .into());
+    }
+    rows.sort_by_key(|r| r.0);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut words = Vec::new();
+    let kept: Vec<(String, u64)> = rows
+        .iter()
+        .map(|&(_, input, output)| {
+            words.clear();
+            crate::template::words::push(input, &mut rng, &mut words);
+            (String::from_utf8_lossy(&words).into_owned(), output)
+        })
+        .collect();
+    let span = (rows[rows.len() - 1].0 - rows[0].0) as f64 / 1e6;
+    let note = format!(
+        "{} requests of the trace {} at their recorded times over {span:.3} s, prompts of their input_length in \
+         words (about a token a word)",
+        kept.len(),
+        path.display()
+    );
+    let at = rows.iter().map(|r| r.0).collect();
+    Ok((Prompts { rows: rows_of(kept), note }, at))
+}
+
+#[derive(Deserialize)]
+struct TraceRow {
+    timestamp: i64,
+    input_length: u64,
+    output_length: u64,
+}
+
 #[derive(Deserialize)]
 struct JsonlRow {
     prompt: Option<String>,
@@ -267,6 +338,26 @@ mod tests {
         assert_ne!(firsts(&got.rows), firsts(&sharegpt(&p, 10, None, 2).unwrap().rows));
         // A fixed output length lifts the reply's floor alone: the prompt of one token stays out.
         assert_eq!(sharegpt(&p, 100, Some(3), 1).unwrap().rows.len(), 50);
+    }
+
+    #[test]
+    fn a_trace_gives_prompts_of_its_lengths_in_time_order() {
+        let (_d, p) = file(
+            "{\"timestamp\": 500, \"input_length\": 3, \"output_length\": 7, \"hash_ids\": [1]}\n\
+             {\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n",
+        );
+        let (got, at) = trace(&p, 10, 1).unwrap();
+        assert_eq!(at, [0, 500_000]);
+        assert_eq!(got.rows.row(0).get(0).unwrap().split(' ').count(), 5);
+        assert_eq!((got.rows.row(0).get(1), got.rows.row(1).get(1)), (Some("2"), Some("7")));
+        for (text, says) in [
+            ("{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 2}", "line 1: input_length 0"),
+            ("{\"timestamp\": -1, \"input_length\": 1, \"output_length\": 2}", "line 1: timestamp -1"),
+            ("{\"input_length\": 1}", "line 1, column "),
+        ] {
+            let (_d, p) = file(text);
+            assert!(trace(&p, 10, 1).unwrap_err().contains(says), "{text}");
+        }
     }
 
     #[test]

@@ -14,6 +14,8 @@ const MOST_UNCAPPED: u64 = 10_000;
 pub struct Prepared {
     pub args: RunArgs,
     pub rows: Option<crate::template::data::Rows>,
+    /// A trace's recorded schedule: each request at its offset (`Pace::Recorded`).
+    pub schedule: Option<super::replay::ReplaySchedule>,
     /// What the prompts are, for the run's notes.
     pub note: String,
 }
@@ -112,10 +114,30 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
+    let mut schedule = None;
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
         DatasetArg::Random => {
             let (prompt, out, note) = random(l)?;
             (None, prompt, out, note)
+        }
+        DatasetArg::Trace => {
+            let Some(file) = &l.dataset_path else {
+                return Err(UsageError::new("--dataset-name trace: give the trace with --dataset-path FILE"));
+            };
+            if args.load.rate.is_some() || args.load.duration.is_some() || args.load.threads.is_some_and(|t| t > 1) {
+                return Err(UsageError::new(
+                    "--dataset-name trace sends each request at its recorded time: leave out --request-rate, --rate, \
+                     -d and -t",
+                ));
+            }
+            let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
+            // No cap on requests in flight unless --max-concurrency gives one (aiperf's fixed schedule has none).
+            if l.max_concurrency.is_none() {
+                args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
+            }
+            let (prompts, at) = dataset::trace(file, prompts, seed).map_err(bad)?;
+            schedule = Some(trace_schedule(&at, &args.replay)?);
+            (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
         }
         name => {
             let Some(file) = &l.dataset_path else {
@@ -127,6 +149,7 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
             let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
             let prompts = match name {
                 DatasetArg::Jsonl => dataset::jsonl(file, prompts, l.output_len),
+                DatasetArg::Random | DatasetArg::Trace => unreachable!("matched above"),
                 _ => dataset::sharegpt(file, prompts, l.output_len, seed),
             }
             .map_err(bad)?;
@@ -144,7 +167,22 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
     }
     r.events = Some("tokens".into());
     r.data_order = DataOrderArg::Sequential;
-    Ok(Prepared { args, rows, note })
+    if let Some(s) = &schedule {
+        args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
+    }
+    Ok(Prepared { args, rows, schedule, note })
+}
+
+/// A trace's instants as the pacer's offsets: over `--speed`, gaps cut by `--replay-max-gap`.
+fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super::replay::ReplaySchedule, UsageError> {
+    if !(r.speed.is_finite() && (0.001..=1000.0).contains(&r.speed)) {
+        return Err(UsageError::new(format!("--speed {}: give a factor from 0.001 to 1000", r.speed)));
+    }
+    let max_gap = r.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
+    let offsets = crate::replay::offsets(at, r.speed, max_gap.map(|g| g.as_micros() as u64));
+    let total = offsets.len() as u64;
+    let period_us = offsets.last().copied().unwrap_or(0) + 1;
+    Ok(super::replay::ReplaySchedule { offsets: offsets.into(), period_us, total })
 }
 
 /// `--request-rate`: a number of requests a second, or `inf` (vLLM's default: no rate, a closed loop).

@@ -803,10 +803,26 @@ impl RunPlan {
     /// `hakaru llm`'s plan: `run`'s, its requests from the dataset.
     pub fn from_llm(prepared: llm::Prepared) -> Result<RunPlan, UsageError> {
         let a = &prepared.args;
-        load_parts(&a.load)?;
+        let (stop, load) = load_parts(&a.load)?;
         let segment = segment::Scale::from_args(&a.load.scale)?.segment;
         let set = RequestSet::with_rows(&a.request, segment, prepared.rows)?;
-        let mut plan = one_step(&set, "llm", &a.load)?;
+        let mut plan = match prepared.schedule {
+            // A trace: each request at its recorded time, on one thread (its rows taken in order).
+            Some(schedule) => {
+                let n = schedule.total as f64;
+                let span = schedule.offset(schedule.total.saturating_sub(1)).max(1) as f64 / 1e6;
+                let recorded =
+                    LoadModel::Open { rate: (n / span).clamp(MIN_RATE, MAX_RATE), arrival: Arrival::Recorded };
+                let mut plan = one_step_with(&set, "llm", &a.load, Some((stop, recorded)))?;
+                (plan.threads, plan.settings.threads) = (1, 1);
+                plan.replay = Some(schedule);
+                plan
+            }
+            None => {
+                let _ = load;
+                one_step(&set, "llm", &a.load)?
+            }
+        };
         plan.settings.prompts = Some(prepared.note);
         Ok(plan)
     }

@@ -202,8 +202,14 @@ fn finish(mut rec: Recording) -> Result<Recording, String> {
 /// combined format's) has its records of one second spread evenly across it, idle gaps are cut to `max_gap_us`,
 /// and every offset is divided by `speed`.
 pub fn schedule(records: &[Record], speed: f64, max_gap_us: Option<u64>) -> Vec<u64> {
-    let whole_seconds = records.iter().all(|r| r.at_us % 1_000_000 == 0);
-    let mut times: Vec<f64> = records.iter().map(|r| r.at_us as f64).collect();
+    let times: Vec<i64> = records.iter().map(|r| r.at_us).collect();
+    offsets(&times, speed, max_gap_us)
+}
+
+/// [`schedule`] of instants (microseconds, in order): an LLM trace's too.
+pub fn offsets(at_us: &[i64], speed: f64, max_gap_us: Option<u64>) -> Vec<u64> {
+    let whole_seconds = at_us.iter().all(|t| t % 1_000_000 == 0);
+    let mut times: Vec<f64> = at_us.iter().map(|t| *t as f64).collect();
     if whole_seconds {
         let mut i = 0;
         while i < times.len() {

@@ -24,6 +24,10 @@ pub enum DatasetArg {
     Jsonl,
     /// A ShareGPT JSON file: each conversation's first turn the prompt, its reply's length the answer's.
     Sharegpt,
+    /// An LLM trace (aiperf's fixed schedule): {"timestamp": MS, "input_length": N, "output_length": M} a line,
+    /// each request sent at its recorded time (over --speed).
+    #[value(alias = "mooncake_trace")]
+    Trace,
 }
 
 /// The OpenAI API an endpoint serves.
