@@ -123,7 +123,7 @@ fn run_phases(
                 .to_string(),
         );
     }
-    if kv.workload == "order" && first.protocol == crate::protocol::Protocol::Memcache && kv.steps.len() > 3 {
+    if kv.workload == "order" && first.wire.protocol() == crate::protocol::Protocol::Memcache && kv.steps.len() > 3 {
         notes.push("memcached cannot iterate over its keys: the walk phase is skipped".to_string());
     }
     session.prepare(first.connections, first.threads, &notes, None);

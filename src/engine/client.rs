@@ -87,7 +87,7 @@ pub(super) struct Own {
 impl Own {
     pub(super) fn new(ctx: &ThreadCtx) -> Own {
         let plan = &ctx.shared.plan;
-        let mut decoder = AnyDecoder::new(plan.protocol, plan.max_line);
+        let mut decoder = AnyDecoder::new(plan.wire.protocol(), plan.max_line);
         super::events::install(ctx, &mut decoder);
         Own {
             conns: (0..plan.endpoints.len()).map(|_| Slot::default()).collect(),
@@ -694,7 +694,7 @@ struct Opened {
 /// Sends the plan's greeting (Redis AUTH, SELECT) on a new connection, one command at a time, each waiting for
 /// its reply within the connect timeout; an error reply fails the connection (the request is not sent).
 async fn greet(ctx: &ThreadCtx, conn: &mut Conn) -> Result<(), Failure> {
-    let Some(g) = &ctx.shared.plan.greeting else { return Ok(()) };
+    let Some(g) = ctx.shared.plan.wire.greeting() else { return Ok(()) };
     let limit = ctx.shared.plan.connect_timeout;
     let deadline = Deadline { at: Instant::now() + limit, limit };
     let missed = || Failure::new(ErrorKind::ConnectTimeout, format!("no reply to {} within {limit:?}", g.what));

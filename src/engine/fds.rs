@@ -124,7 +124,7 @@ const SLOT_BYTES: u64 = 1 << 10;
 /// 10000000` took 19 GB of 23 and ignored Ctrl-C while it set up).
 pub fn too_many_clients(plan: &RunPlan) -> Result<(), UsageError> {
     let per = clients_per_connection(plan);
-    let flag = if plan.websocket.is_some() { "--in-flight" } else { "--streams" };
+    let flag = if plan.wire.websocket().is_some() { "--in-flight" } else { "--streams" };
     clients_fit(plan.connections, per, flag, mem_available()).map_err(UsageError::new)
 }
 

@@ -229,7 +229,7 @@ impl ThreadCtx {
         let id = self.thread_index + started * self.threads;
         let ctx = Rc::clone(self);
         match self.h2.as_ref() {
-            Some(spec) if self.shared.plan.protocol == crate::protocol::Protocol::Http3 => {
+            Some(spec) if self.shared.plan.wire.protocol() == crate::protocol::Protocol::Http3 => {
                 let events =
                     self.shared.plan.events.as_ref().map(|spec| {
                         crate::protocol::events::EventReader::new(Arc::clone(spec), self.shared.plan.max_line)
@@ -239,10 +239,10 @@ impl ThreadCtx {
                 tokio::task::spawn_local(ctx.run_client(id, link))
             }
             Some(spec) => tokio::task::spawn_local(ctx.run_client(id, client::Streams(h2::pool(self, spec)))),
-            None if self.shared.plan.websocket.as_ref().is_some_and(|w| w.shared()) => {
+            None if self.shared.plan.wire.websocket().is_some_and(|w| w.shared()) => {
                 tokio::task::spawn_local(ctx.run_client(id, ws_flight::Slot::new(self, id)))
             }
-            None if self.shared.plan.websocket.is_some() => {
+            None if self.shared.plan.wire.websocket().is_some() => {
                 tokio::task::spawn_local(ctx.run_client(id, ws::WsLink::new(self, id)))
             }
             None => tokio::task::spawn_local(ctx.run_client(id, client::Own::new(self))),
@@ -444,7 +444,7 @@ impl ThreadCtx {
     /// Whether requests' phases are timed: HTTP's, gRPC's over it too, WebSocket's (its connection phase holds the
     /// upgrade); a key-value op has no phases worth their clock reads.
     fn times_phases(&self) -> bool {
-        let p = self.shared.plan.protocol;
+        let p = self.shared.plan.wire.protocol();
         use crate::protocol::Protocol;
         matches!(p, Protocol::Http | Protocol::Http3 | Protocol::WebSocket) || p.over_http2()
     }
@@ -481,7 +481,7 @@ impl ThreadCtx {
     /// command and key, read from its bytes: only then, so the ops that do not enter pay nothing.
     fn name_slow(&self, at: usize, request: &[u8]) {
         if let Some(slow) = self.metrics.borrow_mut().slowest.get_mut(at) {
-            slow.key = self.shared.plan.protocol.command_and_key(request);
+            slow.key = self.shared.plan.wire.protocol().command_and_key(request);
         }
     }
 
@@ -532,10 +532,10 @@ impl ThreadCtx {
 pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMut(&mut Window)) -> StepOutcome {
     // Raises the open-file limit when the connections need it; what still does not fit is counted as fd_limit.
     fd_budget(plan.connections, plan.threads);
-    let http2 = plan.protocol.over_http2();
+    let http2 = plan.wire.protocol().over_http2();
     // HTTP/3's connections are its link's (engine/h3.rs), with TLS settings of their own; its streams are slots as
     // HTTP/2's are.
-    let http3 = plan.protocol == crate::protocol::Protocol::Http3;
+    let http3 = plan.wire.protocol() == crate::protocol::Protocol::Http3;
     let tls = plan
         .endpoints
         .iter()
@@ -662,7 +662,7 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
                 h2: (http2 || http3).then_some(grid::Spec {
                     connections,
                     endpoints: plan.endpoints.len(),
-                    streams: plan.streams,
+                    streams: plan.wire.streams(),
                     spread: matches!(plan.load, LoadModel::Open { .. }),
                 }),
                 start: Cell::new(start),
@@ -816,9 +816,9 @@ pub(super) const NOT_SENT: &str = "the step ended before the request was sent";
 /// Clients a connection serves: HTTP/2 and HTTP/3's stream slots (`--streams`), WebSocket's messages in flight
 /// (`--in-flight`), else one.
 fn clients_per_connection(plan: &RunPlan) -> usize {
-    let streams = plan.protocol.over_http2() || plan.protocol == crate::protocol::Protocol::Http3;
-    match &plan.websocket {
-        _ if streams => plan.streams,
+    let streams = plan.wire.protocol().over_http2() || plan.wire.protocol() == crate::protocol::Protocol::Http3;
+    match plan.wire.websocket() {
+        _ if streams => plan.wire.streams(),
         Some(w) => w.in_flight.max(1),
         None => 1,
     }

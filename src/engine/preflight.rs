@@ -8,12 +8,12 @@ use super::*;
 pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     too_many_clients(plan)?;
     too_few_files(plan)?;
-    if plan.protocol == crate::protocol::Protocol::Http3 {
+    if plan.wire.protocol() == crate::protocol::Protocol::Http3 {
         // QUIC is UDP: a TCP connect would say nothing of it (and fail against a server serving HTTP/3 alone).
         return h3::preflight(plan);
     }
     // Targets as their users wrote them: redis://HOST:PORT for a Redis server, not http://.
-    let shown = |ep: &crate::base::target::Endpoint| match plan.protocol {
+    let shown = |ep: &crate::base::target::Endpoint| match plan.wire.protocol() {
         crate::protocol::Protocol::Http => ep.to_string(),
         p => ep.kv_target(p.scheme()),
     };
@@ -49,13 +49,13 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     }
     // A Redis server is asked one command (after the greeting) before the load: one that wants a password given
     // none, or refuses for another reason, is bad input in the server's own words, not a run of "500"s.
-    if plan.protocol == crate::protocol::Protocol::Resp || plan.greeting.is_some() {
+    if plan.wire.protocol() == crate::protocol::Protocol::Resp || plan.wire.greeting().is_some() {
         for ep in &plan.endpoints {
-            ping_now(ep, plan.greeting.as_ref(), plan.connect_timeout, reply_limit(plan))
+            ping_now(ep, plan.wire.greeting(), plan.connect_timeout, reply_limit(plan))
                 .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
-    if plan.protocol.over_http2() {
+    if plan.wire.protocol().over_http2() {
         return h2::preflight(plan);
     }
     // A port that accepts TCP but never completes a TLS handshake (a plain-HTTP server behind https://) would
@@ -252,14 +252,14 @@ pub(super) fn read_by(
 pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u8>>, UsageError> {
     let mut values = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
-        let target = ep.kv_target(plan.protocol.scheme());
+        let target = ep.kv_target(plan.wire.protocol().scheme());
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
         let limit = reply_limit(plan);
-        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;
+        let mut s = greeted(ep, plan.wire.greeting(), plan.connect_timeout, limit).map_err(fail)?;
         for (what, command) in commands {
             let deadline = Instant::now() + limit;
-            let reply =
-                ask(&mut s, plan.protocol, &std::sync::Arc::from(command.as_slice()), deadline, what).map_err(fail)?;
+            let reply = ask(&mut s, plan.wire.protocol(), &std::sync::Arc::from(command.as_slice()), deadline, what)
+                .map_err(fail)?;
             if let Some(error) = reply.error {
                 return Err(fail(format!("the server refused {what}: {error}")));
             }

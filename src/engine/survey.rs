@@ -23,11 +23,12 @@ pub(super) const MAX_REPLY: usize = 1 << 20;
 pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Result<Vec<Holding>, UsageError> {
     let mut holdings = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
-        let target = plan.settings.targets.get(i).cloned().unwrap_or_else(|| ep.kv_target(plan.protocol.scheme()));
+        let target =
+            plan.settings.targets.get(i).cloned().unwrap_or_else(|| ep.kv_target(plan.wire.protocol().scheme()));
         let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
         let limit = super::reply_limit(plan);
-        let mut s = greeted(ep, plan.greeting.as_ref(), plan.connect_timeout, limit).map_err(fail)?;
-        let items = match plan.protocol {
+        let mut s = greeted(ep, plan.wire.greeting(), plan.connect_timeout, limit).map_err(fail)?;
+        let items = match plan.wire.protocol() {
             Protocol::Resp => redis_dbsize(&mut s, Instant::now() + limit),
             _ => memcached_items(&mut s, Instant::now() + limit),
         }
@@ -36,11 +37,11 @@ pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Resul
         if let Some((writes, templates)) = check.filter(|_| items > 0) {
             let mut sets: Vec<Written> = writes.to_vec();
             for t in templates {
-                sets.extend(written_by(&mut s, plan.protocol, t, limit).map_err(fail)?);
+                sets.extend(written_by(&mut s, plan.wire.protocol(), t, limit).map_err(fail)?);
             }
             let mut seen = std::collections::HashSet::new();
             for w in sets.into_iter().filter(|w| seen.insert(w.shown.clone())) {
-                let f = match plan.protocol {
+                let f = match plan.wire.protocol() {
                     Protocol::Resp => look_up(&w, |keys| redis_existing(&mut s, keys, Instant::now() + limit)),
                     _ => look_up(&w, |keys| memcached_existing(&mut s, keys, Instant::now() + limit)),
                 }

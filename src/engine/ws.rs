@@ -50,7 +50,7 @@ pub(super) enum Got {
 impl WsLink {
     pub(super) fn new(ctx: &ThreadCtx, id: usize) -> WsLink {
         let plan = &ctx.shared.plan;
-        let max = plan.websocket.as_ref().map_or(u64::MAX, |w| w.max_message);
+        let max = plan.wire.websocket().map_or(u64::MAX, |w| w.max_message);
         let keep = Self::keep(ctx);
         let seed = plan.seed ^ ((plan.client_offset + id) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         WsLink {
@@ -78,7 +78,7 @@ impl WsLink {
     /// How much of each message the decoder keeps: the settings' need, or a script's `response()`'s (its body,
     /// as much as an HTTP answer's kept for it).
     fn keep(ctx: &ThreadCtx) -> usize {
-        let settings = ctx.shared.plan.websocket.as_ref().map_or(0, |w| w.keep());
+        let settings = ctx.shared.plan.wire.websocket().map_or(0, |w| w.keep());
         match ctx.script.wants_message() {
             true => settings.max(crate::protocol::http::response::MOST_KEPT_BODY),
             false => settings,
@@ -86,7 +86,7 @@ impl WsLink {
     }
 
     pub(super) fn settings(ctx: &ThreadCtx) -> &ws::Settings {
-        ctx.shared.plan.websocket.as_deref().expect("a WebSocket link runs a WebSocket plan")
+        ctx.shared.plan.wire.websocket().map(|w| &**w).expect("a WebSocket link runs a WebSocket plan")
     }
 
     pub(super) fn drop_conn(&mut self, ctx: &ThreadCtx) {

@@ -457,18 +457,13 @@ impl KvPlan {
             ok_status: StatusSet::parse("200-299").expect("a valid set"),
             warnings: Vec::new(),
             wait: None,
-            protocol,
-            greeting: greeting.clone(),
+            wire: super::wire::Wire::Kv { protocol, greeting: greeting.clone() },
             workload: Some(Arc::new(workload)),
             pipeline: a.pipeline.max(1),
             script: None,
             template: None,
             data: data_shown.clone(),
-            streams: 1,
-            grpc_messages_out: 0,
-            grpc: Default::default(),
             events: None,
-            websocket: None,
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();

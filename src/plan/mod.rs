@@ -21,6 +21,7 @@ pub mod segment;
 pub mod slo;
 pub mod steps;
 pub mod tls;
+pub mod wire;
 mod ws;
 
 use std::net::SocketAddr;
@@ -41,7 +42,7 @@ use crate::protocol::events::EventsSpec;
 use crate::protocol::http::RequestParts;
 use crate::protocol::http::request::write_request;
 use crate::protocol::http::request::{check_header, check_method, check_target};
-use crate::protocol::{Greeting, PreparedRequest, Protocol};
+use crate::protocol::{PreparedRequest, Protocol};
 use crate::result::Settings;
 use crate::workload::Workload;
 use builder::*;
@@ -191,10 +192,8 @@ pub struct RunPlan {
     pub ok_status: StatusSet,
     /// Warnings found while planning (keys of a pattern file ignored), for the output.
     pub notes: Vec<String>,
-    /// The wire protocol of every request.
-    pub protocol: Protocol,
-    /// Commands every new connection sends first (Redis AUTH, SELECT).
-    pub greeting: Option<Greeting>,
+    /// The wire protocol of every request, with what only it needs (streams, gRPC's, WebSocket's, a greeting).
+    pub wire: wire::Wire,
     /// Key-value workloads make each request as they go (keys, values, checks); None sends `requests` as built.
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
@@ -203,16 +202,8 @@ pub struct RunPlan {
     pub script: Option<Arc<crate::script::Script>>,
     /// `--data` or `{{...}}` in the request: every request filled from its template as the load runs.
     pub template: Option<Arc<crate::template::Template>>,
-    /// HTTP/2: concurrent streams per connection (1 otherwise).
-    pub streams: usize,
-    /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
-    pub grpc_messages_out: u32,
-    /// gRPC: what the calls need beside their bytes (`--max-message` ...).
-    pub grpc: crate::protocol::grpc::Settings,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
-    /// WebSocket: the upgrade request and the messages' framing.
-    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
     /// `--replay` paced as recorded: the slots' offsets the pacer follows.
     pub replay: Option<replay::ReplaySchedule>,
     /// `--replay --dry-run`: what would be sent, printed in place of the run.
@@ -270,10 +261,8 @@ pub struct RequestSet {
     pub warnings: Vec<String>,
     /// The clients' wait after each answer given by the pattern file (`"wait"`, seconds).
     pub wait: Option<f64>,
-    /// The wire protocol of every request.
-    pub protocol: Protocol,
-    /// Commands every new connection sends first (Redis AUTH, SELECT).
-    pub greeting: Option<Greeting>,
+    /// The wire protocol of every request, with what only it needs (streams, gRPC's, WebSocket's, a greeting).
+    pub wire: wire::Wire,
     /// Key-value workloads make each request as they go (keys, values, checks); None sends `requests` as built.
     pub workload: Option<Arc<Workload>>,
     /// Requests written together on a connection before their replies are read (1: one at a time).
@@ -284,16 +273,8 @@ pub struct RequestSet {
     pub template: Option<Arc<crate::template::Template>>,
     /// `--data`'s file and order, as the result document records them.
     pub data: Option<String>,
-    /// HTTP/2: concurrent streams per connection (1 for the other protocols).
-    pub streams: usize,
-    /// gRPC: messages each call sends (1 but for a client-streaming or bidirectional method).
-    pub grpc_messages_out: u32,
-    /// gRPC: what the calls need beside their bytes (`--max-message` ...).
-    pub grpc: crate::protocol::grpc::Settings,
     /// `--events`: each answer read as a stream of events.
     pub events: Option<Arc<EventsSpec>>,
-    /// WebSocket: the upgrade request and the messages' framing.
-    pub websocket: Option<Arc<crate::protocol::ws::Settings>>,
 }
 
 /// The most `--streams` takes: more than any server allows (nginx 128, h2o 100 by default).
@@ -669,24 +650,21 @@ impl RequestSet {
             ok_status,
             warnings,
             wait,
-            protocol: match (&grpc, a.http2) {
-                _ if ws.is_some() => Protocol::WebSocket,
-                _ if a.http3 => Protocol::Http3,
-                (Some(_), _) => Protocol::Grpc,
-                (None, true) => Protocol::Http2,
-                (None, false) => Protocol::Http,
+            wire: match (&grpc, websocket) {
+                (_, Some(w)) => wire::Wire::WebSocket(w),
+                _ if a.http3 => wire::Wire::Http3 { streams },
+                (Some(g), None) => {
+                    wire::Wire::Grpc { streams, messages_out: g.messages_per_call, settings: g.settings }
+                }
+                (None, None) if a.http2 => wire::Wire::Http2 { streams },
+                (None, None) => wire::Wire::Http1,
             },
-            greeting: None,
             workload: None,
             pipeline: 1,
             script,
             template,
             data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
-            streams,
-            grpc_messages_out: grpc.as_ref().map_or(0, |g| g.messages_per_call),
-            grpc: grpc.as_ref().map(|g| g.settings).unwrap_or_default(),
             events: events::from_args(a)?,
-            websocket,
         })
     }
 }
@@ -745,7 +723,7 @@ impl RunPlan {
     /// request timeout (an answer that takes longer fails anyway). None in WebSocket's listen mode, where a client
     /// awaits the server's next message, not an answer to anything it sent.
     pub fn graceful_stop(&self) -> Option<Duration> {
-        if self.websocket.as_ref().is_some_and(|w| w.mode == crate::protocol::ws::Mode::Listen) {
+        if self.wire.websocket().is_some_and(|w| w.mode == crate::protocol::ws::Mode::Listen) {
             return None;
         }
         // Agents started together (`--start-at`) end their steps together: a wait of each one's own would move the
@@ -901,12 +879,13 @@ impl RunPlan {
             unix_socket: unix_sockets(&set.endpoints),
             proxy: proxies(&set.endpoints),
             sweep: None,
-            http_version: match set.protocol {
+            http_version: match set.wire.protocol() {
                 Protocol::Http3 => Some("3".to_string()),
                 p => p.over_http2().then(|| "2".to_string()),
             },
-            streams: (set.protocol.over_http2() || set.protocol == Protocol::Http3).then_some(set.streams),
-            ws_mode: set.websocket.as_ref().map(|w| w.mode.name().to_string()),
+            streams: (set.wire.protocol().over_http2() || set.wire.protocol() == Protocol::Http3)
+                .then_some(set.wire.streams()),
+            ws_mode: set.wire.websocket().map(|w| w.mode.name().to_string()),
             ramp: None,
             events: set.events.as_ref().map(|e| e.kind.name().to_string()),
             events_until: set.events.as_ref().and_then(|e| e.until().map(String::from)),
@@ -942,17 +921,12 @@ impl RunPlan {
             live: live::LiveSettings::default(),
             ok_status: set.ok_status.clone(),
             notes: set.warnings.clone(),
-            protocol: set.protocol,
-            greeting: set.greeting.clone(),
+            wire: set.wire.clone(),
             workload: set.workload.clone(),
             pipeline: set.pipeline,
             script: set.script.clone(),
             template: set.template.clone(),
-            streams: set.streams.max(1),
-            grpc_messages_out: set.grpc_messages_out,
-            grpc: set.grpc,
             events: set.events.clone(),
-            websocket: set.websocket.clone(),
             replay: None,
             replay_preview: None,
             start_at: None,

@@ -107,6 +107,34 @@ pub struct WsReport {
 }
 
 impl WsReport {
+    /// A WebSocket step's report, when its settings ask for one (`--in-flight` sharing a connection,
+    /// `--stamp-field`, listen mode): `ok` answers over `secs`.
+    pub fn of(
+        w: &crate::protocol::ws::Settings,
+        m: &crate::metrics::StepMetrics,
+        ok: u64,
+        secs: f64,
+    ) -> Option<WsReport> {
+        let listening = w.mode == crate::protocol::ws::Mode::Listen;
+        if !(w.shared() || w.stamp_field.is_some() || listening) {
+            return None;
+        }
+        // Listening: the messages each connection got a second, over the connections open at once.
+        let per_connection = listening.then(|| {
+            let per_s = ok as f64 / secs.max(1e-9) / m.max_open.max(1) as f64;
+            (per_s * 1000.0).round() / 1000.0
+        });
+        let report = WsReport {
+            in_flight: w.in_flight,
+            match_field: w.match_field.clone(),
+            unmatched_no_id: m.ws_unmatched.no_id,
+            unmatched_not_in_flight: m.ws_unmatched.not_in_flight,
+            messages_per_connection_per_s: per_connection,
+            ..Default::default()
+        };
+        Some(report.with_fan_out(w.stamp_field.as_deref(), &m.ws_fan_out))
+    }
+
     /// Several agents' parts of one step as one: the counts added.
     pub fn merged(parts: &[&WsReport]) -> Option<WsReport> {
         let first = parts.first()?;

@@ -14,6 +14,7 @@ use crate::live::{Live, Phase};
 use crate::metrics::Window;
 use crate::monitor::{self, SelfCheck, Watchers, is_hit_rate_probe};
 use crate::plan::RunPlan;
+use crate::plan::wire::Wire;
 use crate::result::provenance::Provenance;
 use crate::result::{GeneratorReport, ResultDocument, SCHEMA, Settings, StepLoad, StepResult, WarmupSummary};
 
@@ -135,19 +136,7 @@ pub fn measure_step(
     // Labels are made for the requests the document names (a breakdown's few, the slowest), not for each of a
     // pattern file's 400,000.
     let label = |spec: usize| plan.requests.get(spec).map(|r| r.label()).unwrap_or_default();
-    step.add_details(
-        &metrics,
-        &label,
-        &plan.group_names,
-        !matches!(
-            plan.protocol,
-            crate::protocol::Protocol::Http
-                | crate::protocol::Protocol::Http2
-                | crate::protocol::Protocol::Http3
-                | crate::protocol::Protocol::Grpc
-                | crate::protocol::Protocol::WebSocket
-        ),
-    );
+    step.add_details(&metrics, &label, &plan.group_names, matches!(plan.wire, Wire::Kv { .. }));
     if let Some(w) = &plan.workload {
         // A write's "done" is no hit: hits and misses are counted for the operations that read.
         for kind in ["group", "request"] {
@@ -158,34 +147,19 @@ pub fn measure_step(
             }
         }
     }
-    step.protocol = plan.protocol.name().into();
-    if plan.protocol.over_http2() {
-        step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.streams));
-    }
-    if plan.protocol == crate::protocol::Protocol::Http3 {
-        step.quic = Some(crate::result::quic::QuicReport::new(&metrics.quic));
-    }
-    if plan.protocol == crate::protocol::Protocol::Grpc {
-        let sent = u64::from(plan.grpc_messages_out);
-        let seconds = elapsed.as_secs_f64();
-        step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, seconds));
-    }
-    let listening = |w: &crate::protocol::ws::Settings| w.mode == crate::protocol::ws::Mode::Listen;
-    if let Some(w) = plan.websocket.as_ref().filter(|w| w.shared() || w.stamp_field.is_some() || listening(w)) {
-        // Listening: the messages each connection got a second, over the connections open at once.
-        let per_connection = listening(w).then(|| {
-            let per_s = step.ok as f64 / elapsed.as_secs_f64().max(1e-9) / metrics.max_open.max(1) as f64;
-            (per_s * 1000.0).round() / 1000.0
-        });
-        let report = crate::result::WsReport {
-            in_flight: w.in_flight,
-            match_field: w.match_field.clone(),
-            unmatched_no_id: metrics.ws_unmatched.no_id,
-            unmatched_not_in_flight: metrics.ws_unmatched.not_in_flight,
-            messages_per_connection_per_s: per_connection,
-            ..Default::default()
-        };
-        step.websocket = Some(report.with_fan_out(w.stamp_field.as_deref(), &metrics.ws_fan_out));
+    step.protocol = plan.wire.protocol().name().into();
+    // Each protocol's own section, from its own report.
+    let secs = elapsed.as_secs_f64();
+    match &plan.wire {
+        Wire::Http2 { .. } => step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.wire.streams())),
+        Wire::Grpc { messages_out, .. } => {
+            step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.wire.streams()));
+            let sent = u64::from(*messages_out);
+            step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, secs));
+        }
+        Wire::Http3 { .. } => step.quic = Some(crate::result::quic::QuicReport::new(&metrics.quic)),
+        Wire::WebSocket(w) => step.websocket = crate::result::WsReport::of(w, &metrics, step.ok, secs),
+        Wire::Http1 | Wire::Kv { .. } => {}
     }
     // The load threads' own CPU, against the cores they can use: one thread can saturate one core at most.
     let cores = plan.threads.min(monitor::own_cores());

@@ -167,7 +167,7 @@ pub(super) fn exchange(
             // A stream freed only past the step's end: the request is not sent after it.
             ctx.check_not_over()?;
             let sent = if waited { Instant::now() } else { exchange.ready };
-            let interval = ctx.shared.plan.grpc.interval;
+            let interval = ctx.shared.plan.wire.grpc().interval;
             let mut spaced = Vec::new();
             let id = match (interval, exchange.built()) {
                 // `--stream-interval`: the HEADERS and the first message now, each further message later.
@@ -257,8 +257,8 @@ impl H2Conn {
         let plan = &ctx.shared.plan;
         let mut state = State::new(streams, plan.max_line, plan.max_header_list);
         state.keep = ctx.script.wants_message();
-        state.grpc = ctx.shared.plan.protocol == crate::protocol::Protocol::Grpc;
-        state.grpc_settings = ctx.shared.plan.grpc;
+        state.grpc = ctx.shared.plan.wire.protocol() == crate::protocol::Protocol::Grpc;
+        state.grpc_settings = ctx.shared.plan.wire.grpc();
         state.events = plan.events.clone();
         state.pause = pause;
         state.retire_after = plan.max_requests_per_connection;
