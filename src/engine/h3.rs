@@ -303,11 +303,11 @@ impl H3Conn {
         let (tx, rx, before) = self.seen.replace((stats.udp_tx.bytes, stats.udp_rx.bytes, now));
         let mut m = ctx.metrics.borrow_mut();
         m.bytes_in += stats.udp_rx.bytes.saturating_sub(rx);
-        m.quic.merge(&now.since(&before));
+        m.wire.quic.merge(&now.since(&before));
         // The handshake ended before the answer to an early request could be read, so after a request the
         // server's word on the early data is in.
         if let Some(accepted) = self.early_said() {
-            m.quic.zero_rtt_accepted += u64::from(accepted);
+            m.wire.quic.zero_rtt_accepted += u64::from(accepted);
         }
         stats.udp_tx.bytes.saturating_sub(tx)
     }
@@ -341,7 +341,7 @@ async fn run_connection(ctx: Rc<ThreadCtx>, pool: Rc<Pool>, conn: Rc<H3Conn>, en
     // A 0-RTT connection's handshake phase ends when it can send: at once.
     ctx.record_connect(start, Some(Handshake { tcp_done: start, resumed: early.is_some() }), done);
     if let Some(accepted) = early {
-        ctx.metrics.borrow_mut().quic.zero_rtt_sent += 1;
+        ctx.metrics.borrow_mut().wire.quic.zero_rtt_sent += 1;
         *conn.early.borrow_mut() = Some(Box::pin(accepted));
         let left = plan.connect_timeout.saturating_sub(done - start);
         tokio::task::spawn_local(handshake_deadline(Rc::clone(&ctx), Rc::clone(&conn), quic.clone(), left));
@@ -379,7 +379,7 @@ async fn handshake_deadline(ctx: Rc<ThreadCtx>, conn: Rc<H3Conn>, quic: quinn::C
         _ = phase.wait_for(|p| *p == Phase::Dead) => return,
     }
     if let Some(accepted) = conn.early_said() {
-        ctx.metrics.borrow_mut().quic.zero_rtt_accepted += u64::from(accepted);
+        ctx.metrics.borrow_mut().wire.quic.zero_rtt_accepted += u64::from(accepted);
     } else if conn.early.borrow().is_some() {
         let why = format!("no QUIC handshake within {}", humantime::format_duration(ctx.shared.plan.connect_timeout));
         *conn.failure.borrow_mut() = Some(Failure::new(ErrorKind::ConnectTimeout, why));

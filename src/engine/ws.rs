@@ -278,9 +278,9 @@ impl WsLink {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let mut m = ctx.metrics.borrow_mut();
         match ws::matching::stamp_at(self.decoder.kept(), pointer) {
-            None => m.ws_fan_out.missing += 1,
-            Some(sent) if sent > now => m.ws_fan_out.ahead += 1,
-            Some(sent) => m.ws_fan_out.delay.record(((now - sent) / 1000) as u64),
+            None => m.wire.ws_fan_out.missing += 1,
+            Some(sent) if sent > now => m.wire.ws_fan_out.ahead += 1,
+            Some(sent) => m.wire.ws_fan_out.delay.record(((now - sent) / 1000) as u64),
         }
     }
 

@@ -108,7 +108,7 @@ impl Line {
             Some(pointer) => match matching::id_at(link.kept(), pointer) {
                 Some(id) => waiting.iter().position(|w| w.id.as_deref() == Some(id.as_slice())),
                 None => {
-                    ctx.metrics.borrow_mut().ws_unmatched.no_id += 1;
+                    ctx.metrics.borrow_mut().wire.ws_unmatched.no_id += 1;
                     return;
                 }
             },
@@ -117,7 +117,7 @@ impl Line {
             Some(waiter) => {
                 let _ = waiter.answer.send(link.judge(ctx));
             }
-            None => ctx.metrics.borrow_mut().ws_unmatched.not_in_flight += 1,
+            None => ctx.metrics.borrow_mut().wire.ws_unmatched.not_in_flight += 1,
         }
     }
 }

@@ -200,18 +200,38 @@ pub struct StepMetrics {
     /// The text of the first failed answer (a Redis or memcached error reply, an HTTP status), secrets scrubbed:
     /// "500" says that the server refused, this says why.
     pub first_error_reply: Option<String>,
-    /// HTTP/2's own figures (all zero for other protocols).
-    pub h2: H2Counts,
-    /// HTTP/3: QUIC's datagrams, sends and losses (all zero for other protocols).
-    pub quic: QuicCounts,
+    /// The protocols' own counters (all zero but the run's protocol's).
+    pub wire: WireCounts,
     /// HTTP's phases: connect, TLS handshake, time to first byte, receiving (empty for other protocols).
     pub phases: Phases,
     /// `--events`: what streamed answers held (empty otherwise).
     pub events: EventMetrics,
+}
+
+/// What each protocol counts beside requests, one field a protocol: the step's section of that protocol is made of
+/// its own (`run/step.rs`'s match on the plan's `Wire`).
+#[derive(Clone, Debug, Default)]
+pub struct WireCounts {
+    /// HTTP/2's own figures (gRPC's messages among them).
+    pub h2: H2Counts,
+    /// HTTP/3: QUIC's datagrams, sends and losses.
+    pub quic: QuicCounts,
     /// WebSocket: answers no message in flight took (`--in-flight`, `--match-field`).
     pub ws_unmatched: WsUnmatched,
     /// `--stamp-field`: pushed messages' fan-out delays (arrival less the send time they carry).
     pub ws_fan_out: WsFanOut,
+}
+
+impl WireCounts {
+    pub fn merge(&mut self, other: &WireCounts) {
+        self.h2.merge(&other.h2);
+        self.quic.merge(&other.quic);
+        self.ws_unmatched.no_id += other.ws_unmatched.no_id;
+        self.ws_unmatched.not_in_flight += other.ws_unmatched.not_in_flight;
+        self.ws_fan_out.delay.merge(&other.ws_fan_out.delay);
+        self.ws_fan_out.missing += other.ws_fan_out.missing;
+        self.ws_fan_out.ahead += other.ws_fan_out.ahead;
+    }
 }
 
 /// WebSocket answers that answered no message, by why.
@@ -313,12 +333,9 @@ impl StepMetrics {
             schedule_began_after: Duration::ZERO,
             graceful_waited: None,
             first_error_reply: None,
-            h2: H2Counts::default(),
-            quic: QuicCounts::default(),
+            wire: WireCounts::default(),
             phases: Phases::new(),
             events: EventMetrics::default(),
-            ws_unmatched: WsUnmatched::default(),
-            ws_fan_out: WsFanOut::default(),
             window: WindowAccum::new(false),
             by_request: Vec::new(),
             by_group: Vec::new(),
@@ -534,15 +551,9 @@ impl StepMetrics {
         self.pacer_wakeups += other.pacer_wakeups;
         self.schedule_began_after = self.schedule_began_after.max(other.schedule_began_after);
         self.graceful_waited = self.graceful_waited.max(other.graceful_waited);
-        self.h2.merge(&other.h2);
-        self.quic.merge(&other.quic);
+        self.wire.merge(&other.wire);
         self.phases.merge(&other.phases);
         self.events.merge(&other.events);
-        self.ws_unmatched.no_id += other.ws_unmatched.no_id;
-        self.ws_unmatched.not_in_flight += other.ws_unmatched.not_in_flight;
-        self.ws_fan_out.delay.merge(&other.ws_fan_out.delay);
-        self.ws_fan_out.missing += other.ws_fan_out.missing;
-        self.ws_fan_out.ahead += other.ws_fan_out.ahead;
         if self.first_error_reply.is_none() {
             self.first_error_reply.clone_from(&other.first_error_reply);
         }

@@ -127,12 +127,12 @@ impl WsReport {
         let report = WsReport {
             in_flight: w.in_flight,
             match_field: w.match_field.clone(),
-            unmatched_no_id: m.ws_unmatched.no_id,
-            unmatched_not_in_flight: m.ws_unmatched.not_in_flight,
+            unmatched_no_id: m.wire.ws_unmatched.no_id,
+            unmatched_not_in_flight: m.wire.ws_unmatched.not_in_flight,
             messages_per_connection_per_s: per_connection,
             ..Default::default()
         };
-        Some(report.with_fan_out(w.stamp_field.as_deref(), &m.ws_fan_out))
+        Some(report.with_fan_out(w.stamp_field.as_deref(), &m.wire.ws_fan_out))
     }
 
     /// Several agents' parts of one step as one: the counts added.

@@ -151,13 +151,14 @@ pub fn measure_step(
     // Each protocol's own section, from its own report.
     let secs = elapsed.as_secs_f64();
     match &plan.wire {
-        Wire::Http2 { .. } => step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.wire.streams())),
+        Wire::Http2 { .. } => step.http2 = Some(crate::result::Http2Report::new(&metrics.wire.h2, plan.wire.streams())),
         Wire::Grpc { messages_out, .. } => {
-            step.http2 = Some(crate::result::Http2Report::new(&metrics.h2, plan.wire.streams()));
+            step.http2 = Some(crate::result::Http2Report::new(&metrics.wire.h2, plan.wire.streams()));
             let sent = u64::from(*messages_out);
-            step.grpc = Some(crate::result::GrpcReport::new(sent, metrics.h2.grpc_messages, metrics.requests, secs));
+            step.grpc =
+                Some(crate::result::GrpcReport::new(sent, metrics.wire.h2.grpc_messages, metrics.requests, secs));
         }
-        Wire::Http3 { .. } => step.quic = Some(crate::result::quic::QuicReport::new(&metrics.quic)),
+        Wire::Http3 { .. } => step.quic = Some(crate::result::quic::QuicReport::new(&metrics.wire.quic)),
         Wire::WebSocket(w) => step.websocket = crate::result::WsReport::of(w, &metrics, step.ok, secs),
         Wire::Http1 | Wire::Kv { .. } => {}
     }

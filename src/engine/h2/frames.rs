@@ -226,7 +226,7 @@ pub(super) fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &He
                 st.phase = Phase::Open;
             }
             // A later SETTINGS may lower the limit: the step reports the fewest streams any connection allowed.
-            metrics.borrow_mut().h2.saw_limit(st.limit as u64);
+            metrics.borrow_mut().wire.h2.saw_limit(st.limit as u64);
             st.wake_waiting();
         }
         frame::PING => {
@@ -245,7 +245,7 @@ pub(super) fn on_frame(metrics: &RefCell<StepMetrics>, st: &mut State, head: &He
                 return st.connection_error(frame::FRAME_SIZE_ERROR, "a bad GOAWAY".into());
             }
             let (last, code) = (frame::u32_at(payload, 0) & 0x7fff_ffff, frame::u32_at(payload, 4));
-            metrics.borrow_mut().h2.goaways += 1;
+            metrics.borrow_mut().wire.h2.goaways += 1;
             st.goaway = Some((last, code));
             if matches!(st.phase, Phase::Opening | Phase::Open) && !st.handing_over {
                 // Out of the open connections (its replacement is one of them), counted apart until it closes.
@@ -358,8 +358,8 @@ fn header_block(metrics: &RefCell<StepMetrics>, st: &mut State, id: u32, end_str
     });
     {
         let mut m = metrics.borrow_mut();
-        m.h2.header_bytes_in += block.len() as u64;
-        m.h2.header_bytes_in_decoded += decoded;
+        m.wire.h2.header_bytes_in += block.len() as u64;
+        m.wire.h2.header_bytes_in_decoded += decoded;
     }
     st.block_bytes = block;
     if let Err(e) = result {

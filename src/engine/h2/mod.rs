@@ -196,7 +196,7 @@ pub(super) fn exchange(
                 o = waiting => o,
                 _ = timer.as_mut() => {
                     let messages = conn.cancel(id);
-                    ctx.metrics.borrow_mut().h2.grpc_messages += messages;
+                    ctx.metrics.borrow_mut().wire.h2.grpc_messages += messages;
                     return Err(timeout_failure(exchange.timeout));
                 }
             };
@@ -221,7 +221,7 @@ pub(super) fn exchange(
                 (Outcome::Unprocessed(f), ..) if retried => return Err(f),
                 (Outcome::Unprocessed(_), ..) => {
                     retried = true;
-                    ctx.metrics.borrow_mut().h2.retried += 1;
+                    ctx.metrics.borrow_mut().wire.h2.retried += 1;
                 }
             }
         }
@@ -328,7 +328,7 @@ impl H2Conn {
         let (id, header_block) = st.open_stream(frames, shared);
         st.wake_task();
         drop(st);
-        ctx.metrics.borrow_mut().h2.header_bytes_out += header_block as u64;
+        ctx.metrics.borrow_mut().wire.h2.header_bytes_out += header_block as u64;
         id
     }
 
@@ -631,7 +631,7 @@ impl H2Conn {
         // The messages of the calls this read ended, counted before their slots record them.
         let messages = std::mem::take(&mut self.state.borrow_mut().grpc_messages);
         if messages > 0 {
-            metrics.borrow_mut().h2.grpc_messages += messages;
+            metrics.borrow_mut().wire.h2.grpc_messages += messages;
         }
     }
 
