@@ -2,6 +2,7 @@
 //! cannot have the connections it asks for refused before the load.
 
 use super::*;
+use std::path::{Path, PathBuf};
 
 /// File descriptors for a step's connections: the open-file limit (after [`fd_budget`] raised it) and how many
 /// connections fit under it.
@@ -125,7 +126,51 @@ const SLOT_BYTES: u64 = 1 << 10;
 pub fn too_many_clients(plan: &RunPlan) -> Result<(), UsageError> {
     let per = clients_per_connection(plan);
     let flag = if plan.wire.websocket().is_some() { "--in-flight" } else { "--streams" };
-    clients_fit(plan.connections, per, flag, mem_available()).map_err(UsageError::new)
+    clients_fit(plan.connections, per, flag, free_memory()).map_err(UsageError::new)
+}
+
+/// The memory hakaru may still take: the machine's free memory, or less when a cgroup (a container's limit) leaves
+/// less.
+fn free_memory() -> Option<u64> {
+    let cgroups = crate::base::bounded::read_text_io(Path::new("/proc/self/cgroup"), 1 << 16).ok();
+    let limited = cgroups.and_then(|c| cgroup_free(&c, Path::new("/sys/fs/cgroup")));
+    match (mem_available(), limited) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What the memory cgroups of `/proc/self/cgroup`'s `text` leave free under `root` (their limit less their usage,
+/// the least of the cgroup's and its parents'), bytes: v2's `memory.max` and `memory.current`, v1's
+/// `memory.limit_in_bytes` and `memory.usage_in_bytes`; None when no cgroup sets a limit.
+fn cgroup_free(text: &str, root: &Path) -> Option<u64> {
+    let number =
+        |p: PathBuf| crate::base::bounded::read_text_io(&p, 1 << 10).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let mut least: Option<u64> = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (base, limit, usage) = match controllers {
+            "" => (root.to_path_buf(), "memory.max", "memory.current"),
+            c if c.split(',').any(|c| c == "memory") => {
+                (root.join("memory"), "memory.limit_in_bytes", "memory.usage_in_bytes")
+            }
+            _ => continue,
+        };
+        let mut dir = base.join(path.trim_start_matches('/'));
+        loop {
+            // "max" (v2) and v1's page-rounded 2^63 are no limit.
+            if let (Some(l), Some(u)) = (number(dir.join(limit)), number(dir.join(usage)))
+                && l < 1 << 60
+            {
+                least = Some(least.map_or(l.saturating_sub(u), |m| m.min(l.saturating_sub(u))));
+            }
+            if dir == base || !dir.pop() {
+                break;
+            }
+        }
+    }
+    least
 }
 
 /// [`too_many_clients`] for `c` connections of `per` clients each (`flag` names `per`), with `free` bytes free.
@@ -146,7 +191,7 @@ fn clients_fit(c: usize, per: usize, flag: &str, free: Option<u64>) -> Result<()
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let most = (free / 2 / (CONNECTION_BYTES + (per as u64 - 1) * SLOT_BYTES)).max(1);
         return Err(format!(
-            "{asked}: about {:.1} GiB for the clients, more than half of the {:.1} GiB this machine has free; \
+            "{asked}: about {:.1} GiB for the clients, more than half of the {:.1} GiB free to it (the machine's, or its cgroup's limit); \
              lower -c to about {most} or fewer",
             gib(need),
             gib(free)
@@ -180,5 +225,28 @@ mod size_tests {
         assert!(e.contains("about 1.9 GiB for the clients") && e.contains("lower -c to about 262144"), "{e}");
         assert!(clients_fit(500_000, 1, "--streams", Some(8 * gib)).is_ok());
         assert!(clients_fit(1000, 1000, "--in-flight", Some(gib / 4)).unwrap_err().contains("x --in-flight 1000"));
+    }
+
+    #[test]
+    fn a_cgroups_limit_less_its_usage_bounds_the_memory_free() {
+        let root = tempfile::tempdir().unwrap();
+        let put = |dir: &str, file: &str, text: &str| {
+            let d = root.path().join(dir);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(file), text).unwrap();
+        };
+        // v2: the parent's limit is the tighter one.
+        put("a", "memory.max", "3000\n");
+        put("a", "memory.current", "1000\n");
+        put("a/b", "memory.max", "max\n");
+        put("a/b", "memory.current", "500\n");
+        assert_eq!(cgroup_free("0::/a/b\n", root.path()), Some(2000));
+        // v1: the memory controller's files; 2^63 rounded to a page is no limit.
+        put("memory/c", "memory.limit_in_bytes", "9223372036854771712\n");
+        put("memory/c", "memory.usage_in_bytes", "10\n");
+        assert_eq!(cgroup_free("4:memory:/c\n1:cpu:/\n", root.path()), None);
+        put("memory/c", "memory.limit_in_bytes", "100\n");
+        assert_eq!(cgroup_free("4:cpuacct,memory:/c\n", root.path()), Some(90));
+        assert_eq!(cgroup_free("garbage", root.path()), None);
     }
 }
