@@ -80,7 +80,9 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
     if rows.is_empty() {
         out.push_str(&format!("no results match in {}\n", db.path().display()));
     } else {
-        let cells: Vec<[String; 9]> = rows
+        // A streamed result's time to first token and tokens a second, in columns of their own when any row has them.
+        let streamed = rows.iter().any(|r| r.ttft_p99_us.is_some());
+        let cells: Vec<[String; 11]> = rows
             .iter()
             .map(|r| {
                 let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -100,10 +102,14 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
                     r.runs.map_or(String::new(), |n| crate::base::units::count_of(n, "run")),
                     ok_per_s,
                     r.p99_us.map_or("-".into(), |p| format_micros(p as f64)),
+                    r.ttft_p99_us.map_or("-".into(), |p| format_micros(p as f64)),
+                    r.tokens_per_s.map_or("-".into(), |t| format!("{t:.1}")),
                 ]
             })
             .collect();
-        let header = ["id", "time", "command", "protocol", "target", "labels", "runs", "ok/s", "p99"];
+        let header =
+            ["id", "time", "command", "protocol", "target", "labels", "runs", "ok/s", "p99", "ttft p99", "tok/s"];
+        let shown = if streamed { header.len() } else { header.len() - 2 };
         let widths: Vec<usize> = (0..header.len())
             .map(|i| cells.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap())
             .collect();
@@ -112,15 +118,15 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
             for (i, cell) in c.iter().enumerate() {
                 // Numbers right-aligned, text left-aligned; the last column needs no padding.
                 match i {
-                    0 | 6 | 7 | 8 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
+                    0 | 6..=10 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
                     _ => l.push_str(&format!("{cell:<w$}  ", w = widths[i])),
                 }
             }
             l.trim_end().to_string() + "\n"
         };
-        out.push_str(&line(&header));
+        out.push_str(&line(&header[..shown]));
         for c in &cells {
-            out.push_str(&line(&c.each_ref().map(String::as_str)));
+            out.push_str(&line(&c.each_ref().map(String::as_str)[..shown]));
         }
     }
     print(&out);

@@ -26,8 +26,12 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The schema steps, in order: step N (1-based) takes a database from `user_version` N-1 to N. A released step is
 /// never edited; a change is a new step.
-const MIGRATIONS: [Migration; 3] =
-    [Migration::Sql(SCHEMA_V1), Migration::Rust(migrate_to_v2), Migration::Rust(migrate_to_v3)];
+const MIGRATIONS: [Migration; 4] = [
+    Migration::Sql(SCHEMA_V1),
+    Migration::Rust(migrate_to_v2),
+    Migration::Rust(migrate_to_v3),
+    Migration::Rust(migrate_to_v4),
+];
 
 /// The schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -111,6 +115,25 @@ fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
         tx.execute(
             "UPDATE results SET ok_per_s = ?1, p99_us = ?2, protocol = ?3, runs = ?4, ok_per_s_sd = ?5 WHERE id = ?6",
             params![f.ok_per_s, f.p99_us, f.protocol, f.runs, f.ok_per_s_sd, id],
+        )?;
+    }
+    Ok(())
+}
+
+/// The fourth schema: a streamed result's time to first token (its p99) and output tokens a second.
+const SCHEMA_V4: &str = "
+ALTER TABLE results ADD COLUMN ttft_p99_us INTEGER;
+ALTER TABLE results ADD COLUMN tokens_per_s REAL;
+";
+
+/// v3 -> v4: the new columns, filled from each stored document that streamed.
+fn migrate_to_v4(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V4)?;
+    for (id, doc) in stored_documents(tx)? {
+        let f = Facts::of(&doc);
+        tx.execute(
+            "UPDATE results SET ttft_p99_us = ?1, tokens_per_s = ?2 WHERE id = ?3",
+            params![f.ttft_p99_us, f.tokens_per_s, id],
         )?;
     }
     Ok(())
@@ -228,6 +251,10 @@ pub struct Row {
     pub protocol: String,
     /// `recorded` (measured by hakaru) or `imported`.
     pub source: String,
+    /// Answers read as events (`--events`, `hakaru llm`): that step's time to first event's p99, microseconds, and
+    /// its output tokens a second (a token stream's); None otherwise.
+    pub ttft_p99_us: Option<u64>,
+    pub tokens_per_s: Option<f64>,
     /// The workload's identity ([`workload_id`]): results with the same one ran the same load on the same targets.
     pub workload: String,
 }
@@ -259,6 +286,8 @@ struct Facts {
     protocol: String,
     runs: Option<i64>,
     ok_per_s_sd: Option<f64>,
+    ttft_p99_us: Option<i64>,
+    tokens_per_s: Option<f64>,
 }
 
 /// What makes two results comparable: the settings without the labels and the seed (the command, targets,
@@ -340,7 +369,13 @@ impl Facts {
                 None,
             ),
         };
+        // A streamed step's figures: the headline step's (a `--runs N` result's first run stands for the rest).
+        let streamed = best.or(steps.first()).and_then(|s| s.get("events")).filter(|e| e.is_object());
+        let ttft_p99_us = streamed.and_then(|e| e.pointer("/first_event/percentiles/p99")).and_then(Value::as_i64);
+        let tokens_per_s = streamed.and_then(|e| e.pointer("/tokens/tokens_per_s")).and_then(Value::as_f64);
         Facts {
+            ttft_p99_us,
+            tokens_per_s,
             time: text("/provenance/started_at"),
             command: text("/settings/command"),
             target: target.unwrap_or_default(),
@@ -531,8 +566,8 @@ impl Db {
         tx.execute(
             "INSERT INTO results
                  (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload,
-                  protocol, runs, ok_per_s_sd)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                  protocol, runs, ok_per_s_sd, ttft_p99_us, tokens_per_s)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 facts.time,
                 facts.command,
@@ -546,7 +581,9 @@ impl Db {
                 facts.workload,
                 facts.protocol,
                 facts.runs,
-                facts.ok_per_s_sd
+                facts.ok_per_s_sd,
+                facts.ttft_p99_us,
+                facts.tokens_per_s
             ],
         )
         .map_err(e)?;
@@ -602,7 +639,8 @@ impl Db {
     /// The results that match `filter`, newest first.
     pub fn find(&self, filter: &Filter) -> Result<Vec<Row>> {
         let mut sql = String::from(
-            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload, protocol, runs, ok_per_s_sd
+            "SELECT id, time, command, target, ok_per_s, p99_us, source, workload, protocol, runs, ok_per_s_sd,
+                    ttft_p99_us, tokens_per_s
              FROM results WHERE 1 = 1",
         );
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
@@ -647,6 +685,8 @@ impl Db {
                     protocol: r.get(8)?,
                     runs: r.get::<_, Option<i64>>(9)?.map(|v| v.max(0) as u64),
                     ok_per_s_sd: r.get(10)?,
+                    ttft_p99_us: r.get::<_, Option<i64>>(11)?.map(|v| v.max(0) as u64),
+                    tokens_per_s: r.get(12)?,
                 })
             })
             .and_then(|it| it.collect::<rusqlite::Result<Vec<Row>>>())
