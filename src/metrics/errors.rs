@@ -1,633 +1,294 @@
 //! Why requests fail: every kind counted apart ([`ErrorKind`], its stable key and sample) and a thread's tally of
 //! them ([`ErrorTally`]).
 
-/// Why a request got no complete answer. Each kind is counted apart, with one sample message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ErrorKind {
+/// The kinds, each written once: its doc, its name, its stable key (the result document's and the CSV's) and its words
+/// for people; the enum, `ALL`, `key()` and `describe()` are made from this one list, so no kind can be missing from
+/// one of them.
+macro_rules! error_kinds {
+    ($( $(#[doc = $doc:literal])* $name:ident => $key:literal, $words:literal; )*) => {
+        /// Why a request got no complete answer. Each kind is counted apart, with one sample message.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        pub enum ErrorKind {
+            $( $(#[doc = $doc])* $name, )*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in the order of the enum (the order of the counters and of every listing).
+            pub const ALL: [ErrorKind; [$( stringify!($name) ),*].len()] = [$( ErrorKind::$name, )*];
+
+            /// The stable key used in the result document and the CSV.
+            pub fn key(self) -> &'static str {
+                match self {
+                    $( ErrorKind::$name => $key, )*
+                }
+            }
+
+            /// Words for people.
+            pub fn describe(self) -> &'static str {
+                match self {
+                    $( ErrorKind::$name => $words, )*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
     /// Nothing listens on the port (TCP RST to the SYN).
-    ConnectRefused,
+    ConnectRefused => "connect_refused", "connection refused";
     /// The TCP (or TLS) connection was not established within `--connect-timeout`.
-    ConnectTimeout,
+    ConnectTimeout => "connect_timeout", "connect timeout";
     /// Any other failure to connect (unreachable, no ports left, ...).
-    Connect,
+    Connect => "connect_error", "connect error";
     /// No file descriptor left for a connection (EMFILE/ENFILE: `ulimit -n` or the system's limit).
-    FileLimit,
+    FileLimit => "fd_limit", "no file descriptor left, see ulimit -n";
     /// The server reset the connection (RST) while a request was under way.
-    Reset,
+    Reset => "reset", "connection reset";
     /// The server closed the connection before the response was complete.
-    Closed,
+    Closed => "closed", "closed before the response was complete";
     /// No complete response within `--timeout`; recorded with status 0 as drnbench does.
-    Timeout,
+    Timeout => "timeout", "no complete answer in time; status 0";
     /// The bytes received are not a valid response of the protocol.
-    Malformed,
+    Malformed => "malformed_response", "malformed response";
     /// A response head or a reply line went on past `--max-line` without ending: the server is sending something
     /// other than an answer (or answers with more than the bound allows).
-    LineTooLong,
+    LineTooLong => "line_too_long", "a header or line longer than --max-line";
     /// The server sent bytes no request asked for (before a request was written, or after its answer), so
     /// the connection could not carry the request: answers would be credited to the wrong requests.
-    Unsolicited,
+    Unsolicited => "unsolicited_response", "bytes no request asked for";
     /// The TLS handshake or a TLS record failed (certificate, protocol).
-    Tls,
+    Tls => "tls", "TLS error";
     /// Any other I/O error.
-    Io,
+    Io => "io", "I/O error";
     /// A key-value workload read a value (or status) other than the one it knows the key holds.
-    WrongValue,
+    WrongValue => "wrong_value", "wrong value: not what the workload wrote";
     /// HTTP/2: the server sent GOAWAY with an error code (or a stream it left unprocessed failed again on a new
     /// connection): the stream got no answer.
-    Goaway,
+    Goaway => "goaway", "connection ended by the server's GOAWAY";
     /// HTTP/2: flow control made the request impossible (a body larger than the server's stream window, a window
     /// overflow).
-    FlowControl,
+    FlowControl => "flow_control", "HTTP/2 flow control";
     /// HTTP/2: a frame whose length the client does not allow (past 16 KiB, or wrong for its type: a SETTINGS not
     /// a multiple of 6, a PING not 8) or that the connection's end cut short: a FRAME_SIZE_ERROR.
-    FrameSize,
+    FrameSize => "frame_size", "HTTP/2 frame of a wrong or cut-short size";
     /// HTTP/2: the server sent control frames (PING, SETTINGS) whose answers piled up unread past the bound: the
     /// connection was ended (ENHANCE_YOUR_CALM) rather than queue without end.
-    Flood,
+    Flood => "flood", "HTTP/2 control-frame flood (answers left unread)";
     /// HTTP/2: an answer's header list decoded past `--max-header-list` (an HPACK bomb or an oversized head).
-    HeaderList,
+    HeaderList => "header_list_too_large", "header list (HTTP/2, HTTP/3) longer than --max-header-list";
     /// HTTP/2: the server reset the stream with RST_STREAM(NO_ERROR).
-    RstNoError,
+    RstNoError => "rst_stream_no_error", "stream reset by the server (NO_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(PROTOCOL_ERROR).
-    RstProtocol,
+    RstProtocol => "rst_stream_protocol_error", "stream reset by the server (PROTOCOL_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(INTERNAL_ERROR).
-    RstInternal,
+    RstInternal => "rst_stream_internal_error", "stream reset by the server (INTERNAL_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(FLOW_CONTROL_ERROR).
-    RstFlowControl,
+    RstFlowControl => "rst_stream_flow_control_error", "stream reset by the server (FLOW_CONTROL_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(SETTINGS_TIMEOUT).
-    RstSettingsTimeout,
+    RstSettingsTimeout => "rst_stream_settings_timeout", "stream reset by the server (SETTINGS_TIMEOUT)";
     /// HTTP/2: the server reset the stream with RST_STREAM(STREAM_CLOSED).
-    RstStreamClosed,
+    RstStreamClosed => "rst_stream_stream_closed", "stream reset by the server (STREAM_CLOSED)";
     /// HTTP/2: the server reset the stream with RST_STREAM(FRAME_SIZE_ERROR).
-    RstFrameSize,
+    RstFrameSize => "rst_stream_frame_size_error", "stream reset by the server (FRAME_SIZE_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(REFUSED_STREAM).
-    RstRefusedStream,
+    RstRefusedStream => "rst_stream_refused_stream", "stream reset by the server (REFUSED_STREAM)";
     /// HTTP/2: the server reset the stream with RST_STREAM(CANCEL).
-    RstCancel,
+    RstCancel => "rst_stream_cancel", "stream reset by the server (CANCEL)";
     /// HTTP/2: the server reset the stream with RST_STREAM(COMPRESSION_ERROR).
-    RstCompression,
+    RstCompression => "rst_stream_compression_error", "stream reset by the server (COMPRESSION_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(CONNECT_ERROR).
-    RstConnect,
+    RstConnect => "rst_stream_connect_error", "stream reset by the server (CONNECT_ERROR)";
     /// HTTP/2: the server reset the stream with RST_STREAM(ENHANCE_YOUR_CALM).
-    RstEnhanceYourCalm,
+    RstEnhanceYourCalm => "rst_stream_enhance_your_calm", "stream reset by the server (ENHANCE_YOUR_CALM)";
     /// HTTP/2: the server reset the stream with RST_STREAM(INADEQUATE_SECURITY).
-    RstInadequateSecurity,
+    RstInadequateSecurity => "rst_stream_inadequate_security", "stream reset by the server (INADEQUATE_SECURITY)";
     /// HTTP/2: the server reset the stream with RST_STREAM(HTTP_1_1_REQUIRED).
-    RstHttp11Required,
+    RstHttp11Required => "rst_stream_http_1_1_required", "stream reset by the server (HTTP_1_1_REQUIRED)";
     /// HTTP/2: the server reset the stream with an error code RFC 9113 does not define.
-    RstOther,
+    RstOther => "rst_stream_other", "stream reset by the server (an unknown code)";
     /// gRPC: the call ended with grpc-status CANCELLED (1).
-    GrpcCancelled,
+    GrpcCancelled => "grpc_cancelled", "gRPC status CANCELLED";
     /// gRPC: the call ended with grpc-status UNKNOWN (2).
-    GrpcUnknown,
+    GrpcUnknown => "grpc_unknown", "gRPC status UNKNOWN";
     /// gRPC: the call ended with grpc-status INVALID_ARGUMENT (3).
-    GrpcInvalidArgument,
+    GrpcInvalidArgument => "grpc_invalid_argument", "gRPC status INVALID_ARGUMENT";
     /// gRPC: the call ended with grpc-status DEADLINE_EXCEEDED (4).
-    GrpcDeadlineExceeded,
+    GrpcDeadlineExceeded => "grpc_deadline_exceeded", "gRPC status DEADLINE_EXCEEDED";
     /// gRPC: the call ended with grpc-status NOT_FOUND (5).
-    GrpcNotFound,
+    GrpcNotFound => "grpc_not_found", "gRPC status NOT_FOUND";
     /// gRPC: the call ended with grpc-status ALREADY_EXISTS (6).
-    GrpcAlreadyExists,
+    GrpcAlreadyExists => "grpc_already_exists", "gRPC status ALREADY_EXISTS";
     /// gRPC: the call ended with grpc-status PERMISSION_DENIED (7).
-    GrpcPermissionDenied,
+    GrpcPermissionDenied => "grpc_permission_denied", "gRPC status PERMISSION_DENIED";
     /// gRPC: the call ended with grpc-status RESOURCE_EXHAUSTED (8).
-    GrpcResourceExhausted,
+    GrpcResourceExhausted => "grpc_resource_exhausted", "gRPC status RESOURCE_EXHAUSTED";
     /// gRPC: the call ended with grpc-status FAILED_PRECONDITION (9).
-    GrpcFailedPrecondition,
+    GrpcFailedPrecondition => "grpc_failed_precondition", "gRPC status FAILED_PRECONDITION";
     /// gRPC: the call ended with grpc-status ABORTED (10).
-    GrpcAborted,
+    GrpcAborted => "grpc_aborted", "gRPC status ABORTED";
     /// gRPC: the call ended with grpc-status OUT_OF_RANGE (11).
-    GrpcOutOfRange,
+    GrpcOutOfRange => "grpc_out_of_range", "gRPC status OUT_OF_RANGE";
     /// gRPC: the call ended with grpc-status UNIMPLEMENTED (12).
-    GrpcUnimplemented,
+    GrpcUnimplemented => "grpc_unimplemented", "gRPC status UNIMPLEMENTED";
     /// gRPC: the call ended with grpc-status INTERNAL (13).
-    GrpcInternal,
+    GrpcInternal => "grpc_internal", "gRPC status INTERNAL";
     /// gRPC: the call ended with grpc-status UNAVAILABLE (14).
-    GrpcUnavailable,
+    GrpcUnavailable => "grpc_unavailable", "gRPC status UNAVAILABLE";
     /// gRPC: the call ended with grpc-status DATA_LOSS (15).
-    GrpcDataLoss,
+    GrpcDataLoss => "grpc_data_loss", "gRPC status DATA_LOSS";
     /// gRPC: the call ended with grpc-status UNAUTHENTICATED (16).
-    GrpcUnauthenticated,
+    GrpcUnauthenticated => "grpc_unauthenticated", "gRPC status UNAUTHENTICATED";
     /// gRPC: the call ended with a grpc-status gRPC does not define (17 and above).
-    GrpcOther,
+    GrpcOther => "grpc_other", "gRPC status gRPC does not define";
     /// gRPC: the answer ended without a grpc-status (or with one that is no number).
-    GrpcNoStatus,
+    GrpcNoStatus => "grpc_no_status", "gRPC answer without grpc-status";
     /// gRPC: an answer's HTTP status was not 200.
-    GrpcHttpStatus,
+    GrpcHttpStatus => "grpc_http_status", "gRPC answer with an HTTP status other than 200";
     /// gRPC: a message's length prefix could not be taken (a compression not asked for, a bad flag, cut short).
-    GrpcBadMessage,
+    GrpcBadMessage => "grpc_bad_message", "malformed gRPC message (length prefix)";
     /// gRPC: a message longer than `--max-message` (4 MiB unless set, as gRPC's), refused at its length prefix
     /// (or, compressed, as it is decompressed).
-    GrpcMessageTooLarge,
+    GrpcMessageTooLarge => "grpc_message_too_large", "gRPC message past --max-message";
     /// `--events`: a stream ended before its end: the connection closed or was reset inside it, or its body ended
     /// without the end event (`--events-until`, a token stream's `[DONE]`). A timeout is counted as one.
-    StreamCut,
+    StreamCut => "stream_cut", "stream cut before its end";
     /// `--events`: an answer went past `--events-max` events or `--events-max-bytes` bytes (or a chunk announced
     /// more).
-    StreamTooLong,
+    StreamTooLong => "stream_too_long", "stream past --events-max or --events-max-bytes";
     /// WebSocket: the upgrade request was answered with a status other than 101 that has no kind of its own (the
     /// status in the sample).
-    WsUpgradeStatus,
+    WsUpgradeStatus => "ws_upgrade_status", "WebSocket upgrade answered with another status than 101";
     /// WebSocket: the upgrade was answered 400 (bad request).
-    WsUpgradeStatus400,
+    WsUpgradeStatus400 => "ws_upgrade_status_400", "WebSocket upgrade answered 400 (bad request)";
     /// WebSocket: the upgrade was answered 401 (unauthorized).
-    WsUpgradeStatus401,
+    WsUpgradeStatus401 => "ws_upgrade_status_401", "WebSocket upgrade answered 401 (unauthorized)";
     /// WebSocket: the upgrade was answered 403 (forbidden).
-    WsUpgradeStatus403,
+    WsUpgradeStatus403 => "ws_upgrade_status_403", "WebSocket upgrade answered 403 (forbidden)";
     /// WebSocket: the upgrade was answered 404 (not found).
-    WsUpgradeStatus404,
+    WsUpgradeStatus404 => "ws_upgrade_status_404", "WebSocket upgrade answered 404 (not found)";
     /// WebSocket: the upgrade was answered 426 (upgrade required).
-    WsUpgradeStatus426,
+    WsUpgradeStatus426 => "ws_upgrade_status_426", "WebSocket upgrade answered 426 (upgrade required)";
     /// WebSocket: the upgrade was answered 429 (too many requests).
-    WsUpgradeStatus429,
+    WsUpgradeStatus429 => "ws_upgrade_status_429", "WebSocket upgrade answered 429 (too many requests)";
     /// WebSocket: the upgrade was answered 500 (internal server error).
-    WsUpgradeStatus500,
+    WsUpgradeStatus500 => "ws_upgrade_status_500", "WebSocket upgrade answered 500 (internal server error)";
     /// WebSocket: the upgrade was answered 502 (bad gateway).
-    WsUpgradeStatus502,
+    WsUpgradeStatus502 => "ws_upgrade_status_502", "WebSocket upgrade answered 502 (bad gateway)";
     /// WebSocket: the upgrade was answered 503 (service unavailable).
-    WsUpgradeStatus503,
-
+    WsUpgradeStatus503 => "ws_upgrade_status_503", "WebSocket upgrade answered 503 (service unavailable)";
     /// WebSocket: a 101 answer without what RFC 6455 requires of it (the key's accept value, Upgrade, Connection),
     /// or no HTTP answer at all.
-    WsUpgradeInvalid,
+    WsUpgradeInvalid => "ws_upgrade_invalid", "WebSocket upgrade answer invalid";
     /// WebSocket: a frame RFC 6455 forbids a server to send (masked, reserved bits or opcodes, a long or fragmented
     /// control frame, a continuation of nothing): the connection was closed with 1002.
-    WsProtocol,
+    WsProtocol => "ws_protocol_error", "WebSocket frame a server may not send";
     /// WebSocket: a frame's length or a message's (fragments added up) past `--max-message`, or a message in more
     /// fragments than the client takes: refused at the frame's head, the connection closed with 1009.
-    WsTooLarge,
+    WsTooLarge => "ws_message_too_large", "WebSocket message past --max-message";
     /// WebSocket `--match-field`: the message to send held no id at the pointer (not JSON, or nothing there), so
     /// no answer could be paired with it: not sent.
-    WsNoId,
+    WsNoId => "ws_no_id", "WebSocket message without an id at --match-field";
     /// WebSocket: the server closed with status 1000 (normal closure) instead of answering.
-    WsCloseNormal,
+    WsCloseNormal => "ws_close_1000", "WebSocket closed by the server (1000 normal closure)";
     /// WebSocket: the server closed with status 1001 (going away) instead of answering.
-    WsCloseGoingAway,
+    WsCloseGoingAway => "ws_close_1001", "WebSocket closed by the server (1001 going away)";
     /// WebSocket: the server closed with status 1002 (protocol error) instead of answering.
-    WsCloseProtocol,
+    WsCloseProtocol => "ws_close_1002", "WebSocket closed by the server (1002 protocol error)";
     /// WebSocket: the server closed with status 1003 (unsupported data) instead of answering.
-    WsCloseUnsupported,
+    WsCloseUnsupported => "ws_close_1003", "WebSocket closed by the server (1003 unsupported data)";
     /// WebSocket: the server closed with status 1005 (no status code) instead of answering.
-    WsCloseNoCode,
+    WsCloseNoCode => "ws_close_1005", "WebSocket closed by the server (1005 no status code)";
     /// WebSocket: the server closed with status 1006 (abnormal: the connection ended without a close frame) instead of answering.
-    WsCloseAbnormal,
+    WsCloseAbnormal => "ws_close_1006", "WebSocket closed by the server (1006 abnormal)";
     /// WebSocket: the server closed with status 1007 (invalid payload data) instead of answering.
-    WsCloseInvalidData,
+    WsCloseInvalidData => "ws_close_1007", "WebSocket closed by the server (1007 invalid payload data)";
     /// WebSocket: the server closed with status 1008 (policy violation) instead of answering.
-    WsClosePolicy,
+    WsClosePolicy => "ws_close_1008", "WebSocket closed by the server (1008 policy violation)";
     /// WebSocket: the server closed with status 1009 (message too big) instead of answering.
-    WsCloseTooBig,
+    WsCloseTooBig => "ws_close_1009", "WebSocket closed by the server (1009 message too big)";
     /// WebSocket: the server closed with status 1010 (mandatory extension) instead of answering.
-    WsCloseExtension,
+    WsCloseExtension => "ws_close_1010", "WebSocket closed by the server (1010 mandatory extension)";
     /// WebSocket: the server closed with status 1011 (internal error) instead of answering.
-    WsCloseInternal,
+    WsCloseInternal => "ws_close_1011", "WebSocket closed by the server (1011 internal error)";
     /// WebSocket: the server closed with status 1012 (service restart) instead of answering.
-    WsCloseRestart,
+    WsCloseRestart => "ws_close_1012", "WebSocket closed by the server (1012 service restart)";
     /// WebSocket: the server closed with status 1013 (try again later) instead of answering.
-    WsCloseTryLater,
+    WsCloseTryLater => "ws_close_1013", "WebSocket closed by the server (1013 try again later)";
     /// WebSocket: the server closed with status 1014 (bad gateway) instead of answering.
-    WsCloseBadGateway,
+    WsCloseBadGateway => "ws_close_1014", "WebSocket closed by the server (1014 bad gateway)";
     /// WebSocket: the server closed with a status RFC 6455 does not name.
-    WsCloseOther,
+    WsCloseOther => "ws_close_other", "WebSocket closed by the server (a code RFC 6455 does not name)";
     /// `--proxy`: the proxy refused the TCP connection (nothing listens there) or could not be reached.
-    ProxyRefused,
+    ProxyRefused => "proxy_refused", "the proxy refused the connection";
     /// `--proxy`: the proxy answered CONNECT with 407 Proxy Authentication Required (no or wrong credentials).
-    ProxyStatus407,
+    ProxyStatus407 => "proxy_status_407", "the proxy wants credentials (407)";
     /// `--proxy`: the proxy answered CONNECT with 403 Forbidden (its rules refuse the target or the port).
-    ProxyStatus403,
+    ProxyStatus403 => "proxy_status_403", "the proxy refused the tunnel (403)";
     /// `--proxy`: the proxy answered CONNECT with 502 Bad Gateway (it could not reach the target).
-    ProxyStatus502,
+    ProxyStatus502 => "proxy_status_502", "the proxy could not reach the target (502)";
     /// `--proxy`: the proxy answered CONNECT with 503 Service Unavailable.
-    ProxyStatus503,
+    ProxyStatus503 => "proxy_status_503", "the proxy is unavailable (503)";
     /// `--proxy`: the proxy answered CONNECT with 504 Gateway Timeout.
-    ProxyStatus504,
+    ProxyStatus504 => "proxy_status_504", "the proxy timed out reaching the target (504)";
     /// `--proxy`: the proxy answered CONNECT with another status than 200 (the sample names it).
-    ProxyStatusOther,
+    ProxyStatusOther => "proxy_status_other", "the proxy refused the tunnel";
     /// `--proxy`: the proxy's answer to CONNECT was not HTTP, or it closed the connection without one.
-    ProxyError,
+    ProxyError => "proxy_error", "the proxy's answer was not HTTP";
     /// HTTP/3: the QUIC handshake failed: a TLS alert (a certificate refused, no `h3` in the server's ALPN), a version
     /// the server does not speak, or the server closed the connection during it.
-    HandshakeFailed,
+    HandshakeFailed => "handshake_failed", "QUIC handshake failed (TLS, no h3 in ALPN)";
     /// HTTP/3: the QUIC connection's idle timeout passed with nothing from the server: it ended under the request.
-    IdleTimeout,
+    IdleTimeout => "idle_timeout", "QUIC idle timeout: nothing from the server";
     /// HTTP/3: the connection was closed with a QUIC transport error code (RFC 9000 20.1; the sample names it), by the
     /// server or by hakaru's QUIC stack on a protocol violation of the server's.
-    QuicTransport,
+    QuicTransport => "quic_transport_error", "QUIC connection closed with a transport error";
     /// HTTP/3: the server sent a stateless reset: it has no state for the connection (restarted, or it dropped it).
-    QuicReset,
+    QuicReset => "quic_stateless_reset", "QUIC stateless reset by the server";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_NO_ERROR.
-    H3NoError,
+    H3NoError => "h3_no_error", "HTTP/3 H3_NO_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_GENERAL_PROTOCOL_ERROR.
-    H3GeneralProtocol,
+    H3GeneralProtocol => "h3_general_protocol_error", "HTTP/3 H3_GENERAL_PROTOCOL_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_INTERNAL_ERROR.
-    H3Internal,
+    H3Internal => "h3_internal_error", "HTTP/3 H3_INTERNAL_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_STREAM_CREATION_ERROR.
-    H3StreamCreation,
+    H3StreamCreation => "h3_stream_creation_error", "HTTP/3 H3_STREAM_CREATION_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_CLOSED_CRITICAL_STREAM.
-    H3ClosedCriticalStream,
+    H3ClosedCriticalStream => "h3_closed_critical_stream", "HTTP/3 H3_CLOSED_CRITICAL_STREAM (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_FRAME_UNEXPECTED.
-    H3FrameUnexpected,
+    H3FrameUnexpected => "h3_frame_unexpected", "HTTP/3 H3_FRAME_UNEXPECTED (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_FRAME_ERROR.
-    H3FrameError,
+    H3FrameError => "h3_frame_error", "HTTP/3 H3_FRAME_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_EXCESSIVE_LOAD.
-    H3ExcessiveLoad,
+    H3ExcessiveLoad => "h3_excessive_load", "HTTP/3 H3_EXCESSIVE_LOAD (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_ID_ERROR.
-    H3IdError,
+    H3IdError => "h3_id_error", "HTTP/3 H3_ID_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_SETTINGS_ERROR.
-    H3SettingsError,
+    H3SettingsError => "h3_settings_error", "HTTP/3 H3_SETTINGS_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_MISSING_SETTINGS.
-    H3MissingSettings,
+    H3MissingSettings => "h3_missing_settings", "HTTP/3 H3_MISSING_SETTINGS (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_REJECTED.
-    H3RequestRejected,
+    H3RequestRejected => "h3_request_rejected", "HTTP/3 H3_REQUEST_REJECTED (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_CANCELLED.
-    H3RequestCancelled,
+    H3RequestCancelled => "h3_request_cancelled", "HTTP/3 H3_REQUEST_CANCELLED (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_REQUEST_INCOMPLETE.
-    H3RequestIncomplete,
+    H3RequestIncomplete => "h3_request_incomplete", "HTTP/3 H3_REQUEST_INCOMPLETE (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_MESSAGE_ERROR.
-    H3MessageError,
+    H3MessageError => "h3_message_error", "HTTP/3 H3_MESSAGE_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_CONNECT_ERROR.
-    H3ConnectError,
+    H3ConnectError => "h3_connect_error", "HTTP/3 H3_CONNECT_ERROR (a stream reset or the connection closed)";
     /// HTTP/3: the server reset the request's stream, or closed the connection, with H3_VERSION_FALLBACK.
-    H3VersionFallback,
+    H3VersionFallback => "h3_version_fallback", "HTTP/3 H3_VERSION_FALLBACK (a stream reset or the connection closed)";
     /// HTTP/3: a QPACK error code (RFC 9204 6: decompression failed, an encoder or decoder stream error) ended the
     /// stream or the connection.
-    H3Qpack,
+    H3Qpack => "h3_qpack_error", "HTTP/3 QPACK error (a stream reset or the connection closed)";
     /// HTTP/3: a stream reset or a connection closed with an application error code RFC 9114 does not define.
-    H3Other,
+    H3Other => "h3_other", "HTTP/3 error code RFC 9114 does not define";
 }
 
 impl ErrorKind {
-    /// Every kind, in the order of the enum (the order of the counters and of every listing).
-    pub const ALL: [ErrorKind; 116] = [
-        ErrorKind::ConnectRefused,
-        ErrorKind::ConnectTimeout,
-        ErrorKind::Connect,
-        ErrorKind::FileLimit,
-        ErrorKind::Reset,
-        ErrorKind::Closed,
-        ErrorKind::Timeout,
-        ErrorKind::Malformed,
-        ErrorKind::LineTooLong,
-        ErrorKind::Unsolicited,
-        ErrorKind::Tls,
-        ErrorKind::Io,
-        ErrorKind::WrongValue,
-        ErrorKind::Goaway,
-        ErrorKind::FlowControl,
-        ErrorKind::FrameSize,
-        ErrorKind::Flood,
-        ErrorKind::HeaderList,
-        ErrorKind::RstNoError,
-        ErrorKind::RstProtocol,
-        ErrorKind::RstInternal,
-        ErrorKind::RstFlowControl,
-        ErrorKind::RstSettingsTimeout,
-        ErrorKind::RstStreamClosed,
-        ErrorKind::RstFrameSize,
-        ErrorKind::RstRefusedStream,
-        ErrorKind::RstCancel,
-        ErrorKind::RstCompression,
-        ErrorKind::RstConnect,
-        ErrorKind::RstEnhanceYourCalm,
-        ErrorKind::RstInadequateSecurity,
-        ErrorKind::RstHttp11Required,
-        ErrorKind::RstOther,
-        ErrorKind::GrpcCancelled,
-        ErrorKind::GrpcUnknown,
-        ErrorKind::GrpcInvalidArgument,
-        ErrorKind::GrpcDeadlineExceeded,
-        ErrorKind::GrpcNotFound,
-        ErrorKind::GrpcAlreadyExists,
-        ErrorKind::GrpcPermissionDenied,
-        ErrorKind::GrpcResourceExhausted,
-        ErrorKind::GrpcFailedPrecondition,
-        ErrorKind::GrpcAborted,
-        ErrorKind::GrpcOutOfRange,
-        ErrorKind::GrpcUnimplemented,
-        ErrorKind::GrpcInternal,
-        ErrorKind::GrpcUnavailable,
-        ErrorKind::GrpcDataLoss,
-        ErrorKind::GrpcUnauthenticated,
-        ErrorKind::GrpcOther,
-        ErrorKind::GrpcNoStatus,
-        ErrorKind::GrpcHttpStatus,
-        ErrorKind::GrpcBadMessage,
-        ErrorKind::GrpcMessageTooLarge,
-        ErrorKind::StreamCut,
-        ErrorKind::StreamTooLong,
-        ErrorKind::WsUpgradeStatus,
-        ErrorKind::WsUpgradeStatus400,
-        ErrorKind::WsUpgradeStatus401,
-        ErrorKind::WsUpgradeStatus403,
-        ErrorKind::WsUpgradeStatus404,
-        ErrorKind::WsUpgradeStatus426,
-        ErrorKind::WsUpgradeStatus429,
-        ErrorKind::WsUpgradeStatus500,
-        ErrorKind::WsUpgradeStatus502,
-        ErrorKind::WsUpgradeStatus503,
-        ErrorKind::WsUpgradeInvalid,
-        ErrorKind::WsProtocol,
-        ErrorKind::WsTooLarge,
-        ErrorKind::WsNoId,
-        ErrorKind::WsCloseNormal,
-        ErrorKind::WsCloseGoingAway,
-        ErrorKind::WsCloseProtocol,
-        ErrorKind::WsCloseUnsupported,
-        ErrorKind::WsCloseNoCode,
-        ErrorKind::WsCloseAbnormal,
-        ErrorKind::WsCloseInvalidData,
-        ErrorKind::WsClosePolicy,
-        ErrorKind::WsCloseTooBig,
-        ErrorKind::WsCloseExtension,
-        ErrorKind::WsCloseInternal,
-        ErrorKind::WsCloseRestart,
-        ErrorKind::WsCloseTryLater,
-        ErrorKind::WsCloseBadGateway,
-        ErrorKind::WsCloseOther,
-        ErrorKind::ProxyRefused,
-        ErrorKind::ProxyStatus407,
-        ErrorKind::ProxyStatus403,
-        ErrorKind::ProxyStatus502,
-        ErrorKind::ProxyStatus503,
-        ErrorKind::ProxyStatus504,
-        ErrorKind::ProxyStatusOther,
-        ErrorKind::ProxyError,
-        ErrorKind::HandshakeFailed,
-        ErrorKind::IdleTimeout,
-        ErrorKind::QuicTransport,
-        ErrorKind::QuicReset,
-        ErrorKind::H3NoError,
-        ErrorKind::H3GeneralProtocol,
-        ErrorKind::H3Internal,
-        ErrorKind::H3StreamCreation,
-        ErrorKind::H3ClosedCriticalStream,
-        ErrorKind::H3FrameUnexpected,
-        ErrorKind::H3FrameError,
-        ErrorKind::H3ExcessiveLoad,
-        ErrorKind::H3IdError,
-        ErrorKind::H3SettingsError,
-        ErrorKind::H3MissingSettings,
-        ErrorKind::H3RequestRejected,
-        ErrorKind::H3RequestCancelled,
-        ErrorKind::H3RequestIncomplete,
-        ErrorKind::H3MessageError,
-        ErrorKind::H3ConnectError,
-        ErrorKind::H3VersionFallback,
-        ErrorKind::H3Qpack,
-        ErrorKind::H3Other,
-    ];
-
-    /// The stable key used in the result document and the CSV.
-    pub fn key(self) -> &'static str {
-        match self {
-            ErrorKind::ConnectRefused => "connect_refused",
-            ErrorKind::ConnectTimeout => "connect_timeout",
-            ErrorKind::Connect => "connect_error",
-            ErrorKind::FileLimit => "fd_limit",
-            ErrorKind::Reset => "reset",
-            ErrorKind::Closed => "closed",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Malformed => "malformed_response",
-            ErrorKind::LineTooLong => "line_too_long",
-            ErrorKind::Unsolicited => "unsolicited_response",
-            ErrorKind::Tls => "tls",
-            ErrorKind::Io => "io",
-            ErrorKind::WrongValue => "wrong_value",
-            ErrorKind::Goaway => "goaway",
-            ErrorKind::FlowControl => "flow_control",
-            ErrorKind::FrameSize => "frame_size",
-            ErrorKind::Flood => "flood",
-            ErrorKind::HeaderList => "header_list_too_large",
-            ErrorKind::RstNoError => "rst_stream_no_error",
-            ErrorKind::RstProtocol => "rst_stream_protocol_error",
-            ErrorKind::RstInternal => "rst_stream_internal_error",
-            ErrorKind::RstFlowControl => "rst_stream_flow_control_error",
-            ErrorKind::RstSettingsTimeout => "rst_stream_settings_timeout",
-            ErrorKind::RstStreamClosed => "rst_stream_stream_closed",
-            ErrorKind::RstFrameSize => "rst_stream_frame_size_error",
-            ErrorKind::RstRefusedStream => "rst_stream_refused_stream",
-            ErrorKind::RstCancel => "rst_stream_cancel",
-            ErrorKind::RstCompression => "rst_stream_compression_error",
-            ErrorKind::RstConnect => "rst_stream_connect_error",
-            ErrorKind::RstEnhanceYourCalm => "rst_stream_enhance_your_calm",
-            ErrorKind::RstInadequateSecurity => "rst_stream_inadequate_security",
-            ErrorKind::RstHttp11Required => "rst_stream_http_1_1_required",
-            ErrorKind::RstOther => "rst_stream_other",
-            ErrorKind::GrpcCancelled => "grpc_cancelled",
-            ErrorKind::GrpcUnknown => "grpc_unknown",
-            ErrorKind::GrpcInvalidArgument => "grpc_invalid_argument",
-            ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
-            ErrorKind::GrpcNotFound => "grpc_not_found",
-            ErrorKind::GrpcAlreadyExists => "grpc_already_exists",
-            ErrorKind::GrpcPermissionDenied => "grpc_permission_denied",
-            ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",
-            ErrorKind::GrpcFailedPrecondition => "grpc_failed_precondition",
-            ErrorKind::GrpcAborted => "grpc_aborted",
-            ErrorKind::GrpcOutOfRange => "grpc_out_of_range",
-            ErrorKind::GrpcUnimplemented => "grpc_unimplemented",
-            ErrorKind::GrpcInternal => "grpc_internal",
-            ErrorKind::GrpcUnavailable => "grpc_unavailable",
-            ErrorKind::GrpcDataLoss => "grpc_data_loss",
-            ErrorKind::GrpcUnauthenticated => "grpc_unauthenticated",
-            ErrorKind::GrpcOther => "grpc_other",
-            ErrorKind::GrpcNoStatus => "grpc_no_status",
-            ErrorKind::GrpcHttpStatus => "grpc_http_status",
-            ErrorKind::GrpcBadMessage => "grpc_bad_message",
-            ErrorKind::GrpcMessageTooLarge => "grpc_message_too_large",
-            ErrorKind::StreamCut => "stream_cut",
-            ErrorKind::StreamTooLong => "stream_too_long",
-            ErrorKind::WsUpgradeStatus => "ws_upgrade_status",
-            ErrorKind::WsUpgradeStatus400 => "ws_upgrade_status_400",
-            ErrorKind::WsUpgradeStatus401 => "ws_upgrade_status_401",
-            ErrorKind::WsUpgradeStatus403 => "ws_upgrade_status_403",
-            ErrorKind::WsUpgradeStatus404 => "ws_upgrade_status_404",
-            ErrorKind::WsUpgradeStatus426 => "ws_upgrade_status_426",
-            ErrorKind::WsUpgradeStatus429 => "ws_upgrade_status_429",
-            ErrorKind::WsUpgradeStatus500 => "ws_upgrade_status_500",
-            ErrorKind::WsUpgradeStatus502 => "ws_upgrade_status_502",
-            ErrorKind::WsUpgradeStatus503 => "ws_upgrade_status_503",
-            ErrorKind::WsUpgradeInvalid => "ws_upgrade_invalid",
-            ErrorKind::WsProtocol => "ws_protocol_error",
-            ErrorKind::WsNoId => "ws_no_id",
-            ErrorKind::WsTooLarge => "ws_message_too_large",
-            ErrorKind::WsCloseNormal => "ws_close_1000",
-            ErrorKind::WsCloseGoingAway => "ws_close_1001",
-            ErrorKind::WsCloseProtocol => "ws_close_1002",
-            ErrorKind::WsCloseUnsupported => "ws_close_1003",
-            ErrorKind::WsCloseNoCode => "ws_close_1005",
-            ErrorKind::WsCloseAbnormal => "ws_close_1006",
-            ErrorKind::WsCloseInvalidData => "ws_close_1007",
-            ErrorKind::WsClosePolicy => "ws_close_1008",
-            ErrorKind::WsCloseTooBig => "ws_close_1009",
-            ErrorKind::WsCloseExtension => "ws_close_1010",
-            ErrorKind::WsCloseInternal => "ws_close_1011",
-            ErrorKind::WsCloseRestart => "ws_close_1012",
-            ErrorKind::WsCloseTryLater => "ws_close_1013",
-            ErrorKind::WsCloseBadGateway => "ws_close_1014",
-            ErrorKind::WsCloseOther => "ws_close_other",
-            ErrorKind::ProxyRefused => "proxy_refused",
-            ErrorKind::ProxyStatus407 => "proxy_status_407",
-            ErrorKind::ProxyStatus403 => "proxy_status_403",
-            ErrorKind::ProxyStatus502 => "proxy_status_502",
-            ErrorKind::ProxyStatus503 => "proxy_status_503",
-            ErrorKind::ProxyStatus504 => "proxy_status_504",
-            ErrorKind::ProxyStatusOther => "proxy_status_other",
-            ErrorKind::ProxyError => "proxy_error",
-            ErrorKind::HandshakeFailed => "handshake_failed",
-            ErrorKind::IdleTimeout => "idle_timeout",
-            ErrorKind::QuicTransport => "quic_transport_error",
-            ErrorKind::QuicReset => "quic_stateless_reset",
-            ErrorKind::H3NoError => "h3_no_error",
-            ErrorKind::H3GeneralProtocol => "h3_general_protocol_error",
-            ErrorKind::H3Internal => "h3_internal_error",
-            ErrorKind::H3StreamCreation => "h3_stream_creation_error",
-            ErrorKind::H3ClosedCriticalStream => "h3_closed_critical_stream",
-            ErrorKind::H3FrameUnexpected => "h3_frame_unexpected",
-            ErrorKind::H3FrameError => "h3_frame_error",
-            ErrorKind::H3ExcessiveLoad => "h3_excessive_load",
-            ErrorKind::H3IdError => "h3_id_error",
-            ErrorKind::H3SettingsError => "h3_settings_error",
-            ErrorKind::H3MissingSettings => "h3_missing_settings",
-            ErrorKind::H3RequestRejected => "h3_request_rejected",
-            ErrorKind::H3RequestCancelled => "h3_request_cancelled",
-            ErrorKind::H3RequestIncomplete => "h3_request_incomplete",
-            ErrorKind::H3MessageError => "h3_message_error",
-            ErrorKind::H3ConnectError => "h3_connect_error",
-            ErrorKind::H3VersionFallback => "h3_version_fallback",
-            ErrorKind::H3Qpack => "h3_qpack_error",
-            ErrorKind::H3Other => "h3_other",
-        }
-    }
-
     /// The kind with this [`key`](Self::key).
     pub fn from_key(key: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.key() == key)
-    }
-
-    /// Words for people.
-    pub fn describe(self) -> &'static str {
-        match self {
-            ErrorKind::ConnectRefused => "connection refused",
-            ErrorKind::ConnectTimeout => "connect timeout",
-            ErrorKind::Connect => "connect error",
-            ErrorKind::FileLimit => "no file descriptor left, see ulimit -n",
-            ErrorKind::Reset => "connection reset",
-            ErrorKind::Closed => "closed before the response was complete",
-            ErrorKind::Timeout => "no complete answer in time; status 0",
-            ErrorKind::Malformed => "malformed response",
-            ErrorKind::LineTooLong => "a header or line longer than --max-line",
-            ErrorKind::Unsolicited => "bytes no request asked for",
-            ErrorKind::Tls => "TLS error",
-            ErrorKind::Io => "I/O error",
-            ErrorKind::WrongValue => "wrong value: not what the workload wrote",
-            ErrorKind::Goaway => "connection ended by the server's GOAWAY",
-            ErrorKind::FlowControl => "HTTP/2 flow control",
-            ErrorKind::FrameSize => "HTTP/2 frame of a wrong or cut-short size",
-            ErrorKind::Flood => "HTTP/2 control-frame flood (answers left unread)",
-            ErrorKind::HeaderList => "header list (HTTP/2, HTTP/3) longer than --max-header-list",
-            ErrorKind::RstNoError => "stream reset by the server (NO_ERROR)",
-            ErrorKind::RstProtocol => "stream reset by the server (PROTOCOL_ERROR)",
-            ErrorKind::RstInternal => "stream reset by the server (INTERNAL_ERROR)",
-            ErrorKind::RstFlowControl => "stream reset by the server (FLOW_CONTROL_ERROR)",
-            ErrorKind::RstSettingsTimeout => "stream reset by the server (SETTINGS_TIMEOUT)",
-            ErrorKind::RstStreamClosed => "stream reset by the server (STREAM_CLOSED)",
-            ErrorKind::RstFrameSize => "stream reset by the server (FRAME_SIZE_ERROR)",
-            ErrorKind::RstRefusedStream => "stream reset by the server (REFUSED_STREAM)",
-            ErrorKind::RstCancel => "stream reset by the server (CANCEL)",
-            ErrorKind::RstCompression => "stream reset by the server (COMPRESSION_ERROR)",
-            ErrorKind::RstConnect => "stream reset by the server (CONNECT_ERROR)",
-            ErrorKind::RstEnhanceYourCalm => "stream reset by the server (ENHANCE_YOUR_CALM)",
-            ErrorKind::RstInadequateSecurity => "stream reset by the server (INADEQUATE_SECURITY)",
-            ErrorKind::RstHttp11Required => "stream reset by the server (HTTP_1_1_REQUIRED)",
-            ErrorKind::RstOther => "stream reset by the server (an unknown code)",
-            ErrorKind::GrpcCancelled => "gRPC status CANCELLED",
-            ErrorKind::GrpcUnknown => "gRPC status UNKNOWN",
-            ErrorKind::GrpcInvalidArgument => "gRPC status INVALID_ARGUMENT",
-            ErrorKind::GrpcDeadlineExceeded => "gRPC status DEADLINE_EXCEEDED",
-            ErrorKind::GrpcNotFound => "gRPC status NOT_FOUND",
-            ErrorKind::GrpcAlreadyExists => "gRPC status ALREADY_EXISTS",
-            ErrorKind::GrpcPermissionDenied => "gRPC status PERMISSION_DENIED",
-            ErrorKind::GrpcResourceExhausted => "gRPC status RESOURCE_EXHAUSTED",
-            ErrorKind::GrpcFailedPrecondition => "gRPC status FAILED_PRECONDITION",
-            ErrorKind::GrpcAborted => "gRPC status ABORTED",
-            ErrorKind::GrpcOutOfRange => "gRPC status OUT_OF_RANGE",
-            ErrorKind::GrpcUnimplemented => "gRPC status UNIMPLEMENTED",
-            ErrorKind::GrpcInternal => "gRPC status INTERNAL",
-            ErrorKind::GrpcUnavailable => "gRPC status UNAVAILABLE",
-            ErrorKind::GrpcDataLoss => "gRPC status DATA_LOSS",
-            ErrorKind::GrpcUnauthenticated => "gRPC status UNAUTHENTICATED",
-            ErrorKind::GrpcOther => "gRPC status gRPC does not define",
-            ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status",
-            ErrorKind::GrpcHttpStatus => "gRPC answer with an HTTP status other than 200",
-            ErrorKind::GrpcBadMessage => "malformed gRPC message (length prefix)",
-            ErrorKind::GrpcMessageTooLarge => "gRPC message past --max-message",
-            ErrorKind::StreamCut => "stream cut before its end",
-            ErrorKind::StreamTooLong => "stream past --events-max or --events-max-bytes",
-            ErrorKind::WsUpgradeStatus => "WebSocket upgrade answered with another status than 101",
-            ErrorKind::WsUpgradeStatus400 => "WebSocket upgrade answered 400 (bad request)",
-            ErrorKind::WsUpgradeStatus401 => "WebSocket upgrade answered 401 (unauthorized)",
-            ErrorKind::WsUpgradeStatus403 => "WebSocket upgrade answered 403 (forbidden)",
-            ErrorKind::WsUpgradeStatus404 => "WebSocket upgrade answered 404 (not found)",
-            ErrorKind::WsUpgradeStatus426 => "WebSocket upgrade answered 426 (upgrade required)",
-            ErrorKind::WsUpgradeStatus429 => "WebSocket upgrade answered 429 (too many requests)",
-            ErrorKind::WsUpgradeStatus500 => "WebSocket upgrade answered 500 (internal server error)",
-            ErrorKind::WsUpgradeStatus502 => "WebSocket upgrade answered 502 (bad gateway)",
-            ErrorKind::WsUpgradeStatus503 => "WebSocket upgrade answered 503 (service unavailable)",
-            ErrorKind::WsUpgradeInvalid => "WebSocket upgrade answer invalid",
-            ErrorKind::WsProtocol => "WebSocket frame a server may not send",
-            ErrorKind::WsTooLarge => "WebSocket message past --max-message",
-            ErrorKind::WsNoId => "WebSocket message without an id at --match-field",
-            ErrorKind::WsCloseNormal => "WebSocket closed by the server (1000 normal closure)",
-            ErrorKind::WsCloseGoingAway => "WebSocket closed by the server (1001 going away)",
-            ErrorKind::WsCloseProtocol => "WebSocket closed by the server (1002 protocol error)",
-            ErrorKind::WsCloseUnsupported => "WebSocket closed by the server (1003 unsupported data)",
-            ErrorKind::WsCloseNoCode => "WebSocket closed by the server (1005 no status code)",
-            ErrorKind::WsCloseAbnormal => "WebSocket closed by the server (1006 abnormal)",
-            ErrorKind::WsCloseInvalidData => "WebSocket closed by the server (1007 invalid payload data)",
-            ErrorKind::WsClosePolicy => "WebSocket closed by the server (1008 policy violation)",
-            ErrorKind::WsCloseTooBig => "WebSocket closed by the server (1009 message too big)",
-            ErrorKind::WsCloseExtension => "WebSocket closed by the server (1010 mandatory extension)",
-            ErrorKind::WsCloseInternal => "WebSocket closed by the server (1011 internal error)",
-            ErrorKind::WsCloseRestart => "WebSocket closed by the server (1012 service restart)",
-            ErrorKind::WsCloseTryLater => "WebSocket closed by the server (1013 try again later)",
-            ErrorKind::WsCloseBadGateway => "WebSocket closed by the server (1014 bad gateway)",
-            ErrorKind::WsCloseOther => "WebSocket closed by the server (a code RFC 6455 does not name)",
-            ErrorKind::ProxyRefused => "the proxy refused the connection",
-            ErrorKind::ProxyStatus407 => "the proxy wants credentials (407)",
-            ErrorKind::ProxyStatus403 => "the proxy refused the tunnel (403)",
-            ErrorKind::ProxyStatus502 => "the proxy could not reach the target (502)",
-            ErrorKind::ProxyStatus503 => "the proxy is unavailable (503)",
-            ErrorKind::ProxyStatus504 => "the proxy timed out reaching the target (504)",
-            ErrorKind::ProxyStatusOther => "the proxy refused the tunnel",
-            ErrorKind::ProxyError => "the proxy's answer was not HTTP",
-            ErrorKind::HandshakeFailed => "QUIC handshake failed (TLS, no h3 in ALPN)",
-            ErrorKind::IdleTimeout => "QUIC idle timeout: nothing from the server",
-            ErrorKind::QuicTransport => "QUIC connection closed with a transport error",
-            ErrorKind::QuicReset => "QUIC stateless reset by the server",
-            ErrorKind::H3NoError => "HTTP/3 H3_NO_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3GeneralProtocol => {
-                "HTTP/3 H3_GENERAL_PROTOCOL_ERROR (a stream reset or the connection closed)"
-            }
-            ErrorKind::H3Internal => "HTTP/3 H3_INTERNAL_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3StreamCreation => "HTTP/3 H3_STREAM_CREATION_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3ClosedCriticalStream => {
-                "HTTP/3 H3_CLOSED_CRITICAL_STREAM (a stream reset or the connection closed)"
-            }
-            ErrorKind::H3FrameUnexpected => "HTTP/3 H3_FRAME_UNEXPECTED (a stream reset or the connection closed)",
-            ErrorKind::H3FrameError => "HTTP/3 H3_FRAME_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3ExcessiveLoad => "HTTP/3 H3_EXCESSIVE_LOAD (a stream reset or the connection closed)",
-            ErrorKind::H3IdError => "HTTP/3 H3_ID_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3SettingsError => "HTTP/3 H3_SETTINGS_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3MissingSettings => "HTTP/3 H3_MISSING_SETTINGS (a stream reset or the connection closed)",
-            ErrorKind::H3RequestRejected => "HTTP/3 H3_REQUEST_REJECTED (a stream reset or the connection closed)",
-            ErrorKind::H3RequestCancelled => "HTTP/3 H3_REQUEST_CANCELLED (a stream reset or the connection closed)",
-            ErrorKind::H3RequestIncomplete => "HTTP/3 H3_REQUEST_INCOMPLETE (a stream reset or the connection closed)",
-            ErrorKind::H3MessageError => "HTTP/3 H3_MESSAGE_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3ConnectError => "HTTP/3 H3_CONNECT_ERROR (a stream reset or the connection closed)",
-            ErrorKind::H3VersionFallback => "HTTP/3 H3_VERSION_FALLBACK (a stream reset or the connection closed)",
-            ErrorKind::H3Qpack => "HTTP/3 QPACK error (a stream reset or the connection closed)",
-            ErrorKind::H3Other => "HTTP/3 error code RFC 9114 does not define",
-        }
     }
 
     pub(super) fn index(self) -> usize {
