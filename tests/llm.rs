@@ -310,3 +310,20 @@ fn history_lists_a_streamed_results_time_to_first_token_and_tokens_a_second() {
     let run = lines.iter().find(|l| l.contains(" run ")).unwrap();
     assert!(run.split_whitespace().rev().take(2).all(|c| c == "-"), "no stream: no figures: {run}");
 }
+
+#[test]
+fn whole_answers_are_timed_whole_and_counted_from_their_usage() {
+    let t = target();
+    let u = format!("http://{}/v1/chat/completions?first=20ms&gap=5ms", t.addr());
+    let args = ["llm", "--model", "m", "--no-stream", "--num-prompts", "10", "-c", "2", "--random-input-len", "6"];
+    let out = hakaru(&[&args[..], &["--random-output-len", "5", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = out.step();
+    assert_eq!(step["ok"], 10);
+    let tokens = &step["events"]["tokens"];
+    assert_eq!((tokens["tokens"].as_u64(), tokens["answers_with_usage"].as_u64()), (Some(50), Some(10)), "{tokens}");
+    assert_eq!(tokens["input_tokens"].as_u64(), Some(60));
+    // The whole answer leaves when its last token would have: 20 ms + 4 x 5 ms, and so does its "first token".
+    assert!(fig(step, "first_event", "min") >= 39_900.0, "{}", step["events"]);
+    assert!(out.doc()["settings"]["prompts"].as_str().unwrap().contains("whole answers"), "{}", out.doc()["settings"]);
+}

@@ -29,6 +29,8 @@ pub struct Shape<'a> {
     /// A template (or a literal) making the answer's max_tokens.
     pub max_tokens: &'a str,
     pub ignore_eos: bool,
+    /// Streamed (with the usage asked for), or one whole answer.
+    pub stream: bool,
 }
 
 /// The body template. `max_tokens` is the name every OpenAI-compatible server reads (vLLM, SGLang, TGI,
@@ -40,10 +42,11 @@ pub fn template(s: &Shape<'_>) -> String {
         Api::Completions => format!("\"prompt\":\"{}\"", s.prompt),
     };
     let eos = if s.ignore_eos { ",\"ignore_eos\":true" } else { "" };
-    format!(
-        "{{\"model\":{model},{input},\"max_tokens\":{},\"stream\":true,\"stream_options\":{{\"include_usage\":true}}{eos}}}",
-        s.max_tokens
-    )
+    let stream = match s.stream {
+        true => "\"stream\":true,\"stream_options\":{\"include_usage\":true}",
+        false => "\"stream\":false",
+    };
+    format!("{{\"model\":{model},{input},\"max_tokens\":{},{stream}{eos}}}", s.max_tokens)
 }
 
 #[cfg(test)]
@@ -59,8 +62,14 @@ mod tests {
 
     #[test]
     fn a_filled_body_is_the_json_openai_takes() {
-        let shape =
-            Shape { api: Api::Chat, model: "m\"1", prompt: "say \\\"hi\\\"", max_tokens: "7", ignore_eos: true };
+        let shape = Shape {
+            api: Api::Chat,
+            model: "m\"1",
+            prompt: "say \\\"hi\\\"",
+            max_tokens: "7",
+            ignore_eos: true,
+            stream: true,
+        };
         let json: serde_json::Value = serde_json::from_str(&template(&shape)).unwrap();
         assert_eq!(json["model"], "m\"1");
         assert_eq!(json["messages"][0]["content"], "say \"hi\"");
@@ -69,8 +78,9 @@ mod tests {
             (json["stream_options"]["include_usage"].as_bool(), json["ignore_eos"].as_bool()),
             (Some(true), Some(true))
         );
-        let shape = Shape { api: Api::Completions, ignore_eos: false, ..shape };
+        let shape = Shape { api: Api::Completions, ignore_eos: false, stream: false, ..shape };
         let json: serde_json::Value = serde_json::from_str(&template(&shape)).unwrap();
         assert_eq!((json["prompt"].as_str(), json.get("ignore_eos")), (Some("say \"hi\""), None));
+        assert_eq!((json["stream"].as_bool(), json.get("stream_options")), (Some(false), None));
     }
 }

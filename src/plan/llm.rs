@@ -156,7 +156,18 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
             (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
         }
     };
-    let shape = body::Shape { api, model, prompt: &prompt, max_tokens: &max_tokens, ignore_eos: l.ignore_eos };
+    let shape = body::Shape {
+        api,
+        model,
+        prompt: &prompt,
+        max_tokens: &max_tokens,
+        ignore_eos: l.ignore_eos,
+        stream: !l.no_stream,
+    };
+    let note = match l.no_stream {
+        true => format!("{note}; whole answers (\"stream\": false): time to first token is the whole answer's"),
+        false => note,
+    };
     let r = &mut args.request;
     r.body = Some(body::template(&shape));
     if r.method.eq_ignore_ascii_case("GET") {

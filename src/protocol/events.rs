@@ -150,6 +150,8 @@ pub struct EventReader {
     fig: StreamFigures,
     /// Gaps between events (microseconds, count) not yet taken by the engine.
     gaps: Vec<(u64, u64)>,
+    /// A token answer that came as one JSON object (`"stream": false`), read whole (within `--events-max-bytes`).
+    whole: Option<Vec<u8>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -167,6 +169,29 @@ struct Choice<'a> {
     /// The completions API's shape (`choices[].text`).
     #[serde(default, borrow)]
     text: Option<Cow<'a, str>>,
+}
+
+/// A token answer that is not streamed: OpenAI's chat (`message`) or completions (`text`) object.
+#[derive(serde::Deserialize)]
+struct WholeAnswer {
+    #[serde(default)]
+    choices: Vec<WholeChoice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(serde::Deserialize)]
+struct WholeChoice {
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -200,6 +225,7 @@ impl EventReader {
             active: false,
             fig: StreamFigures::default(),
             gaps: Vec::new(),
+            whole: None,
         }
     }
 
@@ -216,6 +242,7 @@ impl EventReader {
         self.active = false;
         self.fig = StreamFigures::default();
         self.gaps.clear();
+        self.whole = None;
     }
 
     /// The answer's head was read: its body is read for events when the status is 2xx.
@@ -299,6 +326,14 @@ impl EventReader {
                 self.spec.max_bytes
             )));
         }
+        // A token answer that is one JSON object, not a stream (`"stream": false`): read whole, its tokens from its
+        // usage, its one event when it ends.
+        let first_bytes = self.fig.bytes == data.len() as u64;
+        if self.spec.kind == EventKind::Tokens
+            && (self.whole.is_some() || (first_bytes && data.trim_ascii_start().first() == Some(&b'{')))
+        {
+            return self.whole_answer(data);
+        }
         if self.spec.kind == EventKind::Chunks {
             if chunked {
                 let room = self.max_line.saturating_sub(self.data.len());
@@ -365,6 +400,45 @@ impl EventReader {
         }
         self.data.extend_from_slice(value);
         self.has_data = true;
+        Ok(())
+    }
+
+    /// A whole (not streamed) token answer's bytes: parsed once it closes, its text one event at the read that
+    /// completed it, its tokens its usage's (else one), and the answer ended.
+    fn whole_answer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
+        let whole = self.whole.get_or_insert_with(Vec::new);
+        whole.extend_from_slice(data);
+        if whole.trim_ascii_end().last() != Some(&b'}') {
+            return Ok(());
+        }
+        let answer: WholeAnswer = match serde_json::from_slice(whole) {
+            Ok(a) => a,
+            Err(e) if e.is_eof() => return Ok(()),
+            Err(e) => {
+                return Err(DecodeError::Malformed(format!(
+                    "a token answer that is not a stream is not one JSON object ({e}): \"{}\"",
+                    super::framing::quote(whole)
+                )));
+            }
+        };
+        let text = answer.choices.iter().any(|c| {
+            let t = c.message.as_ref().and_then(|m| m.content.as_deref()).or(c.text.as_deref());
+            t.is_some_and(|t| !t.is_empty())
+        });
+        if text {
+            self.fig.first = self.at;
+            self.fig.events = 1;
+            self.fig.chunk_tokens = 1;
+        }
+        if let Some(u) = &answer.usage {
+            match u.completion_tokens {
+                Some(n) if n > MOST_USAGE_TOKENS => self.fig.usage_implausible = true,
+                Some(n) => self.fig.usage_tokens = Some(n),
+                None => {}
+            }
+            self.fig.input_tokens = u.prompt_tokens.filter(|n| *n <= MOST_USAGE_TOKENS);
+        }
+        self.fig.ended = true;
         Ok(())
     }
 
@@ -563,6 +637,16 @@ mod tests {
         let mut r = reader(EventKind::Tokens, None);
         r.body(b"data: {\"choices\":[{\"text\":\"a\"}]}\n\n", false).unwrap();
         assert!(matches!(r.body_ended(), Err(DecodeError::StreamCut(_))));
+        // A token answer that is one JSON object (not streamed), in two reads: one event, the usage's tokens.
+        let mut r = reader(EventKind::Tokens, None);
+        r.body(b" {\"choices\":[{\"message\":{\"content\":\"hi the", false).unwrap();
+        assert!(!r.ended());
+        r.body(b"re\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n", false).unwrap();
+        let f = r.figures();
+        assert_eq!((f.events, f.tokens(), f.input_tokens, r.ended()), (1, 2, Some(3), true));
+        assert_eq!(r.body_ended(), Ok(()));
+        let mut r = reader(EventKind::Tokens, None);
+        assert!(matches!(r.body(b"{\"choices\": 7}", false), Err(DecodeError::Malformed(_))));
         let mut r = reader(EventKind::Chunks, Some("END"));
         for part in [&b"ab"[..], b"c", b"END"] {
             r.chunk_start(part.len() as u64).unwrap();

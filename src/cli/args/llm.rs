@@ -83,4 +83,8 @@ pub struct LlmFlags {
     /// answer is as long as asked.
     #[arg(long, help_heading = heading::LLM)]
     pub ignore_eos: bool,
+    /// Ask for whole answers ("stream": false): each answer's time and its tokens from its usage; its time to first
+    /// token is then the whole answer's (time per output token near 0, as vLLM's non-streaming backends give).
+    #[arg(long, help_heading = heading::LLM, hide_short_help = true)]
+    pub no_stream: bool,
 }
