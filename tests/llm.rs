@@ -327,3 +327,19 @@ fn whole_answers_are_timed_whole_and_counted_from_their_usage() {
     assert!(fig(step, "first_event", "min") >= 39_900.0, "{}", step["events"]);
     assert!(out.doc()["settings"]["prompts"].as_str().unwrap().contains("whole answers"), "{}", out.doc()["settings"]);
 }
+
+#[test]
+fn answers_that_end_before_their_max_tokens_are_counted_as_short() {
+    let mut server = Server::start("sse_server.py", &[], "aiohttp");
+    let stop = format!("http://127.0.0.1:{}/v1/chat/completions?finish=stop", server.port);
+    let args = ["llm", "--model", "m", "--num-prompts", "6", "-c", "2", "--random-input-len", "3", "--output-len", "4"];
+    let out = hakaru(&[&args[..], &[&stop[..]]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.step()["events"]["tokens"]["answers_short"].as_u64(), Some(6), "{}", out.step()["events"]);
+    assert!(out.stdout.contains("6 of 6 answers ended before their max_tokens"), "{}", out.stdout);
+    let length = format!("http://127.0.0.1:{}/v1/chat/completions?finish=length", server.port);
+    let out = hakaru(&[&args[..], &[&length[..]]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.step()["events"]["tokens"].get("answers_short").is_none(), "{}", out.step()["events"]);
+    assert_eq!(server.ask("count")["requests"].as_u64(), Some(12));
+}

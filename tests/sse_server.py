@@ -6,7 +6,8 @@ GET or POST /v1/chat/completions?tokens=N&first=MS&gap=MS&pause=MS streams N tok
 (the first FIRST ms after the request, then one every GAP ms), then `data: [DONE]`, then, PAUSE ms later, the
 body's end (with &buffered=1 the tokens in one write when the last is due, as a server or proxy that buffers its
 stream sends them): aiohttp's write_eof() writes the chunked body's last chunk in a write of its own, as every aiohttp and
-uvicorn server ends a stream (vLLM and SGLang are served so). A JSON body's max_tokens, when given, is the tokens
+uvicorn server ends a stream (vLLM and SGLang are served so). &finish=REASON puts that finish_reason on the last
+token. A JSON body's max_tokens, when given, is the tokens
 sent; its prompt (or first message's content) and model are kept; with stream_options.include_usage the stream ends
 with a usage chunk (prompt_tokens: the prompt's words). /v1/completions answers the same with `text` chunks.
 Each line "count" on stdin is answered with "count " and JSON: the requests answered, the connections they came on
@@ -26,11 +27,13 @@ peers = set()
 lock = threading.Lock()
 
 
-def chunk(text, completions=False):
+def chunk(text, completions=False, finish=None):
     if completions:
         body = {"id": "t", "object": "text_completion", "choices": [{"index": 0, "text": text}]}
     else:
         body = {"id": "t", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    if finish:
+        body["choices"][0]["finish_reason"] = finish
     return ("data: " + json.dumps(body) + "\n\n").encode()
 
 
@@ -78,10 +81,12 @@ async def completions(request):
     for i in range(tokens):
         # Each token at its own instant from the start, so gaps do not drift.
         await asyncio.sleep(max(0.0, start + (first + gap * i) / 1000 - loop.time()))
+        # The last token says why the answer ended (&finish=stop: before its max_tokens), as vLLM's do.
+        finish = q.get("finish") if i == tokens - 1 else None
         if buffered:
-            held += chunk(f"tok{i} ", completions)
+            held += chunk(f"tok{i} ", completions, finish)
         else:
-            await resp.write(chunk(f"tok{i} ", completions))
+            await resp.write(chunk(f"tok{i} ", completions, finish))
     if held:
         await resp.write(held)
     if usage is not None:

@@ -48,6 +48,8 @@ pub struct EventMetrics {
     /// Answers of two events or more whose events all came in one read: a server (or a proxy) that buffers its
     /// stream, so the time to the first event is the whole answer's.
     pub one_read: u64,
+    /// A token stream: answers that ended before their `max_tokens` (a `finish_reason` other than `length`).
+    pub short: u64,
 }
 
 /// The answers that met goodput's objectives.
@@ -114,6 +116,7 @@ impl EventMetrics {
                 self.input_tokens = self.input_tokens.saturating_add(n);
                 self.input_answers += 1;
             }
+            self.short += u64::from(f.short);
         }
         if let Some(g) = goodput {
             let good = self.good.get_or_insert_with(|| Good { objectives: g.text.as_str().into(), answers: 0 });
@@ -139,6 +142,7 @@ impl EventMetrics {
         self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
         self.input_answers += o.input_answers;
         self.one_read += o.one_read;
+        self.short += o.short;
         match (&mut self.good, &o.good) {
             (Some(a), Some(b)) => a.answers += b.answers,
             (None, Some(b)) => self.good = Some(b.clone()),

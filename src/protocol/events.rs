@@ -121,6 +121,9 @@ pub struct StreamFigures {
     /// A token stream: the prompt's tokens as the server's `usage.prompt_tokens` says them, when it did (and they
     /// were plausible: at most [`MOST_USAGE_TOKENS`]).
     pub input_tokens: Option<u64>,
+    /// A token stream: the answer ended for a reason other than its `max_tokens` (a `finish_reason` other than
+    /// `length`, such as `stop`): it has fewer output tokens than asked. False when no reason was given.
+    pub short: bool,
     /// The end text (`--events-until`, `[DONE]`) was read.
     pub ended: bool,
 }
@@ -166,6 +169,8 @@ struct TokenChunk<'a> {
 struct Choice<'a> {
     #[serde(default, borrow)]
     delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
     /// The completions API's shape (`choices[].text`).
     #[serde(default, borrow)]
     text: Option<Cow<'a, str>>,
@@ -184,6 +189,8 @@ struct WholeAnswer {
 struct WholeChoice {
     #[serde(default)]
     message: Option<Message>,
+    #[serde(default)]
+    finish_reason: Option<String>,
     #[serde(default)]
     text: Option<String>,
 }
@@ -425,6 +432,9 @@ impl EventReader {
             let t = c.message.as_ref().and_then(|m| m.content.as_deref()).or(c.text.as_deref());
             t.is_some_and(|t| !t.is_empty())
         });
+        if let Some(reason) = answer.choices.iter().find_map(|c| c.finish_reason.as_deref()) {
+            self.fig.short = reason != "length";
+        }
         if text {
             self.fig.first = self.at;
             self.fig.events = 1;
@@ -465,6 +475,9 @@ impl EventReader {
             }
             if let Some(n) = usage.and_then(|u| u.prompt_tokens).filter(|n| *n <= MOST_USAGE_TOKENS) {
                 self.fig.input_tokens = Some(n);
+            }
+            if let Some(reason) = chunk.choices.iter().find_map(|c| c.finish_reason.as_deref()) {
+                self.fig.short = reason != "length";
             }
             let text = chunk.choices.iter().any(|c| {
                 let t = c.delta.as_ref().and_then(|d| d.content.as_deref()).or(c.text.as_deref());
@@ -643,7 +656,15 @@ mod tests {
         assert!(!r.ended());
         r.body(b"re\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n", false).unwrap();
         let f = r.figures();
-        assert_eq!((f.events, f.tokens(), f.input_tokens, r.ended()), (1, 2, Some(3), true));
+        assert_eq!((f.events, f.tokens(), f.input_tokens, r.ended(), f.short), (1, 2, Some(3), true, false));
+        let mut r = reader(EventKind::Tokens, None);
+        r.body(b"{\"choices\":[{\"text\":\"a\",\"finish_reason\":\"stop\"}]}", false).unwrap();
+        assert!(r.figures().short, "ended before max_tokens");
+        let mut r = reader(EventKind::Tokens, None);
+        let wire = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n\
+                    data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+        r.body(wire.as_bytes(), false).unwrap();
+        assert!(!r.figures().short && r.ended());
         assert_eq!(r.body_ended(), Ok(()));
         let mut r = reader(EventKind::Tokens, None);
         assert!(matches!(r.body(b"{\"choices\": 7}", false), Err(DecodeError::Malformed(_))));

@@ -40,6 +40,10 @@ pub struct TokensReport {
     /// their input tokens and every answer's output. Absent when none said them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens_per_s: Option<f64>,
+    /// Answers that ended before their `max_tokens` (a `finish_reason` other than `length`): fewer output tokens
+    /// than asked. Absent when none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub answers_short: u64,
 }
 
 /// A figure of streamed answers an objective or a threshold can name (vLLM's and aiperf's names): time to first
@@ -238,6 +242,7 @@ impl EventsReport {
                 input_tokens: (m.input_answers > 0).then_some(m.input_tokens),
                 answers_with_input: m.input_answers,
                 total_tokens_per_s: (m.input_answers > 0).then(|| rate(m.input_tokens.saturating_add(m.tokens), secs)),
+                answers_short: m.short,
             }),
             answers_in_one_read: m.one_read,
             goodput: m.good.as_ref().map(|g| {
@@ -279,6 +284,7 @@ impl EventsReport {
             input_tokens: t.and_then(|t| t.input_tokens).unwrap_or(0),
             input_answers: t.map_or(0, |t| t.answers_with_input),
             one_read: self.answers_in_one_read,
+            short: t.map_or(0, |t| t.answers_short),
         })
     }
 
@@ -341,6 +347,13 @@ impl EventsReport {
                 lines.push(format!(
                     "{input} input tokens ({:.1} an answer{whose}, from usage), {total:.1} input and output tokens/s",
                     input as f64 / t.answers_with_input.max(1) as f64
+                ));
+            }
+            if t.answers_short > 0 {
+                lines.push(format!(
+                    "{} of {} answers ended before their max_tokens (finish_reason not \"length\"): fewer output \
+                     tokens than asked",
+                    t.answers_short, self.answers
                 ));
             }
             if t.usage_implausible > 0 {
