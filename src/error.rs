@@ -9,14 +9,15 @@ pub const EXIT_USAGE: u8 = 2;
 /// why): a Kubernetes agent sets it, so the collector knows the agent's document will never come.
 pub const FAILURE_FILE_VAR: &str = "HAKARU_FAILURE_FILE";
 
-/// A failure to report in one line: bad input (exit 2) or a failure at run time (exit 1).
+/// What a command ends with when it cannot succeed, in one line: bad input (`new`, exit 2) or a failure at run time
+/// (`runtime`, exit 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
+pub struct CliError {
     message: String,
     runtime: bool,
 }
 
-impl UsageError {
+impl CliError {
     pub fn new(message: impl Into<String>) -> Self {
         Self { message: message.into(), runtime: false }
     }
@@ -31,10 +32,10 @@ impl UsageError {
     }
 }
 
-impl fmt::Display for UsageError {
+impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for UsageError {}
+impl std::error::Error for CliError {}

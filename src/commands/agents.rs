@@ -14,7 +14,7 @@ use clap::Parser;
 use crate::cli::args::{Cli, Command, HistoryArgs, KvArgs, LoadArgs, OrchestratorArgs, RunArgs, ScaleArgs, SweepArgs};
 use crate::cli::render::{render, split_secrets};
 use crate::deploy::orchestrator::Deployment;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::plan::Outputs;
 use crate::plan::segment::show_instant;
 use crate::result::ResultDocument;
@@ -122,21 +122,21 @@ impl AgentPlan {
     }
 
     /// The command line of the plan as it is (`k8s job` adds each agent's part in its manifests).
-    pub fn render(&self) -> Result<Vec<String>, UsageError> {
+    pub fn render(&self) -> Result<Vec<String>, CliError> {
         match self {
             AgentPlan::Run(a) => render("run", a),
             AgentPlan::Kv(a) => render("kv", a),
             AgentPlan::Sweep(a) => render("sweep", a),
         }
-        .map_err(UsageError::new)
+        .map_err(CliError::new)
     }
 
     /// Every one of `agents` gets a part: no fewer connections, requests or step clients than agents (`lead`
     /// names who asked, for the message).
-    pub fn check_split(&self, agents: usize, lead: &str) -> Result<(), UsageError> {
+    pub fn check_split(&self, agents: usize, lead: &str) -> Result<(), CliError> {
         let fewest = |what: &str, n: u64| {
             if n < agents as u64 {
-                Err(UsageError::new(format!(
+                Err(CliError::new(format!(
                     "{lead}: {n} {what} cannot be split over {agents} agents; give at least {agents}"
                 )))
             } else {
@@ -145,9 +145,7 @@ impl AgentPlan {
         };
         match self {
             AgentPlan::Run(RunArgs { replay, .. }) if replay.replay.is_some() => {
-                return Err(UsageError::new(
-                    "--replay: one process replays the file; leave out --agents and --segment",
-                ));
+                return Err(CliError::new("--replay: one process replays the file; leave out --agents and --segment"));
             }
             AgentPlan::Run(RunArgs { load, request, .. }) => {
                 crate::plan::RunPlan::check_for_agents(Some(request), load)?
@@ -178,7 +176,7 @@ impl AgentPlan {
         start_at: &str,
         json: &std::path::Path,
         source: Option<&str>,
-    ) -> Result<Vec<String>, UsageError> {
+    ) -> Result<Vec<String>, CliError> {
         let agent = |scale: &mut ScaleArgs, history: &mut HistoryArgs| {
             scale.agents = None;
             scale.agent_source = None;
@@ -217,7 +215,7 @@ impl AgentPlan {
 /// An agent started by an orchestrator finds its place: `--segment auto/N` read as `I/N` from the environment
 /// (`orchestrator::resolve_segment`), and `{index}` in `--json`, `--csv`, `--hdr-log` and `-o` replaced by I, so one command
 /// serves every agent. Done before any plan is made; a placeholder without a segment is refused.
-pub fn place(command: &mut Command) -> Result<(), UsageError> {
+pub fn place(command: &mut Command) -> Result<(), CliError> {
     let (scale, paths): (&mut ScaleArgs, Vec<(&str, &mut Option<PathBuf>)>) = match command {
         Command::Run(RunArgs { load, .. }) | Command::Kv(KvArgs { load, .. }) => {
             let paths = vec![("--json", &mut load.json), ("--csv", &mut load.csv), ("--hdr-log", &mut load.hdr_log)];
@@ -236,13 +234,13 @@ pub fn place(command: &mut Command) -> Result<(), UsageError> {
         _ => return Ok(()),
     };
     if let Some(text) = &scale.segment {
-        scale.segment = Some(crate::deploy::orchestrator::resolve_segment(text).map_err(UsageError::new)?);
+        scale.segment = Some(crate::deploy::orchestrator::resolve_segment(text).map_err(CliError::new)?);
     }
     let index = scale.segment.as_deref().and_then(|s| s.split_once('/')).and_then(|(i, _)| i.trim().parse().ok());
     for (flag, path) in paths {
         let Some(p) = path.as_deref().filter(|p| crate::deploy::orchestrator::has_placeholder(p)) else { continue };
         let Some(i) = index else {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{flag} '{}': {} stands for the segment's index; give --segment I/N or auto/N, or name the file \
                  without it",
                 p.display(),
@@ -255,11 +253,11 @@ pub fn place(command: &mut Command) -> Result<(), UsageError> {
 }
 
 /// A comma-separated list of `flag` with one item per agent (empty when the flag is not given).
-fn one_per_agent<'a>(flag: &str, what: &str, list: Option<&'a str>, n: usize) -> Result<Vec<&'a str>, UsageError> {
+fn one_per_agent<'a>(flag: &str, what: &str, list: Option<&'a str>, n: usize) -> Result<Vec<&'a str>, CliError> {
     let Some(list) = list else { return Ok(Vec::new()) };
     let items: Vec<&str> = list.split(',').map(str::trim).collect();
     if items.len() != n || items.iter().any(|i| i.is_empty()) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} '{list}': {} {what} for {n} agents; give one per agent, separated by commas",
             items.len()
         )));
@@ -267,13 +265,13 @@ fn one_per_agent<'a>(flag: &str, what: &str, list: Option<&'a str>, n: usize) ->
     Ok(items)
 }
 
-pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let (n, outputs) = (agents.n, &agents.outputs);
     if n == 0 {
-        return Err(UsageError::new("--agents 0: give at least 1 agent"));
+        return Err(CliError::new("--agents 0: give at least 1 agent"));
     }
     if n > MOST_LOCAL_AGENTS {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--agents {n}: at most {MOST_LOCAL_AGENTS} agents on one machine (they share its cores); spread more over \
              machines with --segment I/N or hakaru k8s job"
         )));
@@ -283,7 +281,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
         AgentPlan::Sweep(a) => a.steps.hdr_log.is_some(),
     };
     if hdr_log {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--hdr-log with --agents {n}: not yet (the agents' logs are not merged into one); run each agent with \
              --segment I/N and its own --hdr-log"
         )));
@@ -297,13 +295,13 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     if !namespaces.is_empty() {
         // SAFETY: geteuid only reads this process's effective user id.
         if unsafe { libc::geteuid() } != 0 {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--agent-netns: entering a network namespace (ip netns exec) needs root; run as root or leave it out",
             ));
         }
         for ns in &namespaces {
             if !std::path::Path::new("/run/netns").join(ns).exists() {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--agent-netns: no network namespace '{ns}' (ip netns list shows them); create it with ip netns add"
                 )));
             }
@@ -311,14 +309,14 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     }
     let start_at = show_instant(SystemTime::now() + START_MARGIN);
     let dir = AgentDir::new()?;
-    let exe = std::env::current_exe().map_err(|e| UsageError::runtime(format!("finding hakaru itself: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| CliError::runtime(format!("finding hakaru itself: {e}")))?;
     // Every child started is waited for on every path (a failed start, an agent that fails): no zombie, no agent
     // left running after this process.
     let mut children = Children(Vec::new());
     for i in 0..n {
         let json = dir.path().join(format!("agent-{i}.json"));
         let log = std::fs::File::create(dir.path().join(format!("agent-{i}.log")))
-            .map_err(|e| UsageError::runtime(format!("an agent's log: {e}")))?;
+            .map_err(|e| CliError::runtime(format!("an agent's log: {e}")))?;
         let mut agent = match namespaces.get(i) {
             Some(ns) => {
                 let mut p = Process::new("ip");
@@ -338,7 +336,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .map_err(|e| UsageError::runtime(format!("starting agent {i}/{n}: {e}")))?;
+            .map_err(|e| CliError::runtime(format!("starting agent {i}/{n}: {e}")))?;
         children.0.push((i, json, Some(child)));
     }
     // A stop signal reaches the agents too (they are in this process group on a terminal); here it only ends
@@ -351,7 +349,7 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
     let mut docs = Vec::new();
     let mut names = Vec::new();
     for (i, json, status) in ended {
-        let status = status.map_err(|e| UsageError::runtime(format!("waiting for agent {i}/{n}: {e}")))?;
+        let status = status.map_err(|e| CliError::runtime(format!("waiting for agent {i}/{n}: {e}")))?;
         let log = std::fs::read_to_string(dir.path().join(format!("agent-{i}.log"))).unwrap_or_default();
         let said = log.lines().find(|l| l.starts_with("hakaru: error:")).map(str::to_string);
         match std::fs::read_to_string(&json).ok().and_then(|t| serde_json::from_str::<ResultDocument>(&t).ok()) {
@@ -363,11 +361,11 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
                 let why = said.unwrap_or_else(|| format!("it ended with {status} and wrote no result"));
                 let code = status.code().unwrap_or(1);
                 let message = format!("agent {i}/{n}: {}", why.trim_start_matches("hakaru: error: "));
-                return Err(if code == 2 { UsageError::new(message) } else { UsageError::runtime(message) });
+                return Err(if code == 2 { CliError::new(message) } else { CliError::runtime(message) });
             }
         }
     }
-    let merged = crate::judge::merge::merge(&docs, &names, false).map_err(UsageError::runtime)?;
+    let merged = crate::judge::merge::merge(&docs, &names, false).map_err(CliError::runtime)?;
     let (settings, keepalive) = (merged.settings.clone(), merged.settings.keepalive);
     let mut session = Session::new(settings, keepalive, outputs, thresholds, &history, interrupt).adopting(merged);
     if interrupt.load(Ordering::Relaxed) {
@@ -386,11 +384,11 @@ pub fn run_agents(agents: &Agents, interrupt: &AtomicBool) -> Result<ExitCode, U
 struct AgentDir(PathBuf);
 
 impl AgentDir {
-    fn new() -> Result<AgentDir, UsageError> {
+    fn new() -> Result<AgentDir, CliError> {
         let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("hakaru-agents-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir)
-            .map_err(|e| UsageError::runtime(format!("a directory for the agents ({}): {e}", dir.display())))?;
+            .map_err(|e| CliError::runtime(format!("a directory for the agents ({}): {e}", dir.display())))?;
         Ok(AgentDir(dir))
     }
 
@@ -408,7 +406,7 @@ impl Drop for AgentDir {
 /// What `k8s job` and `swarm service` both print, from their common flags: the agents' command parsed and
 /// checked here (a typo is one line now, not N failed agents), its secret arguments split off for the
 /// orchestrator's secret store, the common start. `who` names the command in messages.
-pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, UsageError> {
+pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, CliError> {
     // The agents' line rendered from the flags just parsed: what each agent's parser will read back.
     let (line, redact) = agent_command(&args.command, args.agents as usize, who)?;
     // Secret names this process knows (its environment, from its own flags) and the agents' command's own: the
@@ -421,7 +419,7 @@ pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, Usag
     let (command, secret_args) =
         split_secrets(&line, |a| crate::base::secrets::holds_secret_named(a, &headers, &params));
     let start_at = match &args.start_at {
-        Some(at) => crate::deploy::orchestrator::parse_start_at(at).map_err(UsageError::new)?,
+        Some(at) => crate::deploy::orchestrator::parse_start_at(at).map_err(CliError::new)?,
         None => crate::deploy::orchestrator::start_in(SystemTime::now(), duration_flag("--start-in", &args.start_in)?),
     };
     let d = Deployment {
@@ -441,12 +439,12 @@ pub fn deployment(args: &OrchestratorArgs, who: &str) -> Result<Deployment, Usag
         collect_timeout: duration_flag("--collect-timeout", &args.collect_timeout)?,
         allow_partial: args.allow_partial,
     };
-    d.check().map_err(UsageError::new)?;
+    d.check().map_err(CliError::new)?;
     Ok(d)
 }
 
-fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
-    crate::base::units::parse_flag_duration(text).map_err(|e| UsageError::new(format!("{flag} '{text}': {e}")))
+fn duration_flag(flag: &str, text: &str) -> Result<Duration, CliError> {
+    crate::base::units::parse_flag_duration(text).map_err(|e| CliError::new(format!("{flag} '{text}': {e}")))
 }
 
 /// The flags each agent gets from the orchestrator's command; the user's command must not set them too.
@@ -461,11 +459,11 @@ type AgentCommand = (Vec<String>, (Vec<String>, Vec<String>));
 ///
 /// Only the parse: the plan itself (URLs resolved, files read, the target reached) is checked by each agent where
 /// it runs, where the names resolve and the files are.
-fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCommand, UsageError> {
+fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCommand, CliError> {
     if let Some(flag) =
         command.iter().find(|a| SET_FOR_THE_AGENTS.iter().any(|f| a.as_str() == *f || a.starts_with(&format!("{f}="))))
     {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "the agents' command sets {flag}: remove it, {who} gives every agent its --segment, the common \
              --start-at and --json /results/agent-I.json"
         )));
@@ -476,7 +474,7 @@ fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCo
             // the agents' command's own help.
             let tip = super::clap_error_tip(&e).map(|t| format!("; {t}"));
             let help = super::own_help(command.iter().cloned());
-            UsageError::new(format!(
+            CliError::new(format!(
                 "the agents' command: {}{} (see '{help}')",
                 super::clap_error_line(&e),
                 tip.unwrap_or_default()
@@ -484,7 +482,7 @@ fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCo
         })?;
     // Every agent must get a part: a plan with fewer connections or requests than agents would fail in them.
     let Some(plan) = AgentPlan::of(&cli.command) else {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "the agents' command '{}': give run, sweep or kv after '--' (the commands that take a segment)",
             command[0]
         )));
@@ -493,7 +491,7 @@ fn agent_command(command: &[String], agents: usize, who: &str) -> Result<AgentCo
     // Each is one agent already: local agents inside it would multiply the plan.
     let scale = plan.scale();
     if scale.agents.is_some() || scale.agent_source.is_some() || scale.agent_netns.is_some() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "the agents' command sets --agents: remove it (and --agent-source, --agent-netns); each agent of {who} \
              --agents N is one"
         )));

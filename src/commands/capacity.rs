@@ -8,7 +8,7 @@ use super::probe_names;
 use crate::base::load::{LoadModel, Until};
 use crate::cli::args::CapacityArgs;
 use crate::engine;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::table::{table_header, table_row};
 use crate::export::text::answer_line;
 use crate::plan::slo::{Slo, parse_percent};
@@ -38,10 +38,10 @@ fn verdict(slo: &Slo, max_failed_percent: f64, step: &StepResult) -> Result<(), 
     Ok(())
 }
 
-pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let slo = Slo::parse(&a.slo)?;
     if slo.goodput_percent.is_some() && a.request.goodput.is_none() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--slo '{}': goodput needs the objectives each answer meets: give --goodput, e.g. --goodput ttft:200ms",
             slo.text
         )));
@@ -49,22 +49,22 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Us
     for figure in slo.bounds.iter().filter_map(|b| b.figure) {
         figure
             .measured_with(a.request.events.as_deref())
-            .map_err(|why| UsageError::new(format!("--slo '{}': {why}", slo.text)))?;
+            .map_err(|why| CliError::new(format!("--slo '{}': {why}", slo.text)))?;
     }
     let precision = parse_percent("--precision", &a.precision)? / 100.0;
     if precision <= 0.0 {
-        return Err(UsageError::new(format!("--precision '{}': must be more than 0; try 5%", a.precision)));
+        return Err(CliError::new(format!("--precision '{}': must be more than 0; try 5%", a.precision)));
     }
     let start = parse_rate("--rate-start", a.rate_start)?;
     let max = parse_rate("--rate-max", a.rate_max)?;
     if max < start {
-        return Err(UsageError::new(format!("--rate-max {max} is below --rate-start {start}")));
+        return Err(CliError::new(format!("--rate-max {max} is below --rate-start {start}")));
     }
     if a.steps.scale.agents.is_some() {
-        return Err(UsageError::new("--agents: not for capacity: agents searching apart would each decide alone"));
+        return Err(CliError::new("--agents: not for capacity: agents searching apart would each decide alone"));
     }
     if a.steps.scale.segment.is_some() || a.steps.scale.start_at.is_some() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--segment and --start-at are for run, sweep and kv: agents searching for a capacity apart would each decide alone",
         ));
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::args::{CollectArgs, MergeArgs};
 use crate::deploy::orchestrator::{MAX_AGENTS, document, done_file, failure_file};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// How often the directory is looked at: agents end within seconds of each other, and a look is a few `stat`s.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
@@ -21,15 +21,15 @@ enum Ended {
     Failed(String),
 }
 
-pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let n = a.agents as usize;
     if n == 0 || a.agents > MAX_AGENTS {
-        return Err(UsageError::new(format!("--agents {n}: give 1 to {MAX_AGENTS} agents, as many as were started")));
+        return Err(CliError::new(format!("--agents {n}: give 1 to {MAX_AGENTS} agents, as many as were started")));
     }
     let timeout = crate::base::units::parse_flag_duration(&a.timeout)
-        .map_err(|e| UsageError::new(format!("--timeout '{}': {e}", a.timeout)))?;
+        .map_err(|e| CliError::new(format!("--timeout '{}': {e}", a.timeout)))?;
     if !a.dir.is_dir() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "'{}': not a directory; give the results directory the agents write to",
             a.dir.display()
         )));
@@ -47,13 +47,13 @@ pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usag
         eprintln!("hakaru collect: agent {i}/{n} failed: {}", crate::base::secrets::scrub_text(why));
     }
     if !failed.is_empty() && !a.allow_partial {
-        return Err(UsageError::runtime(format!(
+        return Err(CliError::runtime(format!(
             "{} of {n} agents failed; not merging: give --allow-partial to merge the others",
             failed.len()
         )));
     }
     if failed.len() == n {
-        return Err(UsageError::runtime(format!("all {n} agents failed; nothing to merge")));
+        return Err(CliError::runtime(format!("all {n} agents failed; nothing to merge")));
     }
     // Only the finished agents' documents: a failed sweep may have left one with its first steps only.
     let files = (0..n).filter(|i| matches!(ended[*i], Ended::Done)).map(|i| document(&a.dir, i)).collect();
@@ -63,7 +63,7 @@ pub fn collect(a: &CollectArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usag
 
 /// Looks at the directory until every agent has ended, `timeout` has passed (an error naming the agents still
 /// running) or a stop signal came.
-fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Result<Vec<Ended>, UsageError> {
+fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Result<Vec<Ended>, CliError> {
     let began = Instant::now();
     let mut ended: Vec<Option<Ended>> = (0..n).map(|_| None).collect();
     loop {
@@ -78,7 +78,7 @@ fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Resu
         // An agent that could not learn its index (its slot variable unset or unexpanded) failed under the literal
         // name: said at once, rather than waiting out --timeout for an index that never ends.
         if let Ok(text) = crate::base::bounded::read_text(&unplaced_failure(dir), crate::base::bounded::SMALL) {
-            return Err(UsageError::runtime(format!(
+            return Err(CliError::runtime(format!(
                 "an agent could not learn its index ({}: {}); agents {} of {n} have not ended",
                 unplaced_failure(dir).display(),
                 crate::base::secrets::scrub_text(text.lines().next().unwrap_or("")),
@@ -93,7 +93,7 @@ fn wait(dir: &Path, n: usize, timeout: Duration, interrupt: &AtomicBool) -> Resu
             std::thread::sleep(LOOK_EVERY);
             continue;
         };
-        return Err(UsageError::runtime(format!(
+        return Err(CliError::runtime(format!(
             "{why} waiting for agents {} of {n} (no agent-I.done or agent-I.failed in {}); an agent killed outright \
              writes neither: see its orchestrator's logs",
             running.join(", "),

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 use crate::cli::args::CompareArgs;
 use crate::compare::input::{Loaded, load};
 use crate::compare::{Comparison, FailIf, Group, compare_groups, judge_fail_ifs, render};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::{is_stdout, write_atomically};
 use crate::inputs::names::Names;
 
-pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
+pub fn compare(a: &CompareArgs) -> Result<ExitCode, CliError> {
     let gates = a.fail_if.iter().map(|t| FailIf::parse(t)).collect::<Result<Vec<_>, _>>()?;
     if a.inputs.len() == 1 && !std::path::Path::new(&a.inputs[0]).is_dir() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "compare '{}': one input; give two or more result files, or a study directory",
             a.inputs[0]
         )));
@@ -24,13 +24,13 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
         let Some(out) = out else { continue };
         let named = a.inputs.iter().flat_map(|i| i.split(',')).any(|i| std::path::Path::new(i.trim()) == out);
         if named {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{flag} '{}': that is an input; write the comparison to another file",
                 out.display()
             )));
         }
     }
-    let names = Names::parse(&a.names).map_err(UsageError::new)?;
+    let names = Names::parse(&a.names).map_err(CliError::new)?;
     let mut sides = Vec::new();
     let mut studies = Vec::new();
     for input in &a.inputs {
@@ -56,13 +56,13 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
         }
     }
     if let Some(unused) = names.unused() {
-        return Err(UsageError::new(unused));
+        return Err(CliError::new(unused));
     }
     let groups: Vec<Group> = match (studies.len(), sides.len()) {
         (0, _) => vec![Group { title: String::new(), sides }],
         (1, 0) => studies.pop().expect("one study").1,
         _ => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "compare {}: a study directory is compared alone (its targets against each other); give it \
                  without other inputs",
                 studies[0].0
@@ -73,9 +73,9 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode, UsageError> {
     let fail_if = judge_fail_ifs(&compared, &gates);
     let comparison = Comparison { schema: "hakaru.compare/1".into(), groups: compared, fail_if };
     let mut to_stdout = false;
-    let mut write = |path: &std::path::Path, text: String| -> Result<(), UsageError> {
+    let mut write = |path: &std::path::Path, text: String| -> Result<(), CliError> {
         to_stdout |= is_stdout(path);
-        write_atomically(path, &text).map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))
+        write_atomically(path, &text).map_err(|e| CliError::runtime(format!("writing '{}': {e}", path.display())))
     };
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&comparison).expect("a comparison serializes") + "\n";

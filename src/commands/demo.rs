@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::{DemoArgs, SweepArgs};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// The target's capacity: 4 requests served at once, 20 ms each. Not 5 ms: on a busy machine each request's
 /// turnaround (a late wake-up of the client and of the worker) costs a millisecond or two, a third of a 5 ms
@@ -17,7 +17,7 @@ use crate::error::UsageError;
 const WORKERS: usize = 4;
 const DELAY_MS: usize = 20;
 
-pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn demo(args: &DemoArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let mut target = Target::start()?;
     let _ = writeln!(
         std::io::stdout().lock(),
@@ -48,10 +48,9 @@ struct Target {
 }
 
 impl Target {
-    fn start() -> Result<Target, UsageError> {
-        let exe = std::env::current_exe().map_err(|e| {
-            UsageError::runtime(format!("demo: cannot find the hakaru binary to start the target: {e}"))
-        })?;
+    fn start() -> Result<Target, CliError> {
+        let exe = std::env::current_exe()
+            .map_err(|e| CliError::runtime(format!("demo: cannot find the hakaru binary to start the target: {e}")))?;
         let mut cmd = Command::new(exe);
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--threads", "1", "--workers", &WORKERS.to_string()])
             .stdin(Stdio::null())
@@ -65,7 +64,7 @@ impl Target {
             });
         }
         let mut child =
-            cmd.spawn().map_err(|e| UsageError::runtime(format!("demo: cannot start the built-in target: {e}")))?;
+            cmd.spawn().map_err(|e| CliError::runtime(format!("demo: cannot start the built-in target: {e}")))?;
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");
         let read = BufReader::new(stdout).read_line(&mut line);
@@ -75,7 +74,7 @@ impl Target {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(UsageError::runtime(format!("demo: the built-in target did not start (it said '{}')", line.trim())))
+                Err(CliError::runtime(format!("demo: the built-in target did not start (it said '{}')", line.trim())))
             }
         }
     }

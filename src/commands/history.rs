@@ -8,14 +8,14 @@ use std::process::ExitCode;
 
 use crate::base::units::format_micros;
 use crate::cli::args::{ExportArgs, ExportFormat, HistoryArgs, HistoryListArgs, ImportArgs, ShowArgs};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::table::{table_header, table_row};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv, text::Text};
 use crate::history::{self, Db, Filter, HistoryError, Recorder, drnbench_import};
 use crate::result::ResultDocument;
 
 /// The [`Recorder`] a measuring command's `--label`, `--db` and `--no-history` ask for.
-pub fn recorder(a: &HistoryArgs) -> Result<Recorder, UsageError> {
+pub fn recorder(a: &HistoryArgs) -> Result<Recorder, CliError> {
     Recorder::new(&a.labels, a.db.as_deref(), a.no_history)
 }
 
@@ -25,33 +25,33 @@ pub fn documents(
     db: Option<&Path>,
     command: &str,
     reference: &str,
-) -> Result<Vec<crate::result::ResultDocument>, UsageError> {
+) -> Result<Vec<crate::result::ResultDocument>, CliError> {
     let db = open_existing(db).map_err(|e| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "{command} '{reference}': no such file or directory, and no history to look it up in ({e})"
         ))
     })?;
     let (_, doc) = db.resolve_document(reference).map_err(|e| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "{command} '{reference}': no such file or directory, nor a result of the history ({}); give a result \
              file or a reference from 'hakaru history'",
-            e.into_usage()
+            e.into_cli()
         ))
     })?;
     Ok(vec![doc])
 }
 
-fn open_existing(db: Option<&Path>) -> Result<Db, UsageError> {
+fn open_existing(db: Option<&Path>) -> Result<Db, CliError> {
     let path = history::database_path(db)
-        .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
-    Db::open_existing(&path).map_err(HistoryError::into_usage)
+        .ok_or_else(|| CliError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
+    Db::open_existing(&path).map_err(HistoryError::into_cli)
 }
 
 /// `--since`: a date, a time, or an age -> the RFC 3339 time the stored times are compared with.
-fn since(text: &str) -> Result<String, UsageError> {
+fn since(text: &str) -> Result<String, CliError> {
     let t = text.trim();
     let bad = || {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--since '{text}': not a date; give 2026-11-23, 2026-11-23T10:00:00Z or an age such as 7d or 12h"
         ))
     };
@@ -65,7 +65,7 @@ fn since(text: &str) -> Result<String, UsageError> {
 }
 
 /// `hakaru history`: the table of stored results.
-pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
+pub fn list(a: &HistoryListArgs) -> Result<ExitCode, CliError> {
     let filter = Filter {
         target: a.target.clone(),
         labels: history::labels(&a.labels)?.into_iter().collect(),
@@ -75,7 +75,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, UsageError> {
         limit: Some(a.limit),
     };
     let db = open_existing(a.db.as_deref())?;
-    let rows = db.find(&filter).map_err(HistoryError::into_usage)?;
+    let rows = db.find(&filter).map_err(HistoryError::into_cli)?;
     let mut out = String::new();
     if rows.is_empty() {
         out.push_str(&format!("no results match in {}\n", db.path().display()));
@@ -138,13 +138,13 @@ fn print(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-fn document(db: &Db, reference: &str) -> Result<(i64, ResultDocument), UsageError> {
-    db.resolve_document(reference).map_err(HistoryError::into_usage)
+fn document(db: &Db, reference: &str) -> Result<(i64, ResultDocument), CliError> {
+    db.resolve_document(reference).map_err(HistoryError::into_cli)
 }
 
 /// `hakaru show ID`: the summary as the run printed it: a run's text, or a sweep's (capacity search's) table,
 /// answer, findings and warnings.
-pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
+pub fn show(a: &ShowArgs) -> Result<ExitCode, CliError> {
     let db = open_existing(a.db.as_deref())?;
     let (_, doc) = document(&db, &a.reference)?;
     let Some(sweep) = &doc.settings.sweep else {
@@ -170,7 +170,7 @@ pub fn show(a: &ShowArgs) -> Result<ExitCode, UsageError> {
 }
 
 /// `hakaru export ID --format F`: the stored result through one of the exporters.
-pub fn export(a: &ExportArgs) -> Result<ExitCode, UsageError> {
+pub fn export(a: &ExportArgs) -> Result<ExitCode, CliError> {
     let db = open_existing(a.db.as_deref())?;
     let (_, doc) = document(&db, &a.reference)?;
     let exporter: Box<dyn Exporter> = match a.format {
@@ -183,7 +183,7 @@ pub fn export(a: &ExportArgs) -> Result<ExitCode, UsageError> {
     let text = exporter.render(&doc);
     match &a.output {
         Some(path) => crate::export::write_atomically(path, &text)
-            .map_err(|e| UsageError::new(format!("--output '{}': {e}; give a writable path", path.display())))?,
+            .map_err(|e| CliError::new(format!("--output '{}': {e}; give a writable path", path.display())))?,
         None => print(&text),
     }
     Ok(ExitCode::SUCCESS)
@@ -198,7 +198,7 @@ struct Imported {
 
 /// Reads a result JSON file or a drnbench CSV (`crate::inputs::result`); the error is one line with the file, line
 /// and column.
-fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Imported, UsageError> {
+fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Imported, CliError> {
     use crate::inputs::result::{Contents, ReadError, read_file};
     let name = path.display().to_string();
     let (mut doc, note) = match read_file(path) {
@@ -206,11 +206,11 @@ fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Importe
         Ok(Contents::Drnbench(rows)) => {
             let modified = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::now());
             let started = humantime::format_rfc3339_seconds(modified).to_string();
-            let doc = drnbench_import::from_rows(&name, rows, &started).map_err(UsageError::new)?;
+            let doc = drnbench_import::from_rows(&name, rows, &started).map_err(CliError::new)?;
             (doc, Some(format!("a drnbench CSV; absent: {}", drnbench_import::ABSENT)))
         }
         Err(e) => {
-            return Err(UsageError::new(match e {
+            return Err(CliError::new(match e {
                 ReadError::Unreadable(e) => {
                     format!("import '{name}': {e}; give a result JSON or a drnbench CSV file")
                 }
@@ -226,19 +226,19 @@ fn read_import(path: &Path, labels: &BTreeMap<String, String>) -> Result<Importe
         }
     };
     doc.settings.labels.extend(labels.clone());
-    let doc = serde_json::to_value(&doc).map_err(|e| UsageError::runtime(e.to_string()))?;
+    let doc = serde_json::to_value(&doc).map_err(|e| CliError::runtime(e.to_string()))?;
     Ok(Imported { file: path.to_path_buf(), doc, note })
 }
 
 /// `hakaru import FILE...`: every file read first (a bad one stores none), then stored.
-pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
+pub fn import(a: &ImportArgs) -> Result<ExitCode, CliError> {
     let labels = history::labels(&a.labels)?;
     let files: Vec<Imported> = a.files.iter().map(|f| read_import(f, &labels)).collect::<Result<_, _>>()?;
     let path = history::database_path(a.db.as_deref())
-        .ok_or_else(|| UsageError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
-    let mut db = Db::open(&path).map_err(HistoryError::into_usage)?;
+        .ok_or_else(|| CliError::new("--db: no history database: give --db FILE or set HAKARU_DB"))?;
+    let mut db = Db::open(&path).map_err(HistoryError::into_cli)?;
     for f in files {
-        let id = db.insert_json(f.doc, "imported").map_err(HistoryError::into_usage)?;
+        let id = db.insert_json(f.doc, "imported").map_err(HistoryError::into_cli)?;
         let note = f.note.map(|n| format!(" ({n})")).unwrap_or_default();
         print(&format!("imported {} as #{id}{note}\n", f.file.display()));
     }

@@ -4,15 +4,15 @@ use std::process::ExitCode;
 
 use crate::cli::args::{K8sCommand, K8sJobArgs, ResultsVolumeArg};
 use crate::deploy::k8s::{JobPlan, Results};
-use crate::error::UsageError;
+use crate::error::CliError;
 
-pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, UsageError> {
+pub fn k8s(cmd: &K8sCommand) -> Result<ExitCode, CliError> {
     match cmd {
         K8sCommand::Job(args) => job(args),
     }
 }
 
-fn job(args: &K8sJobArgs) -> Result<ExitCode, UsageError> {
+fn job(args: &K8sJobArgs) -> Result<ExitCode, CliError> {
     let plan = JobPlan {
         d: super::agents::deployment(&args.common, "k8s job")?,
         namespace: args.namespace.clone(),

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::{KvArgs, KvSweep};
 use crate::engine;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::table::{table_header, table_row};
 use crate::history::Recorder;
 use crate::plan::kv::KvPlan;
@@ -18,7 +18,7 @@ use crate::run::session::{Ending, Session};
 /// The pause between the steps of a `--clients` or `--rates` sweep, so the server drains.
 const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
-pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let mut kv = KvPlan::from_args(args)?;
     // Every flag is checked before the server is asked anything.
     let repeat = super::run::Repeat::from_args(&args.load)?;
@@ -38,7 +38,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
     if let Some(sha) = &kv.script_sha {
         let loaded = answers.first().map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
         if &loaded != sha {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--script: the server named the script {loaded}, not its SHA1 {sha}; is it Redis?"
             )));
         }
@@ -50,7 +50,7 @@ pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError>
         return super::run::run_plan(first, &watchers, &repeat, &history, interrupt);
     }
     if repeat.runs > 1 {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--runs {}: repeated runs are for a mix (or commands); run {} again instead",
             repeat.runs, kv.workload
         )));
@@ -66,7 +66,7 @@ fn run_phases(
     thresholds: &[crate::judge::gates::Threshold],
     study: Option<&KvSweep>,
     interrupt: &AtomicBool,
-) -> Result<ExitCode, UsageError> {
+) -> Result<ExitCode, CliError> {
     let first: &RunPlan = &kv.steps[0].1;
     // `hakaru sweep` writes its own files: drnbench's CSV (-o) and the wide CSV of a row per step.
     let outputs = match study {

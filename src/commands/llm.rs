@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::LlmArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::judge::gates;
 use crate::plan::{self, RunPlan};
 
-pub fn llm(args: &LlmArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn llm(args: &LlmArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let repeat = super::run::Repeat::from_args(&args.run.load)?;
     let prepared = plan::llm::prepare(args)?;
     gates::check_events("--threshold", &repeat.thresholds, prepared.args.request.events.as_deref())?;

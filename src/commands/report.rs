@@ -4,19 +4,19 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::args::ReportArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::{check_output, write_shareable_atomically};
 use crate::inputs::argument::{Argument, ArgumentError, classify};
 use crate::inputs::names::Names;
 use crate::report::{Input, Report, Source, html, load_file, load_input};
 
-pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
+pub fn report(a: &ReportArgs) -> Result<ExitCode, CliError> {
     let output = Path::new(&a.output);
     check_writable("-o", output)?;
     let inputs = load_all(&a.from)?;
     let page = html::render(&Report::build(&a.title, &inputs));
     write_shareable_atomically(output, page.as_bytes())
-        .map_err(|e| UsageError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
+        .map_err(|e| CliError::runtime(format!("-o {}: cannot write the report: {e}", output.display())))?;
     let shown = crate::base::units::count_of(inputs.len() as u64, "input");
     eprintln!("hakaru: wrote {} ({shown}, {} kB)", output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
@@ -24,9 +24,9 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode, UsageError> {
 
 /// Every input read, in the order given (a study directory, files joined by commas, or a history reference, as
 /// `compare` takes them), each labelled as `--name` asks; the first bad one is reported.
-pub(super) fn load_all(from: &crate::cli::args::ResultInputs) -> Result<Vec<Input>, UsageError> {
+pub(super) fn load_all(from: &crate::cli::args::ResultInputs) -> Result<Vec<Input>, CliError> {
     let (args, db) = (&from.inputs, from.db.as_deref());
-    let names = Names::parse(&from.names).map_err(UsageError::new)?;
+    let names = Names::parse(&from.names).map_err(CliError::new)?;
     let mut inputs = Vec::new();
     for arg in args {
         let first = inputs.len();
@@ -43,13 +43,13 @@ pub(super) fn load_all(from: &crate::cli::args::ResultInputs) -> Result<Vec<Inpu
                 }
             }
             Err(ArgumentError::Empty) => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "input '{arg}': an empty input; give a result JSON file, a drnbench CSV file or a study \
                      directory, or a reference the history holds"
                 )));
             }
             Err(ArgumentError::NotAFile(missing)) => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "input '{arg}': '{missing}' is not a file; join result files with commas, or give one reference \
                      the history holds"
                 )));
@@ -60,10 +60,10 @@ pub(super) fn load_all(from: &crate::cli::args::ResultInputs) -> Result<Vec<Inpu
         }
     }
     if let Some(unused) = names.unused() {
-        return Err(UsageError::new(unused));
+        return Err(CliError::new(unused));
     }
     if inputs.is_empty() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "the inputs hold no results (a study directory without finished cases?); give result JSON or drnbench CSV files",
         ));
     }
@@ -98,8 +98,8 @@ fn name_input(input: &mut Input, arg: &str, names: &Names) {
 }
 
 /// Refuses an output that cannot be written before anything is read.
-pub(super) fn check_writable(flag: &str, path: &Path) -> Result<(), UsageError> {
+pub(super) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
     check_output(path).map_err(|e| {
-        UsageError::new(format!("{flag} {}: cannot write there: {e}; give a writable file path", path.display()))
+        CliError::new(format!("{flag} {}: cannot write there: {e}; give a writable file path", path.display()))
     })
 }

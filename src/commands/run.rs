@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cli::args::{LoadArgs, RunArgs};
 use crate::engine;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::history::Recorder;
 use crate::judge::gates::{self, Threshold};
 use crate::monitor::Watchers;
@@ -20,7 +20,7 @@ const MOST_RUNS: usize = 1000;
 
 /// Checks the arguments, runs the step, prints the summary and writes the files; a stop signal keeps what was
 /// measured (exit code 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM).
-pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn run(args: &RunArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let repeat = Repeat::from_args(&args.load)?;
     gates::check_events("--threshold", &repeat.thresholds, args.request.events.as_deref())?;
     let plan = RunPlan::from_args(args)?;
@@ -42,15 +42,15 @@ pub struct Repeat {
 }
 
 impl Repeat {
-    pub fn from_args(a: &LoadArgs) -> Result<Repeat, UsageError> {
+    pub fn from_args(a: &LoadArgs) -> Result<Repeat, CliError> {
         if a.runs == 0 || a.runs > MOST_RUNS {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--runs {}: give a number of runs from 1 to {MOST_RUNS}, e.g. --runs 5",
                 a.runs
             )));
         }
         let interval = crate::base::units::parse_flag_duration(&a.run_interval)
-            .map_err(|e| UsageError::new(format!("--run-interval '{}': {e}", a.run_interval)))?;
+            .map_err(|e| CliError::new(format!("--run-interval '{}': {e}", a.run_interval)))?;
         Ok(Repeat { runs: a.runs, interval, thresholds: gates::parse_all("--threshold", &a.thresholds)? })
     }
 }
@@ -61,7 +61,7 @@ pub fn run_plan(
     repeat: &Repeat,
     history: &Recorder,
     interrupt: &AtomicBool,
-) -> Result<ExitCode, UsageError> {
+) -> Result<ExitCode, CliError> {
     engine::preflight(plan)?;
     let outputs =
         Outputs { json: plan.json.clone(), csv: plan.csv.clone(), hdr_log: plan.hdr_log.clone(), ..Outputs::default() };

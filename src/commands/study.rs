@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::args::StudyArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::write_atomically;
 use crate::study::manifest::{CaseStatus, MANIFEST, Manifest};
 use crate::study::runner::{Outcome, RunOptions, run_study};
@@ -27,7 +27,7 @@ macro_rules! say {
     }};
 }
 
-pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let live = crate::cli::args::LiveArgs {
         prometheus_rw: args.prometheus_rw.clone(),
         prometheus_interval: args.prometheus_interval.clone(),
@@ -46,7 +46,7 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
     if resume {
         match Manifest::read(&dir) {
             Ok(m) if m.study != plan.name => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--resume {}: it holds study '{}', not '{}' of {}: give the directory of this study",
                     dir.display(),
                     m.study,
@@ -56,7 +56,7 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
             }
             Ok(_) => {}
             Err(e) => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--resume {}: {e}: give the directory an earlier 'hakaru study' wrote",
                     dir.display()
                 )));
@@ -68,17 +68,17 @@ pub fn study(args: &StudyArgs, interrupt: &AtomicBool) -> Result<ExitCode, Usage
         return Ok(ExitCode::SUCCESS);
     }
     if !resume && dir.join(MANIFEST).exists() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "-o {}: it holds a study already: finish it with --resume {0}, or give another directory",
             dir.display()
         )));
     }
     std::fs::create_dir_all(&dir)
-        .map_err(|e| UsageError::new(format!("{flag} {}: cannot create the directory ({e})", dir.display())))?;
+        .map_err(|e| CliError::new(format!("{flag} {}: cannot create the directory ({e})", dir.display())))?;
     let dir = std::fs::canonicalize(&dir)
-        .map_err(|e| UsageError::new(format!("{flag} {}: cannot use the directory ({e})", dir.display())))?;
+        .map_err(|e| CliError::new(format!("{flag} {}: cannot use the directory ({e})", dir.display())))?;
     let exe = std::env::current_exe()
-        .map_err(|e| UsageError::runtime(format!("study: cannot find the hakaru binary to run the cases: {e}")))?;
+        .map_err(|e| CliError::runtime(format!("study: cannot find the hakaru binary to run the cases: {e}")))?;
     let total = plan.cases.len();
     say!("hakaru study {}: {}", plan.name, matrix_line(&plan));
     say!("  load: {}", plan.load_summary());

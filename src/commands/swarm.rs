@@ -5,15 +5,15 @@ use std::process::ExitCode;
 
 use crate::cli::args::{SwarmCommand, SwarmServiceArgs};
 use crate::deploy::swarm::ServicePlan;
-use crate::error::UsageError;
+use crate::error::CliError;
 
-pub fn swarm(cmd: &SwarmCommand) -> Result<ExitCode, UsageError> {
+pub fn swarm(cmd: &SwarmCommand) -> Result<ExitCode, CliError> {
     match cmd {
         SwarmCommand::Service(args) => service(args),
     }
 }
 
-fn service(args: &SwarmServiceArgs) -> Result<ExitCode, UsageError> {
+fn service(args: &SwarmServiceArgs) -> Result<ExitCode, CliError> {
     let plan = ServicePlan {
         d: super::agents::deployment(&args.common, "swarm service")?,
         results: args.results.clone(),

@@ -9,7 +9,7 @@ use super::probe_names;
 use crate::base::load::{LoadModel, Until};
 use crate::cli::args::SweepArgs;
 use crate::engine;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::table::{table_header, table_row};
 use crate::plan::segment::Scale;
 use crate::plan::steps::{Steps, StepsPlan, flag_duration_or_zero, sweep_steps};
@@ -17,7 +17,7 @@ use crate::plan::{RunPlan, arrival};
 use crate::result::SweepSettings;
 use crate::run::session::{Ending, Session};
 
-pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageError> {
+pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     // Redis and memcached are swept by `kv`'s engine and workload, into the same sweep document.
     if let Some(kv) = crate::plan::kv::from_sweep(a)? {
         return super::kv::kv(&kv, interrupt);
@@ -40,7 +40,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, UsageErr
             Steps::Rates(_) => a.steps.connections,
         };
         if fewest < seg.count {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--segment {}: a step with {fewest} connection(s) cannot be split over {} agents; give every step at least {} clients",
                 seg.label(),
                 seg.count,

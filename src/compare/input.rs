@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{Group, Sample, Side};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::drnbench::DRNBENCH_COLUMNS;
 use crate::inputs::drnbench::{CsvError, DrnbenchRow};
 use crate::metrics::LatencyHistogram;
@@ -20,10 +20,7 @@ pub enum Loaded {
 
 /// Reads one input: `FILE[,FILE...]` (result JSON or drnbench CSV, their runs pooled as one side), a study
 /// directory, or else a history reference (`crate::inputs::argument` tells which).
-pub fn load(
-    input: &str,
-    history: &dyn Fn(&str) -> Result<Vec<ResultDocument>, UsageError>,
-) -> Result<Loaded, UsageError> {
+pub fn load(input: &str, history: &dyn Fn(&str) -> Result<Vec<ResultDocument>, CliError>) -> Result<Loaded, CliError> {
     use crate::inputs::argument::{Argument, ArgumentError, classify};
     let files = match classify(input) {
         Ok(Argument::Study(dir)) => return study(dir).map(Loaded::Study),
@@ -36,10 +33,10 @@ pub fn load(
             return Ok(Loaded::Side(side));
         }
         Err(ArgumentError::Empty) => {
-            return Err(UsageError::new(format!("compare '{input}': an empty input; give a result JSON file")));
+            return Err(CliError::new(format!("compare '{input}': an empty input; give a result JSON file")));
         }
         Err(ArgumentError::NotAFile(missing)) => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "compare '{input}': '{missing}' is not a file; join result files of one side with commas"
             )));
         }
@@ -52,7 +49,7 @@ pub fn load(
 }
 
 /// Adds the runs of one file (result JSON or drnbench CSV, as `crate::inputs::result` tells them) to `side`.
-fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
+fn add_file(side: &mut Side, path: &Path) -> Result<(), CliError> {
     use crate::inputs::result::{Contents, ReadError, read_file};
     let shown = path.display();
     match read_file(path) {
@@ -64,7 +61,7 @@ fn add_file(side: &mut Side, path: &Path) -> Result<(), UsageError> {
             add_drnbench_rows(side, path, rows);
             Ok(())
         }
-        Err(e) => Err(UsageError::new(match e {
+        Err(e) => Err(CliError::new(match e {
             ReadError::Unreadable(e) => format!("compare: reading '{shown}': {e}"),
             ReadError::NotADocument(e) => format!(
                 "compare: '{shown}' line {} column {}: not a hakaru result document ({}); give the file `--json` \
@@ -197,10 +194,10 @@ fn add_drnbench_rows(side: &mut Side, path: &Path, rows: Vec<DrnbenchRow>) {
 
 /// A study directory: one group per workload and phase (in the manifest's order), one side per target (the
 /// first target first), each case that finished a run of its side.
-pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
+pub fn study(dir: &Path) -> Result<Vec<Group>, CliError> {
     use crate::inputs::study::{MANIFEST, ManifestError, read_cases};
     let cases = read_cases(dir).map_err(|e| {
-        UsageError::new(match e {
+        CliError::new(match e {
             e @ ManifestError::Unreadable(_) => format!("compare '{}': {e}", dir.display()),
             e @ ManifestError::NotAManifest { .. } => format!("compare: '{}' {e}", dir.join(MANIFEST).display()),
         })
@@ -217,7 +214,7 @@ pub fn study(dir: &Path) -> Result<Vec<Group>, UsageError> {
         add_file(side, &dir.join(file))?;
     }
     if groups.is_empty() {
-        return Err(UsageError::new(format!("compare '{}': the study has no cases yet", dir.display())));
+        return Err(CliError::new(format!("compare '{}': the study has no cases yet", dir.display())));
     }
     Ok(groups)
 }

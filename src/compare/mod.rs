@@ -15,7 +15,7 @@ pub mod verdict;
 use serde::Serialize;
 
 use crate::base::units::format_count;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::metrics::LatencyHistogram;
 use crate::metrics::stats;
 use verdict::Test;
@@ -335,7 +335,7 @@ pub struct Comparison {
 
 /// Compares every side of every group with its baseline (the side named `baseline`, else the first), and judges
 /// all those comparisons as one family: this is what `compare` prints and the report shows.
-pub fn compare_groups(groups: &[Group], baseline: Option<&str>) -> Result<Vec<GroupComparison>, UsageError> {
+pub fn compare_groups(groups: &[Group], baseline: Option<&str>) -> Result<Vec<GroupComparison>, CliError> {
     let mut out = groups.iter().map(|g| compare_group(g, baseline)).collect::<Result<Vec<_>, _>>()?;
     let mut cells: Vec<(Metric, &mut Cell)> = Vec::new();
     for row in out.iter_mut().flat_map(|g| &mut g.points).flat_map(|p| &mut p.rows) {
@@ -352,12 +352,12 @@ pub fn compare_groups(groups: &[Group], baseline: Option<&str>) -> Result<Vec<Gr
 }
 
 /// Compares every side of `group` with its baseline; the verdicts wait for the family ([`compare_groups`]).
-fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupComparison, UsageError> {
+fn compare_group(group: &Group, baseline: Option<&str>) -> Result<GroupComparison, CliError> {
     let bi = match baseline {
         None => 0,
         Some(b) => group.sides.iter().position(|s| s.name == b).ok_or_else(|| {
             let names: Vec<&str> = group.sides.iter().map(|s| s.name.as_str()).collect();
-            UsageError::new(format!("--baseline '{b}': no such input; give one of: {}", names.join(", ")))
+            CliError::new(format!("--baseline '{b}': no such input; give one of: {}", names.join(", ")))
         })?,
     };
     let base = &group.sides[bi];
@@ -520,9 +520,9 @@ pub struct FailIf {
 }
 
 impl FailIf {
-    pub fn parse(text: &str) -> Result<FailIf, UsageError> {
+    pub fn parse(text: &str) -> Result<FailIf, CliError> {
         let bad = |why: String| {
-            UsageError::new(format!(
+            CliError::new(format!(
                 "--fail-if '{text}': {why}; write it like 'p99 > 1.10 * baseline' or 'qps < 0.95 * baseline' \
                  (qps, mean, p50, p99, p99.9, errors)"
             ))

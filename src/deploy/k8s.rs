@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use crate::deploy::orchestrator::{Deployment, K8S_INDEX_VAR, RESULTS_DIR};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// The line before an agent's document in its log (`--results-volume stdout`).
 pub const RESULT_BEGIN: &str = "--- hakaru result begin ---";
@@ -52,8 +52,8 @@ pub struct JobPlan {
 
 impl JobPlan {
     /// Checks the names, images, quantities and the agent count; the error names the flag and the fix.
-    pub fn check(&self) -> Result<(), UsageError> {
-        self.d.check().map_err(UsageError::new)?;
+    pub fn check(&self) -> Result<(), CliError> {
+        self.d.check().map_err(CliError::new)?;
         // Pods are named NAME-INDEX-RANDOM and labelled job-name=NAME-merge: 50 leaves room for both under 63.
         check_dns_label("--name", &self.d.name, 50)?;
         if let Some(ns) = &self.namespace {
@@ -320,7 +320,7 @@ fn plain_env(name: &'static str, value: String) -> EnvVar {
 }
 
 /// A DNS-1123 label (what Kubernetes requires of names and namespaces), at most `max` characters.
-fn check_dns_label(flag: &str, value: &str, max: usize) -> Result<(), UsageError> {
+fn check_dns_label(flag: &str, value: &str, max: usize) -> Result<(), CliError> {
     let ok = !value.is_empty()
         && value.len() <= max
         && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -329,31 +329,31 @@ fn check_dns_label(flag: &str, value: &str, max: usize) -> Result<(), UsageError
     if ok {
         return Ok(());
     }
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "{flag} '{value}': not a Kubernetes name; use at most {max} lowercase letters, digits and '-', \
          starting and ending with a letter or digit"
     )))
 }
 
 /// A DNS-1123 subdomain: labels joined by dots (storage class names).
-fn check_dns_subdomain(flag: &str, value: &str) -> Result<(), UsageError> {
+fn check_dns_subdomain(flag: &str, value: &str) -> Result<(), CliError> {
     if value.len() <= 253 && value.split('.').all(|label| check_dns_label(flag, label, 63).is_ok()) {
         return Ok(());
     }
-    Err(UsageError::new(format!("{flag} '{value}': not a Kubernetes name; use lowercase letters, digits, '-' and '.'")))
+    Err(CliError::new(format!("{flag} '{value}': not a Kubernetes name; use lowercase letters, digits, '-' and '.'")))
 }
 
-fn check_image(flag: &str, value: &str) -> Result<(), UsageError> {
+fn check_image(flag: &str, value: &str) -> Result<(), CliError> {
     if !value.is_empty() && !value.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Ok(());
     }
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "{flag} '{value}': not an image reference; give one such as registry.example/hakaru:0.1.0"
     )))
 }
 
 /// A Kubernetes quantity: a decimal number and an optional suffix (m, k, M, G, T, P, E, Ki ... Ei).
-fn check_quantity(flag: &str, value: &str) -> Result<(), UsageError> {
+fn check_quantity(flag: &str, value: &str) -> Result<(), CliError> {
     let split = value.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(value.len());
     let (number, suffix) = value.split_at(split);
     let number_ok = !number.is_empty()
@@ -364,7 +364,7 @@ fn check_quantity(flag: &str, value: &str) -> Result<(), UsageError> {
     if number_ok && suffixes.contains(&suffix) {
         return Ok(());
     }
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "{flag} '{value}': not a Kubernetes quantity; give a positive number with an optional suffix: 2, 500m, 1Gi"
     )))
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use crate::deploy::orchestrator::{Deployment, RESULTS_DIR, SLOT_VAR};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// Where Docker mounts a service's secrets.
 const SECRETS_DIR: &str = "/run/secrets";
@@ -26,15 +26,15 @@ pub struct ServicePlan {
 
 impl ServicePlan {
     /// Checks the names and the results directory; the error names the flag and the fix.
-    pub fn check(&self) -> Result<(), UsageError> {
-        self.d.check().map_err(UsageError::new)?;
+    pub fn check(&self) -> Result<(), CliError> {
+        self.d.check().map_err(CliError::new)?;
         // Docker's service names: a letter or digit, then letters, digits, '-', '_' or '.'; 63 at most, and the
         // collector adds "-merge".
         check_name("--name", &self.d.name, 57)?;
         check_name("--network", &self.network, 63)?;
         let shown = self.results.display().to_string();
         if !self.results.is_absolute() || shown.contains(',') || shown.chars().any(char::is_control) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--results '{shown}': give an absolute directory without commas (it is a bind mount's source), \
                  such as /var/lib/hakaru"
             )));
@@ -118,14 +118,14 @@ fn quote(word: &str) -> String {
 }
 
 /// A Docker object name: a letter or digit first, then letters, digits, '-', '_' or '.'.
-fn check_name(flag: &str, value: &str, max: usize) -> Result<(), UsageError> {
+fn check_name(flag: &str, value: &str, max: usize) -> Result<(), CliError> {
     let ok = value.len() <= max
         && value.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
         && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
     if ok {
         return Ok(());
     }
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "{flag} '{value}': not a Docker name; use at most {max} letters, digits, '-', '_' and '.', starting with a \
          letter or digit"
     )))

@@ -81,13 +81,13 @@ pub fn fd_budget(connections: usize, threads: usize) -> FdBudget {
 
 /// An open-file limit that leaves no descriptor for a single connection beside the load threads' own (each
 /// thread's event loop needs some before it can start) is bad input: the run could measure nothing.
-pub(super) fn too_few_files(plan: &RunPlan) -> Result<(), UsageError> {
+pub(super) fn too_few_files(plan: &RunPlan) -> Result<(), CliError> {
     let b = fd_budget(plan.connections, plan.threads);
     if b.available > 0 {
         return Ok(());
     }
     let needed = (plan.connections as u64).saturating_add(b.reserve);
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "-c {}: the open-file limit is {} (ulimit -n), too low for even one connection beside hakaru's own {} \
          descriptors (its {} load threads' event loops, files); raise it (ulimit -n {needed}) or lower -t",
         plan.connections,
@@ -123,10 +123,10 @@ const SLOT_BYTES: u64 = 1 << 10;
 /// A step too large for this machine is bad input, before anything is allocated for it: more clients than
 /// [`MOST_CLIENTS`], or an estimate of hakaru's memory for them past half of what the machine has free (`-c
 /// 10000000` took 19 GB of 23 and ignored Ctrl-C while it set up).
-pub fn too_many_clients(plan: &RunPlan) -> Result<(), UsageError> {
+pub fn too_many_clients(plan: &RunPlan) -> Result<(), CliError> {
     let per = clients_per_connection(plan);
     let flag = if plan.wire.websocket().is_some() { "--in-flight" } else { "--streams" };
-    clients_fit(plan.connections, per, flag, free_memory()).map_err(UsageError::new)
+    clients_fit(plan.connections, per, flag, free_memory()).map_err(CliError::new)
 }
 
 /// The memory hakaru may still take: the machine's free memory, or less when a cgroup (a container's limit) leaves

@@ -718,13 +718,13 @@ pub(super) async fn close_all() {
 
 /// Before the load: every endpoint answers a QUIC handshake offering ALPN h3 within `--connect-timeout`. A server
 /// that does not (nothing answers on UDP, no h3 in its ALPN, a certificate refused) is bad input, said in one line.
-pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::UsageError> {
-    use crate::error::UsageError;
+pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::CliError> {
+    use crate::error::CliError;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the HTTP/3 check: {e}")))?;
-    let config = client_config(plan).map_err(UsageError::new)?;
+        .map_err(|e| CliError::runtime(format!("cannot start an event loop for the HTTP/3 check: {e}")))?;
+    let config = client_config(plan).map_err(CliError::new)?;
     for ep in &plan.endpoints {
         let refused = |f: Failure| {
             let fix = match f.kind {
@@ -748,7 +748,7 @@ pub(super) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error:
                 }
                 _ => "is it an HTTP/3 server?",
             };
-            UsageError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
+            CliError::new(format!("target {ep}: HTTP/3: {}; {fix}", f.message))
         };
         rt.block_on(async {
             let mut socket = quinn::Endpoint::client(local_address(ep)).map_err(|e| refused(Failure::from_io(&e)))?;

@@ -40,7 +40,7 @@ use tokio::sync::watch;
 use crate::base::load::{LoadModel, Until};
 use crate::base::target::Scheme;
 use crate::engine::conn::Failure;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::metrics::{Breakdown, ErrorKind, StepMetrics, Window, WindowAccum, WindowMerger, WindowSummary};
 use crate::plan::{RunPlan, Selection};
 use crate::protocol::Answer;

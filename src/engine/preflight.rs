@@ -5,7 +5,7 @@
 use super::*;
 
 /// Checks that every endpoint accepts a connection before the load starts: a closed port is bad input.
-pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
+pub fn preflight(plan: &RunPlan) -> Result<(), CliError> {
     too_many_clients(plan)?;
     too_few_files(plan)?;
     if plan.wire.protocol() == crate::protocol::Protocol::Http3 {
@@ -36,7 +36,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
             } else {
                 "start the server or fix the host and port"
             };
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "target {}: cannot connect to {} ({why}); {fix}",
                 shown(ep),
                 ep.address()
@@ -52,7 +52,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
     if plan.wire.protocol() == crate::protocol::Protocol::Resp || plan.wire.greeting().is_some() {
         for ep in &plan.endpoints {
             ping_now(ep, plan.wire.greeting(), plan.connect_timeout, reply_limit(plan))
-                .map_err(|why| UsageError::new(format!("target {}: {why}", shown(ep))))?;
+                .map_err(|why| CliError::new(format!("target {}: {why}", shown(ep))))?;
         }
     }
     if plan.wire.protocol().over_http2() {
@@ -66,10 +66,10 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}")))?;
+            .map_err(|e| CliError::runtime(format!("cannot start an event loop for the TLS check: {e}")))?;
         for ep in https {
             rt.block_on(conn::check_tls(ep, &tls, plan.connect_timeout))
-                .map_err(|why| UsageError::new(format!("target {ep}: {why}")))?;
+                .map_err(|why| CliError::new(format!("target {ep}: {why}")))?;
             let at = plan.endpoints.iter().position(|e| std::ptr::eq(e, ep)).expect("one of the plan's");
             let first =
                 plan.requests.iter().find_map(|r| r.endpoints.iter().position(|&e| e == at).map(|i| &r.prepared[i]));
@@ -77,7 +77,7 @@ pub fn preflight(plan: &RunPlan) -> Result<(), UsageError> {
                 && let Some(why) =
                     rt.block_on(refused_without_certificate(ep, &tls, request, plan.connect_timeout, plan.max_line))
             {
-                return Err(UsageError::new(format!("target {ep}: {why}")));
+                return Err(CliError::new(format!("target {ep}: {why}")));
             }
         }
     }
@@ -249,11 +249,11 @@ pub(super) fn read_by(
 /// Runs a workload's setup on every server before the load (clearing the database for `order` and `wicked`,
 /// loading `--script`): each command named for messages; returns each command's reply data from the first
 /// server. A refusal is bad input, in one line.
-pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u8>>, UsageError> {
+pub fn setup(plan: &RunPlan, commands: &[(String, Vec<u8>)]) -> Result<Vec<Vec<u8>>, CliError> {
     let mut values = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
         let target = ep.kv_target(plan.wire.protocol().scheme());
-        let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
+        let fail = |why: String| CliError::new(format!("target {target}: {why}"));
         let limit = reply_limit(plan);
         let mut s = greeted(ep, plan.wire.greeting(), plan.connect_timeout, limit).map_err(fail)?;
         for (what, command) in commands {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{ask, greeted, read_by};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::plan::RunPlan;
 use crate::plan::kv_guard::{Found, Holding, MAX_CHECKED, Template, Written, written_words};
 use crate::protocol::{Protocol, memcache, resp};
@@ -20,12 +20,12 @@ pub(super) const MAX_REPLY: usize = 1 << 20;
 
 /// What every server of the plan holds; where it holds anything, the keys the run writes are looked up: `writes`,
 /// and the keys each template writes or deletes, as the server names them (or [`written_words`]' table).
-pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Result<Vec<Holding>, UsageError> {
+pub fn survey(plan: &RunPlan, check: Option<(&[Written], &[Template])>) -> Result<Vec<Holding>, CliError> {
     let mut holdings = Vec::new();
     for (i, ep) in plan.endpoints.iter().enumerate() {
         let target =
             plan.settings.targets.get(i).cloned().unwrap_or_else(|| ep.kv_target(plan.wire.protocol().scheme()));
-        let fail = |why: String| UsageError::new(format!("target {target}: {why}"));
+        let fail = |why: String| CliError::new(format!("target {target}: {why}"));
         let limit = super::reply_limit(plan);
         let mut s = greeted(ep, plan.wire.greeting(), plan.connect_timeout, limit).map_err(fail)?;
         let items = match plan.wire.protocol() {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::inputs::result::ReadError;
 use crate::result::ResultDocument;
 
@@ -188,13 +188,13 @@ impl HistoryError {
     }
 
     /// Bad input (an unknown ID, a bad reference or label) is exit code 2; a database that fails is 1.
-    pub fn into_usage(self) -> UsageError {
+    pub fn into_cli(self) -> CliError {
         match self {
             HistoryError::NotFound(_) | HistoryError::BadInput(_) | HistoryError::Missing(_) => {
-                UsageError::new(self.to_string())
+                CliError::new(self.to_string())
             }
-            HistoryError::TooNew { .. } => UsageError::new(self.to_string()),
-            _ => UsageError::runtime(self.to_string()),
+            HistoryError::TooNew { .. } => CliError::new(self.to_string()),
+            _ => CliError::runtime(self.to_string()),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use super::{Db, database_path, parse_label};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::result::ResultDocument;
 
 /// The database (None with `--no-history`) and the labels a run is kept under.
@@ -16,13 +16,13 @@ pub struct Recorder {
 }
 
 /// `--label` values -> labels; a bad one is one line naming the flag.
-pub fn labels(flag_values: &[String]) -> Result<BTreeMap<String, String>, UsageError> {
-    flag_values.iter().map(|l| parse_label(l).map_err(|why| UsageError::new(format!("--label {why}")))).collect()
+pub fn labels(flag_values: &[String]) -> Result<BTreeMap<String, String>, CliError> {
+    flag_values.iter().map(|l| parse_label(l).map_err(|why| CliError::new(format!("--label {why}")))).collect()
 }
 
 impl Recorder {
     /// Checks the flags' values before any load: labels must read; the database is only opened at the end.
-    pub fn new(label_values: &[String], db: Option<&Path>, no_history: bool) -> Result<Recorder, UsageError> {
+    pub fn new(label_values: &[String], db: Option<&Path>, no_history: bool) -> Result<Recorder, CliError> {
         let mut labels = labels(label_values)?;
         labels.retain(|k, v| {
             let secret = crate::base::secrets::is_secret_label(k, v);
@@ -40,7 +40,7 @@ impl Recorder {
         // Anything else that is no database is found when the result is kept, a warning that loses nothing.
         use std::os::unix::fs::FileTypeExt as _;
         if let Some(p) = path.as_deref().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo())) {
-            super::check_file(p).map_err(super::HistoryError::into_usage)?;
+            super::check_file(p).map_err(super::HistoryError::into_cli)?;
         }
         if !no_history && path.is_none() {
             eprintln!(

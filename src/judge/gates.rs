@@ -10,7 +10,7 @@
 use std::fmt;
 
 use crate::base::units::parse_duration;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::result::events::{Figure, Stat};
 use crate::result::{ResultDocument, StepResult, ThresholdResult, complete_runs, merged_histogram};
 
@@ -72,24 +72,24 @@ const HOW: &str = "write it like 'p99<50ms', 'errors<1%', 'qps>1000' or 'ttft p9
                    max, errors, qps; a streamed answer's ttft, tpot, itl or e2el and its statistic; < <= > >=)";
 
 /// Reads every `--threshold` given to `flag`.
-pub fn parse_all(flag: &str, texts: &[String]) -> Result<Vec<Threshold>, UsageError> {
+pub fn parse_all(flag: &str, texts: &[String]) -> Result<Vec<Threshold>, CliError> {
     texts.iter().map(|t| parse(flag, t)).collect()
 }
 
 /// Thresholds on a streamed answers' figure need the answers read as events (`events`, `--events`): refused
 /// before the load otherwise, never judged on figures that cannot be there.
-pub fn check_events(flag: &str, thresholds: &[Threshold], events: Option<&str>) -> Result<(), UsageError> {
+pub fn check_events(flag: &str, thresholds: &[Threshold], events: Option<&str>) -> Result<(), CliError> {
     for t in thresholds {
         if let Metric::Stream(figure, _) = t.metric {
-            figure.measured_with(events).map_err(|why| UsageError::new(format!("{flag} '{}': {why}", t.text)))?;
+            figure.measured_with(events).map_err(|why| CliError::new(format!("{flag} '{}': {why}", t.text)))?;
         }
     }
     Ok(())
 }
 
 /// Reads one threshold, e.g. `p99<50ms`; bad text is one line naming `flag`, the text and how to write it.
-pub fn parse(flag: &str, text: &str) -> Result<Threshold, UsageError> {
-    let bad = |why: String| UsageError::new(format!("{flag} '{text}': {why}; {HOW}"));
+pub fn parse(flag: &str, text: &str) -> Result<Threshold, CliError> {
+    let bad = |why: String| CliError::new(format!("{flag} '{text}': {why}; {HOW}"));
     let t = text.trim();
     let at = t.find(['<', '>']).ok_or_else(|| bad("no comparison (< <= > >=)".into()))?;
     let (name, rest) = t.split_at(at);

@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use crate::base::target::{Endpoint, ParsedUrl, Scheme};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::protocol::ResponseDecoder;
 use crate::protocol::http::HttpDecoder;
 
@@ -28,13 +28,13 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Bad input (UsageError, one line naming --probe, the value, and the fix) when the URL does not parse or the
+    /// Bad input (CliError, one line naming --probe, the value, and the fix) when the URL does not parse or the
     /// `#/pointer` part is missing or does not start with '/'. `name` is the last pointer segment.
-    pub fn parse(spec: &str) -> Result<Probe, UsageError> {
+    pub fn parse(spec: &str) -> Result<Probe, CliError> {
         // The spec is kept and shown with its secrets hidden (a password in the URL, a token in its query); the
         // parsed URL keeps them for the request.
         let shown = crate::base::secrets::redact_secret(spec);
-        let bad = |why: String| UsageError::new(format!("--probe '{shown}': {why}"));
+        let bad = |why: String| CliError::new(format!("--probe '{shown}': {why}"));
         // A URL cannot hold a raw '#' before its fragment, so the first one starts the pointer.
         let Some((url, pointer)) = spec.split_once('#') else {
             return Err(bad(format!("the '#/json/pointer' to the figure is missing; {EXAMPLE}")));

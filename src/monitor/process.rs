@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::procfs::{self, Stat};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// Which server processes to watch: `--monitor-pid PID` (repeatable) and `--monitor-name NAME` (repeatable: every
 /// process whose /proc/PID/comm equals NAME, or whose cmdline's first word's file name equals NAME).
@@ -80,8 +80,8 @@ pub struct ProcessMonitor {
 
 impl ProcessMonitor {
     /// Resolves names to pids now; a name that matches nothing or a pid that does not exist is bad input:
-    /// Err(UsageError) naming the flag, the value, and the fix.
-    pub fn start(spec: &WatchSpec, interval: Duration) -> Result<ProcessMonitor, UsageError> {
+    /// Err(CliError) naming the flag, the value, and the fix.
+    pub fn start(spec: &WatchSpec, interval: Duration) -> Result<ProcessMonitor, CliError> {
         let pids = resolve(spec)?;
         let cores =
             pids.first().and_then(|&p| procfs::affinity_cores(p)).unwrap_or_else(crate::monitor::available_cores);
@@ -100,7 +100,7 @@ impl ProcessMonitor {
                     lock(&shared).sample(true);
                 }
             })
-            .map_err(|e| UsageError::runtime(format!("cannot start the process monitor: {e}")))?;
+            .map_err(|e| CliError::runtime(format!("cannot start the process monitor: {e}")))?;
         Ok(ProcessMonitor { state, stop: Some(stop), thread: Some(thread), pids, cores })
     }
 
@@ -171,22 +171,22 @@ fn lock(m: &Mutex<Sampler>) -> MutexGuard<'_, Sampler> {
 }
 
 /// Checks pids and turns names into pids: sorted, without duplicates.
-fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
+fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, CliError> {
     if spec.is_empty() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "nothing to watch: use --monitor-pid PID, --monitor-name NAME or --monitor-port PORT",
         ));
     }
     if procfs::list_pids().is_err() {
         let flag = if spec.pids.is_empty() { "--monitor-name" } else { "--monitor-pid" };
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag}: /proc cannot be read; watching processes needs Linux with /proc mounted"
         )));
     }
     let mut pids = Vec::new();
     for &pid in &spec.pids {
         if !procfs::exists(pid) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--monitor-pid {pid}: no such process; give the pid of the running server \
                  (see `pgrep NAME`) or use --monitor-name NAME"
             )));
@@ -196,7 +196,7 @@ fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
     for name in &spec.names {
         let found = procfs::pids_named(name).unwrap_or_default();
         if found.is_empty() {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--monitor-name '{name}': no running process has that name; check it with \
                  `ps -e -o pid,comm,args` or use --monitor-pid PID"
             )));
@@ -206,7 +206,7 @@ fn resolve(spec: &WatchSpec) -> Result<Vec<u32>, UsageError> {
     for &port in &spec.ports {
         let found = procfs::pids_listening(port);
         if found.is_empty() {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--monitor-port {port}: no process this user can see listens on port {port}; check it with \
                  `ss -ltnp` or use --monitor-pid PID"
             )));

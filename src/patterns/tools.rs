@@ -11,7 +11,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 pub use generate::*;
 use walk::*;
 
@@ -42,12 +42,12 @@ pub struct ExtractOptions {
 /// Inputs are streamed: a select result of millions of records is read one record at a time and each term is
 /// written as soon as its record is read, so memory does not grow with the input. The terms written before a
 /// mistake in the input are therefore already out when the error is returned.
-pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<usize, UsageError> {
+pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write) -> Result<usize, CliError> {
     if let Some(p) = &opts.pointer
         && !p.is_empty()
         && !p.starts_with('/')
     {
-        return Err(UsageError::new(format!("--pointer '{p}': a JSON pointer starts with '/'; write --pointer /{p}")));
+        return Err(CliError::new(format!("--pointer '{p}': a JSON pointer starts with '/'; write --pointer /{p}")));
     }
     let segments = opts.pointer.as_deref().map(pointer_segments);
     let stdin_only = [PathBuf::from("-")];
@@ -71,8 +71,8 @@ pub fn extract(opts: &ExtractOptions, stdin: &mut dyn Read, out: &mut dyn Write)
     Ok(written)
 }
 
-fn write_failed(e: std::io::Error) -> UsageError {
-    UsageError::runtime(format!("cannot write the terms: {e}"))
+fn write_failed(e: std::io::Error) -> CliError {
+    CliError::runtime(format!("cannot write the terms: {e}"))
 }
 
 /// One input of `extract`: its name in messages, and whether it is stdin (whose read errors are not the user's).
@@ -82,11 +82,11 @@ struct Source {
 }
 
 impl Source {
-    fn read_failed(&self, e: std::io::Error) -> UsageError {
+    fn read_failed(&self, e: std::io::Error) -> CliError {
         if self.stdin {
-            UsageError::runtime(format!("stdin: cannot read: {e}"))
+            CliError::runtime(format!("stdin: cannot read: {e}"))
         } else {
-            UsageError::new(format!("{}: cannot read: {e}; give an existing file, or - for stdin", self.name))
+            CliError::new(format!("{}: cannot read: {e}; give an existing file, or - for stdin", self.name))
         }
     }
 }
@@ -119,7 +119,7 @@ fn extract_input(
     input: impl Read,
     pointer: Option<(&str, &[String])>,
     sink: &mut Sink,
-) -> Result<(), UsageError> {
+) -> Result<(), CliError> {
     let mut de = serde_json::Deserializer::from_reader(input);
     let mut documents = 0;
     loop {
@@ -138,7 +138,7 @@ fn extract_input(
         };
         if let Err(e) = done {
             return Err(match sink.stop.take() {
-                Some(Stop::Shape(message)) => UsageError::new(format!("{}:{line}:{column}: {message}", source.name)),
+                Some(Stop::Shape(message)) => CliError::new(format!("{}:{line}:{column}: {message}", source.name)),
                 Some(Stop::Write(e)) => write_failed(e),
                 None if e.is_io() => source.read_failed(e.into()),
                 None => syntax_error(&source.name, &e, pointer.is_some()),
@@ -146,7 +146,7 @@ fn extract_input(
         }
     }
     if documents == 0 {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{}: no JSON in it; give the output of a Groonga select, e.g. \
              curl 'http://HOST:10041/d/select?table=Pages&output_columns=title&limit=1000'",
             source.name
@@ -155,7 +155,7 @@ fn extract_input(
     Ok(())
 }
 
-fn syntax_error(name: &str, e: &serde_json::Error, pointer: bool) -> UsageError {
+fn syntax_error(name: &str, e: &serde_json::Error, pointer: bool) -> CliError {
     let message = e.to_string();
     // serde_json appends " at line L column C"; the position goes first, as compilers put it.
     let message = message.split(" at line ").next().unwrap_or(&message);
@@ -165,7 +165,7 @@ fn syntax_error(name: &str, e: &serde_json::Error, pointer: bool) -> UsageError 
         "give the JSON output of a Groonga select (or use --pointer for other JSON)"
     };
     // At the end of the input serde_json says column 0; columns are counted from 1.
-    UsageError::new(format!("{name}:{}:{}: not valid JSON: {message}; {fix}", e.line(), e.column().max(1)))
+    CliError::new(format!("{name}:{}:{}: not valid JSON: {message}; {fix}", e.line(), e.column().max(1)))
 }
 
 /// 1-based line and column (in bytes, as serde_json counts) of a byte offset.
@@ -627,22 +627,22 @@ fn write_terms(value: &Value, escape: bool, out: &mut dyn Write) -> std::io::Res
 }
 
 /// Reads a whole input; `-` is stdin. Returns the name to use in messages and the bytes.
-fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), UsageError> {
+fn read_input(file: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), CliError> {
     let mut bytes = Vec::new();
     if file.as_os_str() == "-" {
         // Standard input has no size to look at first: read at most one byte more than the cap.
         stdin
             .take(crate::base::bounded::TERMS + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| UsageError::runtime(format!("stdin: cannot read: {e}")))?;
+            .map_err(|e| CliError::runtime(format!("stdin: cannot read: {e}")))?;
         if bytes.len() as u64 > crate::base::bounded::TERMS {
-            return Err(UsageError::new("stdin: more than the 64 MiB it may have; give a smaller input"));
+            return Err(CliError::new("stdin: more than the 64 MiB it may have; give a smaller input"));
         }
         return Ok(("stdin".into(), bytes));
     }
     let name = file.display().to_string();
     bytes = crate::base::bounded::read(file, crate::base::bounded::TERMS)
-        .map_err(|e| UsageError::new(format!("{name}: {e} (or - for stdin)")))?;
+        .map_err(|e| CliError::new(format!("{name}: {e} (or - for stdin)")))?;
     Ok((name, bytes))
 }
 

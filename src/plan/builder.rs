@@ -112,7 +112,7 @@ impl Builder {
         default_hosts: &[usize],
         d: &Defaults<'_>,
         file: &std::path::Path,
-    ) -> Result<(Vec<RequestSpec>, Selection), UsageError> {
+    ) -> Result<(Vec<RequestSpec>, Selection), CliError> {
         let mut specs = Vec::with_capacity(set.groups.iter().map(|g| g.patterns.len()).sum());
         let default_hosts: Arc<[usize]> = default_hosts.into();
         let (mut cumulative, mut groups, mut total) = (Vec::new(), Vec::new(), 0.0);
@@ -120,7 +120,7 @@ impl Builder {
             let first = specs.len();
             for p in g.patterns {
                 let in_file = |e: String| {
-                    UsageError::new(format!(
+                    CliError::new(format!(
                         "--patterns {}: pattern '{}': {e}",
                         file.display(),
                         crate::base::secrets::excerpt(&p.path)

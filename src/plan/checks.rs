@@ -21,33 +21,33 @@ pub fn default_threads(load: &LoadModel, cores: usize) -> usize {
 }
 
 /// `--threads 0` is refused; absent means every core (an open loop: as its rate needs, see [`default_threads`]).
-pub fn check_threads(threads: Option<usize>) -> Result<(), UsageError> {
+pub fn check_threads(threads: Option<usize>) -> Result<(), CliError> {
     if threads == Some(0) {
-        return Err(UsageError::new("--threads 0: must be at least 1; leave it out to use every core"));
+        return Err(CliError::new("--threads 0: must be at least 1; leave it out to use every core"));
     }
     Ok(())
 }
 
 /// Checks an output file before the run, so a bad path fails now and not after the load; nothing is created,
 /// so a run that ends early leaves no empty file behind.
-pub fn check_writable(path: &std::path::Path) -> Result<(), UsageError> {
+pub fn check_writable(path: &std::path::Path) -> Result<(), CliError> {
     crate::export::check_output(path).map_err(|e| {
-        UsageError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
+        CliError::new(format!("output file '{}': cannot write it ({e}); pick a writable path", path.display()))
     })
 }
 
 /// Checks every output (flag and path) and that no two lead to the same file: each would overwrite the other
 /// after every step, and one format would be lost.
-pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(), UsageError> {
+pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(), CliError> {
     let mut seen: Vec<(&str, &std::path::Path, crate::export::OutputId)> = Vec::new();
     for &(flag, path) in outputs {
         let Some(path) = path else { continue };
         check_writable(path)?;
         let id = crate::export::output_id(path).map_err(|e| {
-            UsageError::new(format!("{flag} '{}': cannot write it ({e}); pick a writable path", path.display()))
+            CliError::new(format!("{flag} '{}': cannot write it ({e}); pick a writable path", path.display()))
         })?;
         if let Some((other, other_path, _)) = seen.iter().find(|(_, _, i)| *i == id) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{other} '{}' and {flag} '{}' are the same file: each output needs its own path",
                 other_path.display(),
                 path.display()
@@ -61,7 +61,7 @@ pub fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> Result<(),
 /// What watches the server, checked now (a pid that does not exist, a probe without a pointer: bad input before
 /// any load); the process monitor starts sampling here. Without a `--monitor-*` flag, the processes listening on
 /// the ports of targets on this machine (loopback) are watched, so the analysis can name the bottleneck.
-pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, UsageError> {
+pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, CliError> {
     let spec = WatchSpec { pids: a.monitor_pid.clone(), names: a.monitor_name.clone(), ports: a.monitor_port.clone() };
     let monitor = if !spec.is_empty() {
         Some(ProcessMonitor::start(&spec, Duration::from_secs(1))?)
@@ -79,11 +79,11 @@ pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, Usage
         .as_deref()
         .map(|r| {
             crate::patterns::tools::parse_hit_rate(r)
-                .map_err(|_| UsageError::new(format!("--expect-hit-rate '{r}': not a rate; write it like 0.5 or 50%")))
+                .map_err(|_| CliError::new(format!("--expect-hit-rate '{r}': not a rate; write it like 0.5 or 50%")))
         })
         .transpose()?;
     if expected_hit_rate.is_some() && !probes.iter().any(|p| is_hit_rate_probe(&p.name)) {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--expect-hit-rate needs a probe of the hit rate, e.g. --probe 'http://HOST:10041/d/status#/1/cache_hit_rate'",
         ));
     }
@@ -92,13 +92,13 @@ pub fn watchers(a: &WatchArgs, endpoints: &[Endpoint]) -> Result<Watchers, Usage
 
 /// `--unix-socket PATH` beside an http:// URL: the socket checked now, the URL's host and port kept for the Host
 /// header. TLS over a Unix socket is not offered yet.
-pub(super) fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<Endpoint, UsageError> {
+pub(super) fn unix_endpoint(u: &ParsedUrl, path: &std::path::Path, shown: &str) -> Result<Endpoint, CliError> {
     if u.scheme == Scheme::Https {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "URL '{shown}': --unix-socket takes http:// URLs (TLS over a Unix socket is not supported); write http://"
         )));
     }
-    Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| UsageError::new(format!("--unix-socket {e}")))
+    Endpoint::on_socket(u.scheme, &u.host, u.port, path).map_err(|e| CliError::new(format!("--unix-socket {e}")))
 }
 
 /// The Unix sockets of the endpoints, comma-separated, for the document; None when they are all TCP.
@@ -131,18 +131,19 @@ pub(super) fn local_server(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
     (!pids.is_empty()).then_some(pids)
 }
 
-pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, UsageError> {
-    let listen: SocketAddr = a.listen.parse().map_err(|_| {
-        UsageError::new(format!("--listen '{}': not an address; write it like 127.0.0.1:8080", a.listen))
-    })?;
+pub fn serve_options(a: &ServeArgs) -> Result<crate::serve::ServeOptions, CliError> {
+    let listen: SocketAddr = a
+        .listen
+        .parse()
+        .map_err(|_| CliError::new(format!("--listen '{}': not an address; write it like 127.0.0.1:8080", a.listen)))?;
     if a.threads == Some(0) {
-        return Err(UsageError::new("--threads 0: must be at least 1"));
+        return Err(CliError::new("--threads 0: must be at least 1"));
     }
     if a.workers == Some(0) {
-        return Err(UsageError::new("--workers 0: must be at least 1; leave it out for no limit"));
+        return Err(CliError::new("--workers 0: must be at least 1; leave it out for no limit"));
     }
-    let miss_cost = parse_flag_duration(&a.miss_cost)
-        .map_err(|e| UsageError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
+    let miss_cost =
+        parse_flag_duration(&a.miss_cost).map_err(|e| CliError::new(format!("--miss-cost '{}': {e}", a.miss_cost)))?;
     Ok(crate::serve::ServeOptions {
         listen,
         threads: a.threads.unwrap_or_else(available_cores),

@@ -2,7 +2,7 @@
 //! named without DNS being asked for the URL's host; the Host header, SNI and the certificate check stay the URL's.
 
 use crate::base::target::{Endpoint, Scheme};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// One rule: the URL's host and port it takes (None: any), and where connections go instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,8 +15,8 @@ pub struct ConnectTo {
 
 impl ConnectTo {
     /// `--connect-to` values, each checked (one line naming the value and the fix).
-    pub fn parse_all(values: &[String]) -> Result<Vec<ConnectTo>, UsageError> {
-        values.iter().map(|v| parse(v).map_err(|why| UsageError::new(format!("--connect-to '{v}': {why}")))).collect()
+    pub fn parse_all(values: &[String]) -> Result<Vec<ConnectTo>, CliError> {
+        values.iter().map(|v| parse(v).map_err(|why| CliError::new(format!("--connect-to '{v}': {why}")))).collect()
     }
 
     fn takes(&self, host: &str, port: u16) -> bool {

@@ -17,7 +17,7 @@ pub(super) fn template_urls(
     segment: Option<segment::Segment>,
     loaded: Option<crate::template::data::Rows>,
     templated_body: bool,
-) -> Result<(Vec<String>, Option<DataPlan>), UsageError> {
+) -> Result<(Vec<String>, Option<DataPlan>), CliError> {
     use crate::template::text::Text;
     let rows = match (&a.data, loaded) {
         (_, Some(rows)) => Some(rows),
@@ -35,7 +35,7 @@ pub(super) fn template_urls(
         return Ok((a.urls.clone(), None));
     }
     let one_url = || {
-        UsageError::new(
+        CliError::new(
             "--data and {{...}} templates: give one URL (not --hosts, --patterns or several URLs); its path, -H values \
              and -b may hold templates",
         )
@@ -47,14 +47,14 @@ pub(super) fn template_urls(
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let path_at = url[after_scheme..].find(['/', '?']).map_or(url.len(), |i| i + after_scheme);
     if url[..path_at].contains("{{") {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "URL '{}': templates go in the path, the headers and the body, not the host or port",
             crate::base::target::shown(url)
         )));
     }
     let path_text = if path_at == url.len() { "/" } else { &url[path_at..] };
     let path = Text::parse(path_text, columns.as_deref())
-        .map_err(|why| UsageError::new(format!("URL '{}': {why}", crate::base::target::shown(url))))?;
+        .map_err(|why| CliError::new(format!("URL '{}': {why}", crate::base::target::shown(url))))?;
     let masked = format!("{}{}", &url[..path_at], path.sample("x"));
     Ok((vec![masked], Some(DataPlan { rows, path })))
 }
@@ -68,7 +68,7 @@ impl DataPlan {
         method: &str,
         headers: &[(String, String)],
         body: &[u8],
-    ) -> Result<Option<crate::template::Template>, UsageError> {
+    ) -> Result<Option<crate::template::Template>, CliError> {
         use crate::template::{Template, text::Text};
         let columns = self.rows.as_ref().map(|r| r.columns.clone());
         let headers = headers
@@ -76,13 +76,11 @@ impl DataPlan {
             .map(|(n, v)| {
                 Text::parse(v, columns.as_deref())
                     .map(|t| (n.clone(), t))
-                    .map_err(|why| UsageError::new(format!("--header '{n}': {why}")))
+                    .map_err(|why| CliError::new(format!("--header '{n}': {why}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let body = match std::str::from_utf8(body) {
-            Ok(text) => {
-                Text::parse(text, columns.as_deref()).map_err(|why| UsageError::new(format!("--body: {why}")))?
-            }
+            Ok(text) => Text::parse(text, columns.as_deref()).map_err(|why| CliError::new(format!("--body: {why}")))?,
             Err(_) => Text { parts: vec![crate::template::text::Part::Literal(body.to_vec())] },
         };
         let Some(ep) = endpoints.first() else { return Ok(None) };
@@ -96,8 +94,8 @@ impl DataPlan {
 pub(super) fn data_rows(
     path: &std::path::Path,
     segment: Option<segment::Segment>,
-) -> Result<crate::template::data::Rows, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--data '{}': {why}", path.display()));
+) -> Result<crate::template::data::Rows, CliError> {
+    let bad = |why: String| CliError::new(format!("--data '{}': {why}", path.display()));
     let mut rows = crate::template::data::Rows::load(path).map_err(bad)?;
     if let Some(s) = segment {
         rows.keep_share(s.index, s.count).map_err(bad)?;
@@ -124,9 +122,9 @@ pub(super) fn load_script(
     d: &Defaults<'_>,
     (connect_timeout, timeout): (Duration, Duration),
     ws: Option<&ws::WsRequest>,
-) -> Result<crate::script::Script, UsageError> {
+) -> Result<crate::script::Script, CliError> {
     let one_url = || {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--script '{}': give one URL, as wrk takes (the script's wrk.host, wrk.port and wrk.path come from it), not \
          --hosts or --patterns",
             path.display()

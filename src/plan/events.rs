@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::cli::args::RequestArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::protocol::events::{EventKind, EventsSpec, Goodput};
 
 /// `--events-max`'s default: far more than any answer a person reads, few enough to end an endless stream.
@@ -12,7 +12,7 @@ pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000;
 pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 
 /// The events asked for, or None without `--events`.
-pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError> {
+pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, CliError> {
     let Some(kind) = &a.events else {
         let given = [
             ("--events-until", a.events_until.is_some()),
@@ -21,42 +21,42 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError>
             ("--goodput", a.goodput.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{flag} reads a stream's events: give --events too (e.g. --events tokens), or leave {flag} out"
             )));
         }
         return Ok(None);
     };
     let kind = EventKind::parse(kind).ok_or_else(|| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--events '{}': use sse, ndjson, chunks or tokens (an OpenAI-compatible token stream)",
             kind.escape_debug()
         ))
     })?;
     if a.call.is_some() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--events with --call: a gRPC call's answers are messages, not events; leave --events out",
         ));
     }
     if let Some(until) = &a.events_until
         && until.trim().is_empty()
     {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--events-until '': give the text that ends an answer, e.g. --events-until '[DONE]'",
         ));
     }
     let max_events = match a.events_max {
-        Some(0) => return Err(UsageError::new("--events-max 0: must be at least 1; try --events-max 100000")),
+        Some(0) => return Err(CliError::new("--events-max 0: must be at least 1; try --events-max 100000")),
         Some(n) => n,
         None => DEFAULT_MAX_EVENTS,
     };
     let max_bytes = match &a.events_max_bytes {
         None => DEFAULT_MAX_BYTES,
         Some(v) => match crate::base::units::parse_size(v) {
-            Ok(0) => return Err(UsageError::new(format!("--events-max-bytes '{v}': must be more than 0; try 64MiB"))),
+            Ok(0) => return Err(CliError::new(format!("--events-max-bytes '{v}': must be more than 0; try 64MiB"))),
             Ok(n) => n,
             Err(e) => {
-                return Err(UsageError::new(format!("--events-max-bytes '{v}': {e}; e.g. --events-max-bytes 64MiB")));
+                return Err(CliError::new(format!("--events-max-bytes '{v}': {e}; e.g. --events-max-bytes 64MiB")));
             }
         },
     };
@@ -65,9 +65,9 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, UsageError>
 }
 
 /// `--goodput ttft:200ms,tpot:50ms,e2el:10s` (commas or spaces between; a bare number is milliseconds, as vLLM's).
-fn goodput(text: &str, kind: EventKind) -> Result<Goodput, UsageError> {
+fn goodput(text: &str, kind: EventKind) -> Result<Goodput, CliError> {
     let bad = |why: String| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--goodput '{}': {why}; write it like 'ttft:200ms,tpot:50ms' (ttft, tpot, e2el; a number alone is ms)",
             text.escape_debug()
         ))

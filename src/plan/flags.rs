@@ -3,10 +3,10 @@
 
 use super::*;
 
-pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+pub fn flag_duration(flag: &str, value: &str) -> Result<Duration, CliError> {
+    let d = parse_flag_duration(value).map_err(|e| CliError::new(format!("{flag} '{value}': {e}")))?;
     if d.is_zero() {
-        return Err(UsageError::new(format!("{flag} '{value}': must be more than zero")));
+        return Err(CliError::new(format!("{flag} '{value}': must be more than zero")));
     }
     Ok(d)
 }
@@ -20,15 +20,15 @@ pub const MIN_WINDOW: Duration = Duration::from_millis(100);
 pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
 
 /// `--window`: from 100ms to 1h.
-pub fn flag_window(value: &str) -> Result<Duration, UsageError> {
-    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--window '{value}': {e}")))?;
+pub fn flag_window(value: &str) -> Result<Duration, CliError> {
+    let d = parse_flag_duration(value).map_err(|e| CliError::new(format!("--window '{value}': {e}")))?;
     if d < MIN_WINDOW {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--window '{value}': must be at least 100ms (a narrower window holds too few requests); try --window 100ms"
         )));
     }
     if d > MAX_WINDOW {
-        return Err(UsageError::new(format!("--window '{value}': must be at most 1h; try --window 10s")));
+        return Err(CliError::new(format!("--window '{value}': must be at most 1h; try --window 10s")));
     }
     Ok(d)
 }
@@ -40,26 +40,24 @@ pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 /// `--timeout` and `--connect-timeout`: from 1ms to 24h.
-pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))?;
+pub fn flag_timeout(flag: &str, value: &str) -> Result<Duration, CliError> {
+    let d = parse_flag_duration(value).map_err(|e| CliError::new(format!("{flag} '{value}': {e}")))?;
     if d < MIN_TIMEOUT {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} '{value}': must be at least 1ms (timers count whole milliseconds); try {flag} 1ms"
         )));
     }
     if d > MAX_TIMEOUT {
-        return Err(UsageError::new(format!("{flag} '{value}': must be at most 24h; try {flag} 30s")));
+        return Err(CliError::new(format!("{flag} '{value}': must be at most 24h; try {flag} 30s")));
     }
     Ok(d)
 }
 
 /// `--graceful-stop`: 0 (answers in flight dropped at the step's end, as wrk does) up to 24 h.
-pub fn flag_graceful_stop(value: &str) -> Result<Duration, UsageError> {
-    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--graceful-stop '{value}': {e}")))?;
+pub fn flag_graceful_stop(value: &str) -> Result<Duration, CliError> {
+    let d = parse_flag_duration(value).map_err(|e| CliError::new(format!("--graceful-stop '{value}': {e}")))?;
     if d > MAX_TIMEOUT {
-        return Err(UsageError::new(format!(
-            "--graceful-stop '{value}': must be at most 24h; try --graceful-stop 30s"
-        )));
+        return Err(CliError::new(format!("--graceful-stop '{value}': must be at most 24h; try --graceful-stop 30s")));
     }
     Ok(d)
 }
@@ -69,10 +67,10 @@ pub const PACE_WINDOW: Duration = Duration::from_micros(400);
 
 /// `--pace-window` from 0 (a wake-up per request, at its time) to 1 ms: a request leaves at most half a
 /// millisecond from its time, half the 1 ms past which it would count as late.
-pub fn flag_pace_window(value: &str) -> Result<Duration, UsageError> {
-    let d = parse_flag_duration(value).map_err(|e| UsageError::new(format!("--pace-window '{value}': {e}")))?;
+pub fn flag_pace_window(value: &str) -> Result<Duration, CliError> {
+    let d = parse_flag_duration(value).map_err(|e| CliError::new(format!("--pace-window '{value}': {e}")))?;
     if d > Duration::from_millis(1) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--pace-window '{value}': must be at most 1ms (a request may leave half the window from its time); \
              try --pace-window 400us"
         )));
@@ -82,8 +80,8 @@ pub fn flag_pace_window(value: &str) -> Result<Duration, UsageError> {
 
 /// `--max-line` from 1 KiB (an ordinary response head fits) to 1 MiB: a decoder holds up to this much per
 /// connection while a head or line is incomplete.
-pub fn flag_max_line(value: &str) -> Result<usize, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--max-line '{value}': {why}"));
+pub fn flag_max_line(value: &str) -> Result<usize, CliError> {
+    let bad = |why: String| CliError::new(format!("--max-line '{value}': {why}"));
     let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 1MiB, e.g. --max-line 64KiB")));
@@ -96,8 +94,8 @@ pub const DEFAULT_MAX_HEADER_LIST: usize = 64 * 1024;
 
 /// `--max-header-list` from 1 KiB to 64 MiB: HTTP/2's bound of an answer's decoded header list, as RFC 9113 sizes it
 /// (each field's name, value and 32 bytes), advertised in the client's SETTINGS.
-pub fn flag_max_header_list(value: &str) -> Result<usize, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--max-header-list '{value}': {why}"));
+pub fn flag_max_header_list(value: &str) -> Result<usize, CliError> {
+    let bad = |why: String| CliError::new(format!("--max-header-list '{value}': {why}"));
     let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=64 * 1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 64MiB, e.g. --max-header-list 1MiB")));
@@ -109,7 +107,7 @@ pub fn flag_max_header_list(value: &str) -> Result<usize, UsageError> {
 pub const MAX_BODY_FILE: u64 = 64 * 1024 * 1024;
 
 /// Reads `--body-file` (see [`crate::base::bounded`]: a regular file of at most 64 MiB).
-pub(super) fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
+pub(super) fn read_body_file(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
     crate::base::bounded::read(path, crate::base::bounded::BODY)
-        .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))
+        .map_err(|why| CliError::new(format!("--body-file '{}': {why}", path.display())))
 }

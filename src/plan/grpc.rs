@@ -8,7 +8,7 @@ use prost_reflect::prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
 
 use crate::cli::args::RequestArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::protocol::grpc;
 
 mod per_call;
@@ -39,27 +39,27 @@ fn is_grpc(url: &str) -> bool {
 
 /// The gRPC call of `a`, when its URLs are grpc:// ones; bad input is one line naming the flag.
 /// `segment`: a scaled-out agent's, whose share of `--data`'s rows it takes.
-pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Result<Option<GrpcRequest>, UsageError> {
+pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Result<Option<GrpcRequest>, CliError> {
     let grpc_urls = a.urls.iter().filter(|u| is_grpc(u)).count();
     if grpc_urls == 0 {
         if a.call.is_some() {
-            return Err(UsageError::new("--call names a gRPC method: give a grpc://HOST:PORT URL to call it on"));
+            return Err(CliError::new("--call names a gRPC method: give a grpc://HOST:PORT URL to call it on"));
         }
         return Ok(None);
     }
     if grpc_urls != a.urls.len() {
-        return Err(UsageError::new("grpc:// URLs with others: a run calls gRPC or sends HTTP, not both"));
+        return Err(CliError::new("grpc:// URLs with others: a run calls gRPC or sends HTTP, not both"));
     }
     let apart =
         [(a.hosts.is_some(), "--hosts"), (a.patterns.is_some(), "--patterns"), (a.script.is_some(), "--script")];
     if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} with a grpc:// URL: not supported for gRPC yet (docs/grpc.md); give the message with --body (and \
              --data rows for {{{{column}}}} templates in it)"
         )));
     }
     let Some(call) = a.call.as_deref() else {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "a grpc:// URL needs the method: add --call package.Service/Method (and --proto FILE)",
         ));
     };
@@ -70,9 +70,9 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
         (Some(b), _) => b.clone(),
         (None, Some(path)) => {
             let bytes = crate::base::bounded::read(path, crate::base::bounded::BODY)
-                .map_err(|why| UsageError::new(format!("--body-file '{}': {why}", path.display())))?;
+                .map_err(|why| CliError::new(format!("--body-file '{}': {why}", path.display())))?;
             String::from_utf8(bytes).map_err(|_| {
-                UsageError::new(format!(
+                CliError::new(format!(
                     "--body-file '{}': not UTF-8 text; a gRPC message is given as JSON",
                     path.display()
                 ))
@@ -136,9 +136,9 @@ pub fn prepare(a: &RequestArgs, segment: Option<super::segment::Segment>) -> Res
 }
 
 /// `--metadata '{"key": "value"}'` (ghz's) as `-H` lines. An error names the key, never a value (a token).
-fn metadata(json: Option<&str>) -> Result<Vec<String>, UsageError> {
+fn metadata(json: Option<&str>) -> Result<Vec<String>, CliError> {
     let Some(json) = json else { return Ok(Vec::new()) };
-    let bad = |why: String| UsageError::new(format!("--metadata: {why}; write it as {{\"key\": \"value\", ...}}"));
+    let bad = |why: String| CliError::new(format!("--metadata: {why}; write it as {{\"key\": \"value\", ...}}"));
     let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
         .map_err(|e| bad(format!("not a JSON object of strings (line {} column {})", e.line(), e.column())))?;
     object
@@ -151,14 +151,14 @@ fn metadata(json: Option<&str>) -> Result<Vec<String>, UsageError> {
 }
 
 /// `grpc://HOST:PORT` (a `/` after it allowed) as the `http://` URL of the call's path, `grpcs://` as `https://`.
-fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
+fn http_url(url: &str, path: &str) -> Result<String, CliError> {
     let shown = crate::base::target::shown(url);
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     // grpcs:// is https:// with --http2: TLS offering ALPN h2, -k for a self-signed certificate.
     let http = if scheme.eq_ignore_ascii_case("grpcs") { "https" } else { "http" };
     let authority = rest.strip_suffix('/').unwrap_or(rest);
     if authority.is_empty() || authority.contains(['/', '?', '#']) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "URL '{shown}': a gRPC target is {}://HOST:PORT, without a path (the method is --call's)",
             scheme.to_ascii_lowercase()
         )));
@@ -168,16 +168,16 @@ fn http_url(url: &str, path: &str) -> Result<String, UsageError> {
 
 /// The descriptors `--call` is looked up in, and where they came from (for messages): `--proto`, `--protoset`, or
 /// the first URL's server reflection.
-fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), UsageError> {
+fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), CliError> {
     if let Some(proto) = a.proto.as_deref() {
         return Ok((proto::compile(proto, &a.import_path)?, proto.display().to_string()));
     }
     if let Some(set) = a.protoset.as_deref() {
         let shown = set.display();
         let bytes = crate::base::bounded::read(set, crate::base::bounded::BODY)
-            .map_err(|why| UsageError::new(format!("--protoset '{shown}': {why}")))?;
+            .map_err(|why| CliError::new(format!("--protoset '{shown}': {why}")))?;
         let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
-            UsageError::new(format!(
+            CliError::new(format!(
                 "--protoset '{shown}': not a FileDescriptorSet hakaru can use ({}); write one with protoc -o FILE \
                  --include_imports",
                 one_line(&e.to_string())
@@ -191,7 +191,7 @@ fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), 
     let mut set = prost_reflect::prost_types::FileDescriptorSet::default();
     for file in &files {
         let proto = prost_reflect::prost_types::FileDescriptorProto::decode(file.as_slice()).map_err(|e| {
-            UsageError::new(format!("URL '{}': a malformed file in the server reflection answer ({e})", shown(url)))
+            CliError::new(format!("URL '{}': a malformed file in the server reflection answer ({e})", shown(url)))
         })?;
         set.file.push(proto);
     }
@@ -208,7 +208,7 @@ fn descriptors(a: &RequestArgs, call: &str) -> Result<(DescriptorPool, String), 
         }
     }
     let pool = DescriptorPool::from_file_descriptor_set(set).map_err(|e| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "URL '{}': the server's reflection answer does not describe its services ({}); give them with --proto \
              FILE or --protoset FILE",
             shown(url),
@@ -223,9 +223,9 @@ fn shown(url: &str) -> String {
 }
 
 /// One server reflection call to `url` for the file defining `service`, within `--timeout`.
-fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, UsageError> {
+fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, CliError> {
     use crate::base::target::{Endpoint, ParsedUrl, Scheme};
-    let bad = |why: String| UsageError::new(format!("URL '{}': server reflection: {why}", shown(url)));
+    let bad = |why: String| CliError::new(format!("URL '{}': server reflection: {why}", shown(url)));
     // The reflection call is made with the web's roots (or -k) on a direct connection; what would change how the
     // run's connections reach the server is not applied to it yet, so it is not silently left out.
     let unapplied = [
@@ -237,7 +237,7 @@ fn reflect(a: &RequestArgs, url: &str, service: &str) -> Result<Vec<Vec<u8>>, Us
         (!a.connect_to.is_empty(), "--connect-to"),
     ];
     if let Some((_, flag)) = unapplied.iter().find(|(given, _)| *given) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} with server reflection: the reflection call does not use it yet; give the method's types with \
              --proto FILE or --protoset FILE"
         )));
@@ -264,17 +264,17 @@ fn one_line(text: &str) -> String {
 }
 
 /// `package.Service/Method` or `package.Service.Method` as the service's full name and the method's.
-fn split_call(call: &str) -> Result<(&str, &str), UsageError> {
+fn split_call(call: &str) -> Result<(&str, &str), CliError> {
     call.trim_start_matches('/')
         .rsplit_once('/')
         .or_else(|| call.rsplit_once('.'))
-        .ok_or_else(|| UsageError::new(format!("--call '{}': write it as package.Service/Method", call.escape_debug())))
+        .ok_or_else(|| CliError::new(format!("--call '{}': write it as package.Service/Method", call.escape_debug())))
 }
 
 /// `package.Service/Method` or `package.Service.Method`: a unary method of a service in `pool`, which came from
 /// `source`.
-fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<MethodDescriptor, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--call '{}': {why}", call.escape_debug()));
+fn find_method(pool: &DescriptorPool, call: &str, source: &str) -> Result<MethodDescriptor, CliError> {
+    let bad = |why: String| CliError::new(format!("--call '{}': {why}", call.escape_debug()));
     let (service, method) = split_call(call)?;
     let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
     let Some(svc) = pool.get_service_by_name(service) else {
@@ -296,27 +296,25 @@ fn call_body(framing: Framing, method: &MethodDescriptor, json: &str, flag: &str
     let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
     match framing.stream_messages {
         Some(n) if !streams => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--stream-messages {n}: {} is a {kind} method, which sends one message a call; leave it out",
                 method.full_name()
             ))
             .into());
         }
         Some(0) => {
-            return Err(
-                UsageError::new("--stream-messages 0: a call sends at least 1; try --stream-messages 10").into()
-            );
+            return Err(CliError::new("--stream-messages 0: a call sends at least 1; try --stream-messages 10").into());
         }
         _ => {}
     }
     // Borrowed from `json`: where a message fails is found in it (a template's column, see rows.rs).
     let items: Vec<&str> = if streams && json.trim_start().starts_with('[') {
         let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(json).map_err(|e| Refused {
-            error: UsageError::new(format!("{flag}: {e}, for an array of messages")),
+            error: CliError::new(format!("{flag}: {e}, for an array of messages")),
             at: Some(offset(json, e.line(), e.column())),
         })?;
         if raw.is_empty() {
-            return Err(UsageError::new(format!("{flag}: an empty array; give the messages a call sends")).into());
+            return Err(CliError::new(format!("{flag}: an empty array; give the messages a call sends")).into());
         }
         raw.iter().map(|r| r.get()).collect()
     } else {
@@ -327,14 +325,14 @@ fn call_body(framing: Framing, method: &MethodDescriptor, json: &str, flag: &str
         let message = encode_json(method, item).map_err(|(e, at)| {
             let which = if items.len() > 1 { format!(" (message {} of the array)", i + 1) } else { String::new() };
             let start = item.as_ptr() as usize - json.as_ptr() as usize;
-            Refused { error: UsageError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
+            Refused { error: CliError::new(format!("{flag}{which}: {e}")), at: Some(start + at) }
         })?;
         framed.push(if framing.gzip { grpc::gzip::frame(&message) } else { grpc::frame_message(&message) });
     }
     let n = if streams { framing.stream_messages.unwrap_or(framed.len() as u32) } else { 1 };
     let body: Vec<u8> = (0..n as usize).flat_map(|i| framed[i % framed.len()].iter().copied()).collect();
     if body.len() as u64 > crate::base::bounded::BODY {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--stream-messages {n}: a call of {} bytes, more than hakaru sends ({} at most); send fewer messages",
             body.len(),
             crate::base::bounded::BODY
@@ -358,11 +356,11 @@ impl Framing {
 }
 
 /// `--grpc-compression`: gzip, or none when not given.
-fn gzip(a: &RequestArgs) -> Result<bool, UsageError> {
+fn gzip(a: &RequestArgs) -> Result<bool, CliError> {
     match a.grpc_compression.as_deref() {
         None => Ok(false),
         Some(v) if v.eq_ignore_ascii_case("gzip") => Ok(true),
-        Some(v) => Err(UsageError::new(format!(
+        Some(v) => Err(CliError::new(format!(
             "--grpc-compression '{}': hakaru compresses with gzip only; give --grpc-compression gzip or leave it out",
             v.escape_debug()
         ))),
@@ -371,22 +369,22 @@ fn gzip(a: &RequestArgs) -> Result<bool, UsageError> {
 
 /// `--stream-interval`: the time between a client-streaming (or bidirectional) call's messages; None for 0 (all
 /// at once). Refused on a method that sends one message a call.
-fn stream_interval(a: &RequestArgs, method: &MethodDescriptor) -> Result<Option<std::time::Duration>, UsageError> {
+fn stream_interval(a: &RequestArgs, method: &MethodDescriptor) -> Result<Option<std::time::Duration>, CliError> {
     let Some(interval) = a.stream_interval.as_deref() else { return Ok(None) };
     let d = crate::base::units::parse_flag_duration(interval)
-        .map_err(|e| UsageError::new(format!("--stream-interval '{interval}': {e}")))?;
+        .map_err(|e| CliError::new(format!("--stream-interval '{interval}': {e}")))?;
     if d.is_zero() {
         return Ok(None);
     }
     if !method.is_client_streaming() {
         let kind = if method.is_server_streaming() { "server-streaming" } else { "unary" };
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--stream-interval '{interval}': {} is a {kind} method, which sends one message a call; leave it out",
             method.full_name()
         )));
     }
     if d > std::time::Duration::from_secs(3600) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--stream-interval '{interval}': more than an hour between messages; give at most 1h, e.g. 100ms"
         )));
     }
@@ -416,12 +414,12 @@ fn offset(json: &str, line: usize, column: usize) -> usize {
 
 /// A message refused, and where in its JSON (a byte offset) when the JSON is what is wrong.
 pub(super) struct Refused {
-    pub error: UsageError,
+    pub error: CliError,
     pub at: Option<usize>,
 }
 
-impl From<UsageError> for Refused {
-    fn from(error: UsageError) -> Refused {
+impl From<CliError> for Refused {
+    fn from(error: CliError) -> Refused {
         Refused { error, at: None }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::{RequestSet, RequestSpec, RunPlan, Selection, flag_timeout, random_seed};
 use crate::base::target::{Endpoint, Scheme, percent_decode, split_host_port};
 use crate::cli::args::{KvArgs, KvSweep, LoadArgs, SweepArgs};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::metrics::StatusSet;
 use crate::protocol::{Greeting, PreparedRequest, Protocol, memcache, resp};
 use crate::workload::Workload;
@@ -28,8 +28,8 @@ use url::*;
 const MAX_VALUE: usize = 1_000_000;
 
 /// Reads `--mix get:90,set:10`.
-fn parse_mix(text: &str) -> Result<Vec<(&'static str, f64)>, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--mix '{text}': {why}; write it like get:90,set:10"));
+fn parse_mix(text: &str) -> Result<Vec<(&'static str, f64)>, CliError> {
+    let bad = |why: String| CliError::new(format!("--mix '{text}': {why}; write it like get:90,set:10"));
     let mut mix: Vec<(&'static str, f64)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (op, share) = part.split_once(':').unwrap_or((part, "1"));
@@ -84,14 +84,14 @@ pub fn is_kv_url(url: &str) -> bool {
 /// `hakaru sweep` over key-value servers: the sweep `kv --clients` or `--rates` makes, of the default mix (90 %
 /// GET, 10 % SET over 1,000 keys), with sweep's step length, pause, error share, warmup and files. None when the
 /// URLs are HTTP ones; refused when both kinds are given or a flag only HTTP has is.
-pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
+pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, CliError> {
     let r = &a.request;
     let kv_urls = r.urls.iter().filter(|u| is_kv_url(u)).count();
     if kv_urls == 0 {
         return Ok(None);
     }
     if kv_urls < r.urls.len() || r.hosts.is_some() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "URL: a sweep is over HTTP URLs or over key-value servers (redis://, memcache://), not both; sweep them apart",
         ));
     }
@@ -123,7 +123,7 @@ pub fn from_sweep(a: &SweepArgs) -> Result<Option<KvArgs>, UsageError> {
         ("--wait", a.wait.is_some()),
     ];
     if let Some((flag, _)) = http_only.iter().find(|(_, given)| *given) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag}: an HTTP flag, and this sweep is over key-value servers; leave it out (`hakaru kv --clients` takes a workload's flags)"
         )));
     }
@@ -171,7 +171,7 @@ fn joined<T: std::fmt::Display>(values: &[T]) -> String {
 }
 
 /// The servers of the URLs, their one protocol and greeting.
-fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>), UsageError> {
+fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>), CliError> {
     let mut endpoints = Vec::new();
     let mut protocol = None;
     let mut hello: Option<Option<Greeting>> = None;
@@ -179,13 +179,13 @@ fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>
         let u = parse_url(url)?;
         let shown = crate::base::secrets::redact_secret(url);
         if protocol.is_some_and(|q| q != u.protocol) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "URL '{shown}': every server of one run speaks the same protocol; run Redis and memcached apart"
             )));
         }
         let g = greeting(&u);
         if hello.as_ref().is_some_and(|h| h.as_ref().map(|g| &g.commands) != g.as_ref().map(|g| &g.commands)) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "URL '{shown}': every server of one run takes the same password and database"
             )));
         }
@@ -193,22 +193,22 @@ fn servers(urls: &[String]) -> Result<(Vec<Endpoint>, Protocol, Option<Greeting>
         protocol = Some(u.protocol);
         endpoints.push(u.endpoint);
     }
-    let protocol = protocol.ok_or_else(|| UsageError::new("no server: give redis://HOST:PORT"))?;
+    let protocol = protocol.ok_or_else(|| CliError::new("no server: give redis://HOST:PORT"))?;
     Ok((endpoints, protocol, hello.flatten()))
 }
 
-fn pattern_flag(flag: &str, text: &str) -> Result<KeyPattern, UsageError> {
+fn pattern_flag(flag: &str, text: &str) -> Result<KeyPattern, CliError> {
     KeyPattern::parse(text).ok_or_else(|| {
-        UsageError::new(format!("{flag} '{text}': not a key pattern; give R, G, S, P or Z (memtier's letters)"))
+        CliError::new(format!("{flag} '{text}': not a key pattern; give R, G, S, P or Z (memtier's letters)"))
     })
 }
 
 /// `--value-size-range 32-1024`.
-fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
+fn value_range(a: &KvArgs) -> Result<(usize, usize), CliError> {
     let (lo, hi) = match &a.value_size_range {
         None => (a.value_size, a.value_size),
         Some(text) => {
-            let bad = || UsageError::new(format!("--value-size-range '{text}': write MIN-MAX in bytes, like 32-1024"));
+            let bad = || CliError::new(format!("--value-size-range '{text}': write MIN-MAX in bytes, like 32-1024"));
             let (l, h) = text.split_once('-').ok_or_else(bad)?;
             let (l, h): (usize, usize) = (l.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
             if l > h {
@@ -218,7 +218,7 @@ fn value_range(a: &KvArgs) -> Result<(usize, usize), UsageError> {
         }
     };
     if hi > MAX_VALUE {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "value size {hi}: at most {MAX_VALUE} bytes (memcached's default item limit)"
         )));
     }
@@ -238,11 +238,11 @@ fn per_client(mut plan: RunPlan, rnum: u64) -> RunPlan {
 }
 
 /// `--clients 1,2,4` or `--rates 100,200`: the kind of sweep and its values.
-fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, UsageError> {
+fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, CliError> {
     if let Some(text) = &a.clients {
         let list: Vec<usize> = super::steps::parse_list("--clients", text, "1,2,4,8")?;
         if list.contains(&0) {
-            return Err(UsageError::new(format!("--clients '{text}': every count must be at least 1")));
+            return Err(CliError::new(format!("--clients '{text}': every count must be at least 1")));
         }
         return Ok(Some(("clients".into(), list.into_iter().map(|c| c as f64).collect())));
     }
@@ -257,16 +257,16 @@ fn sweep_of(a: &KvArgs) -> Result<Option<(String, Vec<f64>)>, UsageError> {
 }
 
 /// `--data`'s rows, for the mix's `--command` templates.
-fn data_rows(a: &KvArgs, workload: &str, warmup: bool) -> Result<Option<crate::template::data::Rows>, UsageError> {
+fn data_rows(a: &KvArgs, workload: &str, warmup: bool) -> Result<Option<crate::template::data::Rows>, CliError> {
     let Some(path) = &a.data else { return Ok(None) };
     let flag = format!("--data '{}'", path.display());
     if workload != "mix" || a.command.is_empty() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag}: its rows fill --command templates of the mix; give one, e.g. --command 'SET {{{{id}}}} {{{{value}}}}'"
         )));
     }
     if warmup && a.data_order == crate::cli::args::DataOrderArg::Unique {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} --data-order unique with --warmup: the warm-up would use rows the measurement needs; leave --warmup out"
         )));
     }
@@ -281,7 +281,7 @@ fn feed(
     protocol: Protocol,
     commands: &[(Command, f64)],
     rows: Option<crate::template::data::Rows>,
-) -> Result<Option<crate::template::Feed>, UsageError> {
+) -> Result<Option<crate::template::Feed>, CliError> {
     let (holes, columns) = commands.iter().fold((false, false), |(h, c), (cmd, _)| {
         let (h2, c2) = cmd.holes();
         (h || h2, c || c2)
@@ -289,14 +289,14 @@ fn feed(
     if let (Some(rows), Some(path)) = (&rows, &a.data) {
         let flag = format!("--data '{}'", path.display());
         if !columns {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{flag}: no --command uses its columns ({}); write them as {{{{{}}}}}",
                 rows.columns.join(", "),
                 rows.columns[0]
             )));
         }
         for (c, _) in commands {
-            c.check_rows(protocol, rows).map_err(|why| UsageError::new(format!("{flag}: {why}")))?;
+            c.check_rows(protocol, rows).map_err(|why| CliError::new(format!("{flag}: {why}")))?;
         }
     }
     Ok(holes.then(|| crate::template::Feed::new(rows, super::data_order(a.data_order))))
@@ -354,19 +354,19 @@ fn template_guard(c: &Command, a: &KvArgs, rows: Option<&Arc<crate::template::da
 }
 
 /// Loads a `--script` file and its SHA1 (Redis names a loaded script by the SHA1 of its text).
-fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, UsageError> {
+fn script(a: &KvArgs, protocol: Protocol) -> Result<Option<(String, Vec<u8>)>, CliError> {
     let Some(path) = &a.script else { return Ok(None) };
     if protocol != Protocol::Resp {
-        return Err(UsageError::new(format!("--script {}: scripts run on Redis; memcached has none", path.display())));
+        return Err(CliError::new(format!("--script {}: scripts run on Redis; memcached has none", path.display())));
     }
     let text = crate::base::bounded::read(path, crate::base::bounded::SMALL)
-        .map_err(|e| UsageError::new(format!("--script {}: {e}", path.display())))?;
+        .map_err(|e| CliError::new(format!("--script {}: {e}", path.display())))?;
     let sha = sha1_smol::Sha1::from(&text).digest().to_string();
     Ok(Some((sha, text)))
 }
 
 impl KvPlan {
-    pub fn from_args(a: &KvArgs) -> Result<KvPlan, UsageError> {
+    pub fn from_args(a: &KvArgs) -> Result<KvPlan, CliError> {
         let (endpoints, protocol, greeting) = servers(&a.urls)?;
         super::load_parts(&a.load)?;
         let timeout = flag_timeout("--timeout", &a.timeout)?;
@@ -376,7 +376,7 @@ impl KvPlan {
         if protocol == Protocol::Memcache
             && (a.key_prefix.len() + 20 > 250 || a.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f))
         {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--key-prefix '{}': memcached keys hold no spaces or control characters and at most 250 bytes",
                 a.key_prefix.escape_debug()
             )));
@@ -384,7 +384,7 @@ impl KvPlan {
         let (value_min, value_max) = value_range(a)?;
         for (flag, n) in [("--keys", a.keys), ("--rnum", a.rnum), ("--records", a.records), ("--it", a.it)] {
             if n == 0 {
-                return Err(UsageError::new(format!("{flag} 0: give at least 1")));
+                return Err(CliError::new(format!("{flag} 0: give at least 1")));
             }
         }
         let seed = a.seed.unwrap_or_else(random_seed);
@@ -474,7 +474,7 @@ impl KvPlan {
         let step = |set: &RequestSet, load: &LoadArgs| super::one_step(set, "kv", load);
         let no_chain = |what: &str| {
             if a.pipeline > 1 {
-                Err(UsageError::new(format!(
+                Err(CliError::new(format!(
                     "--pipeline {}: {what} reads before it writes, so its requests cannot be pipelined; leave --pipeline out",
                     a.pipeline
                 )))
@@ -486,13 +486,13 @@ impl KvPlan {
         let mut sweep = None;
         let scale = super::segment::Scale::from_args(&a.load.scale)?;
         if workload_name != "mix" && warmup.is_some() {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--warmup with --workload {workload_name}: its phases change the data (a warm-up would append twice, or \
                  move a --verify model); warm the server with a mix run first"
             )));
         }
         if workload_name != "mix" && (a.clients.is_some() || a.rates.is_some()) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--workload {workload_name}: --clients and --rates sweep a mix; run {workload_name} with -c or --rate"
             )));
         }
@@ -515,21 +515,21 @@ impl KvPlan {
                         };
                         let share = a.command_ratio.get(i).copied().unwrap_or(1.0);
                         if !share.is_finite() || share < 0.0 {
-                            return Err(UsageError::new(format!("--command-ratio {share}: give a share of 0 or more")));
+                            return Err(CliError::new(format!("--command-ratio {share}: give a share of 0 or more")));
                         }
                         let c = Command::parse(t, protocol, p, sha, columns.as_deref())
-                            .map_err(|why| UsageError::new(format!("--command '{t}': {why}")))?;
+                            .map_err(|why| CliError::new(format!("--command '{t}': {why}")))?;
                         commands.push((c, share));
                     }
                     if commands.iter().map(|(_, s)| s).sum::<f64>() <= 0.0 {
-                        return Err(UsageError::new("--command-ratio: every share is 0; give one above 0"));
+                        return Err(CliError::new("--command-ratio: every share is 0; give one above 0"));
                     }
                 }
                 // A template that deletes wholesale deletes what hakaru did not write: only when told.
                 if let Some((c, _)) = commands.iter().find(|(c, share)| *share > 0.0 && c.clears())
                     && !a.flush
                 {
-                    return Err(UsageError::new(format!(
+                    return Err(CliError::new(format!(
                         "--command '{}': deletes everything in the database or server, data hakaru did not write \
                          included; add --flush to allow it",
                         c.name
@@ -619,7 +619,7 @@ impl KvPlan {
             name if Letter::parse(name).is_some() => {
                 let letter = Letter::parse(name).expect("just parsed");
                 if letter == Letter::E && protocol == Protocol::Memcache {
-                    return Err(UsageError::new(
+                    return Err(CliError::new(
                         "--workload ycsb-e: its scans need ordered keys, and memcached cannot scan; run it on Redis",
                     ));
                 }
@@ -632,7 +632,7 @@ impl KvPlan {
                     "run" => &[YcsbPhase::Run],
                     "both" => &[YcsbPhase::Load, YcsbPhase::Run],
                     other => {
-                        return Err(UsageError::new(format!("--ycsb-phase '{other}': give load, run or both")));
+                        return Err(CliError::new(format!("--ycsb-phase '{other}': give load, run or both")));
                     }
                 };
                 // The load phase writes its records; D's and E's run phase inserts new ones after them, at most one
@@ -676,7 +676,7 @@ impl KvPlan {
                 steps
             }
             other => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--workload '{other}': not a workload; give mix, order, wicked or ycsb-a ... ycsb-f"
                 )));
             }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::protocol::Protocol;
 
 /// The default `--key-prefix`, and what marks a prefix as hakaru's own.
@@ -136,7 +136,7 @@ impl Guard {
     }
 
     /// A refusal in one line, or the notes the run prints (what `--flush` deleted, which keys were overwritten).
-    pub fn judge(&self, holdings: &[Holding]) -> Result<Vec<String>, UsageError> {
+    pub fn judge(&self, holdings: &[Holding]) -> Result<Vec<String>, CliError> {
         let unit = self.unit();
         let mut notes = Vec::new();
         for h in holdings {
@@ -157,7 +157,7 @@ impl Guard {
                 } else {
                     "every item on that server"
                 };
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "target {}: holds {} {unit}, and --workload {} starts from an empty {} (it would delete them); {empty}, or add --flush, which deletes {scope}",
                     h.target,
                     h.items,
@@ -177,7 +177,7 @@ impl Guard {
 
 impl Guard {
     /// One set of written keys on one server: a refusal, or a note when some existed.
-    fn judge_keys(&self, h: &Holding, w: &Written, found: Found, notes: &mut Vec<String>) -> Option<UsageError> {
+    fn judge_keys(&self, h: &Holding, w: &Written, found: Found, notes: &mut Vec<String>) -> Option<CliError> {
         let unit = self.unit();
         match found {
             Found::Counted { existing, checked } if existing > 0 => {
@@ -203,14 +203,14 @@ impl Guard {
                     ));
                 } else {
                     let (exist, them) = if existing == 1 { ("exists", "it") } else { ("exist", "them") };
-                    return Some(UsageError::new(format!(
+                    return Some(CliError::new(format!(
                         "target {}: {what} already {exist}{sampled}, and the run would overwrite or delete {them}; {}, or add --overwrite",
                         h.target, w.instead
                     )));
                 }
             }
             Found::Unknown(why) if !w.own && !self.overwrite => {
-                return Some(UsageError::new(format!(
+                return Some(CliError::new(format!(
                     "target {}: holds {} {unit}, and whether the keys this run writes ({}) are among them cannot be told ({why}); {}, or add --overwrite",
                     h.target, h.items, w.shown, w.instead
                 )));

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::base::target::{Endpoint, ParsedUrl, Scheme};
 use crate::cli::args::LiveArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// The longest remote-write URL taken: an endpoint's address, not a document.
 const MAX_PUSH_URL: usize = 2048;
@@ -33,7 +33,7 @@ pub struct PushPlan {
 }
 
 impl LiveSettings {
-    pub fn from_args(a: &LiveArgs) -> Result<LiveSettings, UsageError> {
+    pub fn from_args(a: &LiveArgs) -> Result<LiveSettings, CliError> {
         let push = match &a.prometheus_rw {
             None => None,
             Some(url) => Some(PushPlan { interval: push_interval(&a.prometheus_interval)?, ..push_url(url)? }),
@@ -42,10 +42,10 @@ impl LiveSettings {
     }
 }
 
-fn push_interval(value: &str) -> Result<Duration, UsageError> {
+fn push_interval(value: &str) -> Result<Duration, CliError> {
     let d = super::flag_duration("--prometheus-interval", value)?;
     if !(MIN_PUSH_INTERVAL..=MAX_PUSH_INTERVAL).contains(&d) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--prometheus-interval '{value}': give a time from 1s to 1h, e.g. --prometheus-interval 5s"
         )));
     }
@@ -54,9 +54,9 @@ fn push_interval(value: &str) -> Result<Duration, UsageError> {
 
 /// The URL parsed, its scheme and length checked and its host resolved, so a typo is bad input before the load
 /// rather than a warning per push.
-fn push_url(url: &str) -> Result<PushPlan, UsageError> {
+fn push_url(url: &str) -> Result<PushPlan, CliError> {
     let shown = crate::base::target::shown(url);
-    let bad = |why: &str| UsageError::new(format!("--prometheus-rw '{shown}': {why}"));
+    let bad = |why: &str| CliError::new(format!("--prometheus-rw '{shown}': {why}"));
     if url.len() > MAX_PUSH_URL {
         return Err(bad(&format!(
             "a URL of {} bytes, more than the {MAX_PUSH_URL} taken; give the endpoint's address",

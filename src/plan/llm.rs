@@ -35,45 +35,45 @@ fn refused(a: &RequestArgs) -> Option<&'static str> {
     .find_map(|(flag, given)| given.then_some(flag))
 }
 
-pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
+pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
     let (l, mut args) = (&a.llm, a.run.clone());
     if let Some(flag) = refused(&args.request) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag}: llm makes each request's body from --dataset-name's prompts; for a body of your own use \
              `hakaru run --events tokens -m POST -b ...`"
         )));
     }
     let [url] = &args.request.urls[..] else {
-        return Err(UsageError::new("llm takes one URL, the endpoint: e.g. http://127.0.0.1:8000/v1/chat/completions"));
+        return Err(CliError::new("llm takes one URL, the endpoint: e.g. http://127.0.0.1:8000/v1/chat/completions"));
     };
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "URL '{}': llm loads an http:// or https:// endpoint, e.g. http://127.0.0.1:8000/v1/chat/completions",
             crate::base::target::shown(url)
         )));
     }
     if let Some(kind) = args.request.events.as_deref().filter(|k| *k != "tokens") {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--events {}: llm reads token streams (--events tokens); leave --events out",
             kind.escape_debug()
         )));
     }
     let Some(model) = l.model.as_deref().filter(|m| !m.trim().is_empty()) else {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--model: name the model each request asks for (vLLM's --served-model-name; hakaru serve takes any), \
              e.g. --model Qwen/Qwen3-0.6B",
         ));
     };
     if l.model.as_deref().is_some_and(|m| m.contains("{{")) {
-        return Err(UsageError::new("--model: a name without '{{' (it would read as a template's hole)"));
+        return Err(CliError::new("--model: a name without '{{' (it would read as a template's hole)"));
     }
     if args.replay.replay.is_some() || args.replay.dry_run {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--replay: llm does not replay traces yet; replay an access log with `hakaru run --replay FILE URL`",
         ));
     }
     if args.load.scale.agents.is_some() {
-        return Err(UsageError::new("--agents: llm runs in one process; start agents with `hakaru run` for now"));
+        return Err(CliError::new("--agents: llm runs in one process; start agents with `hakaru run` for now"));
     }
     let path = url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..])).unwrap_or("/");
     let api = match l.endpoint_type {
@@ -84,7 +84,7 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
     // vLLM's load flags taken as hakaru's.
     match (l.request_rate.as_deref(), args.load.rate) {
         (Some(_), Some(_)) => {
-            return Err(UsageError::new("--request-rate and --rate both given: they are one flag here; give one"));
+            return Err(CliError::new("--request-rate and --rate both given: they are one flag here; give one"));
         }
         (Some(r), None) => {
             args.load.rate = request_rate(r)?;
@@ -94,10 +94,10 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         _ => {}
     }
     if l.output_len == Some(0) {
-        return Err(UsageError::new("--output-len 0: give the tokens each answer asks for, 1 or more"));
+        return Err(CliError::new("--output-len 0: give the tokens each answer asks for, 1 or more"));
     }
     if l.num_prompts == 0 {
-        return Err(UsageError::new("--num-prompts 0: give at least 1 (vLLM's default is 1000)"));
+        return Err(CliError::new("--num-prompts 0: give at least 1 (vLLM's default is 1000)"));
     }
     if args.load.requests.is_none() && args.load.duration.is_none() && args.load.stages.is_none() {
         args.load.requests = Some(l.num_prompts);
@@ -122,15 +122,15 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         }
         DatasetArg::Trace => {
             let Some(file) = &l.dataset_path else {
-                return Err(UsageError::new("--dataset-name trace: give the trace with --dataset-path FILE"));
+                return Err(CliError::new("--dataset-name trace: give the trace with --dataset-path FILE"));
             };
             if args.load.rate.is_some() || args.load.duration.is_some() || args.load.threads.is_some_and(|t| t > 1) {
-                return Err(UsageError::new(
+                return Err(CliError::new(
                     "--dataset-name trace sends each request at its recorded time: leave out --request-rate, --rate, \
                      -d and -t",
                 ));
             }
-            let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
+            let bad = |why: String| CliError::new(format!("--dataset-path '{}': {why}", file.display()));
             // No cap on requests in flight unless --max-concurrency gives one (aiperf's fixed schedule has none).
             if l.max_concurrency.is_none() {
                 args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
@@ -141,12 +141,12 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
         }
         name => {
             let Some(file) = &l.dataset_path else {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--dataset-name {}: give the file with --dataset-path FILE",
                     if name == DatasetArg::Jsonl { "jsonl" } else { "sharegpt" }
                 )));
             };
-            let bad = |why: String| UsageError::new(format!("--dataset-path '{}': {why}", file.display()));
+            let bad = |why: String| CliError::new(format!("--dataset-path '{}': {why}", file.display()));
             let prompts = match name {
                 DatasetArg::Jsonl => dataset::jsonl(file, prompts, l.output_len),
                 DatasetArg::Random | DatasetArg::Trace => unreachable!("matched above"),
@@ -185,9 +185,9 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, UsageError> {
 }
 
 /// A trace's instants as the pacer's offsets: over `--speed`, gaps cut by `--replay-max-gap`.
-fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super::replay::ReplaySchedule, UsageError> {
+fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super::replay::ReplaySchedule, CliError> {
     if !(r.speed.is_finite() && (0.001..=1000.0).contains(&r.speed)) {
-        return Err(UsageError::new(format!("--speed {}: give a factor from 0.001 to 1000", r.speed)));
+        return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000", r.speed)));
     }
     let max_gap = r.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
     let offsets = crate::replay::offsets(at, r.speed, max_gap.map(|g| g.as_micros() as u64));
@@ -197,14 +197,14 @@ fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super:
 }
 
 /// `--request-rate`: a number of requests a second, or `inf` (vLLM's default: no rate, a closed loop).
-fn request_rate(text: &str) -> Result<Option<f64>, UsageError> {
+fn request_rate(text: &str) -> Result<Option<f64>, CliError> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("inf") {
         return Ok(None);
     }
     match t.parse::<f64>() {
         Ok(r) => parse_rate("--request-rate", r).map(Some),
-        Err(_) => Err(UsageError::new(format!(
+        Err(_) => Err(CliError::new(format!(
             "--request-rate '{}': give requests a second (e.g. 10) or inf (a closed loop of --max-concurrency)",
             text.escape_debug()
         ))),
@@ -213,17 +213,17 @@ fn request_rate(text: &str) -> Result<Option<f64>, UsageError> {
 
 /// Synthetic prompts: `{{words}}` and `{{rand}}` holes, made per request (none held), lengths as vLLM's random
 /// dataset draws them (uniform within the range ratio).
-fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), UsageError> {
+fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), CliError> {
     let r = l.random_range_ratio;
     if !(0.0..1.0).contains(&r) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--random-range-ratio {r}: give a ratio from 0 (every length the same) to below 1, e.g. 0.1"
         )));
     }
     let range = |n: u64| ((n as f64 * (1.0 - r)).floor() as u64, (n as f64 * (1.0 + r)).ceil() as u64);
     let (ilo, ihi) = range(l.random_input_len);
     if ihi > crate::template::text::MOST_WORDS {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--random-input-len {}: at most {} words with the range",
             l.random_input_len,
             crate::template::text::MOST_WORDS
@@ -234,7 +234,7 @@ fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), Us
         None => range(l.random_output_len),
     };
     if olo == 0 || ohi > i64::MAX as u64 {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--random-output-len {}: give 1 to {} tokens (with the range ratio)",
             l.random_output_len,
             i64::MAX

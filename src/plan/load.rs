@@ -23,31 +23,31 @@ pub const MIN_RATE: f64 = 0.001;
 pub const MAX_RATE: f64 = 1e9;
 
 /// Reads `--rate`: requests per second, from [`MIN_RATE`] to [`MAX_RATE`].
-pub fn parse_rate(flag: &str, r: f64) -> Result<f64, UsageError> {
+pub fn parse_rate(flag: &str, r: f64) -> Result<f64, CliError> {
     if r.is_finite() && r > 0.0 && !(MIN_RATE..=MAX_RATE).contains(&r) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} {r:e}: must be from 0.001 (one request every 1000 s) to 1e9 requests per second; try {flag} 1000"
         )));
     }
     if r.is_finite() && r > 0.0 {
         Ok(r)
     } else {
-        Err(UsageError::new(format!("{flag} {r}: must be more than 0 requests per second; try {flag} 1000")))
+        Err(CliError::new(format!("{flag} {r}: must be more than 0 requests per second; try {flag} 1000")))
     }
 }
 
 /// The load flags of `run` and `kv`, checked: when the step stops and how clients send.
-pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError> {
+pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), CliError> {
     if a.connections == 0 {
-        return Err(UsageError::new("--connections 0: must be at least 1; try -c 50"));
+        return Err(CliError::new("--connections 0: must be at least 1; try -c 50"));
     }
     let stop = match (a.requests, &a.duration) {
         (Some(_), Some(_)) => {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--requests and --duration both given: choose one, a count (-n 1000) or a time (-d 30s)",
             ));
         }
-        (Some(0), None) => return Err(UsageError::new("--requests 0: must be at least 1")),
+        (Some(0), None) => return Err(CliError::new("--requests 0: must be at least 1")),
         (Some(n), None) => Until::Requests(n),
         (None, Some(d)) => Until::Duration(flag_duration("--duration", d)?),
         (None, None) => Until::Duration(Duration::from_secs(10)),
@@ -56,20 +56,20 @@ pub(crate) fn load_parts(a: &LoadArgs) -> Result<(Until, LoadModel), UsageError>
     let arrival = match a.burstiness {
         None => arrival(a.arrival),
         Some(_) if a.rate.is_none() && a.rate_stages.is_none() => {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--burstiness shapes the gaps of an open loop: give a rate too (--rate 10, or llm's --request-rate 10)",
             ));
         }
         // Threads and agents each draw their own share of the rate: gamma processes added together are not one of
         // that shape (they tend to Poisson), so the shape holds only in one schedule.
         Some(_) if a.threads.is_some_and(|t| t > 1) || a.scale.agents.is_some() || a.scale.segment.is_some() => {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--burstiness keeps its shape in one schedule: leave out -t (or give -t 1), --agents and --segment",
             ));
         }
         Some(b) if b.is_finite() && (MIN_BURSTINESS..=MAX_BURSTINESS).contains(&b) => Arrival::Gamma { burstiness: b },
         Some(b) => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--burstiness {b}: give a shape from {MIN_BURSTINESS} to {MAX_BURSTINESS} (1 is Poisson, 0.5 burstier, \
                  4 more even)"
             )));
@@ -99,14 +99,14 @@ pub(super) const MAX_CLIENTS: usize = 1_000_000;
 pub(super) const MOST_STAGES: usize = 100;
 
 /// `--stages` or `--rate-stages` as a ramp, and whether it is of the rate (open loop).
-pub(crate) fn ramp_of(a: &LoadArgs) -> Result<Option<(Ramp, bool)>, UsageError> {
+pub(crate) fn ramp_of(a: &LoadArgs) -> Result<Option<(Ramp, bool)>, CliError> {
     let (flag, text, open) = match (&a.stages, &a.rate_stages) {
         (Some(t), _) => ("--stages", t, false),
         (None, Some(t)) => ("--rate-stages", t, true),
         (None, None) => return Ok(None),
     };
     let ramp = parse_stages(text, open)
-        .map_err(|why| UsageError::new(format!("{flag} '{text}': {why}; e.g. {flag} {}", stages_example(open))))?;
+        .map_err(|why| CliError::new(format!("{flag} '{text}': {why}; e.g. {flag} {}", stages_example(open))))?;
     Ok(Some((ramp, open)))
 }
 

@@ -34,7 +34,7 @@ use crate::base::load::{Arrival, LoadModel, Ramp, Until};
 use crate::base::target::{Endpoint, ParsedUrl, Scheme, split_host_port};
 use crate::base::units::parse_flag_duration;
 use crate::cli::args::{ArrivalArg, LoadArgs, RequestArgs, RunArgs, ServeArgs, WatchArgs};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::metrics::StatusSet;
 use crate::monitor::{self, Probe, ProcessMonitor, WatchSpec, Watchers, available_cores, is_hit_rate_probe};
 use crate::patterns::{self, PatternSet};
@@ -282,28 +282,28 @@ pub const MAX_STREAMS: usize = 10_000;
 
 /// A method of digits is h2load's habit (`-m 16` is its streams per connection; hakaru's `-m` is the method): a
 /// server would answer every request 400, so it is refused with the flag meant.
-fn numeric_method(method: &str, http2: bool) -> Result<(), UsageError> {
+fn numeric_method(method: &str, http2: bool) -> Result<(), CliError> {
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(());
     }
     let meant = if http2 { format!("--streams {method}") } else { format!("--http2 --streams {method}") };
-    Err(UsageError::new(format!(
+    Err(CliError::new(format!(
         "--method '{method}': a method is a word such as GET or POST (hakaru's -m is the method, h2load's is the \
          streams per connection); did you mean {meant}?"
     )))
 }
 
 /// `--http2` and `--streams`, checked: the streams per connection.
-fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
+fn http2_streams(a: &RequestArgs) -> Result<usize, CliError> {
     match (a.http2 || a.http3, a.streams) {
-        (false, Some(n)) => Err(UsageError::new(format!(
+        (false, Some(n)) => Err(CliError::new(format!(
             "--streams {n}: streams are HTTP/2's and HTTP/3's; add --http2 or --http3 (or leave --streams out)"
         ))),
-        (true, Some(0)) => Err(UsageError::new("--streams 0: must be at least 1; try --streams 10")),
-        (true, Some(n)) if n > MAX_STREAMS => Err(UsageError::new(format!(
+        (true, Some(0)) => Err(CliError::new("--streams 0: must be at least 1; try --streams 10")),
+        (true, Some(n)) if n > MAX_STREAMS => Err(CliError::new(format!(
             "--streams {n}: at most {MAX_STREAMS} per connection (servers allow about 100); try --streams 100"
         ))),
-        (true, _) if a.no_keepalive => Err(UsageError::new(format!(
+        (true, _) if a.no_keepalive => Err(CliError::new(format!(
             "--no-keepalive with {0}: {0} keeps its connections open; leave --no-keepalive out",
             if a.http3 { "--http3" } else { "--http2" }
         ))),
@@ -313,7 +313,7 @@ fn http2_streams(a: &RequestArgs) -> Result<usize, UsageError> {
 
 impl RequestSet {
     /// `segment`: a scaled-out agent's `--segment`, whose share of `--data`'s rows it takes.
-    pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, UsageError> {
+    pub fn from_args(a: &RequestArgs, segment: Option<segment::Segment>) -> Result<RequestSet, CliError> {
         Self::with_rows(a, segment, None)
     }
 
@@ -323,7 +323,7 @@ impl RequestSet {
         a: &RequestArgs,
         segment: Option<segment::Segment>,
         given: Option<crate::template::data::Rows>,
-    ) -> Result<RequestSet, UsageError> {
+    ) -> Result<RequestSet, CliError> {
         Self::with_inputs(a, segment, given, None)
     }
 
@@ -333,10 +333,10 @@ impl RequestSet {
         segment: Option<segment::Segment>,
         given: Option<crate::template::data::Rows>,
         replayed: Option<replay::Replayed>,
-    ) -> Result<RequestSet, UsageError> {
+    ) -> Result<RequestSet, CliError> {
         let given = match (given, segment) {
             (Some(mut rows), Some(s)) => {
-                rows.keep_share(s.index, s.count).map_err(|why| UsageError::new(format!("--segment: {why}")))?;
+                rows.keep_share(s.index, s.count).map_err(|why| CliError::new(format!("--segment: {why}")))?;
                 Some(rows)
             }
             (given, _) => given,
@@ -369,7 +369,7 @@ impl RequestSet {
         let graceful_stop = a.graceful_stop.as_deref().map(flag_graceful_stop).transpose()?;
         let max_line = flag_max_line(&a.max_line)?;
         let method = a.method.trim().to_ascii_uppercase();
-        check_method(&method).map_err(|e| UsageError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
+        check_method(&method).map_err(|e| CliError::new(format!("--method '{}': {e}", a.method.escape_debug())))?;
         numeric_method(&method, a.http2)?;
         let headers = a
             .headers
@@ -381,7 +381,7 @@ impl RequestSet {
                     let mut words = h.split_whitespace();
                     let first = words.next().unwrap_or("");
                     let more = if words.next().is_some() { " ..." } else { "" };
-                    UsageError::new(format!("--header '{first}{more}': missing ':'; write it as \"Name: value\""))
+                    CliError::new(format!("--header '{first}{more}': missing ':'; write it as \"Name: value\""))
                 })?;
                 let (name, value) = (name.trim(), value.trim());
                 check_header(name, value).map_err(|e| {
@@ -391,13 +391,13 @@ impl RequestSet {
                         true => format!("{}: <redacted>", name.escape_debug()),
                         false => h.escape_debug().to_string(),
                     };
-                    UsageError::new(format!("--header '{shown}': {e}"))
+                    CliError::new(format!("--header '{shown}': {e}"))
                 })?;
                 Ok((name.to_string(), value.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let ok_status = StatusSet::parse(&a.ok_status).map_err(|why| {
-            UsageError::new(format!("--ok-status '{}': {why}; write codes and ranges like 200-299,304", a.ok_status))
+            CliError::new(format!("--ok-status '{}': {why}; write codes and ranges like 200-299,304", a.ok_status))
         })?;
         let body: Vec<u8> = match (&a.body, &a.body_file) {
             _ if grpc.is_some() => grpc.as_ref().map(|g| g.body.clone()).unwrap_or_default(),
@@ -428,7 +428,7 @@ impl RequestSet {
         let pinned = connect_to::ConnectTo::parse_all(&a.connect_to)?;
         if !pinned.is_empty() && a.proxy.is_some() {
             // The proxy is asked for the URL's host: the address --connect-to pins would not be the one reached.
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--connect-to with --proxy: the proxy connects to the URL's host itself; leave one of them out",
             ));
         }
@@ -439,7 +439,7 @@ impl RequestSet {
                 _ => None,
             };
             if let Some(why) = why {
-                return Err(UsageError::new(format!("--max-requests-per-connection {n}: {why}")));
+                return Err(CliError::new(format!("--max-requests-per-connection {n}: {why}")));
             }
         }
         let proxy = proxy::ProxyChoice::from_flag(a.proxy.as_deref(), |name| std::env::var(name).ok())?;
@@ -448,7 +448,7 @@ impl RequestSet {
         if let Some(path) = &a.unix_socket
             && a.proxy.is_some()
         {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--unix-socket {}: connections go to the socket, not through --proxy; drop one",
                 path.display()
             )));
@@ -456,25 +456,25 @@ impl RequestSet {
         if let Some(path) = &a.unix_socket
             && (a.hosts.is_some() || a.patterns.is_some())
         {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--unix-socket {}: one socket takes the URLs given, not --hosts or --patterns; drop one",
                 path.display()
             )));
         }
         if let Some(hosts) = &a.hosts {
             if a.port == Some(0) {
-                return Err(UsageError::new("--port 0: not a port; give a number from 1 to 65535"));
+                return Err(CliError::new("--port 0: not a port; give a number from 1 to 65535"));
             }
             let port = a.port.unwrap_or(80);
             for entry in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
-                let bad = |e: String| UsageError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
+                let bad = |e: String| CliError::new(format!("--hosts '{hosts}': {e}; write --hosts a,b:8080"));
                 // An entry's own port (`a:8080`) wins over --port, as it would in a URL.
                 let (host, own_port) = split_host_port(entry).map_err(bad)?;
                 let ep = b.resolve(Scheme::Http, &host, own_port.unwrap_or(port)).map_err(bad)?;
                 default_hosts.push(b.endpoint(ep));
             }
             if default_hosts.is_empty() {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--hosts '{hosts}': no host given; write --hosts 127.0.0.1,127.0.0.2"
                 )));
             }
@@ -485,27 +485,27 @@ impl RequestSet {
             };
             for path in paths {
                 if !path.starts_with('/') {
-                    return Err(UsageError::new(format!(
+                    return Err(CliError::new(format!(
                         "'{path}': with --hosts give paths such as /d/select?q=a, not URLs"
                     )));
                 }
-                check_target(path).map_err(|e| UsageError::new(format!("'{}': {e}", path.escape_debug())))?;
+                check_target(path).map_err(|e| CliError::new(format!("'{}': {e}", path.escape_debug())))?;
                 targets.push(format!("{{{hosts}}}:{port}{path}"));
                 specs.push(b.spec(default_hosts.as_slice().into(), path, &defaults, None));
             }
         } else {
             if a.port.is_some() {
-                return Err(UsageError::new("--port: only used with --hosts; put the port in the URL instead"));
+                return Err(CliError::new("--port: only used with --hosts; put the port in the URL instead"));
             }
             for url in &urls {
                 let shown = crate::base::target::shown(url);
-                let u = ParsedUrl::parse(url).map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?;
+                let u = ParsedUrl::parse(url).map_err(|e| CliError::new(format!("URL '{shown}': {e}")))?;
                 // A socket takes no proxy (refused above with --proxy).
                 let ep = match &a.unix_socket {
                     Some(path) => unix_endpoint(&u, path, &shown)?,
                     None => b
                         .resolve(u.scheme, &u.host, u.port)
-                        .map_err(|e| UsageError::new(format!("URL '{shown}': {e}")))?,
+                        .map_err(|e| CliError::new(format!("URL '{shown}': {e}")))?,
                 };
                 let idx = b.endpoint(ep);
                 if default_hosts.is_empty() {
@@ -521,7 +521,7 @@ impl RequestSet {
         let mut group_names = Vec::new();
         let mut wait = None;
         let selection = if let Some(path) = &a.patterns {
-            let set = patterns::load(path).map_err(|e| UsageError::new(format!("--patterns {e}")))?;
+            let set = patterns::load(path).map_err(|e| CliError::new(format!("--patterns {e}")))?;
             group_names = set.groups.iter().map(|g| g.name.clone()).collect();
             wait = set.wait;
             warnings.extend(set.warnings.iter().map(|w| format!("--patterns {}: {w}", path.display())));
@@ -533,12 +533,12 @@ impl RequestSet {
         } else if let Some(r) = &replayed {
             // Each record a request to the URL's target, its method and body the recorded ones.
             let Some(&idx) = default_hosts.first() else {
-                return Err(UsageError::new("--replay: give the target's URL, e.g. http://127.0.0.1:8080/"));
+                return Err(CliError::new("--replay: give the target's URL, e.g. http://127.0.0.1:8080/"));
             };
             let endpoints: Arc<[usize]> = Arc::new([idx]);
             for rec in &r.records {
                 let shown = |e: String| {
-                    UsageError::new(format!(
+                    CliError::new(format!(
                         "--replay: record '{} {}': {e}",
                         rec.method,
                         crate::base::secrets::excerpt(&rec.path)
@@ -560,7 +560,7 @@ impl RequestSet {
             Selection::RoundRobin
         };
         if specs.is_empty() {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "no target: give a URL such as http://127.0.0.1:8080/ (or --hosts with paths, or --patterns)",
             ));
         }
@@ -600,7 +600,7 @@ impl RequestSet {
         }
         let absolute_form = b.endpoints.iter().any(|e| e.proxy.as_ref().is_some_and(|p| !p.tunnel));
         if absolute_form && (a.script.is_some() || template.is_some()) {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "--proxy: requests a script or a template makes as it goes cannot yet be sent to a proxy over plain \
                  http://; use https:// URLs (they go through a CONNECT tunnel) or leave out --proxy",
             ));
@@ -676,7 +676,7 @@ pub(crate) fn random_seed() -> u64 {
 }
 
 /// The one step of `run` or `kv` over `set`, with its output files checked.
-pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, UsageError> {
+pub(crate) fn one_step(set: &RequestSet, command: &str, a: &LoadArgs) -> Result<RunPlan, CliError> {
     one_step_with(set, command, a, None)
 }
 
@@ -686,7 +686,7 @@ fn one_step_with(
     command: &str,
     a: &LoadArgs,
     given: Option<(Until, LoadModel)>,
-) -> Result<RunPlan, UsageError> {
+) -> Result<RunPlan, CliError> {
     let (stop, load) = match given {
         Some(g) => g,
         None => load_parts(a)?,
@@ -741,7 +741,7 @@ impl RunPlan {
             || self.workload.as_ref().is_some_and(|w| w.rows_ran_out())
     }
 
-    pub fn from_args(a: &RunArgs) -> Result<RunPlan, UsageError> {
+    pub fn from_args(a: &RunArgs) -> Result<RunPlan, CliError> {
         // The load flags first: their mistakes are reported before any file is read or name resolved.
         load_parts(&a.load)?;
         let segment = segment::Scale::from_args(&a.load.scale)?.segment;
@@ -751,7 +751,7 @@ impl RunPlan {
             return one_step(&set, "run", &a.load);
         };
         if segment.is_some() || a.load.scale.agents.is_some() {
-            return Err(UsageError::new("--replay: one process replays the file; leave out --agents and --segment"));
+            return Err(CliError::new("--replay: one process replays the file; leave out --agents and --segment"));
         }
         let schedule = r.schedule.clone();
         let summary = r.summary.clone();
@@ -771,7 +771,7 @@ impl RunPlan {
 
     /// The flags a process that only starts agents checks itself (it builds no plan of its own): the load's and the
     /// events', so a mistake is one line here rather than one in every agent.
-    pub fn check_for_agents(request: Option<&RequestArgs>, load: &LoadArgs) -> Result<(), UsageError> {
+    pub fn check_for_agents(request: Option<&RequestArgs>, load: &LoadArgs) -> Result<(), CliError> {
         if let Some(r) = request {
             events::from_args(r)?;
         }
@@ -779,7 +779,7 @@ impl RunPlan {
     }
 
     /// `hakaru llm`'s plan: `run`'s, its requests from the dataset.
-    pub fn from_llm(prepared: llm::Prepared) -> Result<RunPlan, UsageError> {
+    pub fn from_llm(prepared: llm::Prepared) -> Result<RunPlan, CliError> {
         let a = &prepared.args;
         let (stop, load) = load_parts(&a.load)?;
         let segment = segment::Scale::from_args(&a.load.scale)?.segment;

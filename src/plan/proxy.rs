@@ -6,7 +6,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 
 use crate::base::target::{Endpoint, Proxy, Scheme};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// The proxy of each kind of endpoint.
 #[derive(Clone, Debug, Default)]
@@ -36,22 +36,22 @@ impl std::fmt::Debug for Parsed {
 
 impl ProxyChoice {
     /// `--proxy`'s value: None when not given. `env` reads the environment (`var` is `std::env::var` but for tests).
-    pub fn from_flag(value: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Result<ProxyChoice, UsageError> {
+    pub fn from_flag(value: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Result<ProxyChoice, CliError> {
         let Some(value) = value else { return Ok(ProxyChoice::default()) };
         if value != "env" {
-            let p = parse(value).map_err(|why| UsageError::new(format!("--proxy '{}': {why}", shown_safely(value))))?;
+            let p = parse(value).map_err(|why| CliError::new(format!("--proxy '{}': {why}", shown_safely(value))))?;
             return Ok(ProxyChoice { https: Some(p.clone()), http: Some(p), no_proxy: Vec::new() });
         }
         // curl's names: the lower-case one first; HTTP_PROXY in upper case is left alone by curl (a CGI program's
         // environment may hold a request's Proxy header there), and so here.
-        let read = |names: &[&str]| -> Result<Option<Parsed>, UsageError> {
+        let read = |names: &[&str]| -> Result<Option<Parsed>, CliError> {
             let Some((name, value)) = names.iter().find_map(|n| var(n).filter(|v| !v.is_empty()).map(|v| (n, v)))
             else {
                 return Ok(None);
             };
             parse(&value)
                 .map(Some)
-                .map_err(|why| UsageError::new(format!("--proxy env: {name}='{}': {why}", shown_safely(&value))))
+                .map_err(|why| CliError::new(format!("--proxy env: {name}='{}': {why}", shown_safely(&value))))
         };
         let no_proxy = ["no_proxy", "NO_PROXY"]
             .iter()

@@ -42,7 +42,7 @@ pub(super) struct Replayed {
 }
 
 /// Reads `--replay`'s file; None without it.
-pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>, UsageError> {
+pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>, CliError> {
     let Some(path) = &a.replay else {
         let given = [
             ("--replay-format", a.replay_format.is_some()),
@@ -55,9 +55,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             ("--replay-pace", a.replay_pace != ReplayPaceArg::Recorded),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(UsageError::new(format!(
-                "{flag} shapes a replay: give --replay FILE too, or leave {flag} out"
-            )));
+            return Err(CliError::new(format!("{flag} shapes a replay: give --replay FILE too, or leave {flag} out")));
         }
         return Ok(None);
     };
@@ -79,31 +77,28 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         ),
     ];
     if let Some((what, _)) = with.iter().find(|(_, g)| *g) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--replay with {what}: a replay's requests are its records, sent to one URL's target; leave {what} out"
         )));
     }
     if !(a.speed.is_finite() && (0.001..=1000.0).contains(&a.speed)) {
-        return Err(UsageError::new(format!(
-            "--speed {}: give a factor from 0.001 to 1000 (2: twice as fast)",
-            a.speed
-        )));
+        return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000 (2: twice as fast)", a.speed)));
     }
     if a.replay_loop == 0 || a.replay_loop > MOST_LOOPS {
-        return Err(UsageError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
+        return Err(CliError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
     }
     let format = match &a.replay_format {
         None => None,
         Some(f) => Some(Format::parse(f).ok_or_else(|| {
-            UsageError::new(format!("--replay-format '{}': give combined, jsonl or har", f.escape_debug()))
+            CliError::new(format!("--replay-format '{}': give combined, jsonl or har", f.escape_debug()))
         })?),
     };
     let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
     let mut filter = Filter { writes: a.replay_writes, ..Filter::default() };
     for f in &a.replay_only {
-        filter.add(f).map_err(|why| UsageError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
+        filter.add(f).map_err(|why| CliError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
     }
-    let bad = |why: String| UsageError::new(format!("--replay '{}': {why}", path.display()));
+    let bad = |why: String| CliError::new(format!("--replay '{}': {why}", path.display()));
     let mut rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
     // A record no request can be made of (a space in its path, an odd method) is skipped and said, as a line that
     // is no record is.
@@ -191,7 +186,7 @@ pub(super) fn load(
     stop: Until,
     load: LoadModel,
     given: &LoadArgs,
-) -> Result<(Until, LoadModel), UsageError> {
+) -> Result<(Until, LoadModel), CliError> {
     let n = schedule.total;
     // Every pass's records at most: -n and -d cut a replay short, never run it past its passes (a timed step's
     // slots past them never come).
@@ -203,12 +198,12 @@ pub(super) fn load(
     // One thread: its clients take the records from one cursor, in order (threads of their own would each start
     // at the first).
     if given.threads.is_some_and(|t| t > 1) {
-        return Err(UsageError::new("--replay keeps the records in one order: leave out -t (or give -t 1)"));
+        return Err(CliError::new("--replay keeps the records in one order: leave out -t (or give -t 1)"));
     }
     let load = match a.replay_pace {
         ReplayPaceArg::Recorded => {
             if given.rate.is_some() || given.rate_stages.is_some() || given.stages.is_some() {
-                return Err(UsageError::new(
+                return Err(CliError::new(
                     "--replay paces requests as recorded: leave out --rate and stages, or give --replay-pace rate",
                 ));
             }
@@ -216,7 +211,7 @@ pub(super) fn load(
             LoadModel::Open { rate: (n as f64 / span).clamp(MIN_RATE, MAX_RATE), arrival: Arrival::Recorded }
         }
         ReplayPaceArg::Rate if given.rate.is_none() => {
-            return Err(UsageError::new("--replay-pace rate: give the rate, e.g. --rate 100"));
+            return Err(CliError::new("--replay-pace rate: give the rate, e.g. --rate 100"));
         }
         ReplayPaceArg::Rate | ReplayPaceArg::Closed => load,
     };

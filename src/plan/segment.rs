@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::RunPlan;
 use crate::base::load::{LoadModel, Until};
 use crate::cli::args::ScaleArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::result::WholePlan;
 
 /// Segment `index` (from 0) of `count`.
@@ -57,13 +57,13 @@ pub struct Scale {
 }
 
 impl Scale {
-    pub fn from_args(a: &ScaleArgs) -> Result<Scale, UsageError> {
+    pub fn from_args(a: &ScaleArgs) -> Result<Scale, CliError> {
         let segment = a
             .segment
             .as_deref()
             .map(|text| {
                 let bad = || {
-                    UsageError::new(format!(
+                    CliError::new(format!(
                         "--segment '{text}': write I/N with 0 <= I < N, like 0/3 (the first of three agents)"
                     ))
                 };
@@ -80,7 +80,7 @@ impl Scale {
             None => false,
             Some("ok") => true,
             Some(other) => {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--start-late '{other}': the only value is ok (--start-late ok runs a load whose --start-at is past)"
                 )));
             }
@@ -100,18 +100,18 @@ impl Scale {
 
 /// Where `at` (as the user wrote it: `text`) lies from `now`: refused more than [`AHEAD_LIMIT`] ahead, or more
 /// than [`LATE_LIMIT`] past unless `late_ok`. Some(lateness) when a start that far past is run anyway.
-fn check_start(text: &str, at: SystemTime, now: SystemTime, late_ok: bool) -> Result<Option<Duration>, UsageError> {
+fn check_start(text: &str, at: SystemTime, now: SystemTime, late_ok: bool) -> Result<Option<Duration>, CliError> {
     // Whole seconds: "30days 2h 5s", not nanoseconds.
     let said = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs().max(1))).to_string();
     match at.duration_since(now) {
-        Ok(ahead) if ahead > AHEAD_LIMIT => Err(UsageError::new(format!(
+        Ok(ahead) if ahead > AHEAD_LIMIT => Err(CliError::new(format!(
             "--start-at '{text}': {} from now, more than a day ahead; give an instant within the next 24h (RFC 3339 in UTC or Unix seconds)",
             said(ahead)
         ))),
         Ok(_) => Ok(None),
         Err(past) if past.duration() <= LATE_LIMIT => Ok(None),
         Err(past) if late_ok => Ok(Some(past.duration())),
-        Err(past) => Err(UsageError::new(format!(
+        Err(past) => Err(CliError::new(format!(
             "--start-at '{text}': {} ago, more than 5s in the past; give an instant ahead, or add --start-late ok to start the load now anyway",
             said(past.duration())
         ))),
@@ -120,12 +120,12 @@ fn check_start(text: &str, at: SystemTime, now: SystemTime, late_ok: bool) -> Re
 
 /// `--source-address`: an IP address of this machine (checked by binding to it, so a typo or a foreign address is
 /// bad input here rather than every connection failing).
-fn parse_source(text: &str) -> Result<IpAddr, UsageError> {
+fn parse_source(text: &str) -> Result<IpAddr, CliError> {
     let ip: IpAddr = text.trim().parse().map_err(|_| {
-        UsageError::new(format!("--source-address '{text}': not an IP address; give one of this machine's addresses"))
+        CliError::new(format!("--source-address '{text}': not an IP address; give one of this machine's addresses"))
     })?;
     std::net::TcpListener::bind((ip, 0)).map_err(|e| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--source-address '{text}': cannot open connections from it ({e}); give one of this machine's addresses"
         ))
     })?;
@@ -133,21 +133,19 @@ fn parse_source(text: &str) -> Result<IpAddr, UsageError> {
 }
 
 /// `2026-11-23T21:00:00Z` (RFC 3339) or `1795467600` (Unix seconds, fractions allowed).
-fn parse_instant(text: &str) -> Result<SystemTime, UsageError> {
+fn parse_instant(text: &str) -> Result<SystemTime, CliError> {
     if let Ok(secs) = text.trim().parse::<f64>()
         && secs >= 0.0
     {
         // Checked: 1e300 seconds is no Duration, and a Duration past the clock's range no SystemTime.
         return Duration::try_from_secs_f64(secs).ok().and_then(|d| UNIX_EPOCH.checked_add(d)).ok_or_else(|| {
-            UsageError::new(format!(
+            CliError::new(format!(
                 "--start-at '{text}': beyond any clock; give an instant within the next 24h (RFC 3339 or Unix seconds)"
             ))
         });
     }
     humantime::parse_rfc3339_weak(text.trim()).map_err(|_| {
-        UsageError::new(format!(
-            "--start-at '{text}': not a time; give RFC 3339 (2026-11-23T21:00:00Z) or Unix seconds"
-        ))
+        CliError::new(format!("--start-at '{text}': not a time; give RFC 3339 (2026-11-23T21:00:00Z) or Unix seconds"))
     })
 }
 
@@ -160,7 +158,7 @@ impl RunPlan {
     /// This plan cut to its segment and given its start: the segment's connections, requests and rate; its
     /// open-loop slots offset so the segments' slots interleave; its clients numbered after the segments before
     /// it (so a key-value workload's client keeps its keys whichever agent runs it).
-    pub fn scaled(mut self, scale: &Scale) -> Result<RunPlan, UsageError> {
+    pub fn scaled(mut self, scale: &Scale) -> Result<RunPlan, CliError> {
         self.start_at = scale.start_at;
         self.settings.start_at = scale.start_at.map(show_instant);
         if let Some(late) = scale.started_late {
@@ -172,14 +170,14 @@ impl RunPlan {
         if let Some(source) = scale.source {
             for ep in &mut self.endpoints {
                 if let Some(path) = &ep.unix {
-                    return Err(UsageError::new(format!(
+                    return Err(CliError::new(format!(
                         "--source-address {source}: connections go to the Unix socket {}, which has no source \
                          address; drop one",
                         path.display()
                     )));
                 }
                 if source.is_ipv4() != ep.addr.is_ipv4() {
-                    return Err(UsageError::new(format!(
+                    return Err(CliError::new(format!(
                         "--source-address {source}: {} is reached over {}; give an address of that family",
                         ep.addr,
                         if ep.addr.is_ipv4() { "IPv4" } else { "IPv6" }
@@ -196,7 +194,7 @@ impl RunPlan {
         let all = self.connections as u64;
         let connections = seg.share(all) as usize;
         if connections == 0 {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--segment {}: {all} connection(s) cannot be split over {} agents; give at least one connection per agent",
                 seg.label(),
                 seg.count
@@ -205,7 +203,7 @@ impl RunPlan {
         if let Until::Requests(n) = self.stop {
             let mine = seg.share(n);
             if mine == 0 {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--segment {}: {n} request(s) cannot be split over {} agents; give at least one request per agent",
                     seg.label(),
                     seg.count

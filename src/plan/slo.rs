@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::base::units::{format_micros, parse_duration};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::result::StepResult;
 use crate::result::events::{Figure, Stat};
 
@@ -38,9 +38,9 @@ impl fmt::Display for Slo {
 }
 
 impl Slo {
-    pub fn parse(text: &str) -> Result<Slo, UsageError> {
+    pub fn parse(text: &str) -> Result<Slo, CliError> {
         let bad = |why: &str| {
-            UsageError::new(format!(
+            CliError::new(format!(
                 "--slo '{text}': {why}; write it like 'p99<50ms', 'p99.9<=200ms,mean<20ms' or 'ttft p99<200ms, tpot \
                  p99<40ms' (p50..p99.99, mean, max; a streamed answer's ttft, tpot, itl or e2el before it; \
                  'goodput>=99%' with --goodput)"
@@ -154,7 +154,7 @@ fn percentile_of(step: &StepResult, p: f64) -> u64 {
 }
 
 /// Reads `--max-errors 0.1%` (or a fraction `0.001`) as a percentage.
-pub fn parse_percent(flag: &str, text: &str) -> Result<f64, UsageError> {
+pub fn parse_percent(flag: &str, text: &str) -> Result<f64, CliError> {
     let t = text.trim();
     let value = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().ok(),
@@ -162,7 +162,7 @@ pub fn parse_percent(flag: &str, text: &str) -> Result<f64, UsageError> {
     };
     value
         .filter(|v| (0.0..=100.0).contains(v))
-        .ok_or_else(|| UsageError::new(format!("{flag} '{text}': not a share; write it like 0.1% or 0.001")))
+        .ok_or_else(|| CliError::new(format!("{flag} '{text}': not a share; write it like 0.1% or 0.001")))
 }
 
 #[cfg(test)]

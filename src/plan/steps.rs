@@ -7,7 +7,7 @@ use super::slo::parse_percent;
 use super::{RequestSet, RunPlan, check_threads, flag_duration, parse_rate};
 use crate::base::units::parse_flag_duration;
 use crate::cli::args::{RequestArgs, StepFlags, SweepArgs, WatchArgs};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::monitor::Watchers;
 
 /// What a sweep varies.
@@ -31,15 +31,15 @@ impl Steps {
 }
 
 /// A duration flag that may be zero (`--warmup 0s`, `--wait 0s`, `--interval 0s`).
-pub fn flag_duration_or_zero(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    parse_flag_duration(value).map_err(|e| UsageError::new(format!("{flag} '{value}': {e}")))
+pub fn flag_duration_or_zero(flag: &str, value: &str) -> Result<Duration, CliError> {
+    parse_flag_duration(value).map_err(|e| CliError::new(format!("{flag} '{value}': {e}")))
 }
 
-pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, UsageError> {
+pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: &str) -> Result<Vec<T>, CliError> {
     text.split(',')
         .map(|v| {
             v.trim().parse::<T>().map_err(|_| {
-                UsageError::new(format!("{flag} '{text}': '{}' is not a number; write it like {example}", v.trim()))
+                CliError::new(format!("{flag} '{text}': '{}' is not a number; write it like {example}", v.trim()))
             })
         })
         .collect()
@@ -49,7 +49,7 @@ pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str, example: 
 /// which can show neither a plateau nor a knee; nor is it run as the drnbench tutorial's range (0 to 20 by 2:
 /// eleven 30 s steps and their pauses, about 7 minutes) that a bare command line gives no hint of. The message
 /// gives both ranges to copy. Checked after every other flag, so a misspelt one is named first.
-pub fn require_range(a: &SweepArgs) -> Result<(), UsageError> {
+pub fn require_range(a: &SweepArgs) -> Result<(), CliError> {
     let (clients, rates) = (
         a.clients.is_some() || a.start_clients.is_some() || a.end_clients.is_some(),
         a.rates.is_some() || a.rate_start.is_some() || a.rate_end.is_some(),
@@ -57,7 +57,7 @@ pub fn require_range(a: &SweepArgs) -> Result<(), UsageError> {
     if clients || rates {
         return Ok(());
     }
-    Err(UsageError::new(
+    Err(CliError::new(
         "sweep: no range given, and a sweep needs at least 3 steps to show where throughput levels off; give \
          --clients 1,2,4,8,16 (or drnbench's --start-clients 0 --end-clients 20 --step 2, or --rates 1000,2000,4000); \
          one step of N clients is `hakaru run -c N`",
@@ -65,25 +65,25 @@ pub fn require_range(a: &SweepArgs) -> Result<(), UsageError> {
 }
 
 /// The steps the flags ask for.
-pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
+pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, CliError> {
     let rate_sweep = a.rates.is_some() || a.rate_start.is_some() || a.rate_end.is_some();
     if rate_sweep && (a.start_clients.is_some() || a.end_clients.is_some()) {
         // Two kinds of sweep: one of them would be silently ignored.
         let clients = if a.start_clients.is_some() { "--start-clients" } else { "--end-clients" };
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{clients} with a rate sweep: a sweep steps client counts or rates, not both; \
              drop {clients}, or drop --rates/--rate-start/--rate-end (-c sets the connections of a rate sweep)"
         )));
     }
     match (a.rate_start, a.rate_end) {
         (Some(s), None) => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--rate-start {s} needs --rate-end: give both, e.g. --rate-start {s} --rate-end {}",
                 s * 4.0
             )));
         }
         (None, Some(e)) => {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--rate-end {e} needs --rate-start: give both, e.g. --rate-start {} --rate-end {e}",
                 e / 4.0
             )));
@@ -91,12 +91,12 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
         _ => {}
     }
     if a.rate_step.is_some() && a.rate_start.is_none() {
-        return Err(UsageError::new("--rate-step needs --rate-start and --rate-end"));
+        return Err(CliError::new("--rate-step needs --rate-start and --rate-end"));
     }
     if let Some(list) = &a.clients {
         let clients: Vec<usize> = parse_list("--clients", list, "--clients 1,2,4,8")?;
         if clients.contains(&0) {
-            return Err(UsageError::new(format!("--clients '{list}': a step needs at least 1 client")));
+            return Err(CliError::new(format!("--clients '{list}': a step needs at least 1 client")));
         }
         return Ok(Steps::Clients(clients));
     }
@@ -108,7 +108,7 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
         let start = parse_rate("--rate-start", start)?;
         let end = parse_rate("--rate-end", end)?;
         if end < start {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--rate-end {end} is below --rate-start {start}: give an end at least as high as the start"
             )));
         }
@@ -132,16 +132,16 @@ pub fn sweep_steps(a: &SweepArgs) -> Result<Steps, UsageError> {
     let start = a.start_clients.unwrap_or(0);
     let end = a.end_clients.unwrap_or(start.max(1));
     if end < start {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--end-clients {end} is below --start-clients {start}: give an end at least as high as the start"
         )));
     }
     if a.step == 0 {
-        return Err(UsageError::new("--step 0: must be at least 1"));
+        return Err(CliError::new("--step 0: must be at least 1"));
     }
     let n = (end - start) / a.step + 1;
     if n > MAX_STEPS {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--start-clients {start} --end-clients {end} --step {}: {n} steps, more than {MAX_STEPS}; use a larger \
              --step or --clients with the counts you want",
             a.step
@@ -198,14 +198,14 @@ impl StepsPlan {
         plan.hdr_log = self.hdr_log.clone();
     }
 
-    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StepFlags) -> Result<StepsPlan, UsageError> {
+    pub fn from_args(request: &RequestArgs, watch: &WatchArgs, a: &StepFlags) -> Result<StepsPlan, CliError> {
         let duration = flag_duration("--duration", &a.duration)?;
         let interval = flag_duration_or_zero("--interval", &a.interval)?;
         let warmup = flag_duration_or_zero("--warmup", &a.warmup)?;
         let max_error_percent = parse_percent("--max-error-rate", &a.max_error_rate)?;
         check_threads(a.threads)?;
         if a.connections == 0 {
-            return Err(UsageError::new("--connections 0: must be at least 1"));
+            return Err(CliError::new("--connections 0: must be at least 1"));
         }
         let set = RequestSet::from_args(request, None)?;
         let watchers = super::watchers(watch, &set.endpoints)?;

@@ -9,7 +9,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::sign::CertifiedKey;
 
 use crate::cli::args::{OnOff, RequestArgs, TlsVersionArg};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::result::TlsSettings;
 
 /// The one TLS version offered (`--tls-version`); both when None.
@@ -54,7 +54,7 @@ impl Default for TlsOptions {
 impl TlsOptions {
     /// The TLS flags of a request, checked. `https`: some URL uses TLS (the flags are refused otherwise: they would
     /// change nothing, which is not what whoever typed them meant).
-    pub fn from_args(a: &RequestArgs, https: bool) -> Result<TlsOptions, UsageError> {
+    pub fn from_args(a: &RequestArgs, https: bool) -> Result<TlsOptions, CliError> {
         let given = [
             ("--cacert", a.cacert.is_some()),
             ("--cert", a.cert.is_some()),
@@ -65,7 +65,7 @@ impl TlsOptions {
         ];
         let Some((first, _)) = given.iter().find(|(_, g)| *g) else { return Ok(TlsOptions::default()) };
         if !https {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{first}: no https:// URL to use it on; give https:// URLs or leave out the TLS flags"
             )));
         }
@@ -80,7 +80,7 @@ impl TlsOptions {
         let sni = match &a.sni {
             None => None,
             Some(name) => Some(ServerName::try_from(name.clone()).map_err(|_| {
-                UsageError::new(format!(
+                CliError::new(format!(
                     "--sni '{}': not a server name; give a DNS name such as api.example.com",
                     name.escape_debug()
                 ))
@@ -104,8 +104,8 @@ impl TlsOptions {
 }
 
 /// Every certificate of a PEM file, at least one.
-fn read_certificates(flag: &str, path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, UsageError> {
-    let bad = |why: String| UsageError::new(format!("{flag} {}: {why}", path.display()));
+fn read_certificates(flag: &str, path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, CliError> {
+    let bad = |why: String| CliError::new(format!("{flag} {}: {why}", path.display()));
     let bytes = crate::base::bounded::read(path, crate::base::bounded::SMALL).map_err(bad)?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
@@ -125,9 +125,9 @@ fn read_certificates(flag: &str, path: &Path, what: &str) -> Result<Vec<Certific
 }
 
 /// `--cert` and `--key`: the chain, the key, and the key checked to be the certificate's.
-fn client_key(cert: &Path, key: &Path) -> Result<CertifiedKey, UsageError> {
+fn client_key(cert: &Path, key: &Path) -> Result<CertifiedKey, CliError> {
     let chain = read_certificates("--cert", cert, "the client certificate")?;
-    let bad = |why: String| UsageError::new(format!("--key {}: {why}", key.display()));
+    let bad = |why: String| CliError::new(format!("--key {}: {why}", key.display()));
     let bytes = crate::base::bounded::read(key, crate::base::bounded::SMALL).map_err(bad)?;
     let der = PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| match e {
         pem::Error::NoItemsFound if contains(&bytes, b"ENCRYPTED") => {
@@ -144,7 +144,7 @@ fn client_key(cert: &Path, key: &Path) -> Result<CertifiedKey, UsageError> {
     })?;
     let provider = rustls::crypto::ring::default_provider();
     CertifiedKey::from_der(chain, der, &provider).map_err(|e| match e {
-        rustls::Error::InconsistentKeys(_) => UsageError::new(format!(
+        rustls::Error::InconsistentKeys(_) => CliError::new(format!(
             "--cert {} --key {}: the key is not the certificate's; give the key the certificate was made for",
             cert.display(),
             key.display()

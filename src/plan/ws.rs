@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::base::target::Endpoint;
 use crate::cli::args::{RequestArgs, WsModeArg};
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::plan::RequestSpec;
 use crate::protocol::ws::{Mode, Settings, handshake};
 
@@ -33,7 +33,7 @@ fn is_ws(url: &str) -> bool {
 }
 
 /// The WebSocket run of `a`, when its URL is a ws:// one; bad input is one line naming the flag.
-pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
+pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, CliError> {
     let ws_urls = a.urls.iter().filter(|u| is_ws(u)).count();
     if ws_urls == 0 {
         let given = [
@@ -47,17 +47,17 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
             (a.stamp_field.is_some(), "--stamp-field"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "{flag} is for WebSocket: give a ws:// (or wss://) URL, or send an HTTP body with -b"
             )));
         }
         return Ok(None);
     }
     if ws_urls != a.urls.len() {
-        return Err(UsageError::new("ws:// URLs with others: a run sends WebSocket messages or HTTP, not both"));
+        return Err(CliError::new("ws:// URLs with others: a run sends WebSocket messages or HTTP, not both"));
     }
     if a.urls.len() > 1 {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "several ws:// URLs: one WebSocket target per run is supported yet (docs/websocket.md); give one",
         ));
     }
@@ -76,27 +76,27 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         (a.connection_rate.is_some(), "--connection-rate"),
     ];
     if let Some((_, flag)) = apart.iter().find(|(given, _)| *given) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "{flag} with a ws:// URL: not supported for WebSocket yet (docs/websocket.md); leave it out"
         )));
     }
     if a.no_keepalive {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--no-keepalive with a ws:// URL: a WebSocket connection carries every message; leave --no-keepalive out",
         ));
     }
     if a.body.is_some() || a.body_file.is_some() {
-        return Err(UsageError::new("-b/--body-file with a ws:// URL: give the message with --message TEXT"));
+        return Err(CliError::new("-b/--body-file with a ws:// URL: give the message with --message TEXT"));
     }
     if !a.method.trim().eq_ignore_ascii_case("GET") {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--method '{}' with a ws:// URL: the upgrade request is a GET; leave --method out",
             a.method.escape_debug()
         )));
     }
     let url = &a.urls[0];
     if url.contains("{{") {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "{{...}} in a ws:// URL: the upgrade's path is not filled yet; put templates in --message or -H",
         ));
     }
@@ -105,9 +105,9 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         (Some(m), _) => m.clone().into_bytes(),
         (None, Some(path)) => {
             let bytes = crate::base::bounded::read(path, crate::base::bounded::BODY)
-                .map_err(|why| UsageError::new(format!("--message-file '{}': {why}", path.display())))?;
+                .map_err(|why| CliError::new(format!("--message-file '{}': {why}", path.display())))?;
             if !a.binary && std::str::from_utf8(&bytes).is_err() {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--message-file '{}': not UTF-8, which a text message must be; add --binary",
                     path.display()
                 )));
@@ -119,7 +119,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         // A script's request() returns each message.
         (None, None) if a.script.is_some() => Vec::new(),
         (None, None) => {
-            return Err(UsageError::new(
+            return Err(CliError::new(
                 "a ws:// URL needs the message each request sends: add --message TEXT (or --message-file FILE), or \
                  --ws-mode listen to count what the server pushes",
             ));
@@ -132,7 +132,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
     };
     let in_flight = flag_in_flight(a, mode)?;
     if a.script.is_some() && (in_flight > 1 || a.match_field.is_some()) {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--script with --in-flight or --match-field: a script's request() and response() go one message at a \
              time; leave --in-flight and --match-field out",
         ));
@@ -141,7 +141,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         check_match_field(pointer, &message, mode)?;
     }
     if let Some(pointer) = &a.stamp_field {
-        let bad = |why: String| UsageError::new(format!("--stamp-field '{}': {why}", pointer.escape_debug()));
+        let bad = |why: String| CliError::new(format!("--stamp-field '{}': {why}", pointer.escape_debug()));
         crate::protocol::ws::matching::check_pointer(pointer).map_err(bad)?;
         if mode != Mode::Listen {
             return Err(bad(format!(
@@ -151,7 +151,7 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
         }
     }
     if a.data.is_some() && std::str::from_utf8(&message).is_err() {
-        return Err(UsageError::new(
+        return Err(CliError::new(
             "--data with a binary --message-file: templates are filled in text messages only; leave --data out",
         ));
     }
@@ -179,15 +179,15 @@ pub fn prepare(a: &RequestArgs) -> Result<Option<WsRequest>, UsageError> {
 pub const MAX_IN_FLIGHT: usize = 1000;
 
 /// `--in-flight` from 1 to [`MAX_IN_FLIGHT`], and only where a message waits for an answer.
-fn flag_in_flight(a: &RequestArgs, mode: Mode) -> Result<usize, UsageError> {
+fn flag_in_flight(a: &RequestArgs, mode: Mode) -> Result<usize, CliError> {
     let n = a.in_flight;
     if !(1..=MAX_IN_FLIGHT).contains(&n) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--in-flight {n}: give 1 to {MAX_IN_FLIGHT} messages per connection, e.g. --in-flight 10"
         )));
     }
     if n > 1 && mode != Mode::Exchange {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--in-flight {n} with --ws-mode {}: messages in flight are exchange mode's; leave --in-flight out",
             mode.name()
         )));
@@ -197,8 +197,8 @@ fn flag_in_flight(a: &RequestArgs, mode: Mode) -> Result<usize, UsageError> {
 
 /// `--match-field`: a JSON pointer, in exchange mode, at which the message (its `{{...}}` holes taken as 0) holds
 /// an id.
-fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), UsageError> {
-    let bad = |why: String| UsageError::new(format!("--match-field '{}': {why}", pointer.escape_debug()));
+fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), CliError> {
+    let bad = |why: String| CliError::new(format!("--match-field '{}': {why}", pointer.escape_debug()));
     crate::protocol::ws::matching::check_pointer(pointer).map_err(bad)?;
     if mode != Mode::Exchange {
         return Err(bad(format!("answers are paired in exchange mode only, not --ws-mode {}", mode.name())));
@@ -223,8 +223,8 @@ fn check_match_field(pointer: &str, message: &[u8], mode: Mode) -> Result<(), Us
 }
 
 /// `--max-message` from 1 KiB to 1 GiB (WebSocket's and gRPC's).
-pub(super) fn flag_max_message(value: &str) -> Result<u64, UsageError> {
-    let bad = |why: String| UsageError::new(format!("--max-message '{value}': {why}"));
+pub(super) fn flag_max_message(value: &str) -> Result<u64, CliError> {
+    let bad = |why: String| CliError::new(format!("--max-message '{value}': {why}"));
     let bytes = crate::base::units::parse_size(value).map_err(bad)?;
     if !(1024..=1024 * 1024 * 1024).contains(&bytes) {
         return Err(bad(format!("{bytes} bytes; give 1KiB to 1GiB, e.g. --max-message 1MiB")));

@@ -39,13 +39,13 @@ pub use crate::inputs::drnbench::DrnbenchRow;
 /// Turns one input that names a file or a directory into inputs: a result JSON file, a drnbench CSV file or a
 /// study directory. History IDs and labels are the command's to look up (only the commands open the history); it
 /// gives their documents to [`input_from_document`].
-pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
+pub fn load_input(arg: &str) -> Result<Vec<Input>, CliError> {
     let path = Path::new(arg);
     if path.is_dir() {
         return load_study(path);
     }
     if !path.exists() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "input '{arg}': no such file or directory; give a result JSON file, a drnbench CSV file or a study \
              directory, or a reference the history holds (hakaru history lists them)"
         )));
@@ -54,7 +54,7 @@ pub fn load_input(arg: &str) -> Result<Vec<Input>, UsageError> {
 }
 
 /// One result file given by name, labelled by its document's one target or else its file stem.
-pub fn load_file(arg: &str) -> Result<Input, UsageError> {
+pub fn load_file(arg: &str) -> Result<Input, CliError> {
     let path = Path::new(arg);
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string());
     let contents = read_file(path).map_err(|e| read_error(arg, e))?;
@@ -84,8 +84,8 @@ pub(super) fn doc_label(doc: &ResultDocument, stem: &str) -> String {
 }
 
 /// A result file that does not read (`crate::inputs::result`), as the report says it.
-pub(super) fn read_error(origin: &str, e: ReadError) -> UsageError {
-    UsageError::new(match e {
+pub(super) fn read_error(origin: &str, e: ReadError) -> CliError {
+    CliError::new(match e {
         ReadError::Unreadable(e) => format!("input '{origin}': cannot read it: {e}; give a readable file"),
         ReadError::NotADocument(e) => format!(
             "input '{origin}': line {} column {}: not a hakaru result document: {}; give the JSON that \
@@ -107,10 +107,10 @@ pub(super) fn read_error(origin: &str, e: ReadError) -> UsageError {
 }
 
 /// Reads a study directory through its manifest: each case's result document, labelled by its target.
-pub(super) fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
+pub(super) fn load_study(dir: &Path) -> Result<Vec<Input>, CliError> {
     let shown = dir.join(MANIFEST).display().to_string();
     let cases = read_cases(dir).map_err(|e| {
-        UsageError::new(match e {
+        CliError::new(match e {
             e @ ManifestError::Unreadable(_) => format!("input '{}': {e}", dir.display()),
             ManifestError::NotAManifest { line, column, reason } => format!(
                 "input '{shown}': line {line} column {column}: not a study manifest: {reason}; it lists cases with \
@@ -140,7 +140,7 @@ pub(super) fn load_study(dir: &Path) -> Result<Vec<Input>, UsageError> {
         let origin = path.display().to_string();
         let contents = read_file(&path).map_err(|e| match e {
             ReadError::Unreadable(e) => {
-                UsageError::new(format!("input '{shown}': case file '{file}': cannot read it: {e}; rerun the case"))
+                CliError::new(format!("input '{shown}': case file '{file}': cannot read it: {e}; rerun the case"))
             }
             e => read_error(&origin, e),
         })?;

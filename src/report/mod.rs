@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::inputs::drnbench::CsvError;
 use crate::inputs::json_reason;
 use crate::inputs::result::{Contents, ReadError, read_file};
@@ -634,7 +634,7 @@ average_elapsed_time,0,200\n1,996,33.2,0.001773766,0.238031643,0.019765581680722
 2,1800,60.0,0.002,0.5,0.03,1.0,99.0\n";
 
     /// A file's text read as the report reads the file.
-    fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, UsageError> {
+    fn load_text(origin: &str, stem: &str, text: &str) -> Result<Vec<Input>, CliError> {
         let contents = crate::inputs::result::read_text(Path::new(origin), text).map_err(|e| read_error(origin, e))?;
         Ok(vec![input_of(origin, stem, contents)])
     }

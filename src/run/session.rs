@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::hdrlog::HdrLog;
 use crate::export::text::{Text, closing_lines};
 use crate::export::{Exporter, csv::Csv, drnbench::DrnbenchCsv, json::Json, sweep_csv::SweepCsv};
@@ -282,7 +282,7 @@ impl<'a> Session<'a> {
     }
 
     /// Keeps a finished step and rewrites the files, so a failure or a signal later leaves it on disk.
-    pub fn keep(&mut self, step: StepResult, interrupted: bool) -> Result<(), UsageError> {
+    pub fn keep(&mut self, step: StepResult, interrupted: bool) -> Result<(), CliError> {
         if self.wrong.is_none() {
             self.wrong = first_wrong(std::slice::from_ref(&step));
         }
@@ -312,7 +312,7 @@ impl<'a> Session<'a> {
 
     /// Ends the run: the gates judged on every step merged, the analysis of a sweep, the text, the files written a
     /// last time, the history; then the one exit code of every measuring command.
-    pub fn end(mut self, ending: Ending) -> Result<ExitCode, UsageError> {
+    pub fn end(mut self, ending: Ending) -> Result<ExitCode, CliError> {
         // The dashboard gives the terminal back first, then what was said under it, so the scrollback holds it all.
         if let Some(live) = self.shown.take() {
             let warnings = live.close();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::base::load::Until;
 use crate::engine;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::export::{Exporter, is_stdout, write_atomically};
 use crate::live::{Live, Phase};
 use crate::metrics::Window;
@@ -237,7 +237,7 @@ impl LiveDocument {
     }
 
     /// Adds a finished step, refreshes the warnings and writes every output file.
-    pub fn push(&mut self, step: StepResult, interrupted: bool) -> Result<(), UsageError> {
+    pub fn push(&mut self, step: StepResult, interrupted: bool) -> Result<(), CliError> {
         self.doc.steps.push(step);
         self.doc.interrupted |= interrupted;
         self.refresh_warnings();
@@ -270,22 +270,22 @@ impl LiveDocument {
     /// Writes every output file from the document as it is now (through a temporary file and a rename).
     /// Outputs that are standard output are left for [`LiveDocument::write_final`]: a document per step there
     /// would be several documents in one stream.
-    pub fn write(&self) -> Result<(), UsageError> {
+    pub fn write(&self) -> Result<(), CliError> {
         self.write_outputs(false)
     }
 
     /// Writes every output file, standard output included: once, when the run ends.
-    pub fn write_final(&self) -> Result<(), UsageError> {
+    pub fn write_final(&self) -> Result<(), CliError> {
         self.write_outputs(true)
     }
 
-    fn write_outputs(&self, last: bool) -> Result<(), UsageError> {
+    fn write_outputs(&self, last: bool) -> Result<(), CliError> {
         for (path, exporter) in &self.outputs {
             if !last && is_stdout(path) {
                 continue;
             }
             write_atomically(path, &exporter.render(&self.doc))
-                .map_err(|e| UsageError::runtime(format!("writing '{}': {e}", path.display())))?;
+                .map_err(|e| CliError::runtime(format!("writing '{}': {e}", path.display())))?;
         }
         Ok(())
     }

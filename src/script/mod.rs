@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{Lua, Value};
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use budget::Budget;
 use lua::{ThreadHandle, ThreadShared, new_state, one_line};
 
@@ -69,19 +69,19 @@ impl Options {
 
 impl Script {
     /// Reads the script and runs its top level in the setup state: a syntax or runtime error there is bad input.
-    pub fn load(path: &Path, args: Vec<String>, target: Target, options: Options) -> Result<Script, UsageError> {
+    pub fn load(path: &Path, args: Vec<String>, target: Target, options: Options) -> Result<Script, CliError> {
         let file: Arc<str> = path.display().to_string().into();
         let source = crate::base::bounded::read_text(path, crate::base::bounded::SMALL)
-            .map_err(|why| UsageError::new(format!("--script '{file}': {why}")))?;
+            .map_err(|why| CliError::new(format!("--script '{file}': {why}")))?;
         if source.starts_with('\u{1b}') {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "--script '{file}': bytecode is refused: hakaru loads Lua source only (give the .lua file itself)"
             )));
         }
         let setup_budget = Arc::new(Budget::default());
         setup_budget.limit(options.outside_limit("the top level"), false);
         let setup = new_state(&target, &file, &source, options.sandbox, Arc::clone(&setup_budget))
-            .map_err(|e| UsageError::new(format!("--script {}", one_line(&file, &e))))?;
+            .map_err(|e| CliError::new(format!("--script {}", one_line(&file, &e))))?;
         Ok(Script { file, source, args, target, options, setup, setup_budget, threads: Mutex::new(Vec::new()) })
     }
 
@@ -92,11 +92,11 @@ impl Script {
     /// Makes the states of `threads` load threads before the load, as wrk does: `setup(thread)` in the setup
     /// state, then `init(args)` in the thread's, then (thread 0) `request()` once to check what it returns. An
     /// error, or `delay()` under an open loop, is bad input.
-    pub fn prepare(&self, threads: usize, open_loop: bool) -> Result<(), UsageError> {
+    pub fn prepare(&self, threads: usize, open_loop: bool) -> Result<(), CliError> {
         for i in 0..threads {
-            let t = self.thread(i).map_err(|e| UsageError::new(format!("--script {e}")))?;
+            let t = self.thread(i).map_err(|e| CliError::new(format!("--script {e}")))?;
             if open_loop && t.has_delay() {
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "--script {}: delay() cannot pace an open loop (--rate sets when requests leave); drop --rate or \
                      the script's delay()",
                     self.file

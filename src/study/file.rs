@@ -168,7 +168,7 @@ pub(super) fn check_name(name: &str) -> Result<String, String> {
     }
 }
 
-pub(super) fn unique<'a>(at: &Locator, kind: &str, names: impl Iterator<Item = &'a str>) -> Result<(), UsageError> {
+pub(super) fn unique<'a>(at: &Locator, kind: &str, names: impl Iterator<Item = &'a str>) -> Result<(), CliError> {
     let mut seen: Vec<&str> = Vec::new();
     for (i, n) in names.enumerate() {
         if seen.contains(&n) {
@@ -182,7 +182,7 @@ pub(super) fn unique<'a>(at: &Locator, kind: &str, names: impl Iterator<Item = &
     Ok(())
 }
 
-pub(super) fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Target, UsageError> {
+pub(super) fn target(at: &Locator, base_dir: &Path, i: usize, t: TargetSpec) -> Result<Target, CliError> {
     let index = i.to_string();
     let key = |k: &'static str| ["target", index.as_str(), k];
     let connection = connection::TargetConnection::from_raw(connection::Raw {
@@ -375,7 +375,7 @@ pub(super) fn kv_host_port(url: &str) -> String {
     }
 }
 
-pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<Workload, UsageError> {
+pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec) -> Result<Workload, CliError> {
     let index = i.to_string();
     let key = |k: &'static str| ["workload", index.as_str(), k];
     let name = check_name(&w.name).map_err(|fix| at.error(&key("name"), &fix))?;
@@ -402,7 +402,7 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
         || w.events.is_some()
         || w.events_until.is_some()
         || (w.data.is_some() && w.command.is_empty());
-    let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, UsageError> {
+    let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, CliError> {
         match f {
             None => Ok(None),
             Some(f) => {
@@ -516,7 +516,7 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
     Ok(Workload { name, http, kv })
 }
 
-pub(super) fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
+pub(super) fn load(at: &Locator, l: LoadSpec) -> Result<Load, CliError> {
     let sweep = l.clients.is_some() || l.rates.is_some();
     let step_duration = duration_key(at, &["load", "duration"], l.duration.as_deref(), "10s")?;
     let interval = duration_key(at, &["load", "interval"], l.interval.as_deref(), "1s")?;
@@ -612,7 +612,7 @@ pub(super) fn load(at: &Locator, l: LoadSpec) -> Result<Load, UsageError> {
 
 /// `stages` or `rate_stages`: one step whose load moves, checked as `--stages` and `--rate-stages` are, alone
 /// with the keys a ramp does not set itself. None without either key.
-pub(super) fn ramp(at: &Locator, l: &LoadSpec) -> Result<Option<LoadShape>, UsageError> {
+pub(super) fn ramp(at: &Locator, l: &LoadSpec) -> Result<Option<LoadShape>, CliError> {
     let (key, text, open) = match (&l.stages, &l.rate_stages) {
         (None, None) => return Ok(None),
         (Some(_), Some(_)) => {
@@ -659,7 +659,7 @@ pub(super) fn duration_key(
     key: &[&str],
     value: Option<&str>,
     default: &str,
-) -> Result<Duration, UsageError> {
+) -> Result<Duration, CliError> {
     let text = value.unwrap_or(default);
     parse_flag_duration(text).map_err(|fix| {
         let name = key.last().copied().unwrap_or("duration");

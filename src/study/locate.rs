@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// Finds keys in the study file's text, so that a check made after parsing still names the line and column.
 pub(super) struct Locator<'a> {
@@ -15,12 +15,12 @@ pub(super) struct Locator<'a> {
 impl Locator<'_> {
     /// `FILE:LINE:COL: what` where the key at `key_path` (`["target", "1", "url"]`) is written; the file alone
     /// when the key is not found (a default value).
-    pub(super) fn error(&self, key_path: &[&str], what: &str) -> UsageError {
+    pub(super) fn error(&self, key_path: &[&str], what: &str) -> CliError {
         let place = self.offset(key_path).map(|o| {
             let (l, c) = line_col(self.text, o);
             format!(":{l}:{c}")
         });
-        UsageError::new(format!("{}{}: {what}", self.path.display(), place.unwrap_or_default()))
+        CliError::new(format!("{}{}: {what}", self.path.display(), place.unwrap_or_default()))
     }
 
     fn offset(&self, key_path: &[&str]) -> Option<usize> {
@@ -173,7 +173,7 @@ pub(super) fn example(key: &str) -> &'static str {
 }
 
 /// toml's and serde's error as one line: file, line, column, the key, and the fix.
-pub(super) fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> UsageError {
+pub(super) fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> CliError {
     let message = e.message().trim().replace('\n', " ");
     let offset = e.span().map(|s| s.start).unwrap_or(0);
     let (line, col) = line_col(text, offset);
@@ -197,7 +197,7 @@ pub(super) fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> Usage
             None => "remove it or correct its spelling".to_string(),
         };
         let at = if table == "the top level" { "at the top level".to_string() } else { format!("in {table}") };
-        return UsageError::new(format!("{place}: unknown key '{key}' {at}{keys}: {fix}"));
+        return CliError::new(format!("{place}: unknown key '{key}' {at}{keys}: {fix}"));
     }
     if message.starts_with("missing field") {
         let key = quoted.unwrap_or_default();
@@ -205,7 +205,7 @@ pub(super) fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> Usage
             "" => format!("add {key}"),
             ex => format!("add {ex}"),
         };
-        return UsageError::new(format!("{place}: key '{key}' is missing in {table}: {fix}"));
+        return CliError::new(format!("{place}: key '{key}' is missing in {table}: {fix}"));
     }
     if ["invalid type", "invalid value", "invalid length"].iter().any(|p| message.starts_with(p)) {
         // The key is what stands before '=' on the line of the wrong value.
@@ -216,7 +216,7 @@ pub(super) fn serde_error(path: &Path, text: &str, e: &toml::de::Error) -> Usage
             "" => "give it the type the message names".to_string(),
             ex => format!("write it as {ex}"),
         };
-        return UsageError::new(format!("{place}: key '{key}' in {table} has the wrong type ({message}): {fix}"));
+        return CliError::new(format!("{place}: key '{key}' in {table} has the wrong type ({message}): {fix}"));
     }
-    UsageError::new(format!("{place}: {message}: fix the TOML syntax there"))
+    CliError::new(format!("{place}: {message}: fix the TOML syntax there"))
 }

@@ -21,7 +21,7 @@ use crate::cli::args::{
     ArrivalArg, HistoryArgs, KvArgs, LiveArgs, LoadArgs, RequestArgs, RunArgs, SweepArgs, WatchArgs,
 };
 use crate::cli::render::{defaults, render};
-use crate::error::UsageError;
+use crate::error::CliError;
 
 use file::*;
 use locate::{Locator, serde_error};
@@ -220,23 +220,23 @@ pub struct StudyPlan {
 
 impl StudyPlan {
     /// Reads and checks a study file.
-    pub fn from_file(path: &Path) -> Result<StudyPlan, UsageError> {
+    pub fn from_file(path: &Path) -> Result<StudyPlan, CliError> {
         StudyPlan::from_file_pushing(path, LiveArgs::default())
     }
 
     /// Reads and checks a study file whose cases push to `live`'s `--prometheus-rw` (checked by the caller).
-    pub fn from_file_pushing(path: &Path, live: LiveArgs) -> Result<StudyPlan, UsageError> {
+    pub fn from_file_pushing(path: &Path, live: LiveArgs) -> Result<StudyPlan, CliError> {
         let text = crate::base::bounded::read_text(path, crate::base::bounded::SMALL)
-            .map_err(|e| UsageError::new(format!("study file {}: {e}", path.display())))?;
+            .map_err(|e| CliError::new(format!("study file {}: {e}", path.display())))?;
         StudyPlan::parse_pushing(path, &text, live)
     }
 
     /// Checks the text of a study file read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<StudyPlan, UsageError> {
+    pub fn parse(path: &Path, text: &str) -> Result<StudyPlan, CliError> {
         StudyPlan::parse_pushing(path, text, LiveArgs::default())
     }
 
-    fn parse_pushing(path: &Path, text: &str, live: LiveArgs) -> Result<StudyPlan, UsageError> {
+    fn parse_pushing(path: &Path, text: &str, live: LiveArgs) -> Result<StudyPlan, CliError> {
         let file: StudyFile = toml::from_str(text).map_err(|e| serde_error(path, text, &e))?;
         let at = Locator { path, text };
         let base_dir = match path.parent() {
@@ -299,7 +299,7 @@ impl StudyPlan {
     }
 
     /// Every case, repetition outermost, then target, workload and phase in the file's order: A B A B ...
-    fn make_cases(&self, at: &Locator, implicit_workload: bool, implicit_phase: bool) -> Result<Vec<Case>, UsageError> {
+    fn make_cases(&self, at: &Locator, implicit_workload: bool, implicit_phase: bool) -> Result<Vec<Case>, CliError> {
         for (pi, p) in self.phases.iter().enumerate() {
             if p.restart
                 && let Some(t) = self.targets.iter().find(|t| t.start.is_none())
@@ -382,7 +382,7 @@ impl StudyPlan {
 
     /// The `run` / `sweep` / `kv` arguments of one case (or of its warm-up run), rendered from the typed flags the
     /// child parses (`cli::render`), so a renamed flag fails a test here rather than a study.
-    fn case_args(&self, t: &Target, w: &Workload, p: &Phase, warmup: bool) -> Result<Vec<String>, UsageError> {
+    fn case_args(&self, t: &Target, w: &Workload, p: &Phase, warmup: bool) -> Result<Vec<String>, CliError> {
         let l = &self.load;
         // Labels, so that `hakaru history` tells the cases of two targets (workloads, phases) apart; a warm-up
         // is thrown away, so it is not kept in the history at all.
@@ -466,7 +466,7 @@ impl StudyPlan {
             a.key_prefix = k.key_prefix.unwrap_or(a.key_prefix);
             (a.command, a.command_ratio, a.script) = (k.command, k.command_ratio, k.redis_script);
             (a.data, a.data_order) = (k.data, k.data_order);
-            return render("kv", &a).map_err(UsageError::new);
+            return render("kv", &a).map_err(CliError::new);
         }
         let h = w.http.clone().unwrap_or_default();
         let mut request: RequestArgs = defaults();
@@ -499,7 +499,7 @@ impl StudyPlan {
                 (a.request, a.watch) = (request, watch);
                 fixed(&mut a.load);
                 a.load.history = history;
-                render("run", &a).map_err(UsageError::new)
+                render("run", &a).map_err(CliError::new)
             }
             shape => {
                 let mut a: SweepArgs = defaults();
@@ -515,7 +515,7 @@ impl StudyPlan {
                 if let Some(x) = arrival {
                     s.arrival = x;
                 }
-                render("sweep", &a).map_err(UsageError::new)
+                render("sweep", &a).map_err(CliError::new)
             }
         }
     }

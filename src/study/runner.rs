@@ -18,7 +18,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::study::manifest::{CaseEntry, CaseStatus, Manifest};
 use crate::study::summary::{self, StepRow};
 use crate::study::{Case, StudyPlan, Target, with_started_pid};
@@ -62,11 +62,11 @@ pub fn run_study(
     opts: &RunOptions,
     interrupt: &AtomicBool,
     on_case: &mut CaseListener<'_>,
-) -> Result<Outcome, UsageError> {
+) -> Result<Outcome, CliError> {
     let dir = &opts.dir;
     for sub in ["cases", "logs"] {
         std::fs::create_dir_all(dir.join(sub))
-            .map_err(|e| UsageError::new(format!("-o {}: cannot create {sub}/ there ({e})", dir.display())))?;
+            .map_err(|e| CliError::new(format!("-o {}: cannot create {sub}/ there ({e})", dir.display())))?;
     }
     let previous = if opts.resume { Manifest::read(dir).ok() } else { None };
     let mut run = Run {
@@ -164,7 +164,7 @@ pub fn run_study(
     run.save_checked()?;
     let groups = summary::groups(&run.manifest, &run.rows);
     crate::export::write_atomically(&dir.join(summary::SUMMARY), &summary::table(&groups))
-        .map_err(|e| UsageError::runtime(format!("{}: cannot write the summary ({e})", dir.display())))?;
+        .map_err(|e| CliError::runtime(format!("{}: cannot write the summary ({e})", dir.display())))?;
     let apart = apart_from_kept(plan, &kept, &run.manifest);
     Ok(Outcome { manifest: run.manifest, rows: run.rows, resumed: run.resumed, apart, interrupted })
 }
@@ -276,8 +276,8 @@ impl Run<'_> {
         }
     }
 
-    fn save_checked(&self) -> Result<(), UsageError> {
-        self.write().map_err(UsageError::runtime)
+    fn save_checked(&self) -> Result<(), CliError> {
+        self.write().map_err(CliError::runtime)
     }
 
     fn write(&self) -> Result<(), String> {

@@ -5,15 +5,15 @@ use super::*;
 
 /// Before the load: every endpoint speaks HTTP/2, by prior knowledge on http:// (the answer to the preface is
 /// SETTINGS) or over TLS with ALPN h2. A server that does not is bad input, said in one line.
-pub(in crate::engine) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::UsageError> {
+pub(in crate::engine) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), crate::error::CliError> {
     use crate::base::target::Scheme;
     let mut rt = None;
     for ep in &plan.endpoints {
-        let refused = |why: String| crate::error::UsageError::new(format!("target {ep}: {why}"));
+        let refused = |why: String| crate::error::CliError::new(format!("target {ep}: {why}"));
         if ep.scheme == Scheme::Https {
             if rt.is_none() {
                 rt = Some(tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-                    crate::error::UsageError::runtime(format!("cannot start an event loop for the TLS check: {e}"))
+                    crate::error::CliError::runtime(format!("cannot start an event loop for the TLS check: {e}"))
                 })?);
             }
             let tls = super::super::tls::Tls::new(&plan.tls, plan.insecure, true);
@@ -31,7 +31,7 @@ pub(in crate::engine) fn preflight(plan: &crate::plan::RunPlan) -> Result<(), cr
         } else if ep.proxy.is_some() {
             // Through a proxy: the tunnel is what can be checked before the load (a 407 is bad input).
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-                crate::error::UsageError::runtime(format!("cannot start an event loop for the proxy check: {e}"))
+                crate::error::CliError::runtime(format!("cannot start an event loop for the proxy check: {e}"))
             })?;
             rt.block_on(connect(ep, None, plan.connect_timeout, false)).map_err(|f| refused(f.message))?;
         } else {

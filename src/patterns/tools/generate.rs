@@ -57,7 +57,7 @@ pub struct Generated {
 }
 
 /// Reads `--hit-rate`: a fraction (`0.5`) or a percentage (`50%`), more than 0 and at most 1 (100 %).
-pub fn parse_hit_rate(text: &str) -> Result<f64, UsageError> {
+pub fn parse_hit_rate(text: &str) -> Result<f64, CliError> {
     let t = text.trim();
     let value = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
@@ -65,11 +65,11 @@ pub fn parse_hit_rate(text: &str) -> Result<f64, UsageError> {
     };
     match value {
         Ok(r) if r.is_finite() && r > 0.0 && r <= 1.0 => Ok(r),
-        Ok(r) if r > 1.0 && r <= 100.0 && !t.ends_with('%') => Err(UsageError::new(format!(
+        Ok(r) if r > 1.0 && r <= 100.0 && !t.ends_with('%') => Err(CliError::new(format!(
             "--hit-rate '{text}': a fraction is at most 1; write --hit-rate {} or {t}%",
             r / 100.0
         ))),
-        _ => Err(UsageError::new(format!(
+        _ => Err(CliError::new(format!(
             "--hit-rate '{text}': give a fraction above 0 and at most 1 (0.5) or a percentage (50%)"
         ))),
     }
@@ -79,21 +79,21 @@ pub fn parse_hit_rate(text: &str) -> Result<f64, UsageError> {
 ///
 /// With `hit_rate`, the first round(cache_size / hit_rate) distinct terms are used (the Droonga tutorial's rule:
 /// 100 cached results at 50 % need 200 unique requests); without it, every term in order, repeats included.
-pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generated, UsageError> {
+pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generated, CliError> {
     check_template(&opts.template)?;
     let method = check_method(&opts.method)?;
     let hosts = parse_hosts(&opts.hosts)?;
     if let Some(r) = opts.hit_rate
         && !(r.is_finite() && r > 0.0 && r <= 1.0)
     {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--hit-rate {r}: give a fraction above 0 and at most 1 (0.5) or a percentage (50%)"
         )));
     }
     let (name, text) = read_terms(&opts.terms, stdin)?;
     let all: Vec<&str> = text.lines().map(str::trim).filter(|t| !t.is_empty()).collect();
     if all.is_empty() {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--terms {name}: no terms in it; give one search term per line \
              (hakaru patterns extract prints them from a Groonga select result)"
         )));
@@ -106,7 +106,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
         }
         Some(rate) => {
             if opts.cache_size == 0 {
-                return Err(UsageError::new(
+                return Err(CliError::new(
                     "--cache-size 0: with --hit-rate the cache must hold at least 1 result; \
                      give the server's cache size (Groonga: 100)",
                 ));
@@ -155,7 +155,7 @@ pub fn generate(opts: &GenerateOptions, stdin: &mut dyn Read) -> Result<Generate
             .collect()
     };
     let mut json = serde_json::to_string_pretty(&GroupsJson(groups))
-        .map_err(|e| UsageError::runtime(format!("cannot write the pattern file: {e}")))?;
+        .map_err(|e| CliError::runtime(format!("cannot write the pattern file: {e}")))?;
     json.push('\n');
     Ok(Generated { json, unique_requests, warnings })
 }
@@ -198,21 +198,21 @@ pub(super) fn percent(fraction: f64) -> String {
     if (p - p.round()).abs() < 0.05 { format!("{p:.0}%") } else { format!("{p:.1}%") }
 }
 
-pub(super) fn check_template(template: &str) -> Result<(), UsageError> {
+pub(super) fn check_template(template: &str) -> Result<(), CliError> {
     let example = "e.g. --template '/d/select?table=Pages&query={term}'";
     if !template.contains(TERM_PLACEHOLDER) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--template '{template}': no {TERM_PLACEHOLDER} in it; put {TERM_PLACEHOLDER} where each term goes, {example}"
         )));
     }
     let lower = template.to_ascii_lowercase();
     if !(template.starts_with('/') || lower.starts_with("http://") || lower.starts_with("https://")) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--template '{template}': not a path or URL; start it with / or http://, {example}"
         )));
     }
     if template.contains(|c: char| c.is_whitespace() || c.is_control()) {
-        return Err(UsageError::new(format!(
+        return Err(CliError::new(format!(
             "--template '{template}': spaces and control characters are not allowed in a request path; \
              percent-encode them (%20)"
         )));
@@ -221,10 +221,10 @@ pub(super) fn check_template(template: &str) -> Result<(), UsageError> {
 }
 
 /// The method as drnbench writes it (lower case; hakaru reads either case).
-pub(super) fn check_method(method: &str) -> Result<String, UsageError> {
+pub(super) fn check_method(method: &str) -> Result<String, CliError> {
     let m = method.trim();
     if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return Err(UsageError::new(format!("--method '{method}': not an HTTP method; use GET or POST")));
+        return Err(CliError::new(format!("--method '{method}': not an HTTP method; use GET or POST")));
     }
     Ok(m.to_ascii_lowercase())
 }
@@ -236,12 +236,12 @@ pub(super) struct HostEntry {
     pub(super) port: Option<u16>,
 }
 
-pub(super) fn parse_hosts(hosts: &[String]) -> Result<Vec<HostEntry>, UsageError> {
+pub(super) fn parse_hosts(hosts: &[String]) -> Result<Vec<HostEntry>, CliError> {
     let mut out: Vec<HostEntry> = Vec::new();
     for raw in hosts {
         let entry = parse_host(raw)?;
         if out.iter().any(|h| h.name == entry.name) {
-            return Err(UsageError::new(format!("--hosts: '{}' is given twice; name each host once", entry.name)));
+            return Err(CliError::new(format!("--hosts: '{}' is given twice; name each host once", entry.name)));
         }
         out.push(entry);
     }
@@ -249,10 +249,10 @@ pub(super) fn parse_hosts(hosts: &[String]) -> Result<Vec<HostEntry>, UsageError
 }
 
 /// `name`, `name:port`, `[v6]`, `[v6]:port` or a bare IPv6 address.
-pub(super) fn parse_host(raw: &str) -> Result<HostEntry, UsageError> {
+pub(super) fn parse_host(raw: &str) -> Result<HostEntry, CliError> {
     let name = raw.trim();
     let bad = |why: &str| {
-        UsageError::new(format!(
+        CliError::new(format!(
             "--hosts '{raw}': {why}; write host names or host:port, separated by commas (--hosts node1,node2:10041)"
         ))
     };
@@ -292,16 +292,16 @@ pub(super) fn parse_host(raw: &str) -> Result<HostEntry, UsageError> {
 }
 
 /// Reads the terms file (`-` is stdin) as UTF-8. Returns the name to use in messages and the text.
-pub(super) fn read_terms(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), UsageError> {
+pub(super) fn read_terms(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), CliError> {
     let (name, bytes) = read_input(path, stdin)
-        .map_err(|e| if path.as_os_str() == "-" { e } else { UsageError::new(format!("--terms {e}")) })?;
+        .map_err(|e| if path.as_os_str() == "-" { e } else { CliError::new(format!("--terms {e}")) })?;
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
         None => bytes,
     };
     let text = String::from_utf8(bytes).map_err(|e| {
         let (line, column) = line_column(e.as_bytes(), e.utf8_error().valid_up_to());
-        UsageError::new(format!(
+        CliError::new(format!(
             "--terms {name}:{line}:{column}: not UTF-8 text; convert the file to UTF-8 (iconv -t UTF-8)"
         ))
     })?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use prost_reflect::DescriptorPool;
 use protox::file::{File, FileResolver, GoogleFileResolver};
 
-use crate::error::UsageError;
+use crate::error::CliError;
 
 /// The deepest nesting of braces, brackets and parentheses a .proto file may have. Real files nest messages a few
 /// levels deep; protox's parser recurses once a level, and an option value nesting 5,000 messages overflowed its
@@ -14,18 +14,18 @@ use crate::error::UsageError;
 pub const MAX_NESTING: usize = 64;
 
 /// The `--proto` file and its imports parsed; an error names the file, line and column.
-pub(in crate::plan) fn compile(proto: &Path, import_path: &[PathBuf]) -> Result<DescriptorPool, UsageError> {
+pub(in crate::plan) fn compile(proto: &Path, import_path: &[PathBuf]) -> Result<DescriptorPool, CliError> {
     let own_dir = proto.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut includes = vec![own_dir.to_path_buf()];
     includes.extend(import_path.iter().cloned());
     let shown = proto.display();
     if !proto.is_file() {
-        return Err(UsageError::new(format!("--proto '{shown}': no such file; give the service's .proto file")));
+        return Err(CliError::new(format!("--proto '{shown}': no such file; give the service's .proto file")));
     }
     let mut compiler = protox::Compiler::with_file_resolver(Bounded { includes, google: GoogleFileResolver::new() });
     compiler.include_imports(true);
     let file = proto.file_name().map(Path::new).unwrap_or(proto);
-    compiler.open_file(file).map_err(|e| UsageError::new(format!("--proto {}", located(&e, &shown.to_string()))))?;
+    compiler.open_file(file).map_err(|e| CliError::new(format!("--proto {}", located(&e, &shown.to_string()))))?;
     Ok(compiler.descriptor_pool())
 }
 

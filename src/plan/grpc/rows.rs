@@ -9,7 +9,7 @@ use prost_reflect::MethodDescriptor;
 
 use super::{Framing, call_body};
 use crate::cli::args::RequestArgs;
-use crate::error::UsageError;
+use crate::error::CliError;
 use crate::template::RowBodies;
 use crate::template::data::{Row, Rows};
 use crate::template::text::{Hole, Part, Text};
@@ -48,13 +48,13 @@ pub fn prepare(
     method: &MethodDescriptor,
     json: &str,
     flag: &str,
-) -> Result<Option<Messages>, UsageError> {
+) -> Result<Option<Messages>, CliError> {
     let rows = match &a.data {
         Some(path) => Some(super::super::data_rows(path, segment)?),
         None => None,
     };
     let columns = rows.as_ref().map(|r| r.columns.clone());
-    let text = Text::parse(json, columns.as_deref()).map_err(|why| UsageError::new(format!("{flag}: {why}")))?;
+    let text = Text::parse(json, columns.as_deref()).map_err(|why| CliError::new(format!("{flag}: {why}")))?;
     let builtins = text.parts.iter().any(|p| matches!(p, Part::Hole(h) if !matches!(h, Hole::Column(_))));
     if !builtins && rows.is_none() {
         return Ok(None);
@@ -88,19 +88,19 @@ pub fn prepare(
                 };
                 let why = refused.error.to_string().trim_end().to_string();
                 match hole {
-                    Filled::Column(c) => UsageError::new(format!(
+                    Filled::Column(c) => CliError::new(format!(
                         "--data '{data}' row {} column '{}': {why}; give a value of the field's type in that column",
                         r + 1,
                         rows.as_ref().map_or("", |rows| rows.columns[*c].as_str()),
                     )),
-                    Filled::Builtin(name, value) => UsageError::new(format!(
+                    Filled::Builtin(name, value) => CliError::new(format!(
                         "{why}; {name} gives {value} there: put it where a value of its kind fits (in quotes,                          \"{name}\", for a string field)"
                     )),
                 }
             })?;
             if *per_call.get_or_insert(n) != n {
                 let row = if rows.is_some() { format!("--data '{data}' row {}", r + 1) } else { flag.to_string() };
-                return Err(UsageError::new(format!(
+                return Err(CliError::new(format!(
                     "{row}: {n} messages a call where the rows before give {}; a row's values must not change the \
                      message's shape",
                     per_call.unwrap_or(n)

@@ -15,14 +15,14 @@ pub(super) struct KvUrl {
 }
 
 /// Reads a server URL. A password in it is never echoed in an error.
-pub(super) fn parse_url(url: &str) -> Result<KvUrl, UsageError> {
+pub(super) fn parse_url(url: &str) -> Result<KvUrl, CliError> {
     let shown = crate::base::secrets::redact_secret(url);
-    let bad = |why: &str| UsageError::new(format!("URL '{shown}': {why}"));
+    let bad = |why: &str| CliError::new(format!("URL '{shown}': {why}"));
     if let Some((protocol, path)) = unix_url(url) {
         // A password (`:pw@`) or options (`?password=`, `?db=`) are not read from this form: refused, and the URL
         // not quoted, as it may hold the password.
         if path.contains(['@', '?']) {
-            return Err(UsageError::new(format!(
+            return Err(CliError::new(format!(
                 "a {} URL takes a socket's path alone: a password or options (user:pass@, ?password=, ?db=) are not \
                  read from it yet; give redis+unix:///PATH, or reach the server over TCP with redis://:PASSWORD@HOST:PORT/DB",
                 url.split("://").next().unwrap_or("unix").split(':').next().unwrap_or("unix")
