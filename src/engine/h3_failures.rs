@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::conn::Failure;
 use crate::metrics::ErrorKind;
 use crate::protocol::h3 as proto;
+use crate::protocol::h3_frames::Breach;
 
 /// How long a connection may go without a packet from the server before QUIC ends it (`idle_timeout`, set in
 /// engine/h3.rs's transport and named in the failure it gives); each request's own `--timeout` holds apart from it.
@@ -111,9 +112,9 @@ pub(super) fn stream_failure(quic: Option<&quinn::Connection>, e: h3::error::Str
             format!("a header section of {actual_size} bytes, past --max-header-list ({max_size})"),
         ),
         S::RemoteClosing { .. } => goaway(),
-        S::Undefined { 0: e, .. } if e.is::<super::h3_guard::Refused>() => e
-            .downcast_ref::<super::h3_guard::Refused>()
-            .map(super::h3_guard::Refused::failure)
+        S::Undefined { 0: e, .. } if e.is::<Refused>() => e
+            .downcast_ref::<Refused>()
+            .map(Refused::failure)
             .unwrap_or_else(|| Failure::new(ErrorKind::Io, e.to_string())),
         other => Failure::new(ErrorKind::Io, other.to_string()),
     }
@@ -122,4 +123,29 @@ pub(super) fn stream_failure(quic: Option<&quinn::Connection>, e: h3::error::Str
 /// The failure of a request a GOAWAY kept from being sent.
 pub(super) fn goaway() -> Failure {
     Failure::new(ErrorKind::Goaway, "the server sent GOAWAY: no new request on its connection")
+}
+
+/// A request refused by its own stream's breach (a HEADERS frame past `--max-header-list`): h3 hands it back as
+/// `StreamError::Undefined`, made by engine/h3_guard.rs, read here.
+#[derive(Debug)]
+pub(super) struct Refused(pub Breach);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.text())
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl Refused {
+    pub(super) fn failure(&self) -> Failure {
+        match &self.0 {
+            Breach::TooLong { frame: "HEADERS", len, most } => Failure::new(
+                ErrorKind::HeaderList,
+                format!("a HEADERS frame of {len} bytes, past --max-header-list ({most}): not read"),
+            ),
+            b => Failure::new(ErrorKind::h3(b.code()), format!("{}: not read", b.text())),
+        }
+    }
 }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId, WriteBuf};
 
 use super::conn::Failure;
+use super::h3_failures::Refused;
 use crate::metrics::ErrorKind;
 use crate::protocol::h3 as proto;
 use crate::protocol::h3_frames::{Breach, Frames, varint};
@@ -67,31 +68,6 @@ impl Guard {
         self.closed_for.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(breach);
         StreamErrorIncoming::ConnectionErrorIncoming {
             connection_error: ConnectionErrorIncoming::ApplicationClose { error_code: code },
-        }
-    }
-}
-
-/// A request refused by its own stream's breach (a HEADERS frame past `--max-header-list`): h3 hands it back as
-/// `StreamError::Undefined`, read by engine/h3_failures.rs.
-#[derive(Debug)]
-pub(super) struct Refused(pub Breach);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.text())
-    }
-}
-
-impl std::error::Error for Refused {}
-
-impl Refused {
-    pub(super) fn failure(&self) -> Failure {
-        match &self.0 {
-            Breach::TooLong { frame: "HEADERS", len, most } => Failure::new(
-                ErrorKind::HeaderList,
-                format!("a HEADERS frame of {len} bytes, past --max-header-list ({most}): not read"),
-            ),
-            b => Failure::new(ErrorKind::h3(b.code()), format!("{}: not read", b.text())),
         }
     }
 }
