@@ -114,6 +114,45 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
+    let (rows, prompt, max_tokens, note, schedule) = prompts_of(l, &mut args, prompts, seed)?;
+    let shape = body::Shape {
+        api,
+        model,
+        prompt: &prompt,
+        max_tokens: &max_tokens,
+        ignore_eos: l.ignore_eos,
+        stream: !l.no_stream,
+    };
+    let note = match l.no_stream {
+        true => format!("{note}; whole answers (\"stream\": false): time to first token is the whole answer's"),
+        false => note,
+    };
+    let r = &mut args.request;
+    r.body = Some(body::template(&shape));
+    if r.method.eq_ignore_ascii_case("GET") {
+        r.method = "POST".into();
+    }
+    if !r.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case("content-type"))) {
+        r.headers.push("Content-Type: application/json".into());
+    }
+    r.events = Some("tokens".into());
+    r.data_order = DataOrderArg::Sequential;
+    if let Some(s) = &schedule {
+        args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
+    }
+    Ok(Prepared { args, rows, schedule, note })
+}
+
+/// What the prompts are: the rows (a file's), the body's prompt and max_tokens (holes or literals), the note, and a
+/// trace's schedule; `args` takes what the dataset decides (a trace's connections).
+type PromptsOf = (Option<crate::template::data::Rows>, String, String, String, Option<super::replay::ReplaySchedule>);
+
+fn prompts_of(
+    l: &crate::cli::args::LlmFlags,
+    args: &mut RunArgs,
+    prompts: u64,
+    seed: u64,
+) -> Result<PromptsOf, CliError> {
     let mut schedule = None;
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
         DatasetArg::Random => {
@@ -156,32 +195,7 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
             (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
         }
     };
-    let shape = body::Shape {
-        api,
-        model,
-        prompt: &prompt,
-        max_tokens: &max_tokens,
-        ignore_eos: l.ignore_eos,
-        stream: !l.no_stream,
-    };
-    let note = match l.no_stream {
-        true => format!("{note}; whole answers (\"stream\": false): time to first token is the whole answer's"),
-        false => note,
-    };
-    let r = &mut args.request;
-    r.body = Some(body::template(&shape));
-    if r.method.eq_ignore_ascii_case("GET") {
-        r.method = "POST".into();
-    }
-    if !r.headers.iter().any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case("content-type"))) {
-        r.headers.push("Content-Type: application/json".into());
-    }
-    r.events = Some("tokens".into());
-    r.data_order = DataOrderArg::Sequential;
-    if let Some(s) = &schedule {
-        args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
-    }
-    Ok(Prepared { args, rows, schedule, note })
+    Ok((rows, prompt, max_tokens, note, schedule))
 }
 
 /// A trace's instants as the pacer's offsets: over `--speed`, gaps cut by `--replay-max-gap`.
