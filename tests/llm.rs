@@ -184,6 +184,10 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["run", "--rate", "9", "--burstiness", "0.5", "-t", "2", u], "--burstiness keeps its shape in one schedule"),
         (&["llm", "--model", "m", "--num-prompts", "0", u], "--num-prompts 0: give at least 1"),
         (&["llm", "--model", "m", "--output-len", "0", u], "--output-len 0"),
+        (
+            &["llm", "--model", "m", "--no-stream", "--goodput", "tpot:50ms", u],
+            "whole answers have no time per output token",
+        ),
     ];
     for (args, says) in cases {
         let out = hakaru(args);

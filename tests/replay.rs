@@ -276,7 +276,10 @@ fn a_har_file_replays_its_entries_with_their_headers_and_its_secrets_reach_no_ou
                 "response": {{"status": 200}}}}"#
         )
     };
-    let entries = [entry(0, "GET"), entry(1, "POST"), entry(2, "GET")].join(",");
+    // A browser's recording holds another site's request too, with its own cookie: left out, never sent.
+    let other = r#"{"startedDateTime": "2026-01-01T00:00:01.500Z", "request": {"method": "GET",
+        "url": "https://accounts.example/session", "headers": [{"name": "Cookie", "value": "OTHER-SITE-SESSION"}]}}"#;
+    let entries = [entry(0, "GET"), entry(1, "POST"), other.to_string(), entry(2, "GET")].join(",");
     std::fs::write(&har, format!(r#"{{"log": {{"version": "1.2", "entries": [{entries}]}}}}"#)).unwrap();
     let h = har.to_str().unwrap();
     let out = hakaru(&["run", "--replay", h, "--speed", "10", &nginx.url()]);
@@ -292,6 +295,7 @@ fn a_har_file_replays_its_entries_with_their_headers_and_its_secrets_reach_no_ou
     assert!(lines[1].starts_with("GET /item/2?ref=x ") && lines[1].ends_with(" t2 Bearer HAR-SECRET-2"), "{lines:?}");
     let summary = out.doc()["settings"]["replay"].as_str().unwrap();
     assert!(summary.contains("2 records (har), 1 that change data left out"), "{summary}");
+    assert!(summary.contains("1 of other sites or --replay-only left out (replaying shop.example's"), "{summary}");
     for text in [&out.stdout, &out.stderr, &out.doc().to_string()] {
         assert!(!text.contains("HAR-SECRET"), "a recorded secret in the output: {text}");
     }

@@ -150,10 +150,10 @@ fn cgroup_free(text: &str, root: &Path) -> Option<u64> {
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
-        let (base, limit, usage) = match controllers {
-            "" => (root.to_path_buf(), "memory.max", "memory.current"),
+        let (base, limit, usage, inactive) = match controllers {
+            "" => (root.to_path_buf(), "memory.max", "memory.current", "inactive_file"),
             c if c.split(',').any(|c| c == "memory") => {
-                (root.join("memory"), "memory.limit_in_bytes", "memory.usage_in_bytes")
+                (root.join("memory"), "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
             }
             _ => continue,
         };
@@ -163,14 +163,25 @@ fn cgroup_free(text: &str, root: &Path) -> Option<u64> {
             if let (Some(l), Some(u)) = (number(dir.join(limit)), number(dir.join(usage)))
                 && l < 1 << 60
             {
-                least = Some(least.map_or(l.saturating_sub(u), |m| m.min(l.saturating_sub(u))));
+                // The usage counts the page cache, which the kernel gives back under pressure: its inactive part is
+                // free to take (as the kubelet reckons a container's working set).
+                let cache = stat(&dir.join("memory.stat"), inactive).unwrap_or(0);
+                let free = l.saturating_sub(u.saturating_sub(cache));
+                least = Some(least.map_or(free, |m| m.min(free)));
             }
             if dir == base || !dir.pop() {
                 break;
             }
         }
     }
-    least
+    // A reading of nothing free is no reading to refuse a run by (a cgroup at its limit still reclaims).
+    least.filter(|free| *free > 0)
+}
+
+/// A `memory.stat` field's value.
+fn stat(path: &Path, field: &str) -> Option<u64> {
+    let text = crate::base::bounded::read_text_io(path, 1 << 16).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 /// [`too_many_clients`] for `c` connections of `per` clients each (`flag` names `per`), with `free` bytes free.
@@ -247,6 +258,11 @@ mod size_tests {
         assert_eq!(cgroup_free("4:memory:/c\n1:cpu:/\n", root.path()), None);
         put("memory/c", "memory.limit_in_bytes", "100\n");
         assert_eq!(cgroup_free("4:cpuacct,memory:/c\n", root.path()), Some(90));
+        // The inactive page cache counts as free; a cgroup full to its limit is no reading.
+        put("memory/c", "memory.usage_in_bytes", "100\n");
+        assert_eq!(cgroup_free("4:memory:/c\n", root.path()), None);
+        put("memory/c", "memory.stat", "cache 80\ntotal_inactive_file 60\n");
+        assert_eq!(cgroup_free("4:memory:/c\n", root.path()), Some(60));
         assert_eq!(cgroup_free("garbage", root.path()), None);
     }
 }

@@ -129,7 +129,14 @@ ALTER TABLE results ADD COLUMN tokens_per_s REAL;
 /// v3 -> v4: the new columns, filled from each stored document that streamed.
 fn migrate_to_v4(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V4)?;
-    for (id, doc) in stored_documents(tx)? {
+    // Only documents that streamed have the figures: the others are not read again, and each is read alone.
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare("SELECT id FROM results WHERE instr(document, '\"events\"') > 0")?;
+        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    for id in ids {
+        let text: String = tx.query_row("SELECT document FROM results WHERE id = ?1", [id], |r| r.get(0))?;
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
         let f = Facts::of(&doc);
         tx.execute(
             "UPDATE results SET ttft_p99_us = ?1, tokens_per_s = ?2 WHERE id = ?3",

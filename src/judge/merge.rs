@@ -287,19 +287,14 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
         sched.completed_rate = round3(all.iter().map(|x| x.completed_rate * secs).sum::<f64>() / secs);
         sched.late = total("late sends", all.iter().map(|x| x.late))?;
         sched.max_lag_us = all.iter().map(|x| x.max_lag_us).max().unwrap_or(0);
-        // Every part's lags, or none: a part from before they were kept leaves the whole unknown.
-        sched.lag = match all.iter().map(|x| x.lag.as_ref()).collect::<Option<Vec<_>>>() {
-            Some(parts) => {
-                let mut lag = crate::metrics::LatencyHistogram::new();
-                for p in parts {
-                    let h = crate::metrics::LatencyHistogram::from_base64(&p.histogram.data)
-                        .map_err(|e| format!("a part's schedule lag histogram cannot be read: {e}"))?;
-                    lag.merge(&h);
-                }
-                crate::result::phases::Phase::of(&lag)
-            }
-            None => None,
-        };
+        // The parts' lags added (a part that sent nothing has none).
+        let mut lag = crate::metrics::LatencyHistogram::new();
+        for p in all.iter().filter_map(|x| x.lag.as_ref()) {
+            let h = crate::metrics::LatencyHistogram::from_base64(&p.histogram.data)
+                .map_err(|e| format!("a part's schedule lag histogram cannot be read: {e}"))?;
+            lag.merge(&h);
+        }
+        sched.lag = crate::result::phases::Phase::of(&lag);
         // The parts' steps began together or each after its own setup: the longest setup is the merged one's.
         sched.began_after_us = all.iter().filter_map(|x| x.began_after_us).max();
         sched.starved = total("starved sends", all.iter().map(|x| x.starved))?;

@@ -15,6 +15,8 @@ use crate::template::data::Rows;
 
 /// A JSON-lines row without an output length asks for this many tokens (vLLM's `--custom-output-len`).
 pub const DEFAULT_OUTPUT_LEN: u64 = 256;
+/// The most words a trace's prompts hold in all (they are made before the load): about 120 MB of text.
+const MOST_TRACE_WORDS: u64 = 20_000_000;
 /// The longest line of a JSON-lines file: a prompt of about four million tokens.
 const MOST_LINE: u64 = 16 << 20;
 /// The most tokens an answer may be asked for in a row.
@@ -103,6 +105,7 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
     let mut reader = BufReader::new(file);
     let (mut line, mut number) = (Vec::new(), 0u64);
     let mut rows: Vec<(i64, u64, u64)> = Vec::new();
+    let mut words = 0u64;
     while (rows.len() as u64) < count && crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
         number += 1;
         let text = std::str::from_utf8(&line).map_err(|_| format!("line {number}: not UTF-8 text"))?.trim();
@@ -127,9 +130,20 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
                 crate::template::text::MOST_WORDS
             ));
         }
-        let at_us = row.timestamp.checked_mul(1000).filter(|t| *t >= 0).ok_or_else(|| {
-            format!("line {number}: timestamp {}: give milliseconds from the trace's start, 0 or more", row.timestamp)
-        })?;
+        let at_us =
+            Some(row.timestamp * 1000.0).filter(|t| t.is_finite() && (0.0..9e15).contains(t)).ok_or_else(|| {
+                format!(
+                    "line {number}: timestamp {}: give milliseconds from the trace's start, 0 or more",
+                    row.timestamp
+                )
+            })? as i64;
+        words = words.saturating_add(row.input_length);
+        if words > MOST_TRACE_WORDS {
+            return Err(format!(
+                "line {number}: the prompts so far hold more than {MOST_TRACE_WORDS} words (made before the load, \
+                 about 6 bytes each); give fewer rows (--num-prompts) or shorter inputs"
+            ));
+        }
         rows.push((at_us, row.input_length, row.output_length));
     }
     if rows.is_empty() {
@@ -161,7 +175,7 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
 
 #[derive(Deserialize)]
 struct TraceRow {
-    timestamp: i64,
+    timestamp: f64,
     input_length: u64,
     output_length: u64,
 }

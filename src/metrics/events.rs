@@ -105,7 +105,8 @@ impl EventMetrics {
             self.tokens = self.tokens.saturating_add(f.tokens());
             self.tokens_per_answer.record(f.tokens());
             // The first token's own time is TTFT's: the rest of the answer over the tokens after it.
-            if let (Some(at), 2..) = (f.first.filter(|_| f.events > 0), f.tokens()) {
+            // A whole answer has no time between its tokens: no TPOT (it would be about 0).
+            if let (Some(at), 2.., false) = (f.first.filter(|_| f.events > 0), f.tokens(), f.whole) {
                 let us = micros(at, end) / (f.tokens() - 1);
                 self.tpot.record(us);
                 tpot = Some(us);

@@ -93,6 +93,11 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         }
         _ => {}
     }
+    if l.no_stream && args.request.goodput.as_deref().is_some_and(|g| g.contains("tpot")) {
+        return Err(CliError::new(
+            "--goodput tpot with --no-stream: whole answers have no time per output token; judge ttft or e2el",
+        ));
+    }
     if l.output_len == Some(0) {
         return Err(CliError::new("--output-len 0: give the tokens each answer asks for, 1 or more"));
     }
@@ -204,7 +209,7 @@ fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super:
         return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000", r.speed)));
     }
     let max_gap = r.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
-    let offsets = crate::replay::offsets(at, r.speed, max_gap.map(|g| g.as_micros() as u64));
+    let offsets = crate::replay::offsets(at, r.speed, max_gap.map(|g| g.as_micros() as u64), false);
     let total = offsets.len() as u64;
     let period_us = offsets.last().copied().unwrap_or(0) + 1;
     Ok(super::replay::ReplaySchedule { offsets: offsets.into(), period_us, total })

@@ -100,6 +100,12 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     }
     let bad = |why: String| CliError::new(format!("--replay '{}': {why}", path.display()));
     let mut rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
+    // A header given with -H wins over the recorded one (a fresh token over an expired one).
+    let given: Vec<String> =
+        has.headers.iter().filter_map(|h| h.split_once(':')).map(|(n, _)| n.trim().to_ascii_lowercase()).collect();
+    for r in &mut rec.records {
+        r.headers.retain(|(n, _)| !given.contains(&n.to_ascii_lowercase()));
+    }
     // A record no request can be made of (a space in its path, an odd method) is skipped and said, as a line that
     // is no record is.
     let mut unsendable = (0u64, None);
@@ -143,7 +149,14 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         said.push(format!("{} that change data left out (--replay-writes sends them)", rec.writes_left_out));
     }
     if rec.filtered_out > 0 {
-        said.push(format!("{} left out by --replay-only", rec.filtered_out));
+        said.push(match rec.hosts.is_empty() {
+            true => format!("{} left out by --replay-only", rec.filtered_out),
+            false => format!(
+                "{} of other sites or --replay-only left out (replaying {}'s; --replay-only host=NAME for another)",
+                rec.filtered_out,
+                rec.hosts.join(", ")
+            ),
+        });
     }
     if let Some((line, why)) = &rec.first_skipped {
         let lines = crate::base::units::count_of(rec.skipped, "line");

@@ -89,6 +89,9 @@ impl Goodput {
 /// step's total) is implausible for any model, and its chunks are counted instead.
 pub const MOST_USAGE_TOKENS: u64 = u32::MAX as u64;
 
+/// The most bytes of a whole (not streamed) token answer read: a million tokens' text, past any model's answer.
+const MOST_WHOLE: usize = 8 << 20;
+
 /// The end marker of an OpenAI-compatible stream.
 pub const DONE: &str = "[DONE]";
 
@@ -124,6 +127,8 @@ pub struct StreamFigures {
     /// A token stream: the answer ended for a reason other than its `max_tokens` (a `finish_reason` other than
     /// `length`, such as `stop`): it has fewer output tokens than asked. False when no reason was given.
     pub short: bool,
+    /// A token answer that came whole (`"stream": false`): it has no timing between tokens (no TPOT, no gaps).
+    pub whole: bool,
     /// The end text (`--events-until`, `[DONE]`) was read.
     pub ended: bool,
 }
@@ -335,9 +340,10 @@ impl EventReader {
         }
         // A token answer that is one JSON object, not a stream (`"stream": false`): read whole, its tokens from its
         // usage, its one event when it ends.
-        let first_bytes = self.fig.bytes == data.len() as u64;
+        // Before any line of a stream was read (only blank bytes so far), a `{` starts a whole JSON answer.
+        let nothing_yet = self.line.is_empty() && !self.has_data && self.fig.events == 0;
         if self.spec.kind == EventKind::Tokens
-            && (self.whole.is_some() || (first_bytes && data.trim_ascii_start().first() == Some(&b'{')))
+            && (self.whole.is_some() || (nothing_yet && data.trim_ascii_start().first() == Some(&b'{')))
         {
             return self.whole_answer(data);
         }
@@ -414,6 +420,12 @@ impl EventReader {
     /// completed it, its tokens its usage's (else one), and the answer ended.
     fn whole_answer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
         let whole = self.whole.get_or_insert_with(Vec::new);
+        if whole.len() + data.len() > MOST_WHOLE {
+            return Err(DecodeError::StreamTooLong(format!(
+                "a whole token answer went past {} MiB: not read further",
+                MOST_WHOLE >> 20
+            )));
+        }
         whole.extend_from_slice(data);
         if whole.trim_ascii_end().last() != Some(&b'}') {
             return Ok(());
@@ -428,10 +440,18 @@ impl EventReader {
                 )));
             }
         };
+        // An object without choices is no answer (an error object sent with a 2xx status, an NDJSON line).
+        if answer.choices.is_empty() {
+            return Err(DecodeError::Malformed(format!(
+                "a token answer that is one JSON object holds no choices: \"{}\"",
+                super::framing::quote(whole)
+            )));
+        }
         let text = answer.choices.iter().any(|c| {
             let t = c.message.as_ref().and_then(|m| m.content.as_deref()).or(c.text.as_deref());
             t.is_some_and(|t| !t.is_empty())
         });
+        self.fig.whole = true;
         if let Some(reason) = answer.choices.iter().find_map(|c| c.finish_reason.as_deref()) {
             self.fig.short = reason != "length";
         }
@@ -668,6 +688,13 @@ mod tests {
         assert_eq!(r.body_ended(), Ok(()));
         let mut r = reader(EventKind::Tokens, None);
         assert!(matches!(r.body(b"{\"choices\": 7}", false), Err(DecodeError::Malformed(_))));
+        let mut r = reader(EventKind::Tokens, None);
+        assert!(matches!(r.body(b"{\"error\": {\"message\": \"x\"}}", false), Err(DecodeError::Malformed(_))));
+        // Blank bytes first, then the object: still a whole answer.
+        let mut r = reader(EventKind::Tokens, None);
+        r.body(b"\n", false).unwrap();
+        r.body(b"{\"choices\":[{\"text\":\"a\"}]}", false).unwrap();
+        assert!(r.ended() && r.figures().whole);
         let mut r = reader(EventKind::Chunks, Some("END"));
         for part in [&b"ab"[..], b"c", b"END"] {
             r.chunk_start(part.len() as u64).unwrap();

@@ -101,7 +101,7 @@ fn combined(line: &str) -> Result<Record, String> {
     }
     let status = rest[q2 + 1..].split_whitespace().next().and_then(|s| s.parse::<u16>().ok());
     let (method, path) = (method.to_ascii_uppercase(), target.to_string());
-    Ok(Record { at_us, method, path, body: None, status, headers: Vec::new() })
+    Ok(Record { at_us, method, path, body: None, status, headers: Vec::new(), host: None })
 }
 
 #[derive(serde::Deserialize)]
@@ -191,7 +191,7 @@ fn json_line(line: &str) -> Result<Record, String> {
         (None, Some(_)) => "POST".into(),
         (None, None) => "GET".into(),
     };
-    Ok(Record { at_us, method, path, body: r.body, status: r.status, headers: Vec::new() })
+    Ok(Record { at_us, method, path, body: r.body, status: r.status, headers: Vec::new(), host: None })
 }
 
 #[cfg(test)]

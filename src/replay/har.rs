@@ -91,8 +91,13 @@ fn record(e: Entry) -> Result<Record, String> {
     let at_us = super::formats::rfc3339(&e.started_date_time).ok_or_else(|| {
         format!("startedDateTime \"{}\" is not RFC 3339 text", crate::base::secrets::excerpt(&e.started_date_time))
     })?;
-    let url = &e.request.url;
-    let after = url.find("://").map(|i| &url[i + 3..]).ok_or("its url is not absolute (http://host/path)")?;
+    let url = e.request.url.split('#').next().unwrap_or_default();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(format!("its url \"{}\" is not http(s)://host/path", crate::base::secrets::excerpt(url)));
+    }
+    let after = &url[url.find("://").map_or(0, |i| i + 3)..];
+    let host = after[..after.find(['/', '?']).unwrap_or(after.len())].to_ascii_lowercase();
     let path = match after.find(['/', '?']) {
         Some(i) if after.as_bytes()[i] == b'?' => format!("/{}", &after[i..]),
         Some(i) => after[i..].to_string(),
@@ -101,7 +106,7 @@ fn record(e: Entry) -> Result<Record, String> {
     let headers = e.request.headers.into_iter().filter(|h| replayed(&h.name)).map(|h| (h.name, h.value)).collect();
     let status = e.response.and_then(|r| r.status).and_then(|s| u16::try_from(s).ok()).filter(|s| *s > 0);
     let body = e.request.post_data.and_then(|p| p.text).filter(|t| !t.is_empty());
-    Ok(Record { at_us, method: e.request.method.to_ascii_uppercase(), path, body, status, headers })
+    Ok(Record { at_us, method: e.request.method.to_ascii_uppercase(), path, body, status, headers, host: Some(host) })
 }
 
 #[cfg(test)]
@@ -134,5 +139,13 @@ mod tests {
         let third = got[2].as_ref().unwrap();
         assert_eq!((third.at_us, third.path.as_str(), third.status), (1_767_225_600_000_000, "/?x=1", None));
         assert!(entries("[]").unwrap_err().contains("a HAR file is"));
+        assert_eq!(first.host.as_deref(), Some("shop.example"));
+        let odd = r#"{"log": {"entries": [{"startedDateTime": "2026-01-01T00:00:00Z",
+            "request": {"method": "GET", "url": "blob:https://a/x"}},
+            {"startedDateTime": "2026-01-01T00:00:00Z", "request": {"method": "GET", "url": "https://A:8443/p#frag"}}]}}"#;
+        let got = entries(odd).unwrap();
+        assert!(got[0].as_ref().unwrap_err().contains("is not http(s)"));
+        let r = got[1].as_ref().unwrap();
+        assert_eq!((r.path.as_str(), r.host.as_deref()), ("/p", Some("a:8443")));
     }
 }

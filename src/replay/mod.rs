@@ -25,6 +25,8 @@ pub struct Record {
     pub status: Option<u16>,
     /// Headers as recorded (a HAR's), the connection's own left out.
     pub headers: Vec<(String, String)>,
+    /// The recorded host (a HAR's: its entries may be of several sites); None when the log names none.
+    pub host: Option<String>,
 }
 
 /// The longest line read: a request line past it is no access log's.
@@ -41,6 +43,8 @@ pub struct Filter {
     pub statuses: Vec<(u16, bool)>,
     /// Methods that change data (POST, PUT, PATCH, DELETE ...) are replayed too.
     pub writes: bool,
+    /// Recorded hosts to replay (`host=`); a HAR without one replays its first entry's host alone.
+    pub hosts: Vec<String>,
 }
 
 impl Filter {
@@ -52,18 +56,20 @@ impl Filter {
                 "method" => self.methods.push(v.to_ascii_uppercase()),
                 "path" if v.starts_with('/') => self.path_prefixes.push(v.to_string()),
                 "path" => return Err(format!("path '{v}': give a prefix starting with /")),
+                "host" => self.hosts.push(v.to_ascii_lowercase()),
                 "status" => self.statuses.push(match v.strip_suffix("xx") {
                     Some(class) => (class.parse().map_err(|_| format!("status '{v}': give 200 or 2xx"))?, true),
                     None => (v.parse().map_err(|_| format!("status '{v}': give 200 or 2xx"))?, false),
                 }),
-                other => return Err(format!("'{other}': filter by method, path or status")),
+                other => return Err(format!("'{other}': filter by method, path, status or host")),
             }
         }
         Ok(())
     }
 
     fn keeps(&self, r: &Record) -> bool {
-        (self.methods.is_empty() || self.methods.contains(&r.method))
+        (self.hosts.is_empty() || r.host.as_ref().is_none_or(|h| self.hosts.contains(h)))
+            && (self.methods.is_empty() || self.methods.contains(&r.method))
             && (self.path_prefixes.is_empty() || self.path_prefixes.iter().any(|p| r.path.starts_with(p.as_str())))
             && (self.statuses.is_empty()
                 || r.status.is_some_and(|s| {
@@ -93,6 +99,8 @@ pub struct Recording {
     /// Records that came before the one above them in the file (sorted into place), and the most by which one did.
     pub out_of_order: u64,
     pub most_behind_us: u64,
+    /// A HAR's hosts replayed (the others' entries are among `filtered_out`).
+    pub hosts: Vec<String>,
 }
 
 /// Reads `path` (a regular file, at most `cap` bytes) in `format` (or the one its name or first line shows).
@@ -108,14 +116,23 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
         filtered_out: 0,
         out_of_order: 0,
         most_behind_us: 0,
+        hosts: Vec::new(),
     };
     let mut latest = i64::MIN;
     if format == Some(Format::Har) {
-        // One document: its entries are numbered as lines are.
+        // One document: its entries are numbered as lines are. A browser's recording holds other sites' requests
+        // (with their cookies): without `host=`, only the first entry's site is replayed, the others counted.
         let text = crate::base::bounded::read_text(path, cap)?;
-        for (i, entry) in har::entries(&text)?.into_iter().enumerate() {
-            take(&mut rec, &mut latest, i as u64 + 1, entry, filter)?;
+        let entries = har::entries(&text)?;
+        let mut filter = filter.clone();
+        if filter.hosts.is_empty() {
+            let first = entries.iter().find_map(|e| e.as_ref().ok().and_then(|r| r.host.clone()));
+            filter.hosts.extend(first);
         }
+        for (i, entry) in entries.into_iter().enumerate() {
+            take(&mut rec, &mut latest, i as u64 + 1, entry, &filter)?;
+        }
+        rec.hosts = filter.hosts;
     } else {
         let file = crate::base::bounded::open(path, cap)?;
         let mut reader = BufReader::new(file);
@@ -203,12 +220,13 @@ fn finish(mut rec: Recording) -> Result<Recording, String> {
 /// and every offset is divided by `speed`.
 pub fn schedule(records: &[Record], speed: f64, max_gap_us: Option<u64>) -> Vec<u64> {
     let times: Vec<i64> = records.iter().map(|r| r.at_us).collect();
-    offsets(&times, speed, max_gap_us)
+    offsets(&times, speed, max_gap_us, true)
 }
 
-/// [`schedule`] of instants (microseconds, in order): an LLM trace's too.
-pub fn offsets(at_us: &[i64], speed: f64, max_gap_us: Option<u64>) -> Vec<u64> {
-    let whole_seconds = at_us.iter().all(|t| t % 1_000_000 == 0);
+/// [`schedule`] of instants (microseconds, in order); `spread`: a log of whole seconds has its records of one second
+/// spread across it (an access log's; an LLM trace's instants are kept as they are).
+pub fn offsets(at_us: &[i64], speed: f64, max_gap_us: Option<u64>, spread: bool) -> Vec<u64> {
+    let whole_seconds = spread && at_us.iter().all(|t| t % 1_000_000 == 0);
     let mut times: Vec<f64> = at_us.iter().map(|t| *t as f64).collect();
     if whole_seconds {
         let mut i = 0;
@@ -238,7 +256,15 @@ mod tests {
     use super::*;
 
     fn rec(at_us: i64, method: &str, path: &str, status: u16) -> Record {
-        Record { at_us, method: method.into(), path: path.into(), body: None, status: Some(status), headers: vec![] }
+        Record {
+            at_us,
+            method: method.into(),
+            path: path.into(),
+            body: None,
+            status: Some(status),
+            headers: vec![],
+            host: None,
+        }
     }
 
     #[test]
@@ -248,6 +274,8 @@ mod tests {
             [rec(0, "GET", "/", 200), rec(0, "GET", "/", 200), rec(s, "GET", "/", 200), rec(61 * s, "GET", "/", 200)];
         assert_eq!(schedule(&r, 1.0, None), [0, 500_000, 1_000_000, 61_000_000]);
         assert_eq!(schedule(&r, 2.0, Some(10 * s as u64)), [0, 250_000, 500_000, 5_500_000]);
+        // A trace's instants are kept as they are, whole seconds or not.
+        assert_eq!(offsets(&[0, s, s], 1.0, None, false), [0, 1_000_000, 1_000_000]);
         // Microsecond times are kept as they are.
         let r = [rec(5, "GET", "/", 200), rec(7, "GET", "/", 200)];
         assert_eq!(schedule(&r, 1.0, None), [0, 2]);
@@ -261,7 +289,7 @@ mod tests {
         f.add("status=2xx,404").unwrap();
         assert!(f.keeps(&rec(0, "GET", "/api/x", 204)) && f.keeps(&rec(0, "HEAD", "/api", 404)));
         assert!(!f.keeps(&rec(0, "GET", "/web", 200)) && !f.keeps(&rec(0, "GET", "/api", 500)));
-        assert!(f.add("color=red").unwrap_err().contains("method, path or status"));
+        assert!(f.add("color=red").unwrap_err().contains("method, path, status or host"));
         assert!(f.add("status=ok").unwrap_err().contains("give 200 or 2xx"));
         assert!(f.add("nothing").unwrap_err().contains("KEY=VALUE"));
     }

@@ -33,7 +33,8 @@ pub struct ReplayArgs {
     /// Idle gaps between records cut to this long (GoReplay's --input-file-max-wait).
     #[arg(long, value_name = "TIME", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_max_gap: Option<String>,
-    /// Only the records matching: method=GET,HEAD, path=/api (a prefix), status=2xx (repeatable: all must hold).
+    /// Only the records matching: method=GET,HEAD, path=/api (a prefix), status=2xx, host=NAME (a HAR's site;
+    /// repeatable: all must hold).
     #[arg(long, value_name = "KEY=VALUE", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_only: Vec<String>,
     /// Send the records that change data too (POST, PUT, PATCH, DELETE ...): by default they are left out and
