@@ -178,6 +178,19 @@ fn a_dry_run_says_what_would_be_sent_and_sends_nothing() {
     assert!(out.stdout.starts_with("replay ") && out.stdout.contains("30 records (combined)"), "{}", out.stdout);
     assert!(out.stdout.contains("GET /r/0?q=a") && out.stdout.contains("... 10 more"), "{}", out.stdout);
     assert_eq!(common::target_status(t.addr())["n_requests"], 0, "nothing was sent");
+    // A custom log_format, given as its definition.
+    let custom = dir.path().join("custom.log");
+    std::fs::write(&custom, "1767225600.000 \"GET /c/1 HTTP/1.1\" 200\n1767225600.250 \"GET /c/2 HTTP/1.1\" 200\n")
+        .unwrap();
+    let def = r#"$msec "$request" $status"#;
+    let c = custom.to_str().unwrap();
+    let out = hakaru(&["run", "--replay", c, "--replay-format", def, "--dry-run", &format!("http://{}/", t.addr())]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("2 records (log_format)") && out.stdout.contains("+     0.250 s  GET /c/2"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -204,6 +217,7 @@ fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
         (&["run", "--replay", log, "--loop", "99999999999", u], "--loop 99999999999: give 1 to"),
         (&["run", "--replay", log, "--loop", "0", u], "--loop 0"),
         (&["run", "--replay", log, "--replay-format", "xml", u], "--replay-format 'xml'"),
+        (&["run", "--replay", log, "--replay-format", "$remote_addr $status", u], "no time: give $time_local"),
         (&["run", "--replay", "/dev/zero", u], "not a regular file"),
         (&["run", "--replay", none.to_str().unwrap(), u], "line 1: no [time]"),
         (&["run", "--replay", writes.to_str().unwrap(), u], "give --replay-writes"),

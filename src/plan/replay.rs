@@ -89,9 +89,10 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     }
     let format = match &a.replay_format {
         None => None,
-        Some(f) => Some(Format::parse(f).ok_or_else(|| {
-            CliError::new(format!("--replay-format '{}': give combined, jsonl or har", f.escape_debug()))
-        })?),
+        Some(f) => Some(
+            Format::from_flag(f)
+                .map_err(|why| CliError::new(format!("--replay-format '{}': {why}", f.escape_debug())))?,
+        ),
     };
     let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
     let mut filter = Filter { writes: a.replay_writes, ..Filter::default() };

@@ -5,7 +5,7 @@
 use super::Record;
 
 /// Which reader a file takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Format {
     /// `IP - user [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326 "ref" "agent"` (and the common format,
     /// the same without the last two fields).
@@ -14,9 +14,19 @@ pub enum Format {
     JsonLines,
     /// HAR 1.2 (`log.entries[]`), one document.
     Har,
+    /// A custom nginx `log_format`, given as its definition.
+    Custom(std::sync::Arc<super::log_format::LogFormat>),
 }
 
 impl Format {
+    /// `--replay-format`: a format's name, or a `log_format` definition (it holds a `$variable`).
+    pub fn from_flag(text: &str) -> Result<Format, String> {
+        if text.contains('$') {
+            return super::log_format::LogFormat::parse(text).map(|f| Format::Custom(std::sync::Arc::new(f)));
+        }
+        Format::parse(text).ok_or_else(|| "give combined, jsonl, har or an nginx log_format definition".into())
+    }
+
     pub fn parse(name: &str) -> Option<Format> {
         match name {
             "combined" | "common" | "nginx" | "apache" => Some(Format::Combined),
@@ -32,25 +42,27 @@ impl Format {
         if first.trim_start().starts_with('{') { Format::JsonLines } else { Format::Combined }
     }
 
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Format::Combined => "combined",
             Format::JsonLines => "jsonl",
             Format::Har => "har",
+            Format::Custom(_) => "log_format",
         }
     }
 
     /// One line as a record, or why not (a HAR is one document: read by `har.rs`).
-    pub fn read(self, line: &str) -> Result<Record, String> {
+    pub fn read(&self, line: &str) -> Result<Record, String> {
         match self {
             Format::Combined => combined(line),
             Format::JsonLines | Format::Har => json_line(line),
+            Format::Custom(f) => f.read(line),
         }
     }
 }
 
 /// Microseconds since the Unix epoch of a combined log's `10/Oct/2000:13:55:36 -0700`.
-fn log_time(text: &str) -> Option<i64> {
+pub(super) fn log_time(text: &str) -> Option<i64> {
     let (date, zone) = text.split_once(' ').unwrap_or((text, "+0000"));
     let mut parts = date.splitn(4, [':', '/']);
     let (day, month, year) = (parts.next()?, parts.next()?, parts.next()?);

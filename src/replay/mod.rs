@@ -6,6 +6,7 @@
 
 pub mod formats;
 mod har;
+mod log_format;
 
 use std::io::BufReader;
 use std::path::Path;
@@ -108,7 +109,7 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
     let har = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("har"));
     let format = format.or(har.then_some(Format::Har));
     let mut rec = Recording {
-        format: format.unwrap_or(Format::Combined),
+        format: format.clone().unwrap_or(Format::Combined),
         records: Vec::new(),
         skipped: 0,
         first_skipped: None,
@@ -147,8 +148,8 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
             if text.is_empty() {
                 continue;
             }
-            let f = *format.get_or_insert_with(|| Format::sniff(text));
-            rec.format = f;
+            let f = format.get_or_insert_with(|| Format::sniff(text));
+            rec.format = f.clone();
             take(&mut rec, &mut latest, number, f.read(text), filter)?;
         }
     }
