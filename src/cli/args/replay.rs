@@ -17,11 +17,12 @@ pub enum ReplayPaceArg {
 
 #[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct ReplayArgs {
-    /// Replay recorded traffic to the URL's target: an access log (nginx's or Apache's combined format) or JSON
-    /// lines ({"time": ..., "method": "GET", "path": "/a"}); requests that change data are left out.
+    /// Replay recorded traffic to the URL's target: an access log (nginx's or Apache's combined format), JSON lines
+    /// ({"time": ..., "method": "GET", "path": "/a"}) or a HAR file; requests that change data are left out.
     #[arg(long, value_name = "FILE", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay: Option<PathBuf>,
-    /// The file's format: combined (also common, nginx, apache) or jsonl (default: told from its first line).
+    /// The file's format: combined (also common, nginx, apache), jsonl, har, or an nginx log_format definition
+    /// ('$remote_addr [$time_local] "$request" $status'); default: told from the name (.har) or the first line.
     #[arg(long, value_name = "FORMAT", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_format: Option<String>,
     /// How the requests are spaced: as recorded (over --speed), in order at --rate, or in order by -c clients.
