@@ -37,7 +37,7 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 python3 -c 'import grpc' >/dev/null 2>&1 || need+=(python3-grpcio)
 # python3-websockets: tests/websocket.rs's WebSocket server (tests/ws_server.py), an implementation no one here wrote.
 /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1 || need+=(python3-websockets)
-# python3-aiohttp: tests/events.rs's token stream (tests/sse_server.py), ended as aiohttp ends every stream: [DONE],
+# python3-aiohttp: tests/events.rs's and tests/llm.rs's token stream (tests/sse_server.py), ended as aiohttp ends every stream: [DONE],
 # then the last chunk in a write of its own.
 /usr/bin/python3 -c 'import aiohttp' >/dev/null 2>&1 || need+=(python3-aiohttp)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
