@@ -92,8 +92,10 @@ fn stream_events(st: &mut State, head: &Head, body: &[u8]) {
 /// How a stream that ended with HTTP `status` is counted: gRPC's calls by their grpc-status (their messages
 /// counted), else by `status`.
 fn answered(st: &mut State, id: u32, status: u16) -> Outcome {
+    // A stream already finished (its answer complete before its end) is not counted again when its end comes:
+    // `finish` keeps its first outcome, and its messages were counted with it.
     if st.grpc
-        && let Some(call) = st.streams.get(&id).map(|s| &s.grpc)
+        && let Some(call) = st.streams.get(&id).filter(|s| s.done.is_none()).map(|s| &s.grpc)
     {
         let verdict = call.verdict(status);
         st.grpc_messages += u64::from(call.reader.messages);
