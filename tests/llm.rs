@@ -189,12 +189,7 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
             "whole answers have no time per output token",
         ),
     ];
-    for (args, says) in cases {
-        let out = hakaru(args);
-        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
-        let lines: Vec<&str> = out.stderr.lines().collect();
-        assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
-    }
+    common::refused_in_one_line(cases);
 }
 
 #[test]

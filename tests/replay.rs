@@ -226,12 +226,7 @@ fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
         (&["run", "--replay", log, "--agents", "2", u], "leave out --agents"),
         (&["llm", "--model", "m", "--replay", log, u], "llm does not replay traces yet"),
     ];
-    for (args, says) in cases {
-        let out = hakaru(args);
-        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
-        let lines: Vec<&str> = out.stderr.lines().collect();
-        assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
-    }
+    common::refused_in_one_line(cases);
 }
 
 #[test]

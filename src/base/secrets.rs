@@ -488,6 +488,13 @@ pub fn redact_arg(arg: &str) -> String {
 /// The most characters of a file's content an error quotes.
 pub const EXCERPT: usize = 40;
 
+/// serde_json's reason for a document it refused, without the place it appends (the caller says the place in
+/// the file's own terms: a line of a file of lines, an entry), as an [`excerpt`].
+pub fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    excerpt(text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]))
+}
+
 /// A short excerpt of a file's content for an error: its secrets hidden ([`scrub_text`]), control characters
 /// escaped, cut to [`EXCERPT`] characters (`...` saying so). An error about a file says where; quoting more of it
 /// would print what a careless `--patterns /etc/shadow` pointed at.

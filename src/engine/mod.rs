@@ -424,7 +424,7 @@ impl ThreadCtx {
         let group = self.shared.plan.requests[spec].group;
         match result {
             Ok(((answer, sent), expected)) => {
-                m.record_lag(sent.saturating_duration_since(intended));
+                m.record_lag(sent.saturating_duration_since(intended), self.schedule.is_some());
                 let ok = expected || self.shared.plan.ok_status.contains(answer.status);
                 m.record_response(answer.status, ok, intended, sent, end);
                 if expected {
@@ -433,7 +433,7 @@ impl ThreadCtx {
                 m.record_detail(spec, group, ok, latency_us, answer.status, None)
             }
             Err((f, _)) => {
-                m.record_lag(ready.saturating_duration_since(intended));
+                m.record_lag(ready.saturating_duration_since(intended), self.schedule.is_some());
                 let kind = f.kind;
                 m.record_failure(kind, || f.message, intended, end);
                 m.record_detail(spec, group, false, latency_us, 0, Some(kind))

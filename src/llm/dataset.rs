@@ -68,7 +68,7 @@ pub fn jsonl(path: &Path, count: u64, output_len: Option<u64>) -> Result<Prompts
             format!(
                 "line {number}, column {}: {}; each line is a JSON object such as {{\"prompt\": \"...\", \"output_tokens\": 128}}",
                 e.column(),
-                reason(&e)
+                crate::base::secrets::json_reason(&e)
             )
         })?;
         let Some(prompt) = row.prompt.or(row.text) else {
@@ -88,13 +88,6 @@ pub fn jsonl(path: &Path, count: u64, output_len: Option<u64>) -> Result<Prompts
     }
     let note = format!("{} prompts from the first lines of {} (in order)", kept.len(), path.display());
     Ok(Prompts { rows: rows_of(kept), note })
-}
-
-/// serde's reason without the place it appends (the caller says the place in the file's terms), bounded.
-fn reason(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let cut = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
-    crate::base::secrets::excerpt(cut)
 }
 
 /// An LLM trace (aiperf's fixed schedule, Mooncake's format): `{"timestamp": MS, "input_length": N,
@@ -117,7 +110,7 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
                 "line {number}, column {}: {}; each line is {{\"timestamp\": 0, \"input_length\": 512, \
                  \"output_length\": 128}} (milliseconds, tokens)",
                 e.column(),
-                reason(&e)
+                crate::base::secrets::json_reason(&e)
             )
         })?;
         if !(1..=crate::template::text::MOST_WORDS).contains(&row.input_length)
@@ -204,10 +197,9 @@ pub fn sharegpt(path: &Path, count: u64, output_len: Option<u64>, seed: u64) -> 
     let mut de = serde_json::Deserializer::from_reader(BufReader::new(file));
     let shape = "a ShareGPT file is a JSON array of {\"conversations\": [{\"from\": \"human\", \"value\": \"...\"}, \
                  {\"from\": \"gpt\", \"value\": \"...\"}]}";
-    (&mut sampler)
-        .deserialize(&mut de)
-        .and_then(|()| de.end())
-        .map_err(|e| format!("line {}, column {}: {}; {shape}", e.line(), e.column(), reason(&e)))?;
+    (&mut sampler).deserialize(&mut de).and_then(|()| de.end()).map_err(|e| {
+        format!("line {}, column {}: {}; {shape}", e.line(), e.column(), crate::base::secrets::json_reason(&e))
+    })?;
     if sampler.kept.is_empty() {
         return Err(format!(
             "none of its {} conversations has a prompt of {SHAREGPT_MIN} to {SHAREGPT_MAX_PROMPT} tokens and a reply \

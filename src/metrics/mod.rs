@@ -470,14 +470,17 @@ impl StepMetrics {
         self.failed_status + self.errors.total()
     }
 
-    /// Records how late a request left compared with its intended send time.
-    pub fn record_lag(&mut self, lag: Duration) {
+    /// Records how late a request left compared with its intended send time; `open`: an open loop's request, whose
+    /// lag the schedule section reports as a histogram (a closed loop's is never shown: not kept).
+    pub fn record_lag(&mut self, lag: Duration, open: bool) {
         let us = micros(lag);
         if us > 1000 {
             self.late += 1;
         }
         self.max_lag_us = self.max_lag_us.max(us);
-        self.lag.record(us);
+        if open {
+            self.lag.record(us);
+        }
     }
 
     pub fn connection_opened(&mut self) {

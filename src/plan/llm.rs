@@ -205,11 +205,8 @@ fn prompts_of(
 
 /// A trace's instants as the pacer's offsets: over `--speed`, gaps cut by `--replay-max-gap`.
 fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super::replay::ReplaySchedule, CliError> {
-    if !(r.speed.is_finite() && (0.001..=1000.0).contains(&r.speed)) {
-        return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000", r.speed)));
-    }
-    let max_gap = r.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
-    let offsets = crate::replay::offsets(at, r.speed, max_gap.map(|g| g.as_micros() as u64), false);
+    let max_gap = super::replay::pace(r)?;
+    let offsets = crate::replay::offsets(at, r.speed, max_gap, false);
     let total = offsets.len() as u64;
     let period_us = offsets.last().copied().unwrap_or(0) + 1;
     Ok(super::replay::ReplaySchedule { offsets: offsets.into(), period_us, total })

@@ -81,9 +81,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             "--replay with {what}: a replay's requests are its records, sent to one URL's target; leave {what} out"
         )));
     }
-    if !(a.speed.is_finite() && (0.001..=1000.0).contains(&a.speed)) {
-        return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000 (2: twice as fast)", a.speed)));
-    }
+    let max_gap = pace(a)?;
     if a.replay_loop == 0 || a.replay_loop > MOST_LOOPS {
         return Err(CliError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
     }
@@ -94,7 +92,6 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
                 .map_err(|why| CliError::new(format!("--replay-format '{}': {why}", f.escape_debug())))?,
         ),
     };
-    let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
     let mut filter = Filter { writes: a.replay_writes, ..Filter::default() };
     for f in &a.replay_only {
         filter.add(f).map_err(|why| CliError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
@@ -135,7 +132,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         }
         remembered += crate::base::secrets::remember_header(&format!("{n}: {v}"));
     }
-    let offsets = replay::schedule(&rec.records, a.speed, max_gap.map(|g| g.as_micros() as u64));
+    let offsets = replay::schedule(&rec.records, a.speed, max_gap);
     let n = offsets.len() as u64;
     let last = offsets.last().copied().unwrap_or(0);
     // One record alone: a second between passes, at the speed asked.
@@ -191,6 +188,16 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         text
     });
     Ok(Some(Replayed { records: rec.records, schedule, summary, preview }))
+}
+
+/// `--speed` checked, and `--replay-max-gap` in microseconds: how a recorded schedule is paced (a replay's, an LLM
+/// trace's).
+pub(super) fn pace(a: &ReplayArgs) -> Result<Option<u64>, CliError> {
+    if !(a.speed.is_finite() && (0.001..=1000.0).contains(&a.speed)) {
+        return Err(CliError::new(format!("--speed {}: give a factor from 0.001 to 1000 (2: twice as fast)", a.speed)));
+    }
+    let max_gap = a.replay_max_gap.as_deref().map(|g| flag_duration("--replay-max-gap", g)).transpose()?;
+    Ok(max_gap.map(|g| g.as_micros() as u64))
 }
 
 /// The step a replay runs: its count of requests (every record, each pass) unless `-n` or `-d` says, and its load.

@@ -172,11 +172,8 @@ pub(super) fn rfc3339(s: &str) -> Option<i64> {
 }
 
 fn json_line(line: &str) -> Result<Record, String> {
-    let r: JsonRecord = serde_json::from_str(line).map_err(|e| {
-        let text = e.to_string();
-        let cut = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]).to_string();
-        format!("column {}: {}", e.column(), crate::base::secrets::excerpt(&cut))
-    })?;
+    let r: JsonRecord = serde_json::from_str(line)
+        .map_err(|e| format!("column {}: {}", e.column(), crate::base::secrets::json_reason(&e)))?;
     let at_us = json_time(&r.time)
         .ok_or("its \"time\" is neither epoch seconds, milliseconds or microseconds nor RFC 3339 text")?;
     let path = r.path.ok_or("no \"path\" (or \"url\")")?;

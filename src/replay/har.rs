@@ -74,14 +74,12 @@ fn replayed(name: &str) -> bool {
 /// The entries of a HAR document, each a record or why not; the error when the text is no HAR.
 pub fn entries(text: &str) -> Result<Vec<Result<Record, String>>, String> {
     let har: Har = serde_json::from_str(text).map_err(|e| {
-        let why = e.to_string();
-        let cut = why.rfind(" at line ").map_or(why.as_str(), |i| &why[..i]).to_string();
         format!(
             "line {}, column {}: {}; a HAR file is {{\"log\": {{\"entries\": [{{\"startedDateTime\": ..., \"request\": \
              {{\"method\": ..., \"url\": ...}}}}]}}}}",
             e.line(),
             e.column(),
-            crate::base::secrets::excerpt(&cut)
+            crate::base::secrets::json_reason(&e)
         )
     })?;
     Ok(har.log.entries.into_iter().map(record).collect())

@@ -116,6 +116,17 @@ impl Output {
     }
 }
 
+/// Each line of `cases` (a command line, and what its refusal says) is refused before any load: exit 2, one line on
+/// stderr holding the text.
+pub fn refused_in_one_line(cases: &[(&[&str], &str)]) {
+    for (args, says) in cases {
+        let out = hakaru(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].contains(says), "{args:?}: {}", out.stderr);
+    }
+}
+
 /// Runs `hakaru` with `args`, adding `--json` to a temporary file for `run` (unless `args` name one); bounded by
 /// a 60 s watchdog.
 pub fn hakaru(args: &[&str]) -> Output {
