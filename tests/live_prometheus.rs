@@ -282,3 +282,27 @@ fn a_studys_cases_push_with_the_studys_labels() {
         r.len() == 2 && r.iter().all(|(_, v)| *v == 300.0)
     });
 }
+
+#[test]
+fn an_llm_run_pushes_its_time_to_first_token_and_output_tokens_as_its_document_counts_them() {
+    let prom = Prometheus::start();
+    let t = target();
+    let url = format!("http://{}/v1/chat/completions?first=5ms&gap=1ms", t.addr());
+    let push = format!("http://{}/api/v1/write", prom.addr);
+    let args = ["llm", "--model", "m", "--num-prompts", "40", "-c", "4", "--random-output-len", "8"];
+    let out = hakaru(&[&args[..], &["--prometheus-rw", &push, "--prometheus-interval", "1s", &url]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (doc, events) = (out.doc(), &out.step()["events"]);
+    let run_id = doc["settings"]["labels"]["run_id"].as_str().unwrap();
+    let sel = format!("run_id=\"{run_id}\",phase=\"measure\"");
+    // The last push is the document's step: its output tokens (8 an answer) and its first tokens' count.
+    let tokens = events["tokens"]["tokens"].as_f64().unwrap();
+    assert_eq!(tokens, 320.0, "{events}");
+    let total = format!("hakaru_output_tokens_total{{{sel}}}");
+    wait_for(Duration::from_secs(30), || prom.value(&total) == Some(tokens));
+    let firsts = events["first_event"]["count"].as_f64();
+    assert_eq!(prom.value(&format!("hakaru_time_to_first_token_seconds_count{{{sel}}}")), firsts);
+    let p50 = prom.value(&format!("histogram_quantile(0.5, hakaru_time_to_first_token_seconds_bucket{{{sel}}})"));
+    // The first token comes 5 ms after the request: the median is in a bucket at or above it.
+    assert!(p50.is_some_and(|s| s >= 0.005), "{p50:?}");
+}

@@ -40,6 +40,12 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
     let tpot = tokens["tpot"]["percentiles"]["p50"].as_f64().unwrap();
     let test = "synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_instant";
     common::on_time(&meter, test, (4_500.0..6_000.0).contains(&tpot), &format!("TPOT p50 {tpot} us near 5 ms"));
+    // Tokens a second one user saw: one over TPOT (its p50 the inverse of TPOT's, to the histogram's 3 digits).
+    let per_user = &tokens["per_user_tokens_per_s"];
+    let p50 = per_user["p50"].as_f64().unwrap();
+    assert!((p50 * tpot / 1e6 - 1.0).abs() < 0.01, "{p50} tokens/s against TPOT {tpot} us: {tokens}");
+    assert!(per_user["min"].as_f64() <= per_user["p1"].as_f64() && per_user["p1"].as_f64().unwrap() <= p50);
+    assert!(out.stdout.contains("per user "), "{}", out.stdout);
     assert_eq!(doc["settings"]["command"], "llm");
     let prompts = doc["settings"]["prompts"].as_str().unwrap();
     assert!(prompts.contains("synthetic prompts, 8 words each") && prompts.contains("max_tokens 6"), "{prompts}");

@@ -392,6 +392,11 @@ fn run_json(dir: &Path, name: &str, args: &[&str], url: &str) -> String {
     json
 }
 
+fn doc_tokens_per_s(file: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    doc["steps"][0]["events"]["tokens"]["tokens_per_s"].clone()
+}
+
 #[test]
 fn a_token_streams_report_charts_its_first_token_per_second_and_its_gaps_and_a_plain_run_only_its_first_byte() {
     let t = common::target();
@@ -421,8 +426,16 @@ fn a_token_streams_report_charts_its_first_token_per_second_and_its_gaps_and_a_p
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
     let most = doc["steps"][0]["events"]["gaps"]["max"].as_f64().unwrap() / 1000.0;
     assert!((gaps.last().unwrap().1 - most).abs() <= most * 0.01, "{gaps:?} against the document's {most} ms");
+    // Its output tokens a second per window (6 an answer), and per step TTFT p99, TPOT p99 and tokens/s.
+    let per_s = pairs(&s["tokens"]);
+    assert_eq!(per_s.len(), s["windows"].as_array().unwrap().len(), "{per_s:?}");
+    assert!(per_s.iter().filter(|(_, n)| *n > 0.0).count() >= 3, "{per_s:?}");
+    let point = &s["points"][0];
+    assert!(point["ttft_p99_ms"].as_f64().unwrap() >= 19.8 && point["tpot_p99_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(point["tokens_per_s"], doc_tokens_per_s(&tokens), "{point}");
     // The plain run: its time to first byte per window, no gaps.
     let p = &series[1];
+    assert!(p["tokens"].as_array().unwrap().is_empty() && p["points"][0].get("ttft_p99_ms").is_none(), "{p}");
     assert_eq!(p["first_of"], "byte", "{p}");
     assert!(pairs(&p["first"]).iter().all(|(_, ms)| *ms >= 1.98), "the server waits 2 ms: {}", p["first"]);
     assert!(!pairs(&p["first"]).is_empty() && pairs(&p["gaps_spectrum"]).is_empty(), "{p}");

@@ -359,16 +359,20 @@ fn a_study_report_leads_with_its_answer_and_draws_repetitions_in_shades_and_shor
 fn a_token_streams_report_draws_its_first_token_and_gaps_charts_and_a_plain_runs_only_its_first_byte() {
     let work = tempfile::tempdir().unwrap();
     let target = common::target();
-    let run = |name: &str, extra: &[&str], query: &str| {
+    let run = |name: &str, how: &[&str], extra: &[&str], query: &str| {
         let json = work.path().join(name).to_string_lossy().into_owned();
         let url = format!("http://{}/?{query}", target.addr());
-        let args = [&["run", "-q", "-c", "2", "-d", "2s", "--window", "500ms"][..], extra, &["--json", &json, &url]];
+        let args = [how, &["-q", "-d", "2s", "--window", "500ms"][..], extra, &["--json", &json, &url]];
         let o = hakaru(&args.concat());
         assert_eq!(o.code, 0, "{}", o.stderr);
         json
     };
-    let tokens = run("tokens.json", &["--events", "tokens"], "events=6&gap=3ms&first=20ms&kind=tokens");
-    let plain = run("plain.json", &[], "delay=2ms");
+    // The token stream swept over 1 and 2 clients, with an objective: its TTFT, TPOT, tokens/s and goodput columns
+    // and its charts against the clients.
+    let sweep = ["sweep", "--clients", "1,2", "--interval", "0s"];
+    let stream = ["--events", "tokens", "--goodput", "ttft:1s"];
+    let tokens = run("tokens.json", &sweep, &stream, "events=6&gap=3ms&first=20ms&kind=tokens");
+    let plain = run("plain.json", &["run", "-c", "2"], &[], "delay=2ms");
     for (inputs, firsts, gaps) in [(vec![&tokens, &plain], "2", "1"), (vec![&plain], "1", "0")] {
         let page = work.path().join(format!("r{}.html", inputs.len()));
         let mut args = vec!["report"];
@@ -386,5 +390,11 @@ fn a_token_streams_report_draws_its_first_token_and_gaps_charts_and_a_plain_runs
         assert_eq!(drawn, charts, "{drawn} of {charts} charts drew their lines");
         assert_eq!(dom.contains("Time to first token, p99 per second"), gaps == "1");
         assert!(dom.contains("Time to first byte, p99 per second"));
+        // The summary's ttft, tpot, output tok/s and goodput columns, the stream's tokens/s over time and its
+        // TTFT p99, TPOT p99 and tokens/s against the clients; none for the plain run alone.
+        let (columns, over_time, against_load) = if gaps == "1" { ("4", "1", "3") } else { ("0", "0", "0") };
+        assert_eq!(body_attr(&dom, "token-columns").as_deref(), Some(columns), "{inputs:?}");
+        assert_eq!(body_attr(&dom, "token-time-charts").as_deref(), Some(over_time), "{inputs:?}");
+        assert_eq!(body_attr(&dom, "token-load-charts").as_deref().unwrap_or("0"), against_load, "{inputs:?}");
     }
 }

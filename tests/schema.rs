@@ -191,6 +191,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/step/properties/events/properties/tokens/properties/answers_with_input",
                 "/$defs/step/properties/events/properties/tokens/properties/total_tokens_per_s",
                 "/$defs/step/properties/events/properties/tokens/properties/answers_short",
+                "/$defs/step/properties/events/properties/tokens/properties/per_user_tokens_per_s",
                 "/$defs/step/properties/events/properties/answers_in_one_read",
                 "/$defs/step/properties/events/properties/goodput",
                 "/$defs/settings/properties/graceful_stop_s",

@@ -236,13 +236,37 @@
     const sec = section("Summary", "Per step: request body (payload), answer size, load, throughput and the latency of " +
       "successes (ms). Failures are requests with an error or a status outside the run's --ok-status.");
     const rows = [];
+    // Token streams' columns only when some step streamed them (goodput only when asked).
+    const all = series.flatMap((s) => s.points);
+    const streamed = all.some((p) => p.ttft_p99_ms !== undefined);
+    const tokens = all.some((p) => p.tokens_per_s !== undefined);
+    const goodput = all.some((p) => p.goodput_percent !== undefined);
+    const opt = (v, d) => v === undefined ? "–" : num(v, d);
     for (const s of series) for (const p of s.points) rows.push([nameCell(s), { text: p.label },
       s.payload_bytes === null ? "–" : num(s.payload_bytes, 0), num(p.answer_bytes, 0), num(p.clients, 0),
       p.rate === null ? "–" : num(p.rate, 1), num(p.qps, 1), p.ok_per_s === null ? "–" : num(p.ok_per_s, 1),
-      num(p.mean_ms, 2), num(p.p50_ms, 2), num(p.p99_ms, 2),
-      p.failed ? num(p.failed, 0) + " (" + num(p.failed_percent, 2) + " %)" : "0"]);
+      num(p.mean_ms, 2), num(p.p50_ms, 2), num(p.p99_ms, 2)]
+      .concat(streamed ? [opt(p.ttft_p99_ms, 2)] : [], tokens ? [opt(p.tpot_p99_ms, 2), opt(p.tokens_per_s, 1)] : [],
+        goodput ? [p.goodput_percent === undefined ? "–" : num(p.goodput_percent, 2) + " %"] : [],
+        [p.failed ? num(p.failed, 0) + " (" + num(p.failed_percent, 2) + " %)" : "0"]));
+    const first = tokens ? "ttft p99 ms" : "first event p99 ms";
     sec.append(table(["target", { text: "step" }, "payload bytes", "answer bytes", "clients", "rate req/s", "qps req/s",
-      "ok/s", "mean ms", "p50 ms", "p99 ms", "failures"], rows));
+      "ok/s", "mean ms", "p50 ms", "p99 ms"].concat(streamed ? [first] : [],
+      tokens ? ["tpot p99 ms", "output tok/s"] : [], goodput ? ["goodput"] : [], ["failures"]), rows));
+    body.dataset.tokenColumns = String(Number(streamed) + 2 * Number(tokens) + Number(goodput));
+  }
+  // Token streams against the load: TTFT p99, TPOT p99 and output tokens/s per step, on the series' own axis.
+  function tokensVersusLoad(sec, list, axis) {
+    const lines = (key) => list.map((s) => Object.assign({ name: s.name, color: s.color }, pointsOf(s, key)));
+    const has = (key) => list.some((s) => s.points.some((p) => p[key] !== undefined));
+    let n = 0;
+    if (has("ttft_p99_ms")) { addChart(sec, Object.assign({ title: "Time to first token, p99", yLabel: "ttft p99 (ms)",
+      lines: lines("ttft_p99_ms") }, axis)); n++; }
+    if (has("tpot_p99_ms")) { addChart(sec, Object.assign({ title: "Time per output token, p99",
+      yLabel: "tpot p99 (ms)", lines: lines("tpot_p99_ms") }, axis)); n++; }
+    if (has("tokens_per_s")) { addChart(sec, Object.assign({ title: "Output tokens per second",
+      yLabel: "output tokens/s", lines: lines("tokens_per_s") }, axis)); n++; }
+    body.dataset.tokenLoadCharts = String(Number(body.dataset.tokenLoadCharts || 0) + n);
   }
   function knees(list, key, suffix) {
     return list.filter((s) => s[key] !== null && s[key] !== undefined)
@@ -266,6 +290,7 @@
       lines: lines("mean_ms"), vlines: knees(list, "knee_mean", "(mean)") }, axis));
     addChart(sec, Object.assign({ title: "p99 latency vs clients", yLabel: "p99 latency (ms)",
       lines: lines("p99_ms"), vlines: knees(list, "knee_p99", "(p99)") }, axis));
+    tokensVersusLoad(sec, list, axis);
   }
   function versusRate() {
     const list = series.filter((s) => s.axis === "rate");
@@ -291,6 +316,7 @@
       yLabel: "mean latency (ms)", lines: lines("mean_ms") });
     addChart(sec, { title: "Throughput vs rate", xLabel: "rate asked (req/s)", yLabel: "requests/s ended",
       lines: lines("qps") });
+    tokensVersusLoad(sec, list, { xLabel: "rate asked (req/s)" });
   }
   function spectrum() {
     const list = series.filter((s) => s.spectrum.length);
@@ -374,6 +400,13 @@
       firstCharts++;
     }
     body.dataset.firstCharts = String(firstCharts);
+    const tokened = list.filter((s) => s.tokens.length);
+    if (tokened.length) addChart(sec, { title: "Output tokens per second", note: "--events tokens: output " +
+      "tokens of the answers that ended in each second.", xLabel: "time (s)", yLabel: "output tokens/s",
+      lines: tokened.map((s) => ({ name: s.name, color: s.color, points: false,
+        pointsOnly: s.tokens.length <= SHORT_WINDOWS, xs: s.tokens.map((w) => w[0]), ys: s.tokens.map((w) => w[1]) })),
+      vlines: kneeMarks });
+    body.dataset.tokenTimeCharts = String(tokened.length ? 1 : 0);
     if (list.some((s) => s.windows.some((w) => w[4] > 0))) addChart(sec, { title: "Failures per second",
       note: "Requests that failed: an error, or a status outside --ok-status.", xLabel: "time (s)",
       yLabel: "failed requests/s", lines: list.map((s) => line(s, 4)) });

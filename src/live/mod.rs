@@ -95,6 +95,10 @@ pub struct LiveView {
     pub errors: BTreeMap<ErrorKind, u64>,
     /// Latency of the successes so far (coarse while the step runs, the step's own at its end).
     pub latency: LatencyHistogram,
+    /// `--events`: the time to first event (token) of the streamed answers that ended so far (as `latency`).
+    pub first_event: LatencyHistogram,
+    /// `--events tokens`: output tokens of the answers that ended so far.
+    pub tokens: u64,
     /// The last [`RECENT`] windows.
     pub recent: VecDeque<Point>,
     /// Connections open at the end of the last window.
@@ -134,6 +138,8 @@ impl LiveView {
             status: BTreeMap::new(),
             errors: BTreeMap::new(),
             latency: LatencyHistogram::new(),
+            first_event: LatencyHistogram::new(),
+            tokens: 0,
             recent: VecDeque::new(),
             connections: 0,
             own_cpu: None,
@@ -168,6 +174,7 @@ impl LiveView {
         self.status.clear();
         self.errors.clear();
         self.latency = LatencyHistogram::coarse();
+        (self.first_event, self.tokens) = (LatencyHistogram::coarse(), 0);
         self.recent.clear();
         self.version += 1;
     }
@@ -193,6 +200,8 @@ impl LiveView {
             *self.errors.entry(kind).or_default() += n;
         }
         self.latency.merge(&w.latency);
+        self.first_event.merge(&w.first_event);
+        self.tokens = self.tokens.saturating_add(w.tokens.unwrap_or(0));
         self.connections = w.open;
         let per_s = |n: u64| n as f64 / width;
         self.recent.push_back(Point {
@@ -231,6 +240,11 @@ impl LiveView {
         self.errors = step.error_kinds.iter().filter_map(|e| Some((ErrorKind::from_key(&e.kind)?, e.count))).collect();
         if let Ok(h) = LatencyHistogram::from_base64(&step.histogram.data) {
             self.latency = h;
+        }
+        if let Some(e) = &step.events {
+            let first = e.first_event.as_ref().map(|p| LatencyHistogram::from_base64(&p.histogram.data));
+            self.first_event = first.and_then(Result::ok).unwrap_or_default();
+            self.tokens = e.tokens.as_ref().map_or(0, |t| t.tokens);
         }
         self.connections = 0;
         self.done = true;

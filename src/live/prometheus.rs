@@ -7,7 +7,9 @@
 //! `hakaru_requests_completed_total`, `hakaru_requests_failed_total`, `hakaru_responses_total{status}`,
 //! `hakaru_errors_total{kind}`, the gauges `hakaru_sent_per_second`, `hakaru_completed_per_second`,
 //! `hakaru_connections_open`, `hakaru_cpu_percent{process}`, and the successes' latency as a classic histogram
-//! `hakaru_latency_seconds{_bucket,_sum,_count}`. Classic buckets rather than native histograms: remote-write 1.0
+//! `hakaru_latency_seconds{_bucket,_sum,_count}`; with `--events` the time to first event as another
+//! (`hakaru_time_to_first_token_seconds` for a token stream, else `hakaru_time_to_first_event_seconds`), and for a
+//! token stream `hakaru_output_tokens_total` and the gauge `hakaru_output_tokens_per_second`. Classic buckets rather than native histograms: remote-write 1.0
 //! receivers all take them (Prometheus takes native ones only behind a feature flag, and Debian's 2.42 not in
 //! remote write by default), and `histogram_quantile` reads them everywhere.
 
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::LiveView;
 use super::remote_write::{Series, body};
+use crate::metrics::LatencyHistogram;
 use crate::plan::live::PushPlan;
 
 /// The latency buckets' upper bounds, microseconds (then +Inf): 100 µs to a minute, 1-2.5-5 a decade.
@@ -362,14 +365,28 @@ fn series(v: &LiveView, user: &[(String, String)]) -> Vec<Series> {
             out.push(one("hakaru_cpu_percent", &[("process", process.into())], cpu));
         }
     }
-    let counts = v.latency.cumulative_counts(&BUCKETS_US);
-    for (us, n) in BUCKETS_US.iter().zip(&counts) {
-        out.push(one("hakaru_latency_seconds_bucket", &[("le", (*us as f64 / 1e6).to_string())], *n as f64));
+    let mut histogram = |name: &str, h: &LatencyHistogram| {
+        let counts = h.cumulative_counts(&BUCKETS_US);
+        for (us, n) in BUCKETS_US.iter().zip(&counts) {
+            out.push(one(&format!("{name}_bucket"), &[("le", (*us as f64 / 1e6).to_string())], *n as f64));
+        }
+        let total = h.count();
+        out.push(one(&format!("{name}_bucket"), &[("le", "+Inf".into())], total as f64));
+        out.push(one(&format!("{name}_count"), &[], total as f64));
+        out.push(one(&format!("{name}_sum"), &[], h.mean() * total as f64 / 1e6));
+    };
+    histogram("hakaru_latency_seconds", &v.latency);
+    match v.events {
+        Some("token") => histogram("hakaru_time_to_first_token_seconds", &v.first_event),
+        Some(_) => histogram("hakaru_time_to_first_event_seconds", &v.first_event),
+        None => {}
     }
-    let total = v.latency.count();
-    out.push(one("hakaru_latency_seconds_bucket", &[("le", "+Inf".into())], total as f64));
-    out.push(one("hakaru_latency_seconds_count", &[], total as f64));
-    out.push(one("hakaru_latency_seconds_sum", &[], v.latency.mean() * total as f64 / 1e6));
+    if v.events == Some("token") {
+        out.push(one("hakaru_output_tokens_total", &[], v.tokens as f64));
+        if let Some(t) = v.recent.back().and_then(|p| p.tokens_per_s) {
+            out.push(one("hakaru_output_tokens_per_second", &[], t));
+        }
+    }
     out
 }
 
@@ -424,9 +441,32 @@ mod tests {
         assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "0.0005"))), Some(3.0));
         assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "2.5"))), Some(4.0));
         assert_eq!(find("hakaru_latency_seconds_bucket", Some(("le", "+Inf"))), Some(4.0));
+        assert_eq!(find("hakaru_time_to_first_event_seconds_count", None), None, "no events, no such series");
         let one = s.iter().find(|x| label(x, "__name__") == Some("hakaru_latency_seconds_count")).unwrap();
         for (k, want) in [("run_id", "r1"), ("step", "run"), ("phase", "measure"), ("target", "http://127.0.0.1:1/")] {
             assert_eq!(label(one, k), Some(want), "{k}");
         }
+    }
+
+    #[test]
+    fn a_token_stream_pushes_its_time_to_first_token_and_its_tokens() {
+        let mut v = LiveView::new("r1".into(), "run".into(), "http://127.0.0.1:1/".into());
+        v.events = Some("token");
+        (v.tokens, v.first_event) = (120, LatencyHistogram::new());
+        for us in [40_000, 60_000] {
+            v.first_event.record(us);
+        }
+        v.recent.push_back(super::super::Point { tokens_per_s: Some(60.0), ..Default::default() });
+        let s = series(&v, &[]);
+        let find = |name: &str, le: Option<&str>| {
+            s.iter()
+                .find(|x| label(x, "__name__") == Some(name) && le.is_none_or(|le| label(x, "le") == Some(le)))
+                .map(|x| x.value)
+        };
+        assert_eq!(find("hakaru_output_tokens_total", None), Some(120.0));
+        assert_eq!(find("hakaru_output_tokens_per_second", None), Some(60.0));
+        assert_eq!(find("hakaru_time_to_first_token_seconds_bucket", Some("0.05")), Some(1.0));
+        assert_eq!(find("hakaru_time_to_first_token_seconds_count", None), Some(2.0));
+        assert_eq!(find("hakaru_time_to_first_event_seconds_count", None), None);
     }
 }

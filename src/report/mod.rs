@@ -24,7 +24,7 @@ use crate::plan::slo::Slo;
 use crate::result::{ResultDocument, StepResult};
 pub use inputs::*;
 pub use views::spectrum;
-use views::{first_per_window, open_per_window, pooled_gaps, ramp_view, windows};
+use views::{first_per_window, open_per_window, pooled_gaps, ramp_view, tokens_per_window, windows};
 
 /// What the report and the charts draw: one series per input.
 #[derive(Clone, Debug, Serialize)]
@@ -86,6 +86,8 @@ pub struct Series {
     pub first: Vec<[f64; 2]>,
     /// What `first` times: `byte`, `event` or `token`.
     pub first_of: String,
+    /// `--events tokens`, per second as `windows`: (seconds from the start, output tokens/s); empty otherwise.
+    pub tokens: Vec<[f64; 2]>,
     /// Per second, as `windows`: (seconds from the start, connections open at the window's end); empty when the
     /// documents have no windows.
     pub open: Vec<[f64; 2]>,
@@ -210,6 +212,16 @@ pub struct Point {
     pub first_event_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gap_ms: Option<f64>,
+    /// `--events`: the p99 of the time to first event (token), milliseconds; `--events tokens`: TPOT's p99,
+    /// output tokens a second, and with `--goodput` the share of requests that met every objective.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_p99_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_p99_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput_percent: Option<f64>,
 }
 
 /// A capacity search's objective: the latency bound drawn as a line, and the rate found.
@@ -481,6 +493,10 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
                 probes: BTreeMap::new(),
                 first_event_ms: None,
                 gap_ms: None,
+                ttft_p99_ms: None,
+                tpot_p99_ms: None,
+                tokens_per_s: None,
+                goodput_percent: None,
             }
         })
         .collect();
@@ -497,6 +513,7 @@ fn series_of_drnbench(input: &Input, rows: &[DrnbenchRow]) -> Series {
         spectrum: Vec::new(),
         windows: Vec::new(),
         first: Vec::new(),
+        tokens: Vec::new(),
         first_of: "byte".into(),
         open: Vec::new(),
         step_starts: Vec::new(),
@@ -574,6 +591,7 @@ fn series_of_doc(input: &Input, doc: &ResultDocument, notes: &mut Vec<String>) -
         spectrum: spectrum(&pooled),
         windows: windows(&doc.steps),
         first: first_per_window(&doc.steps, first_of != "byte"),
+        tokens: tokens_per_window(&doc.steps, first_of == "token"),
         first_of: first_of.into(),
         open: open_per_window(&doc.steps),
         step_starts: views::step_starts(&doc.steps),
@@ -592,6 +610,7 @@ fn point_of(s: &StepResult, axis: &str) -> Point {
     let rate = s.load.rate;
     let clients = s.load.connections as f64;
     let have_latency = s.latency.count > 0;
+    let tokens = s.events.as_ref().and_then(|e| e.tokens.as_ref());
     let lat = |us: f64| have_latency.then(|| ms(us));
     Point {
         label: s.label.clone(),
@@ -618,11 +637,19 @@ fn point_of(s: &StepResult, axis: &str) -> Point {
         probes: s.probes.iter().filter_map(|p| Some((p.name.clone(), p.delta?))).collect(),
         first_event_ms: events_p50(s.events.as_ref().and_then(|e| e.first_event.as_ref())),
         gap_ms: events_p50(s.events.as_ref().and_then(|e| e.gaps.as_ref())),
+        ttft_p99_ms: events_at(s.events.as_ref().and_then(|e| e.first_event.as_ref()), 99.0),
+        tpot_p99_ms: events_at(tokens.and_then(|t| t.tpot.as_ref()), 99.0),
+        tokens_per_s: tokens.map(|t| t.tokens_per_s),
+        goodput_percent: s.events.as_ref().and_then(|e| e.goodput.as_ref()).map(|g| g.percent),
     }
 }
 
 fn events_p50(p: Option<&crate::result::phases::Phase>) -> Option<f64> {
-    p.map(|p| ms(p.latency.percentile(50.0) as f64))
+    events_at(p, 50.0)
+}
+
+fn events_at(p: Option<&crate::result::phases::Phase>, q: f64) -> Option<f64> {
+    p.map(|p| ms(p.latency.percentile(q) as f64))
 }
 
 #[cfg(test)]

@@ -110,6 +110,17 @@ pub(super) fn first_per_window(steps: &[StepResult], events: bool) -> Vec<[f64; 
         .collect()
 }
 
+/// Per window, as [`windows`] keeps them: (seconds from the start, output tokens a second of the answers that
+/// ended in it). Empty when the run read no token stream; a window of a token stream without an ended answer is 0.
+pub(super) fn tokens_per_window(steps: &[StepResult], tokens: bool) -> Vec<[f64; 2]> {
+    if !tokens {
+        return Vec::new();
+    }
+    each_window(steps)
+        .map(|(t, width, w)| [t, (w.tokens.unwrap_or(0) as f64 / width * 100.0).round() / 100.0])
+        .collect()
+}
+
 /// Per window, as [`windows`] keeps them: (seconds from the start, connections open at the window's end).
 pub(super) fn open_per_window(steps: &[StepResult]) -> Vec<[f64; 2]> {
     each_window(steps).map(|(t, _, w)| [t, w.open_connections as f64]).collect()

@@ -44,6 +44,36 @@ pub struct TokensReport {
     /// than asked. Absent when none did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub answers_short: u64,
+    /// Output tokens a second each answer streamed after its first (aiperf's output token throughput per user):
+    /// one over its TPOT, so read from the TPOT histogram. Absent without TPOT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_user_tokens_per_s: Option<PerUser>,
+}
+
+/// The tokens a second one user saw (one over each answer's TPOT): the mean over answers, the median, and the
+/// slow end: the rate the slowest 1 % of answers fell below (one over TPOT's p99) and the slowest answer's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerUser {
+    pub mean: f64,
+    pub p50: f64,
+    pub p1: f64,
+    pub min: f64,
+}
+
+impl PerUser {
+    /// From TPOT in microseconds; None when it is empty. A TPOT under a microsecond counts as one.
+    pub fn of(tpot: &LatencyHistogram) -> Option<PerUser> {
+        let per_s = |us: u64| (1e6 / us.max(1) as f64 * 100.0).round() / 100.0;
+        let recorded = tpot.recorded();
+        let n: u64 = recorded.iter().map(|&(_, c)| c).sum();
+        let sum: f64 = recorded.iter().map(|&(us, c)| 1e6 / us.max(1) as f64 * c as f64).sum();
+        (n > 0).then(|| PerUser {
+            mean: (sum / n as f64 * 100.0).round() / 100.0,
+            p50: per_s(tpot.percentile(50.0)),
+            p1: per_s(tpot.percentile(99.0)),
+            min: per_s(tpot.max()),
+        })
+    }
 }
 
 /// A figure of streamed answers an objective or a threshold can name (vLLM's and aiperf's names): time to first
@@ -243,6 +273,7 @@ impl EventsReport {
                 answers_with_input: m.input_answers,
                 total_tokens_per_s: (m.input_answers > 0).then(|| rate(m.input_tokens.saturating_add(m.tokens), secs)),
                 answers_short: m.short,
+                per_user_tokens_per_s: PerUser::of(&m.tpot),
             }),
             answers_in_one_read: m.one_read,
             goodput: m.good.as_ref().map(|g| {
@@ -339,6 +370,12 @@ impl EventsReport {
                     None => String::new(),
                 }
             ));
+            if let Some(u) = &t.per_user_tokens_per_s {
+                lines.push(format!(
+                    "per user {:.1} tokens/s mean, p50 {:.1}, slowest 1 % below {:.1}, slowest {:.1} (one over TPOT)",
+                    u.mean, u.p50, u.p1, u.min
+                ));
+            }
             if let (Some(input), Some(total)) = (t.input_tokens, t.total_tokens_per_s) {
                 let whose = match t.answers_with_input == self.answers {
                     true => String::new(),
@@ -416,5 +453,18 @@ mod tests {
         assert!(lines[0].starts_with("160 events in 40 answers (4.0 an answer"), "{lines:?}");
         assert!(lines[1].starts_with("first token p50 50.") && lines[2].contains("usage and chunks"), "{lines:?}");
         assert_eq!(EventsReport::of(&EventMetrics::default(), 1.0, 0), None);
+    }
+
+    #[test]
+    fn tokens_a_second_per_user_are_one_over_each_answers_tpot() {
+        let mut tpot = LatencyHistogram::new();
+        // Three answers at 10 ms a token (100/s) and one at 40 ms (25/s).
+        tpot.record_n(10_000, 3);
+        tpot.record(40_000);
+        let u = PerUser::of(&tpot).expect("answers");
+        // (To the histogram's 3 digits: a value reads as the highest of its bucket.)
+        let near = |got: f64, want: f64| (got / want - 1.0).abs() < 0.002;
+        assert!(near(u.p50, 100.0) && near(u.p1, 25.0) && near(u.min, 25.0) && near(u.mean, 81.25), "{u:?}");
+        assert_eq!(PerUser::of(&LatencyHistogram::new()), None);
     }
 }
