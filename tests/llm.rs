@@ -7,6 +7,7 @@ use crate::common;
 use common::python::Server;
 use common::{hakaru, target};
 use serde_json::Value;
+use std::time::Duration;
 
 fn fig(step: &Value, name: &str, key: &str) -> f64 {
     let p = &step["events"][name];
@@ -287,33 +288,39 @@ fn a_trace_sends_each_request_at_its_time_with_prompts_of_its_lengths() {
 }
 
 #[test]
-fn history_lists_a_streamed_results_time_to_first_token_and_tokens_a_second() {
+fn history_lists_a_streamed_results_time_to_first_token_tokens_a_second_tpot_and_goodput() {
     let t = target();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let db = db.to_str().unwrap();
     let u = format!("http://{}/v1/chat/completions?first=20ms&gap=1ms", t.addr());
-    let args = ["llm", "--model", "m", "--num-prompts", "20", "-c", "4", "--random-input-len", "4", "--db", db, &u];
-    let out = common::hakaru_with(&args, std::time::Duration::from_secs(60), |_| {});
+    let args = ["llm", "--model", "m", "--num-prompts", "20", "-c", "4", "--random-input-len", "4", "--db", db];
+    let out =
+        common::hakaru_with(&[&args[..], &["--goodput", "ttft:10s", &u]].concat(), Duration::from_secs(60), |_| {});
     assert_eq!(out.code, 0, "{}", out.stderr);
     let plain = common::hakaru_with(
         &["run", "-n", "10", "-c", "1", "--db", db, &format!("http://{}/", t.addr())],
-        std::time::Duration::from_secs(60),
+        Duration::from_secs(60),
         |_| {},
     );
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     let list = hakaru(&["history", "--db", db]);
     assert_eq!(list.code, 0, "{}", list.stderr);
     let lines: Vec<&str> = list.stdout.lines().collect();
-    assert!(lines[0].contains("ttft p99") && lines[0].trim_end().ends_with("tok/s"), "{}", list.stdout);
+    let head = lines[0].trim_end();
+    assert!(head.contains("ttft p99") && head.contains("tok/s  tpot p99") && head.ends_with("goodput"), "{head}");
     let llm = lines.iter().find(|l| l.contains(" llm ")).unwrap_or_else(|| panic!("{}", list.stdout));
-    let cells: Vec<&str> = llm.split_whitespace().collect();
-    // The last two cells: the time to first token's p99 (20 ms and more) and output tokens a second.
-    let ttft = cells[cells.len() - 2];
-    assert!(ttft.ends_with("ms") && ttft.trim_end_matches("ms").parse::<f64>().unwrap() >= 19.9, "{llm}");
-    assert!(cells[cells.len() - 1].parse::<f64>().unwrap() > 0.0, "{llm}");
+    let cells: Vec<&str> = llm.split_whitespace().rev().collect();
+    // From the end: goodput (every answer met a 10 s objective), TPOT's p99, output tokens a second, and the time
+    // to first token's p99 (20 ms and more).
+    assert_eq!((cells[0], cells[1]), ("%", "100.0"), "{llm}");
+    let ms = |c: &str| match c.strip_suffix("ms") {
+        Some(n) => n.parse::<f64>().unwrap(),
+        None => c.strip_suffix("us").unwrap_or_else(|| panic!("{llm}")).parse::<f64>().unwrap() / 1000.0,
+    };
+    assert!(ms(cells[2]) > 0.0 && cells[3].parse::<f64>().unwrap() > 0.0 && ms(cells[4]) >= 19.9, "{llm}");
     let run = lines.iter().find(|l| l.contains(" run ")).unwrap();
-    assert!(run.split_whitespace().rev().take(2).all(|c| c == "-"), "no stream: no figures: {run}");
+    assert!(run.split_whitespace().rev().take(4).all(|c| c == "-"), "no stream: no figures: {run}");
 }
 
 #[test]

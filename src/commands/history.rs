@@ -82,7 +82,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, CliError> {
     } else {
         // A streamed result's time to first token and tokens a second, in columns of their own when any row has them.
         let streamed = rows.iter().any(|r| r.ttft_p99_us.is_some());
-        let cells: Vec<[String; 11]> = rows
+        let cells: Vec<[String; 13]> = rows
             .iter()
             .map(|r| {
                 let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -104,12 +104,16 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, CliError> {
                     r.p99_us.map_or("-".into(), |p| format_micros(p as f64)),
                     r.ttft_p99_us.map_or("-".into(), |p| format_micros(p as f64)),
                     r.tokens_per_s.map_or("-".into(), |t| format!("{t:.1}")),
+                    r.tpot_p99_us.map_or("-".into(), |p| format_micros(p as f64)),
+                    r.goodput_percent.map_or("-".into(), |g| format!("{g:.1} %")),
                 ]
             })
             .collect();
-        let header =
-            ["id", "time", "command", "protocol", "target", "labels", "runs", "ok/s", "p99", "ttft p99", "tok/s"];
-        let shown = if streamed { header.len() } else { header.len() - 2 };
+        let header = [
+            "id", "time", "command", "protocol", "target", "labels", "runs", "ok/s", "p99", "ttft p99", "tok/s",
+            "tpot p99", "goodput",
+        ];
+        let shown = if streamed { header.len() } else { header.len() - 4 };
         let widths: Vec<usize> = (0..header.len())
             .map(|i| cells.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap())
             .collect();
@@ -118,7 +122,7 @@ pub fn list(a: &HistoryListArgs) -> Result<ExitCode, CliError> {
             for (i, cell) in c.iter().enumerate() {
                 // Numbers right-aligned, text left-aligned; the last column needs no padding.
                 match i {
-                    0 | 6..=10 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
+                    0 | 6..=12 => l.push_str(&format!("{cell:>w$}  ", w = widths[i])),
                     _ => l.push_str(&format!("{cell:<w$}  ", w = widths[i])),
                 }
             }

@@ -6,7 +6,14 @@
 //! document before it is written ([`scrub_secrets`]), whatever the document already redacted.
 
 pub mod drnbench_import;
+mod facts;
 mod recorder;
+mod schema;
+
+pub use facts::workload_id;
+use facts::{Facts, labels_of};
+use schema::{MIGRATIONS, Migration};
+pub use schema::{SCHEMA_V1, SCHEMA_VERSION};
 
 pub use recorder::{Recorder, labels};
 
@@ -23,128 +30,6 @@ use crate::result::ResultDocument;
 
 /// How long a writer waits for another process's transaction before giving up (SQLITE_BUSY).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// The schema steps, in order: step N (1-based) takes a database from `user_version` N-1 to N. A released step is
-/// never edited; a change is a new step.
-const MIGRATIONS: [Migration; 4] = [
-    Migration::Sql(SCHEMA_V1),
-    Migration::Rust(migrate_to_v2),
-    Migration::Rust(migrate_to_v3),
-    Migration::Rust(migrate_to_v4),
-];
-
-/// The schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// The first schema: the document and the columns to list it by.
-pub const SCHEMA_V1: &str = "
-CREATE TABLE results (
-    id INTEGER PRIMARY KEY,
-    time TEXT NOT NULL,
-    command TEXT NOT NULL,
-    target TEXT NOT NULL,
-    document TEXT NOT NULL
-);
-CREATE INDEX results_time ON results(time);
-";
-
-/// The second schema: labels in their own table, and the figures the listing shows without parsing documents.
-const SCHEMA_V2: &str = "
-ALTER TABLE results ADD COLUMN source TEXT NOT NULL DEFAULT 'recorded';
-ALTER TABLE results ADD COLUMN hakaru_version TEXT NOT NULL DEFAULT '';
-ALTER TABLE results ADD COLUMN host TEXT NOT NULL DEFAULT '';
-ALTER TABLE results ADD COLUMN ok_per_s REAL;
-ALTER TABLE results ADD COLUMN p99_us INTEGER;
-ALTER TABLE results ADD COLUMN workload TEXT NOT NULL DEFAULT '';
-CREATE INDEX results_workload ON results(workload);
-CREATE INDEX results_command ON results(command);
-CREATE INDEX results_target ON results(target);
-CREATE TABLE labels (
-    result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (result_id, key)
-);
-CREATE INDEX labels_key_value ON labels(key, value);
-";
-
-enum Migration {
-    Sql(&'static str),
-    Rust(fn(&rusqlite::Transaction) -> rusqlite::Result<()>),
-}
-
-/// Every stored document with its ID, for a migration that reads them again. A document that does not parse keeps
-/// its row (still listed and shown as stored), without figures.
-fn stored_documents(tx: &rusqlite::Transaction) -> rusqlite::Result<Vec<(i64, Value)>> {
-    let rows: Vec<(i64, String)> = {
-        let mut stmt = tx.prepare("SELECT id, document FROM results")?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
-    };
-    Ok(rows.into_iter().filter_map(|(id, text)| Some((id, serde_json::from_str(&text).ok()?))).collect())
-}
-
-/// v1 -> v2: the new tables, then the new columns and labels filled from each stored document.
-fn migrate_to_v2(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA_V2)?;
-    for (id, doc) in stored_documents(tx)? {
-        let facts = Facts::of(&doc);
-        tx.execute(
-            "UPDATE results SET hakaru_version = ?1, host = ?2, ok_per_s = ?3, p99_us = ?4, workload = ?5 WHERE id = ?6",
-            params![facts.hakaru_version, facts.host, facts.ok_per_s, facts.p99_us, facts.workload, id],
-        )?;
-        for (k, v) in labels_of(&doc) {
-            tx.execute("INSERT OR REPLACE INTO labels (result_id, key, value) VALUES (?1, ?2, ?3)", params![id, k, v])?;
-        }
-    }
-    Ok(())
-}
-
-/// The third schema: a result's protocol, and for `--runs N` the count of runs and their ok/s's spread.
-const SCHEMA_V3: &str = "
-ALTER TABLE results ADD COLUMN protocol TEXT NOT NULL DEFAULT '';
-ALTER TABLE results ADD COLUMN runs INTEGER;
-ALTER TABLE results ADD COLUMN ok_per_s_sd REAL;
-";
-
-/// v2 -> v3: the new columns, and every row's figures again from its document: a `--runs N` result was listed by
-/// its best run (issue 49), now by the runs' mean ok/s and their merged p99, as its text and `compare` give them.
-fn migrate_to_v3(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA_V3)?;
-    for (id, doc) in stored_documents(tx)? {
-        let f = Facts::of(&doc);
-        tx.execute(
-            "UPDATE results SET ok_per_s = ?1, p99_us = ?2, protocol = ?3, runs = ?4, ok_per_s_sd = ?5 WHERE id = ?6",
-            params![f.ok_per_s, f.p99_us, f.protocol, f.runs, f.ok_per_s_sd, id],
-        )?;
-    }
-    Ok(())
-}
-
-/// The fourth schema: a streamed result's time to first token (its p99) and output tokens a second.
-const SCHEMA_V4: &str = "
-ALTER TABLE results ADD COLUMN ttft_p99_us INTEGER;
-ALTER TABLE results ADD COLUMN tokens_per_s REAL;
-";
-
-/// v3 -> v4: the new columns, filled from each stored document that streamed.
-fn migrate_to_v4(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA_V4)?;
-    // Only documents that streamed have the figures: the others are not read again, and each is read alone.
-    let ids: Vec<i64> = {
-        let mut stmt = tx.prepare("SELECT id FROM results WHERE instr(document, '\"events\"') > 0")?;
-        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
-    };
-    for id in ids {
-        let text: String = tx.query_row("SELECT document FROM results WHERE id = ?1", [id], |r| r.get(0))?;
-        let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
-        let f = Facts::of(&doc);
-        tx.execute(
-            "UPDATE results SET ttft_p99_us = ?1, tokens_per_s = ?2 WHERE id = ?3",
-            params![f.ttft_p99_us, f.tokens_per_s, id],
-        )?;
-    }
-    Ok(())
-}
 
 /// A path that exists must be a SQLite database file: a FIFO would block SQLite's open forever (SIGTERM ignored),
 /// and /dev/zero, a directory or a text file is bad input, said so (exit 2), not a database error.
@@ -262,6 +147,10 @@ pub struct Row {
     /// its output tokens a second (a token stream's); None otherwise.
     pub ttft_p99_us: Option<u64>,
     pub tokens_per_s: Option<f64>,
+    /// A token stream's time per output token's p99, microseconds, and with `--goodput` the share of its requests
+    /// that met every objective, percent; None otherwise.
+    pub tpot_p99_us: Option<u64>,
+    pub goodput_percent: Option<f64>,
     /// The workload's identity ([`workload_id`]): results with the same one ran the same load on the same targets.
     pub workload: String,
 }
@@ -278,146 +167,6 @@ pub struct Filter {
     /// A workload identity ([`workload_id`]).
     pub workload: Option<String>,
     pub limit: Option<usize>,
-}
-
-/// The indexed facts of a document.
-struct Facts {
-    time: String,
-    command: String,
-    target: String,
-    hakaru_version: String,
-    host: String,
-    ok_per_s: Option<f64>,
-    p99_us: Option<i64>,
-    workload: String,
-    protocol: String,
-    runs: Option<i64>,
-    ok_per_s_sd: Option<f64>,
-    ttft_p99_us: Option<i64>,
-    tokens_per_s: Option<f64>,
-}
-
-/// What makes two results comparable: the settings without the labels and the seed (the command, targets,
-/// requests, load, sweep steps...), hashed (FNV-1a, 64 bits, over the settings' JSON with sorted keys) into 16 hex
-/// digits. A later `compare` refuses, or warns about, results of different workloads.
-pub fn workload_id(doc: &Value) -> String {
-    let mut settings = doc.get("settings").cloned().unwrap_or(Value::Null);
-    if let Some(o) = settings.as_object_mut() {
-        o.remove("labels");
-        o.remove("seed");
-        // How the pacer batches its wake-ups is how hakaru sends, not what load the target was offered: the
-        // results of the same rate before and after --pace-window existed stay comparable.
-        o.remove("pace_window_us");
-    }
-    // Keys sorted at every level: the same text whatever order the document (or serde_json's map) kept.
-    fn canonical(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(o) => {
-                let sorted: BTreeMap<&String, &Value> = o.iter().collect();
-                out.push('{');
-                for (i, (k, v)) in sorted.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    canonical(v, out);
-                }
-                out.push('}');
-            }
-            Value::Array(a) => {
-                out.push('[');
-                for (i, v) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    canonical(v, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut text = String::new();
-    canonical(&settings, &mut text);
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-    format!("{hash:016x}")
-}
-
-impl Facts {
-    fn of(doc: &Value) -> Facts {
-        let text = |p: &str| doc.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
-        let targets = doc.pointer("/settings/targets").and_then(Value::as_array);
-        let target = targets.map(|t| t.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "));
-        let steps = doc.pointer("/steps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        let best = headline_step(doc, steps);
-        // A p99 of no successes would be the empty histogram's 0: shown as "-", not as `0us`.
-        let answered = best.filter(|s| s.pointer("/latency/count").and_then(Value::as_u64).unwrap_or(1) > 0);
-        let protocol = steps.first().and_then(|s| s.get("protocol")).and_then(Value::as_str).map_or("", |p| {
-            crate::result::protocol_label(p, doc.pointer("/settings/http_version").and_then(Value::as_str))
-        });
-        // The headline figures: of the best step, or with `--runs N` what the run's text and `compare` give, the
-        // runs' mean ok/s (its spread beside it) and their merged latency.
-        let runs = doc.get("runs").filter(|r| r.get("completed").and_then(Value::as_u64).unwrap_or(0) > 0);
-        let (ok_per_s, p99_us, completed, ok_per_s_sd) = match runs {
-            Some(runs) => {
-                let ok = runs.get("ok").and_then(Value::as_u64).unwrap_or(0);
-                (
-                    runs.pointer("/ok_per_s/mean").and_then(Value::as_f64),
-                    runs.pointer("/latency/percentiles/p99").and_then(Value::as_i64).filter(|_| ok > 0),
-                    runs.get("completed").and_then(Value::as_i64),
-                    runs.pointer("/ok_per_s/sd").and_then(Value::as_f64),
-                )
-            }
-            None => (
-                best.and_then(|s| s.pointer("/throughput/ok_per_s")).and_then(Value::as_f64),
-                answered.and_then(|s| s.pointer("/latency/percentiles/p99")).and_then(Value::as_i64),
-                None,
-                None,
-            ),
-        };
-        // A streamed step's figures: the headline step's (a `--runs N` result's first run stands for the rest).
-        let streamed = best.or(steps.first()).and_then(|s| s.get("events")).filter(|e| e.is_object());
-        let ttft_p99_us = streamed.and_then(|e| e.pointer("/first_event/percentiles/p99")).and_then(Value::as_i64);
-        let tokens_per_s = streamed.and_then(|e| e.pointer("/tokens/tokens_per_s")).and_then(Value::as_f64);
-        Facts {
-            ttft_p99_us,
-            tokens_per_s,
-            time: text("/provenance/started_at"),
-            command: text("/settings/command"),
-            target: target.unwrap_or_default(),
-            hakaru_version: text("/provenance/hakaru_version"),
-            host: text("/provenance/hostname"),
-            ok_per_s,
-            p99_us,
-            workload: workload_id(doc),
-            protocol: protocol.to_string(),
-            runs: completed,
-            ok_per_s_sd,
-        }
-    }
-}
-
-/// The step a listing row stands for. A capacity search's is the capacity found (the highest rate that met the
-/// objective; none when no rate did), not a faster failing step; any other document's is the step with the most
-/// successes per second (a run has one step).
-fn headline_step<'a>(doc: &Value, steps: &'a [Value]) -> Option<&'a Value> {
-    let rate = |s: &Value| s.pointer("/load/rate").and_then(Value::as_f64);
-    if let Some(capacity) = doc.pointer("/analysis/capacity").filter(|c| c.is_object()) {
-        let found = capacity.get("rate").and_then(Value::as_f64)?;
-        return steps.iter().find(|s| rate(s) == Some(found));
-    }
-    steps.iter().max_by(|a, b| {
-        let q = |s: &Value| s.pointer("/throughput/ok_per_s").and_then(Value::as_f64).unwrap_or(-1.0);
-        q(a).total_cmp(&q(b))
-    })
-}
-
-fn labels_of(doc: &Value) -> BTreeMap<String, String> {
-    doc.pointer("/settings/labels")
-        .and_then(Value::as_object)
-        .map(|o| o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
-        .unwrap_or_default()
 }
 
 /// An open history database.
@@ -573,8 +322,8 @@ impl Db {
         tx.execute(
             "INSERT INTO results
                  (time, command, target, document, source, hakaru_version, host, ok_per_s, p99_us, workload,
-                  protocol, runs, ok_per_s_sd, ttft_p99_us, tokens_per_s)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                  protocol, runs, ok_per_s_sd, ttft_p99_us, tokens_per_s, tpot_p99_us, goodput_percent)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 facts.time,
                 facts.command,
@@ -590,7 +339,9 @@ impl Db {
                 facts.runs,
                 facts.ok_per_s_sd,
                 facts.ttft_p99_us,
-                facts.tokens_per_s
+                facts.tokens_per_s,
+                facts.tpot_p99_us,
+                facts.goodput_percent
             ],
         )
         .map_err(e)?;
@@ -647,7 +398,7 @@ impl Db {
     pub fn find(&self, filter: &Filter) -> Result<Vec<Row>> {
         let mut sql = String::from(
             "SELECT id, time, command, target, ok_per_s, p99_us, source, workload, protocol, runs, ok_per_s_sd,
-                    ttft_p99_us, tokens_per_s
+                    ttft_p99_us, tokens_per_s, tpot_p99_us, goodput_percent
              FROM results WHERE 1 = 1",
         );
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
@@ -694,6 +445,8 @@ impl Db {
                     ok_per_s_sd: r.get(10)?,
                     ttft_p99_us: r.get::<_, Option<i64>>(11)?.map(|v| v.max(0) as u64),
                     tokens_per_s: r.get(12)?,
+                    tpot_p99_us: r.get::<_, Option<i64>>(13)?.map(|v| v.max(0) as u64),
+                    goodput_percent: r.get(14)?,
                 })
             })
             .and_then(|it| it.collect::<rusqlite::Result<Vec<Row>>>())
@@ -781,6 +534,32 @@ mod tests {
         capacity["analysis"]["capacity"]["rate"] = Value::Null;
         let facts = Facts::of(&capacity);
         assert_eq!((facts.ok_per_s, facts.p99_us), (None, None), "no rate met the objective: nothing to show");
+    }
+
+    #[test]
+    fn a_database_of_schema_4_gets_its_streamed_results_tpot_and_goodput() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut streamed = doc("llm", "http://127.0.0.1:1/", 10.0, 5, json!({}));
+        streamed["steps"][0]["events"] = json!({"first_event": {"percentiles": {"p99": 52_000}},
+            "tokens": {"tokens_per_s": 90.0, "tpot": {"percentiles": {"p99": 11_000}}}, "goodput": {"percent": 97.5}});
+        {
+            let mut db = Db::open(&path).unwrap();
+            db.insert_json(streamed, "recorded").unwrap();
+            db.insert_json(doc("run", "http://127.0.0.1:1/", 10.0, 5, json!({})), "recorded").unwrap();
+            // The file as schema 4 left it: no columns of the fifth.
+            db.conn
+                .execute_batch(
+                    "ALTER TABLE results DROP COLUMN tpot_p99_us; ALTER TABLE results DROP COLUMN goodput_percent;
+                     PRAGMA user_version = 4;",
+                )
+                .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+        let rows = db.find(&Filter::default()).unwrap();
+        let figures: Vec<_> = rows.iter().map(|r| (r.command.as_str(), r.tpot_p99_us, r.goodput_percent)).collect();
+        assert_eq!(figures, [("run", None, None), ("llm", Some(11_000), Some(97.5))]);
     }
 
     #[test]
