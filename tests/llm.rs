@@ -55,6 +55,24 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
 }
 
 #[test]
+fn a_tokenizer_sizes_synthetic_prompts_to_the_tokens_asked() {
+    // The fixture (a small byte-level BPE trained on docs/) makes more than a token of many words: the prompts of
+    // 64 tokens are fewer words, which the built-in endpoint's usage counts (a word a token).
+    let t = target();
+    let u = format!("http://{}/v1/completions?first=1ms&gap=1ms", t.addr());
+    let tokenizer = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer.json");
+    let args = ["llm", "--model", "m", "--num-prompts", "6", "-c", "2", "--random-input-len", "64"];
+    let out = hakaru(&[&args[..], &["--random-output-len", "2", "--tokenizer", tokenizer, &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let prompts = out.doc()["settings"]["prompts"].as_str().unwrap().to_string();
+    assert!(prompts.contains("64 tokens each (") && prompts.contains("counted by the tokenizer"), "{prompts}");
+    let words: u64 = prompts.split("tokens each (").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let tokens = &out.step()["events"]["tokens"];
+    assert!(words < 64, "{prompts}");
+    assert_eq!(tokens["input_tokens"].as_u64(), Some(6 * words), "{prompts}: {tokens}");
+}
+
+#[test]
 fn a_prompt_of_forty_thousand_words_reaches_the_built_in_endpoint_whole() {
     // About 200 kB of body in many reads: the server reads it all before it answers (a cut body is a 400).
     let t = target();
@@ -169,6 +187,7 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
     let not_array = dir.path().join("obj.json");
     std::fs::write(&not_array, "{\"conversations\": []}").unwrap();
     let (bad, obj) = (bad_line.to_str().unwrap(), not_array.to_str().unwrap());
+    let tok = ["llm", "--model", "m", "--tokenizer"];
     let u = "http://127.0.0.1:9/v1/chat/completions";
     let cases: &[(&[&str], &str)] = &[
         (&["llm", u], "--model: name the model"),
@@ -190,6 +209,8 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["run", "--agents", "2", "--goodput", "ttft:1s", u], "--goodput reads a stream's events: give --events too"),
         (&["run", "--rate", "9", "--burstiness", "0.5", "-t", "2", u], "--burstiness keeps its shape in one schedule"),
         (&["llm", "--model", "m", "--num-prompts", "0", u], "--num-prompts 0: give at least 1"),
+        (&[&tok[..], &[bad, u]].concat(), "not a HuggingFace tokenizer.json"),
+        (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
         (&["llm", "--model", "m", "--output-len", "0", u], "--output-len 0"),
         (
             &["llm", "--model", "m", "--no-stream", "--goodput", "tpot:50ms", u],

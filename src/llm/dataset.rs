@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 
+use crate::llm::tokenizer::Counter;
 use crate::template::data::Rows;
 
 /// A JSON-lines row without an output length asks for this many tokens (vLLM's `--custom-output-len`).
@@ -93,7 +94,9 @@ pub fn jsonl(path: &Path, count: u64, output_len: Option<u64>) -> Result<Prompts
 /// An LLM trace (aiperf's fixed schedule, Mooncake's format): `{"timestamp": MS, "input_length": N,
 /// "output_length": M}` a line (`hash_ids` and other keys ignored), its first `count` rows: each a prompt of N
 /// random words (about a token each, seeded) asking for M tokens, and its instant in microseconds, in time order.
-pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), String> {
+/// `per_word`: a tokenizer's tokens a word of the synthetic vocabulary (the prompts then sized to the lengths in
+/// tokens); None takes a word for a token.
+pub fn trace(path: &Path, count: u64, seed: u64, per_word: Option<f64>) -> Result<(Prompts, Vec<i64>), String> {
     let file = crate::base::bounded::open(path, crate::base::bounded::DATASET)?;
     let mut reader = BufReader::new(file);
     let (mut line, mut number) = (Vec::new(), 0u64);
@@ -130,14 +133,15 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
                     row.timestamp
                 )
             })? as i64;
-        words = words.saturating_add(row.input_length);
+        let input = per_word.map_or(row.input_length, |p| crate::llm::tokenizer::words_for(row.input_length, p));
+        words = words.saturating_add(input);
         if words > MOST_TRACE_WORDS {
             return Err(format!(
                 "line {number}: the prompts so far hold more than {MOST_TRACE_WORDS} words (made before the load, \
                  about 6 bytes each); give fewer rows (--num-prompts) or shorter inputs"
             ));
         }
-        rows.push((at_us, row.input_length, row.output_length));
+        rows.push((at_us, input, row.output_length));
     }
     if rows.is_empty() {
         return Err("no row in it; write one JSON object per line, such as {\"timestamp\": 0, \"input_length\": 512, \
@@ -156,9 +160,12 @@ pub fn trace(path: &Path, count: u64, seed: u64) -> Result<(Prompts, Vec<i64>), 
         })
         .collect();
     let span = (rows[rows.len() - 1].0 - rows[0].0) as f64 / 1e6;
+    let sized = match per_word {
+        Some(p) => format!("sized to their input_length by the tokenizer ({p:.2} tokens a word)"),
+        None => "of their input_length in words (about a token a word)".into(),
+    };
     let note = format!(
-        "{} requests of the trace {} at their recorded times over {span:.3} s, prompts of their input_length in \
-         words (about a token a word)",
+        "{} requests of the trace {} at their recorded times over {span:.3} s, prompts {sized}",
         kept.len(),
         path.display()
     );
@@ -184,9 +191,16 @@ struct JsonlRow {
 
 /// `count` conversations of a ShareGPT file sampled at random (`seed`): each one's first turn the prompt, its
 /// second's estimated tokens the answer's length (or `output_len`), within vLLM's filters.
-pub fn sharegpt(path: &Path, count: u64, output_len: Option<u64>, seed: u64) -> Result<Prompts, String> {
+pub fn sharegpt(
+    path: &Path,
+    count: u64,
+    output_len: Option<u64>,
+    seed: u64,
+    counter: &Counter,
+) -> Result<Prompts, String> {
     let file = crate::base::bounded::open(path, crate::base::bounded::DATASET)?;
     let mut sampler = Sampler {
+        counter,
         keep: count.min(usize::MAX as u64) as usize,
         output_len,
         rng: ChaCha8Rng::seed_from_u64(seed),
@@ -203,23 +217,25 @@ pub fn sharegpt(path: &Path, count: u64, output_len: Option<u64>, seed: u64) -> 
     if sampler.kept.is_empty() {
         return Err(format!(
             "none of its {} conversations has a prompt of {SHAREGPT_MIN} to {SHAREGPT_MAX_PROMPT} tokens and a reply \
-             of {SHAREGPT_MIN} or more ({SHAREGPT_MAX_TOTAL} in all, about 4 characters a token); {shape}",
-            sampler.read
+             of {SHAREGPT_MIN} or more ({SHAREGPT_MAX_TOTAL} in all, {}); {shape}",
+            sampler.read,
+            counter.describe()
         ));
     }
     let note = format!(
-        "{} prompts sampled (seed {seed}) from {} of the {} conversations in {} (lengths estimated at 4 characters a \
-         token)",
+        "{} prompts sampled (seed {seed}) from {} of the {} conversations in {} (lengths {})",
         sampler.kept.len(),
         sampler.valid,
         sampler.read,
-        path.display()
+        path.display(),
+        counter.describe()
     );
     Ok(Prompts { rows: rows_of(sampler.kept), note })
 }
 
 /// Keeps a uniform sample of the valid conversations as they stream by (Algorithm R).
-struct Sampler {
+struct Sampler<'a> {
+    counter: &'a Counter,
     keep: usize,
     output_len: Option<u64>,
     rng: ChaCha8Rng,
@@ -240,13 +256,20 @@ struct Turn {
     value: String,
 }
 
-impl Sampler {
+impl Sampler<'_> {
     fn offer(&mut self, c: Conversation) {
         self.read += 1;
         let mut turns = c.conversations.into_iter();
         let (Some(prompt), Some(reply)) = (turns.next(), turns.next()) else { return };
-        let prompt_len = estimated_tokens(&prompt.value);
-        let out = self.output_len.unwrap_or_else(|| estimated_tokens(&reply.value));
+        // A text the tokenizer cannot encode leaves its conversation out, as vLLM's filters would.
+        let Ok(prompt_len) = self.counter.count(&prompt.value) else { return };
+        let out = match self.output_len {
+            Some(n) => n,
+            None => match self.counter.count(&reply.value) {
+                Ok(n) => n,
+                Err(_) => return,
+            },
+        };
         let short = prompt_len < SHAREGPT_MIN || (self.output_len.is_none() && out < SHAREGPT_MIN);
         if short || prompt_len > SHAREGPT_MAX_PROMPT || prompt_len + out > SHAREGPT_MAX_TOTAL {
             return;
@@ -263,14 +286,14 @@ impl Sampler {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for &mut Sampler {
+impl<'de> DeserializeSeed<'de> for &mut Sampler<'_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for &mut Sampler {
+impl<'de> Visitor<'de> for &mut Sampler<'_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a JSON array of conversations")
@@ -334,16 +357,22 @@ mod tests {
         items.push(conv(&long, "a reply long enough")); // a prompt over 1024 tokens
         items.push("{\"conversations\":[{\"value\":\"alone in here\"}]}".into());
         let (_d, p) = file(&format!("[{}]", items.join(",")));
-        let got = sharegpt(&p, 10, None, 1).unwrap();
+        let got = sharegpt(&p, 10, None, 1, &Counter::Estimate).unwrap();
         assert_eq!(got.rows.len(), 10);
         assert_eq!(got.rows.row(0).get(1), Some("10"));
         assert!(got.note.contains("from 50 of the 53 conversations"), "{}", got.note);
-        let again = sharegpt(&p, 10, None, 1).unwrap();
+        let again = sharegpt(&p, 10, None, 1, &Counter::Estimate).unwrap();
         let firsts = |r: &Rows| (0..r.len()).map(|i| r.row(i).get(0).unwrap().to_string()).collect::<Vec<_>>();
         assert_eq!(firsts(&got.rows), firsts(&again.rows));
-        assert_ne!(firsts(&got.rows), firsts(&sharegpt(&p, 10, None, 2).unwrap().rows));
+        assert_ne!(firsts(&got.rows), firsts(&sharegpt(&p, 10, None, 2, &Counter::Estimate).unwrap().rows));
         // A fixed output length lifts the reply's floor alone: the prompt of one token stays out.
-        assert_eq!(sharegpt(&p, 100, Some(3), 1).unwrap().rows.len(), 50);
+        assert_eq!(sharegpt(&p, 100, Some(3), 1, &Counter::Estimate).unwrap().rows.len(), 50);
+        // With a tokenizer the lengths are the model's: the fixture makes a token of each 'r' (40, not 10).
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer.json");
+        let counter = Counter::load(Path::new(fixture)).unwrap();
+        let exact = sharegpt(&p, 10, None, 1, &counter).unwrap();
+        assert_eq!(exact.rows.row(0).get(1), Some("40"));
+        assert!(exact.note.contains("counted by the tokenizer"), "{}", exact.note);
     }
 
     #[test]
@@ -352,9 +381,14 @@ mod tests {
             "{\"timestamp\": 500, \"input_length\": 3, \"output_length\": 7, \"hash_ids\": [1]}\n\
              {\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n",
         );
-        let (got, at) = trace(&p, 10, 1).unwrap();
+        let (got, at) = trace(&p, 10, 1, None).unwrap();
         assert_eq!(at, [0, 500_000]);
         assert_eq!(got.rows.row(0).get(0).unwrap().split(' ').count(), 5);
+        // A tokenizer that makes 2 tokens a word: 5 tokens are 3 words (rounded), 3 are 2.
+        let (sized, _) = trace(&p, 10, 1, Some(2.0)).unwrap();
+        let words = |i: usize| sized.rows.row(i).get(0).unwrap().split(' ').count();
+        assert_eq!((words(0), words(1)), (3, 2));
+        assert!(sized.note.contains("by the tokenizer (2.00 tokens a word)"), "{}", sized.note);
         assert_eq!((got.rows.row(0).get(1), got.rows.row(1).get(1)), (Some("2"), Some("7")));
         for (text, says) in [
             ("{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 2}", "line 1: input_length 0"),
@@ -362,7 +396,7 @@ mod tests {
             ("{\"input_length\": 1}", "line 1, column "),
         ] {
             let (_d, p) = file(text);
-            assert!(trace(&p, 10, 1).unwrap_err().contains(says), "{text}");
+            assert!(trace(&p, 10, 1, None).unwrap_err().contains(says), "{text}");
         }
     }
 
@@ -374,7 +408,7 @@ mod tests {
             ("[]", "none of its 0 conversations"),
         ] {
             let (_d, p) = file(text);
-            let e = sharegpt(&p, 10, None, 0).unwrap_err();
+            let e = sharegpt(&p, 10, None, 0, &Counter::Estimate).unwrap_err();
             assert!(e.contains(says) && e.contains("a ShareGPT file is a JSON array"), "{text}: {e}");
         }
     }

@@ -6,6 +6,7 @@ use super::*;
 use crate::cli::args::{DataOrderArg, DatasetArg, EndpointTypeArg, LlmArgs};
 use crate::llm::body::{self, Api};
 use crate::llm::dataset;
+use crate::llm::tokenizer::{Counter, words_for};
 
 /// A rate without `--max-concurrency`: the most connections it may open (vLLM's has no cap; the descriptors do).
 const MOST_UNCAPPED: u64 = 10_000;
@@ -119,7 +120,14 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
-    let (rows, prompt, max_tokens, note, schedule) = prompts_of(l, &mut args, prompts, seed)?;
+    let counter = match &l.tokenizer {
+        Some(file) => {
+            Counter::load(file).map_err(|why| CliError::new(format!("--tokenizer '{}': {why}", file.display())))?
+        }
+        None => Counter::Estimate,
+    };
+    let (rows, prompt, max_tokens, note, schedule) = prompts_of(l, &mut args, prompts, seed, &counter)?;
+    drop(counter);
     let shape = body::Shape {
         api,
         model,
@@ -157,11 +165,13 @@ fn prompts_of(
     args: &mut RunArgs,
     prompts: u64,
     seed: u64,
+    counter: &Counter,
 ) -> Result<PromptsOf, CliError> {
     let mut schedule = None;
+    let tokenizer = |why: String| CliError::new(format!("--tokenizer: {why}"));
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
         DatasetArg::Random => {
-            let (prompt, out, note) = random(l)?;
+            let (prompt, out, note) = random(l, counter, seed)?;
             (None, prompt, out, note)
         }
         DatasetArg::Trace => {
@@ -179,7 +189,8 @@ fn prompts_of(
             if l.max_concurrency.is_none() {
                 args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
             }
-            let (prompts, at) = dataset::trace(file, prompts, seed).map_err(bad)?;
+            let per_word = counter.tokens_a_word(seed).map_err(tokenizer)?;
+            let (prompts, at) = dataset::trace(file, prompts, seed, per_word).map_err(bad)?;
             schedule = Some(trace_schedule(&at, &args.replay)?);
             (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
         }
@@ -194,7 +205,7 @@ fn prompts_of(
             let prompts = match name {
                 DatasetArg::Jsonl => dataset::jsonl(file, prompts, l.output_len),
                 DatasetArg::Random | DatasetArg::Trace => unreachable!("matched above"),
-                _ => dataset::sharegpt(file, prompts, l.output_len, seed),
+                _ => dataset::sharegpt(file, prompts, l.output_len, seed, counter),
             }
             .map_err(bad)?;
             (Some(prompts.rows), "{{prompt}}".to_string(), "{{max_tokens}}".to_string(), prompts.note)
@@ -229,7 +240,7 @@ fn request_rate(text: &str) -> Result<Option<f64>, CliError> {
 
 /// Synthetic prompts: `{{words}}` and `{{rand}}` holes, made per request (none held), lengths as vLLM's random
 /// dataset draws them (uniform within the range ratio).
-fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), CliError> {
+fn random(l: &crate::cli::args::LlmFlags, counter: &Counter, seed: u64) -> Result<(String, String, String), CliError> {
     let r = l.random_range_ratio;
     if !(0.0..1.0).contains(&r) {
         return Err(CliError::new(format!(
@@ -237,7 +248,17 @@ fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), Cl
         )));
     }
     let range = |n: u64| ((n as f64 * (1.0 - r)).floor() as u64, (n as f64 * (1.0 + r)).ceil() as u64);
-    let (ilo, ihi) = range(l.random_input_len);
+    let (tlo, thi) = range(l.random_input_len);
+    // With a tokenizer, the words that make the tokens asked (checked on sample prompts); without, a word a token.
+    let tokenizer = |why: String| CliError::new(format!("--tokenizer: {why}"));
+    let sized = counter.size(l.random_input_len, seed).map_err(tokenizer)?;
+    let (ilo, ihi) = match sized {
+        Some(s) => {
+            let per_word = s.mean / s.words as f64;
+            (words_for(tlo, per_word), words_for(thi, per_word))
+        }
+        None => (tlo, thi),
+    };
     if ihi > crate::template::text::MOST_WORDS {
         return Err(CliError::new(format!(
             "--random-input-len {}: at most {} words with the range",
@@ -258,10 +279,21 @@ fn random(l: &crate::cli::args::LlmFlags) -> Result<(String, String, String), Cl
     }
     let prompt = if ilo == ihi { format!("{{{{words {ilo} {ilo}}}}}") } else { format!("{{{{words {ilo} {ihi}}}}}") };
     let out = if olo == ohi { olo.to_string() } else { format!("{{{{rand {olo} {ohi}}}}}") };
-    let note = format!(
-        "synthetic prompts, {} words each (about a token a word), made per request; max_tokens {}",
-        if ilo == ihi { ilo.to_string() } else { format!("{ilo} to {ihi}") },
-        if olo == ohi { olo.to_string() } else { format!("{olo} to {ohi}") }
-    );
+    let span = |lo: u64, hi: u64| if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") };
+    let words = match sized {
+        None => format!("{} words each (about a token a word)", span(ilo, ihi)),
+        Some(s) => format!(
+            "{} tokens each ({} words; {} prompts of {} words measured {:.1} tokens on average, {} to {}, {})",
+            span(tlo, thi),
+            span(ilo, ihi),
+            crate::llm::tokenizer::SAMPLES,
+            s.words,
+            s.mean,
+            s.min,
+            s.max,
+            counter.describe()
+        ),
+    };
+    let note = format!("synthetic prompts, {words}, made per request; max_tokens {}", span(olo, ohi));
     Ok((prompt, out, note))
 }

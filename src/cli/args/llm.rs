@@ -79,6 +79,10 @@ pub struct LlmFlags {
     /// reply's length).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
     pub output_len: Option<u64>,
+    /// The model's HuggingFace tokenizer.json (read offline): synthetic prompts and trace inputs sized to the
+    /// tokens asked, ShareGPT lengths counted exactly (without: about a token a word, 4 characters a token).
+    #[arg(long, value_name = "FILE", help_heading = heading::LLM)]
+    pub tokenizer: Option<PathBuf>,
     /// Ask the server to ignore the end-of-sequence token ("ignore_eos": true, vLLM's and SGLang's), so each
     /// answer is as long as asked.
     #[arg(long, help_heading = heading::LLM)]
