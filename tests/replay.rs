@@ -32,7 +32,7 @@ impl Nginx {
         let conf = common::nginx_conf(
             dir.path(),
             &format!(
-                "  log_format rp '$request_method $request_uri $msec $http_x_trace $http_authorization';\n  server {{\n    listen 127.0.0.1:{port};\n    \
+                "  log_format rp '$request_method $request_uri $msec $http_host $http_x_trace $http_authorization';\n  server {{\n    listen 127.0.0.1:{port};\n    \
                  location / {{ access_log {p}/access.log rp; default_type text/plain; return 200 \"hello\\n\"; }}\n  }}\n"
             ),
         );
@@ -58,6 +58,14 @@ impl Nginx {
                 (w[0].to_string(), w[1].to_string(), w[2].parse().unwrap())
             })
             .collect()
+    }
+
+    /// The Host header of each request nginx logged, once it has logged `n`.
+    fn hosts(&self, n: usize) -> Vec<String> {
+        let path = self.dir.path().join("access.log");
+        let read = || std::fs::read_to_string(&path).unwrap_or_default();
+        wait_for(Duration::from_secs(60), || read().lines().count() >= n);
+        read().lines().map(|l| l.split(' ').nth(3).unwrap().to_string()).collect()
     }
 }
 
@@ -169,6 +177,37 @@ fn speed_writes_filters_and_passes_change_what_is_sent() {
 }
 
 #[test]
+fn a_time_window_of_the_log_is_replayed_and_keep_host_sends_each_records_host() {
+    let nginx = Nginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Ten records 100 ms apart, of two sites; the window is 250 ms to 650 ms from the first: records 3 to 6.
+    let jsonl = dir.path().join("log.jsonl");
+    let rows: Vec<String> = (0..10)
+        .map(|i| {
+            let site = if i % 2 == 0 { "a.example" } else { "b.example:8080" };
+            format!(r#"{{"time": {}, "url": "http://{site}/w/{i}"}}"#, 1_767_225_600.0 + i as f64 * 0.1)
+        })
+        .collect();
+    std::fs::write(&jsonl, rows.join("\n")).unwrap();
+    let j = jsonl.to_str().unwrap();
+    let window = ["--replay-from", "250ms", "--replay-until", "650ms"];
+    let out = hakaru(&[&["run", "--replay", j, "--keep-host"][..], &window, &[&nginx.url()]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen: Vec<String> = nginx.log(4).into_iter().map(|(_, p, _)| p).collect();
+    assert_eq!(seen, ["/w/3", "/w/4", "/w/5", "/w/6"]);
+    assert_eq!(nginx.hosts(4), ["b.example:8080", "a.example", "b.example:8080", "a.example"]);
+    let summary = out.doc()["settings"]["replay"].as_str().unwrap();
+    assert!(summary.contains("6 outside --replay-from/--replay-until left out"), "{summary}");
+    assert!(summary.contains("each with its recorded host"), "{summary}");
+    // An instant of the log as the window's start, and without --keep-host the URL's host.
+    std::fs::write(nginx.dir.path().join("access.log"), "").unwrap();
+    let out = hakaru(&["run", "--replay", j, "--replay-from", "2026-01-01T00:00:00.85Z", &nginx.url()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(nginx.log(1).into_iter().map(|(_, p, _)| p).collect::<Vec<_>>(), ["/w/9"]);
+    assert_eq!(nginx.hosts(1), [nginx.url().trim_start_matches("http://").trim_end_matches('/')]);
+}
+
+#[test]
 fn a_dry_run_says_what_would_be_sent_and_sends_nothing() {
     let t = common::target();
     let dir = tempfile::tempdir().unwrap();
@@ -225,6 +264,11 @@ fn bad_replays_get_one_line_naming_the_flag_or_the_line() {
         (&["run", "--replay", log, u, u], "several URLs"),
         (&["run", "--replay", log, "--agents", "2", u], "leave out --agents"),
         (&["llm", "--model", "m", "--replay", log, u], "llm does not replay traces yet"),
+        (&["run", "--replay", log, "--replay-from", "soon", u], "--replay-from 'soon': give an instant"),
+        (&["run", "--replay", log, "--replay-until", "0s", u], "left out all"),
+        (&["run", "--replay", log, "--keep-host", u], "--keep-host: no record names its host"),
+        (&["run", "--replay", log, "--keep-host", "-H", "Host: x", u], "--keep-host with -H Host"),
+        (&["run", "--keep-host", u], "--keep-host shapes a replay"),
     ];
     common::refused_in_one_line(cases);
 }

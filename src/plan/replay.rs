@@ -53,6 +53,9 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             ("--speed", a.speed != 1.0),
             ("--loop", a.replay_loop != 1),
             ("--replay-pace", a.replay_pace != ReplayPaceArg::Recorded),
+            ("--replay-from", a.replay_from.is_some()),
+            ("--replay-until", a.replay_until.is_some()),
+            ("--keep-host", a.keep_host),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
             return Err(CliError::new(format!("{flag} shapes a replay: give --replay FILE too, or leave {flag} out")));
@@ -96,6 +99,14 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     for f in &a.replay_only {
         filter.add(f).map_err(|why| CliError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
     }
+    let when = |flag: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(|t| {
+                replay::When::parse(t).map_err(|why| CliError::new(format!("{flag} '{}': {why}", t.escape_debug())))
+            })
+            .transpose()
+    };
+    (filter.from, filter.until) = (when("--replay-from", &a.replay_from)?, when("--replay-until", &a.replay_until)?);
     let bad = |why: String| CliError::new(format!("--replay '{}': {why}", path.display()));
     let mut rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
     // A header given with -H wins over the recorded one (a fresh token over an expired one).
@@ -104,6 +115,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     for r in &mut rec.records {
         r.headers.retain(|(n, _)| !given.contains(&n.to_ascii_lowercase()));
     }
+    let without_host = keep_host(a.keep_host, &given, &mut rec.records).map_err(CliError::new)?;
     // A record no request can be made of (a space in its path, an odd method) is skipped and said, as a line that
     // is no record is.
     let mut unsendable = (0u64, None);
@@ -145,6 +157,15 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     }
     if rec.writes_left_out > 0 {
         said.push(format!("{} that change data left out (--replay-writes sends them)", rec.writes_left_out));
+    }
+    if rec.outside_window > 0 {
+        said.push(format!("{} outside --replay-from/--replay-until left out", rec.outside_window));
+    }
+    if a.keep_host {
+        said.push(match without_host {
+            0 => "each with its recorded host".to_string(),
+            n => format!("each with its recorded host ({n} without one sent the URL's)"),
+        });
     }
     if rec.filtered_out > 0 {
         said.push(match rec.hosts.is_empty() {
@@ -188,6 +209,30 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         text
     });
     Ok(Some(Replayed { records: rec.records, schedule, summary, preview }))
+}
+
+/// `--keep-host`: each record's recorded host as its Host header (checked with its other headers after); how many
+/// had none (they are sent the URL's). Refused beside `-H Host` (two hosts asked) and for a log that records none.
+fn keep_host(keep: bool, given: &[String], records: &mut [Record]) -> Result<u64, String> {
+    if !keep {
+        return Ok(0);
+    }
+    if given.iter().any(|n| n == "host") {
+        return Err("--keep-host with -H Host: give one (-H sends one host to every record)".into());
+    }
+    let mut without = 0;
+    for r in records.iter_mut() {
+        match &r.host {
+            Some(h) => r.headers.push(("Host".into(), h.clone())),
+            None => without += 1,
+        }
+    }
+    if without == records.len() as u64 {
+        return Err("--keep-host: no record names its host (a combined log has none: use a log_format with $host, \
+                    JSON lines with \"host\" or whole URLs, or a HAR)"
+            .into());
+    }
+    Ok(without)
 }
 
 /// `--speed` checked, and `--replay-max-gap` in microseconds: how a recorded schedule is paced (a replay's, an LLM

@@ -128,6 +128,9 @@ struct JsonRecord {
     body: Option<String>,
     #[serde(default)]
     status: Option<u16>,
+    /// The recorded host (`--keep-host` sends it); a whole URL's host when this is absent.
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// A JSON time: epoch seconds (a fraction allowed), milliseconds, microseconds or nanoseconds told by size, or
@@ -180,9 +183,14 @@ fn json_line(line: &str) -> Result<Record, String> {
     // A whole URL's host is the recorded one: the target's replaces it. Only a URL's: a path whose query holds
     // `://` (`/login?next=https://...`) is a path.
     let lower = path.get(..8).unwrap_or(&path).to_ascii_lowercase();
+    let mut host = r.host.filter(|h| !h.is_empty());
     let path = match lower.starts_with("http://") || lower.starts_with("https://") {
         true => {
             let rest = &path[path.find("://").map_or(0, |i| i + 3)..];
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            // The URL's authority less any user:password@ (never sent as a Host).
+            let authority = &rest[..end];
+            host = host.or_else(|| Some(authority.rsplit('@').next().unwrap_or(authority).to_ascii_lowercase()));
             match rest.find(['/', '?']) {
                 Some(i) if rest.as_bytes()[i] == b'?' => format!("/{}", &rest[i..]),
                 Some(i) => rest[i..].to_string(),
@@ -200,7 +208,7 @@ fn json_line(line: &str) -> Result<Record, String> {
         (None, Some(_)) => "POST".into(),
         (None, None) => "GET".into(),
     };
-    Ok(Record { at_us, method, path, body: r.body, status: r.status, headers: Vec::new(), host: None })
+    Ok(Record { at_us, method, path, body: r.body, status: r.status, headers: Vec::new(), host })
 }
 
 #[cfg(test)]
@@ -251,6 +259,11 @@ mod tests {
             .read(r#"{"ts":1,"method":"PUT","url":"https://old.example/k?v=1","body":"x","status":204}"#)
             .unwrap();
         assert_eq!((r.method.as_str(), r.path.as_str(), r.body.as_deref()), ("PUT", "/k?v=1", Some("x")));
+        assert_eq!(r.host.as_deref(), Some("old.example"), "a whole URL's host is the recorded one");
+        let r = Format::JsonLines.read(r#"{"time":1,"path":"/","host":"api.example"}"#).unwrap();
+        assert_eq!(r.host.as_deref(), Some("api.example"));
+        let r = Format::JsonLines.read(r#"{"time":1,"url":"http://u:pw@h.example:81/"}"#).unwrap();
+        assert_eq!(r.host.as_deref(), Some("h.example:81"), "no credentials in a host");
         assert!(Format::JsonLines.read(r#"{"time":"yesterday","path":"/"}"#).unwrap_err().contains("\"time\""));
         assert!(Format::JsonLines.read(r#"{"time":1}"#).unwrap_err().contains("no \"path\""));
         assert!(Format::JsonLines.read("{").unwrap_err().starts_with("column "));

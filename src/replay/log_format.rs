@@ -124,15 +124,9 @@ impl LogFormat {
             ));
         }
         let status = get("status").and_then(|s| s.parse().ok());
-        Ok(Record {
-            at_us,
-            method: method.to_ascii_uppercase(),
-            path,
-            body: None,
-            status,
-            headers: Vec::new(),
-            host: None,
-        })
+        // `$host` (the request's host, lower-cased by nginx) or `$http_host` (its Host header as sent).
+        let host = get("host").or(get("http_host")).map(str::to_ascii_lowercase);
+        Ok(Record { at_us, method: method.to_ascii_uppercase(), path, body: None, status, headers: Vec::new(), host })
     }
 }
 
@@ -155,6 +149,12 @@ mod tests {
         assert_eq!((r.at_us, r.method.as_str(), r.path.as_str()), (1_767_225_600_250_000, "POST", "/k?a=1"));
         assert!(f.read("1767225600.250").unwrap_err().contains("no ' ' after it"));
         assert!(f.read("x1767225600.250 GET /k a").is_err());
+        assert_eq!(r.host, None);
+        let f = LogFormat::parse("$msec $http_host $request_method $uri").unwrap();
+        assert_eq!(
+            f.read("1767225600.250 Shop.Example:8080 GET /k").unwrap().host.as_deref(),
+            Some("shop.example:8080")
+        );
     }
 
     #[test]

@@ -46,6 +46,39 @@ pub struct Filter {
     pub writes: bool,
     /// Recorded hosts to replay (`host=`); a HAR without one replays its first entry's host alone.
     pub hosts: Vec<String>,
+    /// A time window of the log (`--replay-from`, `--replay-until`): from inclusive, until exclusive.
+    pub from: Option<When>,
+    pub until: Option<When>,
+}
+
+/// A time of the log: an instant (microseconds since the epoch) or an offset from its first record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum When {
+    At(i64),
+    After(u64),
+}
+
+impl When {
+    /// RFC 3339 text with its zone, or a duration (`90s`, `10m`).
+    pub fn parse(text: &str) -> Result<When, String> {
+        if let Some(at) = formats::rfc3339(text) {
+            return Ok(When::At(at));
+        }
+        match humantime::parse_duration(text.trim()) {
+            Ok(d) => Ok(When::After(d.as_micros().min(u64::MAX as u128) as u64)),
+            Err(_) => {
+                Err("give an instant of the log (2026-12-07T10:00:00Z) or an offset from its first record (10m)".into())
+            }
+        }
+    }
+
+    /// Its instant in a log whose first record is at `first` (microseconds).
+    fn instant(self, first: i64) -> i64 {
+        match self {
+            When::At(t) => t,
+            When::After(us) => first.saturating_add(us.min(i64::MAX as u64) as i64),
+        }
+    }
 }
 
 impl Filter {
@@ -102,6 +135,10 @@ pub struct Recording {
     pub most_behind_us: u64,
     /// A HAR's hosts replayed (the others' entries are among `filtered_out`).
     pub hosts: Vec<String>,
+    /// Records outside the time window (`--replay-from`, `--replay-until`).
+    pub outside_window: u64,
+    /// The first record's instant in the file (a window's offsets count from it) and the latest, of every record.
+    pub span: Option<(i64, i64)>,
 }
 
 /// Reads `path` (a regular file, at most `cap` bytes) in `format` (or the one its name or first line shows).
@@ -118,6 +155,8 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
         out_of_order: 0,
         most_behind_us: 0,
         hosts: Vec::new(),
+        outside_window: 0,
+        span: None,
     };
     let mut latest = i64::MIN;
     if format == Some(Format::Har) {
@@ -133,7 +172,7 @@ pub fn read(path: &Path, cap: u64, format: Option<Format>, filter: &Filter) -> R
         for (i, entry) in entries.into_iter().enumerate() {
             take(&mut rec, &mut latest, i as u64 + 1, entry, &filter)?;
         }
-        rec.hosts = filter.hosts;
+        rec.hosts = filter.hosts.clone();
     } else {
         let file = crate::base::bounded::open(path, cap)?;
         let mut reader = BufReader::new(file);
@@ -172,6 +211,16 @@ fn take(
             return Ok(());
         }
     };
+    // The window, as records stream by (a long log cut to an hour never holds the rest): offsets count from the
+    // file's first record.
+    let (first, last) = rec.span.get_or_insert((r.at_us, r.at_us));
+    *last = (*last).max(r.at_us);
+    let from = filter.from.map_or(i64::MIN, |w| w.instant(*first));
+    let until = filter.until.map_or(i64::MAX, |w| w.instant(*first));
+    if !(from..until).contains(&r.at_us) {
+        rec.outside_window += 1;
+        return Ok(());
+    }
     if !filter.writes && !reads_only(&r.method) {
         rec.writes_left_out += 1;
         return Ok(());
@@ -197,6 +246,15 @@ fn take(
 
 /// The records in time order, or why there is none to replay.
 fn finish(mut rec: Recording) -> Result<Recording, String> {
+    if let (true, Some((first, last))) = (rec.records.is_empty() && rec.outside_window > 0, rec.span) {
+        return Err(format!(
+            "--replay-from and --replay-until left out all {} records: the log runs from {} to {} ({:.3} s)",
+            rec.outside_window,
+            instant_text(first),
+            instant_text(last),
+            (last - first) as f64 / 1e6
+        ));
+    }
     if rec.records.is_empty() {
         let why = match &rec.first_skipped {
             Some((line, why)) => format!("line {line}: {why}"),
@@ -214,6 +272,12 @@ fn finish(mut rec: Recording) -> Result<Recording, String> {
     // Stable: records of one instant keep the file's order.
     rec.records.sort_by_key(|r| r.at_us);
     Ok(rec)
+}
+
+/// An instant of the log as RFC 3339 text (UTC, to the microsecond).
+fn instant_text(us: i64) -> String {
+    let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_micros(us.max(0) as u64));
+    t.map_or_else(|| us.to_string(), |t| humantime::format_rfc3339_micros(t).to_string())
 }
 
 /// Each record's offset from the first, microseconds, as the replay sends them: a log of whole seconds (the

@@ -45,6 +45,17 @@ pub struct ReplayArgs {
     /// Replay the file this many times, back to back.
     #[arg(long = "loop", value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_loop: u64,
+    /// Only the records from this time of the log on: an instant (2026-12-07T10:00:00Z) or an offset from its first
+    /// record (10m).
+    #[arg(long, value_name = "WHEN", help_heading = heading::REPLAY, hide_short_help = true)]
+    pub replay_from: Option<String>,
+    /// Only the records before this time of the log: an instant or an offset from its first record (20m).
+    #[arg(long, value_name = "WHEN", help_heading = heading::REPLAY, hide_short_help = true)]
+    pub replay_until: Option<String>,
+    /// Send each record's recorded host as its Host header (a HAR's site, a JSON line's host or URL, a log_format's
+    /// $host), for a target that serves several sites; by default the URL's host is sent.
+    #[arg(long, help_heading = heading::REPLAY, hide_short_help = true)]
+    pub keep_host: bool,
     /// Print what would be sent (records, what was left out, the span, the expected duration) and send nothing.
     #[arg(long, help_heading = heading::REPLAY, hide_short_help = true)]
     pub dry_run: bool,
