@@ -298,6 +298,7 @@ fn merge_step(parts: &[(&StepResult, &ResultDocument)]) -> Result<StepResult, St
         // The parts' steps began together or each after its own setup: the longest setup is the merged one's.
         sched.began_after_us = all.iter().filter_map(|x| x.began_after_us).max();
         sched.starved = total("starved sends", all.iter().map(|x| x.starved))?;
+        sched.late_cpu = total("late sends on a busy CPU", all.iter().map(|x| x.late_cpu))?;
         // Every part's count, or none: a part from before wake-ups were counted leaves the sum unknown.
         sched.wakeups = match all.iter().map(|x| x.wakeups).collect::<Option<Vec<u64>>>() {
             Some(w) => Some(total("pacer wake-ups", w)?),

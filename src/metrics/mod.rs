@@ -476,6 +476,7 @@ impl StepMetrics {
         let us = micros(lag);
         if us > 1000 {
             self.late += 1;
+            self.window.late += 1;
         }
         self.max_lag_us = self.max_lag_us.max(us);
         if open {

@@ -42,6 +42,8 @@ pub struct WindowAccum {
     pub tokens: Option<u64>,
     /// Reads of answers still under way (a stream's events, a long body's bytes): progress that is no ended answer.
     pub progress: u64,
+    /// Requests that ended in the window and had left more than 1 ms after their intended time.
+    pub late: u64,
 }
 
 impl WindowAccum {
@@ -56,6 +58,7 @@ impl WindowAccum {
             first_event: LatencyHistogram::coarse(),
             tokens: None,
             progress: 0,
+            late: 0,
             requests: 0,
             errors: 0,
             sent: 0,
@@ -86,6 +89,7 @@ impl WindowAccum {
         self.errors += other.errors;
         self.sent += other.sent;
         self.progress += other.progress;
+        self.late += other.late;
         for (k, n) in &other.sent_earlier {
             *self.sent_earlier.entry(*k).or_default() += n;
         }
@@ -181,6 +185,10 @@ pub struct WindowSummary {
     /// sending, so a window with progress and no ended answer is no stall. Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub progress: u64,
+    /// Requests that ended in the window and had left more than 1 ms after their intended time (an open loop's
+    /// lateness, second by second: beside `cpu_percent` it tells whether hakaru's CPU made them late). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late: u64,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
@@ -211,6 +219,7 @@ impl WindowSummary {
             first_event_p99_us: (!w.first_event.is_empty()).then(|| w.first_event.percentile(99.0)),
             tokens: w.tokens,
             progress: w.progress,
+            late: w.late,
             server_cpu_percent: None,
         }
     }

@@ -602,6 +602,10 @@ pub struct ScheduleReport {
     /// Of the `late` requests, those that fell due while every connection was busy and `-c` allowed no more
     /// (counted, as `late`, among the requests that ended: never more than `late`).
     pub starved: u64,
+    /// Of the late requests not counted in `starved`, those that ended in a second when hakaru's load threads used
+    /// 90 % or more of their cores (its CPU made them late: more threads, cores or agents); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_cpu: u64,
     /// Times the pacers' timers woke a load thread to send (sent / wakeups: requests per wake-up); absent in
     /// documents from before it was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -47,6 +47,7 @@ impl StepResult {
                 max_lag_us: m.max_lag_us,
                 lag: super::phases::Phase::of(&m.lag),
                 starved: m.starved,
+                late_cpu: late_on_busy_cpu(&windows, load.threads, m.late - m.starved.min(m.late)),
                 wakeups: Some(m.pacer_wakeups),
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
@@ -287,9 +288,18 @@ impl StepResult {
                 } else {
                     String::new()
                 };
+                // hakaru's own CPU: late requests (beside those -c made late) in seconds its threads were saturated.
+                let cpu = match s.late_cpu {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} in seconds when hakaru's {} used 90 % or more of their cores (its CPU made them late: \
+                         give it more threads, cores or agents)",
+                        crate::base::units::count_of(self.load.threads as u64, "load thread")
+                    ),
+                };
                 w.push(format!(
                     "{} of the {} requests that ended ({pct:.2} %) left more than 1 ms after their intended time (worst {} \
-                     late){busy}; their latency counts from the intended time",
+                     late){busy}{cpu}; their latency counts from the intended time",
                     s.late,
                     self.requests,
                     crate::base::units::format_micros(s.max_lag_us as f64)
@@ -320,4 +330,13 @@ impl StepResult {
         }
         w
     }
+}
+
+/// Of `late` requests (the late ones no busy connection explains), those that ended in a second when the load
+/// threads used 90 % or more of their cores: hakaru's CPU made them late. Counted by the windows' own late counts
+/// (never above `late`).
+fn late_on_busy_cpu(windows: &[WindowSummary], threads: usize, late: u64) -> u64 {
+    let busy = 90.0 * threads.max(1) as f64;
+    let on_busy: u64 = windows.iter().filter(|w| w.cpu_percent.is_some_and(|c| c >= busy)).map(|w| w.late).sum();
+    on_busy.min(late)
 }

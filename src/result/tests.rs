@@ -120,3 +120,36 @@ fn a_step_reports_rates_percentiles_and_status_keys() {
     assert!(w.iter().any(|w| w.contains("1 of 101 requests failed (0.99 %: timeout: 1)")), "{w:?}");
     assert!(w.iter().any(|w| w.contains("only 0 of 10 connections")), "{w:?}");
 }
+
+#[test]
+fn late_requests_in_seconds_of_a_saturated_cpu_are_blamed_on_hakaru() {
+    let mut m = StepMetrics::new();
+    let t = Instant::now();
+    // 100 answers, 30 of them sent 5 ms late, 10 of those with every connection busy.
+    for i in 0..100u64 {
+        let late = if i < 30 { Duration::from_millis(5) } else { Duration::ZERO };
+        m.record_lag(late, true);
+        m.record_response(200, true, t, t + late, t + late + Duration::from_micros(100));
+    }
+    m.starved = 10;
+    // Two seconds, two load threads: the first at 190 % (saturated) with 12 late answers, the second at 60 % with 18.
+    let window = |t: f64, cpu: f64, late: u64| crate::metrics::WindowSummary {
+        t,
+        cpu_percent: Some(cpu),
+        late,
+        ..Default::default()
+    };
+    let windows = vec![window(0.0, 190.0, 12), window(1.0, 60.0, 18)];
+    let load = StepLoad { rate: Some(50.0), model: "open".into(), connections: 4, threads: 2 };
+    let s = StepResult::from_metrics("run", load, &m, windows, Duration::from_secs(2));
+    let sched = s.schedule.as_ref().unwrap();
+    assert_eq!((sched.late, sched.starved, sched.late_cpu), (30, 10, 12));
+    let w = s.warnings(true);
+    let late = w.iter().find(|w| w.contains("left more than 1 ms after")).unwrap();
+    assert!(late.contains("; 12 in seconds when hakaru's 2 load threads used 90 % or more"), "{late}");
+    // Never more than the late requests -c does not explain.
+    let busy = vec![window(0.0, 199.0, 30)];
+    let load = StepLoad { rate: Some(50.0), model: "open".into(), connections: 4, threads: 2 };
+    let s = StepResult::from_metrics("run", load, &m, busy, Duration::from_secs(2));
+    assert_eq!(s.schedule.unwrap().late_cpu, 20);
+}
