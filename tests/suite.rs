@@ -33,6 +33,7 @@ mod input_caps;
 mod k8s;
 mod kv;
 mod kv_preflight;
+mod kv_replay;
 mod kv_safety;
 mod kv_secrets;
 mod kv_slowest;

@@ -20,6 +20,11 @@ const SWEEP_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn kv(args: &KvArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError> {
     let mut kv = KvPlan::from_args(args)?;
+    if let Some(preview) = &kv.steps[0].1.replay_preview {
+        // `--replay --dry-run`: the capture read and checked whole, nothing sent.
+        crate::println!("{preview}");
+        return Ok(ExitCode::SUCCESS);
+    }
     // Every flag is checked before the server is asked anything.
     let repeat = super::run::Repeat::from_args(&args.load)?;
     crate::judge::gates::check_events("--threshold", &repeat.thresholds, None)?;

@@ -2,6 +2,7 @@
 //! order and wicked, YCSB), turned into the same [`RunPlan`]s as HTTP, so the one engine loop, histograms and
 //! result document serve both.
 
+mod replay;
 mod url;
 
 use std::sync::Arc;
@@ -413,57 +414,25 @@ impl KvPlan {
             writes: Vec::new(),
             templates: Vec::new(),
         };
-        let all: Arc<[usize]> = (0..endpoints.len()).collect();
-        // One spec per operation name: figures go under it; the workload makes the bytes.
-        let specs = |names: &[String]| -> Vec<RequestSpec> {
-            let blank = PreparedRequest { bytes: Vec::new().into(), expects_no_body: false, idempotent: true };
-            names
-                .iter()
-                .enumerate()
-                .map(|(g, name)| RequestSpec {
-                    endpoints: Arc::clone(&all),
-                    prepared: vec![blank.clone(); all.len()].into_iter().collect(),
-                    timeout,
-                    group: g,
-                    label: name.as_str().into(),
-                })
-                .collect()
-        };
-        let data_shown = a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name()));
-        let set_for = |workload: Workload, names: Vec<String>, method: String| RequestSet {
-            method,
-            headers: Vec::new(),
-            patterns: None,
-            endpoints: endpoints.clone(),
-            requests: Arc::new(specs(&names)),
-            selection: Selection::RoundRobin,
-            group_names: names,
-            keepalive: true,
+        let base = Base {
+            endpoints,
+            protocol,
+            greeting,
+            timeout,
             connect_timeout,
-            graceful_stop: None,
             max_line,
-            max_header_list: super::DEFAULT_MAX_HEADER_LIST,
             seed,
-            insecure: false,
-            tls: Default::default(),
-            max_requests_per_connection: None,
-            connection_rate: None,
-            pace_window: super::PACE_WINDOW,
-            connect_to: Vec::new(),
-            targets: a.urls.iter().map(|u| crate::base::secrets::redact_secret(u)).collect(),
             body_bytes: value_max,
-            // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless
-            // the workload expected it.
-            ok_status: StatusSet::parse("200-299").expect("a valid set"),
-            warnings: Vec::new(),
-            wait: None,
-            wire: super::wire::Wire::Kv { protocol, greeting: greeting.clone() },
-            workload: Some(Arc::new(workload)),
+            targets: a.urls.iter().map(|u| crate::base::secrets::redact_secret(u)).collect(),
+            data: a.data.as_ref().map(|p| format!("{} ({})", p.display(), a.data_order.name())),
             pipeline: a.pipeline.max(1),
-            script: None,
-            template: None,
-            data: data_shown.clone(),
-            events: None,
+        };
+        if a.replay.replay.is_some() {
+            return replay::plan(a, &base, guard);
+        }
+        super::replay::check_unused(&a.replay)?;
+        let set_for = |workload: Workload, names: Vec<String>, method: String| {
+            base.set(base.blank_specs(&names), names, method, Some(workload), Selection::RoundRobin)
         };
         let exactly = |n: u64| {
             let mut l = a.load.clone();
@@ -583,7 +552,7 @@ impl KvPlan {
                         rnd: a.rnd,
                         etc: a.etc,
                         // Agents set their keys apart, each in its own time, and a walk visits one server.
-                        check_walk: scale.segment.is_none() && endpoints.len() == 1,
+                        check_walk: scale.segment.is_none() && base.endpoints.len() == 1,
                         key_prefix: a.key_prefix.clone(),
                     };
                     let name = phase.name().to_string();
@@ -692,6 +661,87 @@ impl KvPlan {
             sweep,
             guard,
         })
+    }
+}
+
+/// What every request set of one `kv` run shares: the servers and how to talk to them.
+pub(super) struct Base {
+    endpoints: Vec<Endpoint>,
+    protocol: Protocol,
+    greeting: Option<Greeting>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    max_line: usize,
+    seed: u64,
+    body_bytes: usize,
+    targets: Vec<String>,
+    /// `--data`'s file and order, as the document shows them.
+    data: Option<String>,
+    pipeline: usize,
+}
+
+impl Base {
+    /// One spec per operation name, on every server: figures go under it; the workload makes the bytes.
+    fn blank_specs(&self, names: &[String]) -> Vec<RequestSpec> {
+        let all: Arc<[usize]> = (0..self.endpoints.len()).collect();
+        let blank = PreparedRequest { bytes: Vec::new().into(), expects_no_body: false, idempotent: true };
+        names
+            .iter()
+            .enumerate()
+            .map(|(g, name)| RequestSpec {
+                endpoints: Arc::clone(&all),
+                prepared: vec![blank.clone(); all.len()].into_iter().collect(),
+                timeout: self.timeout,
+                group: g,
+                label: name.as_str().into(),
+            })
+            .collect()
+    }
+
+    /// The request set of `requests` (their figures under `names`), made by `workload` or sent as prepared.
+    fn set(
+        &self,
+        requests: Vec<RequestSpec>,
+        names: Vec<String>,
+        method: String,
+        workload: Option<Workload>,
+        selection: Selection,
+    ) -> RequestSet {
+        RequestSet {
+            method,
+            headers: Vec::new(),
+            patterns: None,
+            endpoints: self.endpoints.clone(),
+            requests: Arc::new(requests),
+            selection,
+            group_names: names,
+            keepalive: true,
+            connect_timeout: self.connect_timeout,
+            graceful_stop: None,
+            max_line: self.max_line,
+            max_header_list: super::DEFAULT_MAX_HEADER_LIST,
+            seed: self.seed,
+            insecure: false,
+            tls: Default::default(),
+            max_requests_per_connection: None,
+            connection_rate: None,
+            pace_window: super::PACE_WINDOW,
+            connect_to: Vec::new(),
+            targets: self.targets.clone(),
+            body_bytes: self.body_bytes,
+            // A miss (204) is an answer; a value not stored (409) or an error reply (500) is a failure unless
+            // the workload expected it.
+            ok_status: StatusSet::parse("200-299").expect("a valid set"),
+            warnings: Vec::new(),
+            wait: None,
+            wire: super::wire::Wire::Kv { protocol: self.protocol, greeting: self.greeting.clone() },
+            workload: workload.map(Arc::new),
+            pipeline: self.pipeline,
+            script: None,
+            template: None,
+            data: self.data.clone(),
+            events: None,
+        }
     }
 }
 

@@ -44,22 +44,7 @@ pub(super) struct Replayed {
 /// Reads `--replay`'s file; None without it.
 pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>, CliError> {
     let Some(path) = &a.replay else {
-        let given = [
-            ("--replay-format", a.replay_format.is_some()),
-            ("--replay-max-gap", a.replay_max_gap.is_some()),
-            ("--replay-only", !a.replay_only.is_empty()),
-            ("--replay-writes", a.replay_writes),
-            ("--dry-run", a.dry_run),
-            ("--speed", a.speed != 1.0),
-            ("--loop", a.replay_loop != 1),
-            ("--replay-pace", a.replay_pace != ReplayPaceArg::Recorded),
-            ("--replay-from", a.replay_from.is_some()),
-            ("--replay-until", a.replay_until.is_some()),
-            ("--keep-host", a.keep_host),
-        ];
-        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(CliError::new(format!("{flag} shapes a replay: give --replay FILE too, or leave {flag} out")));
-        }
+        check_unused(a)?;
         return Ok(None);
     };
     let with = [
@@ -85,9 +70,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         )));
     }
     let max_gap = pace(a)?;
-    if a.replay_loop == 0 || a.replay_loop > MOST_LOOPS {
-        return Err(CliError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
-    }
+    check_loops(a)?;
     let format = match &a.replay_format {
         None => None,
         Some(f) => Some(
@@ -99,14 +82,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
     for f in &a.replay_only {
         filter.add(f).map_err(|why| CliError::new(format!("--replay-only '{}': {why}", f.escape_debug())))?;
     }
-    let when = |flag: &str, text: &Option<String>| {
-        text.as_deref()
-            .map(|t| {
-                replay::When::parse(t).map_err(|why| CliError::new(format!("{flag} '{}': {why}", t.escape_debug())))
-            })
-            .transpose()
-    };
-    (filter.from, filter.until) = (when("--replay-from", &a.replay_from)?, when("--replay-until", &a.replay_until)?);
+    (filter.from, filter.until) = window(a)?;
     let bad = |why: String| CliError::new(format!("--replay '{}': {why}", path.display()));
     let mut rec = replay::read(path, crate::base::bounded::PATTERNS, format, &filter).map_err(bad)?;
     // A header given with -H wins over the recorded one (a fresh token over an expired one).
@@ -144,13 +120,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
         }
         remembered += crate::base::secrets::remember_header(&format!("{n}: {v}"));
     }
-    let offsets = replay::schedule(&rec.records, a.speed, max_gap);
-    let n = offsets.len() as u64;
-    let last = offsets.last().copied().unwrap_or(0);
-    // One record alone: a second between passes, at the speed asked.
-    let mean_gap = if n > 1 { last / (n - 1) } else { (1e6 / a.speed) as u64 };
-    let schedule =
-        ReplaySchedule { offsets: offsets.into(), period_us: last + mean_gap.max(1), total: n * a.replay_loop };
+    let schedule = schedule_of(replay::schedule(&rec.records, a.speed, max_gap), a);
     let mut said = vec![format!("{} records ({})", rec.records.len(), rec.format.name())];
     if let (n, Some(first)) = &unsendable {
         said.push(format!("{n} that no request can be made of skipped (the first: {first})"));
@@ -188,14 +158,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             rec.most_behind_us as f64 / 1e6
         ));
     }
-    let span = schedule.offset(schedule.total - 1) as f64 / 1e6;
-    let pace = match a.replay_pace {
-        ReplayPaceArg::Recorded => format!("as recorded over {span:.3} s (speed {})", a.speed),
-        ReplayPaceArg::Rate => "in order at --rate".into(),
-        ReplayPaceArg::Closed => "in order by -c clients".into(),
-    };
-    let loops = if a.replay_loop > 1 { format!(", {} passes", a.replay_loop) } else { String::new() };
-    let summary = format!("replay {}: {}; {pace}{loops}", path.display(), said.join(", "));
+    let summary = format!("replay {}: {}; {}", path.display(), said.join(", "), paced(a, &schedule));
     // Paths shown escaped (a record's bytes never reach the terminal raw) with their secrets redacted.
     let preview = a.dry_run.then(|| {
         let mut text = summary.clone();
@@ -233,6 +196,68 @@ fn keep_host(keep: bool, given: &[String], records: &mut [Record]) -> Result<u64
             .into());
     }
     Ok(without)
+}
+
+/// How the replay is paced, for its summary: `as recorded over 12.500 s (speed 2), 3 passes`.
+pub(super) fn paced(a: &ReplayArgs, schedule: &ReplaySchedule) -> String {
+    let span = schedule.offset(schedule.total - 1) as f64 / 1e6;
+    let pace = match a.replay_pace {
+        ReplayPaceArg::Recorded => format!("as recorded over {span:.3} s (speed {})", a.speed),
+        ReplayPaceArg::Rate => "in order at --rate".into(),
+        ReplayPaceArg::Closed => "in order by -c clients".into(),
+    };
+    let loops = if a.replay_loop > 1 { format!(", {} passes", a.replay_loop) } else { String::new() };
+    format!("{pace}{loops}")
+}
+
+/// The schedule of one pass's `offsets` (microseconds from the first record), `--loop` passes of it.
+pub(super) fn schedule_of(offsets: Vec<u64>, a: &ReplayArgs) -> ReplaySchedule {
+    let n = offsets.len() as u64;
+    let last = offsets.last().copied().unwrap_or(0);
+    // One record alone: a second between passes, at the speed asked.
+    let mean_gap = if n > 1 { last / (n - 1) } else { (1e6 / a.speed) as u64 };
+    ReplaySchedule { offsets: offsets.into(), period_us: last + mean_gap.max(1), total: n * a.replay_loop }
+}
+
+/// Without `--replay`, no flag that shapes a replay: one given alone would do nothing, silently.
+pub(super) fn check_unused(a: &ReplayArgs) -> Result<(), CliError> {
+    let given = [
+        ("--replay-format", a.replay_format.is_some()),
+        ("--replay-max-gap", a.replay_max_gap.is_some()),
+        ("--replay-only", !a.replay_only.is_empty()),
+        ("--replay-writes", a.replay_writes),
+        ("--dry-run", a.dry_run),
+        ("--speed", a.speed != 1.0),
+        ("--loop", a.replay_loop != 1),
+        ("--replay-pace", a.replay_pace != ReplayPaceArg::Recorded),
+        ("--replay-from", a.replay_from.is_some()),
+        ("--replay-until", a.replay_until.is_some()),
+        ("--keep-host", a.keep_host),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+        return Err(CliError::new(format!("{flag} shapes a replay: give --replay FILE too, or leave {flag} out")));
+    }
+    Ok(())
+}
+
+/// `--replay-from` and `--replay-until` read.
+pub(super) fn window(a: &ReplayArgs) -> Result<(Option<replay::When>, Option<replay::When>), CliError> {
+    let when = |flag: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(|t| {
+                replay::When::parse(t).map_err(|why| CliError::new(format!("{flag} '{}': {why}", t.escape_debug())))
+            })
+            .transpose()
+    };
+    Ok((when("--replay-from", &a.replay_from)?, when("--replay-until", &a.replay_until)?))
+}
+
+/// `--loop` checked: 1 to [`MOST_LOOPS`] passes.
+pub(super) fn check_loops(a: &ReplayArgs) -> Result<(), CliError> {
+    if a.replay_loop == 0 || a.replay_loop > MOST_LOOPS {
+        return Err(CliError::new(format!("--loop {}: give 1 to {MOST_LOOPS} passes over the file", a.replay_loop)));
+    }
+    Ok(())
 }
 
 /// `--speed` checked, and `--replay-max-gap` in microseconds: how a recorded schedule is paced (a replay's, an LLM

@@ -7,6 +7,7 @@
 pub mod formats;
 mod har;
 mod log_format;
+pub mod monitor;
 
 use std::io::BufReader;
 use std::path::Path;
@@ -73,7 +74,7 @@ impl When {
     }
 
     /// Its instant in a log whose first record is at `first` (microseconds).
-    fn instant(self, first: i64) -> i64 {
+    pub(crate) fn instant(self, first: i64) -> i64 {
         match self {
             When::At(t) => t,
             When::After(us) => first.saturating_add(us.min(i64::MAX as u64) as i64),

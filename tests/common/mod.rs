@@ -142,7 +142,7 @@ pub fn hakaru_with(args: &[&str], limit: Duration, configure: impl FnOnce(&mut C
     // Words after `--` are a script's: the result file's flag goes before them.
     let split = args.iter().position(|a| *a == "--").unwrap_or(args.len());
     cmd.args(&args[..split]);
-    if matches!(args.first(), Some(&"run" | &"llm")) && !args.contains(&"--json") {
+    if matches!(args.first(), Some(&"run" | &"llm" | &"kv")) && !args.contains(&"--json") {
         cmd.arg("--json").arg(&json);
     }
     cmd.args(&args[split..]);

@@ -138,6 +138,10 @@ pub struct KvArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    /// `--replay FILE`: a Redis MONITOR capture replayed (its commands as the workload).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub replay: ReplayArgs,
     /// Set by `hakaru sweep` given key-value servers: how its steps run and where they are written.
     #[arg(skip)]
     #[serde(skip)]
