@@ -805,3 +805,46 @@ fn a_huge_name_is_refused_in_a_short_line() {
         assert!(out.stderr.len() < 600, "{} bytes: {}", out.stderr.len(), &out.stderr[..300.min(out.stderr.len())]);
     }
 }
+
+/// Issue 54: a workload that replays a recording, an access log against an HTTP target and a MONITOR capture
+/// against a Redis one, each case its recording's requests; a replay with a sweep is refused at its key.
+#[test]
+fn a_workload_replays_an_access_log_and_a_monitor_capture() {
+    let t = serve(None);
+    let r = common::redis();
+    let dir = tempfile::tempdir().unwrap();
+    let log: Vec<String> =
+        (0..12).map(|i| format!(r#"127.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "GET /r/{i} HTTP/1.1" 200 5"#)).collect();
+    write(dir.path(), "access.log", &log.join("\n"));
+    let gets: Vec<String> =
+        (0..7).map(|i| format!(r#"1767225600.{:06} [0 127.0.0.1:9] "GET" "k{i}""#, i * 10_000)).collect();
+    write(dir.path(), "monitor.txt", &gets.join("\n"));
+    let body = |workload: &str, url: &str, load: &str| {
+        format!(
+            "name = \"replays\"\n[[target]]\nname = \"t\"\nurl = \"{url}\"\nmonitor = [\"none\"]\n[[workload]]\nname = \"rec\"\n{workload}\n[load]\n{load}\n"
+        )
+    };
+    let http = format!("http://{}/", t.addr());
+    let redis = format!("redis://127.0.0.1:{}", r.port);
+    for (name, workload, url, requests) in [
+        ("http.toml", "replay = \"access.log\"\nreplay_speed = 10.0", &http, 12),
+        ("redis.toml", "replay = \"monitor.txt\"", &redis, 7),
+    ] {
+        let file = write(dir.path(), name, &body(workload, url, "connections = 2"));
+        let out_dir = dir.path().join(format!("out-{name}"));
+        let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let m = manifest(&out_dir);
+        assert_eq!(ids_with_status(&m, "ok"), ["r1-t-rec"], "{m}");
+        let case = m["cases"][0]["file"].as_str().unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join(case)).unwrap()).unwrap();
+        assert_eq!(doc["steps"][0]["requests"], requests, "{name}");
+        assert!(doc["settings"]["replay"].as_str().unwrap().contains("replay "), "{name}: {}", doc["settings"]);
+    }
+    let swept = write(dir.path(), "swept.toml", &body("replay = \"access.log\"", &http, "clients = [1, 2]"));
+    let out = study(&[swept.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("workload.0.replay") || out.stderr.contains("replay"), "{}", out.stderr);
+    assert!(out.stderr.contains("give the study a fixed load"), "{}", out.stderr);
+}

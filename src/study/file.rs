@@ -111,6 +111,13 @@ pub(super) struct WorkloadSpec {
     #[serde(default)]
     pub(super) command_ratio: Vec<f64>,
     pub(super) redis_script: Option<String>,
+    /// Recorded traffic replayed as the workload: an access log, JSON lines, a HAR file (HTTP targets) or a
+    /// Redis MONITOR capture (redis:// targets); its writes sent only when `replay_writes`, `replay_speed` times
+    /// faster.
+    pub(super) replay: Option<String>,
+    #[serde(default)]
+    pub(super) replay_writes: bool,
+    pub(super) replay_speed: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -513,7 +520,18 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
     } else {
         None
     };
-    Ok(Workload { name, http, kv })
+    if w.replay.is_none() && (w.replay_writes || w.replay_speed.is_some()) {
+        let k = if w.replay_writes { "replay_writes" } else { "replay_speed" };
+        return Err(at.error(&key(k), &format!("{k} shapes a replay: add replay = \"access.log\", or leave {k} out")));
+    }
+    if let Some(s) = w.replay_speed.filter(|s| !(s.is_finite() && (0.001..=1000.0).contains(s))) {
+        return Err(at.error(&key("replay_speed"), &format!("replay_speed {s}: give a factor from 0.001 to 1000")));
+    }
+    let replay = match file("replay", &w.replay)? {
+        Some(file) => Some(ReplayWork { file, writes: w.replay_writes, speed: w.replay_speed }),
+        None => None,
+    };
+    Ok(Workload { name, http, kv, replay })
 }
 
 pub(super) fn load(at: &Locator, l: LoadSpec) -> Result<Load, CliError> {
@@ -607,6 +625,7 @@ pub(super) fn load(at: &Locator, l: LoadSpec) -> Result<Load, CliError> {
         timeout: l.timeout,
         seed: l.seed,
         arrival: l.arrival,
+        duration_given: l.duration.is_some(),
     })
 }
 

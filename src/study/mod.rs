@@ -82,6 +82,29 @@ pub struct Workload {
     pub name: String,
     pub http: Option<HttpWork>,
     pub kv: Option<KvWork>,
+    /// Recorded traffic replayed as the workload (`run --replay`, `kv --replay` for a MONITOR capture).
+    pub replay: Option<ReplayWork>,
+}
+
+/// A workload's recording: the file, whether its writes are sent, and how much faster.
+#[derive(Clone, Debug)]
+pub struct ReplayWork {
+    pub file: PathBuf,
+    pub writes: bool,
+    pub speed: Option<f64>,
+}
+
+impl ReplayWork {
+    /// Onto a command's replay flags; without `timed` (a duration given, or a warm-up's), the recording runs
+    /// whole rather than for the study's default duration.
+    fn apply(&self, r: &mut crate::cli::args::ReplayArgs, load: &mut LoadArgs, timed: bool) {
+        r.replay = Some(self.file.clone());
+        r.replay_writes = self.writes;
+        r.speed = self.speed.unwrap_or(r.speed);
+        if !timed {
+            load.duration = None;
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -159,6 +182,8 @@ pub struct Load {
     pub timeout: Option<String>,
     pub seed: Option<u64>,
     pub arrival: Option<String>,
+    /// `duration` was given: a replay is cut to it (else it runs its recording whole, not the default 10 s).
+    pub duration_given: bool,
 }
 
 impl Load {
@@ -283,6 +308,18 @@ impl StudyPlan {
         }
         unique(&at, "phase", phases.iter().map(|p| p.name.as_str()))?;
         let load = load(&at, file.load)?;
+        if let Some((i, w)) = workloads.iter().enumerate().find(|(_, w)| w.replay.is_some())
+            && !matches!(load.shape, LoadShape::Fixed { .. })
+        {
+            return Err(at.error(
+                &["workload", &i.to_string(), "replay"],
+                &format!(
+                    "workload '{}' replays a recording, one step at its recorded pace: give the study a fixed load \
+                     (connections, duration or requests), not clients, rates or stages",
+                    w.name
+                ),
+            ));
+        }
         let mut plan = StudyPlan {
             name,
             file: path.to_path_buf(),
@@ -466,6 +503,9 @@ impl StudyPlan {
             a.key_prefix = k.key_prefix.unwrap_or(a.key_prefix);
             (a.command, a.command_ratio, a.script) = (k.command, k.command_ratio, k.redis_script);
             (a.data, a.data_order) = (k.data, k.data_order);
+            if let Some(r) = &w.replay {
+                r.apply(&mut a.replay, &mut a.load, l.duration_given || warmup);
+            }
             return render("kv", &a).map_err(CliError::new);
         }
         let h = w.http.clone().unwrap_or_default();
@@ -498,6 +538,9 @@ impl StudyPlan {
                 let mut a: RunArgs = defaults();
                 (a.request, a.watch) = (request, watch);
                 fixed(&mut a.load);
+                if let Some(r) = &w.replay {
+                    r.apply(&mut a.replay, &mut a.load, l.duration_given || warmup);
+                }
                 a.load.history = history;
                 render("run", &a).map_err(CliError::new)
             }
