@@ -199,6 +199,8 @@ fn a_time_window_of_the_log_is_replayed_and_keep_host_sends_each_records_host() 
     let summary = out.doc()["settings"]["replay"].as_str().unwrap();
     assert!(summary.contains("6 outside --replay-from/--replay-until left out"), "{summary}");
     assert!(summary.contains("each with its recorded host"), "{summary}");
+    // The file named with its size and its first and last records' instants (every record's, the window's aside).
+    assert!(summary.contains(" B, 2026-01-01T00:00:00.000000Z to 2026-01-01T00:00:00.900000Z)"), "{summary}");
     // An instant of the log as the window's start, and without --keep-host the URL's host.
     std::fs::write(nginx.dir.path().join("access.log"), "").unwrap();
     let out = hakaru(&["run", "--replay", j, "--replay-from", "2026-01-01T00:00:00.85Z", &nginx.url()]);

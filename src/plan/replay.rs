@@ -158,7 +158,7 @@ pub(super) fn read(a: &ReplayArgs, has: &RequestArgs) -> Result<Option<Replayed>
             rec.most_behind_us as f64 / 1e6
         ));
     }
-    let summary = format!("replay {}: {}; {}", path.display(), said.join(", "), paced(a, &schedule));
+    let summary = format!("replay {}: {}; {}", recording(path, rec.span), said.join(", "), paced(a, &schedule));
     // Paths shown escaped (a record's bytes never reach the terminal raw) with their secrets redacted.
     let preview = a.dry_run.then(|| {
         let mut text = summary.clone();
@@ -196,6 +196,17 @@ fn keep_host(keep: bool, given: &[String], records: &mut [Record]) -> Result<u64
             .into());
     }
     Ok(without)
+}
+
+/// The recording as the summary names it: its path, size, and the instants of its first and last records.
+pub(super) fn recording(path: &std::path::Path, span: Option<(i64, i64)>) -> String {
+    let size = std::fs::metadata(path).map(|m| crate::base::units::format_bytes(m.len() as f64)).unwrap_or_default();
+    match span {
+        Some((first, last)) => {
+            format!("{} ({size}, {} to {})", path.display(), replay::instant_text(first), replay::instant_text(last))
+        }
+        None => format!("{} ({size})", path.display()),
+    }
 }
 
 /// How the replay is paced, for its summary: `as recorded over 12.500 s (speed 2), 3 passes`.

@@ -276,7 +276,7 @@ fn finish(mut rec: Recording) -> Result<Recording, String> {
 }
 
 /// An instant of the log as RFC 3339 text (UTC, to the microsecond).
-fn instant_text(us: i64) -> String {
+pub fn instant_text(us: i64) -> String {
     let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_micros(us.max(0) as u64));
     t.map_or_else(|| us.to_string(), |t| humantime::format_rfc3339_micros(t).to_string())
 }

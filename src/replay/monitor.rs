@@ -222,6 +222,8 @@ pub struct Capture {
     pub outside_window: u64,
     /// The databases the commands ran on.
     pub dbs: std::collections::BTreeSet<u32>,
+    /// The first command's instant in the file and the latest, of every command read.
+    pub span: Option<(i64, i64)>,
 }
 
 /// Which commands are replayed.
@@ -263,6 +265,8 @@ pub fn read(path: &Path, cap: u64, filter: &Filter) -> Result<Capture, String> {
             }
         };
         let start = *first.get_or_insert(cmd.at_us);
+        let (_, last) = c.span.get_or_insert((start, start));
+        *last = (*last).max(cmd.at_us);
         let from = filter.from.map_or(i64::MIN, |w| w.instant(start));
         let until = filter.until.map_or(i64::MAX, |w| w.instant(start));
         let name = cmd.name();

@@ -193,5 +193,6 @@ fn summary(
         let dbs: Vec<String> = c.dbs.iter().map(u32::to_string).collect();
         said.push(format!("recorded on databases {} and all sent to the URL's", dbs.join(", ")));
     }
-    format!("replay {}: {}; {}", path.display(), said.join(", "), crate::plan::replay::paced(r, schedule))
+    let file = crate::plan::replay::recording(path, c.span);
+    format!("replay {file}: {}; {}", said.join(", "), crate::plan::replay::paced(r, schedule))
 }
