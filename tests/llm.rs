@@ -179,6 +179,8 @@ fn burstiness_gives_gamma_arrivals_at_the_rate_asked() {
     );
 }
 
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer.json");
+
 #[test]
 fn bad_datasets_and_flags_get_one_line_naming_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,6 +213,11 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["llm", "--model", "m", "--num-prompts", "0", u], "--num-prompts 0: give at least 1"),
         (&[&tok[..], &[bad, u]].concat(), "not a HuggingFace tokenizer.json"),
         (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
+        (&[&tok[..], &[FIXTURE, "--random-input-len", "100000000000", u]].concat(), "--random-input-len 100000000000"),
+        (
+            &[&tok[..], &[FIXTURE, "--dataset-name", "jsonl", "--dataset-path", bad, u]].concat(),
+            "with --dataset-name jsonl",
+        ),
         (&["llm", "--model", "m", "--output-len", "0", u], "--output-len 0"),
         (
             &["llm", "--model", "m", "--no-stream", "--goodput", "tpot:50ms", u],

@@ -299,6 +299,11 @@ fn every_pace_sends_each_record_once_and_a_timed_replay_stops_after_its_passes()
     assert_eq!(out.step()["ok"], 10, "one pass, not three");
     let seen: Vec<String> = nginx.log(10).into_iter().map(|(_, p, _)| p).collect();
     assert_eq!(seen, expected);
+    // A closed loop or a rate for a time: the records once, not round and round until the time is up.
+    for pace in [&["--replay-pace", "closed", "-c", "2"][..], &["--replay-pace", "rate", "--rate", "200"]] {
+        let out = hakaru(&[&["run", "--replay", f, "-d", "3s"][..], pace, &[&nginx.url()]].concat());
+        assert_eq!((out.code, out.step()["requests"].as_u64()), (0, Some(10)), "{pace:?}: {}", out.stderr);
+    }
 }
 
 #[test]

@@ -186,6 +186,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/step/properties/graceful_stop_s",
                 "/$defs/window/properties/progress",
                 "/$defs/window/properties/late",
+                "/$defs/window/properties/starved",
                 "/$defs/schedule/properties/late_cpu",
                 "/$defs/step/properties/events/properties/tokens/properties/usage_implausible",
                 "/$defs/step/properties/events/properties/tokens/properties/tpot",

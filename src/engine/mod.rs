@@ -566,9 +566,11 @@ pub fn run_step(plan: &RunPlan, interrupt: &AtomicBool, mut on_window: impl FnMu
         Until::Requests(_) => None,
     };
 
-    let budget = match plan.stop {
-        Until::Requests(n) => Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64))),
-        Until::Duration(_) => None,
+    let budget = match (plan.stop, plan.most_requests) {
+        (Until::Requests(n), _) | (Until::Duration(_), Some(n)) => {
+            Some(Arc::new(AtomicI64::new(n.min(i64::MAX as u64) as i64)))
+        }
+        (Until::Duration(_), None) => None,
     };
     let gate = Arc::new(StartGate::new(threads));
     // Where the windows' wall-clock times count from (the HDR log): the gate, if it opened before the step's end.

@@ -393,6 +393,8 @@ fn merge_windows(steps: &[&StepResult]) -> Result<Vec<WindowSummary>, String> {
             add(m.tokens.get_or_insert(0), n, "windows' tokens")?;
         }
         add(&mut m.progress, w.progress, "windows' progress")?;
+        add(&mut m.late, w.late, "windows' late")?;
+        add(&mut m.starved, w.starved, "windows' starved")?;
         m.max_us = m.max_us.max(w.max_us);
         // Each agent's target is its share of the ramp, its CPU its own; the server is the same one.
         m.target = add_options(m.target, w.target);

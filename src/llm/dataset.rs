@@ -201,6 +201,8 @@ pub fn sharegpt(
     let file = crate::base::bounded::open(path, crate::base::bounded::DATASET)?;
     let mut sampler = Sampler {
         counter,
+        failed: 0,
+        first_failure: None,
         keep: count.min(usize::MAX as u64) as usize,
         output_len,
         rng: ChaCha8Rng::seed_from_u64(seed),
@@ -214,6 +216,12 @@ pub fn sharegpt(
     (&mut sampler).deserialize(&mut de).and_then(|()| de.end()).map_err(|e| {
         format!("line {}, column {}: {}; {shape}", e.line(), e.column(), crate::base::secrets::json_reason(&e))
     })?;
+    if let (true, Some(why)) = (sampler.kept.is_empty(), &sampler.first_failure) {
+        return Err(format!(
+            "the tokenizer failed on {} of its {} conversations (the first: {why}); check --tokenizer",
+            sampler.failed, sampler.read
+        ));
+    }
     if sampler.kept.is_empty() {
         return Err(format!(
             "none of its {} conversations has a prompt of {SHAREGPT_MIN} to {SHAREGPT_MAX_PROMPT} tokens and a reply \
@@ -236,6 +244,9 @@ pub fn sharegpt(
 /// Keeps a uniform sample of the valid conversations as they stream by (Algorithm R).
 struct Sampler<'a> {
     counter: &'a Counter,
+    /// Conversations the tokenizer failed on, and the first failure.
+    failed: u64,
+    first_failure: Option<String>,
     keep: usize,
     output_len: Option<u64>,
     rng: ChaCha8Rng,
@@ -261,14 +272,25 @@ impl Sampler<'_> {
         self.read += 1;
         let mut turns = c.conversations.into_iter();
         let (Some(prompt), Some(reply)) = (turns.next(), turns.next()) else { return };
-        // A text the tokenizer cannot encode leaves its conversation out, as vLLM's filters would.
-        let Ok(prompt_len) = self.counter.count(&prompt.value) else { return };
-        let out = match self.output_len {
-            Some(n) => n,
-            None => match self.counter.count(&reply.value) {
-                Ok(n) => n,
-                Err(_) => return,
-            },
+        // Texts far past the filters' lengths (32 bytes a token) are left out before they are counted: a
+        // tokenizer's encoding costs tens of bytes a byte, and one 40 MB prompt would take gigabytes.
+        if prompt.value.len() as u64 > 32 * SHAREGPT_MAX_PROMPT
+            || (self.output_len.is_none() && reply.value.len() as u64 > 32 * SHAREGPT_MAX_TOTAL)
+        {
+            return;
+        }
+        // A text the tokenizer cannot encode leaves its conversation out, counted (said when none is left).
+        let counted = self.counter.count(&prompt.value).and_then(|p| match self.output_len {
+            Some(n) => Ok((p, n)),
+            None => self.counter.count(&reply.value).map(|r| (p, r)),
+        });
+        let (prompt_len, out) = match counted {
+            Ok(lengths) => lengths,
+            Err(why) => {
+                self.failed += 1;
+                self.first_failure.get_or_insert(why);
+                return;
+            }
         };
         let short = prompt_len < SHAREGPT_MIN || (self.output_len.is_none() && out < SHAREGPT_MIN);
         if short || prompt_len > SHAREGPT_MAX_PROMPT || prompt_len + out > SHAREGPT_MAX_TOTAL {

@@ -11,6 +11,8 @@ use rand_chacha::ChaCha8Rng;
 pub const MOST_BYTES: u64 = 64 << 20;
 /// Prompts a synthetic length is checked with, and the words of each when the ratio is first measured.
 pub const SAMPLES: u64 = 8;
+/// The longest prompts checked: longer ones are checked at this length (tokens a word do not change with length).
+pub const MOST_CHECKED: u64 = 16_384;
 const PROBE_WORDS: u64 = 512;
 
 /// How tokens are counted: by a model's tokenizer, or estimated.
@@ -23,6 +25,8 @@ pub enum Counter {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sizing {
     pub words: u64,
+    /// The words of the prompts measured (`words`, or [`MOST_CHECKED`]: their figures scaled to `words`).
+    pub checked: u64,
     pub mean: f64,
     pub min: u64,
     pub max: u64,
@@ -43,9 +47,13 @@ impl Counter {
         t.with_truncation(None).map_err(|e| format!("its truncation cannot be turned off: {e}"))?;
         t.with_padding(None);
         let counter = Counter::Model { tokenizer: Box::new(t), file: path.display().to_string() };
-        // A tokenizer that cannot encode plain words is no use here: said now, not during the load.
-        counter.count("the time of day").map_err(|e| format!("it cannot encode plain text: {e}"))?;
-        Ok(counter)
+        // A tokenizer that cannot encode plain words, or makes no tokens of them (a vocabulary without the
+        // letters and no unk_token), is no use here: said now, not during the load.
+        match counter.count("the time of day and the people of the world") {
+            Err(e) => Err(format!("it cannot encode plain text: {e}")),
+            Ok(n) if n < 2 => Err(format!("it makes {n} token(s) of ten plain words (no unk_token?)")),
+            Ok(_) => Ok(counter),
+        }
     }
 
     /// The tokens of `text`, without the special tokens a model adds around a prompt (vLLM counts them so too).
@@ -53,7 +61,17 @@ impl Counter {
         match self {
             Counter::Estimate => Ok(crate::llm::dataset::estimated_tokens(text)),
             Counter::Model { tokenizer, .. } => {
-                tokenizer.encode(text, false).map(|e| e.len() as u64).map_err(|e| one_line(&e.to_string()))
+                // A hostile tokenizer.json can make the library panic (a bad precompiled charsmap indexes out of
+                // bounds): caught, and said as an error of this text, with the panic's own message kept quiet.
+                let hook = std::panic::take_hook();
+                std::panic::set_hook(Box::new(|_| {}));
+                let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tokenizer.encode(text, false)));
+                std::panic::set_hook(hook);
+                match got {
+                    Ok(Ok(e)) => Ok(e.len() as u64),
+                    Ok(Err(e)) => Err(one_line(&e.to_string())),
+                    Err(_) => Err("the tokenizer library failed on it (a malformed tokenizer.json?)".into()),
+                }
             }
         }
     }
@@ -68,11 +86,21 @@ impl Counter {
 
     /// The words of the synthetic vocabulary that make prompts of about `tokens` tokens, checked on prompts drawn
     /// with `seed`. None without a tokenizer (a word is then taken for a token).
+    /// Prompts longer than [`MOST_CHECKED`] words are checked at that length, their figures scaled.
     pub fn size(&self, tokens: u64, seed: u64) -> Result<Option<Sizing>, String> {
         let Some(per_word) = self.tokens_a_word(seed)? else { return Ok(None) };
         let words = words_for(tokens, per_word);
-        let (mean, (min, max)) = self.measure(words, &mut ChaCha8Rng::seed_from_u64(seed ^ 1))?;
-        Ok(Some(Sizing { words, mean, min, max }))
+        if words > crate::template::text::MOST_WORDS {
+            return Err(format!(
+                "{tokens} tokens are {words} words of the vocabulary here, more than the {} a prompt may hold",
+                crate::template::text::MOST_WORDS
+            ));
+        }
+        let checked = words.min(MOST_CHECKED);
+        let (mean, (min, max)) = self.measure(checked, &mut ChaCha8Rng::seed_from_u64(seed ^ 1))?;
+        let scale = words as f64 / checked.max(1) as f64;
+        let scaled = |n: u64| (n as f64 * scale).round() as u64;
+        Ok(Some(Sizing { words, mean: mean * scale, min: scaled(min), max: scaled(max), checked }))
     }
 
     /// The tokens a word of the synthetic vocabulary makes on average (over prompts drawn with `seed`); None
@@ -80,7 +108,11 @@ impl Counter {
     pub fn tokens_a_word(&self, seed: u64) -> Result<Option<f64>, String> {
         let Counter::Model { .. } = self else { return Ok(None) };
         let (probe, _) = self.measure(PROBE_WORDS, &mut ChaCha8Rng::seed_from_u64(seed))?;
-        Ok(Some((probe / PROBE_WORDS as f64).max(1e-3)))
+        let per_word = probe / PROBE_WORDS as f64;
+        if per_word < 0.05 {
+            return Err(format!("it makes {per_word:.3} tokens a word of plain text (no unk_token?)"));
+        }
+        Ok(Some(per_word))
     }
 
     /// The mean tokens of [`SAMPLES`] prompts of `words` words, and the least and most.
@@ -97,9 +129,12 @@ impl Counter {
     }
 }
 
-/// The words that make about `tokens` tokens at `per_word` tokens a word: one at least.
+/// The words that make about `tokens` tokens at `per_word` tokens a word: one at least for any tokens.
 pub fn words_for(tokens: u64, per_word: f64) -> u64 {
-    ((tokens as f64 / per_word).round() as u64).max(1)
+    match tokens {
+        0 => 0,
+        t => ((t as f64 / per_word).round() as u64).max(1),
+    }
 }
 
 /// A library's error text on one line (a JSON error's text may hold a newline).
@@ -137,5 +172,19 @@ mod tests {
         let e = Counter::load(&bad).err().unwrap();
         assert!(e.starts_with("not a HuggingFace tokenizer.json (") && !e.contains('\n'), "{e}");
         assert!(Counter::load(&dir.path().join("none.json")).is_err());
+        let fixture = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer.json"));
+        let mut doc: serde_json::Value = serde_json::from_str(&fixture.unwrap()).unwrap();
+        // A malformed precompiled normalizer makes the library panic: caught, one line.
+        doc["normalizer"] = serde_json::json!({"type": "Precompiled", "precompiled_charsmap": "AAAAAAAAAAAA"});
+        std::fs::write(&bad, doc.to_string()).unwrap();
+        let e = Counter::load(&bad).err().expect("refused");
+        assert!(e.contains("failed") && !e.contains('\n'), "{e}");
+        // A vocabulary without the letters and no unk_token: no tokens of plain words.
+        doc["normalizer"] = serde_json::Value::Null;
+        doc["model"]["vocab"] = serde_json::json!({"<|endoftext|>": 0});
+        doc["model"]["merges"] = serde_json::json!([]);
+        std::fs::write(&bad, doc.to_string()).unwrap();
+        let e = Counter::load(&bad).err().expect("refused");
+        assert!(e.contains("token(s) of ten plain words") || e.contains("cannot encode"), "{e}");
     }
 }

@@ -42,8 +42,10 @@ pub struct WindowAccum {
     pub tokens: Option<u64>,
     /// Reads of answers still under way (a stream's events, a long body's bytes): progress that is no ended answer.
     pub progress: u64,
-    /// Requests that ended in the window and had left more than 1 ms after their intended time.
+    /// Requests that ended in the window and had left more than 1 ms after their intended time, and of those the
+    /// ones every connection `-c` allows was busy for.
     pub late: u64,
+    pub starved: u64,
 }
 
 impl WindowAccum {
@@ -59,6 +61,7 @@ impl WindowAccum {
             tokens: None,
             progress: 0,
             late: 0,
+            starved: 0,
             requests: 0,
             errors: 0,
             sent: 0,
@@ -90,6 +93,7 @@ impl WindowAccum {
         self.sent += other.sent;
         self.progress += other.progress;
         self.late += other.late;
+        self.starved += other.starved;
         for (k, n) in &other.sent_earlier {
             *self.sent_earlier.entry(*k).or_default() += n;
         }
@@ -189,6 +193,9 @@ pub struct WindowSummary {
     /// lateness, second by second: beside `cpu_percent` it tells whether hakaru's CPU made them late). Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub late: u64,
+    /// Of `late`, those that fell due with every connection `-c` allows busy. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub starved: u64,
     /// The watched server's CPU in the window, percent of one core; null when no server is watched.
     #[serde(default)]
     pub server_cpu_percent: Option<f64>,
@@ -220,6 +227,7 @@ impl WindowSummary {
             tokens: w.tokens,
             progress: w.progress,
             late: w.late,
+            starved: w.starved,
             server_cpu_percent: None,
         }
     }

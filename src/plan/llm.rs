@@ -168,7 +168,10 @@ fn prompts_of(
     counter: &Counter,
 ) -> Result<PromptsOf, CliError> {
     let mut schedule = None;
-    let tokenizer = |why: String| CliError::new(format!("--tokenizer: {why}"));
+    let tokenizer = |why: String| {
+        let file = l.tokenizer.as_ref().map_or(String::new(), |f| format!(" '{}'", f.display()));
+        CliError::new(format!("--tokenizer{file}: {why}"))
+    };
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
         DatasetArg::Random => {
             let (prompt, out, note) = random(l, counter, seed)?;
@@ -202,6 +205,12 @@ fn prompts_of(
                 )));
             };
             let bad = |why: String| CliError::new(format!("--dataset-path '{}': {why}", file.display()));
+            if name == DatasetArg::Jsonl && l.tokenizer.is_some() {
+                return Err(CliError::new(
+                    "--tokenizer with --dataset-name jsonl: its prompts are sent as written and its output lengths \
+                     are given; leave --tokenizer out",
+                ));
+            }
             let prompts = match name {
                 DatasetArg::Jsonl => dataset::jsonl(file, prompts, l.output_len),
                 DatasetArg::Random | DatasetArg::Trace => unreachable!("matched above"),
@@ -250,7 +259,21 @@ fn random(l: &crate::cli::args::LlmFlags, counter: &Counter, seed: u64) -> Resul
     let range = |n: u64| ((n as f64 * (1.0 - r)).floor() as u64, (n as f64 * (1.0 + r)).ceil() as u64);
     let (tlo, thi) = range(l.random_input_len);
     // With a tokenizer, the words that make the tokens asked (checked on sample prompts); without, a word a token.
-    let tokenizer = |why: String| CliError::new(format!("--tokenizer: {why}"));
+    let tokenizer = |why: String| {
+        let file = l.tokenizer.as_ref().map_or(String::new(), |f| format!(" '{}'", f.display()));
+        CliError::new(format!("--tokenizer{file}: {why}"))
+    };
+    if let Some(per_word) = counter.tokens_a_word(seed).map_err(tokenizer)?
+        && words_for(thi, per_word) > crate::template::text::MOST_WORDS
+    {
+        return Err(CliError::new(format!(
+            "--random-input-len {}: {} words of the vocabulary with the range by this tokenizer, more than the {} a \
+             prompt may hold",
+            l.random_input_len,
+            words_for(thi, per_word),
+            crate::template::text::MOST_WORDS
+        )));
+    }
     let sized = counter.size(l.random_input_len, seed).map_err(tokenizer)?;
     let (ilo, ihi) = match sized {
         Some(s) => {
@@ -282,12 +305,25 @@ fn random(l: &crate::cli::args::LlmFlags, counter: &Counter, seed: u64) -> Resul
     let span = |lo: u64, hi: u64| if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") };
     let words = match sized {
         None => format!("{} words each (about a token a word)", span(ilo, ihi)),
-        Some(s) => format!(
+        Some(s) if s.checked == s.words => format!(
             "{} tokens each ({} words; {} prompts of {} words measured {:.1} tokens on average, {} to {}, {})",
             span(tlo, thi),
             span(ilo, ihi),
             crate::llm::tokenizer::SAMPLES,
-            s.words,
+            s.checked,
+            s.mean,
+            s.min,
+            s.max,
+            counter.describe()
+        ),
+        Some(s) => format!(
+            "{} tokens each ({} words; {} prompts of {} words measured {:.3} tokens a word: about {:.0}, {} to {}, \
+             {})",
+            span(tlo, thi),
+            span(ilo, ihi),
+            crate::llm::tokenizer::SAMPLES,
+            s.checked,
+            s.mean / s.words as f64,
             s.mean,
             s.min,
             s.max,

@@ -208,6 +208,9 @@ pub struct RunPlan {
     pub replay: Option<replay::ReplaySchedule>,
     /// `--replay --dry-run`: what would be sent, printed in place of the run.
     pub replay_preview: Option<String>,
+    /// A replay's requests in all (every record, every pass): a timed step sends no more, whatever its pace (a
+    /// closed loop or a rate would otherwise go round the records until the time is up).
+    pub most_requests: Option<u64>,
     /// The settings as the result document records them.
     pub settings: Settings,
     /// Scale-out: when the load starts (`--start-at`); None: at once.
@@ -754,6 +757,7 @@ impl RunPlan {
         let (stop, load) = replay::load(&a.replay, &schedule, stop, load, &a.load)?;
         let mut plan = one_step_with(&set, "run", &a.load, Some((stop, load)))?;
         (plan.threads, plan.settings.threads) = (1, 1);
+        plan.most_requests = Some(schedule.total);
         if load.is_recorded() {
             plan.replay = Some(schedule);
         }
@@ -919,6 +923,7 @@ impl RunPlan {
             events: set.events.clone(),
             replay: None,
             replay_preview: None,
+            most_requests: None,
             start_at: None,
             slot_offset: Duration::ZERO,
             client_offset: 0,

@@ -183,14 +183,14 @@ fn json_line(line: &str) -> Result<Record, String> {
     // A whole URL's host is the recorded one: the target's replaces it. Only a URL's: a path whose query holds
     // `://` (`/login?next=https://...`) is a path.
     let lower = path.get(..8).unwrap_or(&path).to_ascii_lowercase();
-    let mut host = r.host.filter(|h| !h.is_empty());
+    let mut host = r.host.as_deref().and_then(super::clean_host);
     let path = match lower.starts_with("http://") || lower.starts_with("https://") {
         true => {
             let rest = &path[path.find("://").map_or(0, |i| i + 3)..];
             let end = rest.find(['/', '?']).unwrap_or(rest.len());
             // The URL's authority less any user:password@ (never sent as a Host).
             let authority = &rest[..end];
-            host = host.or_else(|| Some(authority.rsplit('@').next().unwrap_or(authority).to_ascii_lowercase()));
+            host = host.or_else(|| super::clean_host(authority));
             match rest.find(['/', '?']) {
                 Some(i) if rest.as_bytes()[i] == b'?' => format!("/{}", &rest[i..]),
                 Some(i) => rest[i..].to_string(),

@@ -95,7 +95,7 @@ fn record(e: Entry) -> Result<Record, String> {
         return Err(format!("its url \"{}\" is not http(s)://host/path", crate::base::secrets::excerpt(url)));
     }
     let after = &url[url.find("://").map_or(0, |i| i + 3)..];
-    let host = after[..after.find(['/', '?']).unwrap_or(after.len())].to_ascii_lowercase();
+    let host = super::clean_host(&after[..after.find(['/', '?']).unwrap_or(after.len())]);
     let path = match after.find(['/', '?']) {
         Some(i) if after.as_bytes()[i] == b'?' => format!("/{}", &after[i..]),
         Some(i) => after[i..].to_string(),
@@ -104,7 +104,7 @@ fn record(e: Entry) -> Result<Record, String> {
     let headers = e.request.headers.into_iter().filter(|h| replayed(&h.name)).map(|h| (h.name, h.value)).collect();
     let status = e.response.and_then(|r| r.status).and_then(|s| u16::try_from(s).ok()).filter(|s| *s > 0);
     let body = e.request.post_data.and_then(|p| p.text).filter(|t| !t.is_empty());
-    Ok(Record { at_us, method: e.request.method.to_ascii_uppercase(), path, body, status, headers, host: Some(host) })
+    Ok(Record { at_us, method: e.request.method.to_ascii_uppercase(), path, body, status, headers, host })
 }
 
 #[cfg(test)]

@@ -125,7 +125,7 @@ impl LogFormat {
         }
         let status = get("status").and_then(|s| s.parse().ok());
         // `$host` (the request's host, lower-cased by nginx) or `$http_host` (its Host header as sent).
-        let host = get("host").or(get("http_host")).map(str::to_ascii_lowercase);
+        let host = get("host").or(get("http_host")).and_then(super::clean_host);
         Ok(Record { at_us, method: method.to_ascii_uppercase(), path, body: None, status, headers: Vec::new(), host })
     }
 }

@@ -113,6 +113,35 @@ impl Filter {
     }
 }
 
+/// A recorded host as a Host header may carry it: lower-cased, without any `user:password@` (never sent), and
+/// only a name, an IPv4 address or a bracketed IPv6 one with an optional port; None for anything else (a space,
+/// a control character, a second colon), which is then not sent.
+pub fn clean_host(text: &str) -> Option<String> {
+    let host = text.rsplit('@').next().unwrap_or(text).trim().to_ascii_lowercase();
+    let (name_ok, port) = match host.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6.split_once(']')?;
+            let ok = !addr.is_empty() && addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+            let port = match rest {
+                "" => None,
+                r => Some(r.strip_prefix(':')?),
+            };
+            (ok, port)
+        }
+        None => {
+            let (name, port) = match host.split_once(':') {
+                Some((n, p)) => (n, Some(p)),
+                None => (host.as_str(), None),
+            };
+            let ok =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+            (ok, port)
+        }
+    };
+    let port_ok = port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    (name_ok && port_ok).then_some(host)
+}
+
 /// A method that only reads: anything else may change the target's data.
 pub fn reads_only(method: &str) -> bool {
     matches!(method, "GET" | "HEAD" | "OPTIONS")
@@ -247,7 +276,9 @@ fn take(
 
 /// The records in time order, or why there is none to replay.
 fn finish(mut rec: Recording) -> Result<Recording, String> {
-    if let (true, Some((first, last))) = (rec.records.is_empty() && rec.outside_window > 0, rec.span) {
+    // The window is blamed only when nothing else left records out (a window of writes is the writes' fault).
+    let window_alone = rec.outside_window > 0 && rec.writes_left_out == 0 && rec.filtered_out == 0;
+    if let (true, Some((first, last))) = (rec.records.is_empty() && window_alone, rec.span) {
         return Err(format!(
             "--replay-from and --replay-until left out all {} records: the log runs from {} to {} ({:.3} s)",
             rec.outside_window,
@@ -320,6 +351,17 @@ pub fn offsets(at_us: &[i64], speed: f64, max_gap_us: Option<u64>, spread: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recorded_host_loses_its_credentials_and_only_a_host_is_kept() {
+        assert_eq!(clean_host("alice:s3cret@Shop.Example").as_deref(), Some("shop.example"));
+        assert_eq!(clean_host("a.example:8443").as_deref(), Some("a.example:8443"));
+        assert_eq!(clean_host("[::1]:8080").as_deref(), Some("[::1]:8080"));
+        assert_eq!(clean_host("[::1]").as_deref(), Some("[::1]"));
+        for bad in ["a b", "a\r\nX-Evil: 1", "", "a:b:c", "a:", "[::1]x", "[zz]", "a:123456"] {
+            assert_eq!(clean_host(bad), None, "{bad:?}");
+        }
+    }
 
     fn rec(at_us: i64, method: &str, path: &str, status: u16) -> Record {
         Record {

@@ -37,7 +37,8 @@ pub enum Kind {
 }
 
 /// Commands that only read, from Redis's command table (flag `readonly`, and the connection-neutral ones): every
-/// other command counts as a write, so an unknown one is never sent unasked.
+/// other command counts as a write, so an unknown one is never sent unasked. PFCOUNT may rewrite its key's
+/// representation and TOUCH moves its keys' LRU clocks: writes here; MEMORY has PURGE: never.
 const READS: &[&str] = &[
     "GET",
     "MGET",
@@ -104,7 +105,6 @@ const READS: &[&str] = &[
     "BITPOS",
     "GETBIT",
     "BITFIELD_RO",
-    "PFCOUNT",
     "GEOPOS",
     "GEODIST",
     "GEOHASH",
@@ -115,8 +115,6 @@ const READS: &[&str] = &[
     "XREVRANGE",
     "XLEN",
     "OBJECT",
-    "MEMORY",
-    "TOUCH",
     "LCS",
     "EVAL_RO",
     "EVALSHA_RO",
@@ -190,6 +188,7 @@ const NEVER: &[&str] = &[
     "ROLE",
     "PUBLISH",
     "SPUBLISH",
+    "MEMORY",
 ];
 
 pub fn kind(name: &str) -> Kind {
@@ -305,8 +304,12 @@ fn parse(line: &str) -> Result<(Command, bool), String> {
         return Err("its time is not seconds since the epoch: not a MONITOR line".into());
     }
     let rest = rest.strip_prefix('[').ok_or("no [db client] after the time: not a MONITOR line")?;
-    let (who, args) = rest.split_once(']').ok_or("no ']' after the db and client")?;
-    let (db, client) = who.split_once(' ').ok_or("no client after the db")?;
+    let (db, rest) = rest.split_once(' ').ok_or("no client after the db")?;
+    // The client ends at the `]` before the first argument's quote: an IPv6 client is `[::1]:55788` itself.
+    let (client, args) = match rest.find("] \"").or_else(|| rest.find("] ")) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest.strip_suffix(']').ok_or("no ']' after the db and client")?, ""),
+    };
     let db: u32 = db.parse().map_err(|_| format!("db '{}' is not a number", crate::base::secrets::excerpt(db)))?;
     let args = arguments(args.trim_start())?;
     if args.is_empty() {
@@ -385,6 +388,8 @@ mod tests {
         assert!(lua && c.db == 3 && c.at_us == 1_339_518_083_500_000);
         let (c, _) = parse(r#"1339518083.000001 [0 unix:/tmp/redis.sock] "PING""#).unwrap();
         assert_eq!(c.args, [b"PING".to_vec()]);
+        let (c, lua) = parse(r#"1339518083.000001 [0 [::1]:55788] "GET" "k""#).unwrap();
+        assert_eq!((c.name(), lua), ("GET".to_string(), false), "an IPv6 client");
         for (bad, says) in [
             ("OK", "not a MONITOR line"),
             ("1339518083.1 [x 1.2.3.4:5] \"GET\"", "db 'x'"),
@@ -402,6 +407,7 @@ mod tests {
         assert_eq!((kind("GET"), kind("HGETALL"), kind("SET")), (Kind::Reads, Kind::Reads, Kind::Writes));
         assert_eq!((kind("SELECT"), kind("FLUSHALL"), kind("BLPOP")), (Kind::Never, Kind::Never, Kind::Never));
         assert_eq!(kind("SOMENEWCOMMAND"), Kind::Writes, "unknown: taken for a write");
+        assert_eq!((kind("PFCOUNT"), kind("TOUCH"), kind("MEMORY")), (Kind::Writes, Kind::Writes, Kind::Never));
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.txt");
         let lines = [

@@ -47,7 +47,7 @@ impl StepResult {
                 max_lag_us: m.max_lag_us,
                 lag: super::phases::Phase::of(&m.lag),
                 starved: m.starved,
-                late_cpu: late_on_busy_cpu(&windows, load.threads, m.late - m.starved.min(m.late)),
+                late_cpu: late_on_busy_cpu(&windows, load.threads),
                 wakeups: Some(m.pacer_wakeups),
             }),
             status: m.status_counts().into_iter().map(|(s, c)| (s.to_string(), c)).collect(),
@@ -332,11 +332,10 @@ impl StepResult {
     }
 }
 
-/// Of `late` requests (the late ones no busy connection explains), those that ended in a second when the load
-/// threads used 90 % or more of their cores: hakaru's CPU made them late. Counted by the windows' own late counts
-/// (never above `late`).
-fn late_on_busy_cpu(windows: &[WindowSummary], threads: usize, late: u64) -> u64 {
+/// The late requests no busy connection explains that ended in a second when the load threads used 90 % or more
+/// of their cores: hakaru's CPU made them late. Each window's late less its starved.
+fn late_on_busy_cpu(windows: &[WindowSummary], threads: usize) -> u64 {
     let busy = 90.0 * threads.max(1) as f64;
-    let on_busy: u64 = windows.iter().filter(|w| w.cpu_percent.is_some_and(|c| c >= busy)).map(|w| w.late).sum();
-    on_busy.min(late)
+    let saturated = windows.iter().filter(|w| w.cpu_percent.is_some_and(|c| c >= busy));
+    saturated.map(|w| w.late.saturating_sub(w.starved)).sum()
 }

@@ -147,9 +147,10 @@ fn late_requests_in_seconds_of_a_saturated_cpu_are_blamed_on_hakaru() {
     let w = s.warnings(true);
     let late = w.iter().find(|w| w.contains("left more than 1 ms after")).unwrap();
     assert!(late.contains("; 12 in seconds when hakaru's 2 load threads used 90 % or more"), "{late}");
-    // Never more than the late requests -c does not explain.
-    let busy = vec![window(0.0, 199.0, 30)];
+    // The starved of a saturated second are -c's, not the CPU's.
+    let mut busy = window(0.0, 199.0, 30);
+    busy.starved = 10;
     let load = StepLoad { rate: Some(50.0), model: "open".into(), connections: 4, threads: 2 };
-    let s = StepResult::from_metrics("run", load, &m, busy, Duration::from_secs(2));
+    let s = StepResult::from_metrics("run", load, &m, vec![busy], Duration::from_secs(2));
     assert_eq!(s.schedule.unwrap().late_cpu, 20);
 }

@@ -66,7 +66,7 @@ pub struct LlmFlags {
     /// The most requests in flight (the connections: -c's value in vLLM's name).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, help_heading = heading::LLM)]
     pub max_concurrency: Option<usize>,
-    /// random: the prompt's length in words (about a token each).
+    /// random: the prompt's length in words (about a token each; in tokens with --tokenizer).
     #[arg(long, value_name = "N", default_value_t = 1024, allow_negative_numbers = true, value_parser = count::<u64>, help_heading = heading::LLM)]
     pub random_input_len: u64,
     /// random: the tokens asked for in each answer (max_tokens).

@@ -18,11 +18,13 @@ pub enum ReplayPaceArg {
 #[derive(Args, Debug, Clone, Default, Serialize)]
 pub struct ReplayArgs {
     /// Replay recorded traffic to the URL's target: an access log (nginx's or Apache's combined format), JSON lines
-    /// ({"time": ..., "method": "GET", "path": "/a"}) or a HAR file; requests that change data are left out.
+    /// ({"time": ..., "method": "GET", "path": "/a"}) or a HAR file (kv: a Redis MONITOR capture); requests that
+    /// change data are left out.
     #[arg(long, value_name = "FILE", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay: Option<PathBuf>,
     /// The file's format: combined (also common, nginx, apache), jsonl, har, or an nginx log_format definition
-    /// ('$remote_addr [$time_local] "$request" $status'); default: told from the name (.har) or the first line.
+    /// ('$remote_addr [$time_local] "$request" $status'); default: told from the name (.har) or the first line
+    /// (kv: monitor, the only one).
     #[arg(long, value_name = "FORMAT", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_format: Option<String>,
     /// How the requests are spaced: as recorded (over --speed), in order at --rate, or in order by -c clients.
@@ -35,11 +37,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "TIME", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_max_gap: Option<String>,
     /// Only the records matching: method=GET,HEAD, path=/api (a prefix), status=2xx, host=NAME (a HAR's site;
-    /// repeatable: all must hold).
+    /// repeatable: all must hold); kv: command=GET,HGETALL.
     #[arg(long, value_name = "KEY=VALUE", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_only: Vec<String>,
-    /// Send the records that change data too (POST, PUT, PATCH, DELETE ...): by default they are left out and
-    /// counted, so a replay never writes to the target unasked.
+    /// Send the records that change data too (POST, PUT, PATCH, DELETE ...; kv: Redis commands that write): by
+    /// default they are left out and counted, so a replay never writes to the target unasked.
     #[arg(long, help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_writes: bool,
     /// Replay the file this many times, back to back.
@@ -53,7 +55,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "WHEN", help_heading = heading::REPLAY, hide_short_help = true)]
     pub replay_until: Option<String>,
     /// Send each record's recorded host as its Host header (a HAR's site, a JSON line's host or URL, a log_format's
-    /// $host), for a target that serves several sites; by default the URL's host is sent.
+    /// $host), for a target that serves several sites; by default the URL's host is sent (run only).
     #[arg(long, help_heading = heading::REPLAY, hide_short_help = true)]
     pub keep_host: bool,
     /// Print what would be sent (records, what was left out, the span, the expected duration) and send nothing.

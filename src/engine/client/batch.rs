@@ -256,7 +256,9 @@ pub(in crate::engine) struct Pipelined {
 /// Counts a request -c made late once it is recorded (and clears the mark): see `starved` in the client's loop.
 pub(super) fn count_starved(ctx: &ThreadCtx, starved: &mut bool) {
     if std::mem::take(starved) {
-        ctx.metrics.borrow_mut().starved += 1;
+        let mut m = ctx.metrics.borrow_mut();
+        m.starved += 1;
+        m.window.starved += 1;
     }
 }
 

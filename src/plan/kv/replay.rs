@@ -86,6 +86,7 @@ pub(super) fn plan(a: &KvArgs, base: &Base, guard: Guard) -> Result<KvPlan, CliE
     let (stop, model) = load(r, &schedule, stop, model, &a.load)?;
     let mut plan = crate::plan::one_step_with(&set, "kv", &a.load, Some((stop, model)))?;
     (plan.threads, plan.settings.threads) = (1, 1);
+    plan.most_requests = Some(schedule.total);
     if model.is_recorded() {
         plan.replay = Some(schedule);
     }
@@ -113,19 +114,42 @@ fn refuse_others(a: &KvArgs, base: &Base) -> Result<(), CliError> {
         return Err(CliError::new("--replay sends a capture to one server: give one redis:// URL"));
     }
     let r = &a.replay;
+    if let Some(f) = r.replay_format.as_deref().filter(|f| !f.eq_ignore_ascii_case("monitor")) {
+        return Err(CliError::new(format!(
+            "--replay-format '{}': kv replays Redis MONITOR captures only (--replay-format monitor, or leave it out)",
+            f.escape_debug()
+        )));
+    }
+    // Every workload flag away from its default: a capture's commands are the workload, so none would act.
+    let d: KvArgs = crate::cli::render::defaults();
     let given = [
-        ("--workload", a.workload.trim() != "mix"),
-        ("--mix", a.mix != "get:90,set:10"),
+        ("--workload", a.workload.trim() != d.workload),
+        ("--mix", a.mix != d.mix),
         ("--command", !a.command.is_empty()),
+        ("--command-ratio", !a.command_ratio.is_empty()),
+        ("--command-key-pattern", !a.command_key_pattern.is_empty()),
         ("--data", a.data.is_some()),
+        ("--data-order", a.data_order != d.data_order),
         ("--script", a.script.is_some()),
+        ("--keys", a.keys != d.keys),
+        ("--key-pattern", a.key_pattern != d.key_pattern),
+        ("--key-prefix", a.key_prefix != d.key_prefix),
+        ("--value-size", a.value_size != d.value_size),
+        ("--value-size-range", a.value_size_range.is_some()),
         ("--flush", a.flush),
+        ("--overwrite", a.overwrite),
+        ("--verify", a.verify),
+        ("--rnum", a.rnum != d.rnum),
+        ("--rnd", a.rnd),
+        ("--etc", a.etc),
+        ("--it", a.it != d.it),
+        ("--records", a.records != d.records),
+        ("--ycsb-phase", a.ycsb_phase != d.ycsb_phase),
         ("--pipeline", a.pipeline > 1),
         ("--clients", a.clients.is_some()),
         ("--rates", a.rates.is_some()),
         ("--warmup", a.warmup.is_some()),
         ("--keep-host", r.keep_host),
-        ("--replay-format", r.replay_format.as_deref().is_some_and(|f| !f.eq_ignore_ascii_case("monitor"))),
         ("--agents", a.load.scale.agents.is_some() || a.load.scale.segment.is_some()),
     ];
     if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
