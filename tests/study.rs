@@ -848,3 +848,29 @@ fn a_workload_replays_an_access_log_and_a_monitor_capture() {
     assert!(out.stderr.contains("workload.0.replay") || out.stderr.contains("replay"), "{}", out.stderr);
     assert!(out.stderr.contains("give the study a fixed load"), "{}", out.stderr);
 }
+
+/// Issue 53: a workload's goodput objectives judged in every case of a token stream; a bad one refused at its key.
+#[test]
+fn a_workload_judges_its_streams_goodput() {
+    let t = serve(None);
+    let dir = tempfile::tempdir().unwrap();
+    let body = |goodput: &str| {
+        format!(
+            "name = \"good\"\n[[target]]\nname = \"t\"\nurl = \"http://{}/?events=4&gap=1ms&first=5ms&kind=tokens\"\nmonitor = [\"none\"]\n[[workload]]\nname = \"stream\"\nevents = \"tokens\"\ngoodput = \"{goodput}\"\n[load]\nconnections = 2\nrequests = 20\n",
+            t.addr()
+        )
+    };
+    let file = write(dir.path(), "good.toml", &body("ttft:10s"));
+    let out_dir = dir.path().join("out");
+    let out = study(&[file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let m = manifest(&out_dir);
+    let case = m["cases"][0]["file"].as_str().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join(case)).unwrap()).unwrap();
+    let g = &doc["steps"][0]["events"]["goodput"];
+    assert_eq!((g["answers"].as_u64(), g["percent"].as_f64()), (Some(20), Some(100.0)), "{g}");
+    let bad = write(dir.path(), "bad.toml", &body("ttft:soon"));
+    let out = study(&[bad.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("goodput 'ttft:soon'") && out.stderr.lines().count() == 1, "{}", out.stderr);
+}

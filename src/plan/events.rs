@@ -64,6 +64,11 @@ pub fn from_args(a: &RequestArgs) -> Result<Option<Arc<EventsSpec>>, CliError> {
     Ok(Some(Arc::new(EventsSpec { kind, until: a.events_until.clone(), max_events, max_bytes, goodput })))
 }
 
+/// `--goodput`'s text checked for answers read as `kind` (a study's `goodput` key, before any case runs).
+pub fn check_goodput(text: &str, kind: EventKind) -> Result<(), CliError> {
+    goodput(text, kind).map(|_| ())
+}
+
 /// `--goodput ttft:200ms,tpot:50ms,e2el:10s` (commas or spaces between; a bare number is milliseconds, as vLLM's).
 fn goodput(text: &str, kind: EventKind) -> Result<Goodput, CliError> {
     let bad = |why: String| {

@@ -6,7 +6,7 @@ mod builder;
 mod checks;
 pub mod connect_to;
 mod data;
-mod events;
+pub mod events;
 mod flags;
 mod grpc;
 mod h3;

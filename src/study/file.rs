@@ -100,6 +100,8 @@ pub(super) struct WorkloadSpec {
     /// Streamed answers (`--events`, `--events-until`).
     pub(super) events: Option<String>,
     pub(super) events_until: Option<String>,
+    /// A streamed answer's objectives (`--goodput ttft:200ms,tpot:50ms`): the share of answers that met them all.
+    pub(super) goodput: Option<String>,
     pub(super) mix: Option<String>,
     pub(super) keys: Option<u64>,
     pub(super) value_size: Option<u64>,
@@ -408,6 +410,7 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
         || w.script.is_some()
         || w.events.is_some()
         || w.events_until.is_some()
+        || w.goodput.is_some()
         || (w.data.is_some() && w.command.is_empty());
     let file = |k: &'static str, f: &Option<String>| -> Result<Option<PathBuf>, CliError> {
         match f {
@@ -452,6 +455,19 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
         return Err(
             at.error(&key("events"), &format!("events \"{kind}\": give \"sse\", \"ndjson\", \"chunks\" or \"tokens\""))
         );
+    }
+    match (&w.goodput, w.events.as_deref().and_then(crate::protocol::events::EventKind::parse)) {
+        (Some(_), None) => {
+            return Err(at.error(
+                &key("goodput"),
+                "goodput judges streamed answers: add events = \"tokens\" (or sse, ndjson, chunks)",
+            ));
+        }
+        (Some(g), Some(kind)) => {
+            crate::plan::events::check_goodput(g, kind)
+                .map_err(|e| at.error(&key("goodput"), &e.to_string().replacen("--goodput ", "goodput ", 1)))?;
+        }
+        _ => {}
     }
     if w.events_until.is_some() && w.events.is_none() {
         return Err(at.error(
@@ -500,6 +516,7 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
             data_order,
             events: w.events.clone(),
             events_until: w.events_until.clone(),
+            goodput: w.goodput.clone(),
         })
     } else {
         None

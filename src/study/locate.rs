@@ -139,6 +139,7 @@ pub(super) fn example(key: &str) -> &'static str {
         "data_order" => "data_order = \"unique\"",
         "events" => "events = \"tokens\"",
         "events_until" => "events_until = \"[DONE]\"",
+        "goodput" => "goodput = \"ttft:200ms,tpot:50ms\"",
         "mix" => "mix = \"get:90,set:10\"",
         "keys" => "keys = 1000",
         "value_size" => "value_size = 20480",

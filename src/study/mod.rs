@@ -127,6 +127,8 @@ pub struct HttpWork {
     /// `--events`, `--events-until`.
     pub events: Option<String>,
     pub events_until: Option<String>,
+    /// `--goodput`'s objectives.
+    pub goodput: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -524,7 +526,7 @@ impl StudyPlan {
         request.script_args = h.script_args;
         request.data = h.data;
         request.data_order = h.data_order;
-        (request.events, request.events_until) = (h.events, h.events_until);
+        (request.events, request.events_until, request.goodput) = (h.events, h.events_until, h.goodput);
         request.timeout = l.timeout.clone().unwrap_or(request.timeout);
         request.seed = l.seed;
         for base in &t.urls {
