@@ -68,6 +68,7 @@ fn settings() -> Settings {
         script: None,
         data: None,
         prompts: None,
+        percentile_metrics: None,
         replay: None,
         ok_status: "200-399".into(),
         segment: None,

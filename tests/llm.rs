@@ -47,6 +47,15 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
     assert!((p50 * tpot / 1e6 - 1.0).abs() < 0.01, "{p50} tokens/s against TPOT {tpot} us: {tokens}");
     assert!(per_user["min"].as_f64() <= per_user["p1"].as_f64() && per_user["p1"].as_f64().unwrap() <= p50);
     assert!(out.stdout.contains("per user "), "{}", out.stdout);
+    // vLLM's --percentile-metrics lines: each figure's mean, median and the percentiles asked.
+    let asked = ["--percentile-metrics", "ttft,e2el", "--metric-percentiles", "50,90.5", "-q", "--num-prompts", "5"];
+    let p = hakaru(&[&["llm", "--model", "m", "--random-output-len", "3"][..], &asked, &[&u]].concat());
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let pm = &p.doc()["settings"]["percentile_metrics"];
+    assert_eq!((pm["metrics"][1].as_str(), pm["percentiles"][1].as_f64()), (Some("e2el"), Some(90.5)), "{pm}");
+    let line = p.stdout.lines().find(|l| l.trim_start().starts_with("ttft ")).unwrap_or_else(|| panic!("{}", p.stdout));
+    assert!(line.contains("mean ") && line.contains("median ") && line.contains("p90.5 "), "{line}");
+    assert!(p.stdout.lines().any(|l| l.trim_start().starts_with("e2el ")), "{}", p.stdout);
     assert_eq!(doc["settings"]["command"], "llm");
     let prompts = doc["settings"]["prompts"].as_str().unwrap();
     assert!(prompts.contains("synthetic prompts, 8 words each") && prompts.contains("max_tokens 6"), "{prompts}");
@@ -212,6 +221,8 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["run", "--rate", "9", "--burstiness", "0.5", "-t", "2", u], "--burstiness keeps its shape in one schedule"),
         (&["llm", "--model", "m", "--num-prompts", "0", u], "--num-prompts 0: give at least 1"),
         (&[&tok[..], &[bad, u]].concat(), "not a HuggingFace tokenizer.json"),
+        (&["llm", "--model", "m", "--percentile-metrics", "ttft,speed", u], "'speed' is not a figure here"),
+        (&["llm", "--model", "m", "--metric-percentiles", "0", u], "'0' is not a percentile"),
         (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
         (&[&tok[..], &[FIXTURE, "--random-input-len", "100000000000", u]].concat(), "--random-input-len 100000000000"),
         (

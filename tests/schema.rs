@@ -157,6 +157,7 @@ fn every_object_of_the_schema_is_closed_and_every_property_described_and_require
                 "/$defs/settings/properties/script",
                 "/$defs/settings/properties/data",
                 "/$defs/settings/properties/prompts",
+                "/$defs/settings/properties/percentile_metrics",
                 "/$defs/settings/properties/replay",
                 "/$defs/settings/properties/burstiness",
                 "/$defs/generator/properties/script_percent",

@@ -49,7 +49,7 @@ impl Exporter for Text {
             None => {
                 // A lone run's step needs no name; each of several (kv's phases: load, run) is named.
                 for step in &doc.steps {
-                    render_step(&mut out, step, doc.steps.len() > 1);
+                    render_step(&mut out, step, doc.steps.len() > 1, doc.settings.percentile_metrics.as_ref());
                 }
             }
         }
@@ -126,6 +126,31 @@ fn render_runs(out: &mut String, doc: &ResultDocument, runs: &RunsSummary) {
     }
 }
 
+/// vLLM's `--percentile-metrics` lines: each figure's mean, median and asked percentiles, from its histogram.
+fn percentile_lines(pm: &crate::result::PercentileMetrics, e: &crate::result::events::EventsReport) -> Vec<String> {
+    let Ok(m) = e.metrics() else { return Vec::new() };
+    pm.metrics
+        .iter()
+        .filter_map(|name| {
+            let h = crate::result::events::Figure::named(name)?.of(&m);
+            let mut line = format!("{name:<12} ");
+            if h.is_empty() {
+                line.push('-');
+                return Some(line);
+            }
+            line.push_str(&format!(
+                "mean {}   median {}",
+                format_micros(h.mean()),
+                format_micros(h.percentile(50.0) as f64)
+            ));
+            for p in &pm.percentiles {
+                line.push_str(&format!("   p{p} {}", format_micros(h.percentile(*p) as f64)));
+            }
+            Some(line)
+        })
+        .collect()
+}
+
 fn latency_line(out: &mut String, l: &crate::result::LatencySummary, after: &str) {
     let _ = writeln!(
         out,
@@ -176,7 +201,7 @@ fn is_kv(doc: &ResultDocument) -> bool {
     }
 }
 
-fn render_step(out: &mut String, step: &StepResult, named: bool) {
+fn render_step(out: &mut String, step: &StepResult, named: bool, metrics: Option<&crate::result::PercentileMetrics>) {
     let l = &step.latency;
     let t = &step.throughput;
     let _ = writeln!(out);
@@ -299,6 +324,11 @@ fn render_step(out: &mut String, step: &StepResult, named: bool) {
     }
     for line in step.events.as_ref().map(|e| e.summary_lines()).unwrap_or_default() {
         let _ = writeln!(out, "  events       {line}");
+    }
+    if let (Some(pm), Some(e)) = (metrics, step.events.as_ref()) {
+        for line in percentile_lines(pm, e) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     let _ = writeln!(out);
     let status = if step.protocol == "grpc" { grpc_statuses(step) } else { http_statuses(step) };

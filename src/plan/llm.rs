@@ -19,6 +19,46 @@ pub struct Prepared {
     pub schedule: Option<super::replay::ReplaySchedule>,
     /// What the prompts are, for the run's notes.
     pub note: String,
+    /// `--percentile-metrics` and `--metric-percentiles`.
+    pub percentile_metrics: Option<crate::result::PercentileMetrics>,
+}
+
+/// vLLM's `--percentile-metrics ttft,tpot,itl` and `--metric-percentiles 99`: None when neither is given.
+fn percentile_metrics(l: &crate::cli::args::LlmFlags) -> Result<Option<crate::result::PercentileMetrics>, CliError> {
+    if l.percentile_metrics.is_none() && l.metric_percentiles.is_none() {
+        return Ok(None);
+    }
+    let list = |t: &str| t.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect::<Vec<_>>();
+    let metrics = list(l.percentile_metrics.as_deref().unwrap_or("ttft,tpot,itl"));
+    for m in &metrics {
+        let figure = crate::result::events::Figure::named(&m.to_ascii_lowercase());
+        if figure.is_none() || (l.no_stream && m.eq_ignore_ascii_case("tpot")) {
+            return Err(CliError::new(format!(
+                "--percentile-metrics '{}': '{m}' is not a figure here; give ttft, tpot, itl or e2el (tpot needs a \
+                 stream)",
+                l.percentile_metrics.as_deref().unwrap_or_default().escape_debug()
+            )));
+        }
+    }
+    let mut percentiles = Vec::new();
+    for p in list(l.metric_percentiles.as_deref().unwrap_or("99")) {
+        match p.trim_start_matches(['p', 'P']).parse::<f64>() {
+            Ok(x) if x > 0.0 && x <= 100.0 => percentiles.push(x),
+            _ => {
+                return Err(CliError::new(format!(
+                    "--metric-percentiles '{}': '{p}' is not a percentile; give numbers above 0 to 100, e.g. 50,90,99",
+                    l.metric_percentiles.as_deref().unwrap_or_default().escape_debug()
+                )));
+            }
+        }
+    }
+    if metrics.is_empty() || percentiles.is_empty() {
+        return Err(CliError::new(
+            "--percentile-metrics, --metric-percentiles: give at least one of each, e.g. ttft and 99",
+        ));
+    }
+    let metrics = metrics.into_iter().map(|m| m.to_ascii_lowercase()).collect();
+    Ok(Some(crate::result::PercentileMetrics { metrics, percentiles }))
 }
 
 /// A `run`'s flag that `llm` sets itself: (the flag, given, why).
@@ -153,7 +193,7 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
     if let Some(s) = &schedule {
         args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
     }
-    Ok(Prepared { args, rows, schedule, note })
+    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)? })
 }
 
 /// What the prompts are: the rows (a file's), the body's prompt and max_tokens (holes or literals), the note, and a

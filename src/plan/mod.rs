@@ -796,6 +796,7 @@ impl RunPlan {
             None => one_step_with(&set, "llm", &a.load, Some((stop, load)))?,
         };
         plan.settings.prompts = Some(prepared.note);
+        plan.settings.percentile_metrics = prepared.percentile_metrics;
         Ok(plan)
     }
 
@@ -864,6 +865,7 @@ impl RunPlan {
             script: set.script.as_ref().map(|s| s.file().to_string()),
             data: set.data.clone(),
             prompts: None,
+            percentile_metrics: None,
             replay: None,
             ok_status: set.ok_status.text().to_string(),
             segment: None,

@@ -69,6 +69,10 @@ pub struct Settings {
     /// themselves are in no output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<String>,
+    /// `hakaru llm --percentile-metrics ttft,tpot --metric-percentiles 90,99` (vLLM's): the figures whose mean,
+    /// median and percentiles the summary prints. Absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentile_metrics: Option<PercentileMetrics>,
     /// `run --replay`: the recording replayed (records, what was left out and why, the pace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,
@@ -634,6 +638,14 @@ pub struct LatencySummary {
     pub max: u64,
     /// "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99" -> microseconds.
     pub percentiles: BTreeMap<String, u64>,
+}
+
+/// vLLM's `--percentile-metrics` and `--metric-percentiles`: which streamed figures, at which percentiles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PercentileMetrics {
+    /// `ttft`, `tpot`, `itl`, `e2el`.
+    pub metrics: Vec<String>,
+    pub percentiles: Vec<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -87,6 +87,14 @@ pub struct LlmFlags {
     /// answer is as long as asked.
     #[arg(long, help_heading = heading::LLM)]
     pub ignore_eos: bool,
+    /// The figures whose mean, median and percentiles the summary prints, vLLM's names: ttft, tpot, itl, e2el
+    /// (default with --metric-percentiles: ttft,tpot,itl).
+    #[arg(long, value_name = "LIST", help_heading = heading::LLM, hide_short_help = true)]
+    pub percentile_metrics: Option<String>,
+    /// The percentiles of --percentile-metrics' figures printed: 25,50,90,99 (default with --percentile-metrics:
+    /// 99, vLLM's).
+    #[arg(long, value_name = "LIST", help_heading = heading::LLM, hide_short_help = true)]
+    pub metric_percentiles: Option<String>,
     /// Ask for whole answers ("stream": false): each answer's time and its tokens from its usage; its time to first
     /// token is then the whole answer's (time per output token near 0, as vLLM's non-streaming backends give).
     #[arg(long, help_heading = heading::LLM, hide_short_help = true)]
