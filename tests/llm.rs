@@ -64,6 +64,28 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
 }
 
 #[test]
+fn a_list_of_request_rates_sweeps_them_a_step_each() {
+    let t = target();
+    let u = format!("http://{}/v1/chat/completions?first=5ms&gap=1ms", t.addr());
+    let args = ["llm", "--model", "m", "--request-rate", "20,40", "-d", "1s", "--random-output-len", "4", &u];
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let out = hakaru(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sweep = &doc["settings"]["sweep"];
+    assert_eq!((sweep["kind"].as_str(), sweep["values"].as_array().map(Vec::len)), (Some("rates"), Some(2)), "{sweep}");
+    assert!(doc["settings"]["prompts"].as_str().unwrap().starts_with("synthetic prompts"), "{}", doc["settings"]);
+    for step in doc["steps"].as_array().unwrap() {
+        // Every step a token stream of 4 tokens an answer, its arrivals Poisson's as vLLM's.
+        let tokens = &step["events"]["tokens"];
+        assert_eq!(tokens["tokens"].as_u64(), Some(4 * step["ok"].as_u64().unwrap()), "{tokens}");
+    }
+    assert_eq!(doc["settings"]["arrival"], "poisson");
+    assert!(out.stdout.contains("ttft p99"), "the sweep's table has the stream's columns: {}", out.stdout);
+}
+
+#[test]
 fn a_tokenizer_sizes_synthetic_prompts_to_the_tokens_asked() {
     // The fixture (a small byte-level BPE trained on docs/) makes more than a token of many words: the prompts of
     // 64 tokens are fewer words, which the built-in endpoint's usage counts (a word a token).
@@ -223,6 +245,9 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&[&tok[..], &[bad, u]].concat(), "not a HuggingFace tokenizer.json"),
         (&["llm", "--model", "m", "--percentile-metrics", "ttft,speed", u], "'speed' is not a figure here"),
         (&["llm", "--model", "m", "--metric-percentiles", "0", u], "'0' is not a percentile"),
+        (&["llm", "--model", "m", "--request-rate", "1,2", u], "give each step's length with -d"),
+        (&["llm", "--model", "m", "--request-rate", "1,x", "-d", "1s", u], "'x' is no rate"),
+        (&["llm", "--model", "m", "--request-rate", "1,2", "-d", "1s", "-n", "5", u], "leave -n/--requests out"),
         (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
         (&[&tok[..], &[FIXTURE, "--random-input-len", "100000000000", u]].concat(), "--random-input-len 100000000000"),
         (

@@ -612,6 +612,10 @@ pub struct StepFlags {
 
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct SweepArgs {
+    /// Set by `hakaru llm --request-rate 1,2,4`: what the prompts are, for the document's `settings.prompts`.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub prompts: Option<String>,
     /// Explicit client counts, a step each: 1,2,4,8,16.
     #[arg(long, value_name = "N,N,...", conflicts_with_all = ["start_clients", "end_clients", "rates", "rate_start"], display_order = 1)]
     pub clients: Option<String>,

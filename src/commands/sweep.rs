@@ -74,6 +74,7 @@ pub fn sweep(a: &SweepArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError
     };
     let first = plan_of(0).1;
     let mut settings = first.settings.clone();
+    settings.prompts = a.prompts.clone();
     settings.sweep = Some(SweepSettings {
         kind: match steps {
             Steps::Clients(_) => "clients".into(),

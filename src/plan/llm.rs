@@ -21,6 +21,8 @@ pub struct Prepared {
     pub note: String,
     /// `--percentile-metrics` and `--metric-percentiles`.
     pub percentile_metrics: Option<crate::result::PercentileMetrics>,
+    /// `--request-rate 1,2,4`: a sweep of the rates, a step each (`-d` long), in place of one run.
+    pub rates: Option<Vec<f64>>,
 }
 
 /// vLLM's `--percentile-metrics ttft,tpot,itl` and `--metric-percentiles 99`: None when neither is given.
@@ -123,9 +125,14 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         None => Api::of_path(path),
     };
     // vLLM's load flags taken as hakaru's.
+    let mut rates = None;
     match (l.request_rate.as_deref(), args.load.rate) {
         (Some(_), Some(_)) => {
             return Err(CliError::new("--request-rate and --rate both given: they are one flag here; give one"));
+        }
+        (Some(r), None) if r.contains(',') => {
+            rates = Some(rate_sweep(r, l, &args)?);
+            args.load.arrival = crate::cli::args::ArrivalArg::Poisson;
         }
         (Some(r), None) => {
             args.load.rate = request_rate(r)?;
@@ -157,6 +164,8 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         None if args.load.rate.is_some() => {
             args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
         }
+        // A sweep's steps are timed: as many connections as the highest rate may need, opened as it needs them.
+        None if rates.is_some() => args.load.connections = args.load.connections.max(MOST_UNCAPPED as usize),
         None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
@@ -193,7 +202,13 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
     if let Some(s) = &schedule {
         args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
     }
-    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)? })
+    if rates.is_some() && rows.is_some() {
+        return Err(CliError::new(
+            "--request-rate with a list sweeps synthetic prompts (--dataset-name random) for now; run a file's prompts \
+             at one rate a run",
+        ));
+    }
+    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)?, rates })
 }
 
 /// What the prompts are: the rows (a file's), the body's prompt and max_tokens (holes or literals), the note, and a
@@ -270,6 +285,42 @@ fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super:
     let total = offsets.len() as u64;
     let period_us = offsets.last().copied().unwrap_or(0) + 1;
     Ok(super::replay::ReplaySchedule { offsets: offsets.into(), period_us, total })
+}
+
+/// `--request-rate 1,2,4`: the rates of a sweep, a step each, each `-d` long; the flags a sweep has no place for
+/// refused.
+fn rate_sweep(text: &str, l: &crate::cli::args::LlmFlags, a: &RunArgs) -> Result<Vec<f64>, CliError> {
+    let mut rates = Vec::new();
+    for word in text.split(',').map(str::trim) {
+        match word.parse::<f64>() {
+            Ok(r) => rates.push(parse_rate("--request-rate", r)?),
+            Err(_) => {
+                return Err(CliError::new(format!(
+                    "--request-rate '{}': '{}' is no rate; give requests a second, e.g. 1,2,4,8",
+                    text.escape_debug(),
+                    word.escape_debug()
+                )));
+            }
+        }
+    }
+    let refused = [
+        ("-n/--requests", a.load.requests.is_some()),
+        ("--stages", a.load.stages.is_some() || a.load.rate_stages.is_some()),
+        ("--burstiness", a.load.burstiness.is_some()),
+        ("--runs", a.load.runs > 1),
+        ("--dataset-name trace", l.dataset_name == DatasetArg::Trace),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        return Err(CliError::new(format!(
+            "--request-rate {text}: a sweep of rates, a step each; leave {flag} out (each step lasts -d)"
+        )));
+    }
+    if a.load.duration.is_none() {
+        return Err(CliError::new(format!(
+            "--request-rate {text}: a sweep of rates, a step each: give each step's length with -d (e.g. -d 30s)"
+        )));
+    }
+    Ok(rates)
 }
 
 /// `--request-rate`: a number of requests a second, or `inf` (vLLM's default: no rate, a closed loop).
