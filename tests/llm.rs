@@ -86,6 +86,20 @@ fn a_list_of_request_rates_sweeps_them_a_step_each() {
 }
 
 #[test]
+fn an_objective_searches_the_highest_rate_that_meets_it() {
+    let t = target();
+    let u = format!("http://{}/v1/chat/completions?first=5ms&gap=1ms", t.addr());
+    // An objective every rate meets: the search climbs from 20/s to the highest rate allowed, 40/s.
+    let args = ["llm", "--model", "m", "--slo", "ttft p99<10s", "--request-rate", "20", "--rate-max", "40", "-d", "1s"];
+    let out = hakaru(&[&args[..], &["--random-output-len", "3", &u]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = out.doc();
+    assert_eq!(doc["settings"]["command"], "capacity");
+    assert_eq!(doc["analysis"]["capacity"]["rate"].as_f64(), Some(40.0), "{}", doc["analysis"]);
+    assert!(doc["settings"]["prompts"].as_str().is_some_and(|p| p.contains("max_tokens 3")), "{}", doc["settings"]);
+}
+
+#[test]
 fn a_tokenizer_sizes_synthetic_prompts_to_the_tokens_asked() {
     // The fixture (a small byte-level BPE trained on docs/) makes more than a token of many words: the prompts of
     // 64 tokens are fewer words, which the built-in endpoint's usage counts (a word a token).
@@ -248,6 +262,9 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["llm", "--model", "m", "--request-rate", "1,2", u], "give each step's length with -d"),
         (&["llm", "--model", "m", "--request-rate", "1,x", "-d", "1s", u], "'x' is no rate"),
         (&["llm", "--model", "m", "--request-rate", "1,2", "-d", "1s", "-n", "5", u], "leave -n/--requests out"),
+        (&["llm", "--model", "m", "--slo", "ttft p99<1s", u], "--slo searches the rate a step at a time: give"),
+        (&["llm", "--model", "m", "--rate-max", "9", u], "--rate-max bounds --slo's search"),
+        (&["llm", "--model", "m", "--slo", "speed>9", "-d", "1s", u], "--slo"),
         (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
         (&[&tok[..], &[FIXTURE, "--random-input-len", "100000000000", u]].concat(), "--random-input-len 100000000000"),
         (

@@ -673,6 +673,10 @@ pub struct SweepArgs {
     mut_arg("connections", |a| a.default_value("200"))
 )]
 pub struct CapacityArgs {
+    /// Set by `hakaru llm --slo`: what the prompts are, for the document's `settings.prompts`.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub prompts: Option<String>,
     /// The objective every step must meet: 'p99<50ms', 'p99.9<=200ms', 'mean<10ms', several joined by commas.
     // Required, but left to the plan to refuse when empty: its one line names --slo and shows how to write it.
     #[arg(long, default_value = "", hide_default_value = true, display_order = 1)]

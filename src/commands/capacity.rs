@@ -85,6 +85,7 @@ pub fn capacity(a: &CapacityArgs, interrupt: &AtomicBool) -> Result<ExitCode, Cl
     let first = plan_at(start);
     engine::preflight(&first)?;
     let mut settings = first.settings.clone();
+    settings.prompts = a.prompts.clone();
     settings.sweep = Some(SweepSettings {
         kind: "capacity".into(),
         values: vec![start],

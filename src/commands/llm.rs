@@ -15,6 +15,20 @@ pub fn llm(args: &LlmArgs, interrupt: &AtomicBool) -> Result<ExitCode, CliError>
     if let Some(rates) = &prepared.rates {
         return super::sweep::sweep(&sweep_of(&prepared, rates), interrupt);
     }
+    if let Some((slo, start, max)) = &prepared.search {
+        let s = sweep_of(&prepared, &[]);
+        let c = crate::cli::args::CapacityArgs {
+            prompts: s.prompts,
+            slo: slo.clone(),
+            rate_start: *start,
+            rate_max: *max,
+            precision: crate::cli::render::defaults::<crate::cli::args::CapacityArgs>().precision,
+            request: s.request,
+            watch: s.watch,
+            steps: s.steps,
+        };
+        return super::capacity::capacity(&c, interrupt);
+    }
     gates::check_events("--threshold", &repeat.thresholds, prepared.args.request.events.as_deref())?;
     let history = super::history::recorder(&prepared.args.load.history)?;
     let watch = prepared.args.watch.clone();
@@ -33,6 +47,8 @@ fn sweep_of(prepared: &plan::llm::Prepared, rates: &[f64]) -> crate::cli::args::
     let st = &mut s.steps;
     (st.connections, st.arrival, st.threads) = (l.connections, l.arrival, l.threads);
     st.duration = l.duration.clone().expect("a sweep of rates is timed (checked)");
+    // Two seconds between steps: the last step's answers end (its graceful stop) and the server drains.
+    st.interval = "2s".into();
     (st.json, st.csv, st.hdr_log, st.window) = (l.json.clone(), l.csv.clone(), l.hdr_log.clone(), l.window.clone());
     (st.quiet, st.live, st.scale, st.history) = (l.quiet, l.live.clone(), l.scale.clone(), l.history.clone());
     s

@@ -23,6 +23,8 @@ pub struct Prepared {
     pub percentile_metrics: Option<crate::result::PercentileMetrics>,
     /// `--request-rate 1,2,4`: a sweep of the rates, a step each (`-d` long), in place of one run.
     pub rates: Option<Vec<f64>>,
+    /// `--slo`: a capacity search from the first rate (`--request-rate`, else 1) up to `--rate-max`.
+    pub search: Option<(String, f64, f64)>,
 }
 
 /// vLLM's `--percentile-metrics ttft,tpot,itl` and `--metric-percentiles 99`: None when neither is given.
@@ -124,9 +126,10 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
         Some(EndpointTypeArg::Completions) => Api::Completions,
         None => Api::of_path(path),
     };
+    let search = capacity_search(l, &mut args)?;
     // vLLM's load flags taken as hakaru's.
     let mut rates = None;
-    match (l.request_rate.as_deref(), args.load.rate) {
+    match (l.request_rate.as_deref().filter(|_| search.is_none()), args.load.rate) {
         (Some(_), Some(_)) => {
             return Err(CliError::new("--request-rate and --rate both given: they are one flag here; give one"));
         }
@@ -165,7 +168,9 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
             args.load.connections = args.load.connections.max(prompts.min(MOST_UNCAPPED) as usize);
         }
         // A sweep's steps are timed: as many connections as the highest rate may need, opened as it needs them.
-        None if rates.is_some() => args.load.connections = args.load.connections.max(MOST_UNCAPPED as usize),
+        None if rates.is_some() || search.is_some() => {
+            args.load.connections = args.load.connections.max(MOST_UNCAPPED as usize)
+        }
         None => {}
     }
     let seed = args.request.seed.unwrap_or(0);
@@ -202,13 +207,13 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
     if let Some(s) = &schedule {
         args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
     }
-    if rates.is_some() && rows.is_some() {
+    if (rates.is_some() || search.is_some()) && rows.is_some() {
         return Err(CliError::new(
-            "--request-rate with a list sweeps synthetic prompts (--dataset-name random) for now; run a file's prompts \
-             at one rate a run",
+            "--request-rate with a list, and --slo, step through synthetic prompts (--dataset-name random) for now; run \
+             a file's prompts at one rate a run",
         ));
     }
-    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)?, rates })
+    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)?, rates, search })
 }
 
 /// What the prompts are: the rows (a file's), the body's prompt and max_tokens (holes or literals), the note, and a
@@ -285,6 +290,42 @@ fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super:
     let total = offsets.len() as u64;
     let period_us = offsets.last().copied().unwrap_or(0) + 1;
     Ok(super::replay::ReplaySchedule { offsets: offsets.into(), period_us, total })
+}
+
+/// `--slo`: the objectives, the first rate (`--request-rate`, 1 by default) and the last; the flags a search has no
+/// place for refused.
+fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Option<(String, f64, f64)>, CliError> {
+    let Some(slo) = &l.slo else {
+        if l.rate_max != 10_000.0 {
+            return Err(CliError::new("--rate-max bounds --slo's search: give --slo too, or leave --rate-max out"));
+        }
+        return Ok(None);
+    };
+    let start = match l.request_rate.as_deref() {
+        None => 1.0,
+        Some(r) => request_rate(r)?.ok_or_else(|| {
+            CliError::new(format!("--slo with --request-rate {r}: give the first rate the search tries, e.g. 1"))
+        })?,
+    };
+    let refused = [
+        ("--rate", a.load.rate.is_some()),
+        ("-n/--requests", a.load.requests.is_some()),
+        ("--stages", a.load.stages.is_some() || a.load.rate_stages.is_some()),
+        ("--burstiness", a.load.burstiness.is_some()),
+        ("--runs", a.load.runs > 1),
+        ("--dataset-name trace", l.dataset_name == DatasetArg::Trace),
+        ("--threshold (the search judges --slo's objectives)", !a.load.thresholds.is_empty()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        return Err(CliError::new(format!("--slo searches the rate a step at a time; leave {flag} out")));
+    }
+    if a.load.duration.is_none() {
+        return Err(CliError::new(
+            "--slo searches the rate a step at a time: give each step's length with -d (e.g. -d 30s)",
+        ));
+    }
+    a.load.arrival = crate::cli::args::ArrivalArg::Poisson;
+    Ok(Some((slo.clone(), start, l.rate_max)))
 }
 
 /// `--request-rate 1,2,4`: the rates of a sweep, a step each, each `-d` long; the flags a sweep has no place for

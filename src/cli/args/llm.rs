@@ -87,6 +87,13 @@ pub struct LlmFlags {
     /// answer is as long as asked.
     #[arg(long, help_heading = heading::LLM)]
     pub ignore_eos: bool,
+    /// Find the highest request rate that meets these objectives (`capacity`'s search, -d a step): 'ttft p99 <
+    /// 200ms, tpot p99 < 40ms', 'goodput >= 99%'; --request-rate is the first rate tried (1 by default).
+    #[arg(long, value_name = "OBJECTIVES", help_heading = heading::LLM)]
+    pub slo: Option<String>,
+    /// With --slo: the highest rate tried.
+    #[arg(long, value_name = "R", default_value_t = 10_000.0, help_heading = heading::LLM, hide_short_help = true)]
+    pub rate_max: f64,
     /// The figures whose mean, median and percentiles the summary prints, vLLM's names: ttft, tpot, itl, e2el
     /// (default with --metric-percentiles: ttft,tpot,itl).
     #[arg(long, value_name = "LIST", help_heading = heading::LLM, hide_short_help = true)]
