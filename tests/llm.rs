@@ -56,6 +56,11 @@ fn synthetic_prompts_against_the_built_in_endpoint_count_every_token_at_its_inst
     let line = p.stdout.lines().find(|l| l.trim_start().starts_with("ttft ")).unwrap_or_else(|| panic!("{}", p.stdout));
     assert!(line.contains("mean ") && line.contains("median ") && line.contains("p90.5 "), "{line}");
     assert!(p.stdout.lines().any(|l| l.trim_start().starts_with("e2el ")), "{}", p.stdout);
+    // Whole answers: vLLM's default list less tpot, which they have none of.
+    let whole = ["llm", "--model", "m", "--no-stream", "--metric-percentiles", "99", "-q", "--num-prompts", "2", &u];
+    let w = hakaru(&whole);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(w.doc()["settings"]["percentile_metrics"]["metrics"], serde_json::json!(["ttft", "itl", "e2el"]));
     assert_eq!(doc["settings"]["command"], "llm");
     let prompts = doc["settings"]["prompts"].as_str().unwrap();
     assert!(prompts.contains("synthetic prompts, 8 words each") && prompts.contains("max_tokens 6"), "{prompts}");
@@ -264,6 +269,13 @@ fn bad_datasets_and_flags_get_one_line_naming_them() {
         (&["llm", "--model", "m", "--request-rate", "1,2", "-d", "1s", "-n", "5", u], "leave -n/--requests out"),
         (&["llm", "--model", "m", "--slo", "ttft p99<1s", u], "--slo searches the rate a step at a time: give"),
         (&["llm", "--model", "m", "--rate-max", "9", u], "--rate-max bounds --slo's search"),
+        (&["llm", "--model", "m", "--request-rate", "inf,2", "-d", "1s", u], "inf is no step of a sweep"),
+        (&["llm", "--model", "m", "--slo", "ttft<1s", "--request-rate", "1,2", "-d", "1s", u], "starts from one rate"),
+        (&["llm", "--model", "m", "--no-stream", "--slo", "tpot p99<1s", "-d", "1s", u], "--slo tpot with --no-stream"),
+        (
+            &["llm", "--model", "m", "--percentile-metrics", "ttft", "--request-rate", "1,2", "-d", "1s", u],
+            "print in one run's summary",
+        ),
         (&["llm", "--model", "m", "--slo", "speed>9", "-d", "1s", u], "--slo"),
         (&[&tok[..], &["/dev/zero", u]].concat(), "--tokenizer '/dev/zero': not a regular file"),
         (&[&tok[..], &[FIXTURE, "--random-input-len", "100000000000", u]].concat(), "--random-input-len 100000000000"),

@@ -33,7 +33,9 @@ fn percentile_metrics(l: &crate::cli::args::LlmFlags) -> Result<Option<crate::re
         return Ok(None);
     }
     let list = |t: &str| t.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect::<Vec<_>>();
-    let metrics = list(l.percentile_metrics.as_deref().unwrap_or("ttft,tpot,itl"));
+    // vLLM's default list, less tpot for whole answers (they have none).
+    let default = if l.no_stream { "ttft,itl,e2el" } else { "ttft,tpot,itl" };
+    let metrics = list(l.percentile_metrics.as_deref().unwrap_or(default));
     for m in &metrics {
         let figure = crate::result::events::Figure::named(&m.to_ascii_lowercase());
         if figure.is_none() || (l.no_stream && m.eq_ignore_ascii_case("tpot")) {
@@ -207,13 +209,25 @@ pub fn prepare(a: &LlmArgs) -> Result<Prepared, CliError> {
     if let Some(s) = &schedule {
         args.load.requests = Some(args.load.requests.unwrap_or(s.total).min(s.total));
     }
+    let pm = percentile_metrics(l)?;
+    if pm.is_some() && (rates.is_some() || search.is_some() || args.load.runs > 1) {
+        return Err(CliError::new(
+            "--percentile-metrics and --metric-percentiles print in one run's summary: leave them out of a sweep, \
+             --slo and --runs (every figure's p50 ... p99.99 is in the document)",
+        ));
+    }
+    if l.no_stream && args.load.thresholds.iter().any(|t| t.contains("tpot")) {
+        return Err(CliError::new(
+            "--threshold tpot with --no-stream: whole answers have no time per output token; judge ttft or e2el",
+        ));
+    }
     if (rates.is_some() || search.is_some()) && rows.is_some() {
         return Err(CliError::new(
             "--request-rate with a list, and --slo, step through synthetic prompts (--dataset-name random) for now; run \
              a file's prompts at one rate a run",
         ));
     }
-    Ok(Prepared { args, rows, schedule, note, percentile_metrics: percentile_metrics(l)?, rates, search })
+    Ok(Prepared { args, rows, schedule, note, percentile_metrics: pm, rates, search })
 }
 
 /// What the prompts are: the rows (a file's), the body's prompt and max_tokens (holes or literals), the note, and a
@@ -295,6 +309,11 @@ fn trace_schedule(at: &[i64], r: &crate::cli::args::ReplayArgs) -> Result<super:
 /// `--slo`: the objectives, the first rate (`--request-rate`, 1 by default) and the last; the flags a search has no
 /// place for refused.
 fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Option<(String, f64, f64)>, CliError> {
+    if l.no_stream && l.slo.as_deref().is_some_and(|s| s.contains("tpot")) {
+        return Err(CliError::new(
+            "--slo tpot with --no-stream: whole answers have no time per output token; judge ttft or e2el",
+        ));
+    }
     let Some(slo) = &l.slo else {
         if l.rate_max != 10_000.0 {
             return Err(CliError::new("--rate-max bounds --slo's search: give --slo too, or leave --rate-max out"));
@@ -303,6 +322,11 @@ fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Op
     };
     let start = match l.request_rate.as_deref() {
         None => 1.0,
+        Some(r) if r.contains(',') => {
+            return Err(CliError::new(format!(
+                "--slo with --request-rate {r}: the search starts from one rate and finds the rest; give one, e.g. 1"
+            )));
+        }
         Some(r) => request_rate(r)?.ok_or_else(|| {
             CliError::new(format!("--slo with --request-rate {r}: give the first rate the search tries, e.g. 1"))
         })?,
@@ -324,6 +348,13 @@ fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Op
             "--slo searches the rate a step at a time: give each step's length with -d (e.g. -d 30s)",
         ));
     }
+    if start > l.rate_max {
+        return Err(CliError::new(format!(
+            "--request-rate {start} with --slo: above --rate-max {}; the search climbs from --request-rate to \
+             --rate-max",
+            l.rate_max
+        )));
+    }
     a.load.arrival = crate::cli::args::ArrivalArg::Poisson;
     Ok(Some((slo.clone(), start, l.rate_max)))
 }
@@ -333,6 +364,12 @@ fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Op
 fn rate_sweep(text: &str, l: &crate::cli::args::LlmFlags, a: &RunArgs) -> Result<Vec<f64>, CliError> {
     let mut rates = Vec::new();
     for word in text.split(',').map(str::trim) {
+        if word.eq_ignore_ascii_case("inf") {
+            return Err(CliError::new(format!(
+                "--request-rate '{}': inf is no step of a sweep (it is a closed loop); give rates, e.g. 1,2,4,8",
+                text.escape_debug()
+            )));
+        }
         match word.parse::<f64>() {
             Ok(r) => rates.push(parse_rate("--request-rate", r)?),
             Err(_) => {

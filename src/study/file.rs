@@ -464,8 +464,10 @@ pub(super) fn workload(at: &Locator, base_dir: &Path, i: usize, w: WorkloadSpec)
             ));
         }
         (Some(g), Some(kind)) => {
-            crate::plan::events::check_goodput(g, kind)
-                .map_err(|e| at.error(&key("goodput"), &e.to_string().replacen("--goodput ", "goodput ", 1)))?;
+            crate::plan::events::check_goodput(g, kind).map_err(|e| {
+                let why = e.to_string().replacen("--goodput ", "goodput ", 1);
+                at.error(&key("goodput"), &why.replace("give --events tokens", "give events = \"tokens\""))
+            })?;
         }
         _ => {}
     }
