@@ -35,11 +35,6 @@ pub struct Prompts {
     pub note: String,
 }
 
-/// Tokens in `text` estimated without a tokenizer: a token per 4 characters, at least one for any text.
-pub fn estimated_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
-}
-
 fn rows_of(kept: Vec<(String, u64)>) -> Rows {
     let values = kept
         .into_iter()

@@ -59,7 +59,7 @@ impl Counter {
     /// The tokens of `text`, without the special tokens a model adds around a prompt (vLLM counts them so too).
     pub fn count(&self, text: &str) -> Result<u64, String> {
         match self {
-            Counter::Estimate => Ok(crate::llm::dataset::estimated_tokens(text)),
+            Counter::Estimate => Ok(estimated_tokens(text)),
             Counter::Model { tokenizer, .. } => {
                 // A hostile tokenizer.json can make the library panic (a bad precompiled charsmap indexes out of
                 // bounds): caught, and said as an error of this text, with the panic's own message kept quiet.
@@ -127,6 +127,11 @@ impl Counter {
         }
         Ok((sum as f64 / SAMPLES as f64, (least, most)))
     }
+}
+
+/// Tokens in `text` estimated without a tokenizer: a token per 4 characters, at least one for any text.
+pub fn estimated_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
 }
 
 /// The words that make about `tokens` tokens at `per_word` tokens a word: one at least for any tokens.

@@ -86,7 +86,7 @@ pub fn entries(text: &str) -> Result<Vec<Result<Record, String>>, String> {
 }
 
 fn record(e: Entry) -> Result<Record, String> {
-    let at_us = super::formats::rfc3339(&e.started_date_time).ok_or_else(|| {
+    let at_us = super::time::rfc3339(&e.started_date_time).ok_or_else(|| {
         format!("startedDateTime \"{}\" is not RFC 3339 text", crate::base::secrets::excerpt(&e.started_date_time))
     })?;
     let url = e.request.url.split('#').next().unwrap_or_default();

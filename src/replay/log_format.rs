@@ -95,9 +95,9 @@ impl LogFormat {
         }
         let get = |n: &str| values.iter().find(|(k, _)| *k == n).map(|(_, v)| *v).filter(|v| *v != "-");
         let at_us = if let Some(t) = get("time_local") {
-            super::formats::log_time(t).ok_or("its $time_local is not like 10/Oct/2000:13:55:36 -0700")?
+            super::time::log_time(t).ok_or("its $time_local is not like 10/Oct/2000:13:55:36 -0700")?
         } else if let Some(t) = get("time_iso8601") {
-            super::formats::rfc3339(t).ok_or("its $time_iso8601 is not RFC 3339 text with a zone")?
+            super::time::rfc3339(t).ok_or("its $time_iso8601 is not RFC 3339 text with a zone")?
         } else {
             let s: f64 = get("msec").and_then(|m| m.parse().ok()).ok_or("its $msec is not seconds since the epoch")?;
             (s * 1e6) as i64

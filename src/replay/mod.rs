@@ -8,6 +8,7 @@ pub mod formats;
 mod har;
 mod log_format;
 pub mod monitor;
+mod time;
 
 use std::io::BufReader;
 use std::path::Path;
@@ -62,7 +63,7 @@ pub enum When {
 impl When {
     /// RFC 3339 text with its zone, or a duration (`90s`, `10m`).
     pub fn parse(text: &str) -> Result<When, String> {
-        if let Some(at) = formats::rfc3339(text) {
+        if let Some(at) = time::rfc3339(text) {
             return Ok(When::At(at));
         }
         match humantime::parse_duration(text.trim()) {
