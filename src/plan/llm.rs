@@ -242,10 +242,7 @@ fn prompts_of(
     counter: &Counter,
 ) -> Result<PromptsOf, CliError> {
     let mut schedule = None;
-    let tokenizer = |why: String| {
-        let file = l.tokenizer.as_ref().map_or(String::new(), |f| format!(" '{}'", f.display()));
-        CliError::new(format!("--tokenizer{file}: {why}"))
-    };
+    let tokenizer = tokenizer_error(l);
     let (rows, prompt, max_tokens, note) = match l.dataset_name {
         DatasetArg::Random => {
             let (prompt, out, note) = random(l, counter, seed)?;
@@ -401,6 +398,14 @@ fn rate_sweep(text: &str, l: &crate::cli::args::LlmFlags, a: &RunArgs) -> Result
     Ok(rates)
 }
 
+/// A tokenizer's failure as `--tokenizer 'FILE': why`.
+fn tokenizer_error(l: &crate::cli::args::LlmFlags) -> impl Fn(String) -> CliError + Copy + '_ {
+    |why: String| {
+        let file = l.tokenizer.as_ref().map_or(String::new(), |f| format!(" '{}'", f.display()));
+        CliError::new(format!("--tokenizer{file}: {why}"))
+    }
+}
+
 /// `--request-rate`: a number of requests a second, or `inf` (vLLM's default: no rate, a closed loop).
 fn request_rate(text: &str) -> Result<Option<f64>, CliError> {
     let t = text.trim();
@@ -428,10 +433,7 @@ fn random(l: &crate::cli::args::LlmFlags, counter: &Counter, seed: u64) -> Resul
     let range = |n: u64| ((n as f64 * (1.0 - r)).floor() as u64, (n as f64 * (1.0 + r)).ceil() as u64);
     let (tlo, thi) = range(l.random_input_len);
     // With a tokenizer, the words that make the tokens asked (checked on sample prompts); without, a word a token.
-    let tokenizer = |why: String| {
-        let file = l.tokenizer.as_ref().map_or(String::new(), |f| format!(" '{}'", f.display()));
-        CliError::new(format!("--tokenizer{file}: {why}"))
-    };
+    let tokenizer = tokenizer_error(l);
     if let Some(per_word) = counter.tokens_a_word(seed).map_err(tokenizer)?
         && words_for(thi, per_word) > crate::template::text::MOST_WORDS
     {

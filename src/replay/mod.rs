@@ -75,7 +75,7 @@ impl When {
     }
 
     /// Its instant in a log whose first record is at `first` (microseconds).
-    pub(crate) fn instant(self, first: i64) -> i64 {
+    fn instant(self, first: i64) -> i64 {
         match self {
             When::At(t) => t,
             When::After(us) => first.saturating_add(us.min(i64::MAX as u64) as i64),
@@ -242,13 +242,8 @@ fn take(
             return Ok(());
         }
     };
-    // The window, as records stream by (a long log cut to an hour never holds the rest): offsets count from the
-    // file's first record.
-    let (first, last) = rec.span.get_or_insert((r.at_us, r.at_us));
-    *last = (*last).max(r.at_us);
-    let from = filter.from.map_or(i64::MIN, |w| w.instant(*first));
-    let until = filter.until.map_or(i64::MAX, |w| w.instant(*first));
-    if !(from..until).contains(&r.at_us) {
+    // The window, as records stream by (a long log cut to an hour never holds the rest).
+    if !within(&mut rec.span, filter.from, filter.until, r.at_us) {
         rec.outside_window += 1;
         return Ok(());
     }
@@ -305,6 +300,17 @@ fn finish(mut rec: Recording) -> Result<Recording, String> {
     // Stable: records of one instant keep the file's order.
     rec.records.sort_by_key(|r| r.at_us);
     Ok(rec)
+}
+
+/// Notes `at` in a recording's `span` (its first record's instant in the file and the latest) and says whether the
+/// window from `from` (inclusive) to `until` holds it, their offsets counted from the first record: a log's
+/// records and a MONITOR capture's commands alike.
+pub(crate) fn within(span: &mut Option<(i64, i64)>, from: Option<When>, until: Option<When>, at: i64) -> bool {
+    let (first, last) = span.get_or_insert((at, at));
+    *last = (*last).max(at);
+    let from = from.map_or(i64::MIN, |w| w.instant(*first));
+    let until = until.map_or(i64::MAX, |w| w.instant(*first));
+    (from..until).contains(&at)
 }
 
 /// An instant of the log as RFC 3339 text (UTC, to the microsecond).

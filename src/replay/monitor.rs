@@ -244,7 +244,6 @@ pub fn read(path: &Path, cap: u64, filter: &Filter) -> Result<Capture, String> {
     let mut reader = BufReader::new(file);
     let (mut line, mut number) = (Vec::new(), 0u64);
     let mut c = Capture::default();
-    let mut first: Option<i64> = None;
     while crate::base::bounded::next_line(&mut reader, &mut line, MOST_LINE)? {
         number += 1;
         if line.len() as u64 > MOST_LINE {
@@ -263,15 +262,11 @@ pub fn read(path: &Path, cap: u64, filter: &Filter) -> Result<Capture, String> {
                 continue;
             }
         };
-        let start = *first.get_or_insert(cmd.at_us);
-        let (_, last) = c.span.get_or_insert((start, start));
-        *last = (*last).max(cmd.at_us);
-        let from = filter.from.map_or(i64::MIN, |w| w.instant(start));
-        let until = filter.until.map_or(i64::MAX, |w| w.instant(start));
+        let inside = super::within(&mut c.span, filter.from, filter.until, cmd.at_us);
         let name = cmd.name();
         if by_script {
             c.from_scripts += 1;
-        } else if !(from..until).contains(&cmd.at_us) {
+        } else if !inside {
             c.outside_window += 1;
         } else if kind(&name) == Kind::Never {
             *c.never.entry(name).or_default() += 1;
