@@ -328,16 +328,11 @@ fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Op
             CliError::new(format!("--slo with --request-rate {r}: give the first rate the search tries, e.g. 1"))
         })?,
     };
-    let refused = [
+    let own = [
         ("--rate", a.load.rate.is_some()),
-        ("-n/--requests", a.load.requests.is_some()),
-        ("--stages", a.load.stages.is_some() || a.load.rate_stages.is_some()),
-        ("--burstiness", a.load.burstiness.is_some()),
-        ("--runs", a.load.runs > 1),
-        ("--dataset-name trace", l.dataset_name == DatasetArg::Trace),
         ("--threshold (the search judges --slo's objectives)", !a.load.thresholds.is_empty()),
     ];
-    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+    if let Some((flag, _)) = own.iter().chain(&not_stepped(l, a)).find(|(_, given)| *given) {
         return Err(CliError::new(format!("--slo searches the rate a step at a time; leave {flag} out")));
     }
     if a.load.duration.is_none() {
@@ -354,6 +349,18 @@ fn capacity_search(l: &crate::cli::args::LlmFlags, a: &mut RunArgs) -> Result<Op
     }
     a.load.arrival = crate::cli::args::ArrivalArg::Poisson;
     Ok(Some((slo.clone(), start, l.rate_max)))
+}
+
+/// The flags a sweep of rates or an `--slo` search (timed steps, Poisson arrivals, a step per rate) has no place
+/// for, and whether each was given.
+fn not_stepped(l: &crate::cli::args::LlmFlags, a: &RunArgs) -> [(&'static str, bool); 5] {
+    [
+        ("-n/--requests", a.load.requests.is_some()),
+        ("--stages", a.load.stages.is_some() || a.load.rate_stages.is_some()),
+        ("--burstiness", a.load.burstiness.is_some()),
+        ("--runs", a.load.runs > 1),
+        ("--dataset-name trace", l.dataset_name == DatasetArg::Trace),
+    ]
 }
 
 /// `--request-rate 1,2,4`: the rates of a sweep, a step each, each `-d` long; the flags a sweep has no place for
@@ -378,14 +385,7 @@ fn rate_sweep(text: &str, l: &crate::cli::args::LlmFlags, a: &RunArgs) -> Result
             }
         }
     }
-    let refused = [
-        ("-n/--requests", a.load.requests.is_some()),
-        ("--stages", a.load.stages.is_some() || a.load.rate_stages.is_some()),
-        ("--burstiness", a.load.burstiness.is_some()),
-        ("--runs", a.load.runs > 1),
-        ("--dataset-name trace", l.dataset_name == DatasetArg::Trace),
-    ];
-    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+    if let Some((flag, _)) = not_stepped(l, a).iter().find(|(_, given)| *given) {
         return Err(CliError::new(format!(
             "--request-rate {text}: a sweep of rates, a step each; leave {flag} out (each step lasts -d)"
         )));
